@@ -1,0 +1,1 @@
+"""The kafkalog broker: log store, Kafka-protocol server, replication and group coordination."""
