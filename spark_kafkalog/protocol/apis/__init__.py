@@ -1,0 +1,29 @@
+"""One declaration per API (one module each), collected into ``API_BY_KEY``.
+
+Each module defines ``API`` with ``schema.declare_api``; payloads that are not requests or responses
+(the consumer protocol's subscription and assignment) define ``DATA`` with ``schema.declare_data``.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from ..schema import ApiSpec, DataSpec
+
+_API_MODULES = (
+    "api_versions",
+    "produce",
+)
+_DATA_MODULES: tuple[str, ...] = ()
+
+API_BY_KEY: dict[int, ApiSpec] = {}
+DATA_BY_NAME: dict[str, DataSpec] = {}
+
+for _name in _API_MODULES:
+    _api = import_module(f"{__name__}.{_name}").API
+    if _api.key in API_BY_KEY:
+        raise RuntimeError(f"API key {_api.key} declared twice ({_name})")
+    API_BY_KEY[_api.key] = _api
+for _name in _DATA_MODULES:
+    _data = import_module(f"{__name__}.{_name}").DATA
+    DATA_BY_NAME[_data.name] = _data

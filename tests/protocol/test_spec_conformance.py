@@ -1,0 +1,114 @@
+"""Every declaration matches Kafka's JSON message specs field by field, within our declared versions."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from spark_kafkalog.protocol.apis import API_BY_KEY, DATA_BY_NAME
+from spark_kafkalog.protocol.schema import _PRIM_DEFAULTS, FieldSpec, StructSpec, VersionRange
+
+from .spec_files import load_spec, requires_specs, snake
+
+pytestmark = requires_specs
+
+
+def _spec_default(jf: dict, f: FieldSpec):
+    """The default the spec gives ``jf``, or the standard default of its type when it gives none."""
+    raw = jf.get("default")
+    if raw is None:
+        return [] if f.kind == "array" else f.struct.cls() if f.kind == "struct" else _PRIM_DEFAULTS[f.prim]
+    if raw == "null":
+        return None
+    t = jf["type"]
+    if t == "bool":
+        return {"true": True, "false": False}[str(raw).lower()]
+    if t in ("int8", "int16", "int32", "int64", "uint16", "uint32"):
+        return int(str(raw), 0)
+    if t == "float64":
+        return float(raw)
+    if t == "uuid":
+        return uuid.UUID(raw) if raw else uuid.UUID(int=0)
+    return raw
+
+
+def _compare_struct(ours: StructSpec, jfields: list, common: dict, rng: VersionRange, path: str, problems: list):
+    theirs = [jf for jf in jfields if VersionRange.parse(jf.get("versions", "0+")) is not None
+              and VersionRange.parse(jf.get("versions", "0+")).intersect(rng) is not None]
+    our_names = [f.name for f in ours.fields]
+    their_names = [snake(jf["name"]) for jf in theirs]
+    if our_names != their_names:
+        problems.append(f"{path}: fields {our_names} != spec {their_names}")
+        return
+    for f, jf in zip(ours.fields, theirs):
+        fpath = f"{path}.{f.name}"
+        jv = VersionRange.parse(jf.get("versions", "0+")).intersect(rng)
+        if f.versions.intersect(rng) != jv:
+            problems.append(f"{fpath}: versions {f.versions.intersect(rng)} != spec {jv}")
+            continue
+        jnull = VersionRange.parse(jf.get("nullableVersions", "none"))
+        jnull = jnull.intersect(jv) if jnull else None
+        onull = f.nullable.intersect(jv) if f.nullable else None
+        if onull != jnull:
+            problems.append(f"{fpath}: nullable {onull} != spec {jnull}")
+        jtag = jf.get("tag")
+        if f.tag != jtag:
+            problems.append(f"{fpath}: tag {f.tag} != spec {jtag}")
+        elif jtag is not None:
+            tv = VersionRange.parse(jf["taggedVersions"]).intersect(rng)
+            if tv != jv:
+                problems.append(f"{fpath}: tagged versions {tv} differ from versions {jv} (not expressible)")
+        jt = jf["type"]
+        if f.type_str != jt and not (f.kind != "prim" and f.struct and jt.lstrip("[]") == f.struct.name):
+            problems.append(f"{fpath}: type {f.type_str} != spec {jt}")
+            continue
+        if f.struct is not None:
+            if f.struct.name != jt.removeprefix("[]"):
+                problems.append(f"{fpath}: struct name {f.struct.name} != spec {jt.removeprefix('[]')}")
+            sub = jf.get("fields") or common.get(jt.removeprefix("[]"))
+            if sub is None:
+                problems.append(f"{fpath}: spec struct {jt} has no fields")
+            else:
+                _compare_struct(f.struct, sub, common, jv, fpath, problems)
+        if f.make_default() != _spec_default(jf, f):
+            problems.append(f"{fpath}: default {f.make_default()!r} != spec {jf.get('default')!r}")
+
+
+@pytest.mark.parametrize("key", sorted(API_BY_KEY), ids=lambda k: API_BY_KEY[k].name)
+def test_declaration_matches_kafka_spec(key):
+    api = API_BY_KEY[key]
+    problems: list[str] = []
+    for kind, struct in (("Request", api.request), ("Response", api.response)):
+        spec = load_spec(api.name + kind)
+        assert spec["apiKey"] == api.key, f"{api.name}{kind}: api key {api.key} != spec {spec['apiKey']}"
+        valid = VersionRange.parse(spec["validVersions"])
+        assert api.versions.intersect(valid) == api.versions, f"{api.name}: {api.versions} not within {valid}"
+        flex = VersionRange.parse(spec["flexibleVersions"])
+        ours = api.flexible.intersect(api.versions) if api.flexible else None
+        theirs = flex.intersect(api.versions) if flex else None
+        assert ours == theirs, f"{api.name}{kind}: flexible {ours} != spec {theirs}"
+        common = {c["name"]: c["fields"] for c in spec.get("commonStructs", [])}
+        _compare_struct(struct, spec["fields"], common, api.versions, api.name + kind, problems)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", sorted(DATA_BY_NAME))
+def test_data_declaration_matches_kafka_spec(name):
+    data = DATA_BY_NAME[name]
+    spec = load_spec(name)
+    valid = VersionRange.parse(spec["validVersions"])
+    assert data.versions.intersect(valid) == data.versions
+    problems: list[str] = []
+    common = {c["name"]: c["fields"] for c in spec.get("commonStructs", [])}
+    _compare_struct(data.struct, spec["fields"], common, data.versions, name, problems)
+    assert not problems, "\n".join(problems)
+
+
+def test_request_header_fields_match_kafka_spec():
+    spec = load_spec("RequestHeader")
+    names = [snake(f["name"]) for f in spec["fields"]]
+    # hand-written in messages.py: api_key, api_version, correlation_id, client_id (int16 length always)
+    assert names == ["request_api_key", "request_api_version", "correlation_id", "client_id"]
+    client_id = spec["fields"][3]
+    assert client_id["flexibleVersions"] == "none" and client_id["nullableVersions"] == "1+"
