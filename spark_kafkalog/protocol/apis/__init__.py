@@ -13,8 +13,37 @@ from ..schema import ApiSpec, DataSpec
 _API_MODULES = (
     "api_versions",
     "produce",
+    "fetch",
+    "list_offsets",
+    "metadata",
+    "offset_commit",
+    "offset_fetch",
+    "find_coordinator",
+    "join_group",
+    "heartbeat",
+    "leave_group",
+    "sync_group",
+    "describe_groups",
+    "list_groups",
+    "sasl_handshake",
+    "create_topics",
+    "delete_topics",
+    "delete_records",
+    "init_producer_id",
+    "offset_for_leader_epoch",
+    "describe_configs",
+    "alter_configs",
+    "sasl_authenticate",
+    "create_partitions",
+    "delete_groups",
+    "incremental_alter_configs",
+    "offset_delete",
+    "describe_cluster",
 )
-_DATA_MODULES: tuple[str, ...] = ()
+_DATA_MODULES: tuple[str, ...] = (
+    "consumer_protocol_subscription",
+    "consumer_protocol_assignment",
+)
 
 API_BY_KEY: dict[int, ApiSpec] = {}
 DATA_BY_NAME: dict[str, DataSpec] = {}

@@ -30,6 +30,6 @@ API = declare_api(
               batch_index          int32
               batch_index_error_message  string?  default=null
             error_message          string?     v8+ default=null
-        throttle_time_ms           int32       v1+
+        throttle_time_ms           int32       v1+ default=0
     """,
 )

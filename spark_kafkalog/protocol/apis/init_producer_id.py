@@ -1,0 +1,23 @@
+"""InitProducerId (key 22), v0-4; flexible from v2.
+v3+ may pass the current producer id and epoch to bump the epoch (KIP-360)."""
+
+from ..schema import declare_api
+
+API = declare_api(
+    22,
+    "InitProducerId",
+    versions="0-4",
+    flexible="2+",
+    request="""
+        transactional_id           string?
+        transaction_timeout_ms     int32
+        producer_id                int64       v3+ default=-1
+        producer_epoch             int16       v3+ default=-1
+    """,
+    response="""
+        throttle_time_ms           int32
+        error_code                 int16
+        producer_id                int64       default=-1
+        producer_epoch             int16
+    """,
+)

@@ -1,0 +1,34 @@
+"""ListOffsets (key 2), v0-7; flexible from v6.
+v0 asks for up to max_num_offsets offsets and answers with an offset list (no timestamp); v1+ one offset."""
+
+from ..schema import declare_api
+
+API = declare_api(
+    2,
+    "ListOffsets",
+    versions="0-7",
+    flexible="6+",
+    request="""
+        replica_id                 int32
+        isolation_level            int8        v2+
+        topics                     []ListOffsetsTopic
+          name                     string
+          partitions               []ListOffsetsPartition
+            partition_index        int32
+            current_leader_epoch   int32       v4+ default=-1
+            timestamp              int64
+            max_num_offsets        int32       v0 default=1
+    """,
+    response="""
+        throttle_time_ms           int32       v2+
+        topics                     []ListOffsetsTopicResponse
+          name                     string
+          partitions               []ListOffsetsPartitionResponse
+            partition_index        int32
+            error_code             int16
+            old_style_offsets      []int64     v0
+            timestamp              int64       v1+ default=-1
+            offset                 int64       v1+ default=-1
+            leader_epoch           int32       v4+ default=-1
+    """,
+)

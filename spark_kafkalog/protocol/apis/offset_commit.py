@@ -1,0 +1,34 @@
+"""OffsetCommit (key 8), v0-8; flexible from v8.
+v0 has no generation or member id; only v1 has a per-partition commit timestamp; v2-4 a retention time."""
+
+from ..schema import declare_api
+
+API = declare_api(
+    8,
+    "OffsetCommit",
+    versions="0-8",
+    flexible="8+",
+    request="""
+        group_id                   string
+        generation_id_or_member_epoch  int32   v1+ default=-1
+        member_id                  string      v1+
+        group_instance_id          string?     v7+ default=null
+        retention_time_ms          int64       v2-4 default=-1
+        topics                     []OffsetCommitRequestTopic
+          name                     string
+          partitions               []OffsetCommitRequestPartition
+            partition_index        int32
+            committed_offset       int64
+            committed_leader_epoch int32       v6+ default=-1
+            commit_timestamp       int64       v1 default=-1
+            committed_metadata     string?
+    """,
+    response="""
+        throttle_time_ms           int32       v3+
+        topics                     []OffsetCommitResponseTopic
+          name                     string
+          partitions               []OffsetCommitResponsePartition
+            partition_index        int32
+            error_code             int16
+    """,
+)
