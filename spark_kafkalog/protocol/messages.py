@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .api_keys import ApiKey
-from .apis import API_BY_KEY
+from .apis import API_BY_KEY, DATA_BY_NAME
 from .codec import decode_with, encode_struct
 from .exceptions import DecodeError, UnsupportedVersionError
 from .primitives import INT32, Reader, Writer
@@ -223,3 +223,35 @@ def peek_correlation_id(frame: Any) -> int:
     if len(frame) < 4:
         raise DecodeError("response shorter than its correlation id", position=0)
     return INT32.unpack_from(frame, 0)[0]
+
+
+# versioned data payloads (consumer protocol subscription and assignment) ----------------------------
+def encode_data(name: str, version: int, value: Any) -> bytes:
+    """``int16 version`` followed by ``value`` encoded at that version (e.g. JoinGroup protocol metadata)."""
+    spec = DATA_BY_NAME[name]
+    if version not in spec.versions:
+        raise UnsupportedVersionError(f"{name} v{version} is outside the declared range {spec.versions}")
+    flexible = spec.flexible is not None and version in spec.flexible
+    w = Writer()
+    w.int16(version)
+    return encode_struct(spec.struct, version, flexible, value, w).getvalue()
+
+
+def decode_data(name: str, data: Any) -> tuple[int, Any]:
+    """(version, value) of a versioned payload.
+
+    A version newer than we declare is read with our newest declaration: later versions only append
+    fields, so the known prefix is valid (Kafka's ConsumerProtocol reads them the same way); the
+    unknown tail is ignored. A version below our range is a ``DecodeError``.
+    """
+    spec = DATA_BY_NAME[name]
+    r = Reader(data, where=name)
+    version = r.int16()
+    if version < spec.versions.lo:
+        raise r.fail(f"unsupported {name} version {version}", 0)
+    read_as = min(version, spec.versions.hi)
+    flexible = spec.flexible is not None and read_as in spec.flexible
+    value = decode_with(spec.struct, read_as, flexible, r)
+    if read_as == version and r.pos != r.end:
+        raise r.fail(f"{r.end - r.pos} unexpected trailing bytes")
+    return version, value

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from spark_kafkalog.protocol.apis import API_BY_KEY, DATA_BY_NAME
-from spark_kafkalog.protocol.schema import _PRIM_DEFAULTS, FieldSpec, StructSpec, VersionRange
+from spark_kafkalog.protocol.schema import _PRIM_DEFAULTS, _UNSET, FieldSpec, StructSpec, VersionRange
 
 from .spec_files import load_spec, requires_specs, snake
 
@@ -60,12 +60,13 @@ def _compare_struct(ours: StructSpec, jfields: list, common: dict, rng: VersionR
             if tv != jv:
                 problems.append(f"{fpath}: tagged versions {tv} differ from versions {jv} (not expressible)")
         jt = jf["type"]
-        if f.type_str != jt and not (f.kind != "prim" and f.struct and jt.lstrip("[]") == f.struct.name):
+        if f.type_str != jt:
             problems.append(f"{fpath}: type {f.type_str} != spec {jt}")
             continue
+        if (f.default is not _UNSET) != ("default" in jf):
+            problems.append(f"{fpath}: default= declared {'but' if f.default is not _UNSET else 'not, but'} the spec "
+                            f"{'gives none' if f.default is not _UNSET else 'gives ' + repr(jf['default'])}")
         if f.struct is not None:
-            if f.struct.name != jt.removeprefix("[]"):
-                problems.append(f"{fpath}: struct name {f.struct.name} != spec {jt.removeprefix('[]')}")
             sub = jf.get("fields") or common.get(jt.removeprefix("[]"))
             if sub is None:
                 problems.append(f"{fpath}: spec struct {jt} has no fields")

@@ -1,0 +1,35 @@
+# kafkalog: `make run` (set-up plus the main job) and `make test` (set-up plus the test suite).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test test-all bench docs clean
+
+install: $(STAMP)
+
+# Re-install when the project metadata changes; a no-op otherwise (idempotent).
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: install
+	$(PY) -m jobs.main
+
+test: install
+	$(PY) -m pytest -q
+
+# Everything, including the opt-in slow soak tests.
+test-all: install
+	$(PY) -m pytest -q -m "slow or not slow"
+
+bench: install
+	$(PY) -m bench.run_all
+
+docs: install
+	$(PY) -m spark_kafkalog.protocol.coverage > docs/protocol.md
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,32 @@
+"""`make bench`: run every benchmark scenario; each writes JSON (and a plot) under bench/results/."""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+SCENARIOS = [
+    ("dependency choice (CRC-32C and codecs)", "dependency_choice.py"),
+    ("records: build and decode vs kafka-python", "records_bench.py"),
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller inputs, for a smoke run")
+    args = parser.parse_args()
+    for title, script in SCENARIOS:
+        path = HERE / script
+        if not path.exists():
+            print(f"== {title}: {script} missing", file=sys.stderr)
+            continue
+        print(f"== {title} ({script})", flush=True)
+        sys.argv = [str(path)] + (["--quick"] if args.quick else [])
+        runpy.run_path(str(path), run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()
