@@ -9,6 +9,8 @@ it answers the retry with a small API table, and records the Metadata request th
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -104,17 +106,20 @@ def _sequence(server: RecordingServer) -> list[tuple[int, int]]:
     return [(k, v) for k, v, _ in server.requests]
 
 
+def _run_client(server: RecordingServer, code: str) -> None:
+    """Run a client in a subprocess (no threads of it leak into other tests) until Metadata arrives."""
+    proc = subprocess.Popen([sys.executable, "-c", code.format(port=server.port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert server.done.wait(30), f"no Metadata request; got {_sequence(server)}"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_kafka_python_handshake_decodes_and_downgrades(server):
-    from kafka import KafkaConsumer
-
-    def bootstrap():
-        try:  # the fake server never answers Metadata; we only need what was sent
-            KafkaConsumer(bootstrap_servers=f"127.0.0.1:{server.port}", request_timeout_ms=5000).topics()
-        except Exception:
-            pass
-
-    threading.Thread(target=bootstrap, daemon=True).start()
-    assert server.done.wait(15), server.requests
+    _run_client(server, "from kafka import KafkaConsumer\n"
+                        "KafkaConsumer(bootstrap_servers='127.0.0.1:{port}', request_timeout_ms=20000).topics()")
     seq = _sequence(server)
     assert seq[:2] == [(18, 4), (18, 2)], seq  # v4 first, then the max advertised in our v0 error body
     first = server.requests[0][2]
@@ -123,13 +128,8 @@ def test_kafka_python_handshake_decodes_and_downgrades(server):
 
 
 def test_librdkafka_handshake_decodes_and_downgrades(server):
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient(
-        {"bootstrap.servers": f"127.0.0.1:{server.port}", "socket.timeout.ms": 3000}
-    )
-    threading.Thread(target=lambda: admin.list_topics(timeout=5), daemon=True).start()
-    assert server.done.wait(15), server.requests
+    _run_client(server, "from confluent_kafka.admin import AdminClient\n"
+                        "AdminClient({{'bootstrap.servers': '127.0.0.1:{port}'}}).list_topics(timeout=20)")
     seq = _sequence(server)
     assert seq[:2] == [(18, 3), (18, 0)], seq  # librdkafka falls back to v0 when the error body is not flexible
     first = server.requests[0][2]

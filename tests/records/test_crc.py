@@ -39,3 +39,9 @@ def test_xxh32_matches_the_lz4_frame_content_checksum(size):
     data = random.Random(size).randbytes(size)
     frame = lz4.frame.compress(data, content_checksum=True, store_size=False)
     assert xxh32(data) == int.from_bytes(frame[-4:], "little")
+
+
+def test_xxh32_matches_the_xxhash_package():
+    xxhash = pytest.importorskip("xxhash")
+    for data in (b"", b"a", b"kafka lz4 frame descriptor", bytes(range(256)) * 3):
+        assert xxh32(data) == xxhash.xxh32(data).intdigest()
