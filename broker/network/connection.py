@@ -1,0 +1,271 @@
+"""One client connection: read frames, dispatch each to its handler, write responses in request order.
+
+Concurrency contract (all on the broker's event loop, one task pair per connection):
+
+* the *reader* cuts frames out of the socket, decodes each request and starts its handler as a task at
+  once, in arrival order, so a handler's synchronous part (e.g. a produce append) runs in request
+  order; at most ``queued.max.requests`` requests may be waiting for their responses, after which the
+  reader stops reading (back-pressure);
+* the *writer* awaits the handler tasks strictly in request order and sends each response, so a
+  long-polling Fetch holds back later responses on the same connection, as Kafka's muted channel does,
+  while requests on other connections proceed;
+* a handler that returns ``NO_RESPONSE`` (Produce with acks=0) writes nothing;
+* a frame over ``socket.request.max.bytes``, a request that cannot be decoded, an API version we do not
+  serve (other than ApiVersions, which gets the v0 error body Kafka clients expect), or a handler that
+  raises closes this connection with one log line naming the peer and the reason; other connections
+  are unaffected;
+* record data given as a file region is sent with ``os.sendfile`` straight from the segment file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from spark_kafkalog.protocol import (
+    API_BY_KEY,
+    ApiKey,
+    DecodeError,
+    ErrorCode,
+    FrameDecoder,
+    ProtocolError,
+    UnsupportedVersionError,
+    decode_request,
+    encode_response,
+    encode_response_parts,
+)
+from spark_kafkalog.protocol.messages import RequestHeader
+
+from .handler_registry import NO_RESPONSE, RequestContext
+
+if TYPE_CHECKING:
+    from .socket_server import SocketServer
+
+log = logging.getLogger("kafkalog.network")
+
+_RECV_SIZE = 256 * 1024
+_CLOSE = object()
+
+
+class ConnectionClosed(Exception):
+    """The connection is being closed; carries the reason for the log line."""
+
+
+class ClientConnection:
+    """Serves one accepted socket until the peer leaves, misbehaves, or the server stops."""
+
+    def __init__(self, server: SocketServer, sock: socket.socket, peer: str, connection_id: int, listener: str):
+        self.server = server
+        self.sock = sock
+        self.peer = peer
+        self.connection_id = connection_id
+        self.listener = listener
+        self.loop = asyncio.get_running_loop()
+        self._pending: asyncio.Queue = asyncio.Queue(maxsize=server.config["queued.max.requests"])
+        self._in_flight: deque[asyncio.Task] = deque()
+        self._stopping = False
+        self.requests_served = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    async def run(self) -> None:
+        writer = asyncio.create_task(self._write_loop(), name=f"conn-{self.connection_id}-writer")
+        reason = None
+        try:
+            reason = await self._read_loop()
+        except ConnectionClosed as e:
+            reason = str(e)
+        except (ConnectionError, OSError) as e:
+            reason = f"socket error: {e}"
+        except asyncio.CancelledError:
+            reason = "server stopping"
+            self._cancel_in_flight()
+            writer.cancel()
+            raise
+        finally:
+            if reason is not None and not self._stopping:
+                log.info("closing connection from %s: %s", self.peer, reason)
+            if not writer.done():
+                if reason is None or self._stopping:  # orderly: let queued responses go out
+                    await self._put(_CLOSE)
+                    try:
+                        await writer
+                    except Exception:
+                        pass
+                else:
+                    self._cancel_in_flight()
+                    writer.cancel()
+            self._close_socket()
+
+    async def stop(self) -> None:
+        """Stop reading new requests; responses to requests already read are still sent."""
+        self._stopping = True
+
+    def _cancel_in_flight(self) -> None:
+        for task in self._in_flight:
+            task.cancel()
+        self._in_flight.clear()
+
+    def _close_socket(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    async def _put(self, item: Any) -> None:
+        await self._pending.put(item)
+
+    # -- reading ---------------------------------------------------------------------------------
+    async def _read_loop(self) -> str | None:
+        cfg = self.server.config
+        decoder = FrameDecoder(cfg["socket.request.max.bytes"])
+        buf = bytearray(_RECV_SIZE)
+        view = memoryview(buf)
+        idle_s = cfg["connections.max.idle.ms"] / 1000
+        while not self._stopping:
+            try:
+                if self._pending.empty() and not self._in_flight:
+                    n = await asyncio.wait_for(self.loop.sock_recv_into(self.sock, buf), idle_s)
+                else:
+                    n = await self.loop.sock_recv_into(self.sock, buf)
+            except asyncio.TimeoutError:
+                return f"idle for more than {cfg['connections.max.idle.ms']} ms"
+            if n == 0:
+                return None  # the peer closed its side: an orderly end
+            try:
+                frames = decoder.feed(view[:n])
+            except DecodeError as e:
+                raise ConnectionClosed(f"bad frame: {e}") from None
+            for frame in frames:
+                await self._dispatch(frame)
+        return None
+
+    async def _dispatch(self, frame: bytearray) -> None:
+        try:
+            request = decode_request(frame)
+        except UnsupportedVersionError as e:
+            header: RequestHeader = e.header  # type: ignore[attr-defined]
+            if header.api_key == ApiKey.API_VERSIONS:
+                await self._put(self._ready(self._api_versions_error(header)))
+                return
+            raise ConnectionClosed(f"unsupported request: {e}") from None
+        except DecodeError as e:
+            raise ConnectionClosed(f"undecodable request: {e}") from None
+        header = request.header
+        entry = self.server.registry.get(header.api_key)
+        if entry is None or not entry.min_version <= header.api_version <= entry.max_version:
+            if header.api_key == ApiKey.API_VERSIONS:
+                await self._put(self._ready(self._api_versions_error(header)))
+                return
+            raise ConnectionClosed(
+                f"{request.api.name} v{header.api_version} is not served "
+                f"(served: {'none' if entry is None else f'{entry.min_version}-{entry.max_version}'})"
+            )
+        ctx = RequestContext(self.server.broker, header, self.peer, self.listener, self.connection_id)
+        task = self.loop.create_task(entry.handler(ctx, request), name=f"{request.api.name}-{header.correlation_id}")
+        self._in_flight.append(task)
+        await self._put((request, task))
+
+    def _ready(self, frame_parts: list) -> tuple[None, asyncio.Future]:
+        fut = self.loop.create_future()
+        fut.set_result(frame_parts)
+        return (None, fut)
+
+    def _api_versions_error(self, header: RequestHeader) -> list:
+        """The v0 body Kafka clients expect for an ApiVersions version we do not serve."""
+        api = API_BY_KEY[ApiKey.API_VERSIONS]
+        entry = self.server.registry.get(ApiKey.API_VERSIONS)
+        body = api.Response(
+            error_code=ErrorCode.UNSUPPORTED_VERSION,
+            api_keys=[api.Response.ApiVersion(api_key=ApiKey.API_VERSIONS, min_version=entry.min_version,
+                                              max_version=entry.max_version)],
+        )
+        return [encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body, framed=True)]
+
+    # -- writing ---------------------------------------------------------------------------------
+    async def _write_loop(self) -> None:
+        while True:
+            item = await self._pending.get()
+            if item is _CLOSE:
+                return
+            request, task = item
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # a handler bug must not take the broker down: drop this client only
+                log.error("%s handler failed for %s", request.api.name if request else "request", self.peer,
+                          exc_info=True)
+                self._broken(f"handler failed: {e!r}", error=True)
+                return
+            finally:
+                if self._in_flight and self._in_flight[0] is task:
+                    self._in_flight.popleft()
+            if request is None:  # a pre-encoded frame
+                parts = result
+            else:
+                self.requests_served += 1
+                if result is NO_RESPONSE:
+                    continue
+                try:
+                    parts = encode_response_parts(
+                        request.header.api_key, request.header.api_version, request.header.correlation_id, result
+                    )
+                except ProtocolError as e:
+                    self._broken(f"cannot encode {request.api.name} response: {e}", error=True)
+                    return
+            try:
+                await self._send_parts(parts)
+            except (ConnectionError, OSError, ConnectionClosed) as e:
+                self._broken(f"send failed: {e}")
+                return
+
+    def _broken(self, reason: str, *, error: bool = False) -> None:
+        """The writer cannot go on: log once, drop pending work, close the socket (the reader then ends)."""
+        if not self._stopping:
+            (log.error if error else log.info)("closing connection from %s: %s", self.peer, reason)
+        self._stopping = True
+        self._cancel_in_flight()
+        self._close_socket()
+
+    async def _send_parts(self, parts: list) -> None:
+        pending = bytearray()
+        for part in parts:
+            if isinstance(part, (bytes, bytearray, memoryview)):
+                pending += part
+                continue
+            if pending:
+                await self.loop.sock_sendall(self.sock, pending)
+                pending = bytearray()
+            await self._sendfile(part)
+        if pending:
+            await self.loop.sock_sendall(self.sock, pending)
+
+    async def _sendfile(self, region: Any) -> None:
+        """Send a file region (``fileno()``, ``position``, ``len()``) with os.sendfile, waiting when the socket is full."""
+        offset = region.position
+        remaining = len(region)
+        in_fd = region.fileno()
+        out_fd = self.sock.fileno()
+        while remaining > 0:
+            try:
+                sent = os.sendfile(out_fd, in_fd, offset, remaining)
+            except BlockingIOError:
+                await self._writable()
+                continue
+            if sent == 0:
+                raise ConnectionClosed(f"file region ended {remaining} bytes early (log truncated during the send)")
+            offset += sent
+            remaining -= sent
+
+    async def _writable(self) -> None:
+        fut = self.loop.create_future()
+        fd = self.sock.fileno()
+        self.loop.add_writer(fd, lambda: fut.done() or fut.set_result(None))
+        try:
+            await fut
+        finally:
+            self.loop.remove_writer(fd)

@@ -1,0 +1,86 @@
+"""The registry of API handlers: which APIs and versions the broker serves (ApiVersions answers from it).
+
+A handler is an ``async`` callable ``handler(ctx, request) -> response body | NO_RESPONSE``, registered
+with the version range it serves, which must lie within the API's declared range in
+``spark_kafkalog.protocol.apis``. Registration happens before the server starts; afterwards the
+registry is read-only and may be read from any thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+from spark_kafkalog.protocol.messages import Request, RequestHeader
+
+if TYPE_CHECKING:
+    from ..server import Broker
+
+
+class NoResponse:
+    """Returned by a handler when the request gets no response at all (Produce with acks=0)."""
+
+    def __repr__(self) -> str:
+        return "NO_RESPONSE"
+
+
+NO_RESPONSE = NoResponse()
+
+
+@dataclass
+class RequestContext:
+    """What a handler knows about the request besides its body."""
+
+    broker: Broker
+    header: RequestHeader
+    peer: str
+    listener: str = "PLAINTEXT"
+    connection_id: int = 0
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("kafkalog.handlers"))
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+
+Handler = Callable[[RequestContext, Request], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class HandlerEntry:
+    api_key: int
+    min_version: int
+    max_version: int
+    handler: Handler
+
+
+class HandlerRegistry:
+    """API key -> (served version range, handler)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, HandlerEntry] = {}
+
+    def register(self, api_key: int, min_version: int, max_version: int, handler: Handler) -> None:
+        spec = API_BY_KEY.get(api_key)
+        if spec is None:
+            raise ValueError(f"API {ApiKey(api_key).name} has no declaration in spark_kafkalog.protocol.apis")
+        if not (spec.min_version <= min_version <= max_version <= spec.max_version):
+            raise ValueError(
+                f"{spec.name} {min_version}-{max_version} is outside its declared versions {spec.versions}"
+            )
+        if api_key in self._entries:
+            raise ValueError(f"{spec.name} registered twice")
+        self._entries[api_key] = HandlerEntry(api_key, min_version, max_version, handler)
+
+    def get(self, api_key: int) -> HandlerEntry | None:
+        return self._entries.get(api_key)
+
+    def supports(self, api_key: int, version: int) -> bool:
+        e = self._entries.get(api_key)
+        return e is not None and e.min_version <= version <= e.max_version
+
+    def version_ranges(self) -> list[tuple[int, int, int]]:
+        """(api_key, min, max) for every served API, by key: the ApiVersions table."""
+        return [(k, e.min_version, e.max_version) for k, e in sorted(self._entries.items())]

@@ -1,0 +1,115 @@
+"""The listener: accepts client sockets on every configured listener and runs one connection task each.
+
+``start()`` binds (port 0 picks a free port; ``bound`` reports the real ones) and starts accepting;
+``stop()`` is ordered and idempotent: stop accepting, stop reading new requests, let requests already
+read finish and their responses go out (up to a grace period), then close every socket. Runs on the
+broker's event loop; not thread-safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import socket
+from typing import TYPE_CHECKING, Any
+
+from .connection import ClientConnection
+from .handler_registry import HandlerRegistry
+
+if TYPE_CHECKING:
+    from broker.config import BrokerConfig, Listener
+
+log = logging.getLogger("kafkalog.network")
+
+
+class SocketServer:
+    def __init__(self, config: BrokerConfig, registry: HandlerRegistry, broker: Any) -> None:
+        self.config = config
+        self.registry = registry
+        self.broker = broker
+        self.bound: dict[str, tuple[str, int]] = {}
+        self._listen_socks: list[tuple[str, socket.socket]] = []
+        self._accept_tasks: list[asyncio.Task] = []
+        self._connections: dict[int, tuple[ClientConnection, asyncio.Task]] = {}
+        self._ids = itertools.count(1)
+        self._stopped = False
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    async def start(self) -> None:
+        for listener in self.config.listeners:
+            sock = _bind(listener)
+            host, port = sock.getsockname()[:2]
+            self.bound[listener.name] = (host, port)
+            self._listen_socks.append((listener.name, sock))
+            self._accept_tasks.append(asyncio.create_task(self._accept_loop(listener.name, sock)))
+            log.info("listening on %s://%s:%d", listener.name, host, port)
+
+    async def _accept_loop(self, name: str, lsock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                sock, addr = await loop.sock_accept(lsock)
+            except asyncio.CancelledError:
+                raise
+            except OSError as e:
+                if self._stopped:
+                    return
+                log.warning("accept failed on %s: %s", name, e)
+                await asyncio.sleep(0.1)
+                continue
+            self._configure(sock)
+            conn_id = next(self._ids)
+            peer = f"{addr[0]}:{addr[1]}"
+            conn = ClientConnection(self, sock, peer, conn_id, name)
+            task = asyncio.create_task(conn.run(), name=f"conn-{conn_id}")
+            self._connections[conn_id] = (conn, task)
+            task.add_done_callback(lambda _t, cid=conn_id: self._connections.pop(cid, None))
+
+    def _configure(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for key, opt in (("socket.send.buffer.bytes", socket.SO_SNDBUF), ("socket.receive.buffer.bytes", socket.SO_RCVBUF)):
+            if self.config[key] > 0:
+                sock.setsockopt(socket.SOL_SOCKET, opt, self.config[key])
+
+    async def stop(self, grace_s: float = 10.0) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        for task in self._accept_tasks:
+            task.cancel()
+        for _, sock in self._listen_socks:
+            sock.close()
+        await asyncio.gather(*self._accept_tasks, return_exceptions=True)
+        conns = list(self._connections.values())
+        for conn, _ in conns:
+            await conn.stop()
+            try:
+                conn.sock.shutdown(socket.SHUT_RD)  # the reader sees end-of-stream and finishes in order
+            except OSError:
+                pass
+        tasks = [t for _, t in conns]
+        if tasks:
+            done, pending = await asyncio.wait(tasks, timeout=grace_s)
+            for t in pending:
+                t.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _bind(listener: Listener) -> socket.socket:
+    host = listener.host or "0.0.0.0"
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, listener.port))
+    except OSError as e:
+        sock.close()
+        raise OSError(e.errno, f"cannot listen on {listener}: {e.strerror}") from None
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock

@@ -1,0 +1,1 @@
+"""Partition leadership and replication: Partition (leader epoch, ISR, high watermark), ReplicaManager."""
