@@ -1,0 +1,468 @@
+"""Cluster registry: the interface brokers and the controller use to share cluster state, plus its value types.
+
+The registry is the broker's only view of cluster metadata held outside the process. Two implementations:
+``broker.cluster.zk_registry.ZooKeeperRegistry`` (a real ZooKeeper ensemble, Kafka's znode layout) and
+``broker.cluster.memory_registry`` (in-process, for single-process embedded brokers). Nothing here imports
+kazoo.
+
+ZooKeeper layout and node contents (JSON, UTF-8; Kafka 2.x ZooKeeper-mode formats, 0.8-era paths)::
+
+    /cluster/id                      {"version":"1","id":"<22-char base64url>"}   persistent, created once
+    /brokers/ids/<id>                ephemeral, BrokerInfo.to_json() (version 4):
+        {"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},
+         "endpoints":["PLAINTEXT://host:9092"],"rack":"r1","jmx_port":-1,"host":"host",
+         "timestamp":"1528150180386","port":9092,"version":4}        ("rack" only when set)
+    /brokers/topics/<t>              TopicAssignment.to_json() (version 3):
+        {"version":3,"topic_id":"<22-char base64url>","partitions":{"0":[1,2],"1":[2,3]},
+         "adding_replicas":{},"removing_replicas":{}}
+    /brokers/topics/<t>/partitions/<p>/state    PartitionState.to_json() (version 1):
+        {"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2]}
+    /controller                      ephemeral {"version":1,"brokerid":1,"timestamp":"1528150180386"}
+    /controller_epoch                decimal integer, e.g. "3"; the first elected controller gets epoch 1
+    /config/topics/<t>               {"version":1,"config":{"cleanup.policy":"compact"}}
+    /config/changes/config_change_<10-digit seq>   persistent sequential {"version":2,"entity_path":"topics/<t>"}
+    /admin/delete_topics/<t>         empty; present while the topic awaits deletion
+    /consumers/<g>/offsets/<t>/<p>   decimal offset, e.g. "42" (0.8 ZooKeeper offset storage)
+
+Kafka stores timestamps as strings of epoch milliseconds, topic and cluster ids as base64url without padding
+(``org.apache.kafka.common.Uuid``); both are reproduced here so Kafka's own tooling reads our nodes.
+
+Concurrency contract of every ``ClusterRegistry``: all methods are thread-safe. Watch callbacks run on one
+registry-owned dispatcher thread, one at a time, in the order the changes were observed, never while a
+registry lock is held; they must not block (hand work to your own thread or event loop). A callback may call
+registry methods. An exception raised by a callback is logged and does not stop later deliveries.
+"""
+
+from __future__ import annotations
+
+import abc
+import base64
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+__all__ = [
+    "BrokerInfo", "PartitionState", "TopicAssignment", "Subscription", "ClusterRegistry",
+    "RegistryError", "BrokerIdInUseError", "TopicExistsError", "NoSuchTopicError", "StaleStateError",
+    "RegistryUnavailableError", "ZERO_UUID", "new_topic_id", "new_cluster_id", "uuid_to_base64",
+    "uuid_from_base64",
+]
+
+# -- errors ------------------------------------------------------------------------------------------
+
+
+class RegistryError(Exception):
+    """Base of every registry failure."""
+
+
+class BrokerIdInUseError(RegistryError):
+    """``/brokers/ids/<id>`` is already held by another live broker (a duplicate ``broker.id``)."""
+
+    def __init__(self, broker_id: int, holder: str | None) -> None:
+        self.broker_id = broker_id
+        self.holder = holder
+        where = f" by {holder}" if holder else ""
+        super().__init__(f"broker.id {broker_id} is already registered{where}; "
+                         f"each broker needs a unique broker.id")
+
+
+class TopicExistsError(RegistryError):
+    """The topic (assignment or config node) already exists."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        super().__init__(f"topic {topic!r} already exists")
+
+
+class NoSuchTopicError(RegistryError):
+    """The topic has no assignment node."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        super().__init__(f"topic {topic!r} does not exist")
+
+
+class StaleStateError(RegistryError):
+    """A compare-and-set lost: the node changed (or appeared) since it was read."""
+
+
+class RegistryUnavailableError(RegistryError):
+    """No usable session with the backing store (disconnected, expired or closed)."""
+
+
+# -- ids ---------------------------------------------------------------------------------------------
+
+ZERO_UUID = uuid.UUID(int=0)
+"""Kafka's ``Uuid.ZERO_UUID``: "no topic id" (older assignment nodes carry none)."""
+
+
+def uuid_to_base64(value: uuid.UUID) -> str:
+    """Kafka's ``Uuid.toString``: 16 big-endian bytes, URL-safe base64 without padding (22 chars)."""
+    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode("ascii")
+
+
+def uuid_from_base64(text: str) -> uuid.UUID:
+    """Inverse of ``uuid_to_base64``; raises ValueError naming the text when it is not a 22-char id."""
+    if not isinstance(text, str) or len(text) != 22:
+        raise ValueError(f"not a base64url uuid (22 characters expected): {text!r}")
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"not a base64url uuid: {text!r}") from exc
+    return uuid.UUID(bytes=raw)
+
+
+def new_topic_id() -> uuid.UUID:
+    """A random topic id as Kafka makes them: never ZERO/METADATA (0, 1), never rendered with a leading '-'."""
+    while True:
+        candidate = uuid.uuid4()
+        if candidate.int > 1 and not uuid_to_base64(candidate).startswith("-"):
+            return candidate
+
+
+def new_cluster_id() -> str:
+    """A random cluster id: 22 characters of ``[a-zA-Z0-9_-]`` (Kafka's ``generateUuidAsBase64``)."""
+    return uuid_to_base64(uuid.uuid4())
+
+
+def _now_ms_string() -> str:
+    return str(int(time.time() * 1000))
+
+
+def _loads(data: bytes | str, what: str) -> dict:
+    try:
+        obj = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{what}: not JSON: {data!r:.200}") from exc
+    if not isinstance(obj, dict):
+        raise ValueError(f"{what}: expected a JSON object, got {obj!r:.200}")
+    return obj
+
+
+def _dumps(obj: dict) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+# -- value types -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    """One live broker, as registered at ``/brokers/ids/<broker_id>`` (version 4 JSON).
+
+    ``endpoints`` are listener URLs (``"PLAINTEXT://host:9092"``); when empty, one PLAINTEXT endpoint is
+    derived from ``host``/``port``. The listener name is the security protocol (no custom listener names).
+    """
+
+    broker_id: int
+    host: str
+    port: int
+    rack: str | None = None
+    endpoints: tuple[str, ...] = ()
+
+    @property
+    def advertised_endpoints(self) -> tuple[str, ...]:
+        return self.endpoints or (f"PLAINTEXT://{self.host}:{self.port}",)
+
+    @property
+    def address(self) -> str:
+        """``host:port``, e.g. for error messages."""
+        return f"{self.host}:{self.port}"
+
+    def to_json(self) -> str:
+        endpoints = list(self.advertised_endpoints)
+        protocols = {}
+        for url in endpoints:
+            name = url.split("://", 1)[0]
+            protocols[name] = name
+        obj: dict = {"listener_security_protocol_map": protocols, "endpoints": endpoints}
+        if self.rack is not None:
+            obj["rack"] = self.rack
+        obj.update({"jmx_port": -1, "host": self.host, "timestamp": _now_ms_string(),
+                    "port": self.port, "version": 4})
+        return _dumps(obj)
+
+    @classmethod
+    def from_json(cls, broker_id: int, data: bytes | str) -> "BrokerInfo":
+        """Parse any version (1-5) of the broker node; host/port come from the first endpoint when absent."""
+        what = f"/brokers/ids/{broker_id}"
+        obj = _loads(data, what)
+        endpoints = tuple(obj.get("endpoints") or ())
+        host, port = obj.get("host"), obj.get("port", -1)
+        if (not host or port in (None, -1)) and endpoints:
+            hostport = endpoints[0].split("://", 1)[-1]
+            host, _, port_text = hostport.rpartition(":")
+            port = int(port_text)
+        if not host or not isinstance(port, int):
+            raise ValueError(f"{what}: no host/port in {obj!r:.200}")
+        return cls(broker_id=int(broker_id), host=host, port=int(port), rack=obj.get("rack"),
+                   endpoints=endpoints)
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """Leader and ISR of one partition (``/brokers/topics/<t>/partitions/<p>/state``, version 1 JSON).
+
+    ``zk_version`` is the node's data version when read (-1: not read from the store); it drives the
+    compare-and-set in ``ClusterRegistry.update_partition_state`` and is not part of the JSON.
+    """
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+    zk_version: int = -1
+
+    def to_json(self) -> str:
+        return _dumps({"controller_epoch": self.controller_epoch, "leader": self.leader, "version": 1,
+                       "leader_epoch": self.leader_epoch, "isr": list(self.isr)})
+
+    @classmethod
+    def from_json(cls, data: bytes | str, zk_version: int = -1, *, what: str = "partition state") -> "PartitionState":
+        obj = _loads(data, what)
+        try:
+            return cls(leader=int(obj["leader"]), leader_epoch=int(obj["leader_epoch"]),
+                       isr=tuple(int(b) for b in obj["isr"]), controller_epoch=int(obj["controller_epoch"]),
+                       zk_version=zk_version)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{what}: malformed partition state {obj!r:.200}") from exc
+
+
+@dataclass(frozen=True)
+class TopicAssignment:
+    """Replica assignment of a topic (``/brokers/topics/<name>``, version 3 JSON).
+
+    ``partitions`` maps partition id to its replica list, preferred leader first. Nodes written by Kafka
+    before 2.8 carry no topic id: ``from_json`` then gives ``ZERO_UUID``.
+    """
+
+    name: str
+    partitions: Mapping[int, tuple[int, ...]]
+    topic_id: uuid.UUID = field(default_factory=new_topic_id)
+
+    def to_json(self) -> str:
+        return _dumps({"version": 3, "topic_id": uuid_to_base64(self.topic_id),
+                       "partitions": {str(p): list(r) for p, r in sorted(self.partitions.items())},
+                       "adding_replicas": {}, "removing_replicas": {}})
+
+    @classmethod
+    def from_json(cls, name: str, data: bytes | str) -> "TopicAssignment":
+        what = f"/brokers/topics/{name}"
+        obj = _loads(data, what)
+        try:
+            partitions = {int(p): tuple(int(b) for b in r) for p, r in obj["partitions"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"{what}: malformed assignment {obj!r:.200}") from exc
+        raw_id = obj.get("topic_id")
+        return cls(name=name, partitions=partitions,
+                   topic_id=uuid_from_base64(raw_id) if raw_id else ZERO_UUID)
+
+
+# -- subscriptions -----------------------------------------------------------------------------------
+
+
+class Subscription:
+    """Handle returned by every ``on_*`` watch registration; ``cancel()`` stops deliveries (idempotent).
+
+    A delivery already running when ``cancel()`` is called completes; none starts afterwards.
+    """
+
+    def __init__(self, on_cancel: Callable[[], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._on_cancel = on_cancel
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+            on_cancel, self._on_cancel = self._on_cancel, None
+        if on_cancel is not None:
+            on_cancel()
+
+
+BrokersCallback = Callable[[dict[int, BrokerInfo]], None]
+TopicsCallback = Callable[[dict[str, TopicAssignment]], None]
+DeletionsCallback = Callable[[list[str]], None]
+PartitionStatesCallback = Callable[[dict[int, PartitionState]], None]
+ControllerCallback = Callable[["int | None"], None]
+SessionCallback = Callable[[], None]
+
+
+# -- the interface -----------------------------------------------------------------------------------
+
+
+class ClusterRegistry(abc.ABC):
+    """Shared cluster state: broker membership, topics, partition leadership, controller, consumer offsets.
+
+    Lifecycle: ``start(timeout)`` once (connects, creates the persistent skeleton and ``/cluster/id``),
+    then any method, then ``close()`` (idempotent; releases ephemeral registrations). Every method may raise
+    ``RegistryUnavailableError`` while the store is unreachable. See the module docstring for the
+    thread-safety and callback contract.
+
+    Watches (``on_*``): the callback gets a full snapshot once right after registration and again after
+    every change (several quick changes may coalesce into one delivery of the latest state). Watches are
+    re-armed after every delivery and survive session re-establishment, after which every live watch is
+    delivered once more.
+    """
+
+    # lifecycle
+    @abc.abstractmethod
+    def start(self, timeout: float = 10.0) -> None:
+        """Connect; create the persistent paths and ``/cluster/id`` if missing. RegistryUnavailableError on timeout."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Deregister, stop watches and disconnect. Idempotent."""
+
+    @property
+    @abc.abstractmethod
+    def cluster_id(self) -> str:
+        """The cluster id from ``/cluster/id``: created once by the first registry, then the same for all."""
+
+    # brokers
+    @abc.abstractmethod
+    def register_broker(self, info: BrokerInfo) -> None:
+        """Create the ephemeral ``/brokers/ids/<id>``; BrokerIdInUseError naming the holder's host:port.
+
+        The registration is kept: after a session expiry the registry re-creates it before any watch or
+        ``on_session_reestablished`` callback runs.
+        """
+
+    @abc.abstractmethod
+    def deregister_broker(self) -> None:
+        """Delete this registry's broker node (no-op when not registered)."""
+
+    @abc.abstractmethod
+    def live_brokers(self) -> dict[int, BrokerInfo]:
+        """Every registered broker by id."""
+
+    # topics
+    @abc.abstractmethod
+    def create_topic(self, assignment: TopicAssignment, config: Mapping[str, str]) -> None:
+        """Write ``/config/topics/<t>`` and ``/brokers/topics/<t>`` atomically; TopicExistsError if either exists."""
+
+    @abc.abstractmethod
+    def topics(self) -> dict[str, TopicAssignment]:
+        """Every topic's assignment by name (including topics marked for deletion)."""
+
+    @abc.abstractmethod
+    def topic(self, name: str) -> TopicAssignment | None:
+        """One topic's assignment, or None."""
+
+    @abc.abstractmethod
+    def topic_config(self, name: str) -> dict[str, str]:
+        """The topic's overrides (empty when it has none); NoSuchTopicError when the topic does not exist."""
+
+    @abc.abstractmethod
+    def set_topic_config(self, name: str, config: Mapping[str, str]) -> None:
+        """Replace the topic's overrides and write a config change notification; NoSuchTopicError."""
+
+    @abc.abstractmethod
+    def add_partitions(self, name: str, new: Mapping[int, tuple[int, ...]]) -> TopicAssignment:
+        """Add partitions (ids must continue the existing range) and return the new assignment.
+
+        NoSuchTopicError; ValueError when an id already exists or leaves a gap; StaleStateError when the
+        assignment changed concurrently.
+        """
+
+    @abc.abstractmethod
+    def mark_topic_for_deletion(self, name: str) -> None:
+        """Create ``/admin/delete_topics/<t>`` (idempotent); NoSuchTopicError."""
+
+    @abc.abstractmethod
+    def pending_topic_deletions(self) -> list[str]:
+        """Topics marked for deletion, sorted."""
+
+    @abc.abstractmethod
+    def remove_topic(self, name: str) -> None:
+        """Delete the topic's subtree, its config node and its deletion marker (idempotent)."""
+
+    # partition state
+    @abc.abstractmethod
+    def partition_states(self, topic: str) -> dict[int, PartitionState]:
+        """States of the topic's partitions that have one (empty when none or no topic)."""
+
+    @abc.abstractmethod
+    def partition_state(self, topic: str, partition: int) -> PartitionState | None:
+        """One partition's state, or None."""
+
+    @abc.abstractmethod
+    def create_partition_state(self, topic: str, partition: int, state: PartitionState) -> PartitionState:
+        """Create the state node; StaleStateError if it exists, NoSuchTopicError if the topic does not.
+
+        Returns the state with its new ``zk_version`` (0).
+        """
+
+    @abc.abstractmethod
+    def update_partition_state(self, topic: str, partition: int, state: PartitionState) -> PartitionState:
+        """Compare-and-set on ``state.zk_version``; StaleStateError when it moved (or the node is gone).
+
+        Returns the state with its new ``zk_version``.
+        """
+
+    # controller
+    @abc.abstractmethod
+    def try_become_controller(self, broker_id: int) -> int | None:
+        """Create the ephemeral ``/controller`` and increment ``/controller_epoch`` in one step.
+
+        Returns the new controller epoch, or None when another broker holds ``/controller``.
+        """
+
+    @abc.abstractmethod
+    def controller_id(self) -> int | None:
+        """The broker id in ``/controller``, or None."""
+
+    @abc.abstractmethod
+    def controller_epoch(self) -> int:
+        """The value of ``/controller_epoch`` (0 before any election)."""
+
+    @abc.abstractmethod
+    def resign_controller(self) -> None:
+        """Delete ``/controller`` if this registry created it (no-op otherwise)."""
+
+    # watches
+    @abc.abstractmethod
+    def on_brokers_changed(self, callback: BrokersCallback) -> Subscription:
+        """Watch ``/brokers/ids``: callback(live_brokers)."""
+
+    @abc.abstractmethod
+    def on_topics_changed(self, callback: TopicsCallback) -> Subscription:
+        """Watch topic creation, deletion and partition additions: callback(topics)."""
+
+    @abc.abstractmethod
+    def on_topic_deletions(self, callback: DeletionsCallback) -> Subscription:
+        """Watch ``/admin/delete_topics``: callback(pending_topic_deletions)."""
+
+    @abc.abstractmethod
+    def on_partition_states_changed(self, topic: str, callback: PartitionStatesCallback) -> Subscription:
+        """Watch one topic's partition states: callback(partition_states(topic)).
+
+        Works before the topic exists (first delivery is ``{}``); cancel the subscription once the topic is
+        deleted.
+        """
+
+    @abc.abstractmethod
+    def on_controller_changed(self, callback: ControllerCallback) -> Subscription:
+        """Watch ``/controller``: callback(controller_id)."""
+
+    @abc.abstractmethod
+    def on_session_reestablished(self, callback: SessionCallback) -> Subscription:
+        """Called after a session expiry once the broker node has been re-created (not called initially)."""
+
+    # 0.8 consumer offsets in ZooKeeper
+    @abc.abstractmethod
+    def commit_consumer_offset(self, group: str, topic: str, partition: int, offset: int) -> None:
+        """Write ``/consumers/<group>/offsets/<topic>/<partition>`` (created with parents when missing)."""
+
+    @abc.abstractmethod
+    def fetch_consumer_offset(self, group: str, topic: str, partition: int) -> int | None:
+        """Read the committed offset, or None."""
