@@ -30,6 +30,7 @@ bench: install
 
 docs: install
 	$(PY) -m spark_kafkalog.protocol.coverage > docs/protocol.md
+	$(PY) -c 'from broker.config import render_docs; print(render_docs())' > docs/configuration.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -111,7 +111,8 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
        choices=("auto", "asyncio", "uvloop")),
     # ZooKeeper
     _K("zookeeper.connect", "string", None,
-       "ZooKeeper ensemble `host:port[,host:port...][/chroot]`.", required=True, section="zookeeper"),
+       "ZooKeeper ensemble `host:port[,host:port...][/chroot]`, or `memory:<name>` for an in-process registry "
+       "shared by the brokers of one Python process (embedded use).", required=True, section="zookeeper"),
     _K("zookeeper.session.timeout.ms", "int", 18000, "ZooKeeper session timeout.", at_least=1, section="zookeeper"),
     _K("zookeeper.connection.timeout.ms", "int", None,
        "How long to wait for a ZooKeeper connection at start-up (default: the session timeout).", at_least=1,

@@ -1,0 +1,300 @@
+"""``kafkalog``: the console entry point.
+
+    kafkalog zookeeper start [--data-dir D] [--port P]
+    kafkalog broker start --config server.properties [--override key=value ...]
+    kafkalog cluster up --brokers N --data-dir DIR [--base-port P] [--zookeeper-port P]
+    kafkalog topics create|list|describe|delete --bootstrap-server HOST:PORT ...
+    kafkalog produce --bootstrap-server HOST:PORT --topic T [--key-separator S] [--acks A] [--compression C]
+    kafkalog consume --bootstrap-server HOST:PORT --topic T [--from-beginning | --offset N] [--partition P]
+                     [--max-messages N]
+
+Exit codes: 0 success, 1 failure (the message says why), 2 bad usage, 130 interrupted.
+Progress and status go to stderr; data (consumed records, ``bootstrap.servers=...``) to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+
+
+def _log_setup(level: str = "INFO") -> None:
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kazoo").setLevel(logging.WARNING)
+
+
+def _err(msg: str) -> int:
+    print(f"kafkalog: {msg}", file=sys.stderr)
+    return 1
+
+
+def _wait_for_signal() -> None:
+    """Block until SIGINT or SIGTERM."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        pass
+
+
+# -- zookeeper ---------------------------------------------------------------------------------------
+def cmd_zookeeper_start(args: argparse.Namespace) -> int:
+    from .cluster.zookeeper_server import JavaNotFoundError, ZooKeeperError, run_foreground
+
+    try:
+        return run_foreground(args.data_dir, args.port)
+    except (JavaNotFoundError, ZooKeeperError) as e:
+        return _err(str(e))
+
+
+# -- broker ------------------------------------------------------------------------------------------
+def cmd_broker_start(args: argparse.Namespace) -> int:
+    from .config import BrokerConfig, ConfigError
+    from .server import Broker
+
+    try:
+        config = BrokerConfig.from_file(args.config, args.override or ())
+    except (ConfigError, OSError) as e:
+        return _err(f"bad configuration: {e}")
+    _log_setup(args.log_level)
+    log = logging.getLogger("kafkalog.broker")
+    for key in config.unknown_keys:
+        log.warning("configuration key %s is not used by kafkalog", key)
+
+    async def main() -> int:
+        broker = Broker(config)
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await broker.start()
+        except Exception as e:
+            log.error("start-up failed: %s", e, exc_info=not isinstance(e, (OSError, RuntimeError)))
+            print(f"kafkalog: broker {config.broker_id} failed to start: {e}", file=sys.stderr)
+            return 1
+        print(f"kafkalog broker {config.broker_id} serving on {','.join(broker.endpoints())}", flush=True)
+        await stop.wait()
+        log.info("shutting down")
+        await broker.stop()
+        return 0
+
+    return asyncio.run(main())
+
+
+# -- cluster -----------------------------------------------------------------------------------------
+def cmd_cluster_up(args: argparse.Namespace) -> int:
+    from .embedded_cluster import ClusterStartError, EmbeddedCluster
+
+    overrides = dict(_split_kv(args.override or ()))
+    cluster = EmbeddedCluster(args.brokers, data_dir=args.data_dir, base_port=args.base_port,
+                              zookeeper_port=args.zookeeper_port, zookeeper_connect=args.zookeeper_connect,
+                              broker_config=overrides)
+    started = time.monotonic()
+    try:
+        cluster.start(progress=lambda msg: print(f"[{time.monotonic() - started:5.1f}s] {msg}", file=sys.stderr,
+                                                 flush=True))
+    except (ClusterStartError, OSError, RuntimeError) as e:
+        return _err(str(e))
+    print(f"bootstrap.servers={cluster.bootstrap_servers}", flush=True)
+    print(f"zookeeper.connect={cluster.zookeeper_connect}", file=sys.stderr, flush=True)
+    try:
+        _wait_for_signal()
+    finally:
+        print("stopping the cluster", file=sys.stderr, flush=True)
+        cluster.stop()
+    return 0
+
+
+def _split_kv(items: Sequence[str]):
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"kafkalog: expected key=value, got {item!r}")
+        yield key.strip(), value.strip()
+
+
+# -- topics ------------------------------------------------------------------------------------------
+def cmd_topics(args: argparse.Namespace) -> int:
+    from spark_kafkalog.client import AdminClient, KafkaClientError, NewTopic
+
+    try:
+        with AdminClient(args.bootstrap_server) as admin:
+            if args.action == "create":
+                config = dict(_split_kv(args.config or ()))
+                admin.create_topics([NewTopic(args.topic, args.partitions, args.replication_factor, config)])
+                print(f"created topic {args.topic}")
+            elif args.action == "delete":
+                admin.delete_topics([args.topic])
+                print(f"deleted topic {args.topic}")
+            elif args.action == "list":
+                for name in sorted(admin.list_topics()):
+                    print(name)
+            elif args.action == "describe":
+                names = [args.topic] if args.topic else sorted(admin.list_topics())
+                for desc in admin.describe_topics(names):
+                    _print_topic(desc)
+    except KafkaClientError as e:
+        return _err(str(e))
+    return 0
+
+
+def _print_topic(desc) -> None:
+    parts = desc.partitions
+    print(f"Topic: {desc.name}\tTopicId: {desc.topic_id}\tPartitionCount: {len(parts)}\t"
+          f"ReplicationFactor: {len(parts[0].replicas) if parts else 0}")
+    for p in parts:
+        print(f"\tTopic: {desc.name}\tPartition: {p.partition}\tLeader: {p.leader}\t"
+              f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}")
+
+
+# -- produce / consume -------------------------------------------------------------------------------
+def cmd_produce(args: argparse.Namespace) -> int:
+    from spark_kafkalog.client import KafkaClientError, Producer
+
+    sep = args.key_separator.encode() if args.key_separator else None
+    sent = 0
+    errors: list[BaseException] = []
+
+    def on_delivery(_md, exc) -> None:
+        if exc is not None:
+            errors.append(exc)
+
+    last = time.monotonic()
+    try:
+        with Producer(args.bootstrap_server, acks=args.acks, compression_type=args.compression,
+                      linger_ms=5) as producer:
+            for raw in sys.stdin.buffer:
+                line = raw.rstrip(b"\r\n")
+                key = None
+                if sep is not None and sep in line:
+                    key, line = line.split(sep, 1)
+                producer.send(args.topic, line, key=key, partition=args.partition, on_delivery=on_delivery)
+                sent += 1
+                if time.monotonic() - last >= 1.0:
+                    print(f"\rproduced {sent} records", end="", file=sys.stderr, flush=True)
+                    last = time.monotonic()
+            producer.flush()
+    except KafkaClientError as e:
+        return _err(str(e))
+    print(f"\rproduced {sent} records to {args.topic}" + (f", {len(errors)} failed" if errors else ""),
+          file=sys.stderr)
+    if errors:
+        return _err(f"first failure: {errors[0]}")
+    return 0
+
+
+def cmd_consume(args: argparse.Namespace) -> int:
+    from spark_kafkalog.client import KafkaClient, KafkaClientError, TopicPartition
+
+    shown = 0
+    try:
+        with KafkaClient(args.bootstrap_server) as client:
+            parts = [args.partition] if args.partition is not None else client.partitions_for(args.topic)
+            tps = [TopicPartition(args.topic, p) for p in parts]
+            if args.offset is not None:
+                starts = {tp: args.offset for tp in tps}
+            else:
+                starts = client.list_offsets({tp: -2 if args.from_beginning else -1 for tp in tps})
+            ends = client.list_offsets({tp: -1 for tp in tps})
+            for tp in tps:
+                for fb in client.fetch_batches(tp, starts[tp], ends[tp]):
+                    for rec in fb.batch.records():
+                        if rec.offset < starts[tp] or rec.offset >= ends[tp]:
+                            continue
+                        key = "null" if rec.key is None else bytes(rec.key).decode(errors="replace")
+                        value = "null" if rec.value is None else bytes(rec.value).decode(errors="replace")
+                        print(f"{key}\t{value}\tpartition={tp.partition}\toffset={rec.offset}")
+                        shown += 1
+                        if args.max_messages is not None and shown >= args.max_messages:
+                            return 0
+    except KafkaClientError as e:
+        return _err(str(e))
+    except BrokenPipeError:
+        return 0
+    print(f"consumed {shown} records", file=sys.stderr)
+    return 0
+
+
+# -- parser ------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kafkalog", description="kafkalog: a Kafka-compatible broker and tools")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    zk = sub.add_parser("zookeeper", help="run a ZooKeeper server (from the jars in pyspark)")
+    zk_sub = zk.add_subparsers(dest="action", required=True)
+    zks = zk_sub.add_parser("start", help="run ZooKeeper in the foreground until SIGINT/SIGTERM")
+    zks.add_argument("--data-dir", default="./zookeeper-data")
+    zks.add_argument("--port", type=int, default=2181)
+    zks.set_defaults(func=cmd_zookeeper_start)
+
+    br = sub.add_parser("broker", help="run a broker")
+    br_sub = br.add_subparsers(dest="action", required=True)
+    brs = br_sub.add_parser("start", help="run one broker in the foreground until SIGINT/SIGTERM")
+    brs.add_argument("--config", required=True, type=Path, help="server.properties file")
+    brs.add_argument("--override", action="append", metavar="KEY=VALUE", help="override a property (repeatable)")
+    brs.add_argument("--log-level", default="INFO")
+    brs.set_defaults(func=cmd_broker_start)
+
+    cl = sub.add_parser("cluster", help="run ZooKeeper plus N brokers")
+    cl_sub = cl.add_subparsers(dest="action", required=True)
+    clu = cl_sub.add_parser("up", help="start a cluster and keep it up until SIGINT/SIGTERM")
+    clu.add_argument("--brokers", type=int, default=3)
+    clu.add_argument("--data-dir", required=True, type=Path)
+    clu.add_argument("--base-port", type=int, default=None, help="broker i listens on base-port + i - 1")
+    clu.add_argument("--zookeeper-port", type=int, default=0)
+    clu.add_argument("--zookeeper-connect", default=None, help="use this ZooKeeper instead of starting one")
+    clu.add_argument("--override", action="append", metavar="KEY=VALUE", help="broker property (repeatable)")
+    clu.set_defaults(func=cmd_cluster_up)
+
+    tp = sub.add_parser("topics", help="create, list, describe or delete topics")
+    tp.add_argument("action", choices=("create", "list", "describe", "delete"))
+    tp.add_argument("--bootstrap-server", required=True)
+    tp.add_argument("--topic")
+    tp.add_argument("--partitions", type=int, default=-1)
+    tp.add_argument("--replication-factor", type=int, default=-1)
+    tp.add_argument("--config", action="append", metavar="KEY=VALUE", help="topic config (repeatable)")
+    tp.set_defaults(func=cmd_topics)
+
+    pr = sub.add_parser("produce", help="send lines from stdin as records")
+    pr.add_argument("--bootstrap-server", required=True)
+    pr.add_argument("--topic", required=True)
+    pr.add_argument("--partition", type=int, default=None)
+    pr.add_argument("--key-separator", default=None, help="split each line into key and value at this string")
+    pr.add_argument("--acks", default="1", choices=("0", "1", "all", "-1"))
+    pr.add_argument("--compression", default="none", choices=("none", "gzip", "snappy", "lz4", "zstd"))
+    pr.set_defaults(func=cmd_produce)
+
+    co = sub.add_parser("consume", help="print records (key, value, partition, offset)")
+    co.add_argument("--bootstrap-server", required=True)
+    co.add_argument("--topic", required=True)
+    co.add_argument("--partition", type=int, default=None)
+    start = co.add_mutually_exclusive_group()
+    start.add_argument("--from-beginning", action="store_true")
+    start.add_argument("--offset", type=int, default=None)
+    co.add_argument("--max-messages", type=int, default=None)
+    co.set_defaults(func=cmd_consume)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "topics" and args.action in ("create", "delete") and not args.topic:
+        print(f"kafkalog: topics {args.action} needs --topic", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,348 @@
+"""An in-process ``ClusterRegistry``: the cluster state of brokers that share one Python process.
+
+``MemoryRegistryStore`` holds the state (what ZooKeeper holds for ``ZooKeeperRegistry``); every broker
+gets its own ``MemoryRegistry`` view of one store, so several in-process brokers form a cluster, with
+ephemeral registrations (broker node, ``/controller``) released when a view closes, as a ZooKeeper
+session's are. Used by ``EmbeddedBroker`` when no ``zookeeper.connect`` is given and by handler tests;
+multi-process clusters use ZooKeeper.
+
+Contract: as ``ClusterRegistry`` (thread-safe; callbacks on one dispatcher thread per view, in order,
+never under the store lock; initial snapshot on registration).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from typing import Any, Callable, Mapping
+
+from .registry import (
+    BrokerIdInUseError,
+    BrokerInfo,
+    ClusterRegistry,
+    NoSuchTopicError,
+    PartitionState,
+    RegistryUnavailableError,
+    StaleStateError,
+    Subscription,
+    TopicAssignment,
+    TopicExistsError,
+    new_cluster_id,
+)
+
+log = logging.getLogger("kafkalog.registry")
+
+
+class MemoryRegistryStore:
+    """The shared state; ``view()`` returns a new registry (one per broker)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.cluster_id = new_cluster_id()
+        self.brokers: dict[int, tuple[BrokerInfo, MemoryRegistry]] = {}
+        self.topics: dict[str, TopicAssignment] = {}
+        self.configs: dict[str, dict[str, str]] = {}
+        self.states: dict[str, dict[int, PartitionState]] = {}
+        self.deletions: set[str] = set()
+        self.controller: tuple[int, MemoryRegistry] | None = None
+        self.controller_epoch = 0
+        self.consumer_offsets: dict[tuple[str, str, int], int] = {}
+        self.views: list[MemoryRegistry] = []
+
+    def view(self) -> MemoryRegistry:
+        return MemoryRegistry(self)
+
+    def changed(self, what: str, topic: str | None = None) -> None:
+        """Notify every open view (called with the lock held; deliveries happen on each view's thread)."""
+        for v in list(self.views):
+            v._fire(what, topic)
+
+
+class MemoryRegistry(ClusterRegistry):
+    def __init__(self, store: MemoryRegistryStore | None = None) -> None:
+        self.store = store or MemoryRegistryStore()
+        self._watches: list[tuple[str, str | None, Callable, Subscription]] = []
+        self._queue: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._open = False
+        self._broker_id: int | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self, timeout: float = 10.0) -> None:
+        with self.store.lock:
+            if self._open:
+                return
+            self._open = True
+            self.store.views.append(self)
+        self._thread = threading.Thread(target=self._dispatch, name="memory-registry", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        with self.store.lock:
+            if not self._open:
+                return
+            self.deregister_broker()
+            self.resign_controller()
+            self._open = False
+            self.store.views.remove(self)
+        self._queue.put(None)
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5)
+
+    def _check(self) -> None:
+        if not self._open:
+            raise RegistryUnavailableError("the registry is closed")
+
+    @property
+    def cluster_id(self) -> str:
+        return self.store.cluster_id
+
+    # -- brokers --------------------------------------------------------------------------------
+    def register_broker(self, info: BrokerInfo) -> None:
+        s = self.store
+        with s.lock:
+            self._check()
+            held = s.brokers.get(info.broker_id)
+            if held is not None and held[1] is not self:
+                raise BrokerIdInUseError(info.broker_id, held[0].address)
+            s.brokers[info.broker_id] = (info, self)
+            self._broker_id = info.broker_id
+            s.changed("brokers")
+
+    def deregister_broker(self) -> None:
+        s = self.store
+        with s.lock:
+            if self._broker_id is not None and s.brokers.get(self._broker_id, (None, None))[1] is self:
+                del s.brokers[self._broker_id]
+                s.changed("brokers")
+            self._broker_id = None
+
+    def live_brokers(self) -> dict[int, BrokerInfo]:
+        with self.store.lock:
+            self._check()
+            return {b: info for b, (info, _) in self.store.brokers.items()}
+
+    # -- topics ---------------------------------------------------------------------------------
+    def create_topic(self, assignment: TopicAssignment, config: Mapping[str, str]) -> None:
+        s = self.store
+        with s.lock:
+            self._check()
+            if assignment.name in s.topics or assignment.name in s.configs:
+                raise TopicExistsError(assignment.name)
+            s.configs[assignment.name] = dict(config)
+            s.topics[assignment.name] = assignment
+            s.changed("topics")
+
+    def topics(self) -> dict[str, TopicAssignment]:
+        with self.store.lock:
+            self._check()
+            return dict(self.store.topics)
+
+    def topic(self, name: str) -> TopicAssignment | None:
+        with self.store.lock:
+            self._check()
+            return self.store.topics.get(name)
+
+    def topic_config(self, name: str) -> dict[str, str]:
+        with self.store.lock:
+            self._check()
+            if name not in self.store.topics:
+                raise NoSuchTopicError(name)
+            return dict(self.store.configs.get(name, {}))
+
+    def set_topic_config(self, name: str, config: Mapping[str, str]) -> None:
+        s = self.store
+        with s.lock:
+            self._check()
+            if name not in s.topics:
+                raise NoSuchTopicError(name)
+            s.configs[name] = dict(config)
+            s.changed("topics")
+
+    def add_partitions(self, name: str, new: Mapping[int, tuple[int, ...]]) -> TopicAssignment:
+        s = self.store
+        with s.lock:
+            self._check()
+            t = s.topics.get(name)
+            if t is None:
+                raise NoSuchTopicError(name)
+            n = len(t.partitions)
+            if sorted(new) != list(range(n, n + len(new))):
+                raise ValueError(f"new partitions {sorted(new)} of {name!r} must continue from {n}")
+            updated = TopicAssignment(name, {**t.partitions, **{p: tuple(r) for p, r in new.items()}}, t.topic_id)
+            s.topics[name] = updated
+            s.changed("topics")
+            return updated
+
+    def mark_topic_for_deletion(self, name: str) -> None:
+        s = self.store
+        with s.lock:
+            self._check()
+            if name not in s.topics:
+                raise NoSuchTopicError(name)
+            if name not in s.deletions:
+                s.deletions.add(name)
+                s.changed("deletions")
+
+    def pending_topic_deletions(self) -> list[str]:
+        with self.store.lock:
+            self._check()
+            return sorted(self.store.deletions)
+
+    def remove_topic(self, name: str) -> None:
+        s = self.store
+        with s.lock:
+            self._check()
+            existed = s.topics.pop(name, None) is not None
+            s.configs.pop(name, None)
+            s.states.pop(name, None)
+            was_pending = name in s.deletions
+            s.deletions.discard(name)
+            if existed:
+                s.changed("topics")
+                s.changed("states", name)
+            if was_pending:
+                s.changed("deletions")
+
+    # -- partition state ------------------------------------------------------------------------
+    def partition_states(self, topic: str) -> dict[int, PartitionState]:
+        with self.store.lock:
+            self._check()
+            return dict(self.store.states.get(topic, {}))
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState | None:
+        with self.store.lock:
+            self._check()
+            return self.store.states.get(topic, {}).get(partition)
+
+    def create_partition_state(self, topic: str, partition: int, state: PartitionState) -> PartitionState:
+        s = self.store
+        with s.lock:
+            self._check()
+            if topic not in s.topics:
+                raise NoSuchTopicError(topic)
+            states = s.states.setdefault(topic, {})
+            if partition in states:
+                raise StaleStateError(f"state of {topic}-{partition} already exists")
+            new = _with_version(state, 0)
+            states[partition] = new
+            s.changed("states", topic)
+            return new
+
+    def update_partition_state(self, topic: str, partition: int, state: PartitionState) -> PartitionState:
+        s = self.store
+        with s.lock:
+            self._check()
+            cur = s.states.get(topic, {}).get(partition)
+            if cur is None or cur.zk_version != state.zk_version:
+                raise StaleStateError(
+                    f"state of {topic}-{partition} moved (expected version {state.zk_version}, "
+                    f"found {None if cur is None else cur.zk_version})"
+                )
+            new = _with_version(state, cur.zk_version + 1)
+            s.states[topic][partition] = new
+            s.changed("states", topic)
+            return new
+
+    # -- controller -----------------------------------------------------------------------------
+    def try_become_controller(self, broker_id: int) -> int | None:
+        s = self.store
+        with s.lock:
+            self._check()
+            if s.controller is not None:
+                return None
+            s.controller_epoch += 1
+            s.controller = (broker_id, self)
+            s.changed("controller")
+            return s.controller_epoch
+
+    def controller_id(self) -> int | None:
+        with self.store.lock:
+            self._check()
+            return None if self.store.controller is None else self.store.controller[0]
+
+    def controller_epoch(self) -> int:
+        with self.store.lock:
+            return self.store.controller_epoch
+
+    def resign_controller(self) -> None:
+        s = self.store
+        with s.lock:
+            if s.controller is not None and s.controller[1] is self:
+                s.controller = None
+                s.changed("controller")
+
+    # -- consumer offsets -----------------------------------------------------------------------
+    def commit_consumer_offset(self, group: str, topic: str, partition: int, offset: int) -> None:
+        with self.store.lock:
+            self._check()
+            self.store.consumer_offsets[(group, topic, partition)] = offset
+
+    def fetch_consumer_offset(self, group: str, topic: str, partition: int) -> int | None:
+        with self.store.lock:
+            self._check()
+            return self.store.consumer_offsets.get((group, topic, partition))
+
+    # -- watches --------------------------------------------------------------------------------
+    def _snapshot(self, what: str, topic: str | None) -> Any:
+        s = self.store
+        if what == "brokers":
+            return {b: info for b, (info, _) in s.brokers.items()}
+        if what == "topics":
+            return dict(s.topics)
+        if what == "deletions":
+            return sorted(s.deletions)
+        if what == "states":
+            return dict(s.states.get(topic, {}))
+        if what == "controller":
+            return None if s.controller is None else s.controller[0]
+        raise AssertionError(what)
+
+    def _watch(self, what: str, topic: str | None, callback: Callable) -> Subscription:
+        sub = Subscription()
+        with self.store.lock:
+            self._check()
+            self._watches.append((what, topic, callback, sub))
+            self._queue.put((callback, sub, self._snapshot(what, topic)))
+        return sub
+
+    def _fire(self, what: str, topic: str | None) -> None:
+        for w, t, cb, sub in self._watches:
+            if w == what and t == topic and not sub.cancelled:
+                self._queue.put((cb, sub, self._snapshot(what, topic)))
+
+    def _dispatch(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            cb, sub, value = item
+            if sub.cancelled:
+                continue
+            try:
+                cb(value)
+            except Exception:
+                log.exception("registry callback %r failed", cb)
+
+    def on_brokers_changed(self, callback) -> Subscription:
+        return self._watch("brokers", None, callback)
+
+    def on_topics_changed(self, callback) -> Subscription:
+        return self._watch("topics", None, callback)
+
+    def on_topic_deletions(self, callback) -> Subscription:
+        return self._watch("deletions", None, callback)
+
+    def on_partition_states_changed(self, topic: str, callback) -> Subscription:
+        return self._watch("states", topic, callback)
+
+    def on_controller_changed(self, callback) -> Subscription:
+        return self._watch("controller", None, callback)
+
+    def on_session_reestablished(self, callback) -> Subscription:
+        return Subscription()  # an in-process registry has no sessions to lose
+
+
+def _with_version(state: PartitionState, version: int) -> PartitionState:
+    return PartitionState(state.leader, state.leader_epoch, tuple(state.isr), state.controller_epoch, version)

@@ -1,0 +1,235 @@
+"""``EmbeddedCluster``: a real ZooKeeper server plus N broker processes, from Python or ``kafkalog cluster up``.
+
+Each broker is a child process (``python -m broker.cli broker start --config <dir>/server.properties``)
+with its own log directory under ``data_dir`` and a fixed port (``base_port + i``, or free ports picked
+once), so a broker restarted with ``start_broker`` comes back at the same address. A broker reports
+readiness by printing one line ``kafkalog broker <id> serving on <endpoints>`` on stdout; its log goes to
+``<data_dir>/broker-<id>/broker.log``. Children get SIGTERM when this process dies (Linux PDEATHSIG).
+Without ``zookeeper_connect`` a ZooKeeper server is started under ``data_dir/zookeeper``.
+
+Not thread-safe: drive one cluster from one thread.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+READY_PREFIX = "kafkalog broker "
+
+
+class ClusterStartError(RuntimeError):
+    """A broker or ZooKeeper did not come up; the message includes the tail of its log."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _parent_death_signal() -> None:  # pragma: no cover - runs in the child between fork and exec
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class EmbeddedCluster:
+    def __init__(
+        self,
+        brokers: int = 1,
+        *,
+        data_dir: str | Path | None = None,
+        zookeeper_connect: str | None = None,
+        zookeeper_port: int = 0,
+        base_port: int | None = None,
+        host: str = "127.0.0.1",
+        broker_config: Mapping[str, Any] | None = None,
+        start_timeout_s: float = 90.0,
+    ) -> None:
+        if brokers < 1:
+            raise ValueError(f"a cluster needs at least one broker, not {brokers}")
+        self._tmp = None
+        if data_dir is None:
+            self._tmp = tempfile.mkdtemp(prefix="kafkalog-cluster-")
+            data_dir = self._tmp
+        self.data_dir = Path(data_dir)
+        self.host = host
+        self.num_brokers = brokers
+        self.broker_ids = list(range(1, brokers + 1))
+        self._base_port = base_port
+        self._zk_port = zookeeper_port
+        self._zk_connect = zookeeper_connect
+        self._extra = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (broker_config or {}).items()}
+        self._timeout = start_timeout_s
+        self.zookeeper: Any = None
+        self.ports: dict[int, int] = {}
+        self.processes: dict[int, subprocess.Popen] = {}
+
+    # -- addresses ------------------------------------------------------------------------------
+    @property
+    def zookeeper_connect(self) -> str:
+        if self._zk_connect is not None:
+            return self._zk_connect
+        if self.zookeeper is None:
+            raise RuntimeError("the cluster is not started")
+        return self.zookeeper.connect_string
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{self.host}:{self.ports[b]}" for b in self.broker_ids)
+
+    def broker_dir(self, broker_id: int) -> Path:
+        return self.data_dir / f"broker-{broker_id}"
+
+    def broker_log(self, broker_id: int) -> Path:
+        return self.broker_dir(broker_id) / "broker.log"
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self, progress: Callable[[str], None] | None = None) -> EmbeddedCluster:
+        say = progress or (lambda _msg: None)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            if self._zk_connect is None:
+                from .cluster.zookeeper_server import ZooKeeperServer
+
+                say("starting ZooKeeper")
+                self.zookeeper = ZooKeeperServer(self.data_dir / "zookeeper", port=self._zk_port)
+                self.zookeeper.start()
+                say(f"ZooKeeper serving at {self.zookeeper.connect_string}")
+            for i, b in enumerate(self.broker_ids):
+                self.ports[b] = self._base_port + i if self._base_port else free_port(self.host)
+            for b in self.broker_ids:
+                self._launch(b)
+            for b in self.broker_ids:
+                self._await_ready(b)
+                say(f"broker {b} serving at {self.host}:{self.ports[b]}")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _properties(self, broker_id: int) -> dict[str, str]:
+        props = {
+            "broker.id": str(broker_id),
+            "listeners": f"PLAINTEXT://{self.host}:{self.ports[broker_id]}",
+            "log.dirs": str(self.broker_dir(broker_id) / "logs"),
+            "zookeeper.connect": self.zookeeper_connect,
+            "zookeeper.session.timeout.ms": "6000",
+        }
+        props.update(self._extra)
+        return props
+
+    def _launch(self, broker_id: int) -> None:
+        d = self.broker_dir(broker_id)
+        d.mkdir(parents=True, exist_ok=True)
+        cfg = d / "server.properties"
+        cfg.write_text("".join(f"{k}={v}\n" for k, v in self._properties(broker_id).items()))
+        logf = open(self.broker_log(broker_id), "ab")
+        try:
+            self.processes[broker_id] = subprocess.Popen(
+                [sys.executable, "-m", "broker.cli", "broker", "start", "--config", str(cfg)],
+                stdout=subprocess.PIPE, stderr=logf, stdin=subprocess.DEVNULL,
+                preexec_fn=_parent_death_signal if sys.platform.startswith("linux") else None,
+                cwd=str(Path(__file__).resolve().parent.parent),
+            )
+        finally:
+            logf.close()
+
+    def _await_ready(self, broker_id: int) -> None:
+        proc = self.processes[broker_id]
+        deadline = time.monotonic() + self._timeout
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        line = b""
+        try:
+            while time.monotonic() < deadline:
+                if sel.select(timeout=0.2):
+                    line = proc.stdout.readline()
+                    if line.decode(errors="replace").startswith(READY_PREFIX):
+                        return
+                    if not line:
+                        break
+                elif proc.poll() is not None:
+                    break
+        finally:
+            sel.close()
+        raise ClusterStartError(
+            f"broker {broker_id} did not start (exit code {proc.poll()}); last lines of "
+            f"{self.broker_log(broker_id)}:\n{self._tail(broker_id)}"
+        )
+
+    def _tail(self, broker_id: int, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.broker_log(broker_id).read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop_broker(self, broker_id: int, timeout_s: float = 30.0) -> int | None:
+        """SIGTERM (clean shutdown), then SIGKILL after ``timeout_s``; returns the exit code."""
+        proc = self.processes.pop(broker_id, None)
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+        return proc.returncode
+
+    def kill_broker(self, broker_id: int) -> None:
+        """SIGKILL: an unclean stop (no flush, no deregistration; ZooKeeper notices at session timeout)."""
+        proc = self.processes.pop(broker_id, None)
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
+
+    def start_broker(self, broker_id: int) -> None:
+        if broker_id in self.processes:
+            raise RuntimeError(f"broker {broker_id} is already running")
+        self._launch(broker_id)
+        self._await_ready(broker_id)
+
+    def stop(self) -> None:
+        """Stop every broker (in parallel, cleanly), then ZooKeeper; idempotent."""
+        for proc in self.processes.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for b in list(self.processes):
+            self.stop_broker(b)
+        if self.zookeeper is not None:
+            self.zookeeper.stop()
+            self.zookeeper = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> EmbeddedCluster:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __del__(self) -> None:  # a forgotten cluster must not leave broker processes behind
+        procs = getattr(self, "processes", {})
+        for proc in procs.values():
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)

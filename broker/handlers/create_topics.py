@@ -1,0 +1,69 @@
+"""CreateTopics (key 19), v0-7: create topics with partition counts and replication factors (-1: the
+broker defaults, v4+), or explicit replica assignments, and topic configs validated against the log
+configuration (INVALID_CONFIG names the key).
+
+Any broker accepts the request (Kafka routes it to the controller; here the registry transaction makes
+every broker safe to create). The answer waits up to ``timeout_ms`` until this broker's metadata shows a
+leader for every partition; when that does not happen in time the topic still exists and the answer is
+REQUEST_TIMED_OUT, as Kafka's. ``timeout_ms`` <= 0 and ``validate_only`` answer at once. v5+ results
+carry the partition count, replication factor and every config with its source; v7+ the topic id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+from broker.config_describe import describe_topic_configs
+from broker.topic_admin import TopicAdminError
+
+API_KEY = ApiKey.CREATE_TOPICS
+VERSIONS = (0, 7)
+_API = API_BY_KEY[API_KEY]
+
+
+async def handle(ctx, request):
+    b = ctx.broker
+    Resp = _API.Response
+    Result = Resp.CreatableTopicResult
+    counts = Counter(t.name for t in request.topics)
+    results = []
+    created: list[tuple[object, str, int]] = []
+    for t in request.topics:
+        res = Result(name=t.name, topic_id=uuid.UUID(int=0), error_code=ErrorCode.NONE, error_message=None,
+                     num_partitions=-1, replication_factor=-1, configs=None)
+        results.append(res)
+        if counts[t.name] > 1:
+            res.error_code, res.error_message = ErrorCode.INVALID_REQUEST, f"topic {t.name!r} is named more than once"
+            continue
+        config = {c.name: c.value for c in t.configs}
+        assignments = {a.partition_index: list(a.broker_ids) for a in t.assignments}
+        try:
+            topic_id, replicas, overrides = await b.topic_admin.create_topic(
+                t.name, t.num_partitions, t.replication_factor, config, assignments or None,
+                validate_only=request.validate_only,
+            )
+        except TopicAdminError as e:
+            res.error_code, res.error_message = e.error_code, e.message
+            continue
+        res.topic_id = topic_id
+        res.num_partitions = len(replicas)
+        res.replication_factor = len(next(iter(replicas.values())))
+        if ctx.version >= 5:
+            res.configs = [
+                Result.CreatableTopicConfigs(name=d.name, value=d.value, read_only=False,
+                                             config_source=d.source, is_sensitive=False)
+                for d in describe_topic_configs(b, overrides)
+            ]
+        if not request.validate_only:
+            created.append((res, t.name, len(replicas)))
+    if created and request.timeout_ms > 0:
+        admin = b.topic_admin
+        await admin.wait_for(lambda: all(admin.has_leaders(n, k) for _, n, k in created), request.timeout_ms / 1000)
+        for res, name, k in created:
+            if not admin.has_leaders(name, k):
+                res.error_code = ErrorCode.REQUEST_TIMED_OUT
+                res.error_message = f"topic {name!r} was created but its leaders were not elected within {request.timeout_ms} ms"
+    return Resp(throttle_time_ms=0, topics=results)

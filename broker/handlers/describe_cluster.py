@@ -1,0 +1,31 @@
+"""DescribeCluster (key 60), v0-1: cluster id, controller and live brokers (the admin clients' view).
+Only broker endpoints (``endpoint_type`` 1) exist; asking for controller endpoints (2) is
+UNSUPPORTED_ENDPOINT_TYPE. Authorized operations are never computed.
+"""
+
+from __future__ import annotations
+
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+from .metadata import _endpoint
+
+API_KEY = ApiKey.DESCRIBE_CLUSTER
+VERSIONS = (0, 1)
+_API = API_BY_KEY[API_KEY]
+
+
+async def handle(ctx, request):
+    b = ctx.broker
+    Resp = _API.Response
+    if ctx.version >= 1 and request.endpoint_type != 1:
+        return Resp(throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+                    error_message=f"endpoint type {request.endpoint_type} is not served; only brokers (1)",
+                    endpoint_type=request.endpoint_type, cluster_id=b.registry.cluster_id, brokers=[])
+    cache = b.metadata
+    brokers = [
+        Resp.DescribeClusterBroker(broker_id=bid, host=h, port=p, rack=info.rack)
+        for bid, info in sorted(cache.brokers.items())
+        for h, p in [_endpoint(info, ctx.listener)]
+    ]
+    return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, endpoint_type=1, cluster_id=b.registry.cluster_id,
+                controller_id=cache.controller_id if cache.controller_id is not None else -1, brokers=brokers)

@@ -1,0 +1,116 @@
+"""Fetch (key 1), v0-12: read record batches from partitions this broker leads, with long polling.
+
+Every requested partition is listed in the response (session-less full responses). Data comes from the
+log as a file region sent with ``sendfile``; consumers read up to the high watermark (the last stable
+offset is the same: no transactions), a replica (``replica_id`` >= 0) up to the log end.
+
+Limits: per partition ``partition_max_bytes``, overall ``max_bytes`` (v3+); from v3 the first partition
+with data may exceed both so a batch larger than the limits still makes progress (KIP-74); v0-2 are
+hard limits. Long poll: when fewer than ``min_bytes`` are ready, the request waits up to ``max_wait_ms``
+for new data on any requested partition, then reads again. Before v4 batches are down-converted to
+message sets of magic 0 (v0-1) or 1 (v2-3); zstd data cannot be and yields UNSUPPORTED_COMPRESSION_TYPE.
+
+Fetch sessions (v7+, KIP-227): no session is ever created: session id 0 with epoch -1 or 0 gets a full
+response with session id 0 (clients then keep sending full requests); any other session id is
+FETCH_SESSION_ID_NOT_FOUND, epoch > 0 without a session INVALID_FETCH_SESSION_EPOCH.
+v9+ ``current_leader_epoch`` fences stale or newer leaders (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH).
+Gaps: no preferred read replica (KIP-392), no diverging-epoch answer (v12) yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.records import UnsupportedCompressionError, batch_to_legacy
+
+from broker.replication.notifier import wait_any
+
+API_KEY = ApiKey.FETCH
+VERSIONS = (0, 12)
+_API = API_BY_KEY[API_KEY]
+READ_COMMITTED = 1
+
+
+async def handle(ctx, request):
+    Resp = _API.Response
+    v = ctx.version
+    if v >= 7 and request.session_id != 0:
+        return Resp(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
+    if v >= 7 and request.session_epoch not in (-1, 0):
+        return Resp(throttle_time_ms=0, error_code=ErrorCode.INVALID_FETCH_SESSION_EPOCH, session_id=0, responses=[])
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
+    while True:
+        responses, total, any_error, partitions = _read_all(ctx, request)
+        remaining = deadline - loop.time()
+        if total >= request.min_bytes or any_error or remaining <= 0 or not partitions:
+            return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
+        await wait_any([p.data_notifier for p in partitions], remaining)
+
+
+def _read_all(ctx, request):
+    b = ctx.broker
+    v = ctx.version
+    Resp = _API.Response
+    hard_limit = v <= 2
+    remaining = request.max_bytes if v >= 3 else 0x7FFFFFFF
+    min_one = not hard_limit
+    follower = request.replica_id >= 0
+    committed = v >= 4 and request.isolation_level == READ_COMMITTED
+    total = 0
+    any_error = False
+    waiting_on = []
+    responses = []
+    for topic in request.topics:
+        entries = []
+        for fp in topic.partitions:
+            entry = Resp.FetchableTopicResponse.PartitionData(partition_index=fp.partition, error_code=ErrorCode.NONE, high_watermark=-1,
+                                       records=None, aborted_transactions=[] if committed else None)
+            entries.append(entry)
+            part, code = b.replica_manager.leader_partition(topic.topic, fp.partition)
+            if part is not None:
+                code = part.check_leader_epoch(fp.current_leader_epoch)
+            if code != ErrorCode.NONE:
+                entry.error_code = code
+                any_error = True
+                if part is None:
+                    st = b.metadata.partition_state(topic.topic, fp.partition)
+                    if st is not None:
+                        entry.current_leader = Resp.FetchableTopicResponse.PartitionData.LeaderIdAndEpoch(
+                            leader_id=st.leader, leader_epoch=st.leader_epoch)
+                continue
+            plog = part.log
+            hw = plog.high_watermark
+            limit = max(min(fp.partition_max_bytes, remaining), 0)
+            data = plog.read(fp.fetch_offset, limit, max_offset=None if follower else hw, min_one_batch=min_one)
+            entry.high_watermark = hw
+            entry.last_stable_offset = hw
+            entry.log_start_offset = data.log_start_offset
+            if data.error != ErrorCode.NONE:
+                entry.error_code = data.error
+                any_error = True
+                continue
+            waiting_on.append(part)
+            region = data.records
+            if region is None or len(region) == 0:
+                continue
+            if v < 4:
+                try:
+                    converted = batch_to_legacy(region.read_bytes(), 0 if v <= 1 else 1)
+                except UnsupportedCompressionError:
+                    entry.error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+                    any_error = True
+                    continue
+                entry.records = converted
+                size = len(converted)
+            else:
+                entry.records = region
+                size = len(region)
+            total += size
+            remaining -= size
+            if size:
+                min_one = False
+        responses.append(Resp.FetchableTopicResponse(topic=topic.topic, partitions=entries))
+    return responses, total, any_error, waiting_on

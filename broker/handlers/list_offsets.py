@@ -1,0 +1,77 @@
+"""ListOffsets (key 2), v0-7: offsets by time for partitions this broker leads.
+
+Timestamps: -2 earliest (log start offset), -1 latest (high watermark for consumers, log end for a
+replica, ``replica_id`` >= 0), -3 (v7, KIP-734) the offset of the record with the largest timestamp,
+t >= 0 the earliest offset whose timestamp is >= t (offset -1, timestamp -1 when there is none).
+v0 answers ``old_style_offsets``: up to ``max_num_offsets`` segment base offsets older than the time,
+descending (the 0.8 ``getOffsetsBefore``). v4+ ``current_leader_epoch`` is fenced as in Fetch.
+A topic-partition named twice is INVALID_REQUEST for both (v2+), as Kafka does.
+"""
+
+from __future__ import annotations
+
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+API_KEY = ApiKey.LIST_OFFSETS
+VERSIONS = (0, 7)
+_API = API_BY_KEY[API_KEY]
+EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
+
+
+async def handle(ctx, request):
+    b = ctx.broker
+    v = ctx.version
+    Resp = _API.Response
+    PartResp = Resp.ListOffsetsTopicResponse.ListOffsetsPartitionResponse
+    seen: dict[tuple[str, int], int] = {}
+    for t in request.topics:
+        for p in t.partitions:
+            seen[(t.name, p.partition_index)] = seen.get((t.name, p.partition_index), 0) + 1
+    topics = []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            entry = PartResp(partition_index=p.partition_index, error_code=ErrorCode.NONE, old_style_offsets=[],
+                             timestamp=-1, offset=-1, leader_epoch=-1)
+            parts.append(entry)
+            if v >= 2 and seen[(t.name, p.partition_index)] > 1:
+                entry.error_code = ErrorCode.INVALID_REQUEST
+                continue
+            part, code = b.replica_manager.leader_partition(t.name, p.partition_index)
+            if part is not None:
+                code = part.check_leader_epoch(p.current_leader_epoch)
+            if code != ErrorCode.NONE:
+                entry.error_code = code
+                continue
+            plog = part.log
+            ts = p.timestamp
+            if v == 0:
+                entry.old_style_offsets = _old_style(plog, ts, p.max_num_offsets)
+                continue
+            entry.leader_epoch = part.leader_epoch
+            if ts == EARLIEST:
+                entry.offset = plog.log_start_offset
+            elif ts == LATEST:
+                entry.offset = plog.log_end_offset if request.replica_id >= 0 else plog.high_watermark
+            elif ts == MAX_TIMESTAMP:
+                found = plog.offset_for_max_timestamp()
+                if found is not None:
+                    entry.offset, entry.timestamp = found
+            elif ts < 0:
+                entry.error_code = ErrorCode.INVALID_REQUEST
+            else:
+                found = plog.offset_for_timestamp(ts)
+                if found is not None and found[0] < plog.high_watermark:
+                    entry.offset, entry.timestamp = found
+        topics.append(Resp.ListOffsetsTopicResponse(name=t.name, partitions=parts))
+    return Resp(throttle_time_ms=0, topics=topics)
+
+
+def _old_style(plog, ts: int, max_num: int) -> list[int]:
+    """getOffsetsBefore: -1 includes the latest offset, -2 is the log start; otherwise segment bases."""
+    if max_num <= 0:
+        return []
+    if ts == EARLIEST:
+        return [plog.log_start_offset]
+    offsets = plog.legacy_offsets_before(ts, max_num)
+    return offsets[:max_num]

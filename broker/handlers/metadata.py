@@ -1,0 +1,104 @@
+"""Metadata (key 3), v0-12: live brokers (the endpoint of the listener the request came in on), cluster id,
+controller, and topics with partition leaders, leader epochs, replicas, ISR and offline replicas.
+
+Topic lists: v0 empty = all topics; v1+ null = all, empty = none; v10+ topics may be named by id.
+A missing topic is created when the request allows it (v4+ ``allow_auto_topic_creation``, always before
+v4) and ``auto.create.topics.enable`` is on; the answer then waits up to ``AUTO_CREATE_WAIT_S`` for its
+leaders and otherwise reports LEADER_NOT_AVAILABLE so the client asks again, as Kafka does. A partition
+without a live leader reports LEADER_NOT_AVAILABLE with leader -1.
+Gaps: authorized-operations fields are always "not requested" (-2147483648).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+from broker.topic_admin import TopicAdminError
+
+API_KEY = ApiKey.METADATA
+VERSIONS = (0, 12)
+_API = API_BY_KEY[API_KEY]
+AUTO_CREATE_WAIT_S = 1.0
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+def _endpoint(info, listener: str) -> tuple[str, int]:
+    for url in info.advertised_endpoints:
+        name, _, hostport = url.partition("://")
+        if name == listener:
+            host, _, port = hostport.rpartition(":")
+            return host.strip("[]"), int(port)
+    return info.host, info.port
+
+
+async def handle(ctx, request):
+    b = ctx.broker
+    cache = b.metadata
+    v = ctx.version
+    Resp = _API.Response
+    brokers = [
+        Resp.MetadataResponseBroker(node_id=bid, host=h, port=p, rack=info.rack)
+        for bid, info in sorted(cache.brokers.items())
+        for h, p in [_endpoint(info, ctx.listener)]
+    ]
+    if request.topics is None or (v == 0 and not request.topics):
+        wanted = [(name, None) for name in sorted(cache.topics)]
+    else:
+        wanted = [(t.name, t.topic_id) for t in request.topics]
+    allow_create = (request.allow_auto_topic_creation if v >= 4 else True) and b.config["auto.create.topics.enable"]
+
+    created = []
+    errors: dict[str, ErrorCode] = {}
+    for name, topic_id in wanted:
+        if name is None or name in cache.topics or not allow_create:
+            continue
+        try:
+            await b.topic_admin.create_topic(name)
+            created.append(name)
+        except TopicAdminError as e:
+            if e.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                errors[name] = e.error_code
+    if created:
+        await b.topic_admin.wait_for(lambda: all(b.topic_admin.has_leaders(n) for n in created), AUTO_CREATE_WAIT_S)
+
+    topics = []
+    for name, topic_id in wanted:
+        if name is None:
+            name = cache.topic_by_id(topic_id) if topic_id not in (None, uuid.UUID(int=0)) else None
+            if name is None:
+                topics.append(Resp.MetadataResponseTopic(
+                    error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=topic_id or uuid.UUID(int=0),
+                    partitions=[]))
+                continue
+        topics.append(_topic(Resp, cache, name, errors.get(name)))
+    return Resp(
+        throttle_time_ms=0, brokers=brokers, cluster_id=b.registry.cluster_id,
+        controller_id=cache.controller_id if cache.controller_id is not None else -1, topics=topics,
+    )
+
+
+def _topic(Resp, cache, name: str, error: ErrorCode | None):
+    t = cache.topics.get(name)
+    if t is None:
+        code = error if error is not None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return Resp.MetadataResponseTopic(error_code=code, name=name, topic_id=uuid.UUID(int=0), partitions=[])
+    partitions = []
+    for p in sorted(t.replicas):
+        replicas = list(t.replicas[p])
+        st = t.states.get(p)
+        leader = st.leader if st is not None else -1
+        partitions.append(Resp.MetadataResponseTopic.MetadataResponsePartition(
+            error_code=ErrorCode.NONE if leader >= 0 and cache.alive(leader) else ErrorCode.LEADER_NOT_AVAILABLE,
+            partition_index=p,
+            leader_id=leader if leader >= 0 and cache.alive(leader) else -1,
+            leader_epoch=st.leader_epoch if st is not None else -1,
+            replica_nodes=replicas,
+            isr_nodes=list(st.isr) if st is not None else [],
+            offline_replicas=[r for r in replicas if not cache.alive(r)],
+        ))
+    code = ErrorCode.NONE if t.states else ErrorCode.LEADER_NOT_AVAILABLE  # no partition has a state yet
+    return Resp.MetadataResponseTopic(
+        error_code=code, name=name, topic_id=t.topic_id, is_internal=name in INTERNAL_TOPICS, partitions=partitions,
+    )

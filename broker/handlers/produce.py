@@ -1,0 +1,112 @@
+"""Produce (key 0), v0-9: append producer batches to partitions this broker leads.
+
+v0-2 carry v0/v1 message sets, converted here to RecordBatch v2 before they reach the log (the log only
+stores v2); v3+ must carry v2 batches (anything else is INVALID_RECORD). The log validates sizes and
+CRC-32C, assigns offsets in place and checks idempotent-producer sequences; its errors come back per
+partition (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, OUT_OF_ORDER_SEQUENCE_NUMBER,
+INVALID_PRODUCER_EPOCH, ...), with ``error_message`` from v8. A retried idempotent batch is acknowledged
+with its original offsets and not appended again.
+
+acks: 0 sends no response at all; 1 answers once the leader appended; -1 (all) answers once the high
+watermark passed the batch (at once with replication factor 1), or REQUEST_TIMED_OUT after
+``timeout_ms``; any other value is INVALID_REQUIRED_ACKS.
+Gaps: transactions are not supported (transactional batches are stored like any other); no quotas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.records import CorruptRecordError, legacy_to_batches
+
+from broker.log import LogAppendError
+from broker.network import NO_RESPONSE
+from broker.replication.notifier import wait_any
+
+API_KEY = ApiKey.PRODUCE
+VERSIONS = (0, 9)
+_API = API_BY_KEY[API_KEY]
+_MAGIC_POS = 16
+log = logging.getLogger("kafkalog.handlers.produce")
+
+
+def _as_v2(records, version: int) -> bytearray | memoryview:
+    """The request's records as v2 batches (a writable buffer); raises LogAppendError when unusable."""
+    if records is None or len(records) == 0:
+        raise LogAppendError(ErrorCode.INVALID_RECORD, "the produce request carries no records")
+    if len(records) <= _MAGIC_POS:
+        raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"records of {len(records)} bytes are too short for a batch")
+    magic = records[_MAGIC_POS]
+    if version >= 3:
+        if magic != 2:
+            raise LogAppendError(ErrorCode.INVALID_RECORD, f"Produce v{version} needs record batches of magic 2, got magic {magic}")
+        return records
+    if magic not in (0, 1):
+        raise LogAppendError(ErrorCode.INVALID_RECORD, f"Produce v{version} carries message sets of magic 0 or 1, got magic {magic}")
+    try:
+        return bytearray(b"".join(legacy_to_batches(records)))
+    except CorruptRecordError as e:
+        raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"unreadable message set: {e}") from None
+
+
+async def handle(ctx, request):
+    b = ctx.broker
+    Resp = _API.Response
+    acks = request.acks
+    waits = []  # (partition, required high watermark, response entry)
+    responses = []
+    for topic in request.topic_data:
+        entries = []
+        for pd in topic.partition_data:
+            entry = Resp.TopicProduceResponse.PartitionProduceResponse(index=pd.index, error_code=ErrorCode.NONE, base_offset=-1)
+            entries.append(entry)
+            if acks not in (-1, 0, 1):
+                entry.error_code = ErrorCode.INVALID_REQUIRED_ACKS
+                entry.error_message = f"acks must be -1, 0 or 1, not {acks}"
+                continue
+            part, code = b.replica_manager.leader_partition(topic.name, pd.index)
+            if part is None:
+                entry.error_code = code
+                continue
+            try:
+                records = _as_v2(pd.records, ctx.version)
+                min_isr = int(b.metadata.topics[topic.name].config.get("min.insync.replicas", b.config["min.insync.replicas"]))
+                info = part.append_as_leader(records, required_acks=acks, min_insync_replicas=min_isr)
+            except LogAppendError as e:
+                entry.error_code = e.error_code
+                entry.error_message = str(e)
+                log.debug("produce to %s-%d from %s rejected: %s", topic.name, pd.index, ctx.peer, e)
+                continue
+            entry.base_offset = info.first_offset
+            entry.log_append_time_ms = info.log_append_time
+            entry.log_start_offset = info.log_start_offset
+            if acks == -1 and part.high_watermark <= info.last_offset:
+                waits.append((part, info.last_offset + 1, entry))
+        responses.append(Resp.TopicProduceResponse(name=topic.name, partition_responses=entries))
+    if waits:
+        await _await_replication(waits, request.timeout_ms / 1000)
+    if acks == 0:
+        return NO_RESPONSE
+    return Resp(responses=responses, throttle_time_ms=0)
+
+
+async def _await_replication(waits, timeout_s: float) -> None:
+    """acks=all: wait until every partition's high watermark reaches its batch, or time out."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        pending = [(p, hw, e) for p, hw, e in waits if p.high_watermark < hw and p.is_leader]
+        if not pending:
+            break
+        remaining = deadline - loop.time()
+        if remaining <= 0 or not await wait_any([p.data_notifier for p, _, _ in pending], remaining):
+            if loop.time() >= deadline:
+                break
+    for p, hw, e in waits:
+        if not p.is_leader:
+            e.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+        elif p.high_watermark < hw:
+            e.error_code = ErrorCode.REQUEST_TIMED_OUT
+            e.error_message = f"replication of offset {hw - 1} did not complete within the request timeout"

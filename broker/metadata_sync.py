@@ -1,0 +1,154 @@
+"""Keeps a broker's ``MetadataCache`` and ``ReplicaManager`` in line with the cluster registry.
+
+Registry watches (brokers, topics, each topic's partition states, controller) fire on the registry's
+thread; each callback only queues an event onto the broker's event loop, where one task applies the
+events in order: brokers and controller go into the cache; a new topic gets its configuration read and a
+partition-state watch; a state change updates the cache and makes the replica manager open logs and take
+the leader or follower role; a deleted topic leaves the cache and its local logs are deleted. The first
+topics snapshot also deletes local logs of topics that no longer exist.
+
+``ready`` is set once the first brokers and topics snapshots and every known topic's states are applied.
+Event-loop only, apart from the registry callbacks, which only post events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from .cluster.registry import NoSuchTopicError, RegistryError, TopicAssignment
+from .config import ConfigError
+
+if TYPE_CHECKING:
+    from .server import Broker
+
+log = logging.getLogger("kafkalog.metadata")
+
+
+class MetadataSync:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.ready = asyncio.Event()
+        self._events: asyncio.Queue = asyncio.Queue()
+        self._subs: list[Any] = []
+        self._state_subs: dict[str, Any] = {}
+        self._assignments: dict[str, TopicAssignment] = {}
+        self._configs: dict[str, dict[str, str]] = {}
+        self._pending_states: set[str] = set()
+        self._seen = set()
+        self._task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._run(), name="metadata-sync")
+        reg = self.broker.registry
+        self._subs = [
+            reg.on_brokers_changed(self._post("brokers")),
+            reg.on_controller_changed(self._post("controller")),
+            reg.on_topics_changed(self._post("topics")),
+            reg.on_session_reestablished(self._post("session")),
+        ]
+
+    async def stop(self) -> None:
+        for sub in self._subs + list(self._state_subs.values()):
+            sub.cancel()
+        self._subs, self._state_subs = [], {}
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    def _post(self, kind: str, topic: str | None = None):
+        loop = self._loop
+
+        def callback(value: Any = None) -> None:
+            try:
+                loop.call_soon_threadsafe(self._events.put_nowait, (kind, topic, value))
+            except RuntimeError:
+                pass
+
+        return callback
+
+    async def _run(self) -> None:
+        while True:
+            kind, topic, value = await self._events.get()
+            try:
+                await self._apply(kind, topic, value)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("applying %s update failed", kind)
+            self._check_ready()
+
+    def _check_ready(self) -> None:
+        if not self.ready.is_set() and {"brokers", "topics"} <= self._seen and not self._pending_states:
+            self.ready.set()
+
+    async def _apply(self, kind: str, topic: str | None, value: Any) -> None:
+        b = self.broker
+        cache = b.metadata
+        if kind == "brokers":
+            cache.set_brokers(value)
+            self._seen.add(kind)
+        elif kind == "controller":
+            cache.controller_id = value
+        elif kind == "session":
+            log.info("ZooKeeper session re-established; broker %d registered again", b.broker_id)
+        elif kind == "topics":
+            await self._topics_changed(value)
+        elif kind == "states":
+            self._pending_states.discard(topic)
+            assignment = self._assignments.get(topic)
+            if assignment is None:
+                return
+            cache.set_topic(assignment, value, self._configs.get(topic, {}))
+            b.replica_manager.apply_topic(
+                topic, dict(assignment.partitions), value, b.log_config_for(self._configs.get(topic, {}))
+            )
+
+    async def _topics_changed(self, topics: dict[str, TopicAssignment]) -> None:
+        b = self.broker
+        first = "topics" not in self._seen
+        for name in [n for n in self._assignments if n not in topics]:
+            self._assignments.pop(name)
+            self._configs.pop(name, None)
+            self._pending_states.discard(name)
+            sub = self._state_subs.pop(name, None)
+            if sub is not None:
+                sub.cancel()
+            b.metadata.remove_topic(name)
+            b.replica_manager.remove_topic(name)
+            log.info("topic %s deleted", name)
+        for name, assignment in topics.items():
+            old = self._assignments.get(name)
+            if old is not None and old.topic_id != assignment.topic_id:  # deleted and created again
+                self._state_subs.pop(name).cancel()
+                b.metadata.remove_topic(name)
+                b.replica_manager.remove_topic(name)
+                old = None
+            try:
+                config = await b.run_blocking(b.registry.topic_config, name)
+            except NoSuchTopicError:
+                continue
+            try:
+                b.log_config_for(config)
+            except ConfigError as e:
+                log.error("topic %s has an invalid configuration (%s); using the broker defaults", name, e)
+                config = {}
+            self._assignments[name] = assignment
+            config_changed = self._configs.get(name) != config
+            self._configs[name] = config
+            if old is None:
+                self._pending_states.add(name)
+                self._state_subs[name] = b.registry.on_partition_states_changed(name, self._post("states", name))
+            elif old.partitions != assignment.partitions or config_changed:
+                states = b.metadata.topics[name].states if name in b.metadata.topics else {}
+                await self._apply("states", name, dict(states))
+        if first:
+            self._seen.add("topics")
+            try:
+                b.replica_manager.delete_stray_logs(set(topics))
+            except RegistryError as e:
+                log.warning("could not check for logs of deleted topics: %s", e)

@@ -1,0 +1,260 @@
+"""Broker lifecycle: ordered, idempotent start and stop; ``EmbeddedBroker`` runs one in a background thread.
+
+Start order: load and recover the logs -> connect to the registry (ZooKeeper, or an in-process registry
+for ``zookeeper.connect=memory:<name>``) -> bind the listeners -> follow the registry (brokers, topics,
+partition states) until the first snapshot is applied -> register ``/brokers/ids/<id>`` -> serve requests
+-> compete for the controller. Stop order: resign the controller -> stop accepting and finish in-flight
+requests -> stop following the registry -> deregister -> flush logs and write checkpoints (clean-shutdown
+marker) -> close the registry. Both are idempotent; a failed start undoes what it did.
+
+Concurrency: a ``Broker`` lives on one asyncio event loop (handlers, replica manager, metadata); blocking
+registry calls run in its thread pool (``run_blocking``); the log manager runs retention, flushing and
+cleaning on its own background thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import logging
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .cluster.registry import BrokerInfo, ClusterRegistry
+from .config import BrokerConfig
+from .handlers import register_all
+from .handlers.init_producer_id import ProducerIdAllocator
+from .metadata_cache import MetadataCache
+from .metadata_sync import MetadataSync
+from .network import HandlerRegistry, SocketServer
+from .replication.replica_manager import ReplicaManager
+from .topic_admin import TopicAdmin
+
+log = logging.getLogger("kafkalog.broker")
+
+MEMORY_PREFIX = "memory:"
+_memory_stores: dict[str, Any] = {}
+_memory_lock = threading.Lock()
+
+
+def make_registry(config: BrokerConfig) -> ClusterRegistry:
+    """The registry named by ``zookeeper.connect``: ZooKeeper, or ``memory:<name>`` for an in-process one."""
+    connect = config.zookeeper_connect
+    if connect.startswith(MEMORY_PREFIX):
+        from .cluster.memory_registry import MemoryRegistryStore
+
+        with _memory_lock:
+            store = _memory_stores.setdefault(connect, MemoryRegistryStore())
+        return store.view()
+    from .cluster.zk_registry import ZooKeeperRegistry
+
+    timeout = config["zookeeper.session.timeout.ms"]
+    return ZooKeeperRegistry(connect, session_timeout_ms=timeout,
+                             connection_timeout_ms=config["zookeeper.connection.timeout.ms"] or timeout)
+
+
+class Broker:
+    """One broker. ``await start()``, then serve until ``await stop()``; see the module docstring."""
+
+    def __init__(self, config: BrokerConfig, *, registry: ClusterRegistry | None = None) -> None:
+        from .log import LogConfig
+
+        self.config = config
+        self.broker_id = config.broker_id
+        self.default_log_config = LogConfig.broker_defaults(config.log_properties())
+        self.registry = registry
+        self.metadata = MetadataCache(self.broker_id)
+        self.handlers = HandlerRegistry()
+        register_all(self.handlers)
+        self.producer_ids = ProducerIdAllocator(self.broker_id)
+        self.topic_admin = TopicAdmin(self)
+        self.log_manager: Any = None
+        self.replica_manager: ReplicaManager | None = None
+        self.socket_server: SocketServer | None = None
+        self.metadata_sync: MetadataSync | None = None
+        self.controller: Any = None
+        self._executor = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix=f"broker-{self.broker_id}")
+        self._state = "new"
+        self._registered = False
+
+    # -- helpers for components -----------------------------------------------------------------
+    async def run_blocking(self, fn: Callable, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, functools.partial(fn, *args))
+
+    def log_config_for(self, topic_config: Mapping[str, str]):
+        return self.default_log_config.with_topic_overrides(topic_config)
+
+    @property
+    def bound_ports(self) -> dict[str, int]:
+        return {} if self.socket_server is None else {n: a[1] for n, a in self.socket_server.bound.items()}
+
+    def endpoints(self) -> tuple[str, ...]:
+        """Advertised endpoints, with the real port of listeners configured with port 0."""
+        out = []
+        bound = self.bound_ports
+        for lst in self.config.advertised_listeners:
+            port = lst.port or bound.get(lst.name, 0)
+            host = f"[{lst.host}]" if ":" in lst.host else lst.host
+            out.append(f"{lst.name}://{host}:{port}")
+        return tuple(out)
+
+    @property
+    def bootstrap_server(self) -> str:
+        return self.endpoints()[0].split("://", 1)[1]
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    async def start(self, timeout_s: float = 60.0) -> None:
+        if self._state != "new":
+            raise RuntimeError(f"broker {self.broker_id} cannot start: it is {self._state}")
+        self._state = "starting"
+        try:
+            await asyncio.wait_for(self._start(), timeout_s)
+        except BaseException:
+            log.error("broker %d failed to start; undoing", self.broker_id)
+            await self.stop()
+            raise
+        self._state = "serving"
+        log.info("broker %d serving on %s (cluster %s)", self.broker_id, ", ".join(self.endpoints()),
+                 self.registry.cluster_id)
+
+    async def _start(self) -> None:
+        from .cluster.controller import Controller
+        from .log import LogManager
+
+        cfg = self.config
+        dirs = [Path(d) for d in cfg.log_dirs]
+        self.log_manager = LogManager(dirs, self.default_log_config,
+                                      recovery_threads=cfg["num.recovery.threads.per.data.dir"])
+        await self.run_blocking(self.log_manager.load)
+        self.log_manager.start()
+        if self.registry is None:
+            self.registry = make_registry(cfg)
+        connect_timeout_ms = cfg["zookeeper.connection.timeout.ms"] or cfg["zookeeper.session.timeout.ms"]
+        await self.run_blocking(self.registry.start, connect_timeout_ms / 1000)
+        self.replica_manager = ReplicaManager(self.broker_id, self.log_manager, self.metadata)
+        self.socket_server = SocketServer(cfg, self.handlers, self)
+        await self.socket_server.start()
+        self.metadata_sync = MetadataSync(self)
+        self.metadata_sync.start()
+        await self.metadata_sync.ready.wait()
+        host, port = self.bootstrap_server.rsplit(":", 1)
+        info = BrokerInfo(self.broker_id, host.strip("[]"), int(port), cfg["broker.rack"], self.endpoints())
+        await self.run_blocking(self.registry.register_broker, info)
+        self._registered = True
+        while self.broker_id not in self.metadata.brokers:
+            await asyncio.sleep(0.005)
+        self.controller = Controller(self)
+        self.controller.start()
+
+    async def stop(self) -> None:
+        if self._state in ("stopping", "stopped"):
+            return
+        self._state = "stopping"
+        if self.controller is not None:
+            await self.controller.stop()
+        if self.socket_server is not None:
+            await self.socket_server.stop()
+        if self.metadata_sync is not None:
+            await self.metadata_sync.stop()
+        if self.registry is not None and self._registered:
+            try:
+                await self.run_blocking(self.registry.deregister_broker)
+            except Exception as e:  # the session may already be gone
+                log.warning("broker %d: deregistering failed: %s", self.broker_id, e)
+        if self.log_manager is not None:
+            await self.run_blocking(self.log_manager.shutdown)
+        if self.registry is not None:
+            await self.run_blocking(self.registry.close)
+        self._executor.shutdown(wait=False)
+        self._state = "stopped"
+        log.info("broker %d stopped", self.broker_id)
+
+
+class EmbeddedBroker:
+    """A broker on its own event-loop thread, for tests, notebooks and ``make run``.
+
+    ``EmbeddedBroker(broker_id=0, zookeeper_connect=None, log_dir=None, **overrides)``: without
+    ``zookeeper_connect`` it joins the in-process registry ``memory:default`` (brokers of one process that
+    share a registry name form a cluster); without ``log_dir`` it uses a temporary directory removed on
+    stop. Listens on 127.0.0.1 port 0 unless ``listeners`` is given. Context manager.
+    """
+
+    def __init__(self, broker_id: int = 0, *, zookeeper_connect: str | None = None, log_dir: str | Path | None = None,
+                 **overrides: Any) -> None:
+        self._tmp = None
+        if log_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix=f"kafkalog-broker-{broker_id}-")
+            log_dir = self._tmp.name
+        props = {
+            "broker.id": str(broker_id),
+            "listeners": "PLAINTEXT://127.0.0.1:0",
+            "log.dirs": str(log_dir),
+            "zookeeper.connect": zookeeper_connect or f"{MEMORY_PREFIX}default",
+        }
+        props.update({k.replace("_", "."): v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+                      for k, v in overrides.items()})
+        self.config = BrokerConfig.from_properties(props)
+        self.broker: Broker | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        assert self.broker is not None, "the broker is not started"
+        return self.broker.bootstrap_server
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        assert self._loop is not None
+        return self._loop
+
+    def call(self, fn: Callable[[], Any], timeout_s: float = 30.0) -> Any:
+        """Run ``fn()`` on the broker's loop (a coroutine function is awaited) and return its result."""
+        async def run():
+            result = fn()
+            return await result if asyncio.iscoroutine(result) else result
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout_s)
+
+    def start(self, timeout_s: float = 60.0) -> EmbeddedBroker:
+        started = concurrent.futures.Future()
+
+        def main() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            self.broker = Broker(self.config)
+            try:
+                loop.run_until_complete(self.broker.start(timeout_s))
+            except BaseException as e:
+                started.set_exception(e)
+                loop.close()
+                return
+            started.set_result(None)
+            loop.run_forever()
+            loop.run_until_complete(self.broker.stop())
+            loop.close()
+
+        self._thread = threading.Thread(target=main, name=f"broker-{self.config.broker_id}", daemon=True)
+        self._thread.start()
+        started.result(timeout_s + 5)
+        return self
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        if self._thread is None:
+            return
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout_s)
+        self._thread = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

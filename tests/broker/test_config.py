@@ -1,0 +1,97 @@
+"""Broker configuration: Kafka names and defaults, validation errors that name the key, properties syntax."""
+
+from pathlib import Path
+
+import pytest
+
+from broker.config import CONFIG_KEYS, BrokerConfig, ConfigError, parse_properties, render_docs
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = {"broker.id": "1", "zookeeper.connect": "localhost:2181"}
+
+
+def test_defaults_follow_kafka():
+    cfg = BrokerConfig.from_properties(BASE)
+    assert cfg["num.partitions"] == 1
+    assert cfg["auto.create.topics.enable"] is True
+    assert cfg["message.max.bytes"] == 1048588
+    assert cfg["log.segment.bytes"] == 1 << 30
+    assert cfg["socket.request.max.bytes"] == 104857600
+    assert [str(x) for x in cfg.listeners] == ["PLAINTEXT://:9092"]
+    assert cfg.log_dirs == ("/tmp/kafka-logs",)
+
+
+@pytest.mark.parametrize("missing", ["broker.id", "zookeeper.connect"])
+def test_required_keys_are_named(missing):
+    props = {k: v for k, v in BASE.items() if k != missing}
+    with pytest.raises(ConfigError, match=missing.replace(".", r"\.")):
+        BrokerConfig.from_properties(props)
+
+
+@pytest.mark.parametrize(
+    "key,value,fragment",
+    [
+        ("broker.id", "one", "expected int"),
+        ("broker.id", "-1", "at least 0"),
+        ("num.partitions", "0", "at least 1"),
+        ("auto.create.topics.enable", "yes", "true or false"),
+        ("listeners", "localhost:9092", "NAME://host:port"),
+        ("listeners", "SSL://:9093", "only PLAINTEXT"),
+        ("listeners", "PLAINTEXT://:99999", "out of range"),
+        ("log.cleanup.policy", "compact,shred", "must be one of"),
+        ("log.message.timestamp.type", "WallClock", "must be one of"),
+    ],
+)
+def test_bad_values_name_the_key(key, value, fragment):
+    with pytest.raises(ConfigError) as e:
+        BrokerConfig.from_properties({**BASE, key: value})
+    assert key in str(e.value) and fragment in str(e.value)
+
+
+def test_unknown_keys_are_kept_and_reported():
+    cfg = BrokerConfig.from_properties({**BASE, "ssl.keystore.location": "/x", "num.io.threads": "8"})
+    assert cfg.unknown_keys == ("num.io.threads", "ssl.keystore.location")
+
+
+def test_log_properties_are_the_log_section_only():
+    cfg = BrokerConfig.from_properties({**BASE, "log.retention.hours": "1", "num.partitions": "3"})
+    assert cfg.log_properties() == {"log.retention.hours": "1"}
+
+
+def test_properties_syntax(tmp_path):
+    text = "# comment\n! also\nbroker.id = 7\nzookeeper.connect: zk:2181/kafka\nlisteners PLAINTEXT://h:1,\\\n  PLAINTEXT://h:2\nkey\\=x=\\u0041\n"
+    props = parse_properties(text)
+    assert props == {"broker.id": "7", "zookeeper.connect": "zk:2181/kafka",
+                     "listeners": "PLAINTEXT://h:1,PLAINTEXT://h:2", "key=x": "A"}
+    f = tmp_path / "server.properties"
+    f.write_text(text)
+    cfg = BrokerConfig.from_file(f, ["broker.id=9", "num.partitions=4"])
+    assert cfg.broker_id == 9 and cfg["num.partitions"] == 4
+    with pytest.raises(ConfigError, match="expected key=value"):
+        BrokerConfig.from_file(f, ["broker.id"])
+
+
+def test_advertised_listeners_default_to_listeners_with_a_real_host():
+    cfg = BrokerConfig.from_properties({**BASE, "listeners": "PLAINTEXT://:0"})
+    (adv,) = cfg.advertised_listeners
+    assert adv.host and adv.port == 0
+
+
+def test_every_key_documented_and_docs_current():
+    assert all(k.doc for k in CONFIG_KEYS)
+    assert (ROOT / "docs" / "configuration.md").read_text() == render_docs() + "\n", "run `make docs`"
+
+
+def test_log_defaults_agree_with_the_log_store():
+    from broker.log import LogConfig
+
+    cfg = BrokerConfig.from_properties(BASE)
+    log_cfg = LogConfig.broker_defaults(cfg.log_properties())
+    assert log_cfg == LogConfig.broker_defaults({})
+    assert log_cfg.segment_bytes == cfg["log.segment.bytes"]
+    assert log_cfg.max_message_bytes == cfg["message.max.bytes"]
+    assert log_cfg.retention_ms == cfg["log.retention.hours"] * 3_600_000
+    assert log_cfg.retention_bytes == cfg["log.retention.bytes"]
+    assert log_cfg.index_interval_bytes == cfg["log.index.interval.bytes"]
+    assert log_cfg.delete_retention_ms == cfg["log.cleaner.delete.retention.ms"]
+    assert log_cfg.message_timestamp_type == cfg["log.message.timestamp.type"]
