@@ -72,8 +72,7 @@ async def handle(ctx, request):
                 continue
             try:
                 records = _as_v2(pd.records, ctx.version)
-                min_isr = int(b.metadata.topics[topic.name].config.get("min.insync.replicas", b.config["min.insync.replicas"]))
-                info = part.append_as_leader(records, required_acks=acks, min_insync_replicas=min_isr)
+                info = part.append_as_leader(records, required_acks=acks)
             except LogAppendError as e:
                 entry.error_code = e.error_code
                 entry.error_message = str(e)

@@ -76,10 +76,11 @@ class Partition:
             return ErrorCode.FENCED_LEADER_EPOCH
         return ErrorCode.UNKNOWN_LEADER_EPOCH
 
-    def append_as_leader(self, records, *, required_acks: int, min_insync_replicas: int) -> AppendInfo:
+    def append_as_leader(self, records, *, required_acks: int) -> AppendInfo:
         """Append producer batches (v2, offsets unassigned). Raises ``LogAppendError`` with the error code."""
         from broker.log import LogAppendError
 
+        min_insync_replicas = self.log.config.min_insync_replicas
         if required_acks == -1 and len(self.isr) < min_insync_replicas:
             raise LogAppendError(
                 ErrorCode.NOT_ENOUGH_REPLICAS,

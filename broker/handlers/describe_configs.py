@@ -1,0 +1,58 @@
+"""DescribeConfigs (key 32), v0-4: topic configs (every topic-level key with its value and source: topic
+override, ``server.properties`` or default) and this broker's static configs. ``configuration_keys`` null
+means all. v0 reports ``is_default``; v1+ ``config_source`` and, when asked, synonyms; v3+ type and
+documentation. A broker resource must name this broker (or be empty); other resource types (broker
+loggers, client quotas, ...) are INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+from broker.config_describe import describe_broker_configs, describe_topic_configs
+
+API_KEY = ApiKey.DESCRIBE_CONFIGS
+VERSIONS = (0, 4)
+_API = API_BY_KEY[API_KEY]
+TOPIC, BROKER = 2, 4
+
+
+async def handle(ctx, request):
+    b = ctx.broker
+    Resp = _API.Response
+    Result = Resp.DescribeConfigsResult
+    Entry = Result.DescribeConfigsResourceResult
+    results = []
+    for res in request.resources:
+        out = Result(error_code=ErrorCode.NONE, error_message=None, resource_type=res.resource_type,
+                     resource_name=res.resource_name, configs=[])
+        results.append(out)
+        if res.resource_type == TOPIC:
+            t = b.metadata.topics.get(res.resource_name)
+            if t is None:
+                out.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                out.error_message = f"topic {res.resource_name!r} does not exist"
+                continue
+            described = describe_topic_configs(b, t.config)
+        elif res.resource_type == BROKER:
+            if res.resource_name not in ("", str(b.broker_id)):
+                out.error_code = ErrorCode.INVALID_REQUEST
+                out.error_message = f"this is broker {b.broker_id}; ask broker {res.resource_name} for its configs"
+                continue
+            described = describe_broker_configs(b)
+        else:
+            out.error_code = ErrorCode.INVALID_REQUEST
+            out.error_message = f"resource type {res.resource_type} is not supported (2 topic, 4 broker)"
+            continue
+        wanted = None if res.configuration_keys is None else set(res.configuration_keys)
+        for d in described:
+            if wanted is not None and d.name not in wanted:
+                continue
+            out.configs.append(Entry(
+                name=d.name, value=None if d.sensitive else d.value, read_only=res.resource_type == BROKER,
+                is_default=d.is_default, config_source=d.source, is_sensitive=d.sensitive,
+                synonyms=[Entry.DescribeConfigsSynonym(name=n, value=v, source=s) for n, v, s in d.synonyms]
+                if request.include_synonyms else [],
+                config_type=d.type, documentation=d.doc if request.include_documentation else None,
+            ))
+    return Resp(throttle_time_ms=0, results=results)
