@@ -1,0 +1,122 @@
+"""Checks on batches before they are appended: leader appends (from producers) and follower appends.
+
+Leader append (``validate_leader_batches``), each v2 batch of the request in order:
+
+| check                                              | error                           |
+|----------------------------------------------------|---------------------------------|
+| a full 61-byte header, length >= 49, batch inside  | CORRUPT_MESSAGE                 |
+| magic 2 (0/1 must be converted before the log)     | UNSUPPORTED_FOR_MESSAGE_FORMAT  |
+| size <= ``max.message.bytes``                      | MESSAGE_TOO_LARGE               |
+| size <= ``segment.bytes``                          | RECORD_LIST_TOO_LARGE           |
+| known codec, CRC-32C of attributes..end            | CORRUPT_MESSAGE                 |
+| records_count >= 1, last_offset_delta = count - 1  | INVALID_RECORD                  |
+| not a control batch (producers cannot send them)   | INVALID_RECORD                  |
+| compacted topic: every record has a key            | INVALID_RECORD                  |
+
+Records are only decoded for compacted topics (keys); otherwise the CRC vouches for the bytes, and
+consumers decode them. Follower append (``validate_follower_batches``) checks size, magic, CRC and that
+offsets increase from the log end. Both return ``[(position, header), ...]`` and raise ``LogAppendError``
+for the first failure, before anything is written. Stateless; thread-safe.
+"""
+
+from __future__ import annotations
+
+from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.records import CorruptRecordError, decode_batch_records, validate_batch
+from spark_kafkalog.records.batch import BATCH_HEADER_SIZE, CONTROL_BIT, LOG_OVERHEAD, MAGIC_OFFSET, BatchHeader
+
+from broker.log.errors import InvalidOffsetError, LogAppendError
+
+__all__ = ["validate_follower_batches", "validate_leader_batches"]
+
+_B = tuple[int, BatchHeader]
+
+
+def _check_frame(buf, pos: int, end: int) -> None:
+    left = end - pos
+    if left < BATCH_HEADER_SIZE:
+        raise LogAppendError(
+            ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: {left} bytes, less than a {BATCH_HEADER_SIZE}-byte header"
+        )
+    magic = buf[pos + MAGIC_OFFSET]
+    if magic != 2:
+        if magic in (0, 1):
+            raise LogAppendError(
+                ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+                f"batch at byte {pos}: magic {magic}; the log stores only v2 batches (convert first)",
+            )
+        raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: unknown magic {magic}")
+
+
+def validate_leader_batches(
+    buf, *, max_message_bytes: int, segment_bytes: int, compacted: bool, allow_control: bool = False
+) -> list[_B]:
+    out: list[_B] = []
+    end = len(buf)
+    pos = 0
+    if end == 0:
+        raise LogAppendError(ErrorCode.INVALID_RECORD, "no record batches to append")
+    while pos < end:
+        _check_frame(buf, pos, end)
+        length = int.from_bytes(buf[pos + 8 : pos + 12], "big", signed=True)
+        size = length + LOG_OVERHEAD
+        if size > max_message_bytes and size <= end - pos:
+            raise LogAppendError(
+                ErrorCode.MESSAGE_TOO_LARGE, f"batch of {size} bytes exceeds max.message.bytes={max_message_bytes}"
+            )
+        if size > segment_bytes and size <= end - pos:
+            raise LogAppendError(
+                ErrorCode.RECORD_LIST_TOO_LARGE, f"batch of {size} bytes exceeds segment.bytes={segment_bytes}"
+            )
+        try:
+            header = validate_batch(buf, pos)
+        except CorruptRecordError as e:
+            raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: {e}") from None
+        if header.records_count < 1 or header.last_offset_delta != header.records_count - 1:
+            raise LogAppendError(
+                ErrorCode.INVALID_RECORD,
+                f"batch at byte {pos}: records_count {header.records_count} with last_offset_delta "
+                f"{header.last_offset_delta} (a producer batch holds 1..n records at deltas 0..n-1)",
+            )
+        if header.attributes & CONTROL_BIT and not allow_control:
+            raise LogAppendError(ErrorCode.INVALID_RECORD, f"batch at byte {pos}: producers cannot append control batches")
+        if compacted:
+            _check_keys(buf, pos, size, header)
+        out.append((pos, header))
+        pos += size
+    return out
+
+
+def _check_keys(buf, pos: int, size: int, header: BatchHeader) -> None:
+    try:
+        records = decode_batch_records(memoryview(buf)[pos : pos + size], header=header)
+    except CorruptRecordError as e:
+        raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: {e}") from None
+    for record in records:
+        if record.key is None:
+            raise LogAppendError(
+                ErrorCode.INVALID_RECORD, f"record at offset delta {record.offset - header.base_offset} has no key; "
+                "a compacted topic needs a key on every record"
+            )
+
+
+def validate_follower_batches(buf, log_end_offset: int) -> list[_B]:
+    """Batches copied from the leader: whole, CRC-valid, offsets from ``log_end_offset`` upward."""
+    out: list[_B] = []
+    end = len(buf)
+    pos = 0
+    next_offset = log_end_offset
+    while pos < end:
+        _check_frame(buf, pos, end)
+        try:
+            header = validate_batch(buf, pos)
+        except CorruptRecordError as e:
+            raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: {e}") from None
+        if header.base_offset < next_offset:
+            raise InvalidOffsetError(
+                f"batch at byte {pos} starts at offset {header.base_offset}, below the next offset {next_offset}"
+            )
+        next_offset = header.base_offset + header.last_offset_delta + 1
+        out.append((pos, header))
+        pos += header.batch_length + LOG_OVERHEAD
+    return out
