@@ -153,8 +153,8 @@ def _dumps(obj: dict) -> str:
 class BrokerInfo:
     """One live broker, as registered at ``/brokers/ids/<broker_id>`` (version 4 JSON).
 
-    ``endpoints`` are listener URLs (``"PLAINTEXT://host:9092"``); when empty, one PLAINTEXT endpoint is
-    derived from ``host``/``port``. The listener name is the security protocol (no custom listener names).
+    ``endpoints`` are listener URLs (``"PLAINTEXT://host:9092"``); when given empty, the constructor fills
+    in one PLAINTEXT endpoint from ``host``/``port``. The listener name is the security protocol (no custom listener names).
     """
 
     broker_id: int
@@ -163,9 +163,20 @@ class BrokerInfo:
     rack: str | None = None
     endpoints: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.broker_id, int) or self.broker_id < 0:
+            raise ValueError(f"broker id must be a non-negative int, got {self.broker_id!r}")
+        if not isinstance(self.port, int) or not 0 <= self.port <= 65535:
+            raise ValueError(f"broker {self.broker_id}: port out of range: {self.port!r}")
+        endpoints = tuple(self.endpoints) or (f"PLAINTEXT://{self.host}:{self.port}",)
+        for url in endpoints:
+            if "://" not in url:
+                raise ValueError(f"broker {self.broker_id}: endpoint {url!r} is not PROTOCOL://host:port")
+        object.__setattr__(self, "endpoints", endpoints)
+
     @property
     def advertised_endpoints(self) -> tuple[str, ...]:
-        return self.endpoints or (f"PLAINTEXT://{self.host}:{self.port}",)
+        return self.endpoints
 
     @property
     def address(self) -> str:
@@ -242,6 +253,18 @@ class TopicAssignment:
     name: str
     partitions: Mapping[int, tuple[int, ...]]
     topic_id: uuid.UUID = field(default_factory=new_topic_id)
+
+    def __post_init__(self) -> None:
+        normalised = {}
+        for p, replicas in self.partitions.items():
+            replicas = tuple(replicas)
+            if not isinstance(p, int) or p < 0:
+                raise ValueError(f"topic {self.name!r}: partition id must be a non-negative int, got {p!r}")
+            if not replicas or len(set(replicas)) != len(replicas):
+                raise ValueError(f"topic {self.name!r} partition {p}: replicas must be non-empty and "
+                                 f"distinct, got {list(replicas)}")
+            normalised[p] = replicas
+        object.__setattr__(self, "partitions", dict(sorted(normalised.items())))
 
     def to_json(self) -> str:
         return _dumps({"version": 3, "topic_id": uuid_to_base64(self.topic_id),
