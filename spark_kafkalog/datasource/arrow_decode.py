@@ -1,0 +1,389 @@
+"""Fetched RecordBatch v2 bytes straight into a ``pyarrow.RecordBatch`` of the Kafka read schema (no pyspark).
+
+``KAFKA_SCHEMA`` / ``kafka_schema(include_headers)`` is Spark's Kafka source schema in the exact Arrow form
+PySpark 4.3 compares against (``to_arrow_schema(schema, timezone="UTC")``, nullability included):
+
+    | column        | Arrow type                                      | from                               |
+    |---------------|-------------------------------------------------|------------------------------------|
+    | key           | binary                                          | record key, null when absent       |
+    | value         | binary                                          | record value, null for tombstones  |
+    | topic         | string                                          |                                    |
+    | partition     | int32                                           |                                    |
+    | offset        | int64                                           | base_offset + offset_delta         |
+    | timestamp     | timestamp[us, tz=UTC]                           | ms * 1000 (LogAppendTime: batch    |
+    |               |                                                 | max_timestamp)                     |
+    | timestampType | int32                                           | 0 CreateTime, 1 LogAppendTime      |
+    | headers       | list<element: struct<key: string, value: binary>> | only with includeHeaders; null when |
+    |               |                                                 | a record has none                  |
+
+How a group of batches is decoded (``BatchDecoder.add`` then ``build``), per group rather than per record:
+
+1. batch headers are read with one ``struct`` call each; control batches, empty batches and batches wholly
+   outside ``[start, end)`` are skipped; each record section is decompressed once (``records.decompress``)
+   and all sections are joined into one buffer;
+2. one tight Python loop follows the record-length varints to find where each record starts (the only
+   per-record Python work besides one slice per key and value);
+3. every other field is decoded for all records at once with numpy (two-byte varints branch-free, longer
+   ones in a short loop over the few records that have them), checked (lengths, record ends, batch ends),
+   and records outside ``[start, end)`` are masked out;
+4. column buffers are handed to Arrow with ``pa.Array.from_buffers`` (validity bitmaps from
+   ``np.packbits``; key/value bytes joined once per column).
+
+Malformed data raises ``CorruptRecordError`` naming the batch's base offset. CRCs are not checked here
+(the client's fetcher checks them). A ``BatchDecoder`` is used by one thread.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from spark_kafkalog.records import CorruptRecordError, decompress
+from spark_kafkalog.records.batch import BATCH_HEADER_SIZE, CODEC_MASK, CONTROL_BIT, HEADER_STRUCT, TIMESTAMP_TYPE_BIT
+from spark_kafkalog.records.varint import read_varlong
+
+__all__ = ["BatchDecoder", "KAFKA_SCHEMA", "KAFKA_SCHEMA_WITH_HEADERS", "decode_batches", "kafka_schema"]
+
+HEADER_TYPE = pa.list_(pa.field("element", pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])))
+KAFKA_SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+        pa.field("timestampType", pa.int32()),
+    ]
+)
+KAFKA_SCHEMA_WITH_HEADERS = KAFKA_SCHEMA.append(pa.field("headers", HEADER_TYPE))
+
+# Zero bytes after the joined records: vectorised reads of a varint's second byte never leave the buffer.
+_PAD = bytes(16)
+_MIN_RECORD_BODY = 6  # attributes, timestamp delta, offset delta, key length, value length, header count
+
+
+def kafka_schema(include_headers: bool) -> pa.Schema:
+    return KAFKA_SCHEMA_WITH_HEADERS if include_headers else KAFKA_SCHEMA
+
+
+def _zigzag(raw: np.ndarray) -> np.ndarray:
+    raw = raw.astype(np.uint64, copy=False)
+    return ((raw >> np.uint64(1)) ^ (np.uint64(0) - (raw & np.uint64(1)))).view(np.int64)
+
+
+def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Zigzag varints starting at every position of ``pos``: (values int64, sizes int64)."""
+    b0 = buf[pos]
+    two = b0 >= 0x80
+    if not two.any():
+        return _zigzag(b0), np.ones(len(pos), np.int64)
+    b1 = buf[pos + 1]
+    raw = np.where(two, (b0 & 0x7F).astype(np.uint64) | ((b1 & 0x7F).astype(np.uint64) << np.uint64(7)), b0)
+    size = 1 + two.astype(np.int64)
+    longer = np.flatnonzero(two & (b1 >= 0x80))
+    shift = 14
+    while longer.size:
+        if shift > 63:
+            raise CorruptRecordError("varint longer than 10 bytes")
+        nb = buf[pos[longer] + size[longer]]
+        raw[longer] |= (nb & 0x7F).astype(np.uint64) << np.uint64(shift)
+        size[longer] += 1
+        longer = longer[nb >= 0x80]
+        shift += 7
+    return _zigzag(raw), size
+
+
+def _record_starts_loop(data: bytes, count: int) -> np.ndarray:
+    """Start of each of ``count`` consecutive records in ``data``, following their length varints.
+
+    Lengths are trusted here (a negative one is read as its magnitude); ``_decode`` re-decodes them and
+    checks that every record ends where the next begins.
+    """
+    starts = [0] * count
+    pos = 0
+    for i in range(count):
+        starts[i] = pos
+        b = data[pos]
+        if b < 0x80:
+            pos += 1 + (b >> 1)
+        else:
+            b2 = data[pos + 1]
+            if b2 < 0x80:
+                pos += 2 + (((b2 << 7) | (b & 0x7F)) >> 1)
+            else:
+                length, pos = read_varlong(data, pos)
+                pos += abs(length)
+    return np.array(starts, np.int64)
+
+
+def _record_starts_across(buf: np.ndarray, section_starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Same as ``_record_starts_loop`` for every section at once: step k finds the k-th record of every
+    batch that has one (batches visited longest first, so the live ones are always a prefix)."""
+    order = np.argsort(-counts, kind="stable")
+    sorted_counts = counts[order]
+    first = (np.cumsum(counts) - counts)[order]
+    pos = section_starts[order].copy()
+    out = np.empty(int(counts.sum()), np.int64)
+    live = len(order)
+    for k in range(int(sorted_counts[0])):
+        while sorted_counts[live - 1] <= k:
+            live -= 1
+        at = pos[:live]
+        out[first[:live] + k] = at
+        length, size = _varints(buf, at)
+        at += size + np.abs(length)
+    return out
+
+
+# Per-step numpy overhead of ``_record_starts_across`` in record-equivalents of the Python loop.
+_STEP_COST_RECORDS = 60
+
+
+def _record_starts(data: bytes, buf: np.ndarray, section_sizes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Record starts, with whichever method is cheaper for this shape of batches."""
+    total = int(counts.sum())
+    if len(counts) > 1 and int(counts.max()) * _STEP_COST_RECORDS < total:
+        return _record_starts_across(buf, np.cumsum(section_sizes) - section_sizes, counts)
+    return _record_starts_loop(data, total)
+
+
+def _binary_array(data: bytes, begin: np.ndarray, length: np.ndarray, type_=pa.binary()) -> pa.Array:
+    """A binary (or string) array of ``data[begin:begin+length]``; a negative length is null.
+
+    The segments are increasing and disjoint, so ``data`` cut at every segment boundary is a valid binary
+    array (gap, segment, gap, segment, ..., gap) without copying; Arrow's ``take`` of the odd elements
+    then gathers the segments in C++.
+    """
+    n = len(length)
+    valid = length >= 0
+    cuts = np.empty(2 * n + 2, np.int64)
+    cuts[0] = 0
+    cuts[1:-1:2] = begin
+    cuts[2:-1:2] = begin + np.where(valid, length, 0)
+    cuts[-1] = len(data)
+    if len(data) >= 1 << 31:
+        raise CorruptRecordError(f"{len(data)} bytes of records do not fit in one Arrow binary column")
+    pieces = pa.Array.from_buffers(pa.binary(), 2 * n + 1, [None, pa.py_buffer(cuts.astype(np.int32)), pa.py_buffer(data)])
+    gathered = pieces.take(np.arange(1, 2 * n, 2, dtype=np.int64))
+    nulls = n - int(np.count_nonzero(valid))
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    _, offsets, values = gathered.buffers()
+    return pa.Array.from_buffers(type_, n, [bitmap, offsets, values], null_count=nulls, offset=gathered.offset)
+
+
+def _constant_string(text: str, n: int) -> pa.Array:
+    raw = text.encode("utf-8")
+    offsets = np.arange(n + 1, dtype=np.int32) * len(raw)
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(raw * n)])
+
+
+def _numeric(values: np.ndarray, type_: pa.DataType) -> pa.Array:
+    return pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
+
+
+class BatchDecoder:
+    """Collects fetched v2 batches of one topic-partition and decodes them into one Arrow batch.
+
+    ``add(buffer)`` takes the bytes of one whole v2 batch (a ``BatchView.data`` or ``bytes``; compressed or
+    not); ``build()`` returns the records with offsets in ``[start, end)`` as a ``pyarrow.RecordBatch`` of
+    ``kafka_schema(include_headers)`` (``None`` when none) and empties the decoder.
+    """
+
+    __slots__ = ("topic", "partition", "start", "end", "include_headers", "_sections", "_meta", "records", "size")
+
+    def __init__(self, topic: str, partition: int, start: int = 0, end: int | None = None, *, include_headers: bool = False):
+        self.topic = topic
+        self.partition = partition
+        self.start = start
+        self.end = end
+        self.include_headers = include_headers
+        self._sections: list = []
+        self._meta: list[tuple[int, int, int, int, int]] = []
+        self.records = 0
+        """Records added since the last ``build`` (an upper bound of the rows it returns)."""
+        self.size = 0
+        """Bytes of record data added since the last ``build`` (after decompression)."""
+
+    def add(self, buffer) -> None:
+        (base_offset, batch_length, _, magic, _, attributes, last_delta, base_ts, max_ts, _, _, _, count) = (
+            HEADER_STRUCT.unpack_from(buffer, 0)
+        )
+        if magic != 2:
+            raise CorruptRecordError(f"batch at offset {base_offset} has magic {magic}, expected a v2 batch")
+        if attributes & CONTROL_BIT or count <= 0:
+            return
+        if base_offset + last_delta < self.start or (self.end is not None and base_offset >= self.end):
+            return
+        size = batch_length + 12
+        if size > len(buffer) or size < BATCH_HEADER_SIZE:
+            raise CorruptRecordError(f"batch at offset {base_offset} is truncated: {len(buffer)} of {size} bytes")
+        body = memoryview(buffer)[BATCH_HEADER_SIZE:size]
+        codec = attributes & CODEC_MASK
+        if codec:
+            body = decompress(codec, body)
+        log_append = 1 if attributes & TIMESTAMP_TYPE_BIT else 0
+        self._sections.append(body)
+        self._meta.append((base_offset, count, base_ts, max_ts, log_append))
+        self.records += count
+        self.size += len(body)
+
+    def build(self) -> pa.RecordBatch | None:
+        sections, meta = self._sections, self._meta
+        self._sections, self._meta, self.records, self.size = [], [], 0, 0
+        if not meta:
+            return None
+        try:
+            return self._decode(sections, meta)
+        except IndexError:
+            raise CorruptRecordError(
+                f"record data of {self.topic}-{self.partition} from offset {meta[0][0]} is truncated"
+            ) from None
+
+    def _decode(self, sections: list, meta: list) -> pa.RecordBatch | None:
+        data = b"".join(sections) + _PAD
+        end_of_data = len(data) - len(_PAD)
+        base_offsets, counts, base_ts, max_ts, log_append = (np.array(column, np.int64) for column in zip(*meta))
+        total = int(counts.sum())
+        buf = np.frombuffer(data, np.uint8)
+        section_sizes = np.array([len(s) for s in sections], np.int64)
+        starts = _record_starts(data, buf, section_sizes, counts)
+
+        length, size = _varints(buf, starts)
+        body = starts + size
+        record_end = body + length
+        section_ends = np.cumsum(section_sizes)
+        last_of_batch = np.cumsum(counts) - 1
+        if (
+            (length < _MIN_RECORD_BODY).any()
+            or (record_end[:-1] != starts[1:]).any()
+            or (record_end[last_of_batch] != section_ends).any()
+            or record_end[-1] != end_of_data
+        ):
+            self._raise_corrupt(meta, counts, record_end, section_ends, length)
+        p = body + 1  # attributes (unused)
+        ts_delta, size = _varints(buf, p)
+        p += size
+        offset_delta, size = _varints(buf, p)
+        p += size
+        offsets = np.repeat(base_offsets, counts) + offset_delta
+        keep = offsets >= self.start
+        if self.end is not None:
+            keep &= offsets < self.end
+        if not keep.all():
+            index = np.flatnonzero(keep)
+            if not index.size:
+                return None
+            offsets, p, record_end, ts_delta = offsets[index], p[index], record_end[index], ts_delta[index]
+            batch_of = np.repeat(np.arange(len(counts)), counts)[index]
+        else:
+            batch_of = np.repeat(np.arange(len(counts)), counts)
+        n = len(offsets)
+        key_length, size = _varints(buf, p)
+        p += size
+        key_begin = p
+        p = p + np.maximum(key_length, 0)
+        value_length, size = _varints(buf, p)
+        p += size
+        value_begin = p
+        p = p + np.maximum(value_length, 0)
+        header_count, size = _varints(buf, p)
+        p += size
+        if (key_length < -1).any() or (value_length < -1).any() or (header_count < 0).any() or (p > record_end).any():
+            bad = int(np.flatnonzero((key_length < -1) | (value_length < -1) | (header_count < 0) | (p > record_end))[0])
+            raise CorruptRecordError(
+                f"record at offset {int(offsets[bad])} of {self.topic}-{self.partition} has invalid key, value or "
+                "header lengths"
+            )
+        has_headers = header_count > 0
+        if not self.include_headers and (p[~has_headers] != record_end[~has_headers]).any():
+            bad = int(np.flatnonzero((p != record_end) & ~has_headers)[0])
+            raise CorruptRecordError(
+                f"record at offset {int(offsets[bad])} of {self.topic}-{self.partition}: fields do not add up to its length"
+            )
+
+        log_append_rec = log_append[batch_of].astype(bool)
+        timestamps_ms = np.where(log_append_rec, max_ts[batch_of], base_ts[batch_of] + ts_delta)
+        columns = [
+            _binary_array(data, key_begin, key_length),
+            _binary_array(data, value_begin, value_length),
+            _constant_string(self.topic, n),
+            _numeric(np.full(n, self.partition, np.int32), pa.int32()),
+            _numeric(offsets, pa.int64()),
+            _numeric(timestamps_ms * 1000, pa.timestamp("us", tz="UTC")),
+            _numeric(log_append_rec.astype(np.int32), pa.int32()),
+        ]
+        if self.include_headers:
+            columns.append(self._headers(data, buf, p, header_count, record_end, offsets))
+        return pa.RecordBatch.from_arrays(columns, schema=kafka_schema(self.include_headers))
+
+    def _headers(self, data, buf, p, header_count, record_end, offsets) -> pa.Array:
+        """``list<struct<key, value>>``: null for records without headers; decoded one header rank at a time."""
+        n = len(header_count)
+        if ((header_count * 2) > (record_end - p)).any():
+            bad = int(np.flatnonzero(header_count * 2 > record_end - p)[0])
+            raise CorruptRecordError(f"record at offset {int(offsets[bad])}: header count {int(header_count[bad])} out of bounds")
+        list_offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(header_count, out=list_offsets[1:])
+        total = int(list_offsets[-1])
+        hk_begin = np.zeros(total, np.int64)
+        hk_length = np.zeros(total, np.int64)
+        hv_begin = np.zeros(total, np.int64)
+        hv_length = np.zeros(total, np.int64)
+        pos = p.copy()
+        rank = 0
+        active = np.flatnonzero(header_count > 0)
+        while active.size:
+            slot = list_offsets[active] + rank
+            at = pos[active]
+            k_len, size = _varints(buf, at)
+            at = at + size
+            hk_begin[slot], hk_length[slot] = at, k_len
+            at = at + np.maximum(k_len, 0)
+            v_len, size = _varints(buf, at)
+            at = at + size
+            hv_begin[slot], hv_length[slot] = at, v_len
+            at = at + np.maximum(v_len, 0)
+            if (k_len < 0).any() or (v_len < -1).any() or (at > record_end[active]).any():
+                bad = int(active[np.flatnonzero((k_len < 0) | (v_len < -1) | (at > record_end[active]))[0]])
+                raise CorruptRecordError(f"record at offset {int(offsets[bad])}: header {rank} has an invalid length")
+            pos[active] = at
+            rank += 1
+            active = active[header_count[active] > rank]
+        if (pos != record_end).any():
+            bad = int(np.flatnonzero(pos != record_end)[0])
+            raise CorruptRecordError(f"record at offset {int(offsets[bad])}: fields do not add up to its length")
+        keys = _binary_array(data, hk_begin, hk_length, pa.string())
+        try:
+            keys.validate(full=True)
+        except pa.ArrowInvalid:
+            raise CorruptRecordError(f"a header key of {self.topic}-{self.partition} is not valid UTF-8") from None
+        values = _binary_array(data, hv_begin, hv_length)
+        entries = pa.StructArray.from_arrays([keys, values], fields=list(HEADER_TYPE.value_type))
+        has = header_count > 0
+        nulls = n - int(np.count_nonzero(has))
+        bitmap = pa.py_buffer(np.packbits(has, bitorder="little")) if nulls else None
+        return pa.Array.from_buffers(
+            HEADER_TYPE, n, [bitmap, pa.py_buffer(list_offsets.astype(np.int32))], null_count=nulls, children=[entries]
+        )
+
+    def _raise_corrupt(self, meta, counts, record_end, section_ends, length) -> None:
+        first_record = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        for (base_offset, *_), first, last, section_end in zip(meta, first_record, np.cumsum(counts) - 1, section_ends):
+            ok = (length[first : last + 1] >= _MIN_RECORD_BODY).all() and record_end[last] == section_end
+            if not ok:
+                raise CorruptRecordError(
+                    f"batch at offset {base_offset} of {self.topic}-{self.partition}: records do not fill the batch "
+                    "(wrong records_count or record lengths)"
+                )
+        raise CorruptRecordError(f"record data of {self.topic}-{self.partition} is corrupt")
+
+
+def decode_batches(
+    buffers, topic: str, partition: int, start: int = 0, end: int | None = None, *, include_headers: bool = False
+) -> pa.RecordBatch | None:
+    """Decode whole v2 batches (bytes-like, one batch each) in one go; see ``BatchDecoder``."""
+    decoder = BatchDecoder(topic, partition, start, end, include_headers=include_headers)
+    for buffer in buffers:
+        decoder.add(buffer)
+    return decoder.build()

@@ -1,0 +1,491 @@
+"""Options of the ``kafkalog`` source and sink: Spark's Kafka connector names, defaults and rules (pure).
+
+``parse_source_options(mapping)`` and ``parse_sink_options(mapping)`` take the options a DataFrame
+reader or writer was given (keys case-insensitive, values strings) and return immutable, picklable
+settings, or raise ``KafkaOptionError`` whose message names the option and shows an example. The rules
+are those of Spark's ``KafkaSourceProvider`` (validateBatchOptions, strategy checks, forbidden
+``kafka.*`` keys), with these kafkalog choices:
+
+- an unknown option is an error naming the closest known one (Spark ignores it silently);
+- ``subscribePattern`` is a Python regular expression, matched with ``re.search`` as Spark matches
+  (``orders`` also selects ``orders-eu``);
+- ``kafka.*`` settings are checked here against the client's configuration table, so a typo fails at
+  planning rather than in a task;
+- streaming-only options (``maxOffsetsPerTrigger``, ...) are validated and ignored in batch, as Spark
+  ignores them with a warning.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from spark_kafkalog.datasource.offsets import (
+    EARLIEST,
+    LATEST,
+    OFFSETS_EXAMPLE,
+    EarliestLimit,
+    GlobalTimestampLimit,
+    LatestLimit,
+    OffsetLimit,
+    OffsetsJsonError,
+    SpecificOffsetsLimit,
+    SpecificTimestampsLimit,
+    TimestampStrategy,
+    TopicPartition,
+    parse_assign,
+    parse_partition_offsets,
+    parse_partition_timestamps,
+)
+
+__all__ = [
+    "Assign",
+    "KafkaOptionError",
+    "SinkOptions",
+    "SourceOptions",
+    "Subscribe",
+    "SubscribePattern",
+    "SubscriptionStrategy",
+    "parse_sink_options",
+    "parse_source_options",
+]
+
+BOOTSTRAP = "kafka.bootstrap.servers"
+STRATEGY_NAMES = ("subscribe", "subscribePattern", "assign")
+
+# Spark's spelling of every option (the lower-case form is the lookup key).
+_SOURCE_OPTIONS = (
+    BOOTSTRAP,
+    "assign",
+    "subscribe",
+    "subscribePattern",
+    "startingOffsets",
+    "startingOffsetsByTimestamp",
+    "startingTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "endingOffsets",
+    "endingOffsetsByTimestamp",
+    "endingTimestamp",
+    "failOnDataLoss",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "includeHeaders",
+    "groupIdPrefix",
+    "kafkaConsumer.pollTimeoutMs",
+    "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs",
+    # streaming only: validated, ignored by batch reads (as Spark does)
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+)
+_SINK_OPTIONS = (BOOTSTRAP, "topic", "includeHeaders")
+_STREAMING_ONLY = ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")
+
+# kafka.* keys Spark refuses, with the reason it gives.
+_FORBIDDEN_SOURCE_KEYS = {
+    "auto.offset.reset": "set the source option 'startingOffsets' to 'earliest' or 'latest' instead, e.g. "
+    ".option(\"startingOffsets\", \"earliest\"); the source tracks offsets itself",
+    "key.deserializer": "keys are always read as bytes (column 'key' is binary); deserialize with DataFrame "
+    "operations, e.g. col(\"key\").cast(\"string\")",
+    "value.deserializer": "values are always read as bytes (column 'value' is binary); deserialize with "
+    "DataFrame operations, e.g. col(\"value\").cast(\"string\")",
+    "enable.auto.commit": "the source does not commit offsets to Kafka; it plans offset ranges itself from "
+    "options, e.g. .option(\"startingOffsets\", \"earliest\")",
+    "interceptor.classes": "consumer interceptors are not supported; transform the DataFrame instead, e.g. "
+    "df.withColumn(\"value\", ...)",
+}
+_FORBIDDEN_SINK_KEYS = {
+    "key.serializer": "keys are written as bytes; cast column 'key' to string or binary first, e.g. "
+    "col(\"id\").cast(\"string\").alias(\"key\")",
+    "value.serializer": "values are written as bytes; cast column 'value' to string or binary first, e.g. "
+    "to_json(struct(\"*\")).alias(\"value\")",
+}
+
+DEFAULT_POLL_TIMEOUT_MS = 120_000  # spark.network.timeout (120 s), Spark's default
+DEFAULT_FETCH_OFFSET_RETRIES = 3
+DEFAULT_FETCH_OFFSET_RETRY_INTERVAL_MS = 1000  # the code default (the guide says 10)
+DEFAULT_GROUP_ID_PREFIX = "spark-kafka-relation"
+
+
+class KafkaOptionError(ValueError):
+    """An invalid, missing or conflicting option; the message names it and shows an example."""
+
+
+@dataclass(frozen=True)
+class Assign:
+    """``assign``: exactly these topic-partitions."""
+
+    partitions: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True)
+class Subscribe:
+    """``subscribe``: every partition of these topics (topics that do not exist contribute none)."""
+
+    topics: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SubscribePattern:
+    """``subscribePattern``: every partition of the topics the pattern finds (``re.search``), internal
+    topics (names starting with ``__``) excluded."""
+
+    pattern: str
+
+    def matches(self, topic: str) -> bool:
+        return not topic.startswith("__") and re.search(self.pattern, topic) is not None
+
+
+SubscriptionStrategy = Assign | Subscribe | SubscribePattern
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """Validated read settings; ``client_properties`` are the ``kafka.*`` options without the prefix
+    (``bootstrap.servers`` included), ready for ``ClientConfig.from_kafka_properties``."""
+
+    bootstrap_servers: str
+    strategy: SubscriptionStrategy
+    starting: OffsetLimit = EarliestLimit()
+    ending: OffsetLimit = LatestLimit()
+    fail_on_data_loss: bool = True
+    min_partitions: int | None = None
+    max_records_per_partition: int | None = None
+    include_headers: bool = False
+    poll_timeout_ms: int = DEFAULT_POLL_TIMEOUT_MS
+    fetch_offset_retries: int = DEFAULT_FETCH_OFFSET_RETRIES
+    fetch_offset_retry_interval_ms: int = DEFAULT_FETCH_OFFSET_RETRY_INTERVAL_MS
+    client_properties: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    """Validated write settings; ``topic`` (trimmed) overrides a ``topic`` column when set."""
+
+    bootstrap_servers: str
+    topic: str | None = None
+    client_properties: Mapping[str, str] = field(default_factory=dict)
+
+
+def _lower(options: Mapping[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in options.items():
+        out[str(key).lower()] = value if value is None else str(value)
+    return out
+
+
+def _check_known(opts: Mapping[str, str], known: tuple[str, ...], direction: str, other: tuple[str, ...]) -> None:
+    by_lower = {name.lower(): name for name in known}
+    for key in opts:
+        if key.startswith("kafka.") or key in by_lower:
+            continue
+        if key in {name.lower() for name in other}:
+            raise KafkaOptionError(
+                f"Option '{key}' does not apply to {direction} with format 'kafkalog'; remove it. "
+                f"Options for {direction}: {', '.join(known)}, kafka.* (e.g. kafka.client.id)"
+            )
+        close = difflib.get_close_matches(key, list(by_lower), n=1, cutoff=0.6)
+        hint = f"; did you mean '{by_lower[close[0]]}'?" if close else ""
+        raise KafkaOptionError(
+            f"Unknown option '{key}' for {direction} with format 'kafkalog'{hint} Known options: "
+            f"{', '.join(known)}, and kafka.* for client settings (e.g. kafka.fetch.max.bytes)"
+        )
+
+
+def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = opts.get(name.lower())
+    if raw is None:
+        return default
+    text = raw.strip().lower()
+    if text not in ("true", "false"):
+        raise KafkaOptionError(f"Invalid value '{raw}' for option '{name}': must be true or false, e.g. .option(\"{name}\", \"false\")")
+    return text == "true"
+
+
+def _positive_int(opts: Mapping[str, str], name: str, example: str, *, allow_zero: bool = False) -> int | None:
+    raw = opts.get(name.lower())
+    if raw is None:
+        return None
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = None
+    if value is None or value < 0 or (value == 0 and not allow_zero):
+        kind = "non-negative" if allow_zero else "positive"
+        raise KafkaOptionError(
+            f"Invalid value '{raw}' for option '{name}', must be a {kind} integer, e.g. .option(\"{name}\", \"{example}\")"
+        )
+    return value
+
+
+def _timestamp(opts: Mapping[str, str], name: str) -> int | None:
+    raw = opts.get(name.lower())
+    if raw is None:
+        return None
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise KafkaOptionError(
+            f"Invalid value '{raw}' for option '{name}': expected a single long value (milliseconds since the "
+            f"epoch), e.g. .option(\"{name}\", \"1700000000000\")"
+        ) from None
+    if value < 0:
+        raise KafkaOptionError(
+            f"Invalid value '{raw}' for option '{name}': timestamps must be >= 0 (milliseconds since the epoch), "
+            f"e.g. .option(\"{name}\", \"1700000000000\")"
+        )
+    return value
+
+
+def _bootstrap(opts: Mapping[str, str], role: str) -> str:
+    servers = (opts.get(BOOTSTRAP) or "").strip()
+    if not servers:
+        raise KafkaOptionError(
+            f"Option '{BOOTSTRAP}' must be specified for configuring Kafka {role}, e.g. "
+            f".option(\"{BOOTSTRAP}\", \"host1:9092,host2:9092\")"
+        )
+    return servers
+
+
+def _client_properties(opts: Mapping[str, str], forbidden: Mapping[str, str]) -> dict[str, str]:
+    """The ``kafka.*`` options without the prefix, checked against the client's configuration table."""
+    from spark_kafkalog.client.config import ClientConfig  # the client package, not pyspark
+    from spark_kafkalog.client.errors import ConfigError
+
+    props: dict[str, str] = {}
+    for key, value in opts.items():
+        if not key.startswith("kafka."):
+            continue
+        name = key[len("kafka."):]
+        if name in forbidden:
+            raise KafkaOptionError(f"Kafka option '{name}' is not supported: {forbidden[name]}")
+        if value is None:
+            raise KafkaOptionError(f"Option '{key}' has no value; give one, e.g. .option(\"kafka.client.id\", \"etl\")")
+        props[name] = value
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            ClientConfig.from_kafka_properties(props)
+    except ConfigError as e:
+        message = str(e)
+        for name in props:
+            message = message.replace(f"'{name}'", f"'kafka.{name}'")
+        raise KafkaOptionError(
+            f"Invalid Kafka client option: {message}. Client settings are Kafka's names prefixed with 'kafka.', "
+            "e.g. .option(\"kafka.max.partition.fetch.bytes\", \"4194304\")"
+        ) from None
+    return props
+
+
+def _strategy(opts: Mapping[str, str]) -> SubscriptionStrategy:
+    given = [name for name in STRATEGY_NAMES if name.lower() in opts]
+    if not given:
+        raise KafkaOptionError(
+            "One of the following options must be specified for Kafka source: subscribe, subscribePattern, "
+            "assign, e.g. .option(\"subscribe\", \"topicA,topicB\"). See the docs for more details."
+        )
+    if len(given) > 1:
+        raise KafkaOptionError(
+            "Only one of the following options can be specified for Kafka source: subscribe, subscribePattern, "
+            f"assign (got {', '.join(given)}), e.g. .option(\"subscribe\", \"topicA,topicB\"). See the docs for more details."
+        )
+    name = given[0]
+    value = opts[name.lower()] or ""
+    if name == "assign":
+        try:
+            return Assign(tuple(parse_assign(value)))
+        except OffsetsJsonError as e:
+            raise KafkaOptionError(str(e)) from None
+    if name == "subscribe":
+        topics = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
+        if not topics:
+            raise KafkaOptionError(
+                f"No topics to subscribe to as specified value for option 'subscribe' is '{value}'; "
+                "expected e.g. .option(\"subscribe\", \"topicA,topicB\")"
+            )
+        return Subscribe(topics)
+    if not value.strip():
+        raise KafkaOptionError(
+            f"Pattern to subscribe is empty as specified value for option 'subscribePattern' is '{value}'; "
+            "expected e.g. .option(\"subscribePattern\", \"orders-.*\")"
+        )
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise KafkaOptionError(
+            f"Invalid value '{value}' for option 'subscribePattern': not a valid regular expression ({e}); "
+            "expected e.g. .option(\"subscribePattern\", \"orders-.*\")"
+        ) from None
+    return SubscribePattern(value)
+
+
+def _offsets_limit(opts: Mapping[str, str], name: str, default: OffsetLimit) -> OffsetLimit:
+    raw = opts.get(name.lower())
+    if raw is None:
+        return default
+    text = raw.strip().lower()
+    if text == "earliest":
+        return EarliestLimit()
+    if text == "latest":
+        return LatestLimit()
+    try:
+        return SpecificOffsetsLimit(parse_partition_offsets(raw, name))
+    except OffsetsJsonError as e:
+        raise KafkaOptionError(f"{e} (or 'earliest' / 'latest')") from None
+
+
+def _limit(opts: Mapping[str, str], prefix: str, default: OffsetLimit, strategy: str) -> OffsetLimit:
+    """Spark's precedence: ``<prefix>Timestamp`` > ``<prefix>OffsetsByTimestamp`` > ``<prefix>Offsets``."""
+    ts = _timestamp(opts, f"{prefix}Timestamp")
+    if ts is not None:
+        return GlobalTimestampLimit(ts, strategy)
+    by_ts = opts.get(f"{prefix}OffsetsByTimestamp".lower())
+    if by_ts is not None:
+        try:
+            return SpecificTimestampsLimit(parse_partition_timestamps(by_ts, f"{prefix}OffsetsByTimestamp"), strategy)
+        except OffsetsJsonError as e:
+            raise KafkaOptionError(str(e)) from None
+    return _offsets_limit(opts, f"{prefix}Offsets", default)
+
+
+def _check_batch_limits(starting: OffsetLimit, ending: OffsetLimit) -> None:
+    """Spark's validateBatchOptions: no 'latest' start, no 'earliest' end, matching JSON partition sets."""
+    if isinstance(starting, LatestLimit):
+        raise KafkaOptionError(
+            "starting offset can't be latest for batch queries on Kafka (option 'startingOffsets'); use "
+            f"'earliest' or a JSON, e.g. {OFFSETS_EXAMPLE.replace('-1', '-2')}"
+        )
+    if isinstance(starting, SpecificOffsetsLimit):
+        for tp, offset in sorted(starting.offsets.items()):
+            if offset == LATEST:
+                raise KafkaOptionError(
+                    f"startingOffsets for {tp} can't be latest (-1) for batch queries on Kafka; use -2 (earliest) "
+                    "or an offset >= 0, e.g. {\"topicA\":{\"0\":23,\"1\":-2}}"
+                )
+    if isinstance(ending, EarliestLimit):
+        raise KafkaOptionError(
+            "ending offset can't be earliest for batch queries on Kafka (option 'endingOffsets'); use 'latest' "
+            "or a JSON, e.g. {\"topicA\":{\"0\":50,\"1\":-1}}"
+        )
+    if isinstance(ending, SpecificOffsetsLimit):
+        for tp, offset in sorted(ending.offsets.items()):
+            if offset == EARLIEST:
+                raise KafkaOptionError(
+                    f"endingOffsets for {tp} can't be earliest (-2) for batch queries on Kafka; use -1 (latest) "
+                    "or an offset >= 0, e.g. {\"topicA\":{\"0\":50,\"1\":-1}}"
+                )
+    for kind in (SpecificOffsetsLimit, SpecificTimestampsLimit):
+        if isinstance(starting, kind) and isinstance(ending, kind):
+            start = starting.offsets if kind is SpecificOffsetsLimit else starting.timestamps
+            end = ending.offsets if kind is SpecificOffsetsLimit else ending.timestamps
+            what = "Offsets" if kind is SpecificOffsetsLimit else "OffsetsByTimestamp"
+            if set(start) != set(end):
+                raise KafkaOptionError(
+                    f"The starting{what} and ending{what} options name different topic-partitions: only in "
+                    f"starting: {sorted(map(str, set(start) - set(end)))}, only in ending: "
+                    f"{sorted(map(str, set(end) - set(start)))}; give both the same partitions, e.g. "
+                    f"starting{what} {{\"t\":{{\"0\":5}}}} with ending{what} {{\"t\":{{\"0\":9}}}}"
+                )
+            for tp in sorted(start):
+                if start[tp] >= 0 and end[tp] >= 0 and start[tp] > end[tp]:
+                    raise KafkaOptionError(
+                        f"The starting{what} value {start[tp]} of {tp} is greater than its ending{what} value "
+                        f"{end[tp]}; the start must be <= the end, e.g. starting{what} {{\"t\":{{\"0\":5}}}} with "
+                        f"ending{what} {{\"t\":{{\"0\":9}}}}"
+                    )
+
+
+def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
+    """Validated batch-read settings from DataFrameReader options (case-insensitive keys)."""
+    opts = _lower(options)
+    _check_known(opts, _SOURCE_OPTIONS, "reads", _SINK_OPTIONS)
+    servers = _bootstrap(opts, "consumer")
+    strategy = _strategy(opts)
+    raw_strategy = opts.get("startingoffsetsbytimestampstrategy")
+    ts_strategy = TimestampStrategy.ERROR
+    if raw_strategy is not None:
+        ts_strategy = raw_strategy.strip().lower()
+        if ts_strategy not in TimestampStrategy.ALL:
+            raise KafkaOptionError(
+                f"Invalid value '{raw_strategy}' for option 'startingOffsetsByTimestampStrategy': must be 'error' "
+                "or 'latest', e.g. .option(\"startingOffsetsByTimestampStrategy\", \"latest\")"
+            )
+    starting = _limit(opts, "starting", EarliestLimit(), ts_strategy)
+    # An ending timestamp without a match means "latest" (Spark), whatever the starting strategy says.
+    ending = _limit(opts, "ending", LatestLimit(), TimestampStrategy.LATEST)
+    _check_batch_limits(starting, ending)
+    if isinstance(strategy, Assign):
+        _check_partitions_match(strategy, starting, "starting")
+        _check_partitions_match(strategy, ending, "ending")
+    max_per_trigger = _positive_int(opts, "maxOffsetsPerTrigger", "10000")
+    min_per_trigger = _positive_int(opts, "minOffsetsPerTrigger", "1000")
+    if max_per_trigger is not None and min_per_trigger is not None and min_per_trigger > max_per_trigger:
+        raise KafkaOptionError(
+            f"Option 'minOffsetsPerTrigger' ({min_per_trigger}) must be <= 'maxOffsetsPerTrigger' ({max_per_trigger}), "
+            "e.g. .option(\"minOffsetsPerTrigger\", \"1000\").option(\"maxOffsetsPerTrigger\", \"10000\")"
+        )
+    delay = opts.get("maxtriggerdelay")
+    if delay is not None and not re.fullmatch(r"\s*\d+\s*(us|ms|s|m|min|h|d)?\s*", delay.lower()):
+        raise KafkaOptionError(f"Invalid value '{delay}' for option 'maxTriggerDelay': expected a duration, e.g. \"15m\" or \"30s\"")
+    props = _client_properties(opts, _FORBIDDEN_SOURCE_KEYS)
+    return SourceOptions(
+        bootstrap_servers=servers,
+        strategy=strategy,
+        starting=starting,
+        ending=ending,
+        fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
+        min_partitions=_positive_int(opts, "minPartitions", "10"),
+        max_records_per_partition=_positive_int(opts, "maxRecordsPerPartition", "100000"),
+        include_headers=_bool(opts, "includeHeaders", False),
+        poll_timeout_ms=_positive_int(opts, "kafkaConsumer.pollTimeoutMs", "120000") or DEFAULT_POLL_TIMEOUT_MS,
+        fetch_offset_retries=_retries(opts),
+        fetch_offset_retry_interval_ms=_interval(opts),
+        client_properties=props,
+    )
+
+
+def _retries(opts: Mapping[str, str]) -> int:
+    value = _positive_int(opts, "fetchOffset.numRetries", "3", allow_zero=True)
+    return DEFAULT_FETCH_OFFSET_RETRIES if value is None else value
+
+
+def _interval(opts: Mapping[str, str]) -> int:
+    value = _positive_int(opts, "fetchOffset.retryIntervalMs", "1000", allow_zero=True)
+    return DEFAULT_FETCH_OFFSET_RETRY_INTERVAL_MS if value is None else value
+
+
+def _check_partitions_match(strategy: Assign, limit: OffsetLimit, which: str) -> None:
+    """Spark's startOffsetDoesNotMatchAssigned: specific offsets/timestamps must name exactly the assigned
+    partitions (checked here for ``assign``; for subscriptions once the topics are known)."""
+    if isinstance(limit, SpecificOffsetsLimit):
+        given, name = set(limit.offsets), f"{which}Offsets"
+    elif isinstance(limit, SpecificTimestampsLimit):
+        given, name = set(limit.timestamps), f"{which}OffsetsByTimestamp"
+    else:
+        return
+    assigned = set(strategy.partitions)
+    if given != assigned:
+        raise KafkaOptionError(
+            f"If '{name}' contains specific offsets, you must specify all TopicPartitions. Use -1 for latest, "
+            f"-2 for earliest, e.g. {{\"t\":{{\"0\":23,\"1\":-2}}}}. Specified: {sorted(map(str, given))} "
+            f"Assigned: {sorted(map(str, assigned))}"
+        )
+
+
+def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
+    """Validated write settings from DataFrameWriter options (case-insensitive keys)."""
+    opts = _lower(options)
+    _check_known(opts, _SINK_OPTIONS, "writes", _SOURCE_OPTIONS)
+    servers = _bootstrap(opts, "producer")
+    topic = opts.get("topic")
+    if topic is not None:
+        topic = topic.strip()
+        if not topic:
+            raise KafkaOptionError("Option 'topic' is empty; give a topic name, e.g. .option(\"topic\", \"events\"), or drop it and write a 'topic' column")
+    props = _client_properties(opts, _FORBIDDEN_SINK_KEYS)
+    return SinkOptions(bootstrap_servers=servers, topic=topic, client_properties=props)
+
