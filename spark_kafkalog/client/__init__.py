@@ -1,0 +1,82 @@
+"""The Kafka client: one sans-IO connection state machine with blocking and asyncio transports, a metadata
+cache, ListOffsets and partition fetching (``KafkaClient``), an idempotent batching ``Producer``, an
+``AdminClient`` and a simple ``Consumer`` with manual assignment.
+
+Works against our broker and any Kafka broker: every request is sent at the highest version both sides
+support, never at a version the broker does not advertise. Imports neither pyspark nor kazoo.
+
+    from spark_kafkalog.client import KafkaClient, Producer, TopicPartition, OffsetSpec
+
+    with Producer("localhost:9092", linger_ms=5) as producer:
+        producer.send("events", b"value", key=b"key")
+    with KafkaClient("localhost:9092") as client:
+        tp = TopicPartition("events", 0)
+        end = client.list_offsets({tp: OffsetSpec.LATEST})[tp]
+        for fetched in client.fetch_batches(tp, 0, end):
+            records = fetched.batch.records()
+"""
+
+from spark_kafkalog.client.admin import AdminClient, AdminOperationError
+from spark_kafkalog.client.client import KafkaClient
+from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.consumer import Consumer
+from spark_kafkalog.client.errors import (
+    BrokerNotAvailableError,
+    ConfigError,
+    KafkaClientError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    NoCommonVersionError,
+    OffsetOutOfRangeError,
+    ProducerClosedError,
+    RecordTooLargeError,
+)
+from spark_kafkalog.client.partitioner import (
+    DefaultPartitioner,
+    Partitioner,
+    RoundRobinPartitioner,
+    UniformStickyPartitioner,
+)
+from spark_kafkalog.client.producer import Producer
+from spark_kafkalog.client.producer_batch import RecordFuture
+from spark_kafkalog.client.types import (
+    ConsumerRecord,
+    FetchedBatch,
+    NewTopic,
+    OffsetSpec,
+    PartitionDescription,
+    RecordMetadata,
+    TopicDescription,
+    TopicPartition,
+)
+
+__all__ = [
+    "AdminClient",
+    "AdminOperationError",
+    "BrokerNotAvailableError",
+    "ClientConfig",
+    "ConfigError",
+    "Consumer",
+    "ConsumerRecord",
+    "DefaultPartitioner",
+    "FetchedBatch",
+    "KafkaClient",
+    "KafkaClientError",
+    "KafkaConnectionError",
+    "KafkaTimeoutError",
+    "NewTopic",
+    "NoCommonVersionError",
+    "OffsetOutOfRangeError",
+    "OffsetSpec",
+    "PartitionDescription",
+    "Partitioner",
+    "Producer",
+    "ProducerClosedError",
+    "RecordFuture",
+    "RecordMetadata",
+    "RecordTooLargeError",
+    "RoundRobinPartitioner",
+    "TopicDescription",
+    "TopicPartition",
+    "UniformStickyPartitioner",
+]

@@ -1,0 +1,242 @@
+"""The producer's record accumulator: per-partition queues of batches, filled by ``send`` and drained by
+the sender thread.
+
+A batch becomes *sendable* when it is full (``batch.size``), when ``linger.ms`` has passed since it was
+opened, when a flush or close is in progress, or when a newer batch is queued behind it; a batch waiting
+for a retry is not sendable before its backoff ends. ``ready`` groups sendable partitions by leader
+(looked up in the metadata cache without I/O) and reports partitions whose leader is unknown; ``drain``
+takes at most one batch per partition for one broker, up to ``max.request.size`` bytes, skipping muted
+partitions. Memory is bounded by ``buffer.memory`` (estimated uncompressed bytes): ``append`` blocks
+until enough batches complete, up to ``max.block.ms``.
+
+Thread-safe: every method takes the accumulator's condition lock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from typing import Callable, Collection, Iterable, NamedTuple, Sequence
+
+from spark_kafkalog.client.errors import KafkaTimeoutError
+from spark_kafkalog.client.producer_batch import DeliveryCallback, ProducerBatch, RecordFuture
+from spark_kafkalog.client.types import TopicPartition
+from spark_kafkalog.records import Compression
+
+__all__ = ["AppendResult", "ReadyCheck", "RecordAccumulator"]
+
+
+class AppendResult(NamedTuple):
+    future: RecordFuture
+    batch_full: bool  # the record's batch is now full (wake the sender)
+    new_batch: bool  # the record opened a new batch (the sender must learn its linger deadline)
+
+
+class ReadyCheck(NamedTuple):
+    ready_nodes: set[int]
+    next_check: float  # seconds until a not-yet-sendable batch may become sendable
+    unknown_leaders: set[str]  # topics with a sendable batch whose partition has no known leader
+
+
+class RecordAccumulator:
+    def __init__(
+        self,
+        *,
+        batch_size: int,
+        linger_ms: int,
+        compression: Compression,
+        buffer_memory: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.batch_size = max(batch_size, 1)
+        self.linger = linger_ms / 1000.0
+        self.compression = compression
+        self.buffer_memory = buffer_memory
+        self.clock = clock
+        self._cond = threading.Condition()
+        self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._used = 0
+        self._flushing = 0
+        self._drain_index = 0
+        self._incomplete: set[ProducerBatch] = set()
+        self.closing = False
+
+    # producer side -----------------------------------------------------------------------------
+    def append(
+        self,
+        tp: TopicPartition,
+        timestamp_ms: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[tuple[str, bytes | None]],
+        record_size: int,
+        callback: DeliveryCallback | None,
+        *,
+        max_block: float,
+    ) -> AppendResult:
+        """Add a record to the partition's open batch (opening one when needed)."""
+        with self._cond:
+            queue = self._queues.get(tp)
+            if queue:
+                last = queue[-1]
+                future = last.try_append(timestamp_ms, key, value, headers, record_size, callback)
+                if future is not None:
+                    return AppendResult(future, last.full, False)
+            need = max(self.batch_size, record_size + 61)
+            if self._used + need > self.buffer_memory and self._used > 0:
+                deadline = self.clock() + max_block
+                while self._used + need > self.buffer_memory and self._used > 0:
+                    remaining = deadline - self.clock()
+                    if remaining <= 0:
+                        raise KafkaTimeoutError(
+                            f"buffer.memory ({self.buffer_memory} bytes) stayed full for max.block.ms; "
+                            f"record for {tp} not sent",
+                            topic=tp.topic,
+                            partition=tp.partition,
+                        )
+                    self._cond.wait(remaining)
+                queue = self._queues.get(tp)
+            batch = ProducerBatch(tp, self.compression, self.batch_size, self.clock())
+            batch.reserved = need
+            self._used += need
+            self._incomplete.add(batch)
+            future = batch.try_append(timestamp_ms, key, value, headers, record_size, callback)
+            assert future is not None
+            if queue is None:
+                queue = self._queues[tp] = deque()
+            queue.append(batch)
+            return AppendResult(future, batch.full, True)
+
+    def release(self, batch: ProducerBatch) -> None:
+        """Forget a completed batch and return its memory."""
+        with self._cond:
+            self._incomplete.discard(batch)
+            if batch.reserved:
+                self._used -= batch.reserved
+                batch.reserved = 0
+                self._cond.notify_all()
+
+    # sender side -------------------------------------------------------------------------------
+    def ready(
+        self, now: float, leader_of: Callable[[TopicPartition], int | None], muted: Collection[TopicPartition] = ()
+    ) -> ReadyCheck:
+        nodes: set[int] = set()
+        unknown: set[str] = set()
+        next_check = float("inf")
+        with self._cond:
+            force = self.closing or self._flushing > 0
+            for tp, queue in self._queues.items():
+                if not queue or tp in muted:
+                    continue
+                batch = queue[0]
+                if batch.retry_after > now:
+                    next_check = min(next_check, batch.retry_after - now)
+                    continue
+                sendable = force or batch.full or len(queue) > 1 or batch.attempts > 0
+                if not sendable:
+                    wait = batch.created + self.linger - now
+                    if wait <= 0:
+                        sendable = True
+                    else:
+                        next_check = min(next_check, wait)
+                if not sendable:
+                    continue
+                leader = leader_of(tp)
+                if leader is None:
+                    unknown.add(tp.topic)
+                else:
+                    nodes.add(leader)
+        return ReadyCheck(nodes, next_check, unknown)
+
+    def drain(
+        self,
+        node: int,
+        leader_of: Callable[[TopicPartition], int | None],
+        max_request_size: int,
+        now: float,
+        muted: Collection[TopicPartition] = (),
+    ) -> list[ProducerBatch]:
+        """Up to one sendable batch per partition led by ``node``, closed, removed from their queues."""
+        out: list[ProducerBatch] = []
+        size = 0
+        with self._cond:
+            force = self.closing or self._flushing > 0
+            items = list(self._queues.items())
+            if items:  # rotate the starting partition so that max.request.size starves none
+                start = self._drain_index % len(items)
+                self._drain_index += 1
+                items = items[start:] + items[:start]
+            for tp, queue in items:
+                if not queue or tp in muted or leader_of(tp) != node:
+                    continue
+                batch = queue[0]
+                if batch.retry_after > now:
+                    continue
+                if not (force or batch.full or len(queue) > 1 or batch.attempts > 0 or now - batch.created >= self.linger):
+                    continue
+                batch_size = batch.size_in_bytes
+                if out and size + batch_size > max_request_size:
+                    continue
+                queue.popleft()
+                batch.close()
+                out.append(batch)
+                size += len(batch.data or b"")
+        return out
+
+    def reenqueue(self, batch: ProducerBatch, retry_after: float) -> None:
+        """Put a batch back at the head of its queue for a retry; sequenced batches stay in sequence order."""
+        with self._cond:
+            batch.retry_after = retry_after
+            batch.in_flight = False
+            queue = self._queues.setdefault(batch.tp, deque())
+            index = 0
+            if batch.base_sequence >= 0:
+                while index < len(queue) and 0 <= queue[index].base_sequence < batch.base_sequence:
+                    index += 1
+            queue.insert(index, batch)
+
+    def expired(self, now: float, delivery_timeout: float) -> list[ProducerBatch]:
+        """Remove and return queued batches older than ``delivery_timeout`` seconds."""
+        out = []
+        with self._cond:
+            for queue in self._queues.values():
+                while queue and now - queue[0].created >= delivery_timeout:
+                    out.append(queue.popleft())
+        return out
+
+    def head_sequences(self, tp: TopicPartition) -> list[int]:
+        with self._cond:
+            return [b.base_sequence for b in self._queues.get(tp, ()) if b.base_sequence >= 0]
+
+    def all_batches(self) -> list[ProducerBatch]:
+        with self._cond:
+            return [b for q in self._queues.values() for b in q]
+
+    def take_all(self) -> list[ProducerBatch]:
+        """Remove and return every queued batch (for an abort)."""
+        with self._cond:
+            out = [b for q in self._queues.values() for b in q]
+            self._queues.clear()
+            return out
+
+    def incomplete(self) -> list[ProducerBatch]:
+        """Every batch not yet completed (queued or in flight)."""
+        with self._cond:
+            return list(self._incomplete)
+
+    def has_queued(self) -> bool:
+        with self._cond:
+            return any(self._queues.values())
+
+    def begin_flush(self) -> None:
+        with self._cond:
+            self._flushing += 1
+
+    def end_flush(self) -> None:
+        with self._cond:
+            self._flushing -= 1
+
+    def topics_queued(self) -> Iterable[str]:
+        with self._cond:
+            return {tp.topic for tp, q in self._queues.items() if q}

@@ -1,0 +1,359 @@
+"""``AdminClient``: create, delete and describe topics, add partitions, delete records, read topic configs.
+
+CreateTopics, DeleteTopics and CreatePartitions go to the controller named by Metadata (NOT_CONTROLLER
+refreshes it and retries); DeleteRecords goes to each partition's leader; DescribeConfigs and Metadata go
+to any broker. Each call is sent at the highest version both sides support (CreateTopics with broker
+defaults - ``-1`` partitions or replication factor - needs v4+).
+
+Per-topic failures are collected: a call raises one ``AdminOperationError`` listing every failed topic,
+whose ``errors`` maps each topic (or partition) to its ``KafkaClientError`` and whose ``error_code`` is
+the first failure's (so ``TOPIC_ALREADY_EXISTS`` can be tested on a single-topic call). With ``wait=True``
+(the default) topic creation, deletion and partition growth return only once Metadata shows the result
+with leaders elected, so a producer or reader can use the topic at once. Thread-safe like ``KafkaClient``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from spark_kafkalog.client.client import KafkaClient
+from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.errors import KafkaClientError, error_for_code
+from spark_kafkalog.client.types import NewTopic, PartitionDescription, TopicDescription, TopicPartition
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+__all__ = ["AdminClient", "AdminOperationError"]
+
+_CREATE_TOPICS = int(ApiKey.CREATE_TOPICS)
+_DELETE_TOPICS = int(ApiKey.DELETE_TOPICS)
+_CREATE_PARTITIONS = int(ApiKey.CREATE_PARTITIONS)
+_DELETE_RECORDS = int(ApiKey.DELETE_RECORDS)
+_DESCRIBE_CONFIGS = int(ApiKey.DESCRIBE_CONFIGS)
+_TOPIC_RESOURCE = 2
+
+
+class AdminOperationError(KafkaClientError):
+    """One or more topics (or partitions) of an admin call failed; ``errors`` has each failure."""
+
+    def __init__(self, what: str, errors: Mapping[Any, KafkaClientError]) -> None:
+        self.errors = dict(errors)
+        first = next(iter(self.errors.values()))
+        lines = "; ".join(str(e) for e in self.errors.values())
+        super().__init__(
+            f"{what} failed for {len(self.errors)} of the requested items: {lines}",
+            error_code=first.error_code,
+            retriable=all(e.retriable for e in self.errors.values()),
+            topic=first.topic,
+            partition=first.partition,
+        )
+
+
+class AdminClient:
+    """``AdminClient("host:9092")``; a context manager."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str | list[str] | Mapping[str, Any] | ClientConfig | None = None,
+        config: Mapping[str, Any] | ClientConfig | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.client = KafkaClient(bootstrap_servers, config, **kwargs)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> AdminClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # helpers -----------------------------------------------------------------------------------
+    def _controller_request(
+        self, api_key: int, build: Any, *, min_version: int = 0, timeout_ms: int, what: str
+    ) -> tuple[int, Any, str]:
+        """Send to the controller (looked up in Metadata), retrying NOT_CONTROLLER and lost connections;
+        ``build(version)`` makes the body. Returns (version, response, controller address)."""
+        client = self.client
+        state: dict[str, Any] = {}
+
+        def attempt() -> tuple[int, Any, str]:
+            client.refresh_metadata_once([])
+            controller = client.metadata.controller_id
+            if controller < 0:
+                raise KafkaClientError(f"{what}: the cluster has no controller right now", retriable=True)
+            version, response = client.send_request(
+                api_key,
+                build,
+                node_id=controller,
+                min_version=min_version,
+                timeout_ms=timeout_ms + client.config.request_timeout_ms,
+            )
+            codes = _result_codes(api_key, response)
+            if ErrorCode.NOT_CONTROLLER in codes:
+                raise KafkaClientError(f"{what}: broker {controller} is no longer the controller", retriable=True)
+            state["peer"] = str(client.broker_address(controller) or controller)
+            return version, response, state["peer"]
+
+        return client.call_with_retries(attempt, what=what)
+
+    def _timeout(self, timeout_ms: int | None) -> int:
+        return self.client.config.request_timeout_ms if timeout_ms is None else timeout_ms
+
+    # topics ------------------------------------------------------------------------------------
+    def create_topics(
+        self,
+        new_topics: Iterable[NewTopic],
+        validate_only: bool = False,
+        *,
+        timeout_ms: int | None = None,
+        wait: bool = True,
+    ) -> None:
+        """Create topics; raises ``AdminOperationError`` naming each topic that failed."""
+        topics = list(new_topics)
+        if not topics:
+            return
+        spec = API_BY_KEY[_CREATE_TOPICS]
+        R = spec.Request
+        timeout = self._timeout(timeout_ms)
+        uses_defaults = any(t.replica_assignment is None and (t.num_partitions < 0 or t.replication_factor < 0) for t in topics)
+
+        def build(version: int) -> Any:
+            entries = []
+            for t in topics:
+                assignments = []
+                num, rf = t.num_partitions, t.replication_factor
+                if t.replica_assignment is not None:
+                    assignments = [
+                        R.CreatableTopic.CreatableReplicaAssignment(partition_index=p, broker_ids=list(ids))
+                        for p, ids in sorted(t.replica_assignment.items())
+                    ]
+                    num, rf = -1, -1
+                configs = [R.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in t.config.items()]
+                entries.append(
+                    R.CreatableTopic(name=t.name, num_partitions=num, replication_factor=rf, assignments=assignments, configs=configs)
+                )
+            return R(topics=entries, timeout_ms=timeout, validate_only=validate_only)
+
+        _, response, peer = self._controller_request(
+            _CREATE_TOPICS, build, min_version=4 if uses_defaults else 0, timeout_ms=timeout, what="CreateTopics"
+        )
+        errors = {}
+        for result in response.topics:
+            if result.error_code:
+                errors[result.name] = error_for_code(
+                    result.error_code, "CreateTopics", broker=peer, topic=result.name, detail=result.error_message
+                )
+        if errors:
+            raise AdminOperationError("CreateTopics", errors)
+        if wait and not validate_only:
+            for t in topics:
+                self._wait_for_leaders(t.name)
+
+    def _wait_for_leaders(self, topic: str, min_partitions: int = 1) -> None:
+        client = self.client
+
+        def check() -> None:
+            info = client.topic_info(topic, refresh=True)
+            if len(info.partitions) < min_partitions or any(p.leader < 0 for p in info.partitions.values()):
+                raise KafkaClientError(f"topic {topic} has partitions without a leader yet", retriable=True, topic=topic)
+
+        client.call_with_retries(check, what=f"waiting for the leaders of {topic}")
+
+    def delete_topics(self, names: Iterable[str], *, timeout_ms: int | None = None, wait: bool = True) -> None:
+        """Delete topics; raises ``AdminOperationError`` naming each topic that failed."""
+        names = list(names)
+        if not names:
+            return
+        R = API_BY_KEY[_DELETE_TOPICS].Request
+        timeout = self._timeout(timeout_ms)
+
+        def build(version: int) -> Any:
+            if version >= 6:
+                return R(topics=[R.DeleteTopicState(name=n) for n in names], timeout_ms=timeout)
+            return R(topic_names=names, timeout_ms=timeout)
+
+        _, response, peer = self._controller_request(_DELETE_TOPICS, build, timeout_ms=timeout, what="DeleteTopics")
+        errors = {}
+        for result in response.responses:
+            if result.error_code:
+                errors[result.name] = error_for_code(
+                    result.error_code, "DeleteTopics", broker=peer, topic=result.name, detail=result.error_message
+                )
+        if errors:
+            raise AdminOperationError("DeleteTopics", errors)
+        for name in names:
+            self.client.metadata.forget(name)
+        if wait:
+            for name in names:
+                self._wait_until_gone(name)
+
+    def _wait_until_gone(self, topic: str) -> None:
+        client = self.client
+
+        def check() -> None:
+            client.refresh_metadata_once([topic])
+            info = client.metadata.topic(topic)
+            if info is not None and info.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                raise KafkaClientError(f"topic {topic} is still listed after its deletion", retriable=True, topic=topic)
+            client.metadata.forget(topic)
+
+        client.call_with_retries(check, what=f"waiting for the deletion of {topic}")
+
+    def list_topics(self, *, include_internal: bool = False) -> list[str]:
+        """Names of every topic, sorted."""
+        return sorted(self.client.topics(include_internal=include_internal))
+
+    def describe_topics(self, names: Iterable[str] | None = None) -> dict[str, TopicDescription]:
+        """Partitions, leaders, leader epochs, replicas and ISRs of ``names`` (every topic when ``None``).
+
+        An unknown topic raises ``AdminOperationError``.
+        """
+        client = self.client
+        wanted = None if names is None else list(names)
+        client.refresh_metadata(wanted)
+        topics = client.metadata.topics()
+        out: dict[str, TopicDescription] = {}
+        errors = {}
+        for name in wanted if wanted is not None else sorted(topics):
+            info = topics.get(name)
+            if info is None or info.error_code:
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
+                errors[name] = error_for_code(code, "DescribeTopics", topic=name)
+                continue
+            partitions = tuple(
+                PartitionDescription(
+                    p.partition, p.leader, p.leader_epoch, p.replicas, p.isr, p.offline_replicas, p.error_code
+                )
+                for _, p in sorted(info.partitions.items())
+            )
+            out[name] = TopicDescription(name, partitions, info.is_internal, info.topic_id)
+        if errors:
+            raise AdminOperationError("DescribeTopics", errors)
+        return out
+
+    def create_partitions(
+        self,
+        new_totals: Mapping[str, int],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+        wait: bool = True,
+    ) -> None:
+        """Grow topics to ``{topic: total partition count}``."""
+        if not new_totals:
+            return
+        R = API_BY_KEY[_CREATE_PARTITIONS].Request
+        timeout = self._timeout(timeout_ms)
+
+        def build(version: int) -> Any:
+            return R(
+                topics=[R.CreatePartitionsTopic(name=t, count=n, assignments=None) for t, n in new_totals.items()],
+                timeout_ms=timeout,
+                validate_only=validate_only,
+            )
+
+        _, response, peer = self._controller_request(_CREATE_PARTITIONS, build, timeout_ms=timeout, what="CreatePartitions")
+        errors = {}
+        for result in response.results:
+            if result.error_code:
+                errors[result.name] = error_for_code(
+                    result.error_code, "CreatePartitions", broker=peer, topic=result.name, detail=result.error_message
+                )
+        if errors:
+            raise AdminOperationError("CreatePartitions", errors)
+        if wait and not validate_only:
+            for topic, total in new_totals.items():
+                self._wait_for_leaders(topic, total)
+
+    def delete_records(
+        self, offsets: Mapping[TopicPartition, int], *, timeout_ms: int | None = None
+    ) -> dict[TopicPartition, int]:
+        """Delete the records below ``{tp: offset}`` (-1: the high watermark); returns the new log start
+        offsets (low watermarks)."""
+        client = self.client
+        timeout = self._timeout(timeout_ms)
+        R = API_BY_KEY[_DELETE_RECORDS].Request
+        remaining = {TopicPartition(*tp): off for tp, off in offsets.items()}
+        result: dict[TopicPartition, int] = {}
+        errors: dict[TopicPartition, KafkaClientError] = {}
+        plan = client.retry_plan()
+        while remaining:
+            by_leader: dict[int, dict[TopicPartition, int]] = {}
+            for tp, off in remaining.items():
+                by_leader.setdefault(client.leader_for(tp), {})[tp] = off
+            retry: dict[TopicPartition, int] = {}
+            for leader, part in by_leader.items():
+                by_topic: dict[str, list[Any]] = {}
+                for tp, off in part.items():
+                    by_topic.setdefault(tp.topic, []).append(
+                        R.DeleteRecordsTopic.DeleteRecordsPartition(partition_index=tp.partition, offset=off)
+                    )
+                body = R(topics=[R.DeleteRecordsTopic(name=t, partitions=ps) for t, ps in by_topic.items()], timeout_ms=timeout)
+                try:
+                    _, response = client.send_request(_DELETE_RECORDS, body, node_id=leader, timeout_ms=timeout + client.config.request_timeout_ms)
+                except KafkaClientError as e:
+                    if not e.retriable:
+                        raise
+                    retry.update(part)
+                    continue
+                peer = str(client.broker_address(leader) or leader)
+                for topic in response.topics:
+                    for p in topic.partitions:
+                        tp = TopicPartition(topic.name, p.partition_index)
+                        if not p.error_code:
+                            result[tp] = p.low_watermark
+                            continue
+                        error = error_for_code(p.error_code, "DeleteRecords", broker=peer, topic=tp.topic, partition=tp.partition)
+                        if error.retriable and tp in part:
+                            client.metadata.invalidate(tp.topic)
+                            retry[tp] = part[tp]
+                        else:
+                            errors[tp] = error
+            remaining = retry
+            if remaining and not plan.sleep_or_give_up():
+                for tp in remaining:
+                    errors[tp] = KafkaClientError(f"DeleteRecords for {tp} did not succeed in time", retriable=True, topic=tp.topic, partition=tp.partition)
+                break
+        if errors:
+            raise AdminOperationError("DeleteRecords", errors)
+        return result
+
+    def describe_configs(self, topic: str, *, keys: Iterable[str] | None = None) -> dict[str, str | None]:
+        """The topic's configuration ``{name: value}`` (``keys`` selects names; all when ``None``)."""
+        R = API_BY_KEY[_DESCRIBE_CONFIGS].Request
+        body = R(
+            resources=[R.DescribeConfigsResource(resource_type=_TOPIC_RESOURCE, resource_name=topic, configuration_keys=None if keys is None else list(keys))],
+            include_synonyms=False,
+            include_documentation=False,
+        )
+        _, response = self.client.call_with_retries(
+            lambda: self.client.send_request(_DESCRIBE_CONFIGS, body), what="DescribeConfigs"
+        )
+        out: dict[str, str | None] = {}
+        for result in response.results:
+            if result.error_code:
+                raise error_for_code(result.error_code, "DescribeConfigs", topic=topic, detail=result.error_message)
+            for entry in result.configs:
+                out[entry.name] = entry.value
+        return out
+
+    def describe_cluster(self) -> dict[str, Any]:
+        """``{"cluster_id", "controller_id", "brokers": {node_id: "host:port"}}`` from Metadata."""
+        client = self.client
+        client.call_with_retries(lambda: client.refresh_metadata_once([]), what="Metadata")
+        return {
+            "cluster_id": client.metadata.cluster_id,
+            "controller_id": client.metadata.controller_id,
+            "brokers": {b.node_id: f"{b.host}:{b.port}" for b in client.metadata.brokers.values()},
+        }
+
+
+def _result_codes(api_key: int, response: Any) -> set[int]:
+    if api_key == _CREATE_TOPICS:
+        return {t.error_code for t in response.topics}
+    if api_key == _DELETE_TOPICS:
+        return {t.error_code for t in response.responses}
+    if api_key == _CREATE_PARTITIONS:
+        return {t.error_code for t in response.results}
+    return set()

@@ -1,0 +1,618 @@
+"""``KafkaClient``: the blocking client core - connections to every broker, metadata, ListOffsets, Fetch.
+
+One ``SocketConnection`` per broker (opened on first use, ApiVersions negotiated per connection) plus
+bootstrap connections until the first Metadata answer names the brokers. Requests are sent at the highest
+version both sides support; a version the broker does not advertise is never sent.
+
+Failure handling (``retries``, ``retry.backoff.ms`` .. ``retry.backoff.max.ms``, bounded by
+``default.api.timeout.ms``): NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE,
+FENCED/UNKNOWN_LEADER_EPOCH and other retriable partition errors invalidate the topic's metadata, back off
+and retry against the (possibly new) leader; a lost or timed-out connection is closed, the metadata of what
+that broker led is invalidated, and the call is retried on a fresh connection.
+
+Concurrency: every public method takes the client's lock around its network I/O, so one client may be
+shared by a few threads (the producer shares one between the caller and its sender thread), but calls are
+serialised. ``fetch_batches`` is a generator that holds the lock only while it talks to a broker.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.errors import (
+    BrokerNotAvailableError,
+    ConfigError,
+    KafkaClientError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    OffsetOutOfRangeError,
+    error_for_code,
+)
+from spark_kafkalog.client.fetcher import fetch_request, partition_data, split_fetched
+from spark_kafkalog.client.metadata import BrokerAddress, MetadataCache, TopicInfo, metadata_request
+from spark_kafkalog.client.offsets import (
+    check_spec,
+    list_offsets_request,
+    min_list_offsets_version,
+    parse_list_offsets,
+)
+from spark_kafkalog.client.retry import RetryPlan
+from spark_kafkalog.client.socket_transport import SocketConnection, split_host_port
+from spark_kafkalog.client.types import FetchedBatch, OffsetSpec, TopicPartition
+from spark_kafkalog.protocol import ApiKey, ErrorCode
+
+__all__ = ["KafkaClient"]
+
+_METADATA = int(ApiKey.METADATA)
+_FETCH = int(ApiKey.FETCH)
+_LIST_OFFSETS = int(ApiKey.LIST_OFFSETS)
+
+# Partition errors after which the leader may have moved: refresh metadata and retry.
+_LEADER_ERRORS = frozenset(
+    int(e)
+    for e in (
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.REPLICA_NOT_AVAILABLE,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.OFFSET_NOT_AVAILABLE,
+    )
+)
+
+
+def _new_stats() -> dict[str, Any]:
+    return {
+        "requests": 0,
+        "fetch_requests": 0,
+        "bytes_fetched": 0,
+        "batches_fetched": 0,
+        "ranges_fetched": [],  # (topic, partition, start, end) of every fetch_batches call
+        "list_offsets_requests": 0,
+        "metadata_requests": 0,
+        "retries": 0,
+    }
+
+
+class KafkaClient:
+    """Blocking Kafka client: metadata, ListOffsets and partition fetches (see the module docstring).
+
+    ``KafkaClient("host:9092", request_timeout_ms=5000)`` or ``KafkaClient({"bootstrap.servers": ...})``.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str | list[str] | Mapping[str, Any] | ClientConfig | None = None,
+        config: Mapping[str, Any] | ClientConfig | None = None,
+        *,
+        _producer: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(bootstrap_servers, (Mapping, ClientConfig)):
+            if config is not None:
+                raise ConfigError("pass the settings either as the first argument or as config=, not both")
+            config, bootstrap_servers = bootstrap_servers, None
+        cfg = ClientConfig.create(config, **kwargs)
+        if bootstrap_servers is not None:
+            cfg = cfg.with_overrides(bootstrap_servers=bootstrap_servers)
+        if not cfg.bootstrap_servers:
+            raise ConfigError("setting 'bootstrap.servers' is required, e.g. 'localhost:9092'")
+        self.config = cfg
+        self._producer = _producer
+        self._lock = threading.RLock()
+        self._connections: dict[Any, SocketConnection] = {}
+        self.metadata = MetadataCache(cfg.metadata_max_age_ms)
+        self.stats: dict[str, Any] = _new_stats()
+        self._closed = False
+
+    # lifecycle ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close every connection. Idempotent."""
+        with self._lock:
+            self._closed = True
+            for conn in self._connections.values():
+                conn.close()
+            self._connections.clear()
+
+    def __enter__(self) -> KafkaClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def reset_stats(self) -> None:
+        self.stats = _new_stats()
+
+    # connections -------------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KafkaClientError("the client is closed", retriable=False)
+
+    def _open(self, host: str, port: int, node_id: int | None) -> SocketConnection:
+        cfg = self.config
+        return SocketConnection.open(
+            host,
+            port,
+            node_id=node_id,
+            client_id=cfg.client_id,
+            connect_timeout=cfg.connect_timeout_ms / 1000.0,
+            request_timeout=cfg.request_timeout_ms / 1000.0,
+            max_frame_size=cfg.max_frame_size,
+            send_buffer_bytes=cfg.send_buffer_bytes,
+            receive_buffer_bytes=cfg.receive_buffer_bytes,
+        )
+
+    def connection(self, node_id: int) -> SocketConnection:
+        """The open connection to broker ``node_id`` (connecting on first use)."""
+        with self._lock:
+            self._check_open()
+            conn = self._connections.get(node_id)
+            if conn is not None and not conn.closed:
+                return conn
+            address = self.metadata.broker(node_id)
+            if address is None:
+                self.refresh_metadata_once(None)
+                address = self.metadata.broker(node_id)
+            if address is None:
+                raise KafkaClientError(f"broker {node_id} is not in the cluster metadata", retriable=True)
+            try:
+                conn = self._open(address.host, address.port, node_id)
+            except KafkaConnectionError:
+                self.metadata.invalidate_broker(node_id)
+                raise
+            self._connections[node_id] = conn
+            return conn
+
+    def any_connection(self) -> SocketConnection:
+        """An open connection to some broker: an existing one, a known broker, or a bootstrap server."""
+        with self._lock:
+            self._check_open()
+            live = [c for c in self._connections.values() if not c.closed]
+            if live:
+                return min(live, key=lambda c: c.in_flight)
+            candidates: list[tuple[Any, str, int, int | None]] = []
+            brokers = list(self.metadata.brokers.values())
+            random.shuffle(brokers)
+            candidates += [(b.node_id, b.host, b.port, b.node_id) for b in brokers]
+            for server in self.config.bootstrap_servers:
+                host, port = split_host_port(server)
+                candidates.append((f"bootstrap:{server}", host, port, None))
+            failures = []
+            for key, host, port, node_id in candidates:
+                try:
+                    conn = self._open(host, port, node_id)
+                except KafkaClientError as e:
+                    failures.append(str(e))
+                    continue
+                self._connections[key] = conn
+                return conn
+            raise BrokerNotAvailableError(
+                f"cannot connect to any broker (bootstrap.servers={','.join(self.config.bootstrap_servers)}): "
+                + "; ".join(failures)
+            )
+
+    def _drop(self, conn: SocketConnection, reason: BaseException | None = None) -> None:
+        with self._lock:
+            conn.close(reason)
+            for key, c in list(self._connections.items()):
+                if c is conn:
+                    del self._connections[key]
+            if isinstance(conn.node_id, int) and conn.node_id >= 0:
+                self.metadata.invalidate_broker(conn.node_id)
+
+    def _call(self, conn: SocketConnection, api_key: int, body: Any, *, timeout: float | None = None, **kwargs: Any) -> Any:
+        """One request on ``conn``; a broken connection is dropped before the error propagates."""
+        self.stats["requests"] += 1
+        try:
+            return conn.request(
+                api_key, body, timeout=self.config.request_timeout_ms / 1000.0 if timeout is None else timeout, **kwargs
+            )
+        except (KafkaConnectionError, KafkaTimeoutError) as e:
+            self._drop(conn, e)
+            raise
+
+    def send_request(
+        self,
+        api_key: int,
+        body: Any | Callable[[int], Any],
+        *,
+        node_id: int | None = None,
+        min_version: int = 0,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> tuple[int, Any]:
+        """Send one request to ``node_id`` (any broker when ``None``); returns ``(version, response)``.
+
+        ``body`` may be a function of the negotiated version (for APIs whose request shape changes).
+        Connection failures are raised, not retried (see ``call_with_retries``).
+        """
+        with self._lock:
+            conn = self.any_connection() if node_id is None else self.connection(node_id)
+            version = conn.versions.pick(api_key, min_version, max_version)
+            if callable(body):
+                body = body(version)
+            timeout = None if timeout_ms is None else timeout_ms / 1000.0
+            return version, self._call(conn, api_key, body, version=version, timeout=timeout)
+
+    def retry_plan(self, timeout_ms: int | None = None) -> RetryPlan:
+        cfg = self.config
+        return RetryPlan(
+            retries=cfg.retries,
+            base_ms=cfg.retry_backoff_ms,
+            max_ms=cfg.retry_backoff_max_ms,
+            timeout_ms=cfg.default_api_timeout_ms if timeout_ms is None else timeout_ms,
+        )
+
+    def call_with_retries(self, fn: Callable[[], Any], *, what: str, timeout_ms: int | None = None) -> Any:
+        """Run ``fn`` until it returns, retrying retriable ``KafkaClientError``s with backoff."""
+        plan = self.retry_plan(timeout_ms)
+        while True:
+            try:
+                return fn()
+            except KafkaClientError as e:
+                if not e.retriable:
+                    raise
+                self.stats["retries"] += 1
+                if not plan.sleep_or_give_up():
+                    e.add_note(f"{what}: gave up after {plan.attempts} attempts in {plan.clock() - plan.started:.1f}s")
+                    raise
+
+    # metadata ----------------------------------------------------------------------------------
+    def refresh_metadata_once(self, topics: Iterable[str] | None) -> None:
+        topics = None if topics is None else sorted(set(topics))
+        with self._lock:
+            conn = self.any_connection()
+            version = conn.versions.pick(_METADATA)
+            body = metadata_request(version, topics, self.config.auto_create_topics(producer=self._producer))
+            self.stats["metadata_requests"] += 1
+            response = self._call(conn, _METADATA, body, version=version)
+            self.metadata.update(response, all_topics=topics is None)
+
+    def refresh_metadata(self, topics: Iterable[str] | None = None) -> None:
+        """Fetch metadata for ``topics`` (every topic when ``None``), retrying connection failures."""
+        topics = None if topics is None else list(topics)
+        self.call_with_retries(lambda: self.refresh_metadata_once(topics), what="Metadata")
+
+    def topic_info(self, topic: str, *, refresh: bool = False) -> TopicInfo:
+        """Current metadata of ``topic``.
+
+        A topic being created (LEADER_NOT_AVAILABLE) is waited for up to ``default.api.timeout.ms``; an
+        unknown topic is asked for three more times with backoff (metadata propagates between brokers),
+        then raises ``KafkaClientError`` with UNKNOWN_TOPIC_OR_PARTITION.
+        """
+        if refresh or self.metadata.needs_refresh(topic):
+            self.refresh_metadata([topic])
+        plan: RetryPlan | None = None
+        while True:
+            info = self.metadata.topic(topic)
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else ErrorCode(info.error_code)
+            if code == ErrorCode.NONE:
+                assert info is not None
+                return info
+            if code not in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE):
+                break
+            if plan is None:
+                plan = self.retry_plan()
+                if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    plan.retries = min(plan.retries, 3)
+            if not plan.sleep_or_give_up():
+                break
+            self.stats["retries"] += 1
+            self.refresh_metadata([topic])
+        error = error_for_code(code, "Metadata", topic=topic)
+        error.retriable = False
+        raise error
+
+    def topics(self, *, include_internal: bool = False) -> dict[str, int]:
+        """Every topic of the cluster with its partition count (always asks a broker)."""
+        self.refresh_metadata(None)
+        return {
+            name: len(info.partitions)
+            for name, info in sorted(self.metadata.topics().items())
+            if not info.error_code and (include_internal or not info.is_internal)
+        }
+
+    def partitions_for(self, topic: str) -> list[int]:
+        """Partition ids of ``topic``, sorted."""
+        return sorted(self.topic_info(topic).partitions)
+
+    def leader_for(self, tp: TopicPartition) -> int:
+        """Node id of the partition's leader, waiting (with backoff) while it has none."""
+        return self._leader_and_epoch(tp)[0]
+
+    def _leader_and_epoch(self, tp: TopicPartition) -> tuple[int, int]:
+        tp = TopicPartition(*tp)
+
+        def lookup() -> tuple[int, int]:
+            info = self.topic_info(tp.topic)
+            p = info.partitions.get(tp.partition)
+            if p is None:
+                info = self.topic_info(tp.topic, refresh=True)
+                p = info.partitions.get(tp.partition)
+                if p is None:
+                    raise KafkaClientError(
+                        f"partition {tp.partition} of topic {tp.topic} does not exist "
+                        f"(the topic has {len(info.partitions)} partitions)",
+                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        retriable=False,
+                        topic=tp.topic,
+                        partition=tp.partition,
+                    )
+            if p.leader < 0:
+                self.metadata.invalidate(tp.topic)
+                raise error_for_code(ErrorCode.LEADER_NOT_AVAILABLE, "leader lookup", topic=tp.topic, partition=tp.partition)
+            return p.leader, p.leader_epoch
+
+        return self.call_with_retries(lookup, what=f"leader of {tp}")
+
+    def broker_address(self, node_id: int) -> BrokerAddress | None:
+        return self.metadata.broker(node_id)
+
+    def _on_partition_error(self, tp: TopicPartition, code: int) -> None:
+        if code in _LEADER_ERRORS:
+            self.metadata.invalidate(tp.topic)
+
+    # ListOffsets -------------------------------------------------------------------------------
+    def list_offsets(
+        self, specs: Mapping[TopicPartition, int], *, isolation_level: int | None = None
+    ) -> dict[TopicPartition, int]:
+        """Offsets for ``{tp: spec}``: -2 earliest (log start), -1 latest (high watermark, or the last
+        stable offset under read_committed), -3 the record with the largest timestamp, a timestamp >= 0
+        the earliest offset whose timestamp is >= it - or the latest offset when there is none (Kafka
+        itself answers -1 there; see ``list_offsets_with_timestamps(no_match="raw")``)."""
+        result = self.list_offsets_with_timestamps(specs, isolation_level=isolation_level)
+        return {tp: offset for tp, (offset, _) in result.items()}
+
+    def list_offsets_with_timestamps(
+        self,
+        specs: Mapping[TopicPartition, int],
+        *,
+        isolation_level: int | None = None,
+        no_match: str = "latest",
+    ) -> dict[TopicPartition, tuple[int, int]]:
+        """``{tp: (offset, timestamp)}`` for ``{tp: spec}`` (see ``list_offsets``).
+
+        The timestamp is the found record's for a timestamp or -3 spec, -1 otherwise. When no record
+        has a timestamp >= a timestamp spec, the answer is ``(latest offset, -1)`` with
+        ``no_match="latest"`` and Kafka's own ``(-1, -1)`` with ``no_match="raw"``.
+        """
+        if no_match not in ("latest", "raw"):
+            raise ValueError(f"no_match must be 'latest' or 'raw', not {no_match!r}")
+        iso = self.config.isolation_level if isolation_level is None else isolation_level
+        checked = {TopicPartition(*tp): check_spec(TopicPartition(*tp), spec) for tp, spec in specs.items()}
+        result: dict[TopicPartition, tuple[int, int]] = {}
+        remaining = dict(checked)
+        plan = self.retry_plan()
+        while remaining:
+            failed, last_error = self._list_offsets_round(remaining, iso, result)
+            remaining = failed
+            if remaining:
+                self.stats["retries"] += 1
+                if not plan.sleep_or_give_up():
+                    assert last_error is not None
+                    last_error.add_note(f"ListOffsets: gave up after {plan.attempts} attempts")
+                    raise last_error
+        if no_match == "latest":
+            unmatched = {tp: OffsetSpec.LATEST for tp, spec in checked.items() if spec >= 0 and result[tp][0] < 0}
+            if unmatched:
+                latest = self.list_offsets_with_timestamps(unmatched, isolation_level=iso, no_match="raw")
+                for tp, (offset, _) in latest.items():
+                    result[tp] = (offset, -1)
+        return result
+
+    def _list_offsets_round(
+        self, specs: Mapping[TopicPartition, int], iso: int, result: dict[TopicPartition, tuple[int, int]]
+    ) -> tuple[dict[TopicPartition, int], KafkaClientError | None]:
+        """One request per leader; returns the specs to retry and the last retriable error."""
+        by_leader: dict[int, dict[TopicPartition, tuple[int, int]]] = {}
+        for tp, spec in specs.items():
+            leader, epoch = self._leader_and_epoch(tp)
+            by_leader.setdefault(leader, {})[tp] = (spec, epoch)
+        retry: dict[TopicPartition, int] = {}
+        last_error: KafkaClientError | None = None
+        for leader, part in by_leader.items():
+            floor = min_list_offsets_version((s for s, _ in part.values()), iso)
+            with self._lock:
+                try:
+                    conn = self.connection(leader)
+                    version = conn.versions.pick(
+                        _LIST_OFFSETS, floor, why="timestamps need v1, read_committed v2, max timestamp v7"
+                    )
+                    self.stats["list_offsets_requests"] += 1
+                    response = self._call(conn, _LIST_OFFSETS, list_offsets_request(part, iso), version=version)
+                except KafkaClientError as e:
+                    if not e.retriable:
+                        raise
+                    last_error = e
+                    retry.update({tp: spec for tp, (spec, _) in part.items()})
+                    continue
+            answers = parse_list_offsets(response, version)
+            for tp, (spec, _) in part.items():
+                answer = answers.get(tp)
+                if answer is None:
+                    last_error = KafkaClientError(f"ListOffsets response of broker {conn.peer} omits {tp}", retriable=True)
+                    retry[tp] = spec
+                    continue
+                if answer.error_code:
+                    error = error_for_code(answer.error_code, "ListOffsets", broker=conn.peer, topic=tp.topic, partition=tp.partition)
+                    if not error.retriable:
+                        raise error
+                    self._on_partition_error(tp, answer.error_code)
+                    last_error = error
+                    retry[tp] = spec
+                    continue
+                result[tp] = (answer.offset, answer.timestamp)
+        return retry, last_error
+
+    # Fetch -------------------------------------------------------------------------------------
+    def fetch_batches(
+        self,
+        tp: TopicPartition,
+        start: int,
+        end: int | None = None,
+        *,
+        max_bytes: int | None = None,
+        isolation_level: int | None = None,
+        max_wait_ms: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> Iterator[FetchedBatch]:
+        """Every record batch overlapping ``[start, end)`` of one partition, in offset order.
+
+        ``end=None`` reads up to the high watermark (last stable offset under read_committed) seen in
+        the first response. Batches may hold records below ``start`` or at/after ``end``: the caller
+        filters by offset. Control batches and (read_committed) aborted batches are not yielded. While
+        the range is not yet available (``end`` beyond the high watermark) the fetcher long-polls; no
+        progress for ``timeout_ms`` (default ``default.api.timeout.ms``) raises ``KafkaTimeoutError``.
+        An offset outside the log raises ``OffsetOutOfRangeError`` with the partition's log start offset
+        and high watermark. ``max_bytes`` is the per-partition fetch size (``max.partition.fetch.bytes``).
+        The next fetch is sent before the batches of the current one are yielded (one request ahead).
+        """
+        tp = TopicPartition(*tp)
+        if start < 0:
+            raise ValueError(f"fetch start offset for {tp} must be >= 0, got {start}")
+        if end is not None and end < start:
+            raise ValueError(f"fetch range for {tp} is empty or reversed: [{start}, {end})")
+        self.stats["ranges_fetched"].append((tp.topic, tp.partition, start, end))
+        return self._fetch_iter(tp, start, end, max_bytes, isolation_level, max_wait_ms, timeout_ms)
+
+    def _fetch_iter(
+        self,
+        tp: TopicPartition,
+        start: int,
+        end: int | None,
+        max_bytes: int | None,
+        isolation_level: int | None,
+        max_wait_ms: int | None,
+        timeout_ms: int | None,
+    ) -> Iterator[FetchedBatch]:
+        cfg = self.config
+        iso = cfg.isolation_level if isolation_level is None else isolation_level
+        partition_max = cfg.max_partition_fetch_bytes if max_bytes is None else max_bytes
+        wait_ms = cfg.fetch_max_wait_ms if max_wait_ms is None else max_wait_ms
+        no_progress_timeout = (cfg.default_api_timeout_ms if timeout_ms is None else timeout_ms) / 1000.0
+        position = start
+        if end is not None and position >= end:
+            return
+        plan = self.retry_plan()
+        last_progress = time.monotonic()
+        pending: tuple[SocketConnection, Any, int] | None = None  # (connection, in-flight request, its offset)
+        while True:
+            try:
+                if pending is not None and pending[2] == position and not pending[0].closed:
+                    conn, request, _ = pending
+                else:
+                    conn, request = self._send_fetch(tp, position, partition_max, wait_ms, iso)
+                pending = None
+                with self._lock:
+                    try:
+                        response = conn.wait(request, (cfg.request_timeout_ms + wait_ms) / 1000.0)
+                    except (KafkaConnectionError, KafkaTimeoutError) as e:
+                        self._drop(conn, e)
+                        raise
+                data = partition_data(response, tp)
+                if data.error_code:
+                    self._raise_fetch_error(tp, position, data.error_code, conn.peer)
+            except KafkaClientError as e:
+                if not e.retriable:
+                    raise
+                self.stats["retries"] += 1
+                if not plan.sleep_or_give_up():
+                    e.add_note(f"fetch of {tp} at offset {position}: gave up after {plan.attempts} attempts")
+                    raise
+                continue
+            plan = self.retry_plan()
+            records = data.records
+            self.stats["fetch_requests"] += 1
+            self.stats["bytes_fetched"] += len(records) if records else 0
+            limit = data.last_stable_offset if iso and data.last_stable_offset >= 0 else data.high_watermark
+            if end is None:
+                end = max(limit, position)
+            walk = split_fetched(
+                records,
+                tp,
+                position,
+                end,
+                log_start_offset=data.log_start_offset,
+                high_watermark=data.high_watermark,
+                last_stable_offset=data.last_stable_offset,
+                read_committed=bool(iso),
+                aborted=data.aborted_transactions,
+                check_crcs=cfg.check_crcs,
+            )
+            if walk.partial_entry_size is not None and walk.partial_entry_size > partition_max:
+                partition_max = min(walk.partial_entry_size, cfg.max_frame_size)  # pre-KIP-74 broker
+            if walk.position > position:
+                last_progress = time.monotonic()
+            position = walk.position
+            done = walk.reached_end or position >= end
+            if not done and time.monotonic() - last_progress > no_progress_timeout:
+                raise KafkaTimeoutError(
+                    f"no records of {tp} at offset {position} for {no_progress_timeout:.0f}s (range end {end}, "
+                    f"high watermark {data.high_watermark}, last stable offset {data.last_stable_offset})",
+                    topic=tp.topic,
+                    partition=tp.partition,
+                )
+            if not done and position < limit:
+                try:
+                    pending = (*self._send_fetch(tp, position, partition_max, wait_ms, iso), position)
+                except KafkaClientError as e:
+                    if not e.retriable:
+                        raise
+                    pending = None
+            self.stats["batches_fetched"] += len(walk.batches)
+            yield from walk.batches
+            if done:
+                return
+
+    def _send_fetch(
+        self, tp: TopicPartition, position: int, partition_max: int, wait_ms: int, iso: int
+    ) -> tuple[SocketConnection, Any]:
+        leader, epoch = self._leader_and_epoch(tp)
+        cfg = self.config
+        with self._lock:
+            conn = self.connection(leader)
+            body = fetch_request(
+                tp,
+                position,
+                partition_max_bytes=partition_max,
+                max_bytes=max(cfg.fetch_max_bytes, partition_max),
+                max_wait_ms=wait_ms,
+                min_bytes=cfg.fetch_min_bytes,
+                isolation_level=iso,
+                leader_epoch=epoch,
+            )
+            self.stats["requests"] += 1
+            try:
+                request = conn.send(_FETCH, body, min_version=4 if iso else 0, why="read_committed needs Fetch v4")
+            except (KafkaConnectionError, KafkaTimeoutError) as e:
+                self._drop(conn, e)
+                raise
+            assert request is not None
+            return conn, request
+
+    def _raise_fetch_error(self, tp: TopicPartition, position: int, code: int, peer: str) -> None:
+        if code == ErrorCode.OFFSET_OUT_OF_RANGE:
+            bounds = self.list_offsets({tp: OffsetSpec.EARLIEST})
+            latest = self.list_offsets({tp: OffsetSpec.LATEST}, isolation_level=0)
+            log_start, high_watermark = bounds[tp], latest[tp]
+            raise OffsetOutOfRangeError(
+                f"offset {position} of {tp} is out of range on broker {peer}: the log holds "
+                f"[{log_start}, {high_watermark})",
+                topic=tp.topic,
+                partition=tp.partition,
+                offset=position,
+                log_start_offset=log_start,
+                high_watermark=high_watermark,
+            )
+        self._on_partition_error(tp, code)
+        error = error_for_code(code, "Fetch", broker=peer, topic=tp.topic, partition=tp.partition)
+        if code in _LEADER_ERRORS:
+            error.retriable = True
+        raise error

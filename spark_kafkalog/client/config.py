@@ -1,0 +1,450 @@
+"""Client configuration under the Java client's names (``bootstrap.servers``, ``linger.ms``, ...).
+
+``ClientConfig.from_kafka_properties({"bootstrap.servers": "h:9092", "acks": "1"})`` parses string
+values (as in a ``.properties`` file or Spark's ``kafka.*`` options); ``ClientConfig.create(mapping,
+**kwargs)`` also takes Python values and keyword names with underscores (``linger_ms=5``). One config
+type serves every client (KafkaClient, Producer, Consumer, AdminClient), as librdkafka's does; a client
+reads the settings that concern it.
+
+Unknown keys raise ``ConfigError`` naming the key (with the closest known name). Java keys that have no
+meaning here (``security.protocol=PLAINTEXT``, ``reconnect.backoff.ms``, metrics settings, group
+settings of the simple consumer, ...) are accepted with a ``UserWarning``; settings we cannot honour
+(TLS, SASL, transactions) raise ``ConfigError``. ``ClientConfig`` is immutable and thread-safe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from spark_kafkalog.client.errors import ConfigError
+from spark_kafkalog.records import Compression
+
+__all__ = ["ClientConfig", "IGNORED_KEYS", "Serializer", "Deserializer"]
+
+Serializer = Callable[[Any], "bytes | None"]
+Deserializer = Callable[["bytes | None"], Any]
+
+_INT32_MAX = 2147483647
+
+
+def _int(lo: int | None = None, hi: int | None = None) -> Callable[[str, Any], int]:
+    def parse(key: str, v: Any) -> int:
+        if isinstance(v, bool):
+            raise ConfigError(f"setting {key!r} must be an integer, got {v!r}")
+        if isinstance(v, str):
+            try:
+                v = int(v.strip())
+            except ValueError:
+                raise ConfigError(f"setting {key!r} must be an integer, got {v!r}") from None
+        if not isinstance(v, int):
+            raise ConfigError(f"setting {key!r} must be an integer, got {type(v).__name__} {v!r}")
+        if lo is not None and v < lo:
+            raise ConfigError(f"setting {key!r} must be >= {lo}, got {v}")
+        if hi is not None and v > hi:
+            raise ConfigError(f"setting {key!r} must be <= {hi}, got {v}")
+        return v
+
+    return parse
+
+
+def _bool(key: str, v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("true", "false"):
+        return v.strip().lower() == "true"
+    raise ConfigError(f"setting {key!r} must be true or false, got {v!r}")
+
+
+def _str(key: str, v: Any) -> str:
+    if not isinstance(v, str):
+        raise ConfigError(f"setting {key!r} must be a string, got {type(v).__name__} {v!r}")
+    return v
+
+
+def _choice(mapping: Mapping[str, Any]) -> Callable[[str, Any], Any]:
+    def parse(key: str, v: Any) -> Any:
+        text = str(v).strip().lower()
+        if text not in mapping:
+            raise ConfigError(f"setting {key!r} must be one of {', '.join(mapping)}; got {v!r}")
+        return mapping[text]
+
+    return parse
+
+
+def _servers(key: str, v: Any) -> tuple[str, ...]:
+    items = v.split(",") if isinstance(v, str) else list(v) if isinstance(v, (list, tuple)) else None
+    if items is None:
+        raise ConfigError(f"setting {key!r} must be 'host:port[,host:port...]' or a list, got {v!r}")
+    out = []
+    for item in items:
+        item = str(item).strip()
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ConfigError(f"setting {key!r}: {item!r} is not host:port (e.g. localhost:9092)")
+        out.append(item)
+    if not out:
+        raise ConfigError(f"setting {key!r} names no server; expected e.g. 'localhost:9092'")
+    return tuple(out)
+
+
+def _compression(key: str, v: Any) -> Compression:
+    if isinstance(v, Compression):
+        return v
+    try:
+        return Compression.from_name(str(v))
+    except ValueError as e:
+        raise ConfigError(f"setting {key!r}: {e}") from None
+
+
+def _acks(key: str, v: Any) -> int:
+    text = str(v).strip().lower()
+    if text in ("all", "-1"):
+        return -1
+    if text in ("0", "1"):
+        return int(text)
+    raise ConfigError(f"setting {key!r} must be one of all, -1, 0, 1; got {v!r}")
+
+
+def _callable_or_name(names: Mapping[str, Any]) -> Callable[[str, Any], Any]:
+    def parse(key: str, v: Any) -> Any:
+        if isinstance(v, str):
+            found = names.get(v.strip()) or names.get(v.strip().rsplit(".", 1)[-1])
+            if found is None:
+                raise ConfigError(
+                    f"setting {key!r}: unknown name {v!r}; pass a Python callable or one of {', '.join(sorted(set(names)))}"
+                )
+            return found
+        if v is None or callable(v) or hasattr(v, "partition"):
+            return v
+        raise ConfigError(f"setting {key!r} must be a callable, got {type(v).__name__}")
+
+    return parse
+
+
+def _bytes_serializer(value: Any) -> bytes | None:
+    """Default serializer: bytes-like values as they are, ``str`` as UTF-8, ``None`` as null."""
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    raise TypeError(
+        f"cannot send a {type(value).__name__} without a serializer: pass bytes or str, "
+        "or set key.serializer/value.serializer"
+    )
+
+
+def _string_serializer(value: Any) -> bytes | None:
+    return None if value is None else str(value).encode("utf-8")
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _string_deserializer(value: bytes | None) -> str | None:
+    return None if value is None else bytes(value).decode("utf-8")
+
+
+_SERIALIZERS = {
+    "bytes": _bytes_serializer,
+    "ByteArraySerializer": _bytes_serializer,
+    "BytesSerializer": _bytes_serializer,
+    "string": _string_serializer,
+    "StringSerializer": _string_serializer,
+}
+_DESERIALIZERS = {
+    "bytes": _identity,
+    "ByteArrayDeserializer": _identity,
+    "BytesDeserializer": _identity,
+    "string": _string_deserializer,
+    "StringDeserializer": _string_deserializer,
+}
+
+
+def _partitioner_names() -> dict[str, Any]:
+    from spark_kafkalog.client.partitioner import PARTITIONERS_BY_NAME
+
+    return PARTITIONERS_BY_NAME
+
+
+def _partitioner(key: str, v: Any) -> Any:
+    return _callable_or_name(_partitioner_names())(key, v)
+
+
+@dataclass(frozen=True)
+class _Option:
+    attr: str
+    parse: Callable[[str, Any], Any]
+
+
+# Kafka name -> (ClientConfig attribute, parser). Defaults live on the dataclass fields below.
+_OPTIONS: dict[str, _Option] = {
+    "bootstrap.servers": _Option("bootstrap_servers", _servers),
+    "client.id": _Option("client_id", _str),
+    "request.timeout.ms": _Option("request_timeout_ms", _int(1)),
+    "default.api.timeout.ms": _Option("default_api_timeout_ms", _int(1)),
+    "socket.connection.setup.timeout.ms": _Option("connect_timeout_ms", _int(1)),
+    "retries": _Option("retries", _int(0, _INT32_MAX)),
+    "retry.backoff.ms": _Option("retry_backoff_ms", _int(0)),
+    "retry.backoff.max.ms": _Option("retry_backoff_max_ms", _int(0)),
+    "metadata.max.age.ms": _Option("metadata_max_age_ms", _int(0)),
+    "allow.auto.create.topics": _Option("allow_auto_create_topics", _bool),
+    "send.buffer.bytes": _Option("send_buffer_bytes", _int(-1)),
+    "receive.buffer.bytes": _Option("receive_buffer_bytes", _int(-1)),
+    "socket.request.max.bytes": _Option("max_frame_size", _int(1024)),
+    # fetching
+    "fetch.max.bytes": _Option("fetch_max_bytes", _int(0)),
+    "max.partition.fetch.bytes": _Option("max_partition_fetch_bytes", _int(0)),
+    "fetch.min.bytes": _Option("fetch_min_bytes", _int(0)),
+    "fetch.max.wait.ms": _Option("fetch_max_wait_ms", _int(0)),
+    "isolation.level": _Option("isolation_level", _choice({"read_uncommitted": 0, "read_committed": 1})),
+    "check.crcs": _Option("check_crcs", _bool),
+    "max.poll.records": _Option("max_poll_records", _int(1)),
+    "auto.offset.reset": _Option("auto_offset_reset", _choice({"latest": "latest", "earliest": "earliest", "none": "none"})),
+    "group.id": _Option("group_id", _str),
+    "key.deserializer": _Option("key_deserializer", _callable_or_name(_DESERIALIZERS)),
+    "value.deserializer": _Option("value_deserializer", _callable_or_name(_DESERIALIZERS)),
+    # producing
+    "acks": _Option("acks", _acks),
+    "linger.ms": _Option("linger_ms", _int(0)),
+    "batch.size": _Option("batch_size", _int(0)),
+    "compression.type": _Option("compression_type", _compression),
+    "enable.idempotence": _Option("enable_idempotence", _bool),
+    "max.in.flight.requests.per.connection": _Option("max_in_flight", _int(1)),
+    "delivery.timeout.ms": _Option("delivery_timeout_ms", _int(1)),
+    "max.request.size": _Option("max_request_size", _int(1)),
+    "buffer.memory": _Option("buffer_memory", _int(1)),
+    "max.block.ms": _Option("max_block_ms", _int(0)),
+    "partitioner": _Option("partitioner", _partitioner),
+    "partitioner.class": _Option("partitioner", _partitioner),
+    "partitioner.ignore.keys": _Option("partitioner_ignore_keys", _bool),
+    "key.serializer": _Option("key_serializer", _callable_or_name(_SERIALIZERS)),
+    "value.serializer": _Option("value_serializer", _callable_or_name(_SERIALIZERS)),
+    # accepted for compatibility; only PLAINTEXT is possible
+    "security.protocol": _Option("security_protocol", _choice({"plaintext": "PLAINTEXT"})),
+}
+
+_KEY_BY_ATTR = {option.attr: key for key, option in reversed(list(_OPTIONS.items()))}
+
+IGNORED_KEYS = frozenset(
+    (
+        "client.dns.lookup",
+        "connections.max.idle.ms",
+        "reconnect.backoff.ms",
+        "reconnect.backoff.max.ms",
+        "metadata.max.idle.ms",
+        "metric.reporters",
+        "metrics.num.samples",
+        "metrics.recording.level",
+        "metrics.sample.window.ms",
+        "auto.include.jmx.reporter",
+        "enable.metrics.push",
+        "client.rack",
+        "exclude.internal.topics",
+        "partitioner.adaptive.partitioning.enable",
+        "partitioner.availability.timeout.ms",
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "max.poll.interval.ms",
+        "enable.auto.commit",
+        "auto.commit.interval.ms",
+        "group.instance.id",
+        "group.protocol",
+        "partition.assignment.strategy",
+        "ssl.endpoint.identification.algorithm",
+    )
+)
+"""Java client keys that are accepted with a warning because they mean nothing to this client."""
+
+_UNSUPPORTED = {
+    "transactional.id": "transactional producers are not supported (idempotence is: enable.idempotence=true)",
+    "transaction.timeout.ms": "transactional producers are not supported",
+    "interceptor.classes": "interceptors are Java classes; wrap send()/poll() in Python instead",
+}
+_UNSUPPORTED_PREFIXES = ("ssl.", "sasl.")
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Typed client settings; attribute names are the Kafka names with dots as underscores, except
+    ``connect_timeout_ms`` (socket.connection.setup.timeout.ms), ``max_in_flight``
+    (max.in.flight.requests.per.connection) and ``max_frame_size`` (socket.request.max.bytes)."""
+
+    bootstrap_servers: tuple[str, ...] = ()
+    client_id: str = "kafkalog"
+    request_timeout_ms: int = 30000
+    default_api_timeout_ms: int = 60000
+    connect_timeout_ms: int = 10000
+    retries: int = _INT32_MAX
+    retry_backoff_ms: int = 100
+    retry_backoff_max_ms: int = 1000
+    metadata_max_age_ms: int = 300000
+    allow_auto_create_topics: bool | None = None  # None: True for producers, False otherwise
+    send_buffer_bytes: int = 131072
+    receive_buffer_bytes: int = 65536
+    max_frame_size: int = 104857600
+    fetch_max_bytes: int = 52428800
+    max_partition_fetch_bytes: int = 1048576
+    fetch_min_bytes: int = 1
+    fetch_max_wait_ms: int = 500
+    isolation_level: int = 0
+    check_crcs: bool = True
+    max_poll_records: int = 500
+    auto_offset_reset: str = "latest"
+    group_id: str | None = None
+    key_deserializer: Deserializer | None = None
+    value_deserializer: Deserializer | None = None
+    acks: int = -1
+    linger_ms: int = 5
+    batch_size: int = 16384
+    compression_type: Compression = Compression.NONE
+    enable_idempotence: bool = True
+    max_in_flight: int = 5
+    delivery_timeout_ms: int = 120000
+    max_request_size: int = 1048576
+    buffer_memory: int = 33554432
+    max_block_ms: int = 60000
+    partitioner: Any = None
+    partitioner_ignore_keys: bool = False
+    key_serializer: Serializer | None = None
+    value_serializer: Serializer | None = None
+    security_protocol: str = "PLAINTEXT"
+    explicit: frozenset[str] = field(default=frozenset(), compare=False)
+    """Kafka names of the settings given by the user (the rest are defaults)."""
+
+    # construction ------------------------------------------------------------------------------
+    @classmethod
+    def from_kafka_properties(cls, props: Mapping[str, Any]) -> ClientConfig:
+        """Settings from Kafka-named properties (string values are parsed)."""
+        return cls.create(props)
+
+    @classmethod
+    def create(cls, mapping: Mapping[str, Any] | ClientConfig | None = None, **kwargs: Any) -> ClientConfig:
+        """Settings from a mapping of Kafka names and/or keyword arguments (``linger_ms=5``).
+
+        A ``ClientConfig`` given as ``mapping`` is extended by ``kwargs``. Raises ``ConfigError``.
+        """
+        base = mapping if isinstance(mapping, ClientConfig) else cls()
+        items: dict[str, Any] = {}
+        if mapping is not None and not isinstance(mapping, ClientConfig):
+            if not isinstance(mapping, Mapping):
+                raise ConfigError(f"client settings must be a mapping of Kafka names, got {type(mapping).__name__}")
+            for key, value in mapping.items():
+                items[_normalise_key(key)] = value
+        for key, value in kwargs.items():
+            items[_normalise_key(key)] = value
+        return base._with(items)
+
+    def with_overrides(self, **kwargs: Any) -> ClientConfig:
+        """A copy with ``kwargs`` (underscore or Kafka names) applied."""
+        return ClientConfig.create(self, **kwargs)
+
+    def with_defaults(self, **kwargs: Any) -> ClientConfig:
+        """A copy where ``kwargs`` apply only to settings the user did not set explicitly."""
+        items = {}
+        for key, value in kwargs.items():
+            name = _normalise_key(key)
+            if name not in self.explicit:
+                items[name] = value
+        changes = self._with(items)
+        return dataclasses.replace(changes, explicit=self.explicit)
+
+    def _with(self, items: Mapping[str, Any]) -> ClientConfig:
+        security = items.get("security.protocol", self.security_protocol)
+        changes: dict[str, Any] = {}
+        explicit = set(self.explicit)
+        for key, value in items.items():
+            option = _OPTIONS.get(key)
+            if option is not None:
+                changes[option.attr] = option.parse(key, value)
+                explicit.add(key)
+                continue
+            if key in _UNSUPPORTED:
+                raise ConfigError(f"setting {key!r} is not supported: {_UNSUPPORTED[key]}")
+            if key.startswith(_UNSUPPORTED_PREFIXES) or key in IGNORED_KEYS:
+                if key.startswith(_UNSUPPORTED_PREFIXES) and str(security).upper() != "PLAINTEXT":
+                    raise ConfigError(f"setting {key!r} is not supported: this client speaks PLAINTEXT only")
+                warnings.warn(f"client setting {key!r} is ignored by spark_kafkalog.client", UserWarning, stacklevel=4)
+                continue
+            raise ConfigError(_unknown_key_message(key))
+        if "security.protocol" in items:
+            warnings.warn(
+                "client setting 'security.protocol' is ignored: PLAINTEXT is the only protocol", UserWarning, stacklevel=4
+            )
+        config = dataclasses.replace(self, explicit=frozenset(explicit), **changes)
+        config._check()
+        return config
+
+    def _check(self) -> None:
+        if self.retry_backoff_max_ms < self.retry_backoff_ms:
+            object.__setattr__(self, "retry_backoff_max_ms", self.retry_backoff_ms)
+        if self.delivery_timeout_ms < self.linger_ms + self.request_timeout_ms and "delivery.timeout.ms" in self.explicit:
+            raise ConfigError(
+                f"setting 'delivery.timeout.ms' ({self.delivery_timeout_ms}) must be >= linger.ms + request.timeout.ms "
+                f"({self.linger_ms + self.request_timeout_ms})"
+            )
+
+    # derived settings ----------------------------------------------------------------------------
+    def idempotence_enabled(self) -> bool:
+        """Whether the producer is idempotent, with Java's rules: an explicit ``enable.idempotence=true``
+        conflicting with acks != all, retries=0 or more than 5 in-flight requests is an error; the default
+        (true) is silently dropped in those cases."""
+        conflicts = []
+        if self.acks != -1:
+            conflicts.append(f"acks={self.acks} (needs all)")
+        if self.retries == 0:
+            conflicts.append("retries=0 (needs > 0)")
+        if self.max_in_flight > 5:
+            conflicts.append(f"max.in.flight.requests.per.connection={self.max_in_flight} (needs <= 5)")
+        if not self.enable_idempotence:
+            return False
+        if conflicts:
+            if "enable.idempotence" in self.explicit:
+                raise ConfigError("enable.idempotence=true conflicts with " + ", ".join(conflicts))
+            return False
+        return True
+
+    def auto_create_topics(self, *, producer: bool) -> bool:
+        if self.allow_auto_create_topics is None:
+            return producer
+        return self.allow_auto_create_topics
+
+    def key_serializer_fn(self) -> Serializer:
+        return self.key_serializer or _bytes_serializer
+
+    def value_serializer_fn(self) -> Serializer:
+        return self.value_serializer or _bytes_serializer
+
+    def to_kafka_properties(self) -> dict[str, Any]:
+        """The explicitly set settings under their Kafka names (values as parsed)."""
+        out = {}
+        for key in sorted(self.explicit):
+            out[key] = getattr(self, _OPTIONS[key].attr)
+        return out
+
+
+def _normalise_key(key: Any) -> str:
+    if not isinstance(key, str):
+        raise ConfigError(f"client setting names must be strings, got {key!r}")
+    key = key.strip()
+    by_attr = _KEY_BY_ATTR.get(key)
+    if by_attr is not None:
+        return by_attr
+    if "_" in key and "." not in key:
+        key = key.replace("_", ".")
+    return key
+
+
+def _unknown_key_message(key: str) -> str:
+    known = list(_OPTIONS) + sorted(IGNORED_KEYS)
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown client setting {key!r}{hint}"

@@ -1,0 +1,128 @@
+"""Exceptions raised at the client's API boundary.
+
+Kafka error codes travel as data inside responses; the client turns the ones it cannot handle into a
+``KafkaClientError`` whose message names the broker, topic and partition involved, and whose
+``error_code`` keeps the code (``None`` for local failures such as a refused connection or a bad
+configuration). ``retriable`` says whether repeating the same call may succeed.
+"""
+
+from __future__ import annotations
+
+from spark_kafkalog.protocol import ErrorCode
+
+__all__ = [
+    "BrokerNotAvailableError",
+    "ConfigError",
+    "KafkaClientError",
+    "KafkaConnectionError",
+    "KafkaTimeoutError",
+    "NoCommonVersionError",
+    "OffsetOutOfRangeError",
+    "ProducerClosedError",
+    "RecordTooLargeError",
+    "error_for_code",
+]
+
+
+class KafkaClientError(Exception):
+    """A failed client operation; ``error_code`` is the broker's code, or ``None`` for local failures."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_code: int | None = None,
+        retriable: bool | None = None,
+        broker: str | None = None,
+        topic: str | None = None,
+        partition: int | None = None,
+    ) -> None:
+        self.error_code = ErrorCode(error_code) if error_code is not None else None
+        if retriable is None:
+            retriable = bool(self.error_code is not None and self.error_code.retriable)
+        self.retriable = retriable
+        self.broker = broker
+        self.topic = topic
+        self.partition = partition
+        super().__init__(message)
+
+
+class ConfigError(KafkaClientError, ValueError):
+    """An unknown configuration key, or a value of the wrong type or range."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)
+
+
+class KafkaConnectionError(KafkaClientError):
+    """A broker could not be reached, or the connection broke (in-flight requests are lost)."""
+
+    def __init__(self, message: str, *, broker: str | None = None) -> None:
+        super().__init__(message, error_code=ErrorCode.NETWORK_EXCEPTION, retriable=True, broker=broker)
+
+
+class BrokerNotAvailableError(KafkaConnectionError):
+    """None of the bootstrap servers or known brokers accepted a connection."""
+
+
+class KafkaTimeoutError(KafkaClientError):
+    """An operation did not finish within its deadline (``request.timeout.ms``, ``max.block.ms``, ...)."""
+
+    def __init__(self, message: str, **where) -> None:
+        super().__init__(message, error_code=ErrorCode.REQUEST_TIMED_OUT, retriable=True, **where)
+
+
+class NoCommonVersionError(KafkaClientError):
+    """The broker supports no version of an API that this client can use for the request."""
+
+    def __init__(self, message: str, *, broker: str | None = None) -> None:
+        super().__init__(message, error_code=ErrorCode.UNSUPPORTED_VERSION, retriable=False, broker=broker)
+
+
+class OffsetOutOfRangeError(KafkaClientError):
+    """A fetch offset outside ``[log_start_offset, high_watermark]`` of the partition."""
+
+    def __init__(
+        self, message: str, *, topic: str, partition: int, offset: int, log_start_offset: int, high_watermark: int
+    ) -> None:
+        super().__init__(message, error_code=ErrorCode.OFFSET_OUT_OF_RANGE, topic=topic, partition=partition)
+        self.offset = offset
+        self.log_start_offset = log_start_offset
+        self.high_watermark = high_watermark
+
+
+class RecordTooLargeError(KafkaClientError):
+    """A record larger than ``max.request.size`` (or a batch the broker rejected as too large)."""
+
+    def __init__(self, message: str, **where) -> None:
+        super().__init__(message, error_code=ErrorCode.MESSAGE_TOO_LARGE, retriable=False, **where)
+
+
+class ProducerClosedError(KafkaClientError):
+    """``send`` after ``close``, or a record still queued when ``close`` gave up waiting."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)
+
+
+def error_for_code(
+    code: int,
+    what: str,
+    *,
+    broker: str | None = None,
+    topic: str | None = None,
+    partition: int | None = None,
+    detail: str | None = None,
+) -> KafkaClientError:
+    """A ``KafkaClientError`` for a broker error code; the message reads
+    ``"<what> failed on broker <b> for <topic>-<partition>: NAME (code): description[: detail]"``."""
+    error = ErrorCode(code)
+    place = ""
+    if broker is not None:
+        place += f" on broker {broker}"
+    if topic is not None:
+        place += f" for {topic}" + (f"-{partition}" if partition is not None else "")
+    text = f"{what} failed{place}: {error.name} ({int(error)}): {error.description}"
+    if detail:
+        text += f": {detail}"
+    return KafkaClientError(text, error_code=error, broker=broker, topic=topic, partition=partition)

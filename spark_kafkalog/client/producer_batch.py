@@ -1,0 +1,230 @@
+"""One partition's batch of records being produced, and the per-record futures it completes.
+
+A ``ProducerBatch`` wraps a ``RecordBatchBuilder``: records are encoded as they are appended (by
+``Producer.send`` under the accumulator's lock); the sender closes the batch (compressing it once),
+stamps the producer id, epoch and base sequence of an idempotent producer into the header (recomputing
+the CRC-32C), sends it, and finally completes it exactly once with the partition's base offset or an
+error. ``RecordFuture`` is a lightweight ``concurrent.futures.Future`` look-alike (``result``,
+``exception``, ``done``, ``add_done_callback``) sharing its batch's completion event, so a record costs
+one small object instead of a lock and a condition.
+
+Thread-safety: appends happen under the accumulator's lock, everything else on the sender thread;
+``RecordFuture`` methods may be called from any thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+from spark_kafkalog.client.types import RecordMetadata, TopicPartition
+from spark_kafkalog.records import Compression, RecordBatchBuilder, crc32c
+
+__all__ = ["DeliveryCallback", "ProducerBatch", "RecordFuture", "stamp_producer_state"]
+
+log = logging.getLogger("kafkalog.producer")
+
+DeliveryCallback = Callable[["RecordMetadata | None", "BaseException | None"], None]
+
+# v2 batch header fields rewritten for idempotence (see records.batch): producer_id int64 @43,
+# producer_epoch int16 @51, base_sequence int32 @53; CRC-32C @17 covers bytes 21..end.
+_PRODUCER_STATE = struct.Struct(">qhi")
+_PRODUCER_STATE_OFFSET = 43
+_CRC = struct.Struct(">I")
+_CRC_OFFSET = 17
+_CRC_START = 21
+# record overhead upper bound: length, attributes, timestamp/offset deltas, key/value lengths, header count
+_RECORD_OVERHEAD = 5 + 1 + 10 + 5 + 5 + 5 + 5
+
+
+def stamp_producer_state(buf: bytearray, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
+    """Write producer id, epoch and base sequence into the v2 batch ``buf`` and recompute its CRC."""
+    _PRODUCER_STATE.pack_into(buf, _PRODUCER_STATE_OFFSET, producer_id, producer_epoch, base_sequence)
+    _CRC.pack_into(buf, _CRC_OFFSET, crc32c(memoryview(buf)[_CRC_START:]))
+
+
+def estimate_record_size(key: bytes | None, value: bytes | None, headers: Sequence[tuple[str, bytes | None]]) -> int:
+    size = _RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
+    for k, v in headers:
+        size += 10 + len(k) * 4 + (len(v) if v else 0)
+    return size
+
+
+class RecordFuture:
+    """The pending ``RecordMetadata`` of one sent record."""
+
+    __slots__ = ("_batch", "_delta", "_timestamp", "_callbacks")
+
+    def __init__(self, batch: ProducerBatch, delta: int, timestamp: int) -> None:
+        self._batch = batch
+        self._delta = delta
+        self._timestamp = timestamp
+        self._callbacks: list[Callable[[RecordFuture], None]] | None = None
+
+    def done(self) -> bool:
+        return self._batch.done.is_set()
+
+    def cancelled(self) -> bool:
+        return False
+
+    def running(self) -> bool:
+        return not self.done()
+
+    def cancel(self) -> bool:
+        """Records cannot be taken back once sent; always ``False``."""
+        return False
+
+    def _metadata(self) -> RecordMetadata:
+        batch = self._batch
+        offset = batch.base_offset + self._delta if batch.base_offset >= 0 else -1
+        timestamp = batch.log_append_time if batch.log_append_time >= 0 else self._timestamp
+        return RecordMetadata(batch.tp.topic, batch.tp.partition, offset, timestamp)
+
+    def result(self, timeout: float | None = None) -> RecordMetadata:
+        """Where the record landed; raises its delivery error, or ``TimeoutError`` after ``timeout``."""
+        if not self._batch.done.wait(timeout):
+            raise TimeoutError(f"record for {self._batch.tp} not acknowledged within {timeout}s")
+        if self._batch.error is not None:
+            raise self._batch.error
+        return self._metadata()
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        if not self._batch.done.wait(timeout):
+            raise TimeoutError(f"record for {self._batch.tp} not acknowledged within {timeout}s")
+        return self._batch.error
+
+    def add_done_callback(self, fn: Callable[[RecordFuture], None]) -> None:
+        """Call ``fn(future)`` once the record is acknowledged or failed (at once when it already is)."""
+        with self._batch.lock:
+            if not self._batch.done.is_set():
+                if self._callbacks is None:
+                    self._callbacks = []
+                self._callbacks.append(fn)
+                return
+        _safe_call(fn, self)
+
+
+def _safe_call(fn: Callable, *args: Any) -> None:
+    try:
+        fn(*args)
+    except Exception:  # a user callback must not kill the sender thread
+        log.exception("delivery callback %r raised", fn)
+
+
+class ProducerBatch:
+    """Records for one partition, sent together as one v2 record batch."""
+
+    def __init__(self, tp: TopicPartition, compression: Compression, batch_size: int, now: float) -> None:
+        self.tp = tp
+        self.builder = RecordBatchBuilder(compression)
+        self.batch_size = batch_size
+        self.created = now
+        self.futures: list[RecordFuture] = []
+        self.callbacks: list[tuple[int, DeliveryCallback]] = []  # (record index, on_delivery)
+        self.full = False
+        self.data: bytearray | None = None  # built bytes once closed
+        self.attempts = 0
+        self.last_attempt = 0.0
+        self.retry_after = 0.0
+        self.base_sequence = -1
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.in_flight = False
+        self.reserved = 0  # buffer.memory bytes held by this batch (accumulator bookkeeping)
+        self.base_offset = -1
+        self.log_append_time = -1
+        self.error: BaseException | None = None
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.estimated_size = self.builder.estimated_size()
+
+    def __len__(self) -> int:
+        return len(self.futures)
+
+    @property
+    def record_count(self) -> int:
+        return len(self.futures)
+
+    def try_append(
+        self,
+        timestamp_ms: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[tuple[str, bytes | None]],
+        record_size: int,
+        callback: DeliveryCallback | None,
+    ) -> RecordFuture | None:
+        """Append a record unless the batch is closed or would exceed ``batch.size`` (an empty batch takes
+        any record); returns its future or ``None``."""
+        if self.data is not None or self.full:
+            return None
+        if self.futures and self.estimated_size + record_size > self.batch_size:
+            self.full = True
+            return None
+        delta = self.builder.append(timestamp_ms, key, value, headers)
+        future = RecordFuture(self, delta, timestamp_ms)
+        if callback is not None:
+            self.callbacks.append((len(self.futures), callback))
+        self.futures.append(future)
+        self.estimated_size = self.builder.estimated_size()
+        if self.estimated_size >= self.batch_size:
+            self.full = True
+        return future
+
+    def close(self) -> bytearray:
+        """Stop appending and build the batch bytes (once)."""
+        if self.data is None:
+            self.data = bytearray(self.builder.build())
+            self.builder = None  # type: ignore[assignment]  # free the encoded records
+        return self.data
+
+    @property
+    def size_in_bytes(self) -> int:
+        return len(self.data) if self.data is not None else self.estimated_size
+
+    def stamp(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
+        """Set the idempotence fields (the batch must be closed)."""
+        data = self.close()
+        self.producer_id, self.producer_epoch, self.base_sequence = producer_id, producer_epoch, base_sequence
+        stamp_producer_state(data, producer_id, producer_epoch, base_sequence)
+
+    @property
+    def last_sequence(self) -> int:
+        return self.base_sequence + len(self.futures) - 1
+
+    # completion --------------------------------------------------------------------------------
+    def complete(self, base_offset: int, log_append_time: int = -1) -> bool:
+        """Acknowledge every record; returns ``False`` when the batch was already completed."""
+        return self._finish(base_offset, log_append_time, None)
+
+    def fail(self, error: BaseException) -> bool:
+        """Fail every record; returns ``False`` when the batch was already completed."""
+        return self._finish(-1, -1, error)
+
+    def _finish(self, base_offset: int, log_append_time: int, error: BaseException | None) -> bool:
+        with self.lock:
+            if self.done.is_set():
+                return False
+            self.base_offset = base_offset
+            self.log_append_time = log_append_time
+            self.error = error
+            self.done.set()
+        for index, callback in self.callbacks:
+            if error is None:
+                _safe_call(callback, self.futures[index]._metadata(), None)
+            else:
+                _safe_call(callback, None, error)
+        for future in self.futures:
+            if future._callbacks:
+                for fn in future._callbacks:
+                    _safe_call(fn, future)
+        return True
+
+    def age(self, now: float | None = None) -> float:
+        return (time.monotonic() if now is None else now) - self.created
+
+    def __repr__(self) -> str:
+        return f"ProducerBatch({self.tp}, records={len(self.futures)}, sequence={self.base_sequence}, attempts={self.attempts})"

@@ -1,0 +1,288 @@
+"""Blocking socket transport for ``KafkaConnection`` (used in Spark executors, the CLI and the producer).
+
+``SocketConnection.open(host, port, ...)`` connects and completes the ApiVersions handshake;
+``request`` sends and waits; ``send`` + ``wait`` pipeline several requests on one connection (responses
+come back in order, and waiting for a later request completes the earlier ones first).
+
+Frames are read without a frame decoder copy: the 4-byte size, then the payload straight into a buffer of
+that size (``recv_into``), with a small read-ahead buffer so that pipelined small responses cost one
+system call for several frames. A request that gets no answer within its timeout closes the connection
+(its response could otherwise be mistaken for a later one) and raises ``KafkaTimeoutError``.
+
+Not thread-safe: one thread uses a connection at a time (``KafkaClient`` serialises access with its
+lock; the producer's sender thread owns its own connections).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from typing import Any
+
+from spark_kafkalog.client.connection import InFlightRequest, KafkaConnection
+from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError, KafkaTimeoutError
+from spark_kafkalog.client.versions import ApiVersionTable, api_name
+from spark_kafkalog.protocol import DEFAULT_MAX_FRAME_SIZE
+
+__all__ = ["SocketConnection", "split_host_port"]
+
+_SIZE = struct.Struct(">i")
+_READ_AHEAD = 64 * 1024
+
+
+def split_host_port(address: str) -> tuple[str, int]:
+    """``"host:port"`` (``"[v6]:port"`` too) as ``(host, port)``."""
+    host, sep, port = address.strip().rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"{address!r} is not host:port")
+    return host.strip("[]"), int(port)
+
+
+class SocketConnection:
+    """One blocking TCP connection to a broker, driven by a sans-IO ``KafkaConnection``."""
+
+    def __init__(self, sock: socket.socket, protocol: KafkaConnection) -> None:
+        self._sock = sock
+        self.protocol = protocol
+        self._rbuf = bytearray()
+        self._failed: list[InFlightRequest] = []  # requests failed by a connection loss, not yet reported
+        self.bytes_received = 0
+        self.bytes_sent = 0
+
+    @classmethod
+    def open(
+        cls,
+        host: str,
+        port: int,
+        *,
+        node_id: int | None = None,
+        client_id: str | None = "kafkalog",
+        connect_timeout: float = 10.0,
+        request_timeout: float = 30.0,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        send_buffer_bytes: int = -1,
+        receive_buffer_bytes: int = -1,
+    ) -> SocketConnection:
+        """Connect and complete the ApiVersions handshake; raises ``KafkaConnectionError``."""
+        peer = f"{node_id if node_id is not None and node_id >= 0 else 'bootstrap'} ({host}:{port})"
+        try:
+            sock = socket.create_connection((host, port), timeout=connect_timeout)
+        except OSError as e:
+            raise KafkaConnectionError(f"cannot connect to broker {peer}: {e}", broker=peer) from None
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if send_buffer_bytes > 0:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer_bytes)
+            if receive_buffer_bytes > 0:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer_bytes)
+        except OSError:
+            pass
+        conn = cls(sock, KafkaConnection(peer, client_id=client_id, max_frame_size=max_frame_size, node_id=node_id))
+        try:
+            conn._handshake(request_timeout)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _handshake(self, timeout: float) -> None:
+        protocol = self.protocol
+        protocol.start_handshake()
+        deadline = time.monotonic() + timeout
+        while not protocol.ready:
+            self._flush()
+            if protocol.closed:
+                raise protocol.close_reason or KafkaConnectionError(f"handshake with {protocol.peer} failed")
+            request = protocol.oldest_in_flight()
+            if request is None:  # pragma: no cover - the handshake always has a request in flight
+                raise KafkaConnectionError(f"handshake with {protocol.peer} stalled", broker=protocol.peer)
+            self._read_one(deadline, request)
+            if protocol.closed:
+                raise protocol.close_reason or KafkaConnectionError(f"handshake with {protocol.peer} failed")
+
+    # properties ------------------------------------------------------------------------------------
+    @property
+    def peer(self) -> str:
+        return self.protocol.peer
+
+    @property
+    def node_id(self) -> int | None:
+        return self.protocol.node_id
+
+    @property
+    def versions(self) -> ApiVersionTable:
+        assert self.protocol.versions is not None
+        return self.protocol.versions
+
+    @property
+    def closed(self) -> bool:
+        return self.protocol.closed
+
+    @property
+    def in_flight(self) -> int:
+        return self.protocol.in_flight
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    # requests --------------------------------------------------------------------------------------
+    def send(self, api_key: int, body: Any, **kwargs: Any) -> InFlightRequest | None:
+        """Send a request (see ``KafkaConnection.send`` for the keyword arguments) without waiting."""
+        request = self.protocol.send(api_key, body, **kwargs)
+        self._flush()
+        return request
+
+    def wait(self, request: InFlightRequest, timeout: float) -> Any:
+        """Read responses until ``request`` completes; returns its body or raises its error."""
+        deadline = time.monotonic() + timeout
+        while not request.done:
+            if self.protocol.closed:
+                break
+            self._read_one(deadline, request)
+        return request.result()
+
+    def request(self, api_key: int, body: Any, *, timeout: float, **kwargs: Any) -> Any:
+        """Send a request and wait for its response body."""
+        request = self.send(api_key, body, **kwargs)
+        if request is None:
+            return None
+        return self.wait(request, timeout)
+
+    def poll(self) -> list[InFlightRequest]:
+        """Read the responses that are available now without blocking for new ones (for select loops).
+
+        Call when the socket is readable: a frame that has started arriving is read whole. Returns the
+        completed requests, including those failed because the connection broke.
+        """
+        done: list[InFlightRequest] = []
+        try:
+            self._sock.settimeout(0.0)
+            try:
+                chunk = self._sock.recv(_READ_AHEAD)
+            except (BlockingIOError, InterruptedError):
+                chunk = None
+            except OSError as e:
+                self._lost(e)
+                chunk = None
+            if chunk == b"":
+                self._lost(None)
+            elif chunk:
+                self._rbuf += chunk
+                self.bytes_received += len(chunk)
+                deadline = time.monotonic() + 30.0
+                while self._rbuf and not self.protocol.closed:
+                    done.extend(self._read_one(deadline, self.protocol.oldest_in_flight()))
+        except KafkaClientError:
+            pass  # the connection is closed (lost or timed out); its requests are reported below
+        done.extend(self._take_failed())
+        return done
+
+    def close(self, reason: BaseException | None = None) -> list[InFlightRequest]:
+        """Close the socket; returns the requests still in flight (or failed earlier and not yet
+        reported), failed with ``reason``."""
+        failed = self.protocol.close(reason) if not self.protocol.closed else []
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+        return self._take_failed() + failed
+
+    def _take_failed(self) -> list[InFlightRequest]:
+        failed, self._failed = self._failed, []
+        return failed
+
+    # I/O -------------------------------------------------------------------------------------------
+    def _flush(self) -> None:
+        data = self.protocol.data_to_send()
+        if not data:
+            return
+        try:
+            self._sock.settimeout(None)
+            self._sock.sendall(data)
+            self.bytes_sent += len(data)
+        except OSError as e:
+            self._lost(e)
+            raise self.protocol.close_reason from None  # type: ignore[misc]
+
+    def _lost(self, error: OSError | None) -> None:
+        text = f"connection to broker {self.peer} lost" + (f": {error}" if error else " (closed by the broker)")
+        self._failed.extend(self.protocol.close(KafkaConnectionError(text, broker=self.peer)))
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+    def _recv_into_buffer(self, deadline: float, waiting_for: InFlightRequest | None) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            self._timed_out(waiting_for)
+        self._sock.settimeout(remaining)
+        try:
+            chunk = self._sock.recv(_READ_AHEAD)
+        except socket.timeout:
+            self._timed_out(waiting_for)
+        except OSError as e:
+            self._lost(e)
+            return
+        if not chunk:
+            self._lost(None)
+            return
+        self._rbuf += chunk
+        self.bytes_received += len(chunk)
+
+    def _timed_out(self, waiting_for: InFlightRequest | None) -> None:
+        what = f"{api_name(waiting_for.api_key)} v{waiting_for.version}" if waiting_for else "a response"
+        error = KafkaTimeoutError(f"no answer to {what} from broker {self.peer} in time", broker=self.peer)
+        self._failed.extend(self.protocol.close(error))
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+        raise error
+
+    def _read_one(self, deadline: float, waiting_for: InFlightRequest | None) -> list[InFlightRequest]:
+        """Read exactly one frame and hand it to the protocol; returns the requests it completed."""
+        while len(self._rbuf) < 4:
+            self._recv_into_buffer(deadline, waiting_for)
+            if self.protocol.closed:
+                return []
+        size = _SIZE.unpack_from(self._rbuf, 0)[0]
+        failed = self.protocol.check_frame_size(size)
+        if self.protocol.closed:
+            self._sock.close()
+            return failed
+        have = len(self._rbuf) - 4
+        if have >= size:
+            frame = self._rbuf[4 : 4 + size]
+            del self._rbuf[: 4 + size]
+        else:
+            frame = bytearray(size)
+            view = memoryview(frame)
+            view[:have] = memoryview(self._rbuf)[4:]
+            self._rbuf.clear()
+            pos = have
+            while pos < size:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self._timed_out(waiting_for)
+                self._sock.settimeout(remaining)
+                try:
+                    n = self._sock.recv_into(view[pos:])
+                except socket.timeout:
+                    self._timed_out(waiting_for)
+                except OSError as e:
+                    self._lost(e)
+                    return []
+                if n == 0:
+                    self._lost(None)
+                    return []
+                pos += n
+                self.bytes_received += n
+        done = self.protocol.receive_frame(frame)
+        if self.protocol.closed:
+            try:
+                self._sock.close()
+            except OSError:
+                pass
+        return done
