@@ -122,7 +122,7 @@ def load_segments(
             corrupt_from = i
             break
         needs_check = recover and base >= first_unflushed
-        if not needs_check and not segment.load():
+        if not needs_check and not segment.load(index_interval_bytes):
             log.warning("%s: segment %d is inconsistent; recovering it", segment.file.path, base)
             needs_check = True
         if needs_check:

@@ -306,7 +306,8 @@ class PartitionLog:
                 if duplicate is not None:
                     duplicates.append(duplicate)
                     continue
-                producers.stage(pending, producers.get(header.producer_id), header, offset, now)
+                producers.stage(pending, producers.get(header.producer_id), header, offset,
+                                append_time if append_time >= 0 else header.max_timestamp)
             plan.append((pos, header, offset))
             offset += header.last_offset_delta + 1
         if duplicates:
@@ -367,7 +368,7 @@ class PartitionLog:
                 self._epochs.assign(epoch, header.base_offset)
         self._write(records, entries, now)
         for _, header in batches:
-            self._producers.update(header, now)
+            self._producers.update(header)
         self._after_append(num_records)
         first = batches[0][1]
         return AppendInfo(first.base_offset, entries[-1][3], max_timestamp, offset_of_max, -1,
@@ -518,29 +519,46 @@ class PartitionLog:
         return None
 
     def offset_for_max_timestamp(self) -> tuple[int, int] | None:
-        """``(offset, timestamp)`` of the first record carrying the log's largest timestamp (ListOffsets -3)."""
-        best = None
+        """``(offset, timestamp)`` of the first record (at or after the log start) carrying the largest
+        timestamp (ListOffsets -3); None for an empty log."""
+        start = self._log_start_offset
+        best: tuple[int, int, LogSegment] | None = None  # (timestamp, offset of its batch's last record, segment)
         for segment in self._view.segments:
-            if segment.largest_timestamp >= 0 and (best is None or segment.largest_timestamp > best.largest_timestamp):
-                best = segment
-        if best is None or not best.file.acquire():
+            if segment.next_offset <= start or segment.largest_timestamp < 0:
+                continue
+            if segment.base_offset >= start:
+                candidate = (segment.largest_timestamp, segment.offset_of_largest_timestamp)
+            else:  # the segment holding the log start: only its records from there count
+                if not segment.file.acquire():
+                    continue
+                try:
+                    candidate = segment.max_timestamp_from(start)
+                finally:
+                    segment.file.release()
+                if candidate is None:
+                    continue
+            if best is None or candidate[0] > best[0]:
+                best = (candidate[0], candidate[1], segment)
+        if best is None:
+            return None
+        timestamp, offset, segment = best
+        if not segment.file.acquire():
             return None
         try:
-            data = best.batch_at(best.offset_of_largest_timestamp)
+            data = segment.batch_at(offset)
         finally:
-            best.file.release()
-        if data is None:
-            return None
-        for record in decode_batch_records(data):
-            if record.timestamp == best.largest_timestamp:
-                return record.offset, record.timestamp
-        return best.offset_of_largest_timestamp, best.largest_timestamp
+            segment.file.release()
+        if data is not None:
+            for record in decode_batch_records(data):
+                if record.offset >= start and record.timestamp == timestamp:
+                    return record.offset, record.timestamp
+        return offset, timestamp
 
     def legacy_offsets_before(self, timestamp: int, max_num_offsets: int, *, end_offset: int | None = None) -> list[int]:
         """Kafka 0.8 ``getOffsetsBefore``: segment base offsets (the first one replaced by the log start)
         whose segment was last written at or before ``timestamp``, plus the log end (``end_offset``,
         default the log end offset) when the active segment is not empty; -1 means latest, -2 earliest.
-        Descending, at most ``max_num_offsets``."""
+        Descending without repeats, at most ``max_num_offsets``."""
         segments = self._view.segments
         end = self._leo if end_offset is None else end_offset
         pairs = [(max(s.base_offset, self._log_start_offset), s.last_modified_ms) for s in segments]
@@ -555,7 +573,7 @@ class PartitionLog:
             while index >= 0 and pairs[index][1] > timestamp:
                 index -= 1
         count = min(max_num_offsets, index + 1)
-        return sorted((pairs[index - j][0] for j in range(count)), reverse=True)
+        return sorted({pairs[index - j][0] for j in range(count)}, reverse=True)
 
     # -- flush --------------------------------------------------------------------------------------
     def needs_flush(self, now_ms: int) -> bool:

@@ -1,6 +1,6 @@
 """Idempotent-producer state of one partition (Kafka's ``ProducerStateManager``) and its snapshot files.
 
-Per producer id: the current epoch, the broker time of its last append, and metadata of its last five
+Per producer id: the current epoch, the max timestamp of its last batch, and metadata of its last five
 batches ``(first_seq, last_seq, first_offset, last_offset)``. A leader append of a batch with
 ``producer_id >= 0`` is checked against it (``check``):
 
@@ -23,7 +23,7 @@ Snapshot file ``<20-digit offset>.snapshot`` (state after every batch below that
     | producer count                | i32   |                                             |
     | per producer: producer_id     | i64   |                                             |
     |   epoch                       | i16   |                                             |
-    |   last_timestamp              | i64   | broker time of its last append              |
+    |   last_timestamp              | i64   | max timestamp of its last batch             |
     |   batch count n (0..5)        | i8    |                                             |
     |   n x (first_seq i32, last_seq i32, first_offset i64, last_offset i64)              |
 
@@ -195,7 +195,7 @@ class ProducerStateManager:
         self._producers.update(pending)
 
     # -- replay -------------------------------------------------------------------------------------
-    def update(self, header: BatchHeader, timestamp: int = -1) -> None:
+    def update(self, header: BatchHeader) -> None:
         """Apply a batch header without checks (follower appends, recovery, snapshot replay)."""
         pid = header.producer_id
         if pid < 0:
@@ -209,7 +209,7 @@ class ProducerStateManager:
         if header.base_sequence >= 0:
             metadata = BatchMetadata(header.base_sequence, last_sequence(header), header.base_offset,
                                      header.base_offset + header.last_offset_delta)
-        entry.add(header.producer_epoch, metadata, timestamp if timestamp >= 0 else header.max_timestamp)
+        entry.add(header.producer_epoch, metadata, header.max_timestamp)
 
     def clear(self) -> None:
         self._producers.clear()

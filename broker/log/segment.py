@@ -126,7 +126,7 @@ class LogSegment:
         segment.last_modified_ms = st.st_mtime_ns // 1_000_000
         return segment
 
-    def load(self) -> bool:
+    def load(self, index_interval_bytes: int) -> bool:
         """Load indexes and statistics of a cleanly closed segment. Returns False when the data itself
         is inconsistent (a batch header runs past the end), in which case the caller must ``recover``."""
         try:
@@ -139,7 +139,7 @@ class LogSegment:
         except CorruptRecordError:
             return False
         try:
-            self.rebuild_indexes()
+            self.rebuild_indexes(index_interval_bytes)
             return True
         except CorruptRecordError:
             return False
@@ -193,12 +193,11 @@ class LogSegment:
             yield pos, header
             pos += size
 
-    def rebuild_indexes(self, index_interval_bytes: int | None = None) -> None:
+    def rebuild_indexes(self, index_interval_bytes: int) -> None:
         """Rebuild both indexes and the statistics from batch headers (no CRC check)."""
-        interval = 4096 if index_interval_bytes is None else index_interval_bytes
         self._reset_derived()
         for pos, header in self.iter_headers(0):
-            self._index_batch(pos, header, interval)
+            self._index_batch(pos, header, index_interval_bytes)
         self.index.flush()
         self.time_index.flush()
 
@@ -360,6 +359,24 @@ class LogSegment:
                 if record.offset >= start_offset and record.timestamp >= timestamp:
                     return record.offset, record.timestamp
         return None
+
+    def max_timestamp_from(self, start_offset: int) -> tuple[int, int] | None:
+        """``(largest timestamp, last offset of its batch)`` over records at or after ``start_offset``."""
+        found = self.translate_offset(start_offset)
+        if found is None:
+            return None
+        best = None
+        for pos, header in self.iter_headers(found[0]):
+            last = header.base_offset + header.last_offset_delta
+            if header.base_offset < start_offset:
+                data = os.pread(self.file.fd, header.batch_length + LOG_OVERHEAD, pos)
+                stamps = [r.timestamp for r in decode_batch_records(data, header=header) if r.offset >= start_offset]
+                ts = max(stamps, default=-1)
+            else:
+                ts = header.max_timestamp
+            if ts >= 0 and (best is None or ts > best[0]):
+                best = (ts, last)
+        return best
 
     def batch_at(self, offset: int) -> bytes | None:
         """The bytes of the batch holding ``offset`` (None if there is none)."""

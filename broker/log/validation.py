@@ -34,17 +34,17 @@ _B = tuple[int, BatchHeader]
 
 def _check_frame(buf, pos: int, end: int) -> None:
     left = end - pos
+    magic = buf[pos + MAGIC_OFFSET] if left > MAGIC_OFFSET else 2
+    if magic in (0, 1):
+        raise LogAppendError(
+            ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+            f"batch at byte {pos}: magic {magic}; the log stores only v2 batches (convert first)",
+        )
     if left < BATCH_HEADER_SIZE:
         raise LogAppendError(
             ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: {left} bytes, less than a {BATCH_HEADER_SIZE}-byte header"
         )
-    magic = buf[pos + MAGIC_OFFSET]
     if magic != 2:
-        if magic in (0, 1):
-            raise LogAppendError(
-                ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
-                f"batch at byte {pos}: magic {magic}; the log stores only v2 batches (convert first)",
-            )
         raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: unknown magic {magic}")
 
 
