@@ -310,11 +310,14 @@ def split_ranges(
 
 @dataclass(frozen=True)
 class ScanBounds:
-    """What pushed-down filters allow: topics, partitions, offsets ``[offset_min, offset_end)`` and a lower
-    timestamp bound (ms, inclusive). ``None`` means unbounded. Built by the source from Spark's filters."""
+    """What pushed-down filters allow: topics, partitions (a set and/or ``[partition_min, partition_end)``),
+    offsets ``[offset_min, offset_end)`` and a lower timestamp bound (ms, inclusive). ``None`` means no
+    constraint. Built by the source from Spark's filters; immutable."""
 
     topics: frozenset[str] | None = None
     partitions: frozenset[int] | None = None
+    partition_min: int = 0
+    partition_end: int = INT64_MAX
     offset_min: int = 0
     offset_end: int = INT64_MAX
     timestamp_min: int | None = None
@@ -324,13 +327,16 @@ class ScanBounds:
         """No record can pass (e.g. ``offset > 5 AND offset < 3`` or ``partition IN ()``)."""
         return (
             self.offset_min >= self.offset_end
+            or self.partition_min >= self.partition_end
             or (self.topics is not None and not self.topics)
             or (self.partitions is not None and not self.partitions)
         )
 
     def allows(self, tp: TopicPartition) -> bool:
-        return (self.topics is None or tp.topic in self.topics) and (
-            self.partitions is None or tp.partition in self.partitions
+        return (
+            (self.topics is None or tp.topic in self.topics)
+            and (self.partitions is None or tp.partition in self.partitions)
+            and self.partition_min <= tp.partition < self.partition_end
         )
 
     def narrow(

@@ -1,0 +1,95 @@
+"""The executor side of a read: one offset range of one partition, fetched and decoded into Arrow (no pyspark).
+
+``read_offset_range(options, offset_range, client)`` yields ``pyarrow.RecordBatch``es of
+``kafka_schema(options.include_headers)``, each holding up to about ``TARGET_ROWS`` records or
+``TARGET_BYTES`` of record data. Data loss (reference section 3.5, executor part) is handled as Spark's
+``KafkaDataConsumer`` does:
+
+- the range's start was deleted by retention (the fetch answers OFFSET_OUT_OF_RANGE): with
+  ``failOnDataLoss`` the read fails naming the offsets; without it, it continues from the log start
+  offset (or ends, when the log now starts past the range);
+- the partition now ends before the range does (truncated, or the topic was deleted and recreated since
+  planning): one ListOffsets at task start sees it; same choice;
+- gaps inside the range (compaction, transaction markers, aborted transactions) are normal and skipped;
+- no progress for ``kafkaConsumer.pollTimeoutMs`` raises the client's ``KafkaTimeoutError``.
+
+``open_client`` builds the client a task (or the driver) uses; each task opens and closes its own.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Iterator
+
+import pyarrow as pa
+
+from spark_kafkalog.client import ClientConfig, KafkaClient, OffsetOutOfRangeError, OffsetSpec
+from spark_kafkalog.datasource.arrow_decode import BatchDecoder
+from spark_kafkalog.datasource.options import SinkOptions, SourceOptions
+from spark_kafkalog.datasource.planning import OffsetRange, report_data_loss
+
+__all__ = ["TARGET_BYTES", "TARGET_ROWS", "client_config", "open_client", "read_offset_range"]
+
+TARGET_ROWS = 65_536
+"""Records per Arrow batch handed to Spark (fewer when ``TARGET_BYTES`` is reached first)."""
+TARGET_BYTES = 16 * 1024 * 1024
+"""Decompressed record bytes per Arrow batch."""
+
+# Defaults for settings the user did not give as kafka.* options: a larger per-partition fetch than the
+# Java consumer's 1 MiB (one task reads one partition, so fewer, larger fetches are cheaper).
+_READ_DEFAULTS = {"client.id": "kafkalog-spark", "max.partition.fetch.bytes": 8 * 1024 * 1024}
+_WRITE_DEFAULTS = {"client.id": "kafkalog-spark-writer"}
+
+
+def client_config(options: SourceOptions | SinkOptions) -> ClientConfig:
+    """The client settings of ``options`` (``kafka.*``), with the data source's defaults for the rest.
+
+    Java client keys that mean nothing here are accepted silently (they were reported at planning)."""
+    defaults = _READ_DEFAULTS if isinstance(options, SourceOptions) else _WRITE_DEFAULTS
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return ClientConfig.from_kafka_properties(options.client_properties).with_defaults(**defaults)
+
+
+def open_client(options: SourceOptions) -> KafkaClient:
+    return KafkaClient(client_config(options))
+
+
+def read_offset_range(options: SourceOptions, offset_range: OffsetRange, client: KafkaClient) -> Iterator[pa.RecordBatch]:
+    """Records ``[start, end)`` of one partition as Arrow batches (see the module docstring)."""
+    tp = offset_range.topic_partition
+    start, end = offset_range.start, offset_range.end
+    if start >= end:
+        return
+    latest = client.list_offsets({tp: OffsetSpec.LATEST})[tp]
+    if latest < end:
+        report_data_loss(
+            f"Cannot fetch offsets [{max(start, latest)}, {end}) of {tp}: the partition now ends at offset {latest} "
+            "(truncated, or the topic was deleted and recreated since the query was planned)",
+            options.fail_on_data_loss,
+        )
+        end = latest
+    decoder = BatchDecoder(tp.topic, tp.partition, start, end, include_headers=options.include_headers)
+    position = start
+    while position < end:
+        try:
+            for fetched in client.fetch_batches(tp, position, end, timeout_ms=options.poll_timeout_ms):
+                decoder.add(fetched.batch.data)
+                position = fetched.batch.last_offset + 1
+                if decoder.records >= TARGET_ROWS or decoder.size >= TARGET_BYTES:
+                    batch = decoder.build()
+                    if batch is not None:
+                        yield batch
+            break
+        except OffsetOutOfRangeError as e:
+            if e.log_start_offset <= position:
+                raise
+            report_data_loss(
+                f"Cannot fetch offset {position} of {tp}: the log now starts at offset {e.log_start_offset} "
+                f"(offsets [{position}, {min(e.log_start_offset, end)}) were deleted)",
+                options.fail_on_data_loss,
+            )
+            position = e.log_start_offset
+    batch = decoder.build()
+    if batch is not None:
+        yield batch

@@ -1,0 +1,316 @@
+"""The ``kafkalog`` PySpark data source: a thin adapter from Spark's Python Data Source API to the pure parts.
+
+    from spark_kafkalog.datasource import register
+    register(spark)
+    df = (spark.read.format("kafkalog")
+          .option("kafka.bootstrap.servers", "localhost:9092")
+          .option("subscribe", "events")
+          .load())
+    df.selectExpr("CAST(key AS STRING) AS key", "value").write.format("kafkalog") \\
+        .option("kafka.bootstrap.servers", "localhost:9092").option("topic", "copy").mode("append").save()
+
+Where each step runs (PySpark 4.3): ``DataSource.schema`` at ``load()``; ``reader`` (options checked) and
+``partitions`` (offset ranges planned with a ``KafkaClient``) in a planning worker when a query runs;
+``read`` in a task, one offset range per task, each opening and closing its own client; ``writer`` at
+``save()`` and ``DataSourceArrowWriter.write`` in each task, each with its own ``Producer``.
+
+Filter pushdown: a reader that defines ``pushFilters`` makes every read fail unless
+``spark.sql.python.filterPushdown.enabled`` is on (``DATA_SOURCE_PUSHDOWN_DISABLED``), and the reader
+cannot read Spark's configuration. ``reader`` therefore looks at the PySpark planning worker that calls it:
+the filter-pushdown worker, or the plain planning worker whose ``enable_pushdown`` flag is set, get
+``KafkaLogPushdownReader``; anything else (the conf off, a direct call) gets ``KafkaLogReader``. The
+pushdown reader prunes partitions on ``topic``/``partition`` predicates and narrows offset ranges on
+``offset`` bounds (all exact, so Spark does not re-evaluate them) and starts each range at the first
+record at or after a lower ``timestamp`` bound through ListOffsets (Spark re-evaluates timestamp filters:
+CreateTime need not grow with the offset, so only the lower bound is used).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+from typing import Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    LessThan,
+    LessThanOrEqual,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from spark_kafkalog.datasource.options import KafkaOptionError, _bool, _lower, parse_sink_options, parse_source_options
+from spark_kafkalog.datasource.planning import OffsetRange, ScanBounds, plan_batch
+from spark_kafkalog.datasource.scan import client_config, open_client, read_offset_range
+from spark_kafkalog.datasource.sink import RecordWriter, check_write_schema
+
+__all__ = [
+    "KAFKA_SCHEMA",
+    "KafkaLogCommitMessage",
+    "KafkaLogDataSource",
+    "KafkaLogInputPartition",
+    "KafkaLogPushdownReader",
+    "KafkaLogReader",
+    "KafkaLogWriter",
+    "kafka_schema",
+    "kafkalog_session",
+    "register",
+]
+
+log = logging.getLogger(__name__)
+
+KAFKA_SCHEMA = StructType(
+    [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+)
+HEADERS_FIELD = StructField("headers", ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())])))
+
+
+def kafka_schema(include_headers: bool) -> StructType:
+    """Spark's Kafka source schema (``headers`` only with ``includeHeaders``)."""
+    return StructType(KAFKA_SCHEMA.fields + [HEADERS_FIELD]) if include_headers else KAFKA_SCHEMA
+
+
+class KafkaLogInputPartition(InputPartition):
+    """One Spark partition: an ``OffsetRange`` of one topic-partition (picklable)."""
+
+    def __init__(self, offset_range: OffsetRange) -> None:
+        super().__init__(offset_range)
+
+    @property
+    def offset_range(self) -> OffsetRange:
+        return self.value
+
+
+class KafkaLogReader(DataSourceReader):
+    """Batch reader: plans offset ranges on the driver, reads one range per task."""
+
+    def __init__(self, options) -> None:
+        self.options = options
+        self.bounds: ScanBounds | None = None
+
+    def partitions(self) -> list[InputPartition]:
+        with open_client(self.options) as client:
+            ranges = plan_batch(self.options, client, self.bounds)
+        return [KafkaLogInputPartition(r) for r in ranges]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, KafkaLogInputPartition):
+            return  # Spark's placeholder when there is nothing to read
+        with open_client(self.options) as client:
+            yield from read_offset_range(self.options, partition.offset_range, client)
+
+
+_NEVER_NULL = frozenset(("topic", "partition", "offset", "timestamp", "timestampType"))
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _millis_floor(value) -> int | None:
+    """Milliseconds since the epoch at or before an aware ``datetime`` (Spark's TIMESTAMP literals)."""
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        return None
+    return ((value - _EPOCH) // timedelta(microseconds=1)) // 1000
+
+
+def push_filter(f: Filter, bounds: ScanBounds) -> tuple[ScanBounds, bool]:
+    """``bounds`` narrowed by ``f``, and whether ``f`` is then fully applied (Spark need not evaluate it)."""
+    attribute = getattr(f, "attribute", ())
+    column = attribute[0] if len(attribute) == 1 else None
+    value = getattr(f, "value", None)
+    if isinstance(f, IsNotNull):
+        return bounds, column in _NEVER_NULL
+    if column == "topic":
+        if isinstance(f, (EqualTo, EqualNullSafe)) and isinstance(value, str):
+            wanted = frozenset((value,))
+        elif isinstance(f, In) and all(isinstance(v, str) for v in value):
+            wanted = frozenset(value)
+        else:
+            return bounds, False
+        return replace(bounds, topics=wanted if bounds.topics is None else bounds.topics & wanted), True
+    if column in ("partition", "offset"):
+        low, end = ("partition_min", "partition_end") if column == "partition" else ("offset_min", "offset_end")
+        if isinstance(f, In):
+            if not value or not all(_int(v) for v in value):
+                return bounds, False
+            if column == "partition":
+                wanted = frozenset(value)
+                return replace(bounds, partitions=wanted if bounds.partitions is None else bounds.partitions & wanted), True
+            narrowed = replace(bounds, offset_min=max(bounds.offset_min, min(value)), offset_end=min(bounds.offset_end, max(value) + 1))
+            return narrowed, len(set(value)) == 1
+        if not _int(value):
+            return bounds, False
+        lo, hi = getattr(bounds, low), getattr(bounds, end)
+        if isinstance(f, (EqualTo, EqualNullSafe)):
+            lo, hi = max(lo, value), min(hi, value + 1)
+        elif isinstance(f, GreaterThan):
+            lo = max(lo, value + 1)
+        elif isinstance(f, GreaterThanOrEqual):
+            lo = max(lo, value)
+        elif isinstance(f, LessThan):
+            hi = min(hi, value)
+        elif isinstance(f, LessThanOrEqual):
+            hi = min(hi, value + 1)
+        else:
+            return bounds, False
+        return replace(bounds, **{low: lo, end: max(hi, lo) if hi < lo else hi}), True
+    if column == "timestamp" and isinstance(f, (EqualTo, EqualNullSafe, GreaterThan, GreaterThanOrEqual)):
+        ms = _millis_floor(value)
+        if ms is not None:
+            current = bounds.timestamp_min
+            bounds = replace(bounds, timestamp_min=ms if current is None else max(current, ms))
+        return bounds, False  # CreateTime is not ordered by offset: Spark still filters
+    return bounds, False
+
+
+class KafkaLogPushdownReader(KafkaLogReader):
+    """``KafkaLogReader`` plus filter pushdown (see the module docstring); handed out only when Spark's
+    ``spark.sql.python.filterPushdown.enabled`` is on."""
+
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
+        bounds = ScanBounds()
+        remaining = []
+        for f in filters:
+            bounds, applied = push_filter(f, bounds)
+            if not applied:
+                remaining.append(f)
+        self.bounds = bounds
+        return remaining
+
+
+def _pushdown_enabled_by_planner() -> bool:
+    """Whether the PySpark worker planning this read runs with filter pushdown on (see the module docstring)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename.replace(os.sep, "/")
+        if filename.endswith("pyspark/sql/worker/data_source_pushdown_filters.py"):
+            return True
+        if filename.endswith("pyspark/sql/worker/plan_data_source_read.py") and "enable_pushdown" in frame.f_locals:
+            return bool(frame.f_locals["enable_pushdown"])
+        frame = frame.f_back
+    return False
+
+
+@dataclass
+class KafkaLogCommitMessage(WriterCommitMessage):
+    """What one write task sent."""
+
+    records: int
+
+
+class KafkaLogWriter(DataSourceArrowWriter):
+    """Batch writer: each task sends its rows with its own ``Producer`` and flushes before reporting success."""
+
+    def __init__(self, options, columns) -> None:
+        self.options = options
+        self.columns = columns
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaLogCommitMessage:
+        from spark_kafkalog.client import Producer
+
+        with Producer(client_config(self.options)) as producer:
+            writer = RecordWriter(self.options, self.columns, producer)
+            for batch in iterator:
+                writer.write(batch)
+            return KafkaLogCommitMessage(writer.finish())
+
+    def commit(self, messages: list) -> None:
+        total = sum(m.records for m in messages if m is not None)
+        log.info("kafkalog write committed: %d records", total)
+
+    def abort(self, messages: list) -> None:
+        sent = sum(m.records for m in messages if m is not None)
+        log.warning("kafkalog write aborted; %d records from successful tasks were already written (at-least-once)", sent)
+
+
+class KafkaLogDataSource(DataSource):
+    """``format("kafkalog")``: Spark's Kafka source and sink, without a JVM Kafka client."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafkalog"
+
+    def schema(self) -> StructType:
+        return kafka_schema(_bool(_lower(self.options), "includeHeaders", False))
+
+    def reader(self, schema: StructType) -> KafkaLogReader:
+        options = parse_source_options(self.options)
+        expected = kafka_schema(options.include_headers)
+        if schema != expected:
+            raise KafkaOptionError(
+                "Kafka source has a fixed schema and cannot be set with a custom one: expected "
+                f"{expected.simpleString()}, got {schema.simpleString()}; read with the fixed schema and cast, e.g. "
+                "df.selectExpr(\"CAST(value AS STRING) AS value\")"
+            )
+        cls = KafkaLogPushdownReader if _pushdown_enabled_by_planner() else KafkaLogReader
+        return cls(options)
+
+    def writer(self, schema: StructType, overwrite: bool) -> KafkaLogWriter:
+        if overwrite:
+            raise KafkaOptionError(
+                "Save mode Overwrite is not allowed for format 'kafkalog': Kafka topics can only be appended to. "
+                "Use mode(\"append\"), e.g. df.write.format(\"kafkalog\").mode(\"append\").save()"
+            )
+        options = parse_sink_options(self.options)
+        columns = check_write_schema({f.name: f.dataType.simpleString() for f in schema.fields}, options)
+        return KafkaLogWriter(options, columns)
+
+
+def register(spark) -> None:
+    """Make ``format("kafkalog")`` available in ``spark`` (a ``SparkSession``)."""
+    spark.dataSource.register(KafkaLogDataSource)
+
+
+def kafkalog_session(master: str = "local[2]", app_name: str = "kafkalog", conf: dict | None = None, *, pushdown: bool = True):
+    """A ``SparkSession`` with ``kafkalog`` registered, Python workers on this interpreter and, unless
+    ``pushdown=False``, Python data source filter pushdown on.
+
+    ``PYSPARK_PYTHON``/``PYSPARK_DRIVER_PYTHON`` are set to ``sys.executable`` when unset, before the
+    session starts: Spark's workers otherwise start whatever ``python3`` is on the PATH, which may lack
+    pyarrow or this package. An existing session is reused (its static settings then stay as they were).
+    """
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.master(master).appName(app_name)
+    settings = {"spark.sql.python.filterPushdown.enabled": "true" if pushdown else "false"}
+    settings.update(conf or {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    register(spark)
+    return spark
