@@ -567,26 +567,32 @@ class ZooKeeperRegistry(ClusterRegistry):
             if not child.isdigit():
                 continue
             path = f"{base}/{child}/state"
-            try:
-                data, stat = self._get(path, watch)
-            except NoNodeError:
-                if watch is not None:
-                    self._exists(path, watch)
-                continue
-            states[int(child)] = PartitionState.from_json(data, stat.version, what=path)
+            node = self._get_or_watch_creation(path, watch)
+            if node is not None:
+                states[int(child)] = PartitionState.from_json(node[0], node[1].version, what=path)
         return dict(sorted(states.items()))
 
     def _read_controller(self, watch) -> int | None:
-        try:
-            data, _ = self._get("/controller", watch)
-        except NoNodeError:
-            if watch is not None and self._exists("/controller", watch) is not None:
-                return self._read_controller(watch)
+        node = self._get_or_watch_creation("/controller", watch)
+        if node is None:
             return None
+        data = node[0]
         try:
             return int(json.loads(data)["brokerid"])
         except (ValueError, KeyError, TypeError):
             return int(data)  # pre-0.8.2 nodes hold the bare broker id
+
+    def _get_or_watch_creation(self, path: str, watch):
+        """(data, stat) of ``path`` with ``watch`` armed on it, or None with ``watch`` armed on its creation.
+
+        A node created between the failed read and the ``exists`` is read again, never missed.
+        """
+        while True:
+            try:
+                return self._get(path, watch)
+            except NoNodeError:
+                if watch is None or self._exists(path, watch) is None:
+                    return None
 
     # -- watch plumbing ------------------------------------------------------------------------------
 

@@ -20,7 +20,8 @@ Runtime classpath (measured on ZooKeeper 3.9, the minimal set that starts and se
 Readiness: ``start`` polls the ``conf`` four-letter word (whitelisted in zoo.cfg) until the reply names this
 server's data directory, so a foreign server that happens to own the port is never mistaken for ours.
 With ``port=0`` a free port is picked before launch; if another process takes it first (the JVM exits with
-``BindException``), a new port is picked, up to ``_BIND_ATTEMPTS`` times.
+``BindException``), a new port is picked, up to ``_BIND_ATTEMPTS`` times. A restart (``stop`` then ``start``)
+first tries the port picked before, so clients' connect strings stay valid.
 
 Orphans: on Linux the child is started with ``prctl(PR_SET_PDEATHSIG, SIGTERM)``, so it is terminated when
 the thread that started it dies (including a SIGKILL of the parent process). Caveat of that mechanism: the
@@ -262,7 +263,10 @@ class ZooKeeperServer:
         deadline = began + timeout
         attempts = _BIND_ATTEMPTS if self._requested_port == 0 else 1
         for attempt in range(1, attempts + 1):
-            self._port = self._requested_port or _free_port(self.host)
+            if self._requested_port:
+                self._port = self._requested_port
+            elif not (attempt == 1 and self._port):  # a restart first tries the port it had before
+                self._port = _free_port(self.host)
             self._write_config()
             self._launch(java, classpath)
             outcome = self._await_serving(deadline)
