@@ -225,8 +225,8 @@ class EmbeddedBroker:
             loop = asyncio.new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
-            self.broker = Broker(self.config)
             try:
+                self.broker = Broker(self.config)
                 loop.run_until_complete(self.broker.start(timeout_s))
             except BaseException as e:
                 started.set_exception(e)

@@ -165,7 +165,7 @@ class ClientConnection:
                 f"(served: {'none' if entry is None else f'{entry.min_version}-{entry.max_version}'})"
             )
         ctx = RequestContext(self.server.broker, header, self.peer, self.listener, self.connection_id)
-        task = self.loop.create_task(entry.handler(ctx, request), name=f"{request.api.name}-{header.correlation_id}")
+        task = self.loop.create_task(entry.handler(ctx, request.body), name=f"{request.api.name}-{header.correlation_id}")
         self._in_flight.append(task)
         await self._put((request, task))
 

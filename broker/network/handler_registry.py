@@ -1,6 +1,6 @@
 """The registry of API handlers: which APIs and versions the broker serves (ApiVersions answers from it).
 
-A handler is an ``async`` callable ``handler(ctx, request) -> response body | NO_RESPONSE``, registered
+A handler is an ``async`` callable ``handler(ctx, request_body) -> response body | NO_RESPONSE``, registered
 with the version range it serves, which must lie within the API's declared range in
 ``spark_kafkalog.protocol.apis``. Registration happens before the server starts; afterwards the
 registry is read-only and may be read from any thread.
