@@ -29,7 +29,7 @@ __all__ = ["AppendResult", "ReadyCheck", "RecordAccumulator"]
 
 class AppendResult(NamedTuple):
     future: RecordFuture
-    batch_full: bool  # the record's batch is now full (wake the sender)
+    batch_full: bool  # the record's batch, or the one it closed, is full (wake the sender)
     new_batch: bool  # the record opened a new batch (the sender must learn its linger deadline)
 
 
@@ -85,9 +85,9 @@ class RecordAccumulator:
                     return AppendResult(future, last.full, False)
             need = max(self.batch_size, record_size + 61)
             if self._used + need > self.buffer_memory and self._used > 0:
-                deadline = self.clock() + max_block
+                deadline = time.monotonic() + max_block  # real time: the wait is real
                 while self._used + need > self.buffer_memory and self._used > 0:
-                    remaining = deadline - self.clock()
+                    remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         raise KafkaTimeoutError(
                             f"buffer.memory ({self.buffer_memory} bytes) stayed full for max.block.ms; "
@@ -106,7 +106,8 @@ class RecordAccumulator:
             if queue is None:
                 queue = self._queues[tp] = deque()
             queue.append(batch)
-            return AppendResult(future, batch.full, True)
+            previous_full = len(queue) > 1 and queue[-2].full
+            return AppendResult(future, batch.full or previous_full, True)
 
     def release(self, batch: ProducerBatch) -> None:
         """Forget a completed batch and return its memory."""

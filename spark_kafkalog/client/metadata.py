@@ -74,7 +74,7 @@ class MetadataCache:
         self.cluster_id: str | None = None
         self._topics: dict[str, TopicInfo] = {}
         self._stale: set[str] = set()
-        self._all_topics_at = 0.0
+        self._all_topics_at: float | None = None
         self.updated_at = 0.0
 
     # updates -----------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ class MetadataCache:
         with self._lock:
             if topic is None:
                 self._stale.update(self._topics)
-                self._all_topics_at = 0.0
+                self._all_topics_at = None
             else:
                 self._stale.add(topic)
 
@@ -159,7 +159,8 @@ class MetadataCache:
     def all_topics_fresh(self, now: float | None = None) -> bool:
         now = time.monotonic() if now is None else now
         with self._lock:
-            return bool(self._all_topics_at) and not self._stale and now - self._all_topics_at <= self.max_age
+            at = self._all_topics_at
+            return at is not None and not self._stale and now - at <= self.max_age
 
     def broker(self, node_id: int) -> BrokerAddress | None:
         with self._lock:

@@ -34,6 +34,7 @@ class Raw:
     data: bytes
     chunk: int = 0  # write in chunks of this size (0: at once)
     pause: float = 0.0  # seconds between chunks
+    close: bool = False  # drop the connection after writing
 
 
 METADATA = API_BY_KEY[int(ApiKey.METADATA)]
@@ -168,7 +169,7 @@ class ScriptedBroker:
                 for i in range(0, len(data), result.chunk):
                     conn.sendall(data[i : i + result.chunk])
                     time.sleep(result.pause)
-            return True
+            return not result.close
         conn.sendall(encode_response(h.api_key, h.api_version, h.correlation_id, result, framed=True))
         return True
 

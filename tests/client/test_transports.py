@@ -1,0 +1,158 @@
+"""The blocking and asyncio transports over real sockets: handshake fallback, partial frames, pipelining,
+disconnects and timeouts (against a scripted peer)."""
+
+from __future__ import annotations
+
+import asyncio
+import select
+import socket
+import time
+
+import pytest
+
+from spark_kafkalog.client.asyncio_transport import AsyncKafkaConnection
+from spark_kafkalog.client.errors import KafkaConnectionError, KafkaTimeoutError
+from spark_kafkalog.client.socket_transport import SocketConnection
+from spark_kafkalog.protocol import API_BY_KEY, encode_response
+
+from .scripted_broker import CLOSE, NO_RESPONSE, Raw, ScriptedBroker, default_api_ranges
+
+META = API_BY_KEY[3]
+
+
+def metadata_body(cluster_id="c"):
+    return META.Response(brokers=[], cluster_id=cluster_id, controller_id=1, topics=[])
+
+
+@pytest.fixture
+def broker():
+    b = ScriptedBroker(1)
+    yield b
+    b.stop()
+
+
+def open_conn(b, **kw):
+    return SocketConnection.open(b.host, b.port, node_id=b.node_id, request_timeout=kw.pop("request_timeout", 5.0), **kw)
+
+
+def test_handshake_falls_back_for_a_broker_with_api_versions_up_to_v2():
+    ranges = default_api_ranges()
+    ranges[18] = (0, 2)
+    ranges[3] = (0, 8)
+    b = ScriptedBroker(1, api_ranges=ranges)
+    try:
+        conn = open_conn(b)
+        assert [s.version for s in b.requests(18)] == [4, 2]
+        assert conn.versions.pick(3) == 8
+        conn.close()
+    finally:
+        b.stop()
+
+
+def test_a_response_arriving_in_small_pieces_is_reassembled(broker):
+    def slow(request, _):
+        frame = encode_response(3, request.version, request.header.correlation_id, metadata_body("slow"), framed=True)
+        return Raw(frame, chunk=3, pause=0.001)
+
+    broker.handlers[3] = slow
+    conn = open_conn(broker)
+    response = conn.request(3, META.Request(topics=None), timeout=5)
+    assert response.cluster_id == "slow"
+    conn.close()
+
+
+def test_pipelined_requests_complete_in_order_and_waiting_for_the_last_completes_all(broker):
+    broker.handlers[3] = lambda request, _: metadata_body(f"c{request.header.correlation_id}")
+    conn = open_conn(broker)
+    requests = [conn.send(3, META.Request(topics=None)) for _ in range(5)]
+    assert conn.in_flight == 5
+    last = conn.wait(requests[-1], 5)
+    assert all(r.done for r in requests)
+    assert [r.response.cluster_id for r in requests] == [f"c{r.correlation_id}" for r in requests]
+    assert last.cluster_id == requests[-1].response.cluster_id
+    conn.close()
+
+
+def test_a_disconnect_mid_response_fails_the_request_and_closes(broker):
+    def cut(request, _):
+        frame = encode_response(3, request.version, request.header.correlation_id, metadata_body(), framed=True)
+        return Raw(frame[:7], close=True)
+
+    broker.handlers[3] = cut
+    conn = open_conn(broker)
+    with pytest.raises(KafkaConnectionError, match=r"connection to broker 1 \(127\.0\.0\.1:\d+\) lost"):
+        conn.request(3, META.Request(topics=None), timeout=5)
+    assert conn.closed
+
+
+def test_an_unanswered_request_times_out_and_closes_the_connection(broker):
+    broker.handlers[3] = lambda request, _: NO_RESPONSE
+    conn = open_conn(broker)
+    with pytest.raises(KafkaTimeoutError, match=r"no answer to Metadata v12 from broker 1"):
+        conn.request(3, META.Request(topics=None), timeout=0.2)
+    assert conn.closed
+
+
+def test_poll_reports_requests_failed_by_a_disconnect(broker):
+    broker.handlers[3] = lambda request, _: CLOSE
+    conn = open_conn(broker)
+    request = conn.send(3, META.Request(topics=None))
+    done = []
+    deadline = time.monotonic() + 5
+    while not done and time.monotonic() < deadline:
+        select.select([conn], [], [], 0.1)
+        done += conn.poll()
+    assert done == [request]
+    assert isinstance(request.error, KafkaConnectionError)
+
+
+def test_connecting_to_a_closed_port_names_the_address():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(KafkaConnectionError, match=rf"cannot connect to broker 7 \(127\.0\.0\.1:{port}\)"):
+        SocketConnection.open("127.0.0.1", port, node_id=7, connect_timeout=1)
+
+
+def test_asyncio_transport_runs_concurrent_requests_on_one_connection(broker):
+    broker.handlers[3] = lambda request, _: metadata_body(f"c{request.header.correlation_id}")
+
+    async def main():
+        conn = await AsyncKafkaConnection.open(broker.host, broker.port, node_id=1)
+        try:
+            results = await asyncio.gather(*(conn.request(3, META.Request(topics=None)) for _ in range(10)))
+            assert len({r.cluster_id for r in results}) == 10
+            assert conn.versions.pick(3) == 12
+        finally:
+            await conn.close()
+
+    asyncio.run(main())
+
+
+def test_asyncio_transport_times_out_and_fails_other_in_flight_requests(broker):
+    broker.handlers[3] = lambda request, _: NO_RESPONSE
+
+    async def main():
+        conn = await AsyncKafkaConnection.open(broker.host, broker.port, node_id=1)
+        slow = asyncio.ensure_future(conn.request(3, META.Request(topics=None), timeout=10))
+        await asyncio.sleep(0.05)
+        with pytest.raises(KafkaTimeoutError):
+            await conn.request(3, META.Request(topics=None), timeout=0.1)
+        with pytest.raises(KafkaTimeoutError):
+            await slow  # closed with the timeout as the reason
+        assert conn.closed
+        await conn.close()
+
+    asyncio.run(main())
+
+
+def test_asyncio_transport_reports_a_disconnect(broker):
+    broker.handlers[3] = lambda request, _: CLOSE
+
+    async def main():
+        conn = await AsyncKafkaConnection.open(broker.host, broker.port, node_id=1)
+        with pytest.raises(KafkaConnectionError, match="lost"):
+            await conn.request(3, META.Request(topics=None), timeout=5)
+        await conn.close()
+
+    asyncio.run(main())
