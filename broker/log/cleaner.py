@@ -252,7 +252,7 @@ def _clean_group(plog: PartitionLog, group: list[LogSegment], offset_map: dict[b
 def _append(segment: LogSegment, data: bytes, header: BatchHeader, interval: int, now_ms: int) -> None:
     last = header.base_offset + header.last_offset_delta
     max_ts = HEADER_STRUCT.unpack_from(data)[8]
-    segment.append(data, [(0, len(data), last, max_ts)], now_ms, interval)
+    segment.append(data, [(0, len(data), header.base_offset, last, max_ts)], 0, now_ms, interval)
 
 
 def _is_last(segment: LogSegment, header: BatchHeader) -> bool:

@@ -163,6 +163,10 @@ class LogConfig:
     # bookkeeping for describe(): broker keys set in server.properties, and this topic's overrides
     broker_keys_set: frozenset[str] = dataclasses.field(default=frozenset(), repr=False)
     topic_overrides: tuple[tuple[str, str], ...] = dataclasses.field(default=(), repr=False)
+    #: entries the offset index may hold (8 bytes each; at least one)
+    max_index_entries: int = dataclasses.field(init=False, repr=False, compare=False)
+    #: entries the time index may hold (12 bytes each; at least one)
+    max_time_index_entries: int = dataclasses.field(init=False, repr=False, compare=False)
 
     # -- derived ------------------------------------------------------------------------------------
     @property
@@ -177,15 +181,10 @@ class LogConfig:
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == "LogAppendTime"
 
-    @property
-    def max_index_entries(self) -> int:
-        """Entries the offset index may hold (8 bytes each; at least one)."""
-        return max(1, self.max_index_size // 8)
-
-    @property
-    def max_time_index_entries(self) -> int:
-        """Entries the time index may hold (12 bytes each; at least one)."""
-        return max(1, self.max_index_size // 12)
+    def __post_init__(self) -> None:
+        # derived limits, precomputed for the append path
+        object.__setattr__(self, "max_index_entries", max(1, self.max_index_size // 8))
+        object.__setattr__(self, "max_time_index_entries", max(1, self.max_index_size // 12))
 
     # -- construction -------------------------------------------------------------------------------
     @classmethod

@@ -31,12 +31,13 @@ import logging
 import os
 import re
 import shutil
+import struct
 import threading
 from pathlib import Path
 from typing import NamedTuple
 
 from spark_kafkalog.protocol import ErrorCode
-from spark_kafkalog.records import decode_batch_records, set_base_offset, set_log_append_time, set_partition_leader_epoch
+from spark_kafkalog.records import decode_batch_records, set_log_append_time
 from spark_kafkalog.records.batch import LOG_OVERHEAD, BatchHeader
 
 from broker.log.clock import SYSTEM_CLOCK, Clock
@@ -46,7 +47,7 @@ from broker.log.file_region import FileRegion
 from broker.log.leader_epoch import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from broker.log.log_loader import DELETED_SUFFIX, SWAP_SUFFIX, load_segments
 from broker.log.producer_state import ProducerStateEntry, ProducerStateManager
-from broker.log.segment import LogSegment
+from broker.log.segment import MAX_RELATIVE_OFFSET, LogSegment
 from broker.log.validation import validate_follower_batches, validate_leader_batches
 
 __all__ = ["AppendInfo", "FetchData", "PartitionLog", "parse_partition_dir"]
@@ -54,6 +55,8 @@ __all__ = ["AppendInfo", "FetchData", "PartitionLog", "parse_partition_dir"]
 log = logging.getLogger("kafkalog.log")
 
 _DIR_NAME = re.compile(r"^(.+)-(\d+)$")
+# base_offset, batch_length, partition_leader_epoch: the first 16 bytes of a batch, outside the CRC
+_OFFSET_LENGTH_EPOCH = struct.Struct(">qii")
 SNAPSHOTS_TO_KEEP = 3
 
 
@@ -295,53 +298,49 @@ class PartitionLog:
         )
         now = self._time.milliseconds()
         append_time = now if config.message_timestamp_type == "LogAppendTime" else -1
-        offset = self._leo
+        offset = first_offset = self._leo
         producers = self._producers
         pending: dict[int, ProducerStateEntry] = {}
         duplicates = []
-        plan = []
+        entries = []  # (position, size, base offset, last offset, max timestamp)
+        max_timestamp = offset_of_max = -1
+        num_records = 0
         for pos, header in batches:
+            batch_max = append_time if append_time >= 0 else header.max_timestamp
             if header.producer_id >= 0:
                 duplicate = producers.check(header, pending)
                 if duplicate is not None:
                     duplicates.append(duplicate)
                     continue
-                producers.stage(pending, producers.get(header.producer_id), header, offset,
-                                append_time if append_time >= 0 else header.max_timestamp)
-            plan.append((pos, header, offset))
-            offset += header.last_offset_delta + 1
+                producers.stage(pending, producers.get(header.producer_id), header, offset, batch_max)
+            last = offset + header.last_offset_delta
+            entries.append((pos, header.batch_length + LOG_OVERHEAD, offset, last, batch_max))
+            if batch_max > max_timestamp:
+                max_timestamp, offset_of_max = batch_max, last
+            num_records += header.records_count
+            offset = last + 1
         if duplicates:
-            if plan:
+            if entries:
                 raise LogAppendError(
                     ErrorCode.DUPLICATE_SEQUENCE_NUMBER, "the request mixes already-appended and new batches"
                 )
             first, last = duplicates[0], duplicates[-1]
             return AppendInfo(first.first_offset, last.last_offset, -1, -1, append_time, self._log_start_offset,
                               0, True)
-        entries = []
-        max_timestamp = -1
-        offset_of_max = -1
-        num_records = 0
-        for pos, header, base in plan:
-            set_base_offset(buf, pos, base)
-            set_partition_leader_epoch(buf, pos, leader_epoch)
-            last = base + header.last_offset_delta
+        # the request is accepted: rewrite offsets and epochs (outside the CRC) and LogAppendTime (inside it)
+        pack_header = _OFFSET_LENGTH_EPOCH.pack_into
+        for pos, size, base, _, _ in entries:
+            pack_header(buf, pos, base, size - LOG_OVERHEAD, leader_epoch)
             if append_time >= 0:
                 set_log_append_time(buf, pos, append_time)
-                batch_max = append_time
-            else:
-                batch_max = header.max_timestamp
-            if batch_max > max_timestamp:
-                max_timestamp, offset_of_max = batch_max, last
-            num_records += header.records_count
-            entries.append((pos, header.batch_length + LOG_OVERHEAD, base, last, batch_max))
-        first_offset = self._leo
         if leader_epoch > self._epochs.latest_epoch:
             self._epochs.assign(leader_epoch, first_offset)
         self._write(buf, entries, now)
         if pending:
             producers.commit(pending)
-        self._after_append(num_records)
+        self._unflushed_messages += num_records
+        if self._unflushed_messages >= config.flush_interval_messages:
+            self.flush()
         return AppendInfo(first_offset, offset - 1, max_timestamp, offset_of_max, append_time,
                           self._log_start_offset, num_records)
 
@@ -369,7 +368,9 @@ class PartitionLog:
         self._write(records, entries, now)
         for _, header in batches:
             self._producers.update(header)
-        self._after_append(num_records)
+        self._unflushed_messages += num_records
+        if self._unflushed_messages >= self._config.flush_interval_messages:
+            self.flush()
         first = batches[0][1]
         return AppendInfo(first.base_offset, entries[-1][3], max_timestamp, offset_of_max, -1,
                           self._log_start_offset, num_records)
@@ -377,15 +378,14 @@ class PartitionLog:
     def _write(self, buf, entries: list[tuple[int, int, int, int, int]], now: int) -> None:
         """Write contiguous batches ``(position, size, base, last, max_ts)``, rolling where needed."""
         config = self._config
-        interval = config.index_interval_bytes
-        view = memoryview(buf)
         state_offset = self._leo  # producer state covers the batches below this until the write is done
-        i = 0
         n = len(entries)
+        i = 0
         while i < n:
             segment = self._maybe_roll(entries[i], now, state_offset)
             # as many following batches as fit in this segment
             j = i + 1
+            start = entries[i][0]
             size = entries[i][1]
             while j < n:
                 entry = entries[j]
@@ -393,14 +393,12 @@ class PartitionLog:
                     break
                 size += entry[1]
                 j += 1
-            chunk = entries[i:j]
-            start = chunk[0][0]
-            metas = [(pos - start, sz, last, ts) for pos, sz, _, last, ts in chunk]
+            data = buf if size == len(buf) else memoryview(buf)[start : start + size]
             try:
-                segment.append(view[start : start + size], metas, now, interval)
+                segment.append(data, entries[i:j] if i or j < n else entries, start, now, config.index_interval_bytes)
             except OSError as e:
                 raise LogAppendError(ErrorCode.KAFKA_STORAGE_ERROR, f"{segment.file.path}: write failed: {e}") from e
-            self._leo = chunk[-1][3] + 1
+            self._leo = entries[j - 1][3] + 1
             i = j
 
     def _maybe_roll(self, entry: tuple[int, int, int, int, int], now: int, state_offset: int) -> LogSegment:
@@ -413,17 +411,12 @@ class PartitionLog:
         elif (
             segment.size + size <= config.segment_bytes
             and now - segment.first_append_ms <= config.segment_ms
-            and len(segment.index) < config.max_index_entries
-            and len(segment.time_index) < config.max_time_index_entries
-            and segment.can_fit(last)
+            and len(segment.index._keys) < config.max_index_entries
+            and len(segment.time_index._keys) < config.max_time_index_entries
+            and last - segment.base_offset <= MAX_RELATIVE_OFFSET
         ):
             return segment
         return self._roll_at(base, now, state_offset)
-
-    def _after_append(self, num_records: int) -> None:
-        self._unflushed_messages += num_records
-        if self._unflushed_messages >= self._config.flush_interval_messages:
-            self.flush()
 
     # -- roll ---------------------------------------------------------------------------------------
     def roll(self) -> LogSegment:

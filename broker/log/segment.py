@@ -271,34 +271,38 @@ class LogSegment:
         return removed
 
     # -- append -------------------------------------------------------------------------------------
-    def append(self, data, batches: list[tuple[int, int, int, int]], now_ms: int, index_interval_bytes: int) -> None:
+    def append(self, data, batches, data_start: int, now_ms: int, index_interval_bytes: int) -> None:
         """Write ``data`` (whole batches, offsets assigned) at the end of the file.
 
-        ``batches`` describes them in order as ``(position in data, size, last offset, max timestamp)``.
+        ``batches`` describes them in order as ``(position, size, base offset, last offset, max timestamp)``
+        where positions count from ``data_start`` (the position of ``data`` in the caller's buffer).
         An ``OSError`` (disk full) truncates the file back and propagates."""
         start = self.size
+        fd = self.file.fd
         try:
-            _pwrite_all(self.file.fd, data, start)
+            written = os.pwrite(fd, data, start)
+            if written < len(data):
+                _pwrite_all(fd, memoryview(data)[written:], start + written)
         except OSError:
-            os.ftruncate(self.file.fd, start)
+            os.ftruncate(fd, start)
             raise
         base = self.base_offset
-        index, time_index = self.index, self.time_index
         since = self.bytes_since_index_entry
-        for position, size, last_offset, max_timestamp in batches:
+        shift = start - data_start
+        for position, size, _, last_offset, max_timestamp in batches:
             if max_timestamp > self.largest_timestamp:
                 self.largest_timestamp = max_timestamp
                 self.offset_of_largest_timestamp = last_offset
             if since >= index_interval_bytes:
-                index.append(last_offset - base, start + position)
-                time_index.maybe_append(self.largest_timestamp, self.offset_of_largest_timestamp - base)
+                self.index.append(last_offset - base, position + shift)
+                self.time_index.maybe_append(self.largest_timestamp, self.offset_of_largest_timestamp - base)
                 since = 0
             since += size
         self.bytes_since_index_entry = since
         if self.first_append_ms < 0:
             self.first_append_ms = now_ms
         self.last_modified_ms = now_ms
-        self.next_offset = batches[-1][2] + 1
+        self.next_offset = batches[-1][3] + 1
         self.size = start + len(data)
 
     def can_fit(self, last_offset: int) -> bool:
