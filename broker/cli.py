@@ -140,7 +140,7 @@ def cmd_topics(args: argparse.Namespace) -> int:
                     print(name)
             elif args.action == "describe":
                 names = [args.topic] if args.topic else sorted(admin.list_topics())
-                for desc in admin.describe_topics(names):
+                for desc in admin.describe_topics(names).values():
                     _print_topic(desc)
     except KafkaClientError as e:
         return _err(str(e))

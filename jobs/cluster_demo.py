@@ -33,7 +33,7 @@ def run(brokers: int = 3, partitions: int = 6, records: int = 100_000, compressi
             f"zookeeper.connect={cluster.zookeeper_connect}")
         with AdminClient(cluster.bootstrap_servers) as admin:
             admin.create_topics([NewTopic(topic, partitions, 1, {})])
-            leaders = {p.partition: p.leader for p in admin.describe_topics([topic])[0].partitions}
+            leaders = {p.partition: p.leader for p in admin.describe_topics([topic])[topic].partitions}
         say(f"topic {topic}: {partitions} partitions, leaders by partition {leaders}")
 
         expected: Counter = Counter()
