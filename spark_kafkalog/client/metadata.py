@@ -162,6 +162,11 @@ class MetadataCache:
             at = self._all_topics_at
             return at is not None and not self._stale and now - at <= self.max_age
 
+    def is_invalidated(self, topic: str) -> bool:
+        """True after ``invalidate`` until the next update naming the topic."""
+        with self._lock:
+            return topic in self._stale
+
     def broker(self, node_id: int) -> BrokerAddress | None:
         with self._lock:
             return self.brokers.get(node_id)

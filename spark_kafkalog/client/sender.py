@@ -153,7 +153,12 @@ class Sender(threading.Thread):
         return any(n > 0 for n in self._in_flight.values())
 
     def _leader(self, tp: TopicPartition) -> int | None:
-        found = self.client.metadata.leader(tp.topic, tp.partition)
+        """The partition's leader, or ``None`` while unknown or invalidated by an error (the topic's
+        metadata is then refreshed before its batches are sent again)."""
+        metadata = self.client.metadata
+        if metadata.is_invalidated(tp.topic):
+            return None
+        found = metadata.leader(tp.topic, tp.partition)
         return None if found is None else found[0]
 
     def _muted(self) -> set[TopicPartition]:
