@@ -294,9 +294,10 @@ def register(spark) -> None:
     spark.dataSource.register(KafkaLogDataSource)
 
 
-def kafkalog_session(master: str = "local[2]", app_name: str = "kafkalog", conf: dict | None = None, *, pushdown: bool = True):
-    """A ``SparkSession`` with ``kafkalog`` registered, Python workers on this interpreter and, unless
-    ``pushdown=False``, Python data source filter pushdown on.
+def kafkalog_session(master: str = "local[2]", app_name: str = "kafkalog", conf: dict | None = None, *, pushdown: bool = False):
+    """A ``SparkSession`` with ``kafkalog`` registered, Python workers on this interpreter and, with
+    ``pushdown=True``, Python data source filter pushdown on (``spark.sql.python.filterPushdown.enabled``;
+    Spark's default is off).
 
     ``PYSPARK_PYTHON``/``PYSPARK_DRIVER_PYTHON`` are set to ``sys.executable`` when unset, before the
     session starts: Spark's workers otherwise start whatever ``python3`` is on the PATH, which may lack
