@@ -67,7 +67,7 @@ def _read_all(ctx, request):
         entries = []
         for fp in topic.partitions:
             entry = Resp.FetchableTopicResponse.PartitionData(partition_index=fp.partition, error_code=ErrorCode.NONE, high_watermark=-1,
-                                       records=None, aborted_transactions=[] if committed else None)
+                                       records=b"", aborted_transactions=[] if committed else None)
             entries.append(entry)
             part, code = b.replica_manager.leader_partition(topic.topic, fp.partition)
             if part is not None:
