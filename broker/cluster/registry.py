@@ -437,7 +437,8 @@ class ClusterRegistry(abc.ABC):
     def try_become_controller(self, broker_id: int) -> int | None:
         """Create the ephemeral ``/controller`` and increment ``/controller_epoch`` in one step.
 
-        Returns the new controller epoch, or None when another broker holds ``/controller``.
+        Returns the new controller epoch, or None when another broker holds ``/controller``
+        (``ZooKeeperRegistry``: the current epoch when this registry already holds it).
         """
 
     @abc.abstractmethod

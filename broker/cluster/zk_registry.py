@@ -639,10 +639,11 @@ class ZooKeeperRegistry(ClusterRegistry):
             self._dispatch(self._reestablish if self._session_lost else self._refresh_all)
 
     def _refresh_all(self) -> None:
+        """Dispatcher thread: re-read (re-arm) and deliver every watch now, in registration order."""
         with self._lock:
             watches = list(self._watches)
         for w in watches:
-            w.trigger()
+            w.refresh()
 
     def _reestablish(self) -> None:
         """Dispatcher thread, after a session expiry: re-register, re-arm, notify (see module docstring)."""

@@ -189,8 +189,8 @@ class ZooKeeperServer:
     ``port=0`` picks a free port. ``tick_time_ms`` is ZooKeeper's tick (the minimum session timeout is two
     ticks; the default 500 ms lets tests use one-second sessions). ``max_client_cnxns`` limits connections
     per client IP (0: unlimited, the useful value for a local cluster). ``force_sync=False`` skips fsync
-    per transaction (tests). ``admin_server=True`` enables the Jetty admin server on a free port (its
-    jars are not on the minimal classpath; pass ``classpath`` to use it).
+    per transaction (tests). ``admin_server=True`` enables the Jetty admin server on a free port
+    (``admin_port``); its jars are not in pyspark, so it also needs a ``classpath`` that includes Jetty.
     """
 
     def __init__(self, data_dir: str | os.PathLike, port: int = 0, host: str = "127.0.0.1", *,
@@ -221,6 +221,7 @@ class ZooKeeperServer:
         self._jvm_options = tuple(jvm_options)
         self._process: subprocess.Popen | None = None
         self._lock = threading.Lock()
+        self.admin_port: int | None = None
         self.startup_seconds: float | None = None
 
     # -- properties
@@ -257,6 +258,9 @@ class ZooKeeperServer:
             return self
         java = self._java or find_java()
         classpath = self._classpath or find_zookeeper_classpath()
+        if self.admin_server and "jetty" not in classpath.lower():
+            raise ZooKeeperError("admin_server=True needs Jetty jars on the classpath (pyspark ships none; "
+                                 "ZooKeeper would silently run without it): pass classpath= including them")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._write_log_config()
         began = time.monotonic()
@@ -333,7 +337,8 @@ class ZooKeeperServer:
             f"admin.enableServer={'true' if self.admin_server else 'false'}",
         ]
         if self.admin_server:
-            lines += [f"admin.serverAddress={self.host}", f"admin.serverPort={_free_port(self.host)}"]
+            self.admin_port = _free_port(self.host)
+            lines += [f"admin.serverAddress={self.host}", f"admin.serverPort={self.admin_port}"]
         (self.data_dir / "zoo.cfg").write_text("\n".join(lines) + "\n")
 
     def _write_log_config(self) -> None:

@@ -150,7 +150,7 @@ def test_broker_node_vanishes_after_the_session_timeout_when_the_registrant_is_k
     assert watcher.live_brokers() == {}
 
 
-def test_session_expiry_re_registers_the_broker_and_drops_controllership(zookeeper, make_registry):
+def test_session_expiry_re_registers_the_broker_and_drops_controllership(zookeeper, make_registry, raw):
     registry = make_registry(session_timeout_ms=2000)
     registry.register_broker(BROKER)
     assert registry.try_become_controller(1) == 1
@@ -169,7 +169,8 @@ def test_session_expiry_re_registers_the_broker_and_drops_controllership(zookeep
     assert registry.session_id != old_session
     assert controller.values[deliveries_before:] and controller.last is None  # told it is no longer controller
     observer = make_registry()
-    assert observer.live_brokers() == {1: BROKER}  # re-created before the callback ran
+    assert observer.live_brokers() == {1: BROKER}  # re-created before the callback ran ...
+    assert raw.get("/brokers/ids/1")[1].ephemeralOwner == registry.session_id  # ... by the new session
     assert observer.controller_id() is None
     brokers.wait(lambda b: 1 in b)  # watches re-armed on the new session ...
     observer.register_broker(BrokerInfo(2, "b2.example", 9092))

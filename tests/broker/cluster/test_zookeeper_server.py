@@ -175,3 +175,10 @@ def test_run_foreground_prints_the_connect_string_and_stops_on_sigterm(tmp_path)
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+def test_admin_server_without_jetty_jars_is_refused_rather_than_silently_missing(tmp_path):
+    server = ZooKeeperServer(tmp_path, admin_server=True)
+    with pytest.raises(ZooKeeperError, match="needs Jetty jars"):
+        server.start()
+    assert not server.is_running
