@@ -11,6 +11,7 @@ HERE = Path(__file__).parent
 SCENARIOS = [
     ("dependency choice (CRC-32C and codecs)", "dependency_choice.py"),
     ("records: build and decode vs kafka-python", "records_bench.py"),
+    ("log store: append vs plain write, fetch regions, recovery", "log_bench.py"),
 ]
 
 

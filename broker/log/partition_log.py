@@ -382,7 +382,16 @@ class PartitionLog:
         n = len(entries)
         i = 0
         while i < n:
-            segment = self._maybe_roll(entries[i], now, state_offset)
+            segment = self._view.segments[-1]
+            _, size, _, last, _ = entries[i]
+            if not (  # the common case, checked inline; _maybe_roll decides the rest
+                segment.size and segment.size + size <= config.segment_bytes
+                and now - segment.first_append_ms <= config.segment_ms
+                and last - segment.base_offset <= MAX_RELATIVE_OFFSET
+                and len(segment.index._keys) < config.max_index_entries
+                and len(segment.time_index._keys) < config.max_time_index_entries
+            ):
+                segment = self._maybe_roll(entries[i], now, state_offset)
             # as many following batches as fit in this segment
             j = i + 1
             start = entries[i][0]

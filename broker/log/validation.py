@@ -74,12 +74,12 @@ def validate_leader_batches(
     while pos < end:
         if end - pos < BATCH_HEADER_SIZE or buf[pos + MAGIC_OFFSET] != 2:
             raise _frame_error(buf, pos, end)
-        header = _new_header(BatchHeader, _unpack_header(buf, pos))
-        size = header.batch_length + LOG_OVERHEAD
-        if header.batch_length < MIN_BATCH_LENGTH or size > end - pos:
+        fields = _unpack_header(buf, pos)
+        _, length, _, _, crc, attributes, last_delta, _, _, _, _, _, count = fields
+        size = length + LOG_OVERHEAD
+        if length < MIN_BATCH_LENGTH or size > end - pos:
             raise LogAppendError(
-                ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: length {header.batch_length} does not fit the "
-                f"{end - pos} bytes left"
+                ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: length {length} does not fit the {end - pos} bytes left"
             )
         if size > max_message_bytes:
             raise LogAppendError(
@@ -89,24 +89,23 @@ def validate_leader_batches(
             raise LogAppendError(
                 ErrorCode.RECORD_LIST_TOO_LARGE, f"batch of {size} bytes exceeds segment.bytes={segment_bytes}"
             )
-        if header.attributes & CODEC_MASK > Compression.ZSTD:
-            raise LogAppendError(
-                ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: unknown codec id {header.attributes & CODEC_MASK}"
-            )
+        if attributes & CODEC_MASK > Compression.ZSTD:
+            raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: unknown codec id {attributes & CODEC_MASK}")
         computed = crc32c(view[pos + ATTRIBUTES_OFFSET : pos + size])
-        if computed != header.crc:
+        if computed != crc:
             raise LogAppendError(
                 ErrorCode.CORRUPT_MESSAGE,
-                f"batch at byte {pos}: CRC-32C mismatch: stored {header.crc:#010x}, computed {computed:#010x}",
+                f"batch at byte {pos}: CRC-32C mismatch: stored {crc:#010x}, computed {computed:#010x}",
             )
-        if header.records_count < 1 or header.last_offset_delta != header.records_count - 1:
+        if count < 1 or last_delta != count - 1:
             raise LogAppendError(
                 ErrorCode.INVALID_RECORD,
-                f"batch at byte {pos}: records_count {header.records_count} with last_offset_delta "
-                f"{header.last_offset_delta} (a producer batch holds 1..n records at deltas 0..n-1)",
+                f"batch at byte {pos}: records_count {count} with last_offset_delta {last_delta} "
+                "(a producer batch holds 1..n records at deltas 0..n-1)",
             )
-        if header.attributes & CONTROL_BIT and not allow_control:
+        if attributes & CONTROL_BIT and not allow_control:
             raise LogAppendError(ErrorCode.INVALID_RECORD, f"batch at byte {pos}: producers cannot append control batches")
+        header = _new_header(BatchHeader, fields)
         if compacted:
             _check_keys(buf, pos, size, header)
         out.append((pos, header))
