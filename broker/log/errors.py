@@ -53,10 +53,11 @@ class OffsetOutOfRangeError(LogError):
     error_code = ErrorCode.OFFSET_OUT_OF_RANGE
 
 
-class LogClosedError(LogError):
-    """An operation on a log that was closed or deleted."""
+class LogClosedError(LogAppendError):
+    """An append to a log that was closed or deleted (the partition is no longer hosted here)."""
 
-    error_code = ErrorCode.KAFKA_STORAGE_ERROR
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.KAFKA_STORAGE_ERROR, message)
 
 
 class CorruptIndexError(LogError):

@@ -189,17 +189,20 @@ class LogManager:
 
     def get_or_create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> PartitionLog:
         """The log of ``topic``-``partition``, created empty in the least-used log dir if missing.
-        ``config`` (default: the topic's known config or the defaults) becomes the topic's config."""
+        A given ``config`` becomes the topic's config (also for an existing log); without one a new log
+        gets the topic's known config or the defaults."""
         if not _LEGAL_TOPIC.match(topic) or topic in (".", ".."):
             raise LogError(f"illegal topic name {topic!r} (1-249 of [a-zA-Z0-9._-])")
         if partition < 0:
             raise LogError(f"illegal partition {partition}")
         with self._lock:
-            existing = self._logs.get((topic, partition))
-            if existing is not None:
-                return existing
             if config is not None:
                 self._topic_configs[topic] = config
+            existing = self._logs.get((topic, partition))
+            if existing is not None:
+                if config is not None and existing.config != config:
+                    existing.update_config(config)
+                return existing
             counts = {d: 0 for d in self.log_dirs}
             for d in self._dir_of.values():
                 counts[d] += 1

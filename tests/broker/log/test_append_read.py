@@ -249,3 +249,11 @@ def test_high_watermark_is_clamped_to_the_log(open_log):
     assert plog.high_watermark == 4
     plog.high_watermark = -3
     assert plog.high_watermark == 0
+
+
+def test_appending_to_a_closed_log_is_a_storage_error(open_log):
+    plog = open_log()
+    plog.close()
+    with pytest.raises(LogAppendError) as info:
+        plog.append_as_leader(value_batch(1), leader_epoch=0)
+    assert info.value.error_code == ErrorCode.KAFKA_STORAGE_ERROR
