@@ -140,6 +140,11 @@ class MetadataCache:
         with self._lock:
             return self._topics.get(name)
 
+    def peek(self, name: str) -> TopicInfo | None:
+        """``topic`` without taking the lock (a single dict read is atomic): for per-record hot paths
+        that only compare the returned snapshot's identity."""
+        return self._topics.get(name)
+
     def topics(self) -> dict[str, TopicInfo]:
         with self._lock:
             return dict(self._topics)

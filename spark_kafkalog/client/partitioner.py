@@ -61,6 +61,8 @@ class _Sticky:
             return state[0]
 
     def record_appended(self, topic: str, partition: int, size: int, num_partitions: int, available: Sequence[int]) -> None:
+        if topic not in self._current:  # keyed records only: no sticky state to update
+            return
         with self._lock:
             state = self._current.get(topic)
             if state is None or state[0] != partition:

@@ -70,7 +70,9 @@ class Producer:
         )
         self._serialize_key = cfg.key_serializer_fn()
         self._serialize_value = cfg.value_serializer_fn()
-        self._partitions: dict[str, tuple[TopicInfo, int, list[int]]] = {}
+        self._partitions: dict[str, tuple[TopicInfo, int, list[int], float]] = {}
+        self._max_block = cfg.max_block_ms / 1000.0
+        self._max_request_size = cfg.max_request_size
         self._close_lock = threading.Lock()
         self._closed = False
         self._sender = Sender(self._client, self._accumulator, cfg, idempotent=self.idempotent)
@@ -116,7 +118,7 @@ class Producer:
                 partition=partition if isinstance(partition, int) else None,
             )
         size = estimate_record_size(key_bytes, value_bytes, header_list)
-        if size > self.config.max_request_size:
+        if size > self._max_request_size:
             raise RecordTooLargeError(
                 f"record of about {size} bytes for {topic}-{partition} exceeds max.request.size "
                 f"({self.config.max_request_size})",
@@ -130,7 +132,7 @@ class Producer:
         tp = TopicPartition(topic, partition)
         result = self._accumulator.append(
             tp, timestamp_ms, key_bytes, value_bytes, header_list, size, on_delivery,
-            max_block=self.config.max_block_ms / 1000.0,
+            max_block=self._max_block,
         )
         if self._record_appended is not None:
             self._record_appended(topic, partition, size, num_partitions, available)
@@ -139,13 +141,15 @@ class Producer:
         return result.future
 
     def _partition_info(self, topic: str) -> tuple[int, list[int]]:
-        info = self._client.metadata.topic(topic)
+        """Partition count and partitions with a leader; cached while the metadata entry is unchanged."""
+        info = self._client.metadata.peek(topic)
         cached = self._partitions.get(topic)
-        if cached is not None and info is cached[0] and time.monotonic() - info.fetched_at < self._client.metadata.max_age:
+        if cached is not None and info is cached[0] and time.monotonic() < cached[3]:
             return cached[1], cached[2]
         info = self._client.topic_info(topic)
         available = sorted(p for p, meta in info.partitions.items() if meta.leader >= 0)
-        self._partitions[topic] = (info, len(info.partitions), available)
+        expires = info.fetched_at + self._client.metadata.max_age
+        self._partitions[topic] = (info, len(info.partitions), available, expires)
         return len(info.partitions), available
 
     def partitions_for(self, topic: str) -> list[int]:
