@@ -280,10 +280,11 @@ class KafkaClient:
         topics = None if topics is None else list(topics)
         self.call_with_retries(lambda: self.refresh_metadata_once(topics), what="Metadata")
 
-    def topic_info(self, topic: str, *, refresh: bool = False) -> TopicInfo:
+    def topic_info(self, topic: str, *, refresh: bool = False, timeout_ms: int | None = None) -> TopicInfo:
         """Current metadata of ``topic``.
 
-        A topic being created (LEADER_NOT_AVAILABLE) is waited for up to ``default.api.timeout.ms``; an
+        A topic being created (LEADER_NOT_AVAILABLE) is waited for up to ``timeout_ms`` (default
+        ``default.api.timeout.ms``); an
         unknown topic is asked for three more times with backoff (metadata propagates between brokers),
         then raises ``KafkaClientError`` with UNKNOWN_TOPIC_OR_PARTITION.
         """
@@ -299,7 +300,7 @@ class KafkaClient:
             if code not in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE):
                 break
             if plan is None:
-                plan = self.retry_plan()
+                plan = self.retry_plan(timeout_ms)
                 if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
                     plan.retries = min(plan.retries, 3)
             if not plan.sleep_or_give_up():
@@ -550,6 +551,8 @@ class KafkaClient:
                 partition_max = min(walk.partial_entry_size, cfg.max_frame_size)  # pre-KIP-74 broker
             if walk.position > position:
                 last_progress = time.monotonic()
+            elif position < limit and not walk.batches and walk.partial_entry_size is None:
+                time.sleep(cfg.retry_backoff_ms / 1000.0)  # data should be there but none came: do not spin
             position = walk.position
             done = walk.reached_end or position >= end
             if not done and time.monotonic() - last_progress > no_progress_timeout:

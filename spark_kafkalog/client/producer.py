@@ -146,7 +146,7 @@ class Producer:
         cached = self._partitions.get(topic)
         if cached is not None and info is cached[0] and time.monotonic() < cached[3]:
             return cached[1], cached[2]
-        info = self._client.topic_info(topic)
+        info = self._client.topic_info(topic, timeout_ms=self.config.max_block_ms)
         available = sorted(p for p, meta in info.partitions.items() if meta.leader >= 0)
         expires = info.fetched_at + self._client.metadata.max_age
         self._partitions[topic] = (info, len(info.partitions), available, expires)
