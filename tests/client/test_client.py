@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -19,7 +20,7 @@ from spark_kafkalog.client import (
     TopicPartition,
 )
 from spark_kafkalog.protocol import ErrorCode
-from spark_kafkalog.records import LegacyMessageSetBuilder, RecordBatchBuilder
+from spark_kafkalog.records import LegacyMessageSetBuilder, RecordBatchBuilder, build_control_batch
 
 from .handlers import fetch_response, list_offsets_response, serve_batches
 from .scripted_broker import CLOSE, ClusterView, ScriptedBroker, default_api_ranges
@@ -279,3 +280,28 @@ def test_bad_ranges_are_rejected_before_any_request(cluster):
         with pytest.raises(ValueError, match="must be >= 0"):
             client.fetch_batches(TP, -1)
     assert cluster.brokers[0].connections == 0
+
+
+def test_read_committed_fetch_stops_at_the_last_stable_offset_and_skips_aborted_batches(cluster):
+    def txn_batch(base, pid):
+        b = RecordBatchBuilder(base_offset=base, producer_id=pid, producer_epoch=0, is_transactional=True)
+        b.append(1, None, b"p%d-%d" % (pid, base))
+        return b.build()
+
+    data = (
+        txn_batch(0, 5)
+        + build_control_batch("abort", producer_id=5, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1, base_offset=1)
+        + txn_batch(2, 6)
+        + build_control_batch("commit", producer_id=6, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1, base_offset=3)
+        + txn_batch(4, 7)  # an open transaction: beyond the last stable offset
+    )
+    aborted = [SimpleNamespace(producer_id=5, first_offset=0)]
+    cluster.brokers[0].handlers[1] = lambda request, _: fetch_response(
+        "t", 0, records=data, hw=5, lso=4,
+        aborted=aborted if request.body.isolation_level == 1 else None,
+    )
+    with KafkaClient(cluster.brokers[0].address, isolation_level="read_committed", **FAST) as client:
+        got = [r.value for f in client.fetch_batches(TP, 0) for r in f.batch.records()]
+    assert got == [b"p6-2"]
+    requests = cluster.brokers[0].requests(1)
+    assert requests[0].body.isolation_level == 1 and requests[0].version >= 4
