@@ -55,6 +55,16 @@ def _expected(records, layout, bad_position):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_random_corruption_in_the_active_segment_keeps_exactly_the_valid_prefix(tmp_path, clock, seed):
+    _check_random_corruption(tmp_path, clock, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 400))
+def test_random_corruption_soak(tmp_path, clock, seed):
+    _check_random_corruption(tmp_path, clock, seed)
+
+
+def _check_random_corruption(tmp_path, clock, seed: int) -> None:
     config = LogConfig(segment_bytes=6000, index_interval_bytes=256)
     path, layout, records = _write_log(tmp_path, clock, seed, config)
     rng = random.Random(1000 + seed)
