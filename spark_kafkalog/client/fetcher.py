@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import heapq
 import struct
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.types import FetchedBatch, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.records import BatchView, CorruptRecordError, iter_batches, legacy_to_batches
 
-__all__ = ["AbortedTransactions", "FetchWalk", "fetch_request", "split_fetched"]
+__all__ = ["AbortedTransactions", "FetchWalk", "fetch_request", "fetch_request_for", "partition_data", "split_fetched"]
 
 _FETCH = API_BY_KEY[int(ApiKey.FETCH)]
 _CONTROL_KEY = struct.Struct(">hh")  # version, type (0 abort, 1 commit)
@@ -46,25 +46,53 @@ def fetch_request(
     isolation_level: int,
     leader_epoch: int = -1,
     log_start_offset: int = -1,
+    replica_id: int = -1,
 ) -> Any:
     """A sessionless Fetch request body for one partition (valid at every version 0-12)."""
-    R = _FETCH.Request
-    partition = R.FetchTopic.FetchPartition(
-        partition=tp.partition,
-        current_leader_epoch=leader_epoch,
-        fetch_offset=offset,
-        log_start_offset=log_start_offset,
+    return fetch_request_for(
+        {tp: (offset, leader_epoch, log_start_offset)},
         partition_max_bytes=partition_max_bytes,
+        max_bytes=max_bytes,
+        max_wait_ms=max_wait_ms,
+        min_bytes=min_bytes,
+        isolation_level=isolation_level,
+        replica_id=replica_id,
     )
+
+
+def fetch_request_for(
+    partitions: Mapping[TopicPartition, tuple[int, int, int]],
+    *,
+    partition_max_bytes: int,
+    max_bytes: int,
+    max_wait_ms: int,
+    min_bytes: int,
+    isolation_level: int = 0,
+    replica_id: int = -1,
+) -> Any:
+    """A sessionless Fetch body for ``{tp: (fetch offset, current leader epoch, log start offset)}``;
+    ``replica_id`` >= 0 makes it a follower's fetch (replication)."""
+    R = _FETCH.Request
+    by_topic: dict[str, list[Any]] = {}
+    for tp, (offset, epoch, log_start) in partitions.items():
+        by_topic.setdefault(tp.topic, []).append(
+            R.FetchTopic.FetchPartition(
+                partition=tp.partition,
+                current_leader_epoch=epoch,
+                fetch_offset=offset,
+                log_start_offset=log_start,
+                partition_max_bytes=partition_max_bytes,
+            )
+        )
     return R(
-        replica_id=-1,
+        replica_id=replica_id,
         max_wait_ms=max_wait_ms,
         min_bytes=min_bytes,
         max_bytes=max_bytes,
         isolation_level=isolation_level,
         session_id=0,
         session_epoch=-1,
-        topics=[R.FetchTopic(topic=tp.topic, partitions=[partition])],
+        topics=[R.FetchTopic(topic=topic, partitions=parts) for topic, parts in by_topic.items()],
         forgotten_topics_data=[],
     )
 

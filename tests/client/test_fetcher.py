@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from spark_kafkalog.client.errors import KafkaClientError
-from spark_kafkalog.client.fetcher import fetch_request, partition_data, split_fetched
+from spark_kafkalog.client.fetcher import fetch_request, fetch_request_for, partition_data, split_fetched
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, decode_request, encode_request
 from spark_kafkalog.records import Compression, LegacyMessageSetBuilder, RecordBatchBuilder, build_control_batch
@@ -135,3 +135,16 @@ def test_partition_data_finds_the_partition_or_raises():
     assert partition_data(response, TP).high_watermark == 9
     with pytest.raises(KafkaClientError, match="does not include t-4"):
         partition_data(response, TopicPartition("t", 4))
+
+
+def test_a_follower_fetch_for_several_partitions_groups_them_by_topic():
+    body = fetch_request_for(
+        {TopicPartition("a", 0): (5, 2, 0), TopicPartition("b", 1): (9, 2, 3), TopicPartition("a", 2): (7, 2, 0)},
+        partition_max_bytes=100, max_bytes=1000, max_wait_ms=500, min_bytes=1, replica_id=3,
+    )
+    decoded = decode_request(encode_request(1, 12, 1, body)).body
+    assert decoded.replica_id == 3
+    assert {t.topic: [(p.partition, p.fetch_offset, p.log_start_offset) for p in t.partitions] for t in decoded.topics} == {
+        "a": [(0, 5, 0), (2, 7, 0)],
+        "b": [(1, 9, 3)],
+    }
