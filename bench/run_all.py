@@ -12,6 +12,7 @@ SCENARIOS = [
     ("dependency choice (CRC-32C and codecs)", "dependency_choice.py"),
     ("records: build and decode vs kafka-python", "records_bench.py"),
     ("log store: append vs plain write, fetch regions, recovery", "log_bench.py"),
+    ("broker: confluent-kafka produce/consume vs machine limits", "broker_bench.py"),
 ]
 
 
