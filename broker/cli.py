@@ -87,7 +87,13 @@ def cmd_broker_start(args: argparse.Namespace) -> int:
         await broker.stop()
         return 0
 
-    return asyncio.run(main())
+    from .event_loop import new_event_loop
+
+    loop = new_event_loop(config["event.loop"])
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
 
 
 # -- cluster -----------------------------------------------------------------------------------------

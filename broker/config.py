@@ -107,7 +107,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     _K("queued.max.requests", "int", 500,
        "Requests read ahead per connection while earlier ones are in progress (back-pressure).", at_least=1),
     _K("connections.max.idle.ms", "long", 600000, "Close connections idle for longer than this.", at_least=1),
-    _K("event.loop", "string", "auto", "`asyncio`, `uvloop`, or `auto` (uvloop when installed).",
+    _K("event.loop", "string", "auto", "`asyncio`, `uvloop`, or `auto` (asyncio: uvloop measured no faster, see `bench/results/event_loop.json`).",
        choices=("auto", "asyncio", "uvloop")),
     # ZooKeeper
     _K("zookeeper.connect", "string", None,

@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping
 
 from .cluster.registry import BrokerInfo, ClusterRegistry
 from .config import BrokerConfig
+from .event_loop import loop_name, new_event_loop
 from .handlers import register_all
 from .handlers.init_producer_id import ProducerIdAllocator
 from .metadata_cache import MetadataCache
@@ -117,8 +118,8 @@ class Broker:
             await self.stop()
             raise
         self._state = "serving"
-        log.info("broker %d serving on %s (cluster %s)", self.broker_id, ", ".join(self.endpoints()),
-                 self.registry.cluster_id)
+        log.info("broker %d serving on %s (cluster %s, %s event loop)", self.broker_id, ", ".join(self.endpoints()),
+                 self.registry.cluster_id, loop_name(asyncio.get_running_loop()))
 
     async def _start(self) -> None:
         from .cluster.controller import Controller
@@ -222,7 +223,7 @@ class EmbeddedBroker:
         started = concurrent.futures.Future()
 
         def main() -> None:
-            loop = asyncio.new_event_loop()
+            loop = new_event_loop(self.config["event.loop"])
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:
