@@ -89,7 +89,11 @@ def read_offset_range(options: SourceOptions, offset_range: OffsetRange, client:
                 f"(offsets [{position}, {min(e.log_start_offset, end)}) were deleted)",
                 options.fail_on_data_loss,
             )
-            position = e.log_start_offset
+            batch = decoder.build()  # records read before the deletion are kept
+            if batch is not None:
+                yield batch
+            # A batch may still hold deleted records below the new log start: filter them too.
+            position = decoder.start = e.log_start_offset
     batch = decoder.build()
     if batch is not None:
         yield batch
