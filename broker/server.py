@@ -4,8 +4,8 @@ Start order: load and recover the logs -> connect to the registry (ZooKeeper, or
 for ``zookeeper.connect=memory:<name>``) -> bind the listeners -> follow the registry (brokers, topics,
 partition states) until the first snapshot is applied -> register ``/brokers/ids/<id>`` -> serve requests
 -> compete for the controller. Stop order: resign the controller -> stop accepting and finish in-flight
-requests -> stop following the registry -> deregister -> flush logs and write checkpoints (clean-shutdown
-marker) -> close the registry. Both are idempotent; a failed start undoes what it did.
+requests (waiting long polls answer at once) -> stop following the registry -> flush logs and write
+checkpoints (clean-shutdown marker) -> deregister -> close the registry. Both are idempotent; a failed start undoes what it did.
 
 Concurrency: a ``Broker`` lives on one asyncio event loop (handlers, replica manager, metadata); blocking
 registry calls run in its thread pool (``run_blocking``); the log manager runs retention, flushing and
@@ -89,6 +89,10 @@ class Broker:
         return self.default_log_config.with_topic_overrides(topic_config)
 
     @property
+    def stopping(self) -> bool:
+        return self._state in ("stopping", "stopped")
+
+    @property
     def bound_ports(self) -> dict[str, int]:
         return {} if self.socket_server is None else {n: a[1] for n, a in self.socket_server.bound.items()}
 
@@ -156,17 +160,20 @@ class Broker:
         self._state = "stopping"
         if self.controller is not None:
             await self.controller.stop()
+        if self.replica_manager is not None:  # long polls and acks=all waits answer now, not at their timeout
+            for part in self.replica_manager.partitions.values():
+                part.data_notifier.notify()
         if self.socket_server is not None:
             await self.socket_server.stop()
         if self.metadata_sync is not None:
             await self.metadata_sync.stop()
+        if self.log_manager is not None:
+            await self.run_blocking(self.log_manager.shutdown)
         if self.registry is not None and self._registered:
             try:
                 await self.run_blocking(self.registry.deregister_broker)
             except Exception as e:  # the session may already be gone
                 log.warning("broker %d: deregistering failed: %s", self.broker_id, e)
-        if self.log_manager is not None:
-            await self.run_blocking(self.log_manager.shutdown)
         if self.registry is not None:
             await self.run_blocking(self.registry.close)
         self._executor.shutdown(wait=False)

@@ -45,7 +45,7 @@ async def handle(ctx, request):
     while True:
         responses, total, any_error, partitions = _read_all(ctx, request)
         remaining = deadline - loop.time()
-        if total >= request.min_bytes or any_error or remaining <= 0 or not partitions:
+        if total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.broker.stopping:
             return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
         await wait_any([p.data_notifier for p in partitions], remaining)
 

@@ -85,19 +85,19 @@ async def handle(ctx, request):
                 waits.append((part, info.last_offset + 1, entry))
         responses.append(Resp.TopicProduceResponse(name=topic.name, partition_responses=entries))
     if waits:
-        await _await_replication(waits, request.timeout_ms / 1000)
+        await _await_replication(b, waits, request.timeout_ms / 1000)
     if acks == 0:
         return NO_RESPONSE
     return Resp(responses=responses, throttle_time_ms=0)
 
 
-async def _await_replication(waits, timeout_s: float) -> None:
+async def _await_replication(broker, waits, timeout_s: float) -> None:
     """acks=all: wait until every partition's high watermark reaches its batch, or time out."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     while True:
         pending = [(p, hw, e) for p, hw, e in waits if p.high_watermark < hw and p.is_leader]
-        if not pending:
+        if not pending or broker.stopping:
             break
         remaining = deadline - loop.time()
         if remaining <= 0 or not await wait_any([p.data_notifier for p, _, _ in pending], remaining):
