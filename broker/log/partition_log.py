@@ -172,21 +172,21 @@ class PartitionLog:
         )
         if not segments:
             segments = [LogSegment.create(directory, max(log_start_offset or 0, 0), now)]
-        self = cls(directory, config, time, segments, epochs)
-        leo = self._leo
+        plog = cls(directory, config, time, segments, epochs)
+        leo = plog._leo
         start = max(segments[0].base_offset, min(log_start_offset if log_start_offset is not None else 0, leo))
-        self._log_start_offset = start
+        plog._log_start_offset = start
         if recovered:
             for segment in segments:
                 if recovery_point is None or segment.next_offset > recovery_point:
                     segment.flush()
-        self._recovery_point = leo
-        self._high_watermark = min(max(high_watermark if high_watermark is not None else start, start), leo)
-        self.first_dirty_offset = min(max(first_dirty_offset if first_dirty_offset is not None else start, start), leo)
+        plog._recovery_point = leo
+        plog._high_watermark = min(max(high_watermark if high_watermark is not None else start, start), leo)
+        plog.first_dirty_offset = min(max(first_dirty_offset if first_dirty_offset is not None else start, start), leo)
         epochs.truncate_from_end(leo)
         epochs.truncate_from_start(start)
-        self._rebuild_producer_state()
-        return self
+        plog._rebuild_producer_state()
+        return plog
 
     def _rebuild_producer_state(self) -> None:
         """Producer state at the log end: the newest snapshot at or below it, then the headers after it."""
