@@ -13,6 +13,8 @@ SCENARIOS = [
     ("records: build and decode vs kafka-python", "records_bench.py"),
     ("log store: append vs plain write, fetch regions, recovery", "log_bench.py"),
     ("broker: confluent-kafka produce/consume vs machine limits", "broker_bench.py"),
+    ("broker: asyncio vs uvloop event loop", "event_loop_bench.py"),
+    ("client: produce/fetch vs kafka-python and confluent-kafka", "client_bench.py"),
 ]
 
 
