@@ -31,6 +31,7 @@ bench: install
 docs: install
 	$(PY) -m spark_kafkalog.protocol.coverage > docs/protocol.md
 	$(PY) -c 'from broker.config import render_docs; print(render_docs())' > docs/configuration.md
+	$(PY) -c 'from broker.handlers import render_docs; print(render_docs(), end="")' > docs/broker-apis.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -19,3 +19,25 @@ def register_all(registry: HandlerRegistry) -> None:
     for name in MODULES:
         mod = import_module(f"{__name__}.{name}")
         registry.register(mod.API_KEY, mod.VERSIONS[0], mod.VERSIONS[1], mod.handle)
+
+
+def render_docs() -> str:
+    """docs/broker-apis.md: what the broker serves, from the handler modules (their docstrings say the gaps)."""
+    from spark_kafkalog.protocol import API_BY_KEY
+
+    out = [
+        "# APIs served by the broker",
+        "",
+        "Generated from `broker/handlers/` (`make docs`); ApiVersions answers with exactly these ranges.",
+        "Declared versions (what the codec can read and write) are in [protocol.md](protocol.md).",
+        "",
+        "| API | key | served | declared | behaviour and gaps |",
+        "|---|---|---|---|---|",
+    ]
+    for name in MODULES:
+        mod = import_module(f"{__name__}.{name}")
+        spec = API_BY_KEY[mod.API_KEY]
+        doc = " ".join((mod.__doc__ or "").split())
+        out.append(f"| {spec.name} | {int(mod.API_KEY)} | {mod.VERSIONS[0]}-{mod.VERSIONS[1]} | "
+                   f"{spec.min_version}-{spec.max_version} | {doc.replace('|', '/')} |")
+    return "\n".join(out) + "\n"

@@ -95,3 +95,9 @@ def test_log_defaults_agree_with_the_log_store():
     assert log_cfg.index_interval_bytes == cfg["log.index.interval.bytes"]
     assert log_cfg.delete_retention_ms == cfg["log.cleaner.delete.retention.ms"]
     assert log_cfg.message_timestamp_type == cfg["log.message.timestamp.type"]
+
+
+def test_broker_api_docs_current():
+    from broker.handlers import render_docs as render_apis
+
+    assert (ROOT / "docs" / "broker-apis.md").read_text() == render_apis(), "run `make docs`"
