@@ -1,0 +1,52 @@
+"""A broker whose ZooKeeper session expires registers again and keeps serving (in-process broker, real ZooKeeper)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from kazoo.client import KazooClient
+
+from broker.server import EmbeddedBroker
+
+from ..broker.cluster.test_zk_registry import expire_session
+from ..broker.test_handlers import batch, create, fetch, produce, values_in
+from ..broker.wire import Wire
+
+pytestmark = pytest.mark.integration
+
+
+def test_broker_registers_again_after_session_expiry(zookeeper, tmp_path):
+    connect = f"{zookeeper.connect_string}/expiry-{uuid.uuid4().hex[:8]}"
+    broker = EmbeddedBroker(7, zookeeper_connect=connect, log_dir=tmp_path, zookeeper_session_timeout_ms=4000).start()
+    zk = KazooClient(hosts=connect, timeout=10)
+    zk.start(10)
+    try:
+        with Wire(broker.bootstrap_servers) as w:
+            create(w, "before")
+            produce(w, "before", batch([b"a"]))
+        first_session = broker.broker.registry.session_id
+        before = zk.get("/brokers/ids/7")[1]
+        expire_session(broker.broker.registry, zookeeper.connect_string)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            stat = zk.exists("/brokers/ids/7")
+            if stat is not None and stat.ephemeralOwner != before.ephemeralOwner:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the broker did not register again after its session expired")
+        assert broker.broker.registry.session_id != first_session
+        deadline = time.monotonic() + 10
+        while zk.exists("/controller") is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert zk.exists("/controller") is not None  # the broker competed for the controller again
+        with Wire(broker.bootstrap_servers) as w:
+            assert produce(w, "before", batch([b"b"])).base_offset == 1
+            assert values_in(fetch(w, "before", 0).records) == [b"a", b"b"]
+            assert create(w, "after").error_code == 0  # the controller works again: leaders get elected
+    finally:
+        zk.stop()
+        zk.close()
+        broker.stop()
