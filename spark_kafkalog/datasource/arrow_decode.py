@@ -58,8 +58,6 @@ KAFKA_SCHEMA = pa.schema(
 )
 KAFKA_SCHEMA_WITH_HEADERS = KAFKA_SCHEMA.append(pa.field("headers", HEADER_TYPE))
 
-# Zero bytes after the joined records: vectorised reads of a varint's second byte never leave the buffer.
-_PAD = bytes(16)
 _MIN_RECORD_BODY = 6  # attributes, timestamp delta, offset delta, key length, value length, header count
 
 
@@ -78,7 +76,7 @@ def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     two = b0 >= 0x80
     if not two.any():
         return _zigzag(b0), np.ones(len(pos), np.int64)
-    b1 = buf[pos + 1]
+    b1 = buf.take(pos + 1, mode="clip")  # read for every position, used only where b0 continues
     raw = np.where(two, (b0 & 0x7F).astype(np.uint64) | ((b1 & 0x7F).astype(np.uint64) << np.uint64(7)), b0)
     size = 1 + two.astype(np.int64)
     longer = np.flatnonzero(two & (b1 >= 0x80))
@@ -94,26 +92,29 @@ def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _zigzag(raw), size
 
 
-def _record_starts_loop(data: bytes, count: int) -> np.ndarray:
-    """Start of each of ``count`` consecutive records in ``data``, following their length varints.
+def _record_starts_loop(data, section_starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Start of every record: in each section, ``count`` consecutive records found by following their
+    length varints.
 
     Lengths are trusted here (a negative one is read as its magnitude); ``_decode`` re-decodes them and
-    checks that every record ends where the next begins.
+    checks that every record ends where the next begins and the last one where its section ends.
     """
-    starts = [0] * count
-    pos = 0
-    for i in range(count):
-        starts[i] = pos
-        b = data[pos]
-        if b < 0x80:
-            pos += 1 + (b >> 1)
-        else:
-            b2 = data[pos + 1]
-            if b2 < 0x80:
-                pos += 2 + (((b2 << 7) | (b & 0x7F)) >> 1)
+    starts = [0] * int(counts.sum())
+    i = 0
+    for pos, count in zip(section_starts.tolist(), counts.tolist()):
+        for i in range(i, i + count):
+            starts[i] = pos
+            b = data[pos]
+            if b < 0x80:
+                pos += 1 + (b >> 1)
             else:
-                length, pos = read_varlong(data, pos)
-                pos += abs(length)
+                b2 = data[pos + 1]
+                if b2 < 0x80:
+                    pos += 2 + (((b2 << 7) | (b & 0x7F)) >> 1)
+                else:
+                    length, pos = read_varlong(data, pos)
+                    pos += abs(length)
+        i += 1
     return np.array(starts, np.int64)
 
 
@@ -137,15 +138,29 @@ def _record_starts_across(buf: np.ndarray, section_starts: np.ndarray, counts: n
 
 
 # Per-step numpy overhead of ``_record_starts_across`` in record-equivalents of the Python loop.
-_STEP_COST_RECORDS = 60
+_STEP_COST_RECORDS = 150
 
 
-def _record_starts(data: bytes, buf: np.ndarray, section_sizes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _record_starts(data, buf: np.ndarray, section_starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Record starts, with whichever method is cheaper for this shape of batches."""
-    total = int(counts.sum())
-    if len(counts) > 1 and int(counts.max()) * _STEP_COST_RECORDS < total:
-        return _record_starts_across(buf, np.cumsum(section_sizes) - section_sizes, counts)
-    return _record_starts_loop(data, total)
+    if len(counts) > 1 and int(counts.max()) * _STEP_COST_RECORDS < int(counts.sum()):
+        return _record_starts_across(buf, section_starts, counts)
+    return _record_starts_loop(data, section_starts, counts)
+
+
+def _base_and_offset(buffer) -> tuple[object, int]:
+    """The object whose memory ``buffer`` views, and where in it ``buffer`` starts (``buffer``, 0 when unknown)."""
+    view = memoryview(buffer)
+    base = view.obj
+    if base is None or base is buffer:
+        return buffer, 0
+    try:
+        offset = pa.py_buffer(view).address - pa.py_buffer(base).address
+    except (TypeError, ValueError, BufferError):
+        return buffer, 0
+    if not 0 <= offset <= len(memoryview(base)) - view.nbytes:
+        return buffer, 0
+    return base, offset
 
 
 def _binary_array(data: bytes, begin: np.ndarray, length: np.ndarray, type_=pa.binary()) -> pa.Array:
@@ -198,12 +213,17 @@ class BatchDecoder:
         self.start = start
         self.end = end
         self.include_headers = include_headers
-        self._sections: list = []
+        self._sections: list[tuple[object, int, int]] = []  # (buffer, start, size) of each record section
         self._meta: list[tuple[int, int, int, int, int]] = []
         self.records = 0
         """Records added since the last ``build`` (an upper bound of the rows it returns)."""
         self.size = 0
         """Bytes of record data added since the last ``build`` (after decompression)."""
+
+    def shares_buffer(self, buffer) -> bool:
+        """Whether ``buffer`` views the same memory as the pending uncompressed batches (decoding them
+        together then needs no copy); True when nothing is pending."""
+        return not self._sections or _base_and_offset(buffer)[0] is self._sections[-1][0]
 
     def add(self, buffer) -> None:
         (base_offset, batch_length, _, magic, _, attributes, last_delta, base_ts, max_ts, _, _, _, count) = (
@@ -218,15 +238,18 @@ class BatchDecoder:
         size = batch_length + 12
         if size > len(buffer) or size < BATCH_HEADER_SIZE:
             raise CorruptRecordError(f"batch at offset {base_offset} is truncated: {len(buffer)} of {size} bytes")
-        body = memoryview(buffer)[BATCH_HEADER_SIZE:size]
         codec = attributes & CODEC_MASK
         if codec:
-            body = decompress(codec, body)
+            body = decompress(codec, memoryview(buffer)[BATCH_HEADER_SIZE:size])
+            section = (body, 0, len(body))
+        else:
+            base, at = _base_and_offset(buffer)
+            section = (base, at + BATCH_HEADER_SIZE, size - BATCH_HEADER_SIZE)
         log_append = 1 if attributes & TIMESTAMP_TYPE_BIT else 0
-        self._sections.append(body)
+        self._sections.append(section)
         self._meta.append((base_offset, count, base_ts, max_ts, log_append))
         self.records += count
-        self.size += len(body)
+        self.size += section[2]
 
     def build(self) -> pa.RecordBatch | None:
         sections, meta = self._sections, self._meta
@@ -241,24 +264,29 @@ class BatchDecoder:
             ) from None
 
     def _decode(self, sections: list, meta: list) -> pa.RecordBatch | None:
-        data = b"".join(sections) + _PAD
-        end_of_data = len(data) - len(_PAD)
+        data = sections[0][0]
+        if all(s[0] is data for s in sections):  # one fetch response, uncompressed: decode it in place
+            section_starts = np.array([s[1] for s in sections], np.int64)
+            section_sizes = np.array([s[2] for s in sections], np.int64)
+        else:
+            data = b"".join([memoryview(b)[at : at + n] for b, at, n in sections])
+            section_sizes = np.array([s[2] for s in sections], np.int64)
+            section_starts = np.cumsum(section_sizes) - section_sizes
         base_offsets, counts, base_ts, max_ts, log_append = (np.array(column, np.int64) for column in zip(*meta))
-        total = int(counts.sum())
         buf = np.frombuffer(data, np.uint8)
-        section_sizes = np.array([len(s) for s in sections], np.int64)
-        starts = _record_starts(data, buf, section_sizes, counts)
+        starts = _record_starts(data, buf, section_starts, counts)
 
         length, size = _varints(buf, starts)
         body = starts + size
         record_end = body + length
-        section_ends = np.cumsum(section_sizes)
+        section_ends = section_starts + section_sizes
         last_of_batch = np.cumsum(counts) - 1
+        followed = np.ones(len(starts), bool)  # records that have a next record in the same batch
+        followed[last_of_batch] = False
         if (
             (length < _MIN_RECORD_BODY).any()
-            or (record_end[:-1] != starts[1:]).any()
+            or (record_end[:-1][followed[:-1]] != starts[1:][followed[:-1]]).any()
             or (record_end[last_of_batch] != section_ends).any()
-            or record_end[-1] != end_of_data
         ):
             self._raise_corrupt(meta, counts, record_end, section_ends, length)
         p = body + 1  # attributes (unused)

@@ -2,8 +2,9 @@
 
 ``read_offset_range(options, offset_range, client)`` yields ``pyarrow.RecordBatch``es of
 ``kafka_schema(options.include_headers)``, each holding up to about ``TARGET_ROWS`` records or
-``TARGET_BYTES`` of record data. Data loss (reference section 3.5, executor part) is handled as Spark's
-``KafkaDataConsumer`` does:
+``TARGET_BYTES`` of record data, and starting with a new fetch response once ``MIN_ROWS`` are pending
+(uncompressed record data is then decoded where the response holds it, without a copy). Data loss
+(reference section 3.5, executor part) is handled as Spark's ``KafkaDataConsumer`` does:
 
 - the range's start was deleted by retention (the fetch answers OFFSET_OUT_OF_RANGE): with
   ``failOnDataLoss`` the read fails naming the offsets; without it, it continues from the log start
@@ -34,6 +35,9 @@ TARGET_ROWS = 65_536
 """Records per Arrow batch handed to Spark (fewer when ``TARGET_BYTES`` is reached first)."""
 TARGET_BYTES = 16 * 1024 * 1024
 """Decompressed record bytes per Arrow batch."""
+MIN_ROWS = 4096
+"""Records decoded together at least: uncompressed batches of one fetch response are decoded in place, so
+a new response starts a new Arrow batch once this many records are pending."""
 
 # Defaults for settings the user did not give as kafka.* options: a larger per-partition fetch than the
 # Java consumer's 1 MiB (one task reads one partition, so fewer, larger fetches are cheaper).
@@ -74,12 +78,13 @@ def read_offset_range(options: SourceOptions, offset_range: OffsetRange, client:
     while position < end:
         try:
             for fetched in client.fetch_batches(tp, position, end, timeout_ms=options.poll_timeout_ms):
-                decoder.add(fetched.batch.data)
+                data = fetched.batch.data
+                if decoder.records >= MIN_ROWS and not decoder.shares_buffer(data):
+                    yield from _built(decoder)  # the next response starts: decode this one in place
+                decoder.add(data)
                 position = fetched.batch.last_offset + 1
                 if decoder.records >= TARGET_ROWS or decoder.size >= TARGET_BYTES:
-                    batch = decoder.build()
-                    if batch is not None:
-                        yield batch
+                    yield from _built(decoder)
             break
         except OffsetOutOfRangeError as e:
             if e.log_start_offset <= position:
@@ -89,11 +94,13 @@ def read_offset_range(options: SourceOptions, offset_range: OffsetRange, client:
                 f"(offsets [{position}, {min(e.log_start_offset, end)}) were deleted)",
                 options.fail_on_data_loss,
             )
-            batch = decoder.build()  # records read before the deletion are kept
-            if batch is not None:
-                yield batch
+            yield from _built(decoder)  # records read before the deletion are kept
             # A batch may still hold deleted records below the new log start: filter them too.
             position = decoder.start = e.log_start_offset
+    yield from _built(decoder)
+
+
+def _built(decoder: BatchDecoder) -> Iterator[pa.RecordBatch]:
     batch = decoder.build()
     if batch is not None:
         yield batch

@@ -183,6 +183,24 @@ def test_decoder_accumulates_and_resets_between_builds():
     assert decoder.build() is None
 
 
+@pytest.mark.parametrize("codec", [Compression.NONE, Compression.ZSTD], ids=lambda c: c.name)
+def test_batches_viewed_in_one_fetch_buffer_decode_in_place_like_separate_ones(codec):
+    from spark_kafkalog.records import iter_batches
+
+    rng = random.Random(11)
+    batches = random_batches(rng, codec, batches=30)
+    response = bytearray(b"".join(batches))  # a fetch response's record data, as the client sees it
+    decoder = BatchDecoder("t", 4, include_headers=True)
+    views = [view.data for view in iter_batches(memoryview(response))]
+    assert all(decoder.shares_buffer(v) for v in views)
+    for v in views:
+        decoder.add(v)
+    assert actual_rows(decoder.build()) == expected_rows(batches, "t", 4, include_headers=True)
+    decoder.add(views[0])
+    assert decoder.shares_buffer(views[1]) == (codec == Compression.NONE)
+    assert not decoder.shares_buffer(bytes(views[1]))
+
+
 def test_a_records_count_larger_than_the_data_is_corrupt():
     b = RecordBatchBuilder()
     for i in range(3):

@@ -1,0 +1,341 @@
+"""Spark batch reads with ``format("kafkalog")`` against their ceiling and other readers, per codec and value size.
+
+For each value size (100 B, 1 KiB) and codec, a 2-partition topic of ``--records`` records (keys
+``key-<n>``, JSON-like values that compress about 2:1) is filled by confluent-kafka's producer, then read by:
+
+- ``kafkalog``: ``spark.read.format("kafkalog")...load()`` into Spark's ``noop`` sink (local[2], one task
+  per partition), best of ``--repeats`` runs, each from a fresh ``load()``;
+- ``ceiling``: a Python data source yielding Arrow batches of the same schema, row count and sizes that
+  are already built in memory (the most a Python data source can deliver on this machine);
+- ``client``: one Python process planning and reading both partitions with the data source's own
+  ``plan_batch`` and ``read_offset_range`` (fetch and Arrow decoding without Spark);
+- ``confluent``: confluent-kafka's (librdkafka) consumer reading the topic with ``consume(10000)``.
+
+The broker is an ``EmbeddedCluster`` broker process on the same machine. Spark's batch write rate is
+measured per value size too (``spark.range`` rows into a topic). MB/s counts key + value bytes. Target:
+kafkalog >= 70% of the ceiling. Writes ``bench/results/datasource.json`` and ``datasource.png``.
+
+Run: ``python bench/datasource_bench.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import pyarrow as pa  # noqa: E402
+
+from spark_kafkalog.client import AdminClient, NewTopic  # noqa: E402
+from spark_kafkalog.datasource.options import parse_source_options  # noqa: E402
+from spark_kafkalog.datasource.planning import plan_batch  # noqa: E402
+from spark_kafkalog.datasource.scan import open_client, read_offset_range  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+PARTITIONS = 2
+VALUE_SIZES = (100, 1024)
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+EVENTS = ("click", "view", "purchase", "scroll", "signup", "logout")
+TARGET = 0.70
+
+
+def make_values(count: int, size: int, seed: int = 1) -> list[bytes]:
+    """JSON-like values of exactly ``size`` bytes around a random hex payload (about 2:1 compressible)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        head = f'{{"id":{i},"user":"user-{rng.randrange(100_000)}","event":"{rng.choice(EVENTS)}","payload":"'.encode()
+        out.append((head + rng.randbytes(size).hex().encode())[: size - 2] + b'"}')
+    return out
+
+
+def fill_topic(bootstrap: str, topic: str, records: int, value_size: int, codec: str) -> float:
+    """Produce ``records`` records with confluent-kafka (round-robin over the partitions); seconds taken."""
+    import confluent_kafka
+
+    values = make_values(4096, value_size)
+    producer = confluent_kafka.Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "compression.type": codec,
+            "linger.ms": 20,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 2_000_000,
+            "queue.buffering.max.kbytes": 2_000_000,
+        }
+    )
+    started = time.perf_counter()
+    for i in range(records):
+        while True:
+            try:
+                producer.produce(topic, values[i % len(values)], b"key-%d" % i, partition=i % PARTITIONS)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        if i % 50_000 == 0:
+            producer.poll(0)
+    if producer.flush(120) != 0:
+        raise RuntimeError(f"confluent-kafka could not deliver every record to {topic}")
+    return time.perf_counter() - started
+
+
+def payload_bytes(records: int, value_size: int) -> int:
+    return sum(len(b"key-%d" % i) for i in range(records)) + records * value_size
+
+
+def figures(records: int, nbytes: int, seconds: float) -> dict:
+    return {"seconds": round(seconds, 3), "records_per_s": round(records / seconds), "mb_per_s": round(nbytes / seconds / 1e6, 1)}
+
+
+def best_of(repeats: int, run) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def spark_read(spark, bootstrap: str, topic: str, expected: int) -> None:
+    df = spark.read.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic).load()
+    df.write.format("noop").mode("overwrite").save()
+
+
+def ceiling_source(records_per_partition: int, value_size: int, rows_per_batch: int):
+    """A Python data source yielding the same shape of Arrow batches, built in memory before the first yield."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    from spark_kafkalog.datasource import kafka_schema as spark_schema
+
+    class CeilingReader(DataSourceReader):
+        def partitions(self):
+            return [InputPartition(p) for p in range(PARTITIONS)]
+
+        def read(self, partition):
+            import pyarrow as pa
+
+            from spark_kafkalog.datasource.arrow_decode import kafka_schema
+
+            n = rows_per_batch
+            values = make_values(64, value_size)
+            batch = pa.RecordBatch.from_arrays(
+                [
+                    pa.array([b"key-%d" % i for i in range(n)], pa.binary()),
+                    pa.array([values[i % 64] for i in range(n)], pa.binary()),
+                    pa.array(["t"] * n, pa.string()),
+                    pa.array([partition.value] * n, pa.int32()),
+                    pa.array(range(n), pa.int64()),
+                    pa.array([1_700_000_000_000_000] * n, pa.timestamp("us", tz="UTC")),
+                    pa.array([0] * n, pa.int32()),
+                ],
+                schema=kafka_schema(False),
+            )
+            remaining = records_per_partition
+            while remaining > 0:
+                yield batch if remaining >= n else batch.slice(0, remaining)
+                remaining -= n
+
+    class CeilingSource(DataSource):
+        @classmethod
+        def name(cls):
+            return "kafkalog_ceiling"
+
+        def schema(self):
+            return spark_schema(False)
+
+        def reader(self, schema):
+            return CeilingReader()
+
+    return CeilingSource
+
+
+def client_read(bootstrap: str, topic: str) -> int:
+    """What the read tasks do, in one process: plan, then ``read_offset_range`` each partition."""
+    options = parse_source_options({"kafka.bootstrap.servers": bootstrap, "subscribe": topic})
+    rows = 0
+    with open_client(options) as client:
+        for offset_range in plan_batch(options, client):
+            for batch in read_offset_range(options, offset_range, client):
+                rows += batch.num_rows
+    return rows
+
+
+def confluent_read(bootstrap: str, topic: str, expected: int) -> int:
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"bench-{time.time_ns()}", "enable.auto.commit": False,
+         "fetch.max.bytes": 52_428_800, "max.partition.fetch.bytes": 8_388_608}
+    )
+    consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+    count = 0
+    deadline = time.monotonic() + 300
+    while count < expected and time.monotonic() < deadline:
+        for message in consumer.consume(10_000, timeout=1.0):
+            if message.error() is None:
+                count += 1
+    consumer.close()
+    return count
+
+
+def spark_write(spark, bootstrap: str, topic: str, records: int, value_size: int) -> float:
+    df = spark.range(records).selectExpr("CAST(CONCAT('key-', id) AS BINARY) AS key", f"CAST(REPEAT('x', {value_size}) AS BINARY) AS value")
+    df.cache().count()
+    started = time.perf_counter()
+    df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).mode("append").save()
+    seconds = time.perf_counter() - started
+    df.unpersist()
+    return seconds
+
+
+def machine_info() -> dict:
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
+    except OSError:
+        pass
+    from importlib import metadata
+
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "packages": {p: metadata.version(p) for p in ("pyspark", "pyarrow", "numpy", "confluent-kafka")},
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def plot(cases: list[dict], writes: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    readers = [("kafkalog", "Spark kafkalog"), ("ceiling", "Spark Python DS ceiling"), ("client", "client + Arrow decode (1 process)"), ("confluent", "confluent-kafka consumer")]
+    fig, axes = plt.subplots(1, len(VALUE_SIZES), figsize=(14, 5), sharey=False)
+    for ax, size in zip(axes, VALUE_SIZES):
+        mine = [c for c in cases if c["value_size"] == size]
+        x = range(len(mine))
+        width = 0.2
+        for k, (name, label) in enumerate(readers):
+            ax.bar([i + (k - 1.5) * width for i in x], [c[name]["records_per_s"] / 1e6 for c in mine], width=width, label=label)
+        for i, c in enumerate(mine):
+            ax.annotate(f"{c['ratio_to_ceiling']:.0%}", (i - 1.5 * width, c["kafkalog"]["records_per_s"] / 1e6), ha="center", va="bottom", fontsize=8)
+        write = next((w for w in writes if w["value_size"] == size), None)
+        title = f"{size} B values, {mine[0]['records']:,} records" if mine else f"{size} B"
+        if write:
+            title += f"\nSpark write: {write['records_per_s']:,} rows/s"
+        ax.set_title(title)
+        ax.set_xticks(list(x))
+        ax.set_xticklabels([c["codec"] for c in mine])
+        ax.set_ylabel("million records/s")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(loc="upper right", fontsize=8)
+    fig.suptitle("batch read throughput (labels: kafkalog as a share of the ceiling)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100,000 records, codecs none and lz4, one repeat")
+    parser.add_argument("--records", type=int, default=None, help="records per topic (default 1,000,000)")
+    parser.add_argument("--repeats", type=int, default=None, help="runs per Spark figure, best kept (default 3)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    records = args.records or (100_000 if args.quick else 1_000_000)
+    repeats = args.repeats or (1 if args.quick else 3)
+    codecs = ("none", "lz4") if args.quick else CODECS
+
+    from broker.embedded_cluster import EmbeddedCluster
+    from spark_kafkalog.datasource import kafkalog_session
+
+    started = time.perf_counter()
+    spark = kafkalog_session("local[2]", "kafkalog-bench", conf={"spark.ui.enabled": "false"})
+    spark.sparkContext.setLogLevel("ERROR")
+    cases, writes = [], []
+    with EmbeddedCluster(brokers=1) as cluster, AdminClient(cluster.bootstrap_servers) as admin:
+        bootstrap = cluster.bootstrap_servers
+        print(f"{'case':>14} | {'kafkalog':>10} {'ceiling':>10} {'ratio':>6} | {'client':>10} {'confluent':>10}  (records/s)")
+        for size in VALUE_SIZES:
+            ceiling = ceiling_source(records // PARTITIONS, size, 65_536)
+            spark.dataSource.register(ceiling)
+            nbytes = payload_bytes(records, size)
+            for codec in codecs:
+                topic = f"bench-{size}-{codec}"
+                admin.create_topics([NewTopic(topic, PARTITIONS, 1)])
+                fill_s = fill_topic(bootstrap, topic, records, size, codec)
+                spark_read(spark, bootstrap, topic, records)  # warm the Python workers
+                kafkalog_s = best_of(repeats, lambda: spark_read(spark, bootstrap, topic, records))
+                ceiling_s = best_of(repeats, lambda: spark.read.format("kafkalog_ceiling").load().write.format("noop").mode("overwrite").save())
+                client_s = best_of(1, lambda: client_read(bootstrap, topic))
+                confluent_s = best_of(1, lambda: confluent_read(bootstrap, topic, records))
+                case = {
+                    "value_size": size,
+                    "codec": codec,
+                    "records": records,
+                    "fill_seconds_confluent_producer": round(fill_s, 2),
+                    "kafkalog": figures(records, nbytes, kafkalog_s),
+                    "ceiling": figures(records, nbytes, ceiling_s),
+                    "client": figures(records, nbytes, client_s),
+                    "confluent": figures(records, nbytes, confluent_s),
+                }
+                case["ratio_to_ceiling"] = round(ceiling_s / kafkalog_s, 3)
+                cases.append(case)
+                print(
+                    f"{codec:>8} {size:>4} B | {case['kafkalog']['records_per_s']:>10,} {case['ceiling']['records_per_s']:>10,} "
+                    f"{case['ratio_to_ceiling']:>5.0%} | {case['client']['records_per_s']:>10,} {case['confluent']['records_per_s']:>10,}",
+                    flush=True,
+                )
+                admin.delete_topics([topic])
+            write_records = records // 5
+            topic = f"bench-write-{size}"
+            admin.create_topics([NewTopic(topic, PARTITIONS, 1)])
+            spark_write(spark, bootstrap, topic, 1000, size)  # warm up
+            seconds = spark_write(spark, bootstrap, topic, write_records, size)
+            writes.append({"value_size": size, "records": write_records, **figures(write_records, payload_bytes(write_records, size), seconds)})
+            print(f"  spark write {size} B: {writes[-1]['records_per_s']:,} rows/s", flush=True)
+            admin.delete_topics([topic])
+    spark.stop()
+    below = [f"{c['codec']} {c['value_size']} B" for c in cases if c["ratio_to_ceiling"] < TARGET]
+    result = {
+        "benchmark": "datasource: Spark batch read of format('kafkalog') vs the Python data source ceiling, the client alone and confluent-kafka",
+        "method": {
+            "records_per_topic": records,
+            "partitions": PARTITIONS,
+            "spark": "local[2], noop sink, best of repeats, fresh load() per run",
+            "repeats": repeats,
+            "ceiling": "Python data source yielding pre-built Arrow batches of 65,536 rows with the same schema and sizes",
+            "client": "one process: plan_batch + read_offset_range (the read tasks' code), partitions one after the other",
+            "confluent": "confluent-kafka Consumer.consume(10000), assigned partitions from offset 0",
+            "fill": "confluent-kafka producer, linger.ms 20, batch.size 1 MB",
+            "mb_per_s": "key + value bytes per second (10^6 bytes)",
+            "quick": args.quick,
+        },
+        "machine": machine_info(),
+        "cases": cases,
+        "spark_write": writes,
+        "target": {"min_ratio_to_ceiling": TARGET, "cases_below": below},
+        "elapsed_s": round(time.perf_counter() - started, 1),
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "datasource.json").write_text(json.dumps(result, indent=2) + "\n")
+    plot(cases, writes, args.out / "datasource.png")
+    print(f"below {TARGET:.0%} of the ceiling: {', '.join(below) or 'none'}; wrote {args.out / 'datasource.json'} and datasource.png in {result['elapsed_s']} s")
+
+
+if __name__ == "__main__":
+    main()
