@@ -14,6 +14,7 @@ SCENARIOS = [
     ("log store: append vs plain write, fetch regions, recovery", "log_bench.py"),
     ("broker: confluent-kafka produce/consume vs machine limits", "broker_bench.py"),
     ("broker: asyncio vs uvloop event loop", "event_loop_bench.py"),
+    ("datasource: Spark kafkalog read vs Python data source ceiling, client, confluent-kafka", "datasource_bench.py"),
     ("client: produce/fetch vs kafka-python and confluent-kafka", "client_bench.py"),
 ]
 
