@@ -190,6 +190,8 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
 )
 
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in CONFIG_KEYS}
+# broker keys outside the "log" section that are also topic-config defaults (see broker.log.config)
+_LOG_SYNONYMS_ELSEWHERE = frozenset({"min.insync.replicas", "unclean.leader.election.enable"})
 
 
 @dataclass(frozen=True)
@@ -262,8 +264,9 @@ class BrokerConfig:
         return tuple(sorted(k for k in self.originals if k not in KEYS_BY_NAME))
 
     def log_properties(self) -> dict[str, str]:
-        """The original ``log.*`` (and ``message.max.bytes``) strings, for ``LogConfig.broker_defaults``."""
-        section = {k.name for k in CONFIG_KEYS if k.section == "log"}
+        """The original strings of every key that sets a topic default (``log.*``, ``message.max.bytes``,
+        ``min.insync.replicas``, ...), for ``LogConfig.broker_defaults``."""
+        section = {k.name for k in CONFIG_KEYS if k.section == "log"} | _LOG_SYNONYMS_ELSEWHERE
         return {k: v for k, v in self.originals.items() if k in section}
 
     def with_overrides(self, overrides: Mapping[str, str]) -> BrokerConfig:

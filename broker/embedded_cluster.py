@@ -4,7 +4,8 @@ Each broker is a child process (``python -m broker.cli broker start --config <di
 with its own log directory under ``data_dir`` and a fixed port (``base_port + i``, or free ports picked
 once), so a broker restarted with ``start_broker`` comes back at the same address. A broker reports
 readiness by printing one line ``kafkalog broker <id> serving on <endpoints>`` on stdout; its log goes to
-``<data_dir>/broker-<id>/broker.log``. Children get SIGTERM when this process dies (Linux PDEATHSIG).
+``<data_dir>/broker-<id>/broker.log``. Children get SIGTERM when the thread that started them dies
+(Linux PDEATHSIG).
 Without ``zookeeper_connect`` a ZooKeeper server is started under ``data_dir/zookeeper``.
 
 Not thread-safe: drive one cluster from one thread.
@@ -24,26 +25,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .processes import death_signal_preexec, free_port
+
 READY_PREFIX = "kafkalog broker "
 
 
 class ClusterStartError(RuntimeError):
     """A broker or ZooKeeper did not come up; the message includes the tail of its log."""
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
-def _parent_death_signal() -> None:  # pragma: no cover - runs in the child between fork and exec
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 class EmbeddedCluster:
@@ -142,7 +130,7 @@ class EmbeddedCluster:
             self.processes[broker_id] = subprocess.Popen(
                 [sys.executable, "-m", "broker.cli", "broker", "start", "--config", str(cfg)],
                 stdout=subprocess.PIPE, stderr=logf, stdin=subprocess.DEVNULL,
-                preexec_fn=_parent_death_signal if sys.platform.startswith("linux") else None,
+                preexec_fn=death_signal_preexec(os.getpid()),
                 cwd=str(Path(__file__).resolve().parent.parent),
             )
         finally:

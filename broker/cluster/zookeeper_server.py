@@ -36,7 +36,6 @@ thread and is idempotent).
 from __future__ import annotations
 
 import argparse
-import ctypes
 import importlib.util
 import os
 import re
@@ -49,6 +48,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
+
+from broker.processes import death_signal_preexec, free_port
 
 __all__ = [
     "ZooKeeperError", "JavaNotFoundError", "ZooKeeperServer", "find_java", "find_zookeeper_classpath",
@@ -78,7 +79,6 @@ DEFAULT_JVM_OPTIONS: tuple[str, ...] = (
 )
 
 _BIND_ATTEMPTS = 5
-_PR_SET_PDEATHSIG = 1
 
 
 class ZooKeeperError(RuntimeError):
@@ -147,12 +147,6 @@ def find_zookeeper_classpath(jars_dir: str | os.PathLike | None = None) -> str:
 # -- the server --------------------------------------------------------------------------------------
 
 
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
 def _four_letter_word(host: str, port: int, word: bytes, timeout: float = 1.0) -> bytes:
     """Send a four-letter command and return the whole reply (the server closes after answering)."""
     with socket.create_connection((host, port), timeout=timeout) as s:
@@ -163,24 +157,6 @@ def _four_letter_word(host: str, port: int, word: bytes, timeout: float = 1.0) -
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
-
-
-def _death_signal_preexec(parent_pid: int):
-    """preexec_fn: ask Linux to SIGTERM the child when its parent thread dies; no-op elsewhere."""
-    prctl = None
-    if sys.platform.startswith("linux"):
-        try:
-            prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved before fork: the child only calls it
-        except (OSError, AttributeError):
-            prctl = None
-
-    def preexec() -> None:
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-            if os.getppid() != parent_pid:  # the parent died before prctl took effect
-                os._exit(1)
-
-    return preexec
 
 
 class ZooKeeperServer:
@@ -270,7 +246,7 @@ class ZooKeeperServer:
             if self._requested_port:
                 self._port = self._requested_port
             elif not (attempt == 1 and self._port):  # a restart first tries the port it had before
-                self._port = _free_port(self.host)
+                self._port = free_port(self.host)
             self._write_config()
             self._launch(java, classpath)
             outcome = self._await_serving(deadline)
@@ -337,7 +313,7 @@ class ZooKeeperServer:
             f"admin.enableServer={'true' if self.admin_server else 'false'}",
         ]
         if self.admin_server:
-            self.admin_port = _free_port(self.host)
+            self.admin_port = free_port(self.host)
             lines += [f"admin.serverAddress={self.host}", f"admin.serverPort={self.admin_port}"]
         (self.data_dir / "zoo.cfg").write_text("\n".join(lines) + "\n")
 
@@ -361,7 +337,7 @@ class ZooKeeperServer:
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         process = subprocess.Popen(
             command, cwd=self.data_dir, stdin=subprocess.DEVNULL, stdout=self._stdout_file,
-            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_death_signal_preexec(os.getpid()))
+            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=death_signal_preexec(os.getpid()))
         with self._lock:
             self._process = process
 

@@ -54,8 +54,9 @@ def test_unknown_keys_are_kept_and_reported():
 
 
 def test_log_properties_are_the_log_section_only():
-    cfg = BrokerConfig.from_properties({**BASE, "log.retention.hours": "1", "num.partitions": "3"})
-    assert cfg.log_properties() == {"log.retention.hours": "1"}
+    cfg = BrokerConfig.from_properties({**BASE, "log.retention.hours": "1", "num.partitions": "3",
+                                        "min.insync.replicas": "2"})
+    assert cfg.log_properties() == {"log.retention.hours": "1", "min.insync.replicas": "2"}
 
 
 def test_properties_syntax(tmp_path):
@@ -95,6 +96,15 @@ def test_log_defaults_agree_with_the_log_store():
     assert log_cfg.index_interval_bytes == cfg["log.index.interval.bytes"]
     assert log_cfg.delete_retention_ms == cfg["log.cleaner.delete.retention.ms"]
     assert log_cfg.message_timestamp_type == cfg["log.message.timestamp.type"]
+    assert log_cfg.min_insync_replicas == cfg["min.insync.replicas"]
+    assert log_cfg.unclean_leader_election_enable == cfg["unclean.leader.election.enable"]
+    from broker.config import KEYS_BY_NAME
+    from broker.log.config import TOPIC_CONFIG_KEYS
+
+    for key in TOPIC_CONFIG_KEYS.values():  # every topic default has a broker key, and it reaches LogConfig
+        assert key.synonym in KEYS_BY_NAME, key.synonym
+        raw = {"int": "100", "long": "100", "double": "0.5", "boolean": "true", "list": "delete"}.get(key.type, "CreateTime")
+        assert key.synonym in BrokerConfig.from_properties({**BASE, key.synonym: raw}).log_properties()
 
 
 def test_broker_api_docs_current():

@@ -89,13 +89,13 @@ def test_port_zero_picks_another_port_when_the_first_is_taken_before_launch(tmp_
         taken.listen()
         stolen = taken.getsockname()[1]
         picks = []
-        real_free_port = zookeeper_server._free_port
+        real_free_port = zookeeper_server.free_port
 
         def racing_free_port(host):  # the first pick loses the race to another process
             picks.append(stolen if not picks else real_free_port(host))
             return picks[-1]
 
-        monkeypatch.setattr(zookeeper_server, "_free_port", racing_free_port)
+        monkeypatch.setattr(zookeeper_server, "free_port", racing_free_port)
         with ZooKeeperServer(tmp_path) as server:
             assert len(picks) == 2 and server.port == picks[1] != stolen
             assert "Mode: standalone" in server.four_letter_word("srvr")
