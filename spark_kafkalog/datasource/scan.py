@@ -40,8 +40,9 @@ MIN_ROWS = 4096
 a new response starts a new Arrow batch once this many records are pending."""
 
 # Defaults for settings the user did not give as kafka.* options: a larger per-partition fetch than the
-# Java consumer's 1 MiB (one task reads one partition, so fewer, larger fetches are cheaper).
-_READ_DEFAULTS = {"client.id": "kafkalog-spark", "max.partition.fetch.bytes": 8 * 1024 * 1024}
+# Java consumer's 1 MiB (one task reads one partition, so fewer, larger fetches are cheaper) and the OS's
+# socket receive buffer (autotuned) instead of the 64 KiB Spark forces: both nearly double the read rate.
+_READ_DEFAULTS = {"client.id": "kafkalog-spark", "max.partition.fetch.bytes": 8 * 1024 * 1024, "receive.buffer.bytes": -1}
 _WRITE_DEFAULTS = {"client.id": "kafkalog-spark-writer"}
 
 
