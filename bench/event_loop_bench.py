@@ -28,22 +28,28 @@ RESULTS = ROOT / "bench" / "results"
 IN_FLIGHT = 16
 
 
-def _pipeline(sock: socket.socket, frames: list[bytes]) -> float:
+def pipeline(sock: socket.socket, frames: list[bytes], in_flight: int = IN_FLIGHT) -> tuple[float, int]:
+    """Send ``frames`` keeping up to ``in_flight`` unanswered; returns (seconds, response bytes received)."""
     start = time.perf_counter()
     sent = received = 0
+    total = 0
     buf = bytearray()
     while received < len(frames):
-        while sent < len(frames) and sent - received < IN_FLIGHT:
+        while sent < len(frames) and sent - received < in_flight:
             sock.sendall(frames[sent])
             sent += 1
-        buf += sock.recv(1 << 20)
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            raise ConnectionError("the broker closed the connection")
+        buf += chunk
         while len(buf) >= 4:
             size = struct.unpack_from(">i", buf)[0]
             if len(buf) < 4 + size:
                 break
             del buf[: 4 + size]
+            total += size
             received += 1
-    return len(frames) / (time.perf_counter() - start)
+    return time.perf_counter() - start, total
 
 
 def one_round(loop_choice: str, requests: int) -> dict:
@@ -70,7 +76,7 @@ def one_round(loop_choice: str, requests: int) -> dict:
                 F.FetchTopic.FetchPartition(partition=0, fetch_offset=(i * 10) % (requests * 10),
                                             partition_max_bytes=65536)])], forgotten_topics_data=[], rack_id=""),
             client_id="b", framed=True) for i in range(requests)]
-        out = {"produce_per_s": _pipeline(sock, produce), "fetch_per_s": _pipeline(sock, fetch)}
+        out = {"produce_per_s": requests / pipeline(sock, produce)[0], "fetch_per_s": requests / pipeline(sock, fetch)[0]}
         sock.close()
     return out
 
