@@ -40,6 +40,7 @@ from spark_kafkalog.protocol import (
 )
 from spark_kafkalog.protocol.messages import RequestHeader
 
+from .frame_pool import FramePool
 from .handler_registry import NO_RESPONSE, RequestContext
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkalog.network")
 
 _RECV_SIZE = 256 * 1024
+_POOLED_FRAME_SIZE = 64 * 1024  # frames at least this big are received in place into pooled buffers
 _CLOSE = object()
 
 
@@ -69,6 +71,8 @@ class ClientConnection:
         self._in_flight: deque[asyncio.Task] = deque()
         self._stopping = False
         self.requests_served = 0
+        self._pool = FramePool()
+        self._pending_releases: list[bytearray] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -141,9 +145,22 @@ class ClientConnection:
                 raise ConnectionClosed(f"bad frame: {e}") from None
             for frame in frames:
                 await self._dispatch(frame)
+            partial = decoder.take_partial_frame(_POOLED_FRAME_SIZE, self._pool.acquire)
+            if partial is not None:  # a large frame: receive the rest in place, into a pooled buffer
+                buffer, size, filled = partial
+                target = memoryview(buffer)
+                while filled < size:
+                    got = await self.loop.sock_recv_into(self.sock, target[filled:size])
+                    if got == 0:
+                        return f"connection closed in the middle of a {size}-byte request"
+                    filled += got
+                frame_view = target[:size]
+                target.release()
+                await self._dispatch(frame_view, pooled=buffer)
         return None
 
-    async def _dispatch(self, frame: bytearray) -> None:
+    async def _dispatch(self, frame, pooled: bytearray | None = None) -> None:
+        """Decode and start one request; ``pooled`` is the pool buffer ``frame`` views, returned after the response."""
         try:
             request = decode_request(frame)
         except UnsupportedVersionError as e:
@@ -167,6 +184,9 @@ class ClientConnection:
         ctx = RequestContext(self.server.broker, header, self.peer, self.listener, self.connection_id)
         task = self.loop.create_task(entry.handler(ctx, request.body), name=f"{request.api.name}-{header.correlation_id}")
         self._in_flight.append(task)
+        if pooled is not None:
+            frame.release()  # the request's fields hold their own views; the pool checks they are gone
+            task.add_done_callback(lambda _t, buf=pooled: self._pending_releases.append(buf))
         await self._put((request, task))
 
     def _ready(self, frame_parts: list) -> tuple[None, asyncio.Future]:
@@ -209,6 +229,8 @@ class ClientConnection:
             else:
                 self.requests_served += 1
                 if result is NO_RESPONSE:
+                    del item, request, task, result
+                    self._recycle()
                     continue
                 try:
                     parts = encode_response_parts(
@@ -222,6 +244,13 @@ class ClientConnection:
             except (ConnectionError, OSError, ConnectionClosed) as e:
                 self._broken(f"send failed: {e}")
                 return
+            del item, request, task, result, parts
+            self._recycle()
+
+    def _recycle(self) -> None:
+        """Return the frame buffers of answered requests to the pool (each only if no view of it is left)."""
+        while self._pending_releases:
+            self._pool.release(self._pending_releases.pop())
 
     def _broken(self, reason: str, *, error: bool = False) -> None:
         """The writer cannot go on: log once, drop pending work, close the socket (the reader then ends)."""
