@@ -99,23 +99,36 @@ def _record_starts_loop(data, section_starts: np.ndarray, counts: np.ndarray) ->
     Lengths are trusted here (a negative one is read as its magnitude); ``_decode`` re-decodes them and
     checks that every record ends where the next begins and the last one where its section ends.
     """
-    starts = [0] * int(counts.sum())
-    i = 0
+    starts: list[int] = []
+    append = starts.append
+    two_byte = _TWO_BYTE_STEP
     for pos, count in zip(section_starts.tolist(), counts.tolist()):
-        for i in range(i, i + count):
-            starts[i] = pos
+        for _ in range(count):
+            append(pos)
             b = data[pos]
             if b < 0x80:
                 pos += 1 + (b >> 1)
             else:
-                b2 = data[pos + 1]
-                if b2 < 0x80:
-                    pos += 2 + (((b2 << 7) | (b & 0x7F)) >> 1)
+                step = two_byte[b | (data[pos + 1] << 8)]
+                if step:
+                    pos += step
                 else:
                     length, pos = read_varlong(data, pos)
                     pos += abs(length)
-        i += 1
     return np.array(starts, np.int64)
+
+
+def _two_byte_steps() -> list[int]:
+    """``[first | second << 8]`` -> bytes from a record's start to its end, for two-byte length varints
+    (first byte >= 0x80, second < 0x80); 0 for every other pair."""
+    steps = [0] * 65536
+    for first in range(0x80, 0x100):
+        for second in range(0x80):
+            steps[first | second << 8] = 2 + ((second << 7 | first & 0x7F) >> 1)
+    return steps
+
+
+_TWO_BYTE_STEP = _two_byte_steps()
 
 
 def _record_starts_across(buf: np.ndarray, section_starts: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -186,7 +186,7 @@ def push_filter(f: Filter, bounds: ScanBounds) -> tuple[ScanBounds, bool]:
             hi = min(hi, value + 1)
         else:
             return bounds, False
-        return replace(bounds, **{low: lo, end: max(hi, lo) if hi < lo else hi}), True
+        return replace(bounds, **{low: lo, end: max(hi, lo)}), True  # hi < lo: empty
     if column == "timestamp" and isinstance(f, (EqualTo, EqualNullSafe, GreaterThan, GreaterThanOrEqual)):
         ms = _millis_floor(value)
         if ms is not None:
