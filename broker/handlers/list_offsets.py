@@ -46,7 +46,7 @@ async def handle(ctx, request):
             plog = part.log
             ts = p.timestamp
             if v == 0:
-                entry.old_style_offsets = _old_style(plog, ts, p.max_num_offsets)
+                entry.old_style_offsets = _old_style(plog, ts, p.max_num_offsets, request.replica_id >= 0)
                 continue
             entry.leader_epoch = part.leader_epoch
             if ts == EARLIEST:
@@ -67,11 +67,9 @@ async def handle(ctx, request):
     return Resp(throttle_time_ms=0, topics=topics)
 
 
-def _old_style(plog, ts: int, max_num: int) -> list[int]:
-    """getOffsetsBefore: -1 includes the latest offset, -2 is the log start; otherwise segment bases."""
+def _old_style(plog, ts: int, max_num: int, replica: bool) -> list[int]:
+    """getOffsetsBefore: segment base offsets at or before the time, descending, the latest offset first for
+    -1 (the high watermark for consumers, the log end for replicas)."""
     if max_num <= 0:
         return []
-    if ts == EARLIEST:
-        return [plog.log_start_offset]
-    offsets = plog.legacy_offsets_before(ts, max_num)
-    return offsets[:max_num]
+    return plog.legacy_offsets_before(ts, max_num, end_offset=None if replica else plog.high_watermark)
