@@ -19,15 +19,17 @@ PySpark 4.3 compares against (``to_arrow_schema(schema, timezone="UTC")``, nulla
 How a group of batches is decoded (``BatchDecoder.add`` then ``build``), per group rather than per record:
 
 1. batch headers are read with one ``struct`` call each; control batches, empty batches and batches wholly
-   outside ``[start, end)`` are skipped; each record section is decompressed once (``records.decompress``)
-   and all sections are joined into one buffer;
-2. one tight Python loop follows the record-length varints to find where each record starts (the only
-   per-record Python work besides one slice per key and value);
+   outside ``[start, end)`` are skipped; each compressed record section is decompressed once
+   (``records.decompress``); uncompressed sections that all view one fetch response are decoded where
+   they are, other groups are joined into one buffer;
+2. record starts: for many small batches, numpy steps find the k-th record of every batch at once; for
+   few large ones, one tight Python loop follows the length varints (the only per-record Python work);
 3. every other field is decoded for all records at once with numpy (two-byte varints branch-free, longer
    ones in a short loop over the few records that have them), checked (lengths, record ends, batch ends),
    and records outside ``[start, end)`` are masked out;
 4. column buffers are handed to Arrow with ``pa.Array.from_buffers`` (validity bitmaps from
-   ``np.packbits``; key/value bytes joined once per column).
+   ``np.packbits``); key and value bytes are gathered by Arrow's ``take`` over a zero-copy binary array
+   that cuts the record data at every key (value) boundary.
 
 Malformed data raises ``CorruptRecordError`` naming the batch's base offset. CRCs are not checked here
 (the client's fetcher checks them). A ``BatchDecoder`` is used by one thread.
@@ -278,12 +280,11 @@ class BatchDecoder:
 
     def _decode(self, sections: list, meta: list) -> pa.RecordBatch | None:
         data = sections[0][0]
-        if all(s[0] is data for s in sections):  # one fetch response, uncompressed: decode it in place
-            section_starts = np.array([s[1] for s in sections], np.int64)
-            section_sizes = np.array([s[2] for s in sections], np.int64)
-        else:
+        section_starts = np.array([s[1] for s in sections], np.int64)
+        section_sizes = np.array([s[2] for s in sections], np.int64)
+        in_place = all(s[0] is data for s in sections) and (section_starts[1:] >= (section_starts + section_sizes)[:-1]).all()
+        if not in_place:  # several buffers (or out of order): one copy
             data = b"".join([memoryview(b)[at : at + n] for b, at, n in sections])
-            section_sizes = np.array([s[2] for s in sections], np.int64)
             section_starts = np.cumsum(section_sizes) - section_sizes
         base_offsets, counts, base_ts, max_ts, log_append = (np.array(column, np.int64) for column in zip(*meta))
         buf = np.frombuffer(data, np.uint8)

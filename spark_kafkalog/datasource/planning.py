@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence
 
 from spark_kafkalog.datasource.offsets import (
     EARLIEST,
@@ -123,20 +122,6 @@ class OffsetRange:
         return f"{self.topic}-{self.partition}[{self.start}, {self.end})"
 
 
-def _with_retries(call: Callable[[], dict], retries: int, interval_ms: int, what: str) -> dict:
-    """``fetchOffset.numRetries`` / ``fetchOffset.retryIntervalMs`` around a retriable cluster call."""
-    attempt = 0
-    while True:
-        try:
-            return call()
-        except Exception as e:  # noqa: BLE001 - only errors the client marks retriable are retried
-            if not getattr(e, "retriable", False) or attempt >= retries:
-                raise
-            attempt += 1
-            log.warning("%s failed (%s); retry %d of %d in %d ms", what, e, attempt, retries, interval_ms)
-            time.sleep(interval_ms / 1000)
-
-
 def resolve_partitions(
     strategy: SubscriptionStrategy, topics: Mapping[str, int], *, fail_on_data_loss: bool = True
 ) -> list[TopicPartition]:
@@ -191,8 +176,6 @@ def resolve_limit(
     source: OffsetSource,
     *,
     role: str,
-    retries: int = 0,
-    retry_interval_ms: int = 0,
 ) -> dict[TopicPartition, int]:
     """Offsets for ``limit`` (``role`` "starting" or "ending") with every sentinel resolved.
 
@@ -201,19 +184,15 @@ def resolve_limit(
     """
     if not partitions:
         return {}
-
-    def call(fn, specs, what):
-        return _with_retries(lambda: fn(specs), retries, retry_interval_ms, what)
-
     if isinstance(limit, (EarliestLimit, LatestLimit)):
         sentinel = EARLIEST if isinstance(limit, EarliestLimit) else LATEST
-        return call(source.list_offsets, {tp: sentinel for tp in partitions}, "ListOffsets")
+        return source.list_offsets({tp: sentinel for tp in partitions})
     if isinstance(limit, SpecificOffsetsLimit):
         _check_covers(limit.offsets, partitions, f"{role}Offsets")
         offsets = {tp: limit.offsets[tp] for tp in partitions}
         sentinels = {tp: o for tp, o in offsets.items() if o < 0}
         if sentinels:
-            offsets.update(call(source.list_offsets, sentinels, "ListOffsets"))
+            offsets.update(source.list_offsets(sentinels))
         return offsets
     if isinstance(limit, SpecificTimestampsLimit):
         _check_covers(limit.timestamps, partitions, f"{role}OffsetsByTimestamp")
@@ -222,7 +201,7 @@ def resolve_limit(
         timestamps = {tp: limit.timestamp for tp in partitions}
     else:  # pragma: no cover
         raise TypeError(f"unknown offset limit {limit!r}")
-    found = _with_retries(lambda: offsets_for_times(source, timestamps), retries, retry_interval_ms, "ListOffsets")
+    found = offsets_for_times(source, timestamps)
     missing = [tp for tp, offset in found.items() if offset is None]
     if missing and role == "starting" and limit.strategy == TimestampStrategy.ERROR:
         tp = missing[0]
@@ -232,7 +211,7 @@ def resolve_limit(
             "to start from the latest offset in that case."
         )
     if missing:
-        found.update(call(source.list_offsets, {tp: LATEST for tp in missing}, "ListOffsets"))
+        found.update(source.list_offsets({tp: LATEST for tp in missing}))
     return found
 
 
@@ -363,7 +342,6 @@ def plan_batch(
     if bounds is not None and bounds.is_empty:
         return []
     partitions = resolve_partitions(options.strategy, source.topics(), fail_on_data_loss=options.fail_on_data_loss)
-    retry = dict(retries=options.fetch_offset_retries, retry_interval_ms=options.fetch_offset_retry_interval_ms)
     starting, ending = options.starting, options.ending
     if isinstance(options.strategy, Assign):
         # The JSON named every assigned partition (checked at parse); drop those that vanished.
@@ -374,19 +352,14 @@ def plan_batch(
         _validate_limit_partitions(ending, partitions, "ending")
         partitions = [tp for tp in partitions if bounds.allows(tp)]
         starting, ending = _restricted(starting, partitions), _restricted(ending, partitions)
-    start = resolve_limit(starting, partitions, source, role="starting", **retry)
-    end = resolve_limit(ending, partitions, source, role="ending", **retry)
+    start = resolve_limit(starting, partitions, source, role="starting")
+    end = resolve_limit(ending, partitions, source, role="ending")
     ranges = plan_ranges(start, end)
     if bounds is not None:
         by_time = None
         if bounds.timestamp_min is not None:
             live = [r.topic_partition for r in ranges if r.size > 0]
-            by_time = _with_retries(
-                lambda: offsets_for_times(source, {tp: bounds.timestamp_min for tp in live}),
-                options.fetch_offset_retries,
-                options.fetch_offset_retry_interval_ms,
-                "ListOffsets",
-            )
+            by_time = offsets_for_times(source, {tp: bounds.timestamp_min for tp in live})
         ranges = bounds.narrow(ranges, by_time)
     return split_ranges(ranges, options.min_partitions, options.max_records_per_partition)
 

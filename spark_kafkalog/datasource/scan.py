@@ -46,18 +46,30 @@ _READ_DEFAULTS = {"client.id": "kafkalog-spark", "max.partition.fetch.bytes": 8 
 _WRITE_DEFAULTS = {"client.id": "kafkalog-spark-writer"}
 
 
-def client_config(options: SourceOptions | SinkOptions) -> ClientConfig:
+def client_config(options: SourceOptions | SinkOptions, *, planning: bool = False) -> ClientConfig:
     """The client settings of ``options`` (``kafka.*``), with the data source's defaults for the rest.
 
-    Java client keys that mean nothing here are accepted silently (they were reported at planning)."""
-    defaults = _READ_DEFAULTS if isinstance(options, SourceOptions) else _WRITE_DEFAULTS
+    ``planning``: the driver's offset lookups retry ``fetchOffset.numRetries`` times,
+    ``fetchOffset.retryIntervalMs`` apart (unless ``kafka.retries`` / ``kafka.retry.backoff.ms`` say
+    otherwise), as Spark's driver does. Java client keys that mean nothing here are accepted silently.
+    """
+    defaults = dict(_READ_DEFAULTS if isinstance(options, SourceOptions) else _WRITE_DEFAULTS)
+    if planning:
+        defaults.update(
+            {
+                "retries": options.fetch_offset_retries,
+                "retry.backoff.ms": options.fetch_offset_retry_interval_ms,
+                "retry.backoff.max.ms": options.fetch_offset_retry_interval_ms,
+            }
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return ClientConfig.from_kafka_properties(options.client_properties).with_defaults(**defaults)
 
 
-def open_client(options: SourceOptions) -> KafkaClient:
-    return KafkaClient(client_config(options))
+def open_client(options: SourceOptions, *, planning: bool = False) -> KafkaClient:
+    """A client for the driver's planning (``planning=True``) or for one read task."""
+    return KafkaClient(client_config(options, planning=planning))
 
 
 def read_offset_range(options: SourceOptions, offset_range: OffsetRange, client: KafkaClient) -> Iterator[pa.RecordBatch]:

@@ -120,7 +120,7 @@ class KafkaLogReader(DataSourceReader):
         self.bounds: ScanBounds | None = None
 
     def partitions(self) -> list[InputPartition]:
-        with open_client(self.options) as client:
+        with open_client(self.options, planning=True) as client:
             ranges = plan_batch(self.options, client, self.bounds)
         return [KafkaLogInputPartition(r) for r in ranges]
 

@@ -200,25 +200,6 @@ def test_min_partitions_and_max_records_split_resolved_sizes():
     assert [r.size for r in plan_batch(opts(maxRecordsPerPartition="40"), logs)] == [33, 33, 34, 10]
 
 
-def test_retriable_errors_are_retried_fetch_offset_num_retries_times():
-    class Flaky(Logs):
-        failures = 2
-
-        def list_offsets(self, specs):
-            if self.failures:
-                self.failures -= 1
-                error = ConnectionError("broker went away")
-                error.retriable = True
-                raise error
-            return super().list_offsets(specs)
-
-    logs = Flaky({"t": [(0, [0] * 3)]})
-    assert plan_batch(opts(fetchOffset__retryIntervalMs="0"), logs) == [R(0, 0, 3)]
-    logs = Flaky({"t": [(0, [0] * 3)]})
-    with pytest.raises(ConnectionError):
-        plan_batch(opts(fetchOffset__retryIntervalMs="0", fetchOffset__numRetries="1"), logs)
-
-
 # -- pushdown bounds ----------------------------------------------------------------------------------
 
 
