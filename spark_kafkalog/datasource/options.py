@@ -49,6 +49,7 @@ __all__ = [
     "Subscribe",
     "SubscribePattern",
     "SubscriptionStrategy",
+    "parse_include_headers",
     "parse_sink_options",
     "parse_source_options",
 ]
@@ -397,6 +398,11 @@ def _check_batch_limits(starting: OffsetLimit, ending: OffsetLimit) -> None:
                         f"{end[tp]}; the start must be <= the end, e.g. starting{what} {{\"t\":{{\"0\":5}}}} with "
                         f"ending{what} {{\"t\":{{\"0\":9}}}}"
                     )
+
+
+def parse_include_headers(options: Mapping[str, str]) -> bool:
+    """Only ``includeHeaders`` (what the read schema depends on), validated."""
+    return _bool(_lower(options), "includeHeaders", False)
 
 
 def parse_source_options(options: Mapping[str, str]) -> SourceOptions:

@@ -62,7 +62,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from spark_kafkalog.datasource.options import KafkaOptionError, _bool, _lower, parse_sink_options, parse_source_options
+from spark_kafkalog.client import Producer
+from spark_kafkalog.datasource.options import KafkaOptionError, parse_include_headers, parse_sink_options, parse_source_options
 from spark_kafkalog.datasource.planning import OffsetRange, ScanBounds, plan_batch
 from spark_kafkalog.datasource.scan import client_config, open_client, read_offset_range
 from spark_kafkalog.datasource.sink import RecordWriter, check_write_schema
@@ -239,8 +240,6 @@ class KafkaLogWriter(DataSourceArrowWriter):
         self.columns = columns
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaLogCommitMessage:
-        from spark_kafkalog.client import Producer
-
         with Producer(client_config(self.options)) as producer:
             writer = RecordWriter(self.options, self.columns, producer)
             for batch in iterator:
@@ -264,7 +263,7 @@ class KafkaLogDataSource(DataSource):
         return "kafkalog"
 
     def schema(self) -> StructType:
-        return kafka_schema(_bool(_lower(self.options), "includeHeaders", False))
+        return kafka_schema(parse_include_headers(self.options))
 
     def reader(self, schema: StructType) -> KafkaLogReader:
         options = parse_source_options(self.options)
