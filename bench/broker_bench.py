@@ -45,12 +45,17 @@ RESULTS = ROOT / "bench" / "results"
 
 
 # -- machine limits ------------------------------------------------------------------------------
+def _accept_one(port_q: mp.Queue) -> socket.socket:
+    """Listen on a free loopback port, report it through ``port_q``, return the first connection."""
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        port_q.put(srv.getsockname()[1])
+        return srv.accept()[0]
+
+
 def _sink_to_file(port_q: mp.Queue, path: str) -> None:
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(1)
-    port_q.put(srv.getsockname()[1])
-    conn, _ = srv.accept()
+    conn = _accept_one(port_q)
     buf = bytearray(1 << 20)
     view = memoryview(buf)
     with open(path, "wb") as f:
@@ -84,11 +89,7 @@ def produce_limit(total_bytes: int) -> float:
 
 
 def _discard(port_q: mp.Queue) -> None:
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(1)
-    port_q.put(srv.getsockname()[1])
-    conn, _ = srv.accept()
+    conn = _accept_one(port_q)
     buf = bytearray(1 << 20)
     while conn.recv_into(buf):
         pass
