@@ -7,7 +7,8 @@ partition (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, OUT_OF_ORDER_SEQU
 INVALID_PRODUCER_EPOCH, ...), with ``error_message`` from v8. A retried idempotent batch is acknowledged
 with its original offsets and not appended again.
 
-acks: 0 sends no response at all; 1 answers once the leader appended; -1 (all) answers once the high
+acks: 0 sends no response at all (and closes the connection when the append failed, as Kafka does, so the
+producer notices); 1 answers once the leader appended; -1 (all) answers once the high
 watermark passed the batch (at once with replication factor 1), or REQUEST_TIMED_OUT after
 ``timeout_ms``; any other value is INVALID_REQUIRED_ACKS.
 Gaps: transactions are not supported (transactional batches are stored like any other); no quotas.
@@ -22,7 +23,7 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.records import CorruptRecordError, legacy_to_batches
 
 from broker.log import LogAppendError
-from broker.network import NO_RESPONSE
+from broker.network import NO_RESPONSE, CloseConnection
 from broker.replication.notifier import wait_any
 
 API_KEY = ApiKey.PRODUCE
@@ -87,6 +88,10 @@ async def handle(ctx, request):
     if waits:
         await _await_replication(b, waits, request.timeout_ms / 1000)
     if acks == 0:
+        failed = [(t.name, e.index, e.error_code) for t in responses for e in t.partition_responses if e.error_code]
+        if failed:  # as Kafka: the producer gets no response, so it learns of the failure from the closed connection
+            name, index, code = failed[0]
+            return CloseConnection(f"acks=0 produce failed ({name}-{index}: {ErrorCode(code).name})")
         return NO_RESPONSE
     return Resp(responses=responses, throttle_time_ms=0)
 

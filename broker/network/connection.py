@@ -9,7 +9,8 @@ Concurrency contract (all on the broker's event loop, one task pair per connecti
 * the *writer* awaits the handler tasks strictly in request order and sends each response, so a
   long-polling Fetch holds back later responses on the same connection, as Kafka's muted channel does,
   while requests on other connections proceed;
-* a handler that returns ``NO_RESPONSE`` (Produce with acks=0) writes nothing;
+* a handler that returns ``NO_RESPONSE`` (Produce with acks=0) writes nothing; one that returns
+  ``CloseConnection`` (a failed acks=0 produce) closes the connection after the earlier responses;
 * a frame over ``socket.request.max.bytes``, a request that cannot be decoded, an API version we do not
   serve (other than ApiVersions, which gets the v0 error body Kafka clients expect), or a handler that
   raises closes this connection with one log line naming the peer and the reason; other connections
@@ -41,7 +42,7 @@ from spark_kafkalog.protocol import (
 from spark_kafkalog.protocol.messages import RequestHeader
 
 from .frame_pool import FramePool
-from .handler_registry import NO_RESPONSE, RequestContext
+from .handler_registry import NO_RESPONSE, CloseConnection, RequestContext
 
 if TYPE_CHECKING:
     from .socket_server import SocketServer
@@ -72,10 +73,12 @@ class ClientConnection:
         self._stopping = False
         self.requests_served = 0
         self._pool = FramePool()
+        self._reader_task: asyncio.Task | None = None
         self._pending_releases: list[bytearray] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def run(self) -> None:
+        self._reader_task = asyncio.current_task()
         writer = asyncio.create_task(self._write_loop(), name=f"conn-{self.connection_id}-writer")
         reason = None
         try:
@@ -232,6 +235,9 @@ class ClientConnection:
                     del item, request, task, result
                     self._recycle()
                     continue
+                if isinstance(result, CloseConnection):
+                    self._broken(result.reason)
+                    return
                 try:
                     parts = encode_response_parts(
                         request.header.api_key, request.header.api_version, request.header.correlation_id, result
@@ -259,6 +265,9 @@ class ClientConnection:
         self._stopping = True
         self._cancel_in_flight()
         self._close_socket()
+        reader = self._reader_task
+        if reader is not None and reader is not asyncio.current_task() and not reader.done():
+            reader.cancel()  # it may be waiting on the socket just closed: no read would ever wake it
 
     async def _send_parts(self, parts: list) -> None:
         pending = bytearray()

@@ -1,6 +1,7 @@
 """The registry of API handlers: which APIs and versions the broker serves (ApiVersions answers from it).
 
-A handler is an ``async`` callable ``handler(ctx, request_body) -> response body | NO_RESPONSE``, registered
+A handler is an ``async`` callable ``handler(ctx, request_body) -> response body | NO_RESPONSE |
+CloseConnection``, registered
 with the version range it serves, which must lie within the API's declared range in
 ``spark_kafkalog.protocol.apis``. Registration happens before the server starts; afterwards the
 registry is read-only and may be read from any thread.
@@ -27,6 +28,17 @@ class NoResponse:
 
 
 NO_RESPONSE = NoResponse()
+
+
+class CloseConnection:
+    """Returned by a handler to close the connection instead of answering (Kafka does this when an acks=0
+    produce fails: the producer learns of the error only through the closed connection)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"CloseConnection({self.reason!r})"
 
 
 @dataclass

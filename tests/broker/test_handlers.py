@@ -203,6 +203,19 @@ def test_acks_zero_sends_no_response(wire):
     assert values_in(fetch(wire, name, 0).records) == [b"a"]
 
 
+def test_failed_acks_zero_produce_closes_the_connection(broker, wire):
+    server = broker.broker.socket_server
+    before = server.connection_count
+    with Wire(broker.bootstrap_servers) as w:
+        w.send(K.PRODUCE, 9, produce_body(unique("missing"), 0, batch([b"a"]), acks=0))
+        assert w.closed_by_peer()
+        deadline = time.monotonic() + 5
+        while server.connection_count > before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.connection_count == before  # the broker side is gone too, not left waiting on a read
+    assert wire.call(K.METADATA, 1, topics=[]).brokers  # other connections are unaffected
+
+
 @pytest.mark.parametrize("produce_version,magic", [(0, 0), (2, 1)])
 def test_old_message_sets_are_converted_and_down_converted(wire, produce_version, magic):
     name = unique()
