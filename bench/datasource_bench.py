@@ -21,10 +21,7 @@ Run: ``python bench/datasource_bench.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import random
 import sys
 import time
@@ -34,8 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import pyarrow as pa  # noqa: E402
-
+from bench.machine import machine_info  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic  # noqa: E402
 from spark_kafkalog.datasource.options import parse_source_options  # noqa: E402
 from spark_kafkalog.datasource.planning import plan_batch  # noqa: E402
@@ -197,25 +193,6 @@ def spark_write(spark, bootstrap: str, topic: str, records: int, value_size: int
     return seconds
 
 
-def machine_info() -> dict:
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
-    except OSError:
-        pass
-    from importlib import metadata
-
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "packages": {p: metadata.version(p) for p in ("pyspark", "pyarrow", "numpy", "confluent-kafka")},
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
-
-
 def plot(cases: list[dict], writes: list[dict], path: Path) -> None:
     import matplotlib
 
@@ -329,7 +306,7 @@ def main() -> None:
             "mb_per_s": "key + value bytes per second (10^6 bytes)",
             "quick": args.quick,
         },
-        "machine": machine_info(),
+        "machine": machine_info(("pyspark", "pyarrow", "numpy", "confluent-kafka")),
         "cases": cases,
         "spark_write": writes,
         "target": {"min_ratio_to_ceiling": TARGET, "cases_below": below},

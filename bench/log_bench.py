@@ -23,10 +23,8 @@ Writes ``bench/results/log.json`` and ``log.png``. Run: ``python -m bench.log_be
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import shutil
 import socket
 import struct
@@ -34,13 +32,13 @@ import sys
 import tempfile
 import threading
 import time
-from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.machine import machine_info  # noqa: E402
 from broker.log import LogConfig, PartitionLog  # noqa: E402
 from spark_kafkalog.records import RecordBatchBuilder  # noqa: E402
 from spark_kafkalog.records.batch import HEADER_STRUCT  # noqa: E402
@@ -248,32 +246,6 @@ def measure_recovery(plog: PartitionLog, batches: int) -> dict:
     }
 
 
-def machine_info() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    versions = {}
-    for package in ("crc32c",):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "packages": versions,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
-
-
 def plot(result: dict, path: Path) -> None:
     import matplotlib
 
@@ -359,7 +331,7 @@ def main() -> None:
                         "clean = recover=False, unclean = recover=True from offset 0",
             "quick": args.quick,
         },
-        "machine": machine_info(),
+        "machine": machine_info(("crc32c",)),
         "append": cases,
         "append_target": {"min_ratio": TARGET_RATIO,
                           "cases_below": [c["batch_bytes"] for c in cases if c["ratio"] < TARGET_RATIO]},

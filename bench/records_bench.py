@@ -11,14 +11,10 @@ Run: ``python bench/records_bench.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import random
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +23,7 @@ if str(ROOT) not in sys.path:
 
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder  # noqa: E402
 
+from bench.machine import machine_info  # noqa: E402
 from spark_kafkalog.records import Compression, RecordBatchBuilder, iter_batch_records, validate_batch  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -131,33 +128,6 @@ def run_case(codec: Compression, value_size: int, records: int, repeats: int, in
     }
 
 
-def machine_info() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    versions = {}
-    for package in ("kafka-python", "lz4", "zstandard", "cramjam", "crc32c"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return {
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "packages": versions,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
-
-
 def plot(cases: list[dict], path: Path) -> None:
     import matplotlib
 
@@ -232,7 +202,7 @@ def main() -> None:
             "ratio": "kafka-python time / our time (higher is better for us)",
             "quick": args.quick,
         },
-        "machine": machine_info(),
+        "machine": machine_info(("kafka-python", "lz4", "zstandard", "cramjam", "crc32c")),
         "cases": cases,
         "decode_target": {"min_ratio": 2.0, "cases_below": misses},
         "elapsed_s": round(time.perf_counter() - started, 1),

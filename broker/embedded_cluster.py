@@ -17,7 +17,6 @@ import os
 import selectors
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
