@@ -138,14 +138,7 @@ class AdminClient:
         _, response, peer = self._controller_request(
             _CREATE_TOPICS, build, min_version=4 if uses_defaults else 0, timeout_ms=timeout, what="CreateTopics"
         )
-        errors = {}
-        for result in response.topics:
-            if result.error_code:
-                errors[result.name] = error_for_code(
-                    result.error_code, "CreateTopics", broker=peer, topic=result.name, detail=result.error_message
-                )
-        if errors:
-            raise AdminOperationError("CreateTopics", errors)
+        _raise_topic_errors("CreateTopics", response.topics, peer)
         if wait and not validate_only:
             for t in topics:
                 self._wait_for_leaders(t.name)
@@ -174,14 +167,7 @@ class AdminClient:
             return R(topic_names=names, timeout_ms=timeout)
 
         _, response, peer = self._controller_request(_DELETE_TOPICS, build, timeout_ms=timeout, what="DeleteTopics")
-        errors = {}
-        for result in response.responses:
-            if result.error_code:
-                errors[result.name] = error_for_code(
-                    result.error_code, "DeleteTopics", broker=peer, topic=result.name, detail=result.error_message
-                )
-        if errors:
-            raise AdminOperationError("DeleteTopics", errors)
+        _raise_topic_errors("DeleteTopics", response.responses, peer)
         for name in names:
             self.client.metadata.forget(name)
         if wait:
@@ -254,14 +240,7 @@ class AdminClient:
             )
 
         _, response, peer = self._controller_request(_CREATE_PARTITIONS, build, timeout_ms=timeout, what="CreatePartitions")
-        errors = {}
-        for result in response.results:
-            if result.error_code:
-                errors[result.name] = error_for_code(
-                    result.error_code, "CreatePartitions", broker=peer, topic=result.name, detail=result.error_message
-                )
-        if errors:
-            raise AdminOperationError("CreatePartitions", errors)
+        _raise_topic_errors("CreatePartitions", response.results, peer)
         if wait and not validate_only:
             for topic, total in new_totals.items():
                 self._wait_for_leaders(topic, total)
@@ -357,3 +336,15 @@ def _result_codes(api_key: int, response: Any) -> set[int]:
     if api_key == _CREATE_PARTITIONS:
         return {t.error_code for t in response.results}
     return set()
+
+
+def _raise_topic_errors(what: str, results: Iterable[Any], peer: str) -> None:
+    """Raise ``AdminOperationError`` for the per-topic results (``name``, ``error_code``, ``error_message``)
+    of a topic-admin response that carry an error."""
+    errors = {
+        r.name: error_for_code(r.error_code, what, broker=peer, topic=r.name, detail=r.error_message)
+        for r in results
+        if r.error_code
+    }
+    if errors:
+        raise AdminOperationError(what, errors)
