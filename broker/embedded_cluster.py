@@ -54,7 +54,6 @@ class EmbeddedCluster:
             data_dir = self._tmp
         self.data_dir = Path(data_dir)
         self.host = host
-        self.num_brokers = brokers
         self.broker_ids = list(range(1, brokers + 1))
         self._base_port = base_port
         self._zk_port = zookeeper_port

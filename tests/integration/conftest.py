@@ -12,10 +12,8 @@ from broker.embedded_cluster import EmbeddedCluster
 @pytest.fixture(scope="module")
 def cluster(zookeeper, tmp_path_factory):
     """Three broker processes registered under a fresh chroot of the session ZooKeeper."""
-    chroot = f"/it-{uuid.uuid4().hex[:8]}"
     c = EmbeddedCluster(3, data_dir=tmp_path_factory.mktemp("cluster"),
-                        zookeeper_connect=zookeeper.connect_string + chroot)
-    c.chroot = chroot
+                        zookeeper_connect=f"{zookeeper.connect_string}/it-{uuid.uuid4().hex[:8]}")
     c.start()
     yield c
     c.stop()
