@@ -76,6 +76,21 @@ def codec_candidates() -> dict:
 
     out["gzip/zlib"] = (lambda b: gzip.compress(b, 6), gzip.decompress)
     out["gzip/cramjam"] = (lambda b: cramjam.gzip.compress(b, 6), lambda c: bytes(cramjam.gzip.decompress(c)))
+    from isal import igzip
+
+    out["gzip/isal"] = (lambda b: igzip.compress(b, 3), igzip.decompress)  # ISA-L's levels are 0-3
+    try:
+        from zlib_ng import gzip_ng
+
+        out["gzip/zlib-ng"] = (lambda b: gzip_ng.compress(b, 6), gzip_ng.decompress)
+    except ImportError:
+        pass
+    try:
+        import deflate
+
+        out["gzip/libdeflate"] = (lambda b: deflate.gzip_compress(b, 6), deflate.gzip_decompress)
+    except ImportError:
+        pass
     del zlib
     return out
 
