@@ -39,9 +39,9 @@ from spark_kafkalog.protocol import (
     encode_response,
     encode_response_parts,
 )
+from spark_kafkalog.protocol.frame_pool import FramePool
 from spark_kafkalog.protocol.messages import RequestHeader
 
-from .frame_pool import FramePool
 from .handler_registry import NO_RESPONSE, CloseConnection, RequestContext
 
 if TYPE_CHECKING:

@@ -6,7 +6,9 @@ come back in order, and waiting for a later request completes the earlier ones f
 
 Frames are read without a frame decoder copy: the 4-byte size, then the payload straight into a buffer of
 that size (``recv_into``), with a small read-ahead buffer so that pipelined small responses cost one
-system call for several frames. A request that gets no answer within its timeout closes the connection
+system call for several frames. Frames of ``POOLED_FRAME_SIZE`` or more (fetch responses) are received
+into buffers lent by a ``FramePool``: a buffer is reused for a later response once no view of the earlier
+one (a fetched batch, an Arrow buffer over it) is alive, so whoever keeps record bytes must keep a view. A request that gets no answer within its timeout closes the connection
 (its response could otherwise be mistaken for a later one) and raises ``KafkaTimeoutError``.
 
 Not thread-safe: one thread uses a connection at a time (``KafkaClient`` serialises access with its
@@ -24,10 +26,13 @@ from spark_kafkalog.client.connection import InFlightRequest, KafkaConnection
 from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError, KafkaTimeoutError
 from spark_kafkalog.client.versions import ApiVersionTable, api_name
 from spark_kafkalog.protocol import DEFAULT_MAX_FRAME_SIZE
+from spark_kafkalog.protocol.frame_pool import FramePool
 
 __all__ = ["SocketConnection", "split_host_port"]
 
 _SIZE = struct.Struct(">i")
+POOLED_FRAME_SIZE = 64 * 1024
+"""Response frames at least this big are received into pooled buffers."""
 _READ_AHEAD = 64 * 1024
 
 
@@ -46,6 +51,7 @@ class SocketConnection:
         self._sock = sock
         self.protocol = protocol
         self._rbuf = bytearray()
+        self._pool = FramePool()
         self._failed: list[InFlightRequest] = []  # requests failed by a connection loss, not yet reported
         self.bytes_received = 0
         self.bytes_sent = 0
@@ -257,8 +263,11 @@ class SocketConnection:
             frame = self._rbuf[4 : 4 + size]
             del self._rbuf[: 4 + size]
         else:
-            frame = bytearray(size)
-            view = memoryview(frame)
+            if size >= POOLED_FRAME_SIZE:
+                frame = view = memoryview(self._pool.lend(size))[:size]
+            else:
+                frame = bytearray(size)
+                view = memoryview(frame)
             view[:have] = memoryview(self._rbuf)[4:]
             self._rbuf.clear()
             pos = have

@@ -228,7 +228,9 @@ class BatchDecoder:
         self.start = start
         self.end = end
         self.include_headers = include_headers
-        self._sections: list[tuple[object, int, int]] = []  # (buffer, start, size) of each record section
+        # (buffer, start, size, view) of each record section; the view keeps a pooled fetch buffer
+        # exported, so that it is not reused for a later response before ``build``
+        self._sections: list[tuple[object, int, int, memoryview]] = []
         self._meta: list[tuple[int, int, int, int, int]] = []
         self.records = 0
         """Records added since the last ``build`` (an upper bound of the rows it returns)."""
@@ -256,10 +258,10 @@ class BatchDecoder:
         codec = attributes & CODEC_MASK
         if codec:
             body = decompress(codec, memoryview(buffer)[BATCH_HEADER_SIZE:size])
-            section = (body, 0, len(body))
+            section = (body, 0, len(body), None)
         else:
             base, at = _base_and_offset(buffer)
-            section = (base, at + BATCH_HEADER_SIZE, size - BATCH_HEADER_SIZE)
+            section = (base, at + BATCH_HEADER_SIZE, size - BATCH_HEADER_SIZE, memoryview(buffer))
         log_append = 1 if attributes & TIMESTAMP_TYPE_BIT else 0
         self._sections.append(section)
         self._meta.append((base_offset, count, base_ts, max_ts, log_append))
@@ -284,7 +286,7 @@ class BatchDecoder:
         section_sizes = np.array([s[2] for s in sections], np.int64)
         in_place = all(s[0] is data for s in sections) and (section_starts[1:] >= (section_starts + section_sizes)[:-1]).all()
         if not in_place:  # several buffers (or out of order): one copy
-            data = b"".join([memoryview(b)[at : at + n] for b, at, n in sections])
+            data = b"".join([memoryview(b)[at : at + n] for b, at, n, _ in sections])
             section_starts = np.cumsum(section_sizes) - section_sizes
         base_offsets, counts, base_ts, max_ts, log_append = (np.array(column, np.int64) for column in zip(*meta))
         buf = np.frombuffer(data, np.uint8)

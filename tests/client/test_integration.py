@@ -272,3 +272,25 @@ def test_the_asyncio_transport_talks_to_the_broker(bootstrap):
     fetch_version, controllers = asyncio.run(main())
     assert fetch_version == 12
     assert Counter(controllers) == Counter({0: 5})
+
+
+def test_fetch_buffers_are_reused_only_after_the_batches_viewing_them_are_dropped(bootstrap):
+    topic = new_topic(bootstrap, 1)
+    values = [bytes([i % 251]) * 1000 for i in range(2000)]
+    with Producer(bootstrap, linger_ms=5, batch_size=16 * 1024) as producer:
+        for i, value in enumerate(values):
+            producer.send(topic, value, b"%d" % i)
+    tp = TopicPartition(topic, 0)
+    kept, responses, buffer = [], 0, None
+    with KafkaClient(bootstrap, max_partition_fetch_bytes=128 * 1024) as client:
+        for fetched in client.fetch_batches(tp, 0, len(values)):
+            if memoryview(fetched.batch.data).obj is not buffer:
+                buffer = memoryview(fetched.batch.data).obj
+                responses += 1
+            if responses % 2:
+                kept.append(fetched.batch)  # holds a view of its response buffer: every other response
+        pool = client.connection(client.leader_for(tp))._pool
+    assert pool.reused > 0  # later responses did land in earlier buffers
+    records = [r for batch in kept for r in batch.records()]
+    assert responses > 4 and len(records) > len(values) // 4
+    assert all(r.value == values[int(r.key)] for r in records)  # no kept batch was overwritten

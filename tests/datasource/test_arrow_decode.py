@@ -201,6 +201,23 @@ def test_batches_viewed_in_one_fetch_buffer_decode_in_place_like_separate_ones(c
     assert not decoder.shares_buffer(bytes(views[1]))
 
 
+def test_pending_batches_keep_their_fetch_buffer_exported_until_build():
+    """The client reuses a response buffer once nothing exports it (FramePool.lend): a decoder that
+    still has to decode batches of it must hold a view, not just the bytearray."""
+    from spark_kafkalog.records import iter_batches
+
+    batches = random_batches(random.Random(5), Compression.NONE, batches=4)
+    response = bytearray(b"".join(batches))
+    decoder = BatchDecoder("t", 0)
+    for view in iter_batches(memoryview(response)):
+        decoder.add(view.data)
+    del view
+    with pytest.raises(BufferError):
+        response.append(0)  # still exported: the pool would not hand it out
+    assert decoder.build().num_rows == sum(1 for _ in expected_rows(batches, "t", 0, include_headers=False))
+    response.append(0)  # nothing refers to it after the build
+
+
 def test_a_records_count_larger_than_the_data_is_corrupt():
     b = RecordBatchBuilder()
     for i in range(3):

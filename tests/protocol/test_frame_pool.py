@@ -1,0 +1,43 @@
+"""The frame buffer pool never hands out a buffer that a live view still refers to."""
+
+from spark_kafkalog.protocol.frame_pool import FramePool
+
+
+def test_reuse_only_without_live_views():
+    pool = FramePool(max_buffers=2)
+    a = pool.acquire(100_000)
+    assert len(a) == 131072
+    view = memoryview(a)[10:20]
+    assert pool.release(a) is False  # a request field still views it
+    del view
+    b = pool.acquire(100_000)
+    assert b is not a
+    assert pool.release(b) is True
+    assert pool.acquire(70_000) is b and pool.reused == 1
+
+
+def test_pool_is_bounded():
+    pool = FramePool(max_buffers=2)
+    bufs = [pool.acquire(65536) for _ in range(3)]
+    assert [pool.release(x) for x in bufs] == [True, True, False]
+
+
+def test_lent_buffers_come_back_once_their_last_view_is_gone():
+    pool = FramePool(max_buffers=2)
+    lent = pool.lend(100_000)
+    batch = memoryview(lent)[:100]  # a fetched batch kept by the caller
+    assert pool.acquire(100_000) is not lent  # still viewed: a new buffer
+    del batch
+    assert pool.acquire(100_000) is lent and pool.reused == 1
+
+
+def test_only_the_newest_lent_buffers_are_tracked():
+    pool = FramePool(max_buffers=2)
+    lent, views = [], []
+    for _ in range(3):
+        lent.append(pool.lend(65536))
+        views.append(memoryview(lent[-1]))
+    del views
+    reused = {id(pool.acquire(65536)) for _ in range(2)}
+    assert reused == {id(lent[1]), id(lent[2])}  # lent[0] was forgotten (left to the garbage collector)
+    assert all(pool.acquire(65536) is not b for b in lent)
