@@ -4,7 +4,7 @@ For each value size (100 B, 1 KiB) and codec, a 2-partition topic of ``--records
 ``key-<n>``, JSON-like values that compress about 2:1) is filled by confluent-kafka's producer, then read by:
 
 - ``kafkalog``: ``spark.read.format("kafkalog")...load()`` into Spark's ``noop`` sink (local[2], one task
-  per partition), best of ``--repeats`` runs, each from a fresh ``load()``;
+  per partition), best of ``--repeats`` runs after a warm-up run, each from a fresh ``load()``;
 - ``ceiling``: a Python data source yielding Arrow batches of the same schema, row count and sizes that
   are already built in memory (the most a Python data source can deliver on this machine);
 - ``client``: one Python process planning and reading both partitions with the data source's own
@@ -100,6 +100,45 @@ def best_of(repeats: int, run) -> float:
         run()
         best = min(best, time.perf_counter() - started)
     return best
+
+
+# Processes by role, recognised by their command line (Linux /proc).
+ROLES = {"spark_jvm": "org.apache.spark", "python_workers": "pyspark.daemon", "broker": "broker.cli"}
+
+
+def cpu_seconds_by_role() -> dict[str, float]:
+    """CPU seconds (user + system) used so far by the live processes of each role, and by the whole
+    machine ("machine": busy time of all cores); empty where /proc is not available."""
+    import os
+
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return {}
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {role: 0.0 for role in ROLES}
+    out["machine"] = (sum(fields) - fields[3] - fields[4]) / tick  # all but idle and iowait
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        for role, marker in ROLES.items():
+            if marker in cmdline:
+                out[role] += (int(stat[11]) + int(stat[12])) / tick  # utime + stime
+    return out
+
+
+def timed_with_cpu(run) -> tuple[float, dict[str, float]]:
+    """Wall seconds of ``run()`` and the CPU seconds each role used meanwhile (processes that started
+    and ended within the run are not counted)."""
+    before = cpu_seconds_by_role()
+    started = time.perf_counter()
+    run()
+    seconds = time.perf_counter() - started
+    after = cpu_seconds_by_role()
+    return seconds, {role: round(after[role] - before.get(role, 0.0), 2) for role in after}
 
 
 def spark_read(spark, bootstrap: str, topic: str):
@@ -229,11 +268,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100,000 records, codecs none and lz4, one repeat")
     parser.add_argument("--records", type=int, default=None, help="records per topic (default 1,000,000)")
-    parser.add_argument("--repeats", type=int, default=None, help="runs per Spark figure, best kept (default 3)")
+    parser.add_argument("--repeats", type=int, default=None, help="runs per Spark figure after a warm-up run, best kept (default 5)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     records = args.records or (100_000 if args.quick else 1_000_000)
-    repeats = args.repeats or (1 if args.quick else 3)
+    repeats = args.repeats or (1 if args.quick else 5)
     codecs = ("none", "lz4") if args.quick else CODECS
 
     from broker.embedded_cluster import EmbeddedCluster
@@ -255,13 +294,17 @@ def main() -> None:
                 topic = f"bench-{size}-{codec}"
                 admin.create_topics([NewTopic(topic, PARTITIONS, 1)])
                 fill_s = fill_topic(bootstrap, topic, records, size, codec)
-                count = spark_read(spark, bootstrap, topic).count()  # warms the Python workers up, and checks
+                count = spark_read(spark, bootstrap, topic).count()
                 if count != records:
                     raise SystemExit(f"{topic}: Spark read {count} records, {records} were produced")
-                kafkalog_s = ceiling_s = float("inf")
-                for _ in range(repeats):  # alternate, so that load from other processes hits both alike
-                    kafkalog_s = min(kafkalog_s, best_of(1, lambda: spark_read(spark, bootstrap, topic).write.format("noop").mode("overwrite").save()))
-                    ceiling_s = min(ceiling_s, best_of(1, lambda: spark.read.format("kafkalog_ceiling").load().write.format("noop").mode("overwrite").save()))
+                readers = (("kafkalog", lambda: spark_read(spark, bootstrap, topic)), ("ceiling", lambda: spark.read.format("kafkalog_ceiling").load()))
+                best = {"kafkalog": (float("inf"), {}), "ceiling": (float("inf"), {})}
+                for n in range(repeats + 1):  # alternate, so that load from other processes hits both alike
+                    for name, df in readers:
+                        run = timed_with_cpu(lambda: df().write.format("noop").mode("overwrite").save())
+                        if n:  # the first round warms the JVM's code paths up for both readers
+                            best[name] = min(best[name], run, key=lambda r: r[0])
+                (kafkalog_s, kafkalog_cpu), (ceiling_s, ceiling_cpu) = best["kafkalog"], best["ceiling"]
                 client_s = best_of(1, lambda: client_read(bootstrap, topic))
                 confluent_s = best_of(1, lambda: confluent_read(bootstrap, topic, records))
                 case = {
@@ -273,6 +316,7 @@ def main() -> None:
                     "ceiling": figures(records, nbytes, ceiling_s),
                     "client": figures(records, nbytes, client_s),
                     "confluent": figures(records, nbytes, confluent_s),
+                    "cpu_seconds": {"kafkalog": kafkalog_cpu, "ceiling": ceiling_cpu},
                 }
                 case["ratio_to_ceiling"] = round(ceiling_s / kafkalog_s, 3)
                 cases.append(case)
@@ -297,13 +341,14 @@ def main() -> None:
         "method": {
             "records_per_topic": records,
             "partitions": PARTITIONS,
-            "spark": "local[2], noop sink, best of repeats (kafkalog and ceiling runs alternate), fresh load() per run",
+            "spark": "local[2], noop sink, one warm-up run each, then best of repeats (kafkalog and ceiling runs alternate), fresh load() per run",
             "repeats": repeats,
             "ceiling": "Python data source yielding pre-built Arrow batches with the same schema, sizes and rows per batch (65,536 rows or 16 MiB)",
             "client": "one process: plan_batch + read_offset_range (the read tasks' code), partitions one after the other",
             "confluent": "confluent-kafka Consumer.consume(10000), assigned partitions from offset 0",
             "fill": "confluent-kafka producer, linger.ms 20, batch.size 1 MB",
             "mb_per_s": "key + value bytes per second (10^6 bytes)",
+            "cpu_seconds": "CPU seconds during the best Spark run of each reader, by role (Spark's JVM, its Python workers, the broker process) and for the whole machine (2 cores: at most 2 x seconds)",
             "quick": args.quick,
         },
         "machine": machine_info(("pyspark", "pyarrow", "numpy", "confluent-kafka")),
