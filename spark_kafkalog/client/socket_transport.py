@@ -8,8 +8,9 @@ Frames are read without a frame decoder copy: the 4-byte size, then the payload 
 that size (``recv_into``), with a small read-ahead buffer so that pipelined small responses cost one
 system call for several frames. Frames of ``POOLED_FRAME_SIZE`` or more (fetch responses) are received
 into buffers lent by a ``FramePool``: a buffer is reused for a later response once no view of the earlier
-one (a fetched batch, an Arrow buffer over it) is alive, so whoever keeps record bytes must keep a view. A request that gets no answer within its timeout closes the connection
-(its response could otherwise be mistaken for a later one) and raises ``KafkaTimeoutError``.
+one (a fetched batch, an Arrow buffer over it) is alive, so whoever keeps record bytes must keep a view.
+A request that gets no answer within its timeout closes the connection (its response could otherwise be
+mistaken for a later one) and raises ``KafkaTimeoutError``.
 
 Not thread-safe: one thread uses a connection at a time (``KafkaClient`` serialises access with its
 lock; the producer's sender thread owns its own connections).

@@ -4,8 +4,8 @@
 |----|--------|---------------------------------------------------|-----------------------------------|
 | 0  | none   | as is                                             | as is                             |
 | 1  | gzip   | one gzip member (zlib, deflate level 6, mtime 0)  | gzip members (or zlib), chained;  |
+|    |        |                                                   | trailing non-gzip bytes ignored;  |
 |    |        |                                                   | inflated by ISA-L (``isal``)      |
-|    |        |                                                   | trailing non-gzip bytes ignored   |
 | 2  | snappy | xerial-framed, 32 KiB blocks (as Java)            | xerial-framed or raw              |
 | 3  | lz4    | LZ4 frame; magic 0 with Kafka's broken HC byte    | same, chosen by magic             |
 | 4  | zstd   | one zstd frame, level 3, content size recorded    | zstd frames, chained (magic 2)    |
