@@ -39,7 +39,7 @@ from spark_kafkalog.protocol import (
     encode_response,
     encode_response_parts,
 )
-from spark_kafkalog.protocol.frame_pool import FramePool
+from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, FramePool
 from spark_kafkalog.protocol.messages import RequestHeader
 
 from .handler_registry import NO_RESPONSE, CloseConnection, RequestContext
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkalog.network")
 
 _RECV_SIZE = 256 * 1024
-_POOLED_FRAME_SIZE = 64 * 1024  # frames at least this big are received in place into pooled buffers
 _CLOSE = object()
 
 
@@ -148,7 +147,7 @@ class ClientConnection:
                 raise ConnectionClosed(f"bad frame: {e}") from None
             for frame in frames:
                 await self._dispatch(frame)
-            partial = decoder.take_partial_frame(_POOLED_FRAME_SIZE, self._pool.acquire)
+            partial = decoder.take_partial_frame(POOLED_FRAME_SIZE, self._pool.acquire)
             if partial is not None:  # a large frame: receive the rest in place, into a pooled buffer
                 buffer, size, filled = partial
                 target = memoryview(buffer)

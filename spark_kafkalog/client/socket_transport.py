@@ -27,13 +27,11 @@ from spark_kafkalog.client.connection import InFlightRequest, KafkaConnection
 from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError, KafkaTimeoutError
 from spark_kafkalog.client.versions import ApiVersionTable, api_name
 from spark_kafkalog.protocol import DEFAULT_MAX_FRAME_SIZE
-from spark_kafkalog.protocol.frame_pool import FramePool
+from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, FramePool
 
 __all__ = ["SocketConnection", "split_host_port"]
 
 _SIZE = struct.Struct(">i")
-POOLED_FRAME_SIZE = 64 * 1024
-"""Response frames at least this big are received into pooled buffers."""
 _READ_AHEAD = 64 * 1024
 
 

@@ -23,7 +23,10 @@ one pool per connection, used by the thread or event loop that reads it.
 
 from __future__ import annotations
 
-__all__ = ["FramePool"]
+__all__ = ["FramePool", "POOLED_FRAME_SIZE"]
+
+POOLED_FRAME_SIZE = 64 * 1024
+"""Frames at least this big are received into pooled buffers (smaller ones cost no page faults)."""
 
 
 def _exported(buf: bytearray) -> bool:
