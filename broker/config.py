@@ -111,6 +111,11 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
        at_least=-1),
     _K("queued.max.requests", "int", 500,
        "Requests read ahead per connection while earlier ones are in progress (back-pressure).", at_least=1),
+    _K("queued.max.request.bytes", "long", 536870912,
+       "Bytes of large request frames (64 KiB or more) being received at once, across all connections; past it, "
+       "connections stop reading them until earlier ones complete, the oldest frame always going on (Kafka's "
+       "setting; Kafka's default -1 means unbounded, also accepted). Memory follows the bytes clients actually "
+       "sent, never the sizes they announce.", at_least=-1),
     _K("connections.max.idle.ms", "long", 600000, "Close connections idle for longer than this.", at_least=1),
     _K("event.loop", "string", "auto", "`asyncio`, `uvloop`, or `auto` (asyncio: uvloop measured no faster, see `bench/results/event_loop.json`).",
        choices=("auto", "asyncio", "uvloop")),

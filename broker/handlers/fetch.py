@@ -7,7 +7,7 @@ offset is the same: no transactions), a replica (``replica_id`` >= 0) up to the 
 Limits: per partition ``partition_max_bytes``, overall ``max_bytes`` (v3+); from v3 the first partition
 with data may exceed both so a batch larger than the limits still makes progress (KIP-74); v0-2 are
 hard limits. Long poll: when fewer than ``min_bytes`` are ready, the request waits up to ``max_wait_ms``
-for new data on any requested partition, then reads again. Before v4 batches are down-converted to
+for new data on any requested partition, then reads again; a client that disconnects ends its wait at once. Before v4 batches are down-converted to
 message sets of magic 0 (v0-1) or 1 (v2-3); zstd data cannot be and yields UNSUPPORTED_COMPRESSION_TYPE.
 
 Fetch sessions (v7+, KIP-227): no session is ever created: session id 0 with epoch -1 or 0 gets a full
@@ -45,9 +45,11 @@ async def handle(ctx, request):
     while True:
         responses, total, any_error, partitions = _read_all(ctx, request)
         remaining = deadline - loop.time()
-        if total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.broker.stopping:
+        gone = ctx.disconnected is not None and ctx.disconnected.done()  # nobody left to answer
+        if (total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.broker.stopping
+                or gone):
             return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
-        await wait_any([p.data_notifier for p in partitions], remaining)
+        await wait_any([p.data_notifier for p in partitions], remaining, abandon=ctx.disconnected)
 
 
 def _read_all(ctx, request):

@@ -1,11 +1,14 @@
 """Produce (key 0), v0-9: append producer batches to partitions this broker leads.
 
 v0-2 carry v0/v1 message sets, converted here to RecordBatch v2 before they reach the log (the log only
-stores v2); v3+ must carry v2 batches (anything else is INVALID_RECORD). The log validates sizes and
-CRC-32C, assigns offsets in place and checks idempotent-producer sequences; its errors come back per
-partition (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD, OUT_OF_ORDER_SEQUENCE_NUMBER,
-INVALID_PRODUCER_EPOCH, ...), with ``error_message`` from v8. A retried idempotent batch is acknowledged
-with its original offsets and not appended again.
+stores v2; ``broker.log.validation.convert_legacy_message_set``: the client's offsets are ignored as in
+Kafka, malformed sets get CORRUPT_MESSAGE, INVALID_RECORD, INVALID_TIMESTAMP or
+UNSUPPORTED_COMPRESSION_TYPE); v3+ must carry v2 batches (anything else is INVALID_RECORD). An
+unexpected exception fails only its partition (UNKNOWN_SERVER_ERROR, logged), as in Kafka. The log
+validates sizes and CRC-32C, assigns offsets in place and checks idempotent-producer sequences; its
+errors come back per partition (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD,
+OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH, ...), with ``error_message`` from v8. A retried
+idempotent batch is acknowledged with its original offsets and not appended again.
 
 acks: 0 sends no response at all (and closes the connection when the append failed, as Kafka does, so the
 producer notices); 1 answers once the leader appended; -1 (all) answers once the high
@@ -20,9 +23,9 @@ import asyncio
 import logging
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
-from spark_kafkalog.records import CorruptRecordError, legacy_to_batches
 
 from broker.log import LogAppendError
+from broker.log.validation import convert_legacy_message_set
 from broker.network import NO_RESPONSE, CloseConnection
 from broker.replication.notifier import wait_any
 
@@ -46,10 +49,7 @@ def _as_v2(records, version: int) -> bytearray | memoryview:
         return records
     if magic not in (0, 1):
         raise LogAppendError(ErrorCode.INVALID_RECORD, f"Produce v{version} carries message sets of magic 0 or 1, got magic {magic}")
-    try:
-        return bytearray(b"".join(legacy_to_batches(records)))
-    except CorruptRecordError as e:
-        raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"unreadable message set: {e}") from None
+    return convert_legacy_message_set(records)
 
 
 async def handle(ctx, request):
@@ -79,6 +79,11 @@ async def handle(ctx, request):
                 entry.error_message = str(e)
                 log.debug("produce to %s-%d from %s rejected: %s", topic.name, pd.index, ctx.peer, e)
                 continue
+            except Exception as e:  # as Kafka: a bug fails this partition only, not the request or connection
+                entry.error_code = ErrorCode.UNKNOWN_SERVER_ERROR
+                entry.error_message = f"unexpected error appending to {topic.name}-{pd.index}: {type(e).__name__}"
+                log.exception("produce to %s-%d from %s failed", topic.name, pd.index, ctx.peer)
+                continue
             entry.base_offset = info.first_offset
             entry.log_append_time_ms = info.log_append_time
             entry.log_start_offset = info.log_start_offset
@@ -86,7 +91,7 @@ async def handle(ctx, request):
                 waits.append((part, info.last_offset + 1, entry))
         responses.append(Resp.TopicProduceResponse(name=topic.name, partition_responses=entries))
     if waits:
-        await _await_replication(b, waits, request.timeout_ms / 1000)
+        await _await_replication(b, waits, request.timeout_ms / 1000, ctx.disconnected)
     if acks == 0:
         failed = [(t.name, e.index, e.error_code) for t in responses for e in t.partition_responses if e.error_code]
         if failed:  # as Kafka: the producer gets no response, so it learns of the failure from the closed connection
@@ -96,16 +101,18 @@ async def handle(ctx, request):
     return Resp(responses=responses, throttle_time_ms=0)
 
 
-async def _await_replication(broker, waits, timeout_s: float) -> None:
-    """acks=all: wait until every partition's high watermark reaches its batch, or time out."""
+async def _await_replication(broker, waits, timeout_s: float, disconnected=None) -> None:
+    """acks=all: wait until every partition's high watermark reaches its batch, the request times out, or
+    the client disconnects (``disconnected`` done: its answer could not be sent anyway)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     while True:
         pending = [(p, hw, e) for p, hw, e in waits if p.high_watermark < hw and p.is_leader]
-        if not pending or broker.stopping:
+        if not pending or broker.stopping or (disconnected is not None and disconnected.done()):
             break
         remaining = deadline - loop.time()
-        if remaining <= 0 or not await wait_any([p.data_notifier for p, _, _ in pending], remaining):
+        if remaining <= 0 or not await wait_any([p.data_notifier for p, _, _ in pending], remaining,
+                                                abandon=disconnected):
             if loop.time() >= deadline:
                 break
     for p, hw, e in waits:

@@ -11,6 +11,13 @@ Concurrency contract (all on the broker's event loop, one task pair per connecti
   while requests on other connections proceed;
 * a handler that returns ``NO_RESPONSE`` (Produce with acks=0) writes nothing; one that returns
   ``CloseConnection`` (a failed acks=0 produce) closes the connection after the earlier responses;
+* memory follows the bytes received, not the sizes announced: a large frame (``POOLED_FRAME_SIZE`` or
+  more) is received into a buffer from the server's shared pool or one that doubles as bytes arrive,
+  chunk by chunk within the broker-wide ``queued.max.request.bytes`` budget (``RequestMemory``), and
+  idle connections hold no receive buffer (one shared buffer is read into only when a socket is
+  readable); a client silent for ``connections.max.idle.ms``, between requests or inside one, is closed;
+* when the client closes its side, ``disconnected`` completes: requests still waiting (a long-poll Fetch,
+  an acks=all Produce) answer at once instead of holding the socket until their timeout;
 * a frame over ``socket.request.max.bytes``, a request that cannot be decoded, an API version we do not
   serve (other than ApiVersions, which gets the v0 error body Kafka clients expect), or a handler that
   raises closes this connection with one log line naming the peer and the reason; other connections
@@ -39,7 +46,7 @@ from spark_kafkalog.protocol import (
     encode_response,
     encode_response_parts,
 )
-from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, FramePool
+from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, size_class
 from spark_kafkalog.protocol.messages import RequestHeader
 
 from .handler_registry import NO_RESPONSE, CloseConnection, RequestContext
@@ -49,7 +56,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafkalog.network")
 
-_RECV_SIZE = 256 * 1024
+_RECV_SIZE = 256 * 1024  # the most one read takes from a socket
+_GROWTH_START = 256 * 1024  # first size of a large frame's buffer when no pooled one is free
 _CLOSE = object()
 
 
@@ -71,7 +79,7 @@ class ClientConnection:
         self._in_flight: deque[asyncio.Task] = deque()
         self._stopping = False
         self.requests_served = 0
-        self._pool = FramePool()
+        self.disconnected: asyncio.Future = self.loop.create_future()
         self._reader_task: asyncio.Task | None = None
         self._pending_releases: list[bytearray] = []
 
@@ -116,6 +124,7 @@ class ClientConnection:
         self._in_flight.clear()
 
     def _close_socket(self) -> None:
+        self._peer_gone()
         try:
             self.sock.close()
         except OSError:
@@ -128,18 +137,13 @@ class ClientConnection:
     async def _read_loop(self) -> str | None:
         cfg = self.server.config
         decoder = FrameDecoder(cfg["socket.request.max.bytes"])
-        buf = bytearray(_RECV_SIZE)
-        view = memoryview(buf)
+        view = self.server.recv_buffer  # shared by all connections: each read is consumed before any await
         idle_s = cfg["connections.max.idle.ms"] / 1000
         while not self._stopping:
-            try:
-                if self._pending.empty() and not self._in_flight:
-                    n = await asyncio.wait_for(self.loop.sock_recv_into(self.sock, buf), idle_s)
-                else:
-                    n = await self.loop.sock_recv_into(self.sock, buf)
-            except asyncio.TimeoutError:
-                return f"idle for more than {cfg['connections.max.idle.ms']} ms"
+            idle = self._pending.empty() and not self._in_flight
+            n = await self._recv_into(view, idle_s if idle else None)
             if n == 0:
+                self._peer_gone()
                 return None  # the peer closed its side: an orderly end
             try:
                 frames = decoder.feed(view[:n])
@@ -147,19 +151,72 @@ class ClientConnection:
                 raise ConnectionClosed(f"bad frame: {e}") from None
             for frame in frames:
                 await self._dispatch(frame)
-            partial = decoder.take_partial_frame(POOLED_FRAME_SIZE, self._pool.acquire)
-            if partial is not None:  # a large frame: receive the rest in place, into a pooled buffer
-                buffer, size, filled = partial
+            partial = decoder.take_partial_frame(POOLED_FRAME_SIZE)
+            if partial is not None:
+                buffer, size = await self._receive_large_frame(*partial, idle_s)
                 target = memoryview(buffer)
-                while filled < size:
-                    got = await self.loop.sock_recv_into(self.sock, target[filled:size])
-                    if got == 0:
-                        return f"connection closed in the middle of a {size}-byte request"
-                    filled += got
                 frame_view = target[:size]
                 target.release()
                 await self._dispatch(frame_view, pooled=buffer)
         return None
+
+    async def _recv_into(self, view: memoryview, timeout_s: float | None) -> int:
+        """Receive into ``view`` once data is there (a wait longer than ``timeout_s`` closes the connection).
+
+        The socket is read only when it is readable, so a connection holds no receive buffer while it waits.
+        """
+        while True:
+            try:
+                return self.sock.recv_into(view)
+            except (BlockingIOError, InterruptedError):
+                pass
+            fut = self.loop.create_future()
+            fd = self.sock.fileno()
+            self.loop.add_reader(fd, lambda: fut.done() or fut.set_result(None))
+            try:
+                await asyncio.wait_for(fut, timeout_s) if timeout_s is not None else await fut
+            except asyncio.TimeoutError:
+                raise ConnectionClosed(
+                    f"idle for more than {self.server.config['connections.max.idle.ms']} ms") from None
+            finally:
+                self.loop.remove_reader(fd)
+
+    async def _receive_large_frame(self, head: bytearray, size: int, idle_s: float) -> tuple[bytearray, int]:
+        """Receive the rest of a ``size``-byte frame whose first ``len(head)`` bytes are ``head``.
+
+        The frame goes into a pooled buffer when one is free (no new memory); otherwise into a buffer
+        that starts small and doubles as bytes arrive, so memory grows with what the client really sent.
+        Each chunk waits for its turn in the broker-wide ``RequestMemory`` budget. Returns the buffer
+        (at least ``size`` bytes, the frame at its start) and ``size``.
+        """
+        memory = self.server.request_memory
+        buffer = self.server.frame_pool.take_free(size)
+        filled = len(head)
+        if buffer is None:
+            buffer = bytearray(min(size_class(size), max(_GROWTH_START, size_class(filled))))
+        buffer[:filled] = head
+        del head
+        memory.charge(self, filled)
+        try:
+            while filled < size:
+                if filled == len(buffer):  # grown buffers double: at most twice what arrived
+                    buffer.extend(bytes(min(len(buffer), size_class(size) - len(buffer))))
+                await memory.wait_turn(self)
+                with memoryview(buffer) as target:
+                    got = await self._recv_into(target[filled:min(size, len(buffer), filled + _RECV_SIZE)], idle_s)
+                if got == 0:
+                    self._peer_gone()
+                    raise ConnectionClosed(f"connection closed in the middle of a {size}-byte request")
+                memory.charge(self, got)
+                filled += got
+        finally:
+            memory.release(self)
+        return buffer, size
+
+    def _peer_gone(self) -> None:
+        """The client closed its side: requests still waiting (long polls, acks=all) give up at once."""
+        if not self.disconnected.done():
+            self.disconnected.set_result(None)
 
     async def _dispatch(self, frame, pooled: bytearray | None = None) -> None:
         """Decode and start one request; ``pooled`` is the pool buffer ``frame`` views, returned after the response."""
@@ -183,7 +240,8 @@ class ClientConnection:
                 f"{request.api.name} v{header.api_version} is not served "
                 f"(served: {'none' if entry is None else f'{entry.min_version}-{entry.max_version}'})"
             )
-        ctx = RequestContext(self.server.broker, header, self.peer, self.listener, self.connection_id)
+        ctx = RequestContext(self.server.broker, header, self.peer, self.listener, self.connection_id,
+                             disconnected=self.disconnected)
         task = self.loop.create_task(entry.handler(ctx, request.body), name=f"{request.api.name}-{header.correlation_id}")
         self._in_flight.append(task)
         if pooled is not None:
@@ -255,7 +313,7 @@ class ClientConnection:
     def _recycle(self) -> None:
         """Return the frame buffers of answered requests to the pool (each only if no view of it is left)."""
         while self._pending_releases:
-            self._pool.release(self._pending_releases.pop())
+            self.server.frame_pool.release(self._pending_releases.pop())
 
     def _broken(self, reason: str, *, error: bool = False) -> None:
         """The writer cannot go on: log once, drop pending work, close the socket (the reader then ends)."""

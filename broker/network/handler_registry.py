@@ -50,6 +50,7 @@ class RequestContext:
     peer: str
     listener: str = "PLAINTEXT"
     connection_id: int = 0
+    disconnected: Any = None  # an asyncio.Future completed when the client's connection is gone
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("kafkalog.handlers"))
 
     @property

@@ -1,5 +1,8 @@
 """The listener: accepts client sockets on every configured listener and runs one connection task each.
 
+Shared by the connections (all on one event loop): the receive buffer every read goes into first, the
+pool of large-frame buffers and the ``queued.max.request.bytes`` budget (``RequestMemory``).
+
 ``start()`` binds (port 0 picks a free port; ``bound`` reports the real ones) and starts accepting;
 ``stop()`` is ordered and idempotent: stop accepting, stop reading new requests, let requests already
 read finish and their responses go out (up to a grace period), then close every socket. Runs on the
@@ -14,13 +17,19 @@ import logging
 import socket
 from typing import TYPE_CHECKING, Any
 
+from spark_kafkalog.protocol.frame_pool import FramePool
+
 from .connection import ClientConnection
 from .handler_registry import HandlerRegistry
+from .request_memory import RequestMemory
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig, Listener
 
 log = logging.getLogger("kafkalog.network")
+
+_RECV_BUFFER_SIZE = 256 * 1024  # one socket read; shared by every connection of this server
+_POOLED_BYTES = 64 * 1024 * 1024  # large-frame buffers kept for reuse across connections
 
 
 class SocketServer:
@@ -34,6 +43,9 @@ class SocketServer:
         self._connections: dict[int, tuple[ClientConnection, asyncio.Task]] = {}
         self._ids = itertools.count(1)
         self._stopped = False
+        self.recv_buffer = memoryview(bytearray(_RECV_BUFFER_SIZE))
+        self.request_memory = RequestMemory(config["queued.max.request.bytes"])
+        self.frame_pool = FramePool(max_buffers=16, max_bytes=_POOLED_BYTES)
 
     @property
     def connection_count(self) -> int:

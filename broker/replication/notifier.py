@@ -32,12 +32,26 @@ class Notifier:
                 fut.set_result(None)
 
 
-async def wait_any(notifiers: Iterable[Notifier], timeout_s: float) -> bool:
-    """Wait until any notifier fires or ``timeout_s`` passes; True when woken."""
+async def wait_any(notifiers: Iterable[Notifier], timeout_s: float, *,
+                   abandon: asyncio.Future | None = None) -> bool:
+    """Wait until any notifier fires or ``timeout_s`` passes; True when woken.
+
+    ``abandon`` (e.g. the connection's ``disconnected``) ends the wait as soon as it is done: the
+    waiter's client is gone, so there is nobody to wait for (True is returned; callers re-check).
+    """
     notifiers = list(notifiers)
     if timeout_s <= 0 or not notifiers:
         return False
     fut = asyncio.get_running_loop().create_future()
+
+    def wake(_f: asyncio.Future) -> None:
+        if not fut.done():
+            fut.set_result(None)
+
+    if abandon is not None:
+        if abandon.done():
+            return True
+        abandon.add_done_callback(wake)
     for n in notifiers:
         n.register(fut)
     try:
@@ -48,5 +62,7 @@ async def wait_any(notifiers: Iterable[Notifier], timeout_s: float) -> bool:
     finally:
         for n in notifiers:
             n.unregister(fut)
+        if abandon is not None:
+            abandon.remove_done_callback(wake)
         if not fut.done():
             fut.cancel()

@@ -42,24 +42,22 @@ class FrameDecoder:
             return 4 - len(self._buf)
         return self._need - len(self._buf)
 
-    def take_partial_frame(self, min_size: int, allocate: Any = bytearray) -> tuple[Any, int, int] | None:
-        """Hand a large, incomplete frame to the caller, so the rest can be received straight into it.
+    def take_partial_frame(self, min_size: int) -> tuple[bytearray, int] | None:
+        """Hand a large, incomplete frame to the caller, so the rest can be received straight into its buffer.
 
         When the next frame's size is known, is at least ``min_size`` and the frame is incomplete,
-        returns ``(buffer, size, filled)``: ``buffer = allocate(size)`` (at least ``size`` bytes long)
-        whose first ``filled`` bytes are the payload received so far. The decoder then expects the next
-        frame's size prefix; the caller must fill ``buffer[filled:size]`` from the stream before feeding
-        more. Otherwise returns None.
+        returns ``(head, size)``: ``head`` is the payload received so far (``len(head) < size``). The
+        decoder then expects the next frame's size prefix; the caller must receive the other
+        ``size - len(head)`` payload bytes from the stream before feeding more. Otherwise returns None.
+        Nothing is allocated for the announced size: a size prefix alone costs no memory.
         """
         if self._need < 0 or self._need < min_size or len(self._buf) >= self._need:
             return None
         size = self._need
-        buffer = allocate(size)
-        filled = len(self._buf)
-        buffer[:filled] = self._buf
+        head = self._buf
         self._buf = bytearray()
         self._need = -1
-        return buffer, size, filled
+        return head, size
 
     def feed(self, data: Any) -> list[bytearray]:
         self._buf += data

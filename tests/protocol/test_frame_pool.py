@@ -41,3 +41,21 @@ def test_only_the_newest_lent_buffers_are_tracked():
     reused = {id(pool.acquire(65536)) for _ in range(2)}
     assert reused == {id(lent[1]), id(lent[2])}  # lent[0] was forgotten (left to the garbage collector)
     assert all(pool.acquire(65536) is not b for b in lent)
+
+
+def test_take_free_never_allocates():
+    pool = FramePool(max_buffers=2)
+    assert pool.take_free(100_000) is None and pool.allocated == 0
+    buf = pool.acquire(100_000)
+    assert pool.release(buf)
+    assert pool.take_free(70_000) is buf  # same size class (2**17)
+    assert pool.take_free(70_000) is None
+
+
+def test_pool_keeps_at_most_max_bytes_and_only_size_classes():
+    pool = FramePool(max_buffers=8, max_bytes=300_000)
+    a, b, c = (pool.acquire(131_072) for _ in range(3))
+    assert pool.release(a) and pool.release(b)
+    assert not pool.release(c)  # a third would exceed max_bytes
+    assert pool.pooled_bytes == 262_144
+    assert not pool.release(bytearray(100_000))  # not a size class: never pooled

@@ -10,10 +10,8 @@ def test_take_partial_frame_then_continue_with_the_next_frame():
     d = FrameDecoder()
     assert d.feed(struct.pack(">i", len(payload)) + payload[:1000]) == []
     assert d.take_partial_frame(200_000) is None  # smaller than the threshold: keep buffering
-    buffer, size, filled = d.take_partial_frame(65536)
-    assert (size, filled) == (len(payload), 1000) and bytes(buffer[:filled]) == payload[:1000]
-    buffer[filled:size] = payload[filled:]
-    assert bytes(buffer[:size]) == payload
+    head, size = d.take_partial_frame(65536)
+    assert (size, bytes(head)) == (len(payload), payload[:1000])
     assert d.feed(struct.pack(">i", 3) + b"abc") == [bytearray(b"abc")]  # the decoder moved on
 
 
@@ -22,3 +20,10 @@ def test_take_partial_frame_none_when_complete_or_unknown():
     assert d.take_partial_frame(0) is None
     d.feed(b"\x00\x00")
     assert d.take_partial_frame(0) is None  # size not known yet
+
+
+def test_take_partial_frame_allocates_nothing_for_an_announced_size():
+    d = FrameDecoder()
+    d.feed(struct.pack(">i", 100 * 1024 * 1024))  # a size prefix alone
+    head, size = d.take_partial_frame(65536)
+    assert size == 100 * 1024 * 1024 and len(head) == 0
