@@ -11,14 +11,20 @@ Offset checkpoints (``recovery-point-offset-checkpoint``, ``log-start-offset-che
 The leader epoch checkpoint (``leader-epoch-checkpoint``, one per partition directory) has the same
 version and count lines followed by ``<epoch> <start offset>`` lines.
 
-A reader either returns every entry or raises ``CorruptCheckpointError``; a crash during a write leaves
-the previous file intact (the temporary ``.tmp`` file is ignored and overwritten next time). Stateless;
-concurrent writers of the same path must be serialised by the caller.
+A reader either returns every entry or raises ``CorruptCheckpointError`` naming the file, the line and
+what was wrong: bytes that are not UTF-8, a version other than 0, a count that is not the number of entry
+lines (missing or extra lines, blank ones included; one final newline is expected), a number that is not a
+decimal integer in the signed 64-bit range, a negative partition, offset or epoch, the same topic-partition
+twice, and epochs or start offsets that do not strictly increase. Callers treat such a file as missing (the
+log is the truth) after logging the error. A crash during a write leaves the previous file intact (the
+temporary ``.tmp`` file is ignored and overwritten next time). Stateless; concurrent writers of the same
+path must be serialised by the caller.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -35,6 +41,9 @@ __all__ = [
 ]
 
 VERSION = 0
+_INT = re.compile(r"-?[0-9]+")
+_INT64_MAX = (1 << 63) - 1
+_INT32_MAX = (1 << 31) - 1
 
 
 class CorruptCheckpointError(LogError):
@@ -67,40 +76,64 @@ def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
         fsync_dir(path.parent)
 
 
-def _lines(path: Path) -> list[str] | None:
+def _entry_lines(path: Path) -> list[tuple[int, list[str]]] | None:
+    """``[(line number, fields), ...]`` of the entry lines, checked against the version and count lines;
+    None when the file does not exist."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None
-    lines = text.splitlines()
-    if len(lines) < 2:
-        raise CorruptCheckpointError(f"{path}: missing the version and count lines")
-    if lines[0].strip() != str(VERSION):
-        raise CorruptCheckpointError(f"{path}: unknown checkpoint version {lines[0].strip()!r}")
+    except OSError as e:
+        raise CorruptCheckpointError(f"{path}: cannot be read ({e.strerror or e})") from None
     try:
-        count = int(lines[1])
-    except ValueError:
-        raise CorruptCheckpointError(f"{path}: line 2: entry count {lines[1]!r} is not a number") from None
-    entries = [line for line in lines[2:] if line.strip()]
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise CorruptCheckpointError(f"{path}: line {line}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline that ends the last line
+    if len(lines) < 2:
+        missing = "count" if lines else "version"
+        raise CorruptCheckpointError(f"{path}: line {len(lines) + 1}: the {missing} line is missing ({len(raw)} bytes)")
+    if lines[0] != str(VERSION):
+        raise CorruptCheckpointError(f"{path}: line 1: unknown checkpoint version {lines[0]!r} (expected {VERSION})")
+    count = _number(path, 2, "entry count", lines[1])
+    entries = lines[2:]
     if count != len(entries):
-        raise CorruptCheckpointError(f"{path}: says {count} entries but holds {len(entries)}")
-    return entries
+        raise CorruptCheckpointError(f"{path}: line 2: says {count} entries but {len(entries)} lines follow")
+    return [(number, line.split(" ")) for number, line in enumerate(entries, start=3)]
+
+
+def _number(path: Path, line: int, what: str, text: str) -> int:
+    """``text`` as a non-negative decimal integer within the signed 64-bit range."""
+    if not _INT.fullmatch(text):
+        raise CorruptCheckpointError(f"{path}: line {line}: {what} {text!r} is not a number")
+    value = int(text)
+    if value < 0:
+        raise CorruptCheckpointError(f"{path}: line {line}: {what} {value} is negative")
+    if value > _INT64_MAX:
+        raise CorruptCheckpointError(f"{path}: line {line}: {what} {value} does not fit in 64 bits")
+    return value
 
 
 def read_offset_checkpoint(path: Path) -> dict[tuple[str, int], int] | None:
     """``{(topic, partition): offset}``, or None when the file does not exist."""
-    entries = _lines(path)
+    entries = _entry_lines(path)
     if entries is None:
         return None
     out: dict[tuple[str, int], int] = {}
-    for number, line in enumerate(entries, start=3):
-        parts = line.split()
-        try:
-            topic, partition, offset = parts[0], int(parts[1]), int(parts[2])
-            if len(parts) != 3:
-                raise ValueError
-        except (ValueError, IndexError):
-            raise CorruptCheckpointError(f"{path}: line {number}: expected 'topic partition offset', got {line!r}") from None
+    for number, fields in entries:
+        if len(fields) != 3 or not fields[0]:
+            raise CorruptCheckpointError(
+                f"{path}: line {number}: expected 'topic partition offset', got {' '.join(fields)!r}")
+        topic = fields[0]
+        partition = _number(path, number, "partition", fields[1])
+        offset = _number(path, number, "offset", fields[2])
+        if partition > _INT32_MAX:
+            raise CorruptCheckpointError(f"{path}: line {number}: partition {partition} is out of range")
+        if (topic, partition) in out:
+            raise CorruptCheckpointError(f"{path}: line {number}: {topic}-{partition} is listed twice")
         out[(topic, partition)] = offset
     return out
 
@@ -112,19 +145,24 @@ def write_offset_checkpoint(path: Path, offsets: Mapping[tuple[str, int], int], 
 
 
 def read_epoch_checkpoint(path: Path) -> list[tuple[int, int]] | None:
-    """``[(epoch, start_offset), ...]`` in file order, or None when the file does not exist."""
-    entries = _lines(path)
+    """``[(epoch, start_offset), ...]`` in file order (both strictly increasing), or None when the file
+    does not exist."""
+    entries = _entry_lines(path)
     if entries is None:
         return None
-    out = []
-    for number, line in enumerate(entries, start=3):
-        parts = line.split()
-        try:
-            if len(parts) != 2:
-                raise ValueError
-            out.append((int(parts[0]), int(parts[1])))
-        except ValueError:
-            raise CorruptCheckpointError(f"{path}: line {number}: expected 'epoch offset', got {line!r}") from None
+    out: list[tuple[int, int]] = []
+    for number, fields in entries:
+        if len(fields) != 2:
+            raise CorruptCheckpointError(f"{path}: line {number}: expected 'epoch offset', got {' '.join(fields)!r}")
+        epoch = _number(path, number, "epoch", fields[0])
+        start = _number(path, number, "start offset", fields[1])
+        if epoch > _INT32_MAX:
+            raise CorruptCheckpointError(f"{path}: line {number}: epoch {epoch} is out of range")
+        if out and (epoch <= out[-1][0] or start <= out[-1][1]):
+            raise CorruptCheckpointError(
+                f"{path}: line {number}: epoch {epoch} at offset {start} does not follow epoch {out[-1][0]} at "
+                f"offset {out[-1][1]} (both must increase)")
+        out.append((epoch, start))
     return out
 
 

@@ -27,23 +27,29 @@ UNDEFINED_EPOCH_OFFSET = -1
 
 
 class LeaderEpochCache:
-    __slots__ = ("path", "_entries", "_lock", "_sync")
+    __slots__ = ("path", "unreadable", "_entries", "_lock", "_sync")
 
     def __init__(self, path: Path, entries: list[tuple[int, int]] | None = None, *, sync: bool = True) -> None:
         self.path = path
+        #: the file existed but was rejected by ``read_epoch_checkpoint``: the entries must be rebuilt from
+        #: the log's batches (``PartitionLog.open`` then recovers the whole log)
+        self.unreadable = False
         self._entries: list[tuple[int, int]] = list(entries or [])
         self._lock = threading.Lock()
         self._sync = sync
 
     @classmethod
     def load(cls, path: Path) -> LeaderEpochCache:
-        """The cache in ``path``; an unreadable or non-monotonic file is discarded (recovery re-adds entries)."""
+        """The cache in ``path``. A file that cannot be read or parsed (not UTF-8, negative or non-increasing
+        entries, a wrong count, ...) is treated as missing: a warning names it and the reason, the cache
+        starts empty with ``unreadable`` set, and the file stays until the rebuilt entries replace it."""
+        cache = cls(path)
         try:
             entries = read_epoch_checkpoint(path) or []
         except CorruptCheckpointError as e:
-            log.warning("%s; starting with an empty leader epoch cache", e)
+            log.warning("%s; treating the leader epoch checkpoint as missing (epochs are rebuilt from the log)", e)
+            cache.unreadable = True
             entries = []
-        cache = cls(path)
         for epoch, start in entries:
             cache._assign_locked(epoch, start)
         return cache

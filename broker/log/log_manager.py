@@ -10,11 +10,16 @@ Layout of each log directory::
       replication-offset-checkpoint       each log's high watermark
       cleaner-offset-checkpoint           each compacted log's first dirty offset
       <topic>-<partition>/                one PartitionLog
-      <topic>-<partition>.<id>-delete/    a deleted log, removed by the background thread
+      <topic>-<partition>.<id>-delete/    a deleted log, removed by the background thread; <id> is 32 hex
+                                          digits and <topic> is cut short so the name fits in 255 bytes
 
 ``load()`` opens every partition directory of every log dir in parallel (``recovery_threads``); without
-the clean-shutdown marker the logs are recovered from their recovery points. New partitions go to the
-log dir holding the fewest. ``start()`` runs one background thread for retention
+the clean-shutdown marker the logs are recovered from their recovery points. A checkpoint file that cannot
+be read or parsed is treated as missing, with a warning naming it and the reason: a log without a
+checkpointed recovery point is recovered in full, the other offsets fall back to the log start (a
+partition's unreadable ``leader-epoch-checkpoint`` likewise makes ``PartitionLog.open`` recover that log
+in full). ``-delete`` directories left by a previous run are removed. New partitions go to the log dir
+holding the fewest. ``start()`` runs one background thread for retention
 (``log.retention.check.interval.ms``), flushing (rolled segments, and ``flush.ms``; checked every
 ``min(log.flush.scheduler.interval.ms, 1 s)``), compaction (``log.cleaner.backoff.ms``, when
 ``log.cleaner.enable``), checkpoints (``log.flush.offset.checkpoint.interval.ms``) and deleting removed
@@ -59,10 +64,33 @@ LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
 REPLICATION_CHECKPOINT = "replication-offset-checkpoint"
 CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
 DELETE_DIR_SUFFIX = "-delete"
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+#: the longest file name the log store creates (Kafka's limit too; ext4, xfs and most others allow 255 bytes)
+MAX_FILE_NAME_BYTES = 255
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+#: ``<topic or its prefix>-<partition>.<hex id>-delete``, as written by ``delete_dir_name`` (and Kafka)
+_DELETE_DIR = re.compile(r".+-[0-9]+\.[0-9a-f]+" + re.escape(DELETE_DIR_SUFFIX))
+_CHECKPOINT_FALLBACKS = {
+    RECOVERY_POINT_CHECKPOINT: "its logs are recovered in full",
+    LOG_START_CHECKPOINT: "log start offsets fall back to each log's first segment",
+    REPLICATION_CHECKPOINT: "high watermarks fall back to the log start",
+    CLEANER_CHECKPOINT: "compacted logs are cleaned again from their start",
+}
 _MAX_TICK_S = 1.0
 
 Key = tuple[str, int]
+
+
+def delete_dir_name(topic: str, partition: int, unique_id: str | None = None) -> str:
+    """``<topic>-<partition>.<id>-delete`` with the topic cut to the prefix that keeps the name within
+    ``MAX_FILE_NAME_BYTES`` (Kafka's ``logDeleteDirName``): a 249-character topic would otherwise make a
+    291-byte name. ``unique_id`` defaults to a random UUID's 32 hex digits; topic names are ASCII."""
+    suffix = f"-{partition}.{unique_id or uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+    return topic[: MAX_FILE_NAME_BYTES - len(suffix)] + suffix
+
+
+def is_delete_dir_name(name: str) -> bool:
+    """Whether ``name`` is a deleted log's directory (see ``delete_dir_name``)."""
+    return _DELETE_DIR.fullmatch(name) is not None
 
 
 class LogManager:
@@ -114,15 +142,17 @@ class LogManager:
                 path = log_dir / entry
                 if not path.is_dir():
                     continue
-                if entry.endswith(DELETE_DIR_SUFFIX):
+                if is_delete_dir_name(entry):
                     self._deleted_dirs.append(path)
                     continue
                 parsed = parse_partition_dir(entry)
                 if parsed is None:
                     log.warning("%s: not a <topic>-<partition> directory; ignored", path)
                     continue
-                offsets = {name: values.get(parsed) for name, values in checkpoints.items()}
-                jobs.append((log_dir, path, parsed[0], parsed[1], not clean, offsets))
+                offsets = {name: (values or {}).get(parsed) for name, values in checkpoints.items()}
+                # no recovery point known (file missing or unreadable, or no entry): check the whole log
+                recover = not clean or offsets[RECOVERY_POINT_CHECKPOINT] is None
+                jobs.append((log_dir, path, parsed[0], parsed[1], recover, offsets))
         started = _time.monotonic()
 
         def open_one(job) -> tuple[Key, Path, PartitionLog]:
@@ -164,14 +194,15 @@ class LogManager:
         self._dir_locks.append(fd)
 
     @staticmethod
-    def _read_checkpoints(log_dir: Path) -> dict[str, dict[Key, int]]:
-        out = {}
-        for name in (RECOVERY_POINT_CHECKPOINT, LOG_START_CHECKPOINT, REPLICATION_CHECKPOINT, CLEANER_CHECKPOINT):
+    def _read_checkpoints(log_dir: Path) -> dict[str, dict[Key, int] | None]:
+        """Each offset checkpoint of ``log_dir``: its entries, or None when missing or unreadable."""
+        out: dict[str, dict[Key, int] | None] = {}
+        for name, fallback in _CHECKPOINT_FALLBACKS.items():
             try:
-                out[name] = read_offset_checkpoint(log_dir / name) or {}
+                out[name] = read_offset_checkpoint(log_dir / name)
             except CorruptCheckpointError as e:
-                log.warning("%s; ignoring it (logs are recovered from their start)", e)
-                out[name] = {}
+                log.warning("%s; treating the checkpoint as missing: %s", e, fallback)
+                out[name] = None
         return out
 
     # -- logs ---------------------------------------------------------------------------------------
@@ -191,10 +222,13 @@ class LogManager:
         """The log of ``topic``-``partition``, created empty in the least-used log dir if missing.
         A given ``config`` becomes the topic's config (also for an existing log); without one a new log
         gets the topic's known config or the defaults."""
-        if not _LEGAL_TOPIC.match(topic) or topic in (".", ".."):
+        if not _LEGAL_TOPIC.fullmatch(topic) or topic in (".", ".."):
             raise LogError(f"illegal topic name {topic!r} (1-249 of [a-zA-Z0-9._-])")
         if partition < 0:
             raise LogError(f"illegal partition {partition}")
+        if len(topic) + 1 + len(str(partition)) > MAX_FILE_NAME_BYTES:
+            raise LogError(f"partition {partition} of the {len(topic)}-character topic {topic[:20]}... would need a "
+                           f"directory name longer than {MAX_FILE_NAME_BYTES} bytes")
         with self._lock:
             if config is not None:
                 self._topic_configs[topic] = config
@@ -216,18 +250,27 @@ class LogManager:
             return plog
 
     def delete_log(self, topic: str, partition: int) -> bool:
-        """Remove the log: close it, rename its directory to ``<name>.<id>-delete`` and delete that soon
-        (the background thread, or the next maintenance call). False when there is no such log."""
+        """Remove the log: close it, rename its directory to ``delete_dir_name(topic, partition)`` and
+        delete that soon (the background thread, or the next maintenance call); if the rename fails, the
+        directory is deleted at once. False when there is no such log. Raises ``LogError`` when the
+        directory can be neither renamed nor deleted."""
         with self._lock:
             plog = self._logs.pop((topic, partition), None)
             log_dir = self._dir_of.pop((topic, partition), None)
         if plog is None or log_dir is None:
             return False
         plog.close(flush=False)
-        target = log_dir / f"{topic}-{partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        target = log_dir / delete_dir_name(topic, partition)
         try:
             os.rename(plog.dir, target)
         except FileNotFoundError:
+            return True
+        except OSError as e:
+            log.warning("%s: cannot rename it to %s (%s); deleting it in place", plog.dir, target.name, e)
+            try:
+                shutil.rmtree(plog.dir)
+            except OSError as e2:
+                raise LogError(f"{plog.dir}: deleted log could be neither renamed nor removed: {e2}") from e2
             return True
         with self._lock:
             self._deleted_dirs.append(target)
@@ -299,7 +342,13 @@ class LogManager:
         with self._lock:
             doomed, self._deleted_dirs = self._deleted_dirs, []
         for path in doomed:
-            shutil.rmtree(path, ignore_errors=True)
+            try:
+                shutil.rmtree(path)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                log.warning("%s: cannot delete it (%s); the next start tries again", path, e)
+                continue
             log.info("deleted %s", path)
 
     # -- background thread --------------------------------------------------------------------------

@@ -157,6 +157,8 @@ class PartitionLog:
         directory.mkdir(parents=True, exist_ok=True)
         now = time.milliseconds()
         epochs = LeaderEpochCache.load(directory / LEADER_EPOCH_CHECKPOINT)
+        if epochs.unreadable:  # the log is the truth: rebuild the epochs from every batch
+            recover, recovery_point = True, 0
 
         def on_batch(header: BatchHeader) -> None:
             if header.partition_leader_epoch >= 0:
@@ -185,6 +187,8 @@ class PartitionLog:
         plog.first_dirty_offset = min(max(first_dirty_offset if first_dirty_offset is not None else start, start), leo)
         epochs.truncate_from_end(leo)
         epochs.truncate_from_start(start)
+        if epochs.unreadable:
+            epochs.flush()  # replaces the unreadable file
         plog._rebuild_producer_state()
         return plog
 
