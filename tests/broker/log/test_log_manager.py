@@ -37,7 +37,7 @@ def test_new_partitions_go_to_the_log_dir_with_the_fewest(dirs, clock):
         manager.shutdown()
 
 
-@pytest.mark.parametrize("topic, partition", [("bad/name", 0), ("", 0), ("x" * 250, 0), ("..", 0), ("ok", -1)])
+@pytest.mark.parametrize("topic, partition", [("bad/name", 0), ("", 0), ("x" * 250, 0), ("..", 0), ("ok", -1), ("ok\n", 0)])
 def test_illegal_topic_partition_names_are_rejected(dirs, clock, topic, partition):
     manager = _manager(dirs, clock)
     try:
