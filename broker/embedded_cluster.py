@@ -180,19 +180,42 @@ class EmbeddedCluster:
         return proc.returncode
 
     def kill_broker(self, broker_id: int) -> None:
-        """SIGKILL: an unclean stop (no flush, no deregistration; ZooKeeper notices at session timeout)."""
+        """SIGKILL the broker's process: a crash (no flush, no deregistration).
+
+        Its ``/brokers/ids/<id>`` stays until ZooKeeper expires the dead session, but ``start_broker`` does not
+        wait for that: the restarted broker takes over the registration its previous run recorded in its log dir.
+        """
         proc = self.processes.pop(broker_id, None)
         if proc is not None:
-            proc.kill()
+            os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
             if proc.stdout:
                 proc.stdout.close()
 
     def start_broker(self, broker_id: int) -> None:
+        """Start a stopped or killed broker again on the same log dir and port; returns once it serves."""
         if broker_id in self.processes:
             raise RuntimeError(f"broker {broker_id} is already running")
         self._launch(broker_id)
         self._await_ready(broker_id)
+
+    def kill(self) -> None:
+        """SIGKILL every broker and the ZooKeeper server started here: a crash of the whole cluster.
+
+        ``data_dir`` is kept (even a temporary one, until ``stop``): a new ``EmbeddedCluster`` on it comes back
+        with every acknowledged record, its brokers taking over the registrations their dead sessions left
+        in the restarted ZooKeeper.
+        """
+        for proc in self.processes.values():
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+        if self.zookeeper is not None and self.zookeeper.pid is not None and self.zookeeper.is_running:
+            os.kill(self.zookeeper.pid, signal.SIGKILL)
+        for b in list(self.processes):
+            self.kill_broker(b)
+        if self.zookeeper is not None:
+            self.zookeeper.stop()  # reaps the dead JVM
+            self.zookeeper = None
 
     def stop(self) -> None:
         """Stop every broker (in parallel, cleanly), then ZooKeeper; idempotent."""

@@ -1,9 +1,11 @@
 """Broker lifecycle: ordered, idempotent start and stop; ``EmbeddedBroker`` runs one in a background thread.
 
-Start order: load and recover the logs -> connect to the registry (ZooKeeper, or an in-process registry
-for ``zookeeper.connect=memory:<name>``) -> bind the listeners -> follow the registry (brokers, topics,
-partition states) until the first snapshot is applied -> register ``/brokers/ids/<id>`` -> serve requests
--> compete for the controller. Stop order: resign the controller -> stop accepting and finish in-flight
+Start order: load and recover the logs (locking the log dirs) -> connect to the registry (ZooKeeper, or an
+in-process registry for ``zookeeper.connect=memory:<name>``) -> bind the listeners -> follow the registry
+(brokers, topics, partition states) until the first snapshot is applied -> register ``/brokers/ids/<id>``
+(taking over the nodes a crashed previous run left, as recorded in the first log dir's
+``zookeeper-registration``; see ``broker.cluster.registration_record``) -> serve requests -> compete for
+the controller. Stop order: resign the controller -> stop accepting and finish in-flight
 requests (waiting long polls answer at once) -> stop following the registry -> flush logs and write
 checkpoints (clean-shutdown marker) -> deregister -> close the registry. Both are idempotent; a failed start undoes what it did.
 
@@ -147,12 +149,20 @@ class Broker:
         await self.metadata_sync.ready.wait()
         host, port = self.bootstrap_server.rsplit(":", 1)
         info = BrokerInfo(self.broker_id, host.strip("[]"), int(port), cfg["broker.rack"], self.endpoints())
-        await self.run_blocking(self.registry.register_broker, info)
+        await self.run_blocking(self.registry.register_broker, info, self._registration_record())
         self._registered = True
         while self.broker_id not in self.metadata.brokers:
             await asyncio.sleep(0.005)
         self.controller = Controller(self)
         self.controller.start()
+
+    def _registration_record(self):
+        """The record of this broker's ZooKeeper registrations in its first log dir (locked by the log manager)."""
+        from .cluster.registration_record import RegistrationRecord
+        from .log.log_manager import LOCK_FILE
+
+        first = self.log_manager.log_dirs[0]
+        return RegistrationRecord(first, lock_file=first / LOCK_FILE)
 
     async def stop(self) -> None:
         if self._state in ("stopping", "stopped"):

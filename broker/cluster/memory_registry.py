@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .registry import (
     BrokerIdInUseError,
@@ -30,6 +30,9 @@ from .registry import (
     TopicExistsError,
     new_cluster_id,
 )
+
+if TYPE_CHECKING:
+    from .registration_record import RegistrationRecord
 
 log = logging.getLogger("kafkalog.registry")
 
@@ -99,7 +102,9 @@ class MemoryRegistry(ClusterRegistry):
         return self.store.cluster_id
 
     # -- brokers --------------------------------------------------------------------------------
-    def register_broker(self, info: BrokerInfo) -> None:
+    def register_broker(self, info: BrokerInfo, record: RegistrationRecord | None = None) -> None:
+        """As ``ClusterRegistry``; ``record`` is not used: registrations live in this process's memory, so
+        none can outlive a crashed broker."""
         s = self.store
         with s.lock:
             self._check()

@@ -42,7 +42,10 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
+
+if TYPE_CHECKING:
+    from broker.cluster.registration_record import RegistrationRecord
 
 __all__ = [
     "BrokerInfo", "PartitionState", "TopicAssignment", "Subscription", "ClusterRegistry",
@@ -61,11 +64,12 @@ class RegistryError(Exception):
 class BrokerIdInUseError(RegistryError):
     """``/brokers/ids/<id>`` is already held by another live broker (a duplicate ``broker.id``)."""
 
-    def __init__(self, broker_id: int, holder: str | None) -> None:
+    def __init__(self, broker_id: int, holder: str | None, detail: str = "") -> None:
         self.broker_id = broker_id
         self.holder = holder
         where = f" by {holder}" if holder else ""
-        super().__init__(f"broker.id {broker_id} is already registered{where}; "
+        detail = f" ({detail})" if detail else ""
+        super().__init__(f"broker.id {broker_id} is already registered{where}{detail}; "
                          f"each broker needs a unique broker.id")
 
 
@@ -353,11 +357,17 @@ class ClusterRegistry(abc.ABC):
 
     # brokers
     @abc.abstractmethod
-    def register_broker(self, info: BrokerInfo) -> None:
+    def register_broker(self, info: BrokerInfo, record: RegistrationRecord | None = None) -> None:
         """Create the ephemeral ``/brokers/ids/<id>``; BrokerIdInUseError naming the holder's host:port.
 
-        The registration is kept: after a session expiry the registry re-creates it before any watch or
-        ``on_session_reestablished`` callback runs.
+        ``record`` (the broker's ``RegistrationRecord``, in its locked log dir) names the session of this
+        broker's previous run: a ``/brokers/ids/<id>`` or ``/controller`` still owned by that dead session is
+        deleted at once (compare-and-delete) instead of waiting for its expiry, and the record is rewritten
+        with the current session before the node is created (again at every re-registration).
+
+        The registration is kept while the broker runs: after a session expiry the registry re-creates it
+        before any watch or ``on_session_reestablished`` callback runs, and a node deleted while the session
+        lives is re-created with the same content.
         """
 
     @abc.abstractmethod

@@ -16,6 +16,13 @@ dispatcher then (1) re-creates this registry's ephemeral broker node, (2) forget
 ephemeral ``/controller`` went with the old session), (3) re-reads every watch, which delivers the current
 controller to ``on_controller_changed`` callbacks, (4) calls ``on_session_reestablished`` callbacks.
 
+Registration: ``register_broker`` also watches its own ``/brokers/ids/<id>``; when the node vanishes while
+the session lives (deleted by an operator or a tool), the dispatcher re-creates it with the same bytes.
+With a ``RegistrationRecord`` (see ``broker.cluster.registration_record``) the nodes still owned by the
+session of this broker's previous run, ``/brokers/ids/<id>`` and ``/controller``, are deleted at once by
+compare-and-delete, and the record is rewritten with the current session before the node is created.
+Registration, re-registration and deregistration are serialised by one lock.
+
 Requests: while the client is not connected every operation raises ``RegistryUnavailableError`` at once;
 a request that gets no answer within ``request_timeout_ms`` raises it too (its effect is then unknown, as
 with any ZooKeeper connection loss).
@@ -23,19 +30,21 @@ with any ZooKeeper connection loss).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import queue
 import re
 import threading
 import time
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
     BadVersionError,
     ConnectionClosedError,
     ConnectionLoss,
+    KazooException,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
@@ -53,6 +62,7 @@ from broker.cluster.registry import (
     ClusterRegistry,
     NoSuchTopicError,
     PartitionState,
+    RegistryError,
     RegistryUnavailableError,
     StaleStateError,
     Subscription,
@@ -60,6 +70,9 @@ from broker.cluster.registry import (
     TopicExistsError,
     new_cluster_id,
 )
+
+if TYPE_CHECKING:
+    from broker.cluster.registration_record import RegistrationRecord
 
 __all__ = ["ZooKeeperRegistry", "parse_connect_string"]
 
@@ -98,6 +111,26 @@ def _check_topic(name: str) -> str:
     if not isinstance(name, str) or not _TOPIC_NAME.fullmatch(name) or name in (".", ".."):
         raise ValueError(f"invalid topic name {name!r}: 1-249 characters of [a-zA-Z0-9._-], not '.' or '..'")
     return name
+
+
+def _translate_kazoo_errors(method):
+    """Decorator for public methods: a kazoo error that escapes becomes a ``RegistryError`` naming the method."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except KazooException as exc:
+            raise RegistryError(f"ZooKeeper at {self._hosts}{self._chroot}: {method.__name__} failed: "
+                                f"{type(exc).__name__} {exc}".rstrip()) from exc
+    return wrapper
+
+
+class _Registration(NamedTuple):
+    """What ``register_broker`` was given: kept to re-create the node with the same bytes."""
+
+    info: BrokerInfo
+    data: bytes
+    record: RegistrationRecord | None
 
 
 def _check_group(group: str) -> str:
@@ -159,9 +192,9 @@ class ZooKeeperRegistry(ClusterRegistry):
     ``session_timeout_ms`` is requested from the server (it clamps it to [2, 20] ticks unless configured
     otherwise). ``connection_timeout_ms`` bounds ``start`` (default: the session timeout).
     ``request_timeout_ms`` bounds each request (default: the session timeout).
-    ``registration_wait_ms``: when ``/brokers/ids/<id>`` is held by another session, wait this long for it
-    to vanish before raising ``BrokerIdInUseError`` (a broker restarted right after a crash finds its old
-    node until the old session times out; pass the session timeout to ride that out).
+    ``registration_wait_ms``: when ``/brokers/ids/<id>`` is held by another session (not the one of this
+    broker's previous run named by its ``RegistrationRecord``: that node is taken over at once), wait this
+    long for it to vanish before raising ``BrokerIdInUseError``.
     """
 
     def __init__(self, connect: str, *, session_timeout_ms: int = 6000, connection_timeout_ms: int | None = None,
@@ -179,7 +212,9 @@ class ZooKeeperRegistry(ClusterRegistry):
         self._lock = threading.Lock()
         self._watches: list[_Watch] = []
         self._session_callbacks: list[tuple[Subscription, Callable[[], None]]] = []
-        self._registration: BrokerInfo | None = None
+        self._registration: _Registration | None = None
+        self._registration_lock = threading.Lock()  # register / re-register / deregister, one at a time
+        self._registration_watch: tuple[int, Subscription] | None = None
         self._is_controller = False
         self._cluster_id: str | None = None
         self._session_lost = False
@@ -267,38 +302,117 @@ class ZooKeeperRegistry(ClusterRegistry):
 
     # -- brokers -------------------------------------------------------------------------------------
 
-    def register_broker(self, info: BrokerInfo) -> None:
-        path = f"/brokers/ids/{info.broker_id}"
+    @_translate_kazoo_errors
+    def register_broker(self, info: BrokerInfo, record: RegistrationRecord | None = None) -> None:
+        reg = _Registration(info, info.to_json().encode(), record)
+        with self._registration_lock:
+            self._register(reg)
+            with self._lock:
+                self._registration = reg
+                watched = self._registration_watch
+            if watched is None or watched[0] != info.broker_id:
+                if watched is not None:
+                    watched[1].cancel()
+                path = f"/brokers/ids/{info.broker_id}"
+                sub = self._watch(f"registration:{info.broker_id}",
+                                  lambda w: self._get_or_watch_creation(path, w), self._keep_registered)
+                with self._lock:
+                    self._registration_watch = (info.broker_id, sub)
+        log.info("registered broker %d at %s/brokers/ids/%d (session 0x%x)", info.broker_id, self._chroot,
+                 info.broker_id, self.session_id or 0)
+
+    @_translate_kazoo_errors
+    def deregister_broker(self) -> None:
+        with self._registration_lock:
+            with self._lock:
+                reg, self._registration = self._registration, None
+                watched, self._registration_watch = self._registration_watch, None
+            if watched is not None:
+                watched[1].cancel()
+            if reg is not None:
+                self._delete_if_ours(f"/brokers/ids/{reg.info.broker_id}")
+
+    def _register(self, reg: _Registration) -> None:
+        """Create ``/brokers/ids/<id>`` on the current session, taking over the previous run's nodes first.
+
+        Caller holds ``_registration_lock``. Order (each step safe to crash after): delete the nodes owned by
+        the recorded session, record the current session, create the node.
+        """
+        broker_id = reg.info.broker_id
+        path = f"/brokers/ids/{broker_id}"
+        session = self.session_id
+        stale = reg.record.read(self.cluster_id, broker_id) if reg.record is not None else None
+        if reg.record is not None and stale != session:
+            if stale is not None:
+                for node in (path, "/controller"):
+                    if self._delete_if_owned_by(node, stale):
+                        log.warning("broker %d: replaced the stale %s%s of its previous run (session 0x%x, "
+                                    "recorded in %s)", broker_id, self._chroot, node, stale, reg.record.path)
+            reg.record.write(self.cluster_id, broker_id, session)
         deadline = time.monotonic() + self._registration_wait
         while True:
             try:
-                self._create(path, info.to_json().encode(), ephemeral=True)
-                break
+                self._create(path, reg.data, ephemeral=True)
+                return
+            except NoNodeError:  # /brokers/ids itself was deleted
+                self._ensure_path("/brokers/ids")
+                continue
             except NodeExistsError:
-                holder = self._ephemeral_holder(path)
-                if holder is True:  # ours: an earlier attempt succeeded before its answer was lost
-                    self._set(path, info.to_json().encode())
-                    break
-                if holder is None:
-                    continue  # vanished in between: try again
-                gone = threading.Event()
+                pass
+            holder = self._ephemeral_holder(path)
+            if holder is True:  # ours: an earlier attempt succeeded before its answer was lost
                 try:
-                    if self._exists(path, watch=lambda _event: gone.set()) is None:
-                        continue
+                    self._set(path, reg.data)
+                    return
                 except NoNodeError:
                     continue
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not gone.wait(remaining):
-                    raise BrokerIdInUseError(info.broker_id, holder) from None
-        with self._lock:
-            self._registration = info
-        log.info("registered broker %d at %s%s", info.broker_id, self._chroot, path)
+            if holder is None:
+                continue  # vanished in between: try again
+            gone = threading.Event()
+            try:
+                if self._exists(path, watch=lambda _event, gone=gone: gone.set()) is None:
+                    continue
+            except NoNodeError:
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not gone.wait(remaining):
+                raise BrokerIdInUseError(broker_id, holder, self._not_previous_run(reg, stale)) from None
 
-    def deregister_broker(self) -> None:
-        with self._lock:
-            info, self._registration = self._registration, None
-        if info is not None:
-            self._delete_if_ours(f"/brokers/ids/{info.broker_id}")
+    @staticmethod
+    def _not_previous_run(reg: _Registration, stale: int | None) -> str:
+        if reg.record is None:
+            return ""
+        if stale is None:
+            return f"not this broker's previous run: {reg.record.path} names none"
+        return f"not this broker's previous run, session 0x{stale:x} recorded in {reg.record.path}"
+
+    def _keep_registered(self, node) -> None:
+        """Dispatcher thread, watch of our ``/brokers/ids/<id>``: re-create it if it vanished while we run."""
+        if node is not None and node[1].ephemeralOwner == self.session_id:
+            return
+        with self._registration_lock:
+            with self._lock:
+                reg = self._registration
+            if reg is None or self._session_lost or self._closed:
+                return  # deregistered, or the session expired: _reestablish registers again
+            path = f"{self._chroot}/brokers/ids/{reg.info.broker_id}"
+            if node is not None:
+                log.error("broker %d: %s is held by another session (0x%x), not by this broker's (0x%x); it "
+                          "is registered again if that node vanishes", reg.info.broker_id, path,
+                          node[1].ephemeralOwner, self.session_id or 0)
+                return
+            log.warning("broker %d: %s was deleted while the broker runs; registering again",
+                        reg.info.broker_id, path)
+            try:
+                self._register(reg)
+            except BrokerIdInUseError as exc:
+                log.error("broker %d: could not register again: %s", reg.info.broker_id, exc)
+                return
+            except (RegistryError, KazooException, *_UNAVAILABLE) as exc:
+                log.warning("broker %d: registering again deferred until the next change or reconnection: %s",
+                            reg.info.broker_id, exc)
+                return
+        log.info("broker %d registered again at %s (session 0x%x)", reg.info.broker_id, path, self.session_id or 0)
 
     def live_brokers(self) -> dict[int, BrokerInfo]:
         return self._read_brokers(None)
@@ -428,6 +542,7 @@ class ZooKeeperRegistry(ClusterRegistry):
 
     # -- controller ----------------------------------------------------------------------------------
 
+    @_translate_kazoo_errors
     def try_become_controller(self, broker_id: int) -> int | None:
         node = json.dumps({"version": 1, "brokerid": int(broker_id), "timestamp": str(int(time.time() * 1000))},
                           separators=(",", ":")).encode()
@@ -471,6 +586,7 @@ class ZooKeeperRegistry(ClusterRegistry):
             return 0
         return int(data or b"0")
 
+    @_translate_kazoo_errors
     def resign_controller(self) -> None:
         with self._lock:
             self._is_controller = False
@@ -650,16 +766,21 @@ class ZooKeeperRegistry(ClusterRegistry):
         if not self._session_lost or self._closed:
             return
         with self._lock:
-            info = self._registration
             self._is_controller = False
-        if info is not None:
-            try:
-                self.register_broker(info)
-            except BrokerIdInUseError as exc:
-                log.error("could not re-register after session expiry: %s", exc)
-            except (RegistryUnavailableError, *_UNAVAILABLE) as exc:
-                log.warning("re-registration deferred until reconnection: %s", exc)
-                return  # still _session_lost: the next CONNECTED retries
+        with self._registration_lock:
+            with self._lock:
+                reg = self._registration
+            if reg is not None:
+                try:
+                    self._register(reg)
+                    log.info("registered broker %d again after session expiry", reg.info.broker_id)
+                except BrokerIdInUseError as exc:
+                    log.error("could not re-register after session expiry: %s", exc)
+                except (RegistryUnavailableError, *_UNAVAILABLE) as exc:
+                    log.warning("re-registration deferred until reconnection: %s", exc)
+                    return  # still _session_lost: the next CONNECTED retries
+                except (RegistryError, KazooException) as exc:
+                    log.error("could not re-register after session expiry: %s: %s", type(exc).__name__, exc)
         self._session_lost = False
         log.info("ZooKeeper session re-established (session 0x%x)", self.session_id or 0)
         self._refresh_all()
@@ -786,12 +907,20 @@ class ZooKeeperRegistry(ClusterRegistry):
         return f"session 0x{stat.ephemeralOwner:x}"
 
     def _delete_if_ours(self, path: str) -> None:
+        self._delete_if_owned_by(path, self.session_id)
+
+    def _delete_if_owned_by(self, path: str, session: int | None) -> bool:
+        """Compare-and-delete ``path`` when ``session`` owns it (ephemeral); True when this call deleted it."""
+        if not session:
+            return False
         try:
             _, stat = self._get(path)
-            if stat.ephemeralOwner == self.session_id:
-                self._delete(path, version=stat.version)
+            if stat.ephemeralOwner != session:
+                return False
+            self._delete(path, version=stat.version)
+            return True
         except (NoNodeError, BadVersionError):
-            pass
+            return False
 
     def _get_or_create_cluster_id(self) -> str:
         for _ in range(3):

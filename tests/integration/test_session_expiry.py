@@ -1,4 +1,5 @@
-"""A broker whose ZooKeeper session expires registers again and keeps serving (in-process broker, real ZooKeeper)."""
+"""A broker whose ZooKeeper session expires, or whose registration is deleted, registers again and keeps serving
+(in-process broker, real ZooKeeper)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,33 @@ def test_broker_registers_again_after_session_expiry(zookeeper, tmp_path):
             assert produce(w, "before", batch([b"b"])).base_offset == 1
             assert values_in(fetch(w, "before", 0).records) == [b"a", b"b"]
             assert create(w, "after").error_code == 0  # the controller works again: leaders get elected
+    finally:
+        zk.stop()
+        zk.close()
+        broker.stop()
+
+
+def test_broker_registers_again_when_its_node_is_deleted_while_it_runs(zookeeper, tmp_path):
+    connect = f"{zookeeper.connect_string}/deleted-{uuid.uuid4().hex[:8]}"
+    broker = EmbeddedBroker(8, zookeeper_connect=connect, log_dir=tmp_path).start()
+    zk = KazooClient(hosts=connect, timeout=10)
+    zk.start(10)
+    try:
+        with Wire(broker.bootstrap_servers) as w:
+            create(w, "kept")
+            produce(w, "kept", batch([b"a"]))
+        data, stat = zk.get("/brokers/ids/8")
+        zk.delete("/brokers/ids/8")  # an operator's mistake, or a tool cleaning up
+        deadline = time.monotonic() + 10
+        while zk.exists("/brokers/ids/8") is None:
+            assert time.monotonic() < deadline, "the broker did not register again after its node was deleted"
+            time.sleep(0.05)
+        again, again_stat = zk.get("/brokers/ids/8")
+        assert again == data and again_stat.ephemeralOwner == stat.ephemeralOwner  # same content, same session
+        with Wire(broker.bootstrap_servers) as w:
+            assert produce(w, "kept", batch([b"b"])).base_offset == 1
+            assert values_in(fetch(w, "kept", 0).records) == [b"a", b"b"]
+            assert create(w, "after").error_code == 0
     finally:
         zk.stop()
         zk.close()
