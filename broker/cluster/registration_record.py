@@ -78,26 +78,40 @@ class RegistrationRecord:
             return None
         return session
 
-    def write(self, cluster_id: str, broker_id: int, session_id: int) -> None:
-        """Record ``session_id`` (write a temporary file, fsync, rename); skipped unless the log dir is locked."""
+    def write(self, cluster_id: str, broker_id: int, session_id: int) -> bool:
+        """Record ``session_id`` (write a temporary file, fsync, rename); False when it could not be written.
+
+        Skipped unless the log dir is locked. A failure (disk full, no file handles left) is logged and
+        never stops a registration: it only means the next run after a crash waits for the dead session.
+        """
         if not self._locked("write"):
-            return
+            return False
         text = ("# kafkalog: the ZooKeeper session of this broker's last registration "
                 "(rewritten at each registration)\n"
                 f"version={_VERSION}\ncluster.id={cluster_id}\nbroker.id={broker_id}\n"
                 f"zookeeper.session.id=0x{session_id:x}\n")
         tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            f.write(text.encode("ascii"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        try:
+            with open(tmp, "wb") as f:
+                f.write(text.encode("ascii"))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            log.warning("%s: could not record ZooKeeper session 0x%x (%s); after a crash the next run will "
+                        "wait for this session to expire", self.path, session_id, exc)
+            return False
+        return True
 
     def _locked(self, action: str) -> bool:
-        if flock_held_by_this_process(self.lock_file):
-            return True
-        log.warning("%s: not %s: %s is not locked by this process", self.path,
-                    "trusted" if action == "read" else "written", self.lock_file)
+        try:
+            if flock_held_by_this_process(self.lock_file):
+                return True
+            reason = "is not locked by this process"
+        except OSError as exc:
+            reason = f"could not be checked ({exc})"
+        log.warning("%s: not %s: %s %s", self.path, "trusted" if action == "read" else "written",
+                    self.lock_file, reason)
         return False
 
     def __repr__(self) -> str:

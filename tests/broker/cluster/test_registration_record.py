@@ -88,3 +88,11 @@ def test_a_lock_counts_only_when_this_process_holds_it_on_the_current_file(tmp_p
         assert not flock_held_by_this_process(lock)  # the locked file is no longer the log dir's lock file
     finally:
         os.close(fd)
+
+
+def test_a_record_that_cannot_be_written_is_logged_and_does_not_raise(locked_dir, caplog):
+    (locked_dir / (RECORD_FILE + ".tmp")).mkdir()  # stands in for a full disk or no file handles left
+    record = RegistrationRecord(locked_dir, lock_file=locked_dir / ".lock")
+    assert record.write("c", 1, 0x7) is False
+    assert "could not record ZooKeeper session 0x7" in caplog.text and str(locked_dir / RECORD_FILE) in caplog.text
+    assert record.read("c", 1) is None
