@@ -14,6 +14,12 @@ CRC-32C, offsets increasing and within 2^31-1 of the base), truncates the file a
 fails, and rebuilds both indexes on the way. ``load`` trusts the file (a clean shutdown) and only checks
 the index files, rebuilding them from batch headers when missing or inconsistent.
 
+Descriptors: the ``.log`` file is a ``SharedFile`` opened on demand. Every method that touches the file
+pins it (a reference held for the duration, so the process-wide ``OPEN_FILES`` cache cannot close it
+meanwhile); ``create``, ``load`` and ``recover`` leave it closed again, so a segment that is never read or
+written after start-up holds no descriptor, and used ones are closed again when the cache is full (see
+``file_region``). The indexes hold no descriptor: they live in memory and open their files only to flush.
+
 Concurrency: one writer (``append``, ``truncate_to``, ``recover``) and any number of readers on any
 thread. ``size`` and ``next_offset`` are updated after the bytes and index entries are in place, so a
 reader that takes ``size`` first only ever sees whole batches. Closed or deleted segments keep serving
@@ -90,6 +96,7 @@ class LogSegment:
     )
 
     def __init__(self, directory: Path, base_offset: int, fd: int, suffix: str, now_ms: int) -> None:
+        """``fd``: the open ``.log`` file, adopted, or -1 to open it on first use."""
         self.directory = directory
         self.base_offset = base_offset
         self.suffix = suffix
@@ -109,8 +116,8 @@ class LogSegment:
     def create(cls, directory: Path, base_offset: int, now_ms: int, *, suffix: str = "") -> LogSegment:
         """A new empty segment (any existing files of that name are replaced)."""
         path = segment_path(directory, base_offset, LOG_SUFFIX, suffix)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        segment = cls(directory, base_offset, fd, suffix, now_ms)
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644))
+        segment = cls(directory, base_offset, -1, suffix, now_ms)
         segment.index.reset()
         segment.time_index.reset()
         return segment
@@ -120,15 +127,28 @@ class LogSegment:
         """The existing segment files; call ``load`` (trusting the data) or ``recover`` (checking it) next."""
         path = segment_path(directory, base_offset, LOG_SUFFIX, suffix)
         fd = os.open(path, os.O_RDWR)
+        try:
+            st = os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            raise
         segment = cls(directory, base_offset, fd, suffix, now_ms)
-        st = os.fstat(fd)
         segment.size = st.st_size
         segment.last_modified_ms = st.st_mtime_ns // 1_000_000
         return segment
 
     def load(self, index_interval_bytes: int) -> bool:
         """Load indexes and statistics of a cleanly closed segment. Returns False when the data itself
-        is inconsistent (a batch header runs past the end), in which case the caller must ``recover``."""
+        is inconsistent (a batch header runs past the end), in which case the caller must ``recover``.
+        Leaves the file closed (it opens again on first use)."""
+        self.file.pin()
+        try:
+            return self._load(index_interval_bytes)
+        finally:
+            self.file.release()
+            self.file.park()
+
+    def _load(self, index_interval_bytes: int) -> bool:
         try:
             self.index.load(self.size)
             self.time_index.load(MAX_RELATIVE_OFFSET)
@@ -170,6 +190,7 @@ class LogSegment:
 
     # -- batch headers ------------------------------------------------------------------------------
     def _header_at(self, position: int) -> BatchHeader | None:
+        """The header at ``position`` (caller pins the file)."""
         data = os.pread(self.file.fd, BATCH_HEADER_SIZE, position)
         if len(data) < BATCH_HEADER_SIZE:
             return None
@@ -180,18 +201,23 @@ class LogSegment:
 
         Raises ``CorruptRecordError`` when a header is cut short or a batch runs past ``end``."""
         end = self.size if end is None else end
-        fd = self.file.fd
-        pos = start
-        while pos < end:
-            data = os.pread(fd, BATCH_HEADER_SIZE, pos)
-            if len(data) < BATCH_HEADER_SIZE or pos + BATCH_HEADER_SIZE > end:
-                raise CorruptRecordError(f"{self.file.path.name}: batch header cut short", position=pos)
-            header = BatchHeader._make(_unpack_header(data))
-            size = header.batch_length + LOG_OVERHEAD
-            if header.batch_length < MIN_BATCH_LENGTH or pos + size > end or header.magic != 2:
-                raise CorruptRecordError(f"{self.file.path.name}: inconsistent batch header", position=pos)
-            yield pos, header
-            pos += size
+        if start >= end:
+            return
+        fd = self.file.pin()
+        try:
+            pos = start
+            while pos < end:
+                data = os.pread(fd, BATCH_HEADER_SIZE, pos)
+                if len(data) < BATCH_HEADER_SIZE or pos + BATCH_HEADER_SIZE > end:
+                    raise CorruptRecordError(f"{self.file.path.name}: batch header cut short", position=pos)
+                header = BatchHeader._make(_unpack_header(data))
+                size = header.batch_length + LOG_OVERHEAD
+                if header.batch_length < MIN_BATCH_LENGTH or pos + size > end or header.magic != 2:
+                    raise CorruptRecordError(f"{self.file.path.name}: inconsistent batch header", position=pos)
+                yield pos, header
+                pos += size
+        finally:
+            self.file.release()
 
     def rebuild_indexes(self, index_interval_bytes: int) -> None:
         """Rebuild both indexes and the statistics from batch headers (no CRC check)."""
@@ -224,9 +250,17 @@ class LogSegment:
         """Check every batch, truncate at the first bad one, rebuild the indexes; returns bytes removed.
 
         ``on_batch`` sees each valid header (leader epoch cache and producer state are rebuilt from them).
+        Leaves the file closed (it opens again on first use).
         """
+        fd = self.file.pin()
+        try:
+            return self._recover(fd, index_interval_bytes, on_batch)
+        finally:
+            self.file.release()
+            self.file.park()
+
+    def _recover(self, fd: int, index_interval_bytes: int, on_batch: Callable[[BatchHeader], None] | None) -> int:
         self._reset_derived()
-        fd = self.file.fd
         size = os.fstat(fd).st_size
         chunk = b""
         chunk_start = 0
@@ -278,7 +312,7 @@ class LogSegment:
         where positions count from ``data_start`` (the position of ``data`` in the caller's buffer).
         An ``OSError`` (disk full) truncates the file back and propagates."""
         start = self.size
-        fd = self.file.fd
+        fd = self.file.pin()
         try:
             written = os.pwrite(fd, data, start)
             if written < len(data):
@@ -286,6 +320,8 @@ class LogSegment:
         except OSError:
             os.ftruncate(fd, start)
             raise
+        finally:
+            self.file.release()
         base = self.base_offset
         since = self.bytes_since_index_entry
         shift = start - data_start
@@ -354,15 +390,18 @@ class LogSegment:
         found = self.translate_offset(scan_from)
         if found is None:
             return None
-        fd = self.file.fd
-        for pos, header in self.iter_headers(found[0]):
-            if header.max_timestamp < timestamp or header.base_offset + header.last_offset_delta < start_offset:
-                continue
-            data = os.pread(fd, header.batch_length + LOG_OVERHEAD, pos)
-            for record in decode_batch_records(data, header=header):
-                if record.offset >= start_offset and record.timestamp >= timestamp:
-                    return record.offset, record.timestamp
-        return None
+        fd = self.file.pin()
+        try:
+            for pos, header in self.iter_headers(found[0]):
+                if header.max_timestamp < timestamp or header.base_offset + header.last_offset_delta < start_offset:
+                    continue
+                data = os.pread(fd, header.batch_length + LOG_OVERHEAD, pos)
+                for record in decode_batch_records(data, header=header):
+                    if record.offset >= start_offset and record.timestamp >= timestamp:
+                        return record.offset, record.timestamp
+            return None
+        finally:
+            self.file.release()
 
     def max_timestamp_from(self, start_offset: int) -> tuple[int, int] | None:
         """``(largest timestamp, last offset of its batch)`` over records at or after ``start_offset``."""
@@ -370,16 +409,20 @@ class LogSegment:
         if found is None:
             return None
         best = None
-        for pos, header in self.iter_headers(found[0]):
-            last = header.base_offset + header.last_offset_delta
-            if header.base_offset < start_offset:
-                data = os.pread(self.file.fd, header.batch_length + LOG_OVERHEAD, pos)
-                stamps = [r.timestamp for r in decode_batch_records(data, header=header) if r.offset >= start_offset]
-                ts = max(stamps, default=-1)
-            else:
-                ts = header.max_timestamp
-            if ts >= 0 and (best is None or ts > best[0]):
-                best = (ts, last)
+        fd = self.file.pin()
+        try:
+            for pos, header in self.iter_headers(found[0]):
+                last = header.base_offset + header.last_offset_delta
+                if header.base_offset < start_offset:
+                    data = os.pread(fd, header.batch_length + LOG_OVERHEAD, pos)
+                    stamps = [r.timestamp for r in decode_batch_records(data, header=header) if r.offset >= start_offset]
+                    ts = max(stamps, default=-1)
+                else:
+                    ts = header.max_timestamp
+                if ts >= 0 and (best is None or ts > best[0]):
+                    best = (ts, last)
+        finally:
+            self.file.release()
         return best
 
     def batch_at(self, offset: int) -> bytes | None:
@@ -388,7 +431,11 @@ class LogSegment:
         if found is None or found[1].base_offset > offset:
             return None
         position, header = found
-        return os.pread(self.file.fd, header.batch_length + LOG_OVERHEAD, position)
+        fd = self.file.pin()
+        try:
+            return os.pread(fd, header.batch_length + LOG_OVERHEAD, position)
+        finally:
+            self.file.release()
 
     # -- truncation, flush, lifecycle ---------------------------------------------------------------
     def truncate_to(self, offset: int) -> int:
@@ -399,7 +446,11 @@ class LogSegment:
         position = found[0]
         removed = self.size - position
         self.size = min(self.size, position)
-        os.ftruncate(self.file.fd, position)
+        fd = self.file.pin()
+        try:
+            os.ftruncate(fd, position)
+        finally:
+            self.file.release()
         self.index.truncate_to_position(position)
         self.time_index.truncate_to(found[1].base_offset - self.base_offset)
         self._reset_statistics_after_truncation()
@@ -430,10 +481,12 @@ class LogSegment:
         self.time_index.flush()
 
     def flush(self) -> None:
-        """fsync the data and the index files (callers hold a file reference or the log lock)."""
-        fd = self.file.fd
-        if fd >= 0:
-            os.fsync(fd)
+        """fsync the data and the index files (a parked file is opened for it: fsync covers the whole file)."""
+        if self.file.acquire():
+            try:
+                os.fsync(self.file.fd)
+            finally:
+                self.file.release()
         self.index.flush(fsync=True)
         self.time_index.flush(fsync=True)
 
@@ -452,10 +505,7 @@ class LogSegment:
 
     def change_suffix(self, new_suffix: str) -> None:
         """Rename the three files to ``<base>.<kind><new_suffix>`` (open descriptors stay valid)."""
-        log_path = segment_path(self.directory, self.base_offset, LOG_SUFFIX, new_suffix)
-        if self.file.path.exists():
-            os.replace(self.file.path, log_path)
-        self.file.path = log_path
+        self.file.rename(segment_path(self.directory, self.base_offset, LOG_SUFFIX, new_suffix))
         self.index.rename(segment_path(self.directory, self.base_offset, INDEX_SUFFIX, new_suffix))
         self.time_index.rename(segment_path(self.directory, self.base_offset, TIME_INDEX_SUFFIX, new_suffix))
         self.suffix = new_suffix
