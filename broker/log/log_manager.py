@@ -46,6 +46,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from spark_kafkalog.protocol.topic_name import topic_name_problem
+
 from broker.log.checkpoint import CorruptCheckpointError, read_offset_checkpoint, write_offset_checkpoint
 from broker.log.cleaner import CleanerStats, clean_log
 from broker.log.clock import SYSTEM_CLOCK, Clock
@@ -66,7 +68,6 @@ CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
 DELETE_DIR_SUFFIX = "-delete"
 #: the longest file name the log store creates (Kafka's limit too; ext4, xfs and most others allow 255 bytes)
 MAX_FILE_NAME_BYTES = 255
-_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 #: ``<topic or its prefix>-<partition>.<hex id>-delete``, as written by ``delete_dir_name`` (and Kafka)
 _DELETE_DIR = re.compile(r".+-[0-9]+\.[0-9a-f]+" + re.escape(DELETE_DIR_SUFFIX))
 _CHECKPOINT_FALLBACKS = {
@@ -222,8 +223,9 @@ class LogManager:
         """The log of ``topic``-``partition``, created empty in the least-used log dir if missing.
         A given ``config`` becomes the topic's config (also for an existing log); without one a new log
         gets the topic's known config or the defaults."""
-        if not _LEGAL_TOPIC.fullmatch(topic) or topic in (".", ".."):
-            raise LogError(f"illegal topic name {topic!r} (1-249 of [a-zA-Z0-9._-])")
+        problem = topic_name_problem(topic)
+        if problem is not None:
+            raise LogError(f"illegal topic name {topic!r}: {problem}")
         if partition < 0:
             raise LogError(f"illegal partition {partition}")
         if len(topic) + 1 + len(str(partition)) > MAX_FILE_NAME_BYTES:
