@@ -34,7 +34,6 @@ import functools
 import json
 import logging
 import queue
-import re
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
@@ -55,6 +54,8 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType
 from kazoo.retry import KazooRetry
+
+from spark_kafkalog.protocol.topic_name import validate_topic_name
 
 from broker.cluster.registry import (
     BrokerIdInUseError,
@@ -87,7 +88,6 @@ PERSISTENT_PATHS = (
 
 _UNAVAILABLE = (ConnectionLoss, SessionExpiredError, ConnectionClosedError, OperationTimeoutError,
                 KazooTimeoutError)
-_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
 def parse_connect_string(connect: str) -> tuple[str, str]:
@@ -108,9 +108,8 @@ def parse_connect_string(connect: str) -> tuple[str, str]:
 
 
 def _check_topic(name: str) -> str:
-    if not isinstance(name, str) or not _TOPIC_NAME.fullmatch(name) or name in (".", ".."):
-        raise ValueError(f"invalid topic name {name!r}: 1-249 characters of [a-zA-Z0-9._-], not '.' or '..'")
-    return name
+    """``name`` when it is a legal topic name; ``InvalidTopicNameError`` (a ValueError) otherwise."""
+    return validate_topic_name(name)
 
 
 def _translate_kazoo_errors(method):
