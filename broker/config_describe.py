@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Mapping
 from .config import CONFIG_KEYS, _to_property
 
 if TYPE_CHECKING:
-    from .server import Broker
+    from .services import BrokerServices
 
 TOPIC, DEFAULT, STATIC_BROKER = 1, 5, 4
 CONFIG_TYPES = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7, "password": 9}
@@ -36,7 +36,7 @@ class DescribedConfig:
         return self.source == DEFAULT
 
 
-def describe_topic_configs(broker: Broker, overrides: Mapping[str, str]) -> list[DescribedConfig]:
+def describe_topic_configs(broker: BrokerServices, overrides: Mapping[str, str]) -> list[DescribedConfig]:
     cfg = broker.log_config_for(overrides)
     originals = broker.config.originals
     out = []
@@ -52,7 +52,7 @@ def describe_topic_configs(broker: Broker, overrides: Mapping[str, str]) -> list
     return out
 
 
-def describe_broker_configs(broker: Broker) -> list[DescribedConfig]:
+def describe_broker_configs(broker: BrokerServices) -> list[DescribedConfig]:
     originals = broker.config.originals
     out = []
     for key in CONFIG_KEYS:

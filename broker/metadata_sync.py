@@ -15,20 +15,32 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
-from .cluster.registry import NoSuchTopicError, RegistryError, TopicAssignment
+from .cluster.registry import ClusterRegistry, NoSuchTopicError, RegistryError, TopicAssignment
 from .config import ConfigError
 
 if TYPE_CHECKING:
-    from .server import Broker
+    from .log import LogConfig
+    from .metadata_cache import MetadataCache
+    from .replication.replica_manager import ReplicaManager
 
 log = logging.getLogger("kafkalog.metadata")
 
 
 class MetadataSync:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    """Dependencies: the registry it follows, the cache and replica manager it updates,
+    ``log_config_for(topic overrides)`` for topic configurations, and ``run_blocking`` for registry reads."""
+
+    def __init__(self, broker_id: int, registry: ClusterRegistry, metadata: MetadataCache,
+                 replica_manager: ReplicaManager, log_config_for: Callable[[Mapping[str, str]], LogConfig],
+                 run_blocking: Callable[..., Awaitable[Any]]) -> None:
+        self.broker_id = broker_id
+        self.registry = registry
+        self.metadata = metadata
+        self.replica_manager = replica_manager
+        self.log_config_for = log_config_for
+        self.run_blocking = run_blocking
         self.ready = asyncio.Event()
         self._events: asyncio.Queue = asyncio.Queue()
         self._subs: list[Any] = []
@@ -43,7 +55,7 @@ class MetadataSync:
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._task = self._loop.create_task(self._run(), name="metadata-sync")
-        reg = self.broker.registry
+        reg = self.registry
         self._subs = [
             reg.on_brokers_changed(self._post("brokers")),
             reg.on_controller_changed(self._post("controller")),
@@ -87,15 +99,14 @@ class MetadataSync:
             self.ready.set()
 
     async def _apply(self, kind: str, topic: str | None, value: Any) -> None:
-        b = self.broker
-        cache = b.metadata
+        cache = self.metadata
         if kind == "brokers":
             cache.set_brokers(value)
             self._seen.add(kind)
         elif kind == "controller":
             cache.controller_id = value
         elif kind == "session":
-            log.info("ZooKeeper session re-established; broker %d registered again", b.broker_id)
+            log.info("ZooKeeper session re-established; broker %d registered again", self.broker_id)
         elif kind == "topics":
             await self._topics_changed(value)
         elif kind == "states":
@@ -104,12 +115,11 @@ class MetadataSync:
             if assignment is None:
                 return
             cache.set_topic(assignment, value, self._configs.get(topic, {}))
-            b.replica_manager.apply_topic(
-                topic, dict(assignment.partitions), value, b.log_config_for(self._configs.get(topic, {}))
+            self.replica_manager.apply_topic(
+                topic, dict(assignment.partitions), value, self.log_config_for(self._configs.get(topic, {}))
             )
 
     async def _topics_changed(self, topics: dict[str, TopicAssignment]) -> None:
-        b = self.broker
         first = "topics" not in self._seen
         for name in [n for n in self._assignments if n not in topics]:
             self._assignments.pop(name)
@@ -118,22 +128,22 @@ class MetadataSync:
             sub = self._state_subs.pop(name, None)
             if sub is not None:
                 sub.cancel()
-            b.metadata.remove_topic(name)
-            b.replica_manager.remove_topic(name)
+            self.metadata.remove_topic(name)
+            self.replica_manager.remove_topic(name)
             log.info("topic %s deleted", name)
         for name, assignment in topics.items():
             old = self._assignments.get(name)
             if old is not None and old.topic_id != assignment.topic_id:  # deleted and created again
                 self._state_subs.pop(name).cancel()
-                b.metadata.remove_topic(name)
-                b.replica_manager.remove_topic(name)
+                self.metadata.remove_topic(name)
+                self.replica_manager.remove_topic(name)
                 old = None
             try:
-                config = await b.run_blocking(b.registry.topic_config, name)
+                config = await self.run_blocking(self.registry.topic_config, name)
             except NoSuchTopicError:
                 continue
             try:
-                b.log_config_for(config)
+                self.log_config_for(config)
             except ConfigError as e:
                 log.error("topic %s has an invalid configuration (%s); using the broker defaults", name, e)
                 config = {}
@@ -142,13 +152,13 @@ class MetadataSync:
             self._configs[name] = config
             if old is None:
                 self._pending_states.add(name)
-                self._state_subs[name] = b.registry.on_partition_states_changed(name, self._post("states", name))
+                self._state_subs[name] = self.registry.on_partition_states_changed(name, self._post("states", name))
             elif old.partitions != assignment.partitions or config_changed:
-                states = b.metadata.topics[name].states if name in b.metadata.topics else {}
+                states = self.metadata.topics[name].states if name in self.metadata.topics else {}
                 await self._apply("states", name, dict(states))
         if first:
             self._seen.add("topics")
             try:
-                b.replica_manager.delete_stray_logs(set(topics))
+                self.replica_manager.delete_stray_logs(set(topics))
             except RegistryError as e:
                 log.warning("could not check for logs of deleted topics: %s", e)

@@ -29,11 +29,13 @@ from .cluster.registry import BrokerInfo, ClusterRegistry
 from .config import BrokerConfig
 from .event_loop import loop_name, new_event_loop
 from .handlers import register_all
-from .handlers.init_producer_id import ProducerIdAllocator
 from .metadata_cache import MetadataCache
 from .metadata_sync import MetadataSync
-from .network import HandlerRegistry, SocketServer
+from .api import HandlerRegistry
+from .network import SocketServer
+from .producer_ids import ProducerIdAllocator
 from .replication.replica_manager import ReplicaManager
+from .services import BrokerServices
 from .topic_admin import TopicAdmin
 
 log = logging.getLogger("kafkalog.broker")
@@ -79,6 +81,7 @@ class Broker:
         self.socket_server: SocketServer | None = None
         self.metadata_sync: MetadataSync | None = None
         self.controller: Any = None
+        self.services: BrokerServices | None = None
         self._executor = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix=f"broker-{self.broker_id}")
         self._state = "new"
         self._registered = False
@@ -142,9 +145,15 @@ class Broker:
         connect_timeout_ms = cfg["zookeeper.connection.timeout.ms"] or cfg["zookeeper.session.timeout.ms"]
         await self.run_blocking(self.registry.start, connect_timeout_ms / 1000)
         self.replica_manager = ReplicaManager(self.broker_id, self.log_manager, self.metadata)
-        self.socket_server = SocketServer(cfg, self.handlers, self)
+        self.services = BrokerServices(
+            broker_id=self.broker_id, config=cfg, metadata=self.metadata, replica_manager=self.replica_manager,
+            topic_admin=self.topic_admin, producer_ids=self.producer_ids, registry=self.registry,
+            handlers=self.handlers, log_config_for=self.log_config_for, run_blocking=self.run_blocking, is_stopping=lambda: self.stopping,
+        )
+        self.socket_server = SocketServer(cfg, self.handlers, self.services)
         await self.socket_server.start()
-        self.metadata_sync = MetadataSync(self)
+        self.metadata_sync = MetadataSync(self.broker_id, self.registry, self.metadata, self.replica_manager,
+                                          self.log_config_for, self.run_blocking)
         self.metadata_sync.start()
         await self.metadata_sync.ready.wait()
         host, port = self.bootstrap_server.rsplit(":", 1)
@@ -153,7 +162,7 @@ class Broker:
         self._registered = True
         while self.broker_id not in self.metadata.brokers:
             await asyncio.sleep(0.005)
-        self.controller = Controller(self)
+        self.controller = Controller(self.broker_id, self.registry, self.run_blocking)
         self.controller.start()
 
     def _registration_record(self):

@@ -21,20 +21,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Awaitable, Callable
 
-from .registry import NoSuchTopicError, PartitionState, RegistryError, StaleStateError, TopicAssignment
-
-if TYPE_CHECKING:
-    from broker.server import Broker
+from .registry import ClusterRegistry, NoSuchTopicError, PartitionState, RegistryError, StaleStateError, TopicAssignment
 
 log = logging.getLogger("kafkalog.controller")
 
 
 class Controller:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
-        self.broker_id = broker.broker_id
+    """``run_blocking(fn, *args)`` runs a blocking registry call off the event loop (the broker's pool)."""
+
+    def __init__(self, broker_id: int, registry: ClusterRegistry, run_blocking: Callable[..., Awaitable[Any]]) -> None:
+        self.broker_id = broker_id
+        self.registry = registry
+        self.run_blocking = run_blocking
         self.epoch: int | None = None
         self._events: asyncio.Queue = asyncio.Queue()
         self._subs: list[Any] = []
@@ -52,7 +52,7 @@ class Controller:
         loop = asyncio.get_running_loop()
         self._task = loop.create_task(self._run(), name="controller")
         post = self._poster(loop)
-        self._controller_sub = self.broker.registry.on_controller_changed(post("controller"))
+        self._controller_sub = self.registry.on_controller_changed(post("controller"))
 
     async def stop(self) -> None:
         if self._controller_sub is not None:
@@ -65,7 +65,7 @@ class Controller:
         if self.epoch is not None:
             self.epoch = None
             try:
-                await self.broker.run_blocking(self.broker.registry.resign_controller)
+                await self.run_blocking(self.registry.resign_controller)
             except RegistryError:
                 pass
 
@@ -97,10 +97,9 @@ class Controller:
                 log.exception("controller: %s event failed", kind)
 
     async def _handle(self, kind: str, value: Any) -> None:
-        b = self.broker
         if kind == "controller":
             if value is None:
-                epoch = await b.run_blocking(b.registry.try_become_controller, self.broker_id)
+                epoch = await self.run_blocking(self.registry.try_become_controller, self.broker_id)
                 if epoch is not None:
                     await self._become_active(epoch)
             elif value != self.broker_id and self.epoch is not None:
@@ -125,9 +124,9 @@ class Controller:
         log.info("broker %d is the controller (epoch %d)", self.broker_id, epoch)
         loop = asyncio.get_running_loop()
         post = self._poster(loop)
-        reg = self.broker.registry
-        self._live = await self.broker.run_blocking(reg.live_brokers)
-        self._topics = await self.broker.run_blocking(reg.topics)
+        reg = self.registry
+        self._live = await self.run_blocking(reg.live_brokers)
+        self._topics = await self.run_blocking(reg.topics)
         self._subs = [reg.on_brokers_changed(post("brokers")), reg.on_topics_changed(post("topics")),
                       reg.on_topic_deletions(post("deletions"))]
 
@@ -136,14 +135,14 @@ class Controller:
             if name in self._deletions:
                 continue
             try:
-                states = await self.broker.run_blocking(self.broker.registry.partition_states, name)
+                states = await self.run_blocking(self.registry.partition_states, name)
                 for p, replicas in sorted(assignment.partitions.items()):
                     await self._elect(name, p, replicas, states.get(p))
             except NoSuchTopicError:
                 continue
 
     async def _elect(self, topic: str, p: int, replicas: tuple[int, ...], state: PartitionState | None) -> None:
-        reg = self.broker.registry
+        reg = self.registry
         live = [r for r in replicas if r in self._live]
         for _ in range(5):
             if state is None:
@@ -152,11 +151,11 @@ class Controller:
                 else:
                     new = PartitionState(live[0], 0, (live[0],), self.epoch)
                 try:
-                    await self.broker.run_blocking(reg.create_partition_state, topic, p, new)
+                    await self.run_blocking(reg.create_partition_state, topic, p, new)
                     log.info("%s-%d: created with leader %d", topic, p, new.leader)
                     return
                 except StaleStateError:
-                    state = await self.broker.run_blocking(reg.partition_state, topic, p)
+                    state = await self.run_blocking(reg.partition_state, topic, p)
                     continue
             leader_ok = state.leader in self._live and state.leader in replicas
             if leader_ok:
@@ -170,14 +169,14 @@ class Controller:
                 leader, isr = -1, tuple(state.isr)
             new = PartitionState(leader, state.leader_epoch + 1, isr, self.epoch, state.zk_version)
             try:
-                await self.broker.run_blocking(reg.update_partition_state, topic, p, new)
+                await self.run_blocking(reg.update_partition_state, topic, p, new)
                 log.info("%s-%d: leader %d -> %d (epoch %d)", topic, p, state.leader, leader, new.leader_epoch)
                 return
             except StaleStateError:
-                state = await self.broker.run_blocking(reg.partition_state, topic, p)
+                state = await self.run_blocking(reg.partition_state, topic, p)
         log.warning("%s-%d: gave up electing a leader after repeated concurrent changes", topic, p)
 
     async def _delete_topics(self) -> None:
         for name in list(self._deletions):
-            await self.broker.run_blocking(self.broker.registry.remove_topic, name)
+            await self.run_blocking(self.registry.remove_topic, name)
             log.info("deleted topic %s", name)

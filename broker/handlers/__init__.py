@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from broker.network.handler_registry import HandlerRegistry
+from broker.api import HandlerRegistry
 
 MODULES = (
     "api_versions", "metadata", "produce", "fetch", "list_offsets", "find_coordinator", "init_producer_id",

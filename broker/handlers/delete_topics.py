@@ -20,7 +20,7 @@ _ZERO = uuid.UUID(int=0)
 
 
 async def handle(ctx, request):
-    b = ctx.broker
+    b = ctx.services
     Resp = _API.Response
     if ctx.version >= 6:
         wanted = [(t.name, t.topic_id) for t in request.topics]

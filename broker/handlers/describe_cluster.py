@@ -15,7 +15,7 @@ _API = API_BY_KEY[API_KEY]
 
 
 async def handle(ctx, request):
-    b = ctx.broker
+    b = ctx.services
     Resp = _API.Response
     if ctx.version >= 1 and request.endpoint_type != 1:
         return Resp(throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,

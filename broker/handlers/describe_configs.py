@@ -18,7 +18,7 @@ TOPIC, BROKER = 2, 4
 
 
 async def handle(ctx, request):
-    b = ctx.broker
+    b = ctx.services
     Resp = _API.Response
     Result = Resp.DescribeConfigsResult
     Entry = Result.DescribeConfigsResourceResult

@@ -46,14 +46,14 @@ async def handle(ctx, request):
         responses, total, any_error, partitions = _read_all(ctx, request)
         remaining = deadline - loop.time()
         gone = ctx.disconnected is not None and ctx.disconnected.done()  # nobody left to answer
-        if (total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.broker.stopping
+        if (total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping
                 or gone):
             return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
         await wait_any([p.data_notifier for p in partitions], remaining, abandon=ctx.disconnected)
 
 
 def _read_all(ctx, request):
-    b = ctx.broker
+    b = ctx.services
     v = ctx.version
     Resp = _API.Response
     hard_limit = v <= 2

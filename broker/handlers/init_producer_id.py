@@ -1,16 +1,13 @@
 """InitProducerId (key 22), v0-4: producer ids for idempotent producers (no transactions).
 
 Ids are unique across the cluster without coordination: ``broker.id`` in the top 23 bits and a
-millisecond clock-based counter below (``ProducerIdAllocator``), so ids also never repeat across
+millisecond clock-based counter below (``broker.producer_ids``), so ids also never repeat across
 restarts. v3+ may name the current id and epoch (KIP-360): the same id comes back with the epoch bumped,
 or a new id when the epoch would overflow. A non-null ``transactional_id`` is answered with
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED: transactions are not supported.
 """
 
 from __future__ import annotations
-
-import threading
-import time
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
@@ -20,28 +17,12 @@ _API = API_BY_KEY[API_KEY]
 MAX_EPOCH = 32767
 
 
-class ProducerIdAllocator:
-    """``(broker_id << 40) | counter``; the counter starts at the wall clock in ms and only grows."""
-
-    def __init__(self, broker_id: int) -> None:
-        if not 0 <= broker_id < (1 << 23):
-            raise ValueError(f"broker.id {broker_id} does not fit the producer id layout (< 2**23)")
-        self._base = broker_id << 40
-        self._last = 0
-        self._lock = threading.Lock()
-
-    def next_id(self) -> int:
-        with self._lock:
-            self._last = max(self._last + 1, int(time.time() * 1000) & ((1 << 40) - 1))
-            return self._base | self._last
-
-
 async def handle(ctx, request):
     Resp = _API.Response
     if request.transactional_id is not None:
         return Resp(throttle_time_ms=0, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                     producer_id=-1, producer_epoch=-1)
-    alloc = ctx.broker.producer_ids
+    alloc = ctx.services.producer_ids
     pid, epoch = getattr(request, "producer_id", -1), getattr(request, "producer_epoch", -1)
     if ctx.version >= 3 and pid >= 0:
         if epoch < 0:

@@ -19,7 +19,7 @@ EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
 
 
 async def handle(ctx, request):
-    b = ctx.broker
+    b = ctx.services
     v = ctx.version
     Resp = _API.Response
     PartResp = Resp.ListOffsetsTopicResponse.ListOffsetsPartitionResponse

@@ -14,7 +14,7 @@ _API = API_BY_KEY[API_KEY]
 
 
 async def handle(ctx, request):
-    b = ctx.broker
+    b = ctx.services
     Resp = _API.Response
     Part = Resp.OffsetForLeaderTopicResult.EpochEndOffset
     topics = []

@@ -1,6 +1,9 @@
-"""Kafka-protocol network layer: listener, per-connection request loop, handler registry, zero-copy sends."""
+"""Kafka-protocol network layer: listener, per-connection request loop, zero-copy sends.
 
-from .handler_registry import NO_RESPONSE, CloseConnection, HandlerRegistry, NoResponse, RequestContext
+What handlers are given and return (``RequestContext``, ``NO_RESPONSE``, ``CloseConnection``) and the
+handler registry live in ``broker.api``, so handlers never import this package.
+"""
+
 from .socket_server import SocketServer
 
-__all__ = ["NO_RESPONSE", "CloseConnection", "HandlerRegistry", "NoResponse", "RequestContext", "SocketServer"]
+__all__ = ["SocketServer"]

@@ -49,7 +49,7 @@ from spark_kafkalog.protocol import (
 from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, size_class
 from spark_kafkalog.protocol.messages import RequestHeader
 
-from .handler_registry import NO_RESPONSE, CloseConnection, RequestContext
+from broker.api import NO_RESPONSE, CloseConnection, RequestContext
 
 if TYPE_CHECKING:
     from .socket_server import SocketServer
@@ -240,7 +240,7 @@ class ClientConnection:
                 f"{request.api.name} v{header.api_version} is not served "
                 f"(served: {'none' if entry is None else f'{entry.min_version}-{entry.max_version}'})"
             )
-        ctx = RequestContext(self.server.broker, header, self.peer, self.listener, self.connection_id,
+        ctx = RequestContext(self.server.services, header, self.peer, self.listener, self.connection_id,
                              disconnected=self.disconnected)
         task = self.loop.create_task(entry.handler(ctx, request.body), name=f"{request.api.name}-{header.correlation_id}")
         self._in_flight.append(task)

@@ -15,16 +15,18 @@ import asyncio
 import itertools
 import logging
 import socket
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from spark_kafkalog.protocol.frame_pool import FramePool
 
+from broker.api import HandlerRegistry
+
 from .connection import ClientConnection
-from .handler_registry import HandlerRegistry
 from .request_memory import RequestMemory
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig, Listener
+    from broker.services import BrokerServices
 
 log = logging.getLogger("kafkalog.network")
 
@@ -33,10 +35,10 @@ _POOLED_BYTES = 64 * 1024 * 1024  # large-frame buffers kept for reuse across co
 
 
 class SocketServer:
-    def __init__(self, config: BrokerConfig, registry: HandlerRegistry, broker: Any) -> None:
+    def __init__(self, config: BrokerConfig, registry: HandlerRegistry, services: BrokerServices) -> None:
         self.config = config
         self.registry = registry
-        self.broker = broker
+        self.services = services
         self.bound: dict[str, tuple[str, int]] = {}
         self._listen_socks: list[tuple[str, socket.socket]] = []
         self._accept_tasks: list[asyncio.Task] = []

@@ -1,10 +1,12 @@
-"""The registry of API handlers: which APIs and versions the broker serves (ApiVersions answers from it).
+"""The seam between the network layer and the API handlers: what a handler is given, what it may return,
+and the registry of handlers (which APIs and versions the broker serves; ApiVersions answers from it).
 
 A handler is an ``async`` callable ``handler(ctx, request_body) -> response body | NO_RESPONSE |
-CloseConnection``, registered
-with the version range it serves, which must lie within the API's declared range in
-``spark_kafkalog.protocol.apis``. Registration happens before the server starts; afterwards the
-registry is read-only and may be read from any thread.
+CloseConnection``, registered with the version range it serves, which must lie within the API's
+declared range in ``spark_kafkalog.protocol.apis``. ``ctx.services`` (a ``BrokerServices``) is all a
+handler sees of its broker. Registration happens before the server starts; afterwards the registry is
+read-only and may be read from any thread. Neither ``broker.network`` nor ``broker.handlers`` imports
+the other: both import this module.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 from spark_kafkalog.protocol.messages import Request, RequestHeader
 
 if TYPE_CHECKING:
-    from ..server import Broker
+    from .services import BrokerServices
 
 
 class NoResponse:
@@ -45,7 +47,7 @@ class CloseConnection:
 class RequestContext:
     """What a handler knows about the request besides its body."""
 
-    broker: Broker
+    services: BrokerServices
     header: RequestHeader
     peer: str
     listener: str = "PLAINTEXT"

@@ -1,0 +1,55 @@
+"""What request handlers may use of their broker: a small, explicit set of services.
+
+Handlers receive ``ctx.services`` and nothing else of the broker, so what an API can touch is written
+down here (and a test keeps ``broker.handlers`` from importing ``broker.server`` or ``broker.network``).
+Built by ``Broker`` once its components exist, before the listeners open; the coordinator and the
+replica fetchers join it when they land.
+
+Concurrency: the services live on the broker's event loop; ``run_blocking`` moves a blocking call (a
+registry write) to the broker's thread pool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
+
+if TYPE_CHECKING:
+    from .api import HandlerRegistry
+    from .cluster.registry import ClusterRegistry
+    from .config import BrokerConfig
+    from .log import LogConfig
+    from .metadata_cache import MetadataCache
+    from .producer_ids import ProducerIdAllocator
+    from .replication.replica_manager import ReplicaManager
+    from .topic_admin import TopicAdmin
+
+
+@dataclass(frozen=True)
+class BrokerServices:
+    broker_id: int
+    config: BrokerConfig
+    metadata: MetadataCache
+    """This broker's view of the cluster: brokers, controller, topics, partition states."""
+    replica_manager: ReplicaManager
+    """The partitions hosted here, with their logs, roles and high watermarks."""
+    topic_admin: TopicAdmin
+    """Create, extend and delete topics (validated, then written to the registry)."""
+    producer_ids: ProducerIdAllocator
+    registry: ClusterRegistry
+    """The cluster registry, for what the cache does not hold (cluster id)."""
+    handlers: HandlerRegistry
+    """The APIs and versions served (ApiVersions answers from it)."""
+    log_config_for: Callable[[Mapping[str, str]], LogConfig]
+    """The effective log configuration of a topic with these overrides of the broker defaults."""
+    run_blocking: Callable[..., Awaitable[Any]]
+    is_stopping: Callable[[], bool]
+
+    @property
+    def stopping(self) -> bool:
+        """The broker is shutting down: waiting requests answer now instead of at their timeout."""
+        return self.is_stopping()
+
+    @property
+    def cluster_id(self) -> str:
+        return self.registry.cluster_id
