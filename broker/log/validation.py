@@ -16,13 +16,38 @@ Leader append (``validate_leader_batches``), each v2 batch of the request in ord
 Records are only decoded for compacted topics (keys); otherwise the CRC vouches for the bytes, and
 consumers decode them. Follower append (``validate_follower_batches``) checks size, magic, CRC and that
 offsets increase from the log end. Both return ``[(position, header), ...]`` and raise ``LogAppendError``
-for the first failure, before anything is written. Stateless; thread-safe.
+for the first failure, before anything is written.
+
+v0/v1 message sets (Produce v0-2) are converted first by ``convert_legacy_message_set``, as Kafka's
+``LogValidator`` treats them (``records.convert.legacy_to_producer_batch`` has the rules): the client's
+offsets are ignored (magic 1 inner offsets must be 0..n-1) and the result is one v2 batch that then
+goes through the checks above. Its failures map to error codes:
+
+| conversion failure                                          | error                         |
+|-------------------------------------------------------------|-------------------------------|
+| size, length, magic, CRC-32, codec id 5-7, undecodable or   | CORRUPT_MESSAGE               |
+| empty wrapper payload                                       |                               |
+| nested compression, mixed magic, a wrapper with other       | INVALID_RECORD                |
+| messages, magic 1 inner offsets not 0..n-1                  |                               |
+| LogAppendTime set by the producer, timestamp below -1       | INVALID_TIMESTAMP             |
+| codec id 4 (zstd) with magic 0/1                            | UNSUPPORTED_COMPRESSION_TYPE  |
+
+Stateless; thread-safe.
 """
 
 from __future__ import annotations
 
 from spark_kafkalog.protocol import ErrorCode
-from spark_kafkalog.records import Compression, CorruptRecordError, decode_batch_records, validate_batch
+from spark_kafkalog.records import (
+    Compression,
+    CorruptRecordError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    UnsupportedCompressionError,
+    decode_batch_records,
+    legacy_to_producer_batch,
+    validate_batch,
+)
 from spark_kafkalog.records.batch import (
     ATTRIBUTES_OFFSET,
     BATCH_HEADER_SIZE,
@@ -38,7 +63,7 @@ from spark_kafkalog.records.crc import crc32c
 
 from broker.log.errors import InvalidOffsetError, LogAppendError
 
-__all__ = ["validate_follower_batches", "validate_leader_batches"]
+__all__ = ["convert_legacy_message_set", "validate_follower_batches", "validate_leader_batches"]
 
 _B = tuple[int, BatchHeader]
 _unpack_header = HEADER_STRUCT.unpack_from
@@ -59,6 +84,20 @@ def _frame_error(buf, pos: int, end: int) -> LogAppendError:
             ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: {left} bytes, less than a {BATCH_HEADER_SIZE}-byte header"
         )
     return LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: unknown magic {magic}")
+
+
+def convert_legacy_message_set(records) -> bytearray:
+    """The v2 batch (writable) for a producer's v0/v1 message set; raises ``LogAppendError`` (table above)."""
+    try:
+        return bytearray(legacy_to_producer_batch(records))
+    except InvalidTimestampError as e:
+        raise LogAppendError(ErrorCode.INVALID_TIMESTAMP, f"message set: {e}") from None
+    except InvalidRecordError as e:
+        raise LogAppendError(ErrorCode.INVALID_RECORD, f"message set: {e}") from None
+    except CorruptRecordError as e:
+        raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"unreadable message set: {e}") from None
+    except UnsupportedCompressionError as e:
+        raise LogAppendError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"message set: {e}") from None
 
 
 def validate_leader_batches(

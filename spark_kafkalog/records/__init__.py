@@ -18,11 +18,13 @@ from spark_kafkalog.records.batch import (
 from spark_kafkalog.records.batch_builder import RecordBatchBuilder, build_control_batch
 from spark_kafkalog.records.batch_reader import RecordBatch, decode_batch_records, iter_batch_records
 from spark_kafkalog.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression, compress, decompress
-from spark_kafkalog.records.convert import batch_to_legacy, legacy_to_batches
+from spark_kafkalog.records.convert import batch_to_legacy, legacy_to_batches, legacy_to_producer_batch
 from spark_kafkalog.records.crc import crc32, crc32c
 from spark_kafkalog.records.errors import (
     CorruptRecordError,
     DecompressedSizeLimitError,
+    InvalidRecordError,
+    InvalidTimestampError,
     UnsupportedCompressionError,
 )
 from spark_kafkalog.records.legacy import (
@@ -43,6 +45,8 @@ __all__ = [
     "CorruptRecordError",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "DecompressedSizeLimitError",
+    "InvalidRecordError",
+    "InvalidTimestampError",
     "LegacyMessage",
     "LegacyMessageSetBuilder",
     "Record",
@@ -63,6 +67,7 @@ __all__ = [
     "iter_legacy_records",
     "iter_records",
     "legacy_to_batches",
+    "legacy_to_producer_batch",
     "murmur2",
     "parse_batch_header",
     "set_base_offset",

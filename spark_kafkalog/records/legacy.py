@@ -17,7 +17,12 @@ A message set is log entries back to back, with no count in front. Log entry (bi
 
 Inside a compressed wrapper, magic 1 inner offsets are relative (0..n-1; absolute = wrapper offset
 - last relative + relative) and magic 0 inner offsets are absolute. With a LogAppendTime wrapper every
-inner message takes the wrapper's timestamp. Nested compression and empty wrappers are corrupt.
+inner message takes the wrapper's timestamp. Reading (``decode_legacy_entry``) is as lenient as a Kafka
+consumer: inner relative offsets need not be 0..n-1, but they must resolve to offsets in 0..2^63-1.
+A compressed inner message is an ``InvalidRecordError``; empty wrappers, a null wrapper value, codec ids
+4-7 and anything structurally wrong (sizes, lengths, CRC-32, magic) are ``CorruptRecordError``s.
+``read_message`` and ``read_inner_messages`` return the fields as stored, for callers that apply
+stricter rules (the produce path: ``convert.legacy_to_producer_batch``).
 Stateless and thread-safe; a builder belongs to one thread.
 """
 
@@ -28,10 +33,19 @@ from typing import Iterator, NamedTuple
 
 from spark_kafkalog.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression, compress, decompress
 from spark_kafkalog.records.crc import crc32
-from spark_kafkalog.records.errors import CorruptRecordError, UnsupportedCompressionError
+from spark_kafkalog.records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
 from spark_kafkalog.records.record import Record
 
-__all__ = ["LegacyMessage", "LegacyMessageSetBuilder", "decode_legacy_entry", "encode_message", "iter_legacy_records"]
+__all__ = [
+    "LegacyMessage",
+    "LegacyMessageSetBuilder",
+    "RawMessage",
+    "decode_legacy_entry",
+    "encode_message",
+    "iter_legacy_records",
+    "read_inner_messages",
+    "read_message",
+]
 
 # | offset int64 | message_size int32 |
 _LOG_ENTRY = struct.Struct(">qi")
@@ -49,6 +63,19 @@ MIN_MESSAGE_SIZE = {0: _MESSAGE_V0.size + 8, 1: _MESSAGE_V1.size + 8}  # 14, 22
 CRC_START = 16  # first byte covered by the CRC, from the start of the log entry
 CODEC_MASK = 0x07
 TIMESTAMP_TYPE_BIT = 0x08
+MAX_OFFSET = (1 << 63) - 1
+
+
+class RawMessage(NamedTuple):
+    """One message's fields as stored (CRC checked, value not decompressed, offset not resolved)."""
+
+    offset: int
+    size: int  # whole entry, LOG_OVERHEAD included
+    magic: int
+    attributes: int  # signed int8 as stored; codec = attributes & CODEC_MASK
+    timestamp: int  # -1 for magic 0
+    key: bytes | None
+    value: bytes | None
 
 
 class LegacyMessage(NamedTuple):
@@ -138,8 +165,18 @@ class LegacyMessageSetBuilder:
         )
 
 
-def _read_message(buf, pos: int, end: int):
-    """Fields of the log entry at ``buf[pos]`` that must end by ``end``; CRC checked."""
+def read_message(buf, pos: int = 0, end: int | None = None) -> RawMessage:
+    """The log entry at ``buf[pos]``, which must end by ``end`` (default: the end of ``buf``).
+
+    Checks sizes, magic (0 or 1), CRC-32 and the key and value lengths; raises ``CorruptRecordError``.
+    Attributes are not interpreted.
+    """
+    if end is None:
+        end = len(buf)
+    return _read_message(buf, pos, end)
+
+
+def _read_message(buf, pos: int, end: int) -> RawMessage:
     if end - pos < LOG_OVERHEAD + MIN_MESSAGE_SIZE[0]:
         raise CorruptRecordError(f"truncated message: {end - pos} bytes", position=pos)
     offset, size = _LOG_ENTRY.unpack_from(buf, pos)
@@ -176,25 +213,27 @@ def _read_message(buf, pos: int, end: int):
             raise CorruptRecordError(f"{name} length {length} out of bounds", position=p - 4)
     if p != entry_end:
         raise CorruptRecordError(f"{entry_end - p} unexpected bytes after the value", position=p)
-    return offset, size + LOG_OVERHEAD, magic, attributes, timestamp, fields[0], fields[1]
+    return RawMessage(offset, size + LOG_OVERHEAD, magic, attributes, timestamp, fields[0], fields[1])
 
 
-def decode_legacy_entry(buf, pos: int = 0, *, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> LegacyMessage:
-    """The log entry at ``buf[pos]`` (which must be complete), with its records decoded.
+def read_inner_messages(
+    wrapper: RawMessage, *, position: int = 0, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> list[RawMessage]:
+    """The messages of the compressed message set in ``wrapper``'s value, as stored.
 
-    Raises ``CorruptRecordError`` on a bad CRC, size, magic, codec or inner message set.
+    ``position`` is the wrapper's place in the caller's buffer, for error messages. Raises
+    ``CorruptRecordError`` for a codec id other than 1-3, a null value, a payload that does not
+    decompress (or expands past ``max_size``), an inner message that fails ``read_message``, or no inner
+    message at all. Inner magic, attributes and offsets are returned unchecked.
     """
-    offset, size, magic, attributes, timestamp, key, value = _read_message(buf, pos, len(buf))
-    codec = attributes & CODEC_MASK
-    timestamp_type = (attributes >> 3) & 1 if magic == 1 else 0
-    if not codec:
-        record = Record(offset, timestamp, key, value, [])
-        return LegacyMessage(offset, size, magic, 0, timestamp_type, timestamp, [record])
-    if codec > Compression.LZ4:
-        raise CorruptRecordError(f"compression codec id {codec} is not valid with magic {magic}", position=pos)
-    if value is None:
-        raise CorruptRecordError("compressed wrapper message with a null value", position=pos)
-    inner = decompress(codec, value, magic=magic, max_size=max_size)
+    codec = wrapper.attributes & CODEC_MASK
+    if not Compression.NONE < codec <= Compression.LZ4:
+        raise CorruptRecordError(
+            f"compression codec id {codec} is not valid with magic {wrapper.magic}", position=position
+        )
+    if wrapper.value is None:
+        raise CorruptRecordError("compressed wrapper message with a null value", position=position)
+    inner = decompress(codec, wrapper.value, magic=wrapper.magic, max_size=max_size)
     messages = []
     inner_pos = 0
     inner_end = len(inner)
@@ -202,17 +241,42 @@ def decode_legacy_entry(buf, pos: int = 0, *, max_size: int = DEFAULT_MAX_DECOMP
         try:
             message = _read_message(inner, inner_pos, inner_end)
         except CorruptRecordError as exc:
-            raise CorruptRecordError(f"inner message of the wrapper: {exc.reason}", position=pos) from None
-        if message[3] & CODEC_MASK:
-            raise CorruptRecordError("compressed message inside a compressed wrapper", position=pos)
+            raise CorruptRecordError(f"inner message of the wrapper: {exc.reason}", position=position) from None
         messages.append(message)
-        inner_pos += message[1]
+        inner_pos += message.size
     if not messages:
-        raise CorruptRecordError("compressed wrapper message with no inner messages", position=pos)
+        raise CorruptRecordError("compressed wrapper message with no inner messages", position=position)
+    return messages
+
+
+def decode_legacy_entry(buf, pos: int = 0, *, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> LegacyMessage:
+    """The log entry at ``buf[pos]`` (which must be complete), with its records decoded.
+
+    Raises ``CorruptRecordError`` on a bad CRC, size, magic, codec or inner message set, and its
+    subclass ``InvalidRecordError`` for a compressed inner message.
+    """
+    wrapper = _read_message(buf, pos, len(buf))
+    offset, size, magic, attributes, timestamp, key, value = wrapper
+    codec = attributes & CODEC_MASK
+    timestamp_type = (attributes >> 3) & 1 if magic == 1 else 0
+    if not codec:
+        record = Record(offset, timestamp, key, value, [])
+        return LegacyMessage(offset, size, magic, 0, timestamp_type, timestamp, [record])
+    messages = read_inner_messages(wrapper, position=pos, max_size=max_size)
+    for m in messages:
+        if m.attributes & CODEC_MASK:
+            raise InvalidRecordError("compressed message inside a compressed wrapper", position=pos)
     if magic == 0:
         records = [Record(m[0], -1, m[5], m[6], []) for m in messages]
     else:
         base = offset - messages[-1][0]
+        first = min(m[0] for m in messages)
+        last = max(m[0] for m in messages)
+        if base + first < 0 or base + last > MAX_OFFSET:
+            raise CorruptRecordError(
+                f"wrapper offset {offset} with inner relative offsets {first}..{last} resolves outside 0..2^63-1",
+                position=pos,
+            )
         if timestamp_type:
             records = [Record(base + m[0], timestamp, m[5], m[6], []) for m in messages]
         else:

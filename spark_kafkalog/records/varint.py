@@ -17,6 +17,7 @@ _CACHE_MAX = 1 << 13
 
 
 def _encode(n: int) -> bytes:
+    n = ((n + (1 << 63)) & 0xFFFFFFFFFFFFFFFF) - (1 << 63)  # wrapped to int64 first, as Java's long is
     value = ((n << 1) ^ (n >> 63)) & 0xFFFFFFFFFFFFFFFF
     out = bytearray()
     while value > 0x7F:
@@ -39,6 +40,7 @@ def encode_varint(n: int, _cache=_CACHE, _lo=_CACHE_MIN, _hi=_CACHE_MAX) -> byte
 
 def size_of_varint(n: int) -> int:
     """Number of bytes ``encode_varint(n)`` produces."""
+    n = ((n + (1 << 63)) & 0xFFFFFFFFFFFFFFFF) - (1 << 63)
     value = ((n << 1) ^ (n >> 63)) & 0xFFFFFFFFFFFFFFFF
     size = 1
     while value > 0x7F:
