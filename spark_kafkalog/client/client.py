@@ -1,14 +1,16 @@
 """``KafkaClient``: the blocking client core - connections to every broker, metadata, ListOffsets, Fetch.
 
-One ``SocketConnection`` per broker (opened on first use, ApiVersions negotiated per connection) plus
-bootstrap connections until the first Metadata answer names the brokers. Requests are sent at the highest
-version both sides support; a version the broker does not advertise is never sent.
+One ``SocketConnection`` per broker in a ``ConnectionPool`` (opened on first use, ApiVersions negotiated
+per connection) plus bootstrap connections until the first Metadata answer names the brokers. Requests
+are sent at the highest version both sides support; a version the broker does not advertise is never sent.
 
 Failure handling (``retries``, ``retry.backoff.ms`` .. ``retry.backoff.max.ms``, bounded by
-``default.api.timeout.ms``): NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE,
-FENCED/UNKNOWN_LEADER_EPOCH and other retriable partition errors invalidate the topic's metadata, back off
-and retry against the (possibly new) leader; a lost or timed-out connection is closed, the metadata of what
-that broker led is invalidated, and the call is retried on a fresh connection.
+``default.api.timeout.ms``): the partition errors of ``errors.REFRESH_METADATA_ERRORS`` (leader moved,
+unknown topic or partition, ...) invalidate the topic's metadata, back off and retry against the (possibly
+new) leader; other retriable errors back off and retry; a lost or timed-out connection is closed, the
+metadata of what that broker led is invalidated, and the call is retried on a fresh connection. A bootstrap
+address that refuses every attempt fails within seconds (see ``pool``). An error raised after the retries
+ran out says what was attempted, how often and for how long.
 
 Concurrency: every public method takes the client's lock around its network I/O, so one client may be
 shared by a few threads (the producer shares one between the caller and its sender thread), but calls are
@@ -17,14 +19,13 @@ serialised. ``fetch_batches`` is a generator that holds the lock only while it t
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import (
-    BrokerNotAvailableError,
+    REFRESH_METADATA_ERRORS,
     ConfigError,
     KafkaClientError,
     KafkaConnectionError,
@@ -40,8 +41,9 @@ from spark_kafkalog.client.offsets import (
     min_list_offsets_version,
     parse_list_offsets,
 )
+from spark_kafkalog.client.pool import ConnectionPool
 from spark_kafkalog.client.retry import RetryPlan
-from spark_kafkalog.client.socket_transport import SocketConnection, split_host_port
+from spark_kafkalog.client.socket_transport import SocketConnection
 from spark_kafkalog.client.types import FetchedBatch, OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
@@ -50,23 +52,6 @@ __all__ = ["KafkaClient"]
 _METADATA = int(ApiKey.METADATA)
 _FETCH = int(ApiKey.FETCH)
 _LIST_OFFSETS = int(ApiKey.LIST_OFFSETS)
-
-# Partition errors after which the leader may have moved: refresh metadata and retry.
-_LEADER_ERRORS = frozenset(
-    int(e)
-    for e in (
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.LEADER_NOT_AVAILABLE,
-        ErrorCode.FENCED_LEADER_EPOCH,
-        ErrorCode.UNKNOWN_LEADER_EPOCH,
-        ErrorCode.REPLICA_NOT_AVAILABLE,
-        ErrorCode.KAFKA_STORAGE_ERROR,
-        ErrorCode.NOT_ENOUGH_REPLICAS,
-        ErrorCode.OFFSET_NOT_AVAILABLE,
-    )
-)
-
 
 def _new_stats() -> dict[str, Any]:
     return {
@@ -107,8 +92,8 @@ class KafkaClient:
         self.config = cfg
         self._producer = _producer
         self._lock = threading.RLock()
-        self._connections: dict[Any, SocketConnection] = {}
         self.metadata = MetadataCache(cfg.metadata_max_age_ms)
+        self._pool = ConnectionPool(cfg, self.metadata)
         self.stats: dict[str, Any] = _new_stats()
         self._closed = False
 
@@ -117,9 +102,7 @@ class KafkaClient:
         """Close every connection. Idempotent."""
         with self._lock:
             self._closed = True
-            for conn in self._connections.values():
-                conn.close()
-            self._connections.clear()
+            self._pool.close()
 
     def __enter__(self) -> KafkaClient:
         return self
@@ -135,77 +118,23 @@ class KafkaClient:
         if self._closed:
             raise KafkaClientError("the client is closed", retriable=False)
 
-    def _open(self, host: str, port: int, node_id: int | None) -> SocketConnection:
-        cfg = self.config
-        return SocketConnection.open(
-            host,
-            port,
-            node_id=node_id,
-            client_id=cfg.client_id,
-            connect_timeout=cfg.connect_timeout_ms / 1000.0,
-            request_timeout=cfg.request_timeout_ms / 1000.0,
-            max_frame_size=cfg.max_frame_size,
-            send_buffer_bytes=cfg.send_buffer_bytes,
-            receive_buffer_bytes=cfg.receive_buffer_bytes,
-        )
-
     def connection(self, node_id: int) -> SocketConnection:
         """The open connection to broker ``node_id`` (connecting on first use)."""
         with self._lock:
             self._check_open()
-            conn = self._connections.get(node_id)
-            if conn is not None and not conn.closed:
-                return conn
-            address = self.metadata.broker(node_id)
-            if address is None:
+            if self._pool.get(node_id) is None and self.metadata.broker(node_id) is None:
                 self.refresh_metadata_once(None)
-                address = self.metadata.broker(node_id)
-            if address is None:
-                raise KafkaClientError(f"broker {node_id} is not in the cluster metadata", retriable=True)
-            try:
-                conn = self._open(address.host, address.port, node_id)
-            except KafkaConnectionError:
-                self.metadata.invalidate_broker(node_id)
-                raise
-            self._connections[node_id] = conn
-            return conn
+            return self._pool.connection(node_id)
 
     def any_connection(self) -> SocketConnection:
         """An open connection to some broker: an existing one, a known broker, or a bootstrap server."""
         with self._lock:
             self._check_open()
-            live = [c for c in self._connections.values() if not c.closed]
-            if live:
-                return min(live, key=lambda c: c.in_flight)
-            candidates: list[tuple[Any, str, int, int | None]] = []
-            brokers = list(self.metadata.brokers.values())
-            random.shuffle(brokers)
-            candidates += [(b.node_id, b.host, b.port, b.node_id) for b in brokers]
-            for server in self.config.bootstrap_servers:
-                host, port = split_host_port(server)
-                candidates.append((f"bootstrap:{server}", host, port, None))
-            failures = []
-            for key, host, port, node_id in candidates:
-                try:
-                    conn = self._open(host, port, node_id)
-                except KafkaClientError as e:
-                    failures.append(str(e))
-                    continue
-                self._connections[key] = conn
-                return conn
-            raise BrokerNotAvailableError(
-                f"cannot connect to any broker (bootstrap.servers={','.join(self.config.bootstrap_servers)}): "
-                + "; ".join(failures)
-            )
+            return self._pool.any_connection()
 
     def _drop(self, conn: SocketConnection, reason: BaseException | None = None) -> None:
         with self._lock:
-            conn.close(reason)
-            for key, c in list(self._connections.items()):
-                if c is conn:
-                    del self._connections[key]
-            if isinstance(conn.node_id, int) and conn.node_id >= 0:
-                self.metadata.invalidate_broker(conn.node_id)
+            self._pool.drop(conn, reason)
 
     def _call(self, conn: SocketConnection, api_key: int, body: Any, *, timeout: float | None = None, **kwargs: Any) -> Any:
         """One request on ``conn``; a broken connection is dropped before the error propagates."""
@@ -261,7 +190,7 @@ class KafkaClient:
                     raise
                 self.stats["retries"] += 1
                 if not plan.sleep_or_give_up():
-                    e.add_note(f"{what}: gave up after {plan.attempts} attempts in {plan.clock() - plan.started:.1f}s")
+                    e.add_context(_gave_up(what, plan))
                     raise
 
     # metadata ----------------------------------------------------------------------------------
@@ -357,7 +286,7 @@ class KafkaClient:
         return self.metadata.broker(node_id)
 
     def _on_partition_error(self, tp: TopicPartition, code: int) -> None:
-        if code in _LEADER_ERRORS:
+        if code in REFRESH_METADATA_ERRORS:
             self.metadata.invalidate(tp.topic)
 
     # ListOffsets -------------------------------------------------------------------------------
@@ -398,7 +327,7 @@ class KafkaClient:
                 self.stats["retries"] += 1
                 if not plan.sleep_or_give_up():
                     assert last_error is not None
-                    last_error.add_note(f"ListOffsets: gave up after {plan.attempts} attempts")
+                    last_error.add_context(_gave_up("ListOffsets", plan))
                     raise last_error
         if no_match == "latest":
             unmatched = {tp: OffsetSpec.LATEST for tp, spec in checked.items() if spec >= 0 and result[tp][0] < 0}
@@ -525,7 +454,7 @@ class KafkaClient:
                     raise
                 self.stats["retries"] += 1
                 if not plan.sleep_or_give_up():
-                    e.add_note(f"fetch of {tp} at offset {position}: gave up after {plan.attempts} attempts")
+                    e.add_context(_gave_up(f"Fetch of {tp} at offset {position}", plan))
                     raise
                 continue
             plan = self.retry_plan()
@@ -616,6 +545,16 @@ class KafkaClient:
             )
         self._on_partition_error(tp, code)
         error = error_for_code(code, "Fetch", broker=peer, topic=tp.topic, partition=tp.partition)
-        if code in _LEADER_ERRORS:
+        if code in REFRESH_METADATA_ERRORS:
             error.retriable = True
         raise error
+
+
+def _gave_up(what: str, plan: RetryPlan) -> str:
+    """``"<what>: gave up after N attempts in S s"``, naming the limit that ended the retries."""
+    elapsed = plan.clock() - plan.started
+    if plan.attempts > plan.retries:
+        limit = f"retries={plan.retries}"
+    else:
+        limit = f"deadline {plan.deadline - plan.started:.1f} s"
+    return f"{what}: gave up after {plan.attempts} attempts in {elapsed:.1f} s ({limit})"

@@ -4,6 +4,10 @@ Kafka error codes travel as data inside responses; the client turns the ones it 
 ``KafkaClientError`` whose message names the broker, topic and partition involved, and whose
 ``error_code`` keeps the code (``None`` for local failures such as a refused connection or a bad
 configuration). ``retriable`` says whether repeating the same call may succeed.
+
+``REFRESH_METADATA_ERRORS`` is the one table of broker error codes after which the client's metadata is
+stale (the leader moved, the topic or partition is new or gone, the replica's disk failed): the topic is
+refreshed before the next attempt, which is then retried (Kafka's ``InvalidMetadataException`` family).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from spark_kafkalog.protocol import ErrorCode
 
 __all__ = [
+    "REFRESH_METADATA_ERRORS",
     "BrokerNotAvailableError",
     "ConfigError",
     "KafkaClientError",
@@ -22,6 +27,22 @@ __all__ = [
     "RecordTooLargeError",
     "error_for_code",
 ]
+
+REFRESH_METADATA_ERRORS = frozenset(
+    int(e)
+    for e in (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.REPLICA_NOT_AVAILABLE,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.OFFSET_NOT_AVAILABLE,
+        ErrorCode.UNKNOWN_TOPIC_ID,
+        ErrorCode.INCONSISTENT_TOPIC_ID,
+    )
+)
 
 
 class KafkaClientError(Exception):
@@ -46,6 +67,11 @@ class KafkaClientError(Exception):
         self.partition = partition
         super().__init__(message)
 
+    def add_context(self, text: str) -> None:
+        """Append ``"; <text>"`` to the message (what was being done, for how long), so ``str(error)``
+        - all a command-line user sees - says it, unlike ``add_note``."""
+        self.args = (f"{self.args[0]}; {text}", *self.args[1:])
+
 
 class ConfigError(KafkaClientError, ValueError):
     """An unknown configuration key, or a value of the wrong type or range."""
@@ -55,14 +81,38 @@ class ConfigError(KafkaClientError, ValueError):
 
 
 class KafkaConnectionError(KafkaClientError):
-    """A broker could not be reached, or the connection broke (in-flight requests are lost)."""
+    """A broker could not be reached, or the connection broke (in-flight requests are lost).
 
-    def __init__(self, message: str, *, broker: str | None = None) -> None:
-        super().__init__(message, error_code=ErrorCode.NETWORK_EXCEPTION, retriable=True, broker=broker)
+    For a failed connection attempt, ``address`` is the ``host:port`` tried and ``reason`` a short text
+    ("connection refused", "connect timed out after 10.0 s", ...); ``refused`` is True when the address
+    answered at once that no Kafka broker serves there (connection refused, unknown host, no route, closed
+    during the ApiVersions handshake), as opposed to a timeout, which may be a slow or busy broker.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        broker: str | None = None,
+        address: str | None = None,
+        reason: str | None = None,
+        refused: bool = False,
+        retriable: bool = True,
+    ) -> None:
+        super().__init__(message, error_code=ErrorCode.NETWORK_EXCEPTION, retriable=retriable, broker=broker)
+        self.address = address
+        self.reason = reason
+        self.refused = refused
 
 
 class BrokerNotAvailableError(KafkaConnectionError):
-    """None of the bootstrap servers or known brokers accepted a connection."""
+    """None of the bootstrap servers or known brokers accepted a connection; ``failures`` holds the
+    ``KafkaConnectionError`` of each address tried, in order. Not retriable when every bootstrap server
+    kept refusing (see ``pool``): the address is wrong or nothing runs there."""
+
+    def __init__(self, message: str, *, failures: list[KafkaConnectionError], retriable: bool = True) -> None:
+        super().__init__(message, retriable=retriable, refused=all(f.refused for f in failures))
+        self.failures = failures
 
 
 class KafkaTimeoutError(KafkaClientError):

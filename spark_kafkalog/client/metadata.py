@@ -1,9 +1,9 @@
 """The client's cluster metadata cache: brokers, controller, topics, partition leaders and epochs.
 
 Filled from Metadata responses (any version 0-12). A topic entry is *stale* when it is older than
-``metadata.max.age.ms`` or was invalidated: the client invalidates a topic when a broker answers
-NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, FENCED/UNKNOWN_LEADER_EPOCH,
-and everything led by a broker whose connection was lost. Snapshots (``TopicInfo``) are immutable; the
+``metadata.max.age.ms``, was invalidated, or has a partition without a leader or with an error of
+``errors.REFRESH_METADATA_ERRORS``: the client invalidates a topic when a broker answers one of those
+errors for it, and everything led by a broker it could not reach or whose connection was lost. Snapshots (``TopicInfo``) are immutable; the
 cache itself is guarded by a lock and safe to use from several threads.
 """
 
@@ -14,14 +14,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, NamedTuple
 
+from spark_kafkalog.client.errors import REFRESH_METADATA_ERRORS
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
 __all__ = ["BrokerAddress", "MetadataCache", "PartitionInfo", "TopicInfo", "metadata_request"]
 
 _METADATA = API_BY_KEY[int(ApiKey.METADATA)]
-
-# Partition/topic errors that mean "ask again later" rather than "this does not exist".
-REFRESH_ERRORS = frozenset((3, 5, 6, 74, 75))  # UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER, FENCED, UNKNOWN epoch
 
 
 class BrokerAddress(NamedTuple):
@@ -159,7 +157,7 @@ class MetadataCache:
                 return True
             if info.error_code:
                 return True
-            return any(p.leader < 0 or p.error_code in REFRESH_ERRORS for p in info.partitions.values())
+            return any(p.leader < 0 or p.error_code in REFRESH_METADATA_ERRORS for p in info.partitions.values())
 
     def all_topics_fresh(self, now: float | None = None) -> bool:
         now = time.monotonic() if now is None else now

@@ -1,8 +1,8 @@
 """The producer's background sender thread: drains the accumulator into Produce requests and completes
 batches from the responses.
 
-One loop, on its own thread, with its own connection per broker (metadata and InitProducerId go through
-the producer's ``KafkaClient``):
+One loop, on its own thread, with its own ``ConnectionPool`` (one connection per broker, opened and
+dropped as ``KafkaClient``'s are; metadata and InitProducerId go through the producer's ``KafkaClient``):
 
 1. an idempotent producer first obtains a producer id (InitProducerId, retried with backoff);
 2. ``accumulator.ready`` names the brokers leading sendable partitions; partitions without a known leader
@@ -17,8 +17,9 @@ Produce uses v3+ (RecordBatch v2; v7+ for zstd) at the highest version the broke
 ``acks=0`` no response is expected and records complete with offset -1. Per-partition outcomes:
 success completes the batch; DUPLICATE_SEQUENCE_NUMBER (an idempotent retry of an appended batch)
 completes it with offset -1; retriable errors (leader moves, lost connections, timeouts, NOT_ENOUGH_REPLICAS)
-re-queue it after backoff while ``retries`` and ``delivery.timeout.ms`` allow; MESSAGE_TOO_LARGE fails
-it with ``RecordTooLargeError``; anything else fails it. Ordering: an idempotent producer keeps up to 5
+re-queue it after backoff while ``retries`` and ``delivery.timeout.ms`` allow (the errors of
+``errors.REFRESH_METADATA_ERRORS`` refresh the topic's metadata first); MESSAGE_TOO_LARGE fails it with
+``RecordTooLargeError``; anything else fails it. Ordering: an idempotent producer keeps up to 5
 batches per partition in flight and, after a retriable failure, resends that partition's batches one at a
 time in sequence order (OUT_OF_ORDER_SEQUENCE_NUMBER of a later batch is then expected and retried);
 a non-idempotent producer preserves order only with ``max.in.flight.requests.per.connection=1``.
@@ -40,6 +41,7 @@ from spark_kafkalog.client.accumulator import RecordAccumulator
 from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import (
+    REFRESH_METADATA_ERRORS,
     KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
@@ -49,6 +51,7 @@ from spark_kafkalog.client.errors import (
     error_for_code,
 )
 from spark_kafkalog.client.idempotence import IdempotenceState
+from spark_kafkalog.client.pool import ConnectionPool
 from spark_kafkalog.client.producer_batch import ProducerBatch
 from spark_kafkalog.client.retry import backoff_ms
 from spark_kafkalog.client.socket_transport import SocketConnection
@@ -66,17 +69,6 @@ _PRODUCE_SPEC = API_BY_KEY[_PRODUCE]
 _INIT_SPEC = API_BY_KEY[_INIT_PRODUCER_ID]
 _MAX_IDEMPOTENT_IN_FLIGHT = 5
 
-_REFRESH_ERRORS = frozenset(
-    int(e)
-    for e in (
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.LEADER_NOT_AVAILABLE,
-        ErrorCode.FENCED_LEADER_EPOCH,
-        ErrorCode.UNKNOWN_LEADER_EPOCH,
-        ErrorCode.KAFKA_STORAGE_ERROR,
-    )
-)
 _TOO_LARGE = frozenset((int(ErrorCode.MESSAGE_TOO_LARGE), int(ErrorCode.RECORD_LIST_TOO_LARGE)))
 _PRODUCER_STATE_LOST = frozenset((int(ErrorCode.UNKNOWN_PRODUCER_ID), int(ErrorCode.INVALID_PRODUCER_EPOCH)))
 
@@ -89,8 +81,7 @@ class Sender(threading.Thread):
         self.config = config
         self.idempotence = IdempotenceState() if idempotent else None
         self.fatal_error: BaseException | None = None
-        self._conns: dict[int, SocketConnection] = {}
-        self._node_retry_at: dict[int, float] = {}
+        self._pool = ConnectionPool(config, client.metadata)
         self._in_flight: dict[TopicPartition, int] = {}
         self._wakeup_r, self._wakeup_w = socket.socketpair()
         self._wakeup_r.setblocking(False)
@@ -138,10 +129,8 @@ class Sender(threading.Thread):
             self.fatal_error = e
         finally:
             reason = self.fatal_error or ProducerClosedError("producer closed before the record was delivered")
-            for conn in list(self._conns.values()):
-                for request in conn.close(reason):
-                    self._on_response(request, final=True)
-            self._conns.clear()
+            for request in self._pool.close(reason):
+                self._on_response(request, final=True)
             for batch in self.accumulator.take_all():
                 self._finish(batch, error=reason)
             for batch in self.accumulator.incomplete():
@@ -236,35 +225,21 @@ class Sender(threading.Thread):
 
     # connections and metadata ------------------------------------------------------------------
     def _connection(self, node: int, now: float) -> SocketConnection | None:
-        conn = self._conns.get(node)
-        if conn is not None and not conn.closed:
+        """The connection to ``node``, or ``None`` while it cannot be had (backing off after a failed
+        attempt, or the broker's address is not known yet)."""
+        conn = self._pool.get(node)
+        if conn is not None:
             return conn
-        if self._node_retry_at.get(node, 0.0) > now:
+        if self._pool.backing_off(node, now):
             return None
-        address = self.client.metadata.broker(node)
-        if address is None:
+        if self.client.metadata.broker(node) is None:
             self._refresh_metadata(None, now)
             return None
-        cfg = self.config
         try:
-            conn = SocketConnection.open(
-                address.host,
-                address.port,
-                node_id=node,
-                client_id=cfg.client_id,
-                connect_timeout=cfg.connect_timeout_ms / 1000.0,
-                request_timeout=cfg.request_timeout_ms / 1000.0,
-                max_frame_size=cfg.max_frame_size,
-                send_buffer_bytes=cfg.send_buffer_bytes,
-                receive_buffer_bytes=cfg.receive_buffer_bytes,
-            )
+            return self._pool.connection(node)
         except KafkaClientError as e:
-            log.info("producer cannot connect to broker %s: %s", address, e)
-            self._node_retry_at[node] = now + cfg.retry_backoff_ms / 1000.0
-            self.client.metadata.invalidate_broker(node)
+            log.info("producer cannot connect to broker %d: %s", node, e)
             return None
-        self._conns[node] = conn
-        return conn
 
     def _refresh_metadata(self, topics: Any, now: float) -> None:
         if now - self._last_refresh < self.config.retry_backoff_ms / 1000.0:
@@ -370,7 +345,7 @@ class Sender(threading.Thread):
         error = error_for_code(code, "Produce", broker=peer, topic=tp.topic, partition=tp.partition, detail=message)
         idem = self.idempotence
         retriable = error.retriable
-        if code in _REFRESH_ERRORS:
+        if code in REFRESH_METADATA_ERRORS:
             self.client.metadata.invalidate(tp.topic)
             retriable = True
         if idem is not None:
@@ -438,7 +413,7 @@ class Sender(threading.Thread):
 
     # I/O ---------------------------------------------------------------------------------------
     def _poll(self, timeout: float) -> None:
-        conns = [c for c in self._conns.values() if not c.closed and c.in_flight]
+        conns = [c for c in self._pool.live() if c.in_flight]
         try:
             readable, _, _ = select.select([self._wakeup_r, *conns], [], [], timeout)
         except (OSError, ValueError):
@@ -460,21 +435,17 @@ class Sender(threading.Thread):
     def _check_request_timeouts(self) -> None:
         limit = self.config.request_timeout_ms / 1000.0
         now = time.monotonic()
-        for conn in list(self._conns.values()):
+        for conn in self._pool.live():
             oldest = conn.protocol.oldest_in_flight()
             if oldest is not None and now - oldest.sent_at > limit:
                 error = KafkaTimeoutError(
-                    f"broker {conn.peer} did not answer a Produce request within request.timeout.ms ({self.config.request_timeout_ms} ms)",
+                    f"broker {conn.peer} did not answer a Produce request within request.timeout.ms "
+                    f"({self.config.request_timeout_ms} ms)",
                     broker=conn.peer,
                 )
-                for request in conn.close(error):
-                    self._on_response(request)
-                self._drop(conn)
+                self._drop(conn, error)
 
-    def _drop(self, conn: SocketConnection) -> None:
-        for request in conn.close():
+    def _drop(self, conn: SocketConnection, reason: BaseException | None = None) -> None:
+        """Close ``conn``; its requests in flight are retried or failed (see ``_on_response``)."""
+        for request in self._pool.drop(conn, reason):
             self._on_response(request)
-        for node, c in list(self._conns.items()):
-            if c is conn:
-                del self._conns[node]
-                self.client.metadata.invalidate_broker(node)

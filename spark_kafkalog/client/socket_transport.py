@@ -29,7 +29,7 @@ from spark_kafkalog.client.versions import ApiVersionTable, api_name
 from spark_kafkalog.protocol import DEFAULT_MAX_FRAME_SIZE
 from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, FramePool
 
-__all__ = ["SocketConnection", "split_host_port"]
+__all__ = ["SocketConnection", "format_address", "split_host_port"]
 
 _SIZE = struct.Struct(">i")
 _READ_AHEAD = 64 * 1024
@@ -41,6 +41,23 @@ def split_host_port(address: str) -> tuple[str, int]:
     if not sep or not port.isdigit():
         raise ValueError(f"{address!r} is not host:port")
     return host.strip("[]"), int(port)
+
+
+def format_address(host: str, port: int) -> str:
+    """``host:port``, with an IPv6 host in brackets (the inverse of ``split_host_port``)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _connect_failure(error: OSError, timeout: float) -> tuple[str, bool]:
+    """``(reason, refused)`` for a failed ``connect``: refused when it failed at once (see
+    ``KafkaConnectionError.refused``), not when it timed out."""
+    if isinstance(error, (socket.timeout, TimeoutError)):
+        return f"connect timed out after {timeout:.1f} s (socket.connection.setup.timeout.ms)", False
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused", True
+    if isinstance(error, socket.gaierror):
+        return f"unknown host ({error.strerror})", True
+    return (error.strerror or str(error)).lower(), True
 
 
 class SocketConnection:
@@ -69,12 +86,21 @@ class SocketConnection:
         send_buffer_bytes: int = -1,
         receive_buffer_bytes: int = -1,
     ) -> SocketConnection:
-        """Connect and complete the ApiVersions handshake; raises ``KafkaConnectionError``."""
-        peer = f"{node_id if node_id is not None and node_id >= 0 else 'bootstrap'} ({host}:{port})"
+        """Connect and complete the ApiVersions handshake.
+
+        Raises ``KafkaConnectionError`` naming the broker, the address and why (``reason``, ``refused``:
+        see ``errors.KafkaConnectionError``), also when the handshake is not answered within
+        ``request_timeout`` seconds.
+        """
+        address = format_address(host, port)
+        peer = f"{node_id if node_id is not None and node_id >= 0 else 'bootstrap'} ({address})"
         try:
             sock = socket.create_connection((host, port), timeout=connect_timeout)
         except OSError as e:
-            raise KafkaConnectionError(f"cannot connect to broker {peer}: {e}", broker=peer) from None
+            reason, refused = _connect_failure(e, connect_timeout)
+            raise KafkaConnectionError(
+                f"cannot connect to broker {peer}: {reason}", broker=peer, address=address, reason=reason, refused=refused
+            ) from None
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if send_buffer_bytes > 0:
@@ -86,6 +112,19 @@ class SocketConnection:
         conn = cls(sock, KafkaConnection(peer, client_id=client_id, max_frame_size=max_frame_size, node_id=node_id))
         try:
             conn._handshake(request_timeout)
+        except KafkaConnectionError as e:  # closed, reset, or an answer that is not Kafka's
+            conn.close()
+            detail = str(e).replace(f"connection to broker {peer} ", "connection ").replace(f"broker {peer} ", "")
+            reason = f"ApiVersions handshake failed: {detail}; is it a Kafka broker?"
+            raise KafkaConnectionError(
+                f"cannot connect to broker {peer}: {reason}", broker=peer, address=address, reason=reason, refused=True
+            ) from None
+        except KafkaTimeoutError:
+            conn.close()
+            reason = f"no answer to the ApiVersions handshake within {request_timeout:.1f} s (request.timeout.ms)"
+            raise KafkaConnectionError(
+                f"cannot connect to broker {peer}: {reason}", broker=peer, address=address, reason=reason
+            ) from None
         except BaseException:
             conn.close()
             raise
@@ -237,8 +276,15 @@ class SocketConnection:
         self.bytes_received += len(chunk)
 
     def _timed_out(self, waiting_for: InFlightRequest | None) -> None:
-        what = f"{api_name(waiting_for.api_key)} v{waiting_for.version}" if waiting_for else "a response"
-        error = KafkaTimeoutError(f"no answer to {what} from broker {self.peer} in time", broker=self.peer)
+        if waiting_for is None:
+            text = f"no answer from broker {self.peer} in time"
+        else:
+            waited = time.monotonic() - waiting_for.sent_at
+            text = (
+                f"no answer to {api_name(waiting_for.api_key)} v{waiting_for.version} from broker {self.peer} "
+                f"within {waited:.1f} s"
+            )
+        error = KafkaTimeoutError(text, broker=self.peer)
         self._failed.extend(self.protocol.close(error))
         try:
             self._sock.close()

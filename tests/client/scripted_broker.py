@@ -63,6 +63,7 @@ class ScriptedBroker:
         *,
         handlers: dict[int, Callable[..., Any]] | None = None,
         api_ranges: dict[int, tuple[int, int]] | None = None,
+        port: int = 0,
     ) -> None:
         self.node_id = node_id
         self.handlers: dict[int, Callable[..., Any]] = dict(handlers or {})
@@ -71,7 +72,7 @@ class ScriptedBroker:
         self.connections = 0
         self._sock = socket.socket()
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", 0))
+        self._sock.bind(("127.0.0.1", port))
         self._sock.listen(16)
         self.host, self.port = self._sock.getsockname()
         self._stopped = False

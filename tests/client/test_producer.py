@@ -147,6 +147,26 @@ def test_a_moved_leader_is_followed_and_every_record_is_delivered_once(cluster):
     assert sorted(v for _, _, v in records_of(cluster.logs[1], 0)) == sorted(b"v%d" % i for i in range(10))
 
 
+@pytest.mark.parametrize("code", [ErrorCode.REPLICA_NOT_AVAILABLE, ErrorCode.KAFKA_STORAGE_ERROR])
+def test_an_error_that_makes_metadata_stale_sends_the_retry_to_the_new_leader(cluster, code):
+    """The producer refreshes metadata after the same errors as the rest of the client (one table)."""
+    moved = {"done": False}
+
+    def stale(topic, partition, header):
+        if partition == 0 and not moved["done"]:
+            moved["done"] = True
+            cluster.topics["t"][0] = 1
+            return int(code)
+        return 0
+
+    cluster.logs[0].answer = stale
+    with Producer(cluster.brokers[0].address, **FAST) as producer:
+        future = producer.send("t", b"moved", partition=0)
+        assert future.result(5).partition == 0
+    assert records_of(cluster.logs[0], 0) == []
+    assert records_of(cluster.logs[1], 0) == [(0, None, b"moved")]
+
+
 def test_a_dropped_connection_is_retried_with_the_same_producer_id_and_sequence(cluster):
     broker = cluster.brokers[0]
     log = cluster.logs[0]
