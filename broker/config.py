@@ -67,6 +67,7 @@ class ConfigKey:
     default: Any
     doc: str
     at_least: float | None = None
+    at_most: float | None = None
     choices: tuple[str, ...] | None = None
     required: bool = False
     section: str = "broker"
@@ -82,6 +83,8 @@ class ConfigKey:
     def check(self, value: Any) -> None:
         if self.at_least is not None and value is not None and value < self.at_least:
             raise ConfigError(f"{self.name}={value!r}: must be at least {self.at_least:g}")
+        if self.at_most is not None and value is not None and value > self.at_most:
+            raise ConfigError(f"{self.name}={value!r}: must be at most {self.at_most:g}")
         if self.choices is not None and value is not None:
             items = value if isinstance(value, tuple) else (value,)
             bad = [v for v in items if v not in self.choices]
@@ -130,10 +133,29 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     # topics
     _K("num.partitions", "int", 1, "Partitions of auto-created topics and of CreateTopics with -1.", at_least=1,
        section="topics"),
-    _K("default.replication.factor", "int", 1, "Replication factor of auto-created topics and of CreateTopics with -1.",
-       at_least=1, section="topics"),
+    _K("default.replication.factor", "int", 1,
+       "Replication factor of auto-created topics and of CreateTopics with -1. Must be 1: replication is not "
+       "implemented yet (planned), so topics with more than one replica are refused (INVALID_REPLICATION_FACTOR).",
+       at_least=1, at_most=1, section="topics"),
     _K("auto.create.topics.enable", "boolean", True,
-       "Create a topic when a Metadata request names it and allows auto-creation.", section="topics"),
+       "Create a missing topic, with `num.partitions` and `default.replication.factor`, when a Metadata request "
+       "names it and allows auto-creation (always before Metadata v4, `allow_auto_topic_creation` from v4). "
+       "When false, or when the request disallows it, a missing topic is answered UNKNOWN_TOPIC_OR_PARTITION. "
+       "An illegal name is answered INVALID_TOPIC_EXCEPTION and never created. Produce and Fetch never create "
+       "topics. Kafka's default (true); set false so that typos and scanners cannot create topics.",
+       section="topics"),
+    _K("max.partitions.per.request", "int", 5000,
+       "Most partitions one CreateTopics or CreatePartitions request (or one Metadata auto-creation) may add, "
+       "counted over all its topics. A larger request creates nothing and every topic in it is answered "
+       "INVALID_PARTITIONS naming this setting. Kafka has no such limit; it protects the broker and ZooKeeper "
+       "from a typo such as 100000 partitions (creating partitions costs about 10 ZooKeeper requests each).",
+       at_least=1, section="topics"),
+    _K("max.broker.partitions", "int", 10000,
+       "Most partition replicas a broker may hold (the name of Kafka's KIP-578). A topic whose assignment would "
+       "put more on any broker, counting the topics that exist already, is refused with POLICY_VIOLATION naming "
+       "the broker, the count and this setting; nothing of it is created. Checked against this broker's view of "
+       "the cluster, so topics created at the same moment on other brokers can overshoot it slightly.",
+       at_least=1, section="topics"),
     _K("delete.topic.enable", "boolean", True, "Allow DeleteTopics.", section="topics"),
     _K("min.insync.replicas", "int", 1, "Minimum ISR size for acks=all produce.", at_least=1, section="topics"),
     # log store (topic defaults; see broker.log.config)
@@ -189,8 +211,9 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
        section="replication"),
     # groups and offsets (a later issue; accepted now)
     _K("offsets.topic.num.partitions", "int", 50, "Partitions of `__consumer_offsets`.", at_least=1, section="groups"),
-    _K("offsets.topic.replication.factor", "int", 3, "Replication factor of `__consumer_offsets` (capped by live brokers).",
-       at_least=1, section="groups"),
+    _K("offsets.topic.replication.factor", "int", 1,
+       "Replication factor of `__consumer_offsets`. Must be 1 until replication is implemented (planned; Kafka's "
+       "default is 3).", at_least=1, at_most=1, section="groups"),
     _K("group.min.session.timeout.ms", "int", 6000, "Smallest session timeout a member may ask for.", at_least=0,
        section="groups"),
     _K("group.max.session.timeout.ms", "int", 1800000, "Largest session timeout a member may ask for.", at_least=0,

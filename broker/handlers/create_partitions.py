@@ -1,7 +1,12 @@
 """CreatePartitions (key 37), v0-3: add partitions to existing topics (the count only grows), with
-optional explicit assignments; validate_only checks without changing anything. Waits up to
-``timeout_ms`` for the new partitions' leaders (REQUEST_TIMED_OUT otherwise). A topic named twice is
-INVALID_REQUEST.
+optional explicit assignments; validate_only checks without changing anything and answers exactly what a
+real request would. The request is checked as a whole before anything is written (``broker.topic_admin``):
+more than ``max.partitions.per.request`` new partitions in total refuses every topic with
+INVALID_PARTITIONS; a topic whose new partitions would put more than ``max.broker.partitions`` replicas on
+a broker is refused with POLICY_VIOLATION; an assignment with several replicas per partition (or a topic
+whose replication factor is above 1) is INVALID_REPLICATION_FACTOR, since replication is not implemented
+yet. Waits up to ``timeout_ms`` for the new partitions' leaders (REQUEST_TIMED_OUT otherwise). A topic
+named twice is INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -18,26 +23,44 @@ _API = API_BY_KEY[API_KEY]
 
 
 async def handle(ctx, request):
-    b = ctx.broker
+    b = ctx.services
+    admin = b.topic_admin
     Resp = _API.Response
     counts = Counter(t.name for t in request.topics)
-    results, pending = [], []
+    results, plans = [], []
+    topics = b.metadata.topics
+    too_many = admin.check_request_size(
+        t.count - topics[t.name].num_partitions for t in request.topics if counts[t.name] == 1 and t.name in topics)
     for t in request.topics:
         res = Resp.CreatePartitionsTopicResult(name=t.name, error_code=ErrorCode.NONE, error_message=None)
         results.append(res)
+        plans.append(None)
         if counts[t.name] > 1:
             res.error_code, res.error_message = ErrorCode.INVALID_REQUEST, f"topic {t.name!r} is named more than once"
             continue
+        if too_many is not None and t.name in topics:
+            res.error_code, res.error_message = too_many.error_code, too_many.message
+            continue
         assignments = None if t.assignments is None else [list(a.broker_ids) for a in t.assignments]
         try:
-            await b.topic_admin.create_partitions(t.name, t.count, assignments, validate_only=request.validate_only)
+            plans[-1] = admin.plan_partitions(t.name, t.count, assignments)
         except TopicAdminError as e:
             res.error_code, res.error_message = e.error_code, e.message
+    errors = admin.admit(plans, reserve=not request.validate_only)
+    pending = []
+    for res, t, plan, error in zip(results, request.topics, plans, errors):
+        if plan is None:
             continue
-        if not request.validate_only:
+        if error is None and not request.validate_only:
+            try:
+                await admin.write(plan)
+            except TopicAdminError as e:
+                error = e
+        if error is not None:
+            res.error_code, res.error_message = error.error_code, error.message
+        elif not request.validate_only:
             pending.append((res, t.name, t.count))
     if pending and request.timeout_ms > 0:
-        admin = b.topic_admin
         await admin.wait_for(lambda: all(admin.has_leaders(n, k) for _, n, k in pending), request.timeout_ms / 1000)
         for res, name, k in pending:
             if not admin.has_leaders(name, k):

@@ -2,6 +2,13 @@
 broker defaults, v4+), or explicit replica assignments, and topic configs validated against the log
 configuration (INVALID_CONFIG names the key).
 
+Every topic is validated and the request is checked as a whole before anything is written
+(``broker.topic_admin``): more than ``max.partitions.per.request`` new partitions in total refuses every
+topic with INVALID_PARTITIONS; a topic that would put more than ``max.broker.partitions`` replicas on a
+broker is refused with POLICY_VIOLATION; a replication factor above 1 (or an assignment with several
+replicas) is INVALID_REPLICATION_FACTOR, since replication is not implemented yet. ``validate_only``
+answers exactly what a real request would, without writing.
+
 Any broker accepts the request (Kafka routes it to the controller; here the registry transaction makes
 every broker safe to create). The answer waits up to ``timeout_ms`` until this broker's metadata shows a
 leader for every partition; when that does not happen in time the topic still exists and the answer is
@@ -17,7 +24,7 @@ from collections import Counter
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from broker.config_describe import describe_topic_configs
-from broker.topic_admin import TopicAdminError
+from broker.topic_admin import TopicAdminError, TopicPlan
 
 API_KEY = ApiKey.CREATE_TOPICS
 VERSIONS = (0, 7)
@@ -25,42 +32,57 @@ _API = API_BY_KEY[API_KEY]
 
 
 async def handle(ctx, request):
-    b = ctx.broker
+    b = ctx.services
+    admin = b.topic_admin
     Resp = _API.Response
     Result = Resp.CreatableTopicResult
     counts = Counter(t.name for t in request.topics)
     results = []
-    created: list[tuple[object, str, int]] = []
+    plans: list[TopicPlan | None] = []
+    too_many = admin.check_request_size(
+        admin.requested_partitions(t.num_partitions, t.assignments) for t in request.topics if counts[t.name] == 1)
     for t in request.topics:
         res = Result(name=t.name, topic_id=uuid.UUID(int=0), error_code=ErrorCode.NONE, error_message=None,
                      num_partitions=-1, replication_factor=-1, configs=None)
         results.append(res)
+        plans.append(None)
         if counts[t.name] > 1:
             res.error_code, res.error_message = ErrorCode.INVALID_REQUEST, f"topic {t.name!r} is named more than once"
+            continue
+        if too_many is not None:
+            res.error_code, res.error_message = too_many.error_code, too_many.message
             continue
         config = {c.name: c.value for c in t.configs}
         assignments = {a.partition_index: list(a.broker_ids) for a in t.assignments}
         try:
-            topic_id, replicas, overrides = await b.topic_admin.create_topic(
-                t.name, t.num_partitions, t.replication_factor, config, assignments or None,
-                validate_only=request.validate_only,
-            )
+            plans[-1] = admin.plan_topic(t.name, t.num_partitions, t.replication_factor, config, assignments or None)
         except TopicAdminError as e:
             res.error_code, res.error_message = e.error_code, e.message
+    errors = admin.admit(plans, reserve=not request.validate_only)
+    created: list[tuple[object, str, int]] = []
+    for res, plan, error in zip(results, plans, errors):
+        if plan is None:
             continue
-        res.topic_id = topic_id
-        res.num_partitions = len(replicas)
-        res.replication_factor = len(next(iter(replicas.values())))
+        if error is None and not request.validate_only:
+            try:
+                await admin.write(plan)
+            except TopicAdminError as e:
+                error = e
+        if error is not None:
+            res.error_code, res.error_message = error.error_code, error.message
+            continue
+        res.topic_id = plan.topic_id
+        res.num_partitions = plan.new_partitions
+        res.replication_factor = plan.replication_factor
         if ctx.version >= 5:
             res.configs = [
                 Result.CreatableTopicConfigs(name=d.name, value=d.value, read_only=False,
                                              config_source=d.source, is_sensitive=False)
-                for d in describe_topic_configs(b, overrides)
+                for d in describe_topic_configs(b, plan.overrides)
             ]
         if not request.validate_only:
-            created.append((res, t.name, len(replicas)))
+            created.append((res, plan.name, plan.new_partitions))
     if created and request.timeout_ms > 0:
-        admin = b.topic_admin
         await admin.wait_for(lambda: all(admin.has_leaders(n, k) for _, n, k in created), request.timeout_ms / 1000)
         for res, name, k in created:
             if not admin.has_leaders(name, k):

@@ -2,10 +2,14 @@
 controller, and topics with partition leaders, leader epochs, replicas, ISR and offline replicas.
 
 Topic lists: v0 empty = all topics; v1+ null = all, empty = none; v10+ topics may be named by id.
-A missing topic is created when the request allows it (v4+ ``allow_auto_topic_creation``, always before
-v4) and ``auto.create.topics.enable`` is on; the answer then waits up to ``AUTO_CREATE_WAIT_S`` for its
-leaders and otherwise reports LEADER_NOT_AVAILABLE so the client asks again, as Kafka does. A partition
-without a live leader reports LEADER_NOT_AVAILABLE with leader -1.
+A missing topic with a legal name is created, with ``num.partitions`` and ``default.replication.factor``,
+when the request allows it (v4+ ``allow_auto_topic_creation``, always before v4) and
+``auto.create.topics.enable`` is on, through the same checks as CreateTopics (the request's missing topics
+together within ``max.partitions.per.request``, ``max.broker.partitions``); the answer then waits up to
+``AUTO_CREATE_WAIT_S`` for its leaders and otherwise reports LEADER_NOT_AVAILABLE so the client asks again,
+as Kafka does. Otherwise a missing topic is UNKNOWN_TOPIC_OR_PARTITION. An illegal name is answered
+INVALID_TOPIC_EXCEPTION and never created, whatever the setting (as Kafka 3.x). A partition without a
+live leader reports LEADER_NOT_AVAILABLE with leader -1.
 Gaps: authorized-operations fields are always "not requested" (-2147483648).
 """
 
@@ -14,6 +18,7 @@ from __future__ import annotations
 import uuid
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.protocol.topic_name import topic_name_problem
 
 from broker.topic_admin import TopicAdminError
 
@@ -34,7 +39,7 @@ def _endpoint(info, listener: str) -> tuple[str, int]:
 
 
 async def handle(ctx, request):
-    b = ctx.broker
+    b = ctx.services
     cache = b.metadata
     v = ctx.version
     Resp = _API.Response
@@ -49,17 +54,16 @@ async def handle(ctx, request):
         wanted = [(t.name, t.topic_id) for t in request.topics]
     allow_create = (request.allow_auto_topic_creation if v >= 4 else True) and b.config["auto.create.topics.enable"]
 
-    created = []
     errors: dict[str, ErrorCode] = {}
-    for name, topic_id in wanted:
-        if name is None or name in cache.topics or not allow_create:
+    missing = []
+    for name, _ in wanted:
+        if name is None or name in cache.topics or name in errors:
             continue
-        try:
-            await b.topic_admin.create_topic(name)
-            created.append(name)
-        except TopicAdminError as e:
-            if e.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
-                errors[name] = e.error_code
+        if topic_name_problem(name) is not None:
+            errors[name] = ErrorCode.INVALID_TOPIC_EXCEPTION
+        elif allow_create and name not in missing:
+            missing.append(name)
+    created = await _auto_create(b.topic_admin, missing, errors) if missing else []
     if created:
         await b.topic_admin.wait_for(lambda: all(b.topic_admin.has_leaders(n) for n in created), AUTO_CREATE_WAIT_S)
 
@@ -77,6 +81,35 @@ async def handle(ctx, request):
         throttle_time_ms=0, brokers=brokers, cluster_id=b.registry.cluster_id,
         controller_id=cache.controller_id if cache.controller_id is not None else -1, topics=topics,
     )
+
+
+async def _auto_create(admin, names: list[str], errors: dict[str, ErrorCode]) -> list[str]:
+    """Create the missing topics ``names`` with the broker defaults; returns those created, fills ``errors``."""
+    too_many = admin.check_request_size(admin.requested_partitions(-1) for _ in names)
+    if too_many is not None:
+        errors.update((name, too_many.error_code) for name in names)
+        return []
+    plans = []
+    for name in names:
+        try:
+            plans.append(admin.plan_topic(name))
+        except TopicAdminError as e:
+            plans.append(None)
+            if e.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                errors[name] = e.error_code
+    created = []
+    for name, plan, error in zip(names, plans, admin.admit(plans)):
+        if plan is None:
+            continue
+        try:
+            if error is not None:
+                raise error
+            await admin.write(plan)
+            created.append(name)
+        except TopicAdminError as e:
+            if e.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                errors[name] = e.error_code
+    return created
 
 
 def _topic(Resp, cache, name: str, error: ErrorCode | None):
