@@ -48,7 +48,7 @@ async def handle(ctx, request):
             res.error_code, res.error_message = e.error_code, e.message
     errors = admin.admit(plans, reserve=not request.validate_only)
     pending = []
-    for res, t, plan, error in zip(results, request.topics, plans, errors):
+    for res, t, plan, error in zip(results, request.topics, plans, errors, strict=True):
         if plan is None:
             continue
         if error is None and not request.validate_only:

@@ -60,7 +60,7 @@ async def handle(ctx, request):
             res.error_code, res.error_message = e.error_code, e.message
     errors = admin.admit(plans, reserve=not request.validate_only)
     created: list[tuple[object, str, int]] = []
-    for res, plan, error in zip(results, plans, errors):
+    for res, plan, error in zip(results, plans, errors, strict=True):
         if plan is None:
             continue
         if error is None and not request.validate_only:

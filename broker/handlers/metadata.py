@@ -98,7 +98,7 @@ async def _auto_create(admin, names: list[str], errors: dict[str, ErrorCode]) ->
             if e.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
                 errors[name] = e.error_code
     created = []
-    for name, plan, error in zip(names, plans, admin.admit(plans)):
+    for name, plan, error in zip(names, plans, admin.admit(plans), strict=True):
         if plan is None:
             continue
         try:
