@@ -110,10 +110,13 @@ def cleanable_range(plog: PartitionLog, now_ms: int) -> CleanableRange | None:
 
 
 def _batches(segment: LogSegment):
-    """``(header, bytes)`` of every batch of a (non-active) segment."""
-    fd = segment.file.fd
-    for position, header in segment.iter_headers(0):
-        yield header, os.pread(fd, header.batch_length + LOG_OVERHEAD, position)
+    """``(header, bytes)`` of every batch of a (non-active) segment (its file pinned meanwhile)."""
+    fd = segment.file.pin()
+    try:
+        for position, header in segment.iter_headers(0):
+            yield header, os.pread(fd, header.batch_length + LOG_OVERHEAD, position)
+    finally:
+        segment.file.release()
 
 
 def _build_offset_map(segments, first_dirty: int) -> dict[bytes, int]:

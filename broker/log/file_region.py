@@ -11,7 +11,8 @@ the last reference goes, so a handler that simply drops the region never leaks t
 Bounded descriptors: a ``SharedFile`` opens its descriptor on first use (``acquire``/``pin``), and the
 process-wide ``OPEN_FILES`` cache closes the least recently used *idle* ones (only the owner's reference
 left: no region, no pin) when more than ``OPEN_FILES.capacity`` are open; the next use opens the file again
-by its current path. A segment nobody reads or writes therefore holds no descriptor, and a broker with tens
+by its current path. Recency is tracked the CLOCK way (a "used" bit set without a lock, files whose bit
+is set get a second chance), so a use of an open file costs no shared lock. A segment nobody reads or writes therefore holds no descriptor, and a broker with tens
 of thousands of partitions stays within its open-file limit. Whoever uses ``fd`` must hold a reference
 (``acquire``/``pin``, then ``release``) for as long as it uses the number: only then is it open and not
 reused for another file. The capacity defaults to a quarter of ``RLIMIT_NOFILE`` (16 to 4096), leaving the
@@ -48,10 +49,12 @@ def _default_max_open_files() -> int:
 
 
 class OpenFileCache:
-    """The ``SharedFile``s that hold a descriptor, least recently used first; closes idle ones beyond ``capacity``.
+    """The ``SharedFile``s that hold a descriptor, in opening order; closes idle ones beyond ``capacity``.
 
-    Files in use (a region or a pin besides the owner's reference) are never closed: when they alone exceed
-    the capacity, the cache stays above it until they are released.
+    Eviction walks from the oldest: a file used since it was last looked at (``SharedFile._recent``) goes
+    to the back with its bit cleared (second chance), an idle one is closed, one in use (a region or a pin
+    besides the owner's reference) is kept. When the files in use alone exceed the capacity, the cache
+    stays above it until they are released.
     """
 
     def __init__(self, capacity: int) -> None:
@@ -63,13 +66,10 @@ class OpenFileCache:
         """Descriptors open through this cache."""
         return len(self._files)
 
-    def touch(self, file: SharedFile) -> None:
-        """Mark ``file`` (which holds a descriptor) most recently used; close idle files beyond the capacity."""
+    def add(self, file: SharedFile) -> None:
+        """Count ``file``, which has just opened its descriptor; close idle files beyond the capacity."""
         with self._lock:
             files = self._files
-            if file in files:
-                files.move_to_end(file)
-                return
             files[file] = None
             if len(files) > self.capacity:
                 self._trim()
@@ -86,9 +86,14 @@ class OpenFileCache:
     def _trim(self) -> None:
         files = self._files
         busy = []
-        while files and len(files) + len(busy) > self.capacity:
+        budget = 2 * len(files)  # every file is looked at most twice (once more after its second chance)
+        while files and len(files) + len(busy) > self.capacity and budget > 0:
+            budget -= 1
             file, _ = files.popitem(last=False)
-            if not file._close_if_idle():
+            if file._recent:
+                file._recent = False
+                files[file] = None
+            elif not file._close_if_idle():
                 busy.append(file)
         for file in busy:  # in use: most recently used by definition
             files[file] = None
@@ -111,7 +116,7 @@ class SharedFile:
     ``SharedFile(path, fd)`` adopts an open descriptor; ``fd=-1`` starts closed-until-used ("parked").
     """
 
-    __slots__ = ("path", "_fd", "_refs", "_owner_closed", "_lock", "_cache")
+    __slots__ = ("path", "_fd", "_refs", "_owner_closed", "_lock", "_cache", "_recent")
 
     def __init__(self, path: Path, fd: int = -1, *, cache: OpenFileCache | None = None) -> None:
         self.path = path
@@ -120,8 +125,9 @@ class SharedFile:
         self._owner_closed = False
         self._lock = threading.Lock()
         self._cache = OPEN_FILES if cache is None else cache
+        self._recent = False
         if fd >= 0:
-            self._cache.touch(self)
+            self._cache.add(self)
 
     @property
     def fd(self) -> int:
@@ -149,10 +155,14 @@ class SharedFile:
         with self._lock:
             if self._refs == 0:
                 return False
-            if self._fd < 0:
+            opened = self._fd < 0
+            if opened:
                 self._fd = os.open(self.path, os.O_RDWR)
             self._refs += 1
-        self._cache.touch(self)
+        if opened:
+            self._cache.add(self)
+        else:
+            self._recent = True  # racy on purpose: an approximate recency bit (see OpenFileCache)
         return True
 
     def pin(self) -> int:
