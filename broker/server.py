@@ -75,7 +75,7 @@ class Broker:
         self.handlers = HandlerRegistry()
         register_all(self.handlers)
         self.producer_ids = ProducerIdAllocator(self.broker_id)
-        self.topic_admin = TopicAdmin(self)
+        self.topic_admin: TopicAdmin | None = None
         self.log_manager: Any = None
         self.replica_manager: ReplicaManager | None = None
         self.socket_server: SocketServer | None = None
@@ -145,6 +145,7 @@ class Broker:
         connect_timeout_ms = cfg["zookeeper.connection.timeout.ms"] or cfg["zookeeper.session.timeout.ms"]
         await self.run_blocking(self.registry.start, connect_timeout_ms / 1000)
         self.replica_manager = ReplicaManager(self.broker_id, self.log_manager, self.metadata)
+        self.topic_admin = TopicAdmin(cfg, self.metadata, self.registry, self.log_config_for, self.run_blocking)
         self.services = BrokerServices(
             broker_id=self.broker_id, config=cfg, metadata=self.metadata, replica_manager=self.replica_manager,
             topic_admin=self.topic_admin, producer_ids=self.producer_ids, registry=self.registry,

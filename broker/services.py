@@ -12,10 +12,9 @@ registry write) to the broker's thread pool.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Protocol
 
 if TYPE_CHECKING:
-    from .api import HandlerRegistry
     from .cluster.registry import ClusterRegistry
     from .config import BrokerConfig
     from .log import LogConfig
@@ -23,6 +22,12 @@ if TYPE_CHECKING:
     from .producer_ids import ProducerIdAllocator
     from .replication.replica_manager import ReplicaManager
     from .topic_admin import TopicAdmin
+
+
+class ServedApis(Protocol):
+    """The served API versions (``broker.api.HandlerRegistry``)."""
+
+    def version_ranges(self) -> list[tuple[int, int, int]]: ...
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,7 @@ class BrokerServices:
     producer_ids: ProducerIdAllocator
     registry: ClusterRegistry
     """The cluster registry, for what the cache does not hold (cluster id)."""
-    handlers: HandlerRegistry
+    handlers: ServedApis
     """The APIs and versions served (ApiVersions answers from it)."""
     log_config_for: Callable[[Mapping[str, str]], LogConfig]
     """The effective log configuration of a topic with these overrides of the broker defaults."""

@@ -38,12 +38,13 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping
 
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.protocol.topic_name import topic_name_problem
 
 from .cluster.registry import (
+    ClusterRegistry,
     RegistryUnavailableError,
     StaleStateError,
     TopicAssignment,
@@ -54,7 +55,9 @@ from .config import ConfigError
 from .metadata_cache import assign_replicas
 
 if TYPE_CHECKING:
-    from .server import Broker
+    from .config import BrokerConfig
+    from .log import LogConfig
+    from .metadata_cache import MetadataCache
 
 SUPPORTED_REPLICATION_FACTOR = 1
 MAX_ASSIGNMENT_BYTES = 512 * 1024
@@ -111,8 +114,17 @@ class _Reservation:
 
 
 class TopicAdmin:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    """Dependencies: the broker's config and metadata cache, the registry it writes to,
+    ``log_config_for(topic overrides)`` to validate topic configs, ``run_blocking`` for registry writes."""
+
+    def __init__(self, config: BrokerConfig, metadata: MetadataCache, registry: ClusterRegistry,
+                 log_config_for: Callable[[Mapping[str, str]], LogConfig],
+                 run_blocking: Callable[..., Awaitable[Any]]) -> None:
+        self.config = config
+        self.metadata = metadata
+        self.registry = registry
+        self.log_config_for = log_config_for
+        self.run_blocking = run_blocking
         self._reservations: dict[int, _Reservation] = {}
         self._tokens = itertools.count()
 
@@ -126,16 +138,15 @@ class TopicAdmin:
         assignments: Mapping[int, list[int]] | None = None,
     ) -> TopicPlan:
         """Validate the creation of ``name`` (-1: the broker's ``num.partitions`` / ``default.replication.factor``)."""
-        b = self.broker
         validate_topic_name(name)
-        if name in b.metadata.topics:
+        if name in self.metadata.topics:
             raise TopicAdminError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
         overrides = {k: v for k, v in (config or {}).items() if v is not None}
         try:
-            b.default_log_config.with_topic_overrides(overrides)
+            self.log_config_for(overrides)
         except ConfigError as e:
             raise TopicAdminError(ErrorCode.INVALID_CONFIG, str(e)) from None
-        live = sorted(b.metadata.brokers)
+        live = sorted(self.metadata.brokers)
         if assignments:
             if num_partitions not in (-1, len(assignments)) or replication_factor != -1:
                 raise TopicAdminError(
@@ -145,8 +156,8 @@ class TopicAdmin:
             self._check_request_limit(name, len(assignments))
             replicas = _check_assignment(assignments, live, first_partition=0)
         else:
-            n = b.config["num.partitions"] if num_partitions == -1 else num_partitions
-            rf = b.config["default.replication.factor"] if replication_factor == -1 else replication_factor
+            n = self.config["num.partitions"] if num_partitions == -1 else num_partitions
+            rf = self.config["default.replication.factor"] if replication_factor == -1 else replication_factor
             if n < 1:
                 raise TopicAdminError(ErrorCode.INVALID_PARTITIONS, f"number of partitions must be at least 1, not {n}")
             _check_replication_factor(rf, live)
@@ -158,8 +169,7 @@ class TopicAdmin:
 
     def plan_partitions(self, name: str, count: int, assignments: list[list[int]] | None = None) -> TopicPlan:
         """Validate growing topic ``name`` to ``count`` partitions (``assignments``: one replica list per new one)."""
-        b = self.broker
-        t = b.metadata.topics.get(name)
+        t = self.metadata.topics.get(name)
         if t is None:
             raise TopicAdminError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
         current = t.num_partitions
@@ -168,7 +178,7 @@ class TopicAdmin:
                 ErrorCode.INVALID_PARTITIONS, f"topic {name!r} has {current} partitions; the new count must be larger, not {count}"
             )
         self._check_request_limit(name, count - current)
-        live = sorted(b.metadata.brokers)
+        live = sorted(self.metadata.brokers)
         if assignments is not None:
             if len(assignments) != count - current:
                 raise TopicAdminError(
@@ -184,7 +194,7 @@ class TopicAdmin:
         return TopicPlan(name, new, t.topic_id, existing=current)
 
     def _check_request_limit(self, name: str, n: int) -> None:
-        limit = self.broker.config["max.partitions.per.request"]
+        limit = self.config["max.partitions.per.request"]
         if n > limit:
             raise TopicAdminError(
                 ErrorCode.INVALID_PARTITIONS,
@@ -198,7 +208,7 @@ class TopicAdmin:
         partitions in total (counts below 1 are ignored: planning refuses them). Run before planning, so
         that an oversized request is refused as a whole and nothing of it is created."""
         counts = [n for n in new_partitions if n > 0]
-        total, limit = sum(counts), self.broker.config["max.partitions.per.request"]
+        total, limit = sum(counts), self.config["max.partitions.per.request"]
         if total <= limit:
             return None
         return TopicAdminError(
@@ -212,7 +222,7 @@ class TopicAdmin:
         """How many partitions a CreateTopics entry asks for (-1: the broker's ``num.partitions``)."""
         if assignments:
             return len(assignments)
-        return self.broker.config["num.partitions"] if num_partitions == -1 else num_partitions
+        return self.config["num.partitions"] if num_partitions == -1 else num_partitions
 
     def admit(self, plans: Iterable[TopicPlan | None], *, reserve: bool = True) -> list[TopicAdminError | None]:
         """Check the request's plans against ``max.broker.partitions``; one error (or None) per plan, in order.
@@ -225,7 +235,7 @@ class TopicAdmin:
         """
         plans = list(plans)
         errors: list[TopicAdminError | None] = [None] * len(plans)
-        cfg = self.broker.config
+        cfg = self.config
         broker_limit = cfg["max.broker.partitions"]
         held = self._replicas_per_broker()
         for i, plan in enumerate(plans):
@@ -258,7 +268,7 @@ class TopicAdmin:
     def _replicas_per_broker(self) -> Counter:
         """Replicas per broker id: every topic in this broker's metadata plus reservations it does not show yet."""
         held: Counter = Counter()
-        topics = self.broker.metadata.topics
+        topics = self.metadata.topics
         for t in topics.values():
             for reps in t.replicas.values():
                 held.update(reps)
@@ -276,13 +286,12 @@ class TopicAdmin:
     # -- step 3: write --------------------------------------------------------------------------------
     async def write(self, plan: TopicPlan) -> None:
         """Store an admitted plan: a new topic (TOPIC_ALREADY_EXISTS if it appeared meanwhile) or its new partitions."""
-        b = self.broker
         try:
             if plan.existing == 0:
-                await b.run_blocking(
-                    b.registry.create_topic, TopicAssignment(plan.name, plan.replicas, plan.topic_id), plan.overrides)
+                await self.run_blocking(
+                    self.registry.create_topic, TopicAssignment(plan.name, plan.replicas, plan.topic_id), plan.overrides)
             else:
-                await b.run_blocking(b.registry.add_partitions, plan.name, plan.replicas)
+                await self.run_blocking(self.registry.add_partitions, plan.name, plan.replicas)
         except TopicExistsError:
             self.release(plan)
             raise TopicAdminError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {plan.name!r} already exists") from None
@@ -334,12 +343,11 @@ class TopicAdmin:
         return plan
 
     async def delete_topic(self, name: str) -> None:
-        b = self.broker
-        if not b.config["delete.topic.enable"]:
+        if not self.config["delete.topic.enable"]:
             raise TopicAdminError(ErrorCode.TOPIC_DELETION_DISABLED, "delete.topic.enable is false on this broker")
-        if name not in b.metadata.topics:
+        if name not in self.metadata.topics:
             raise TopicAdminError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
-        await b.run_blocking(b.registry.mark_topic_for_deletion, name)
+        await self.run_blocking(self.registry.mark_topic_for_deletion, name)
 
     async def wait_for(self, condition, timeout_s: float) -> bool:
         """Poll this broker's metadata until ``condition()`` holds; False on timeout."""
@@ -351,7 +359,7 @@ class TopicAdmin:
         return True
 
     def has_leaders(self, name: str, num_partitions: int | None = None) -> bool:
-        t = self.broker.metadata.topics.get(name)
+        t = self.metadata.topics.get(name)
         if t is None or (num_partitions is not None and t.num_partitions < num_partitions):
             return False
         return all(t.leader(p) >= 0 for p in t.replicas)

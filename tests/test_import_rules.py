@@ -50,3 +50,123 @@ def test_kazoo_is_imported_only_by_the_cluster_registry_and_zookeeper_consumer()
         if "kazoo" in _imports(path) and rel.parts[:2] not in allowed:
             offenders.append(str(rel))
     assert not offenders, f"kazoo imported outside broker/cluster and the client's ZooKeeper consumer: {offenders}"
+
+
+# -- inside broker/: a layer order and no import cycle ------------------------------------------------
+# Lowest first. A module may import its own layer and the ones below, never one above; every import
+# counts (module level, inside functions, and under TYPE_CHECKING), so the order is the design's.
+BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation", ("broker", "broker.config", "broker.processes", "broker.event_loop", "broker.producer_ids",
+                    "broker.log", "broker.cluster")),
+    ("partitions", ("broker.metadata_cache", "broker.replication")),
+    ("cluster state", ("broker.topic_admin", "broker.metadata_sync", "broker.cluster.controller")),
+    ("handler seam", ("broker.api", "broker.services", "broker.config_describe")),
+    ("handlers", ("broker.handlers",)),
+    ("network", ("broker.network",)),
+    ("broker", ("broker.server", "broker.embedded_cluster", "broker.cli")),
+)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _broker_import_graph() -> dict[str, set[str]]:
+    """broker module -> the broker modules it imports (a name imported from a package counts as its module)."""
+    modules = {_module_name(p): p for p in (ROOT / "broker").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                candidates = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                candidates = [module] + [f"{module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for candidate in candidates:
+                while candidate and candidate not in modules:
+                    candidate = candidate.rpartition(".")[0]
+                if candidate and candidate != name:
+                    targets.add(candidate)
+        graph[name] = targets
+    return graph
+
+
+def _layer(module: str) -> int:
+    best = (-1, -1)
+    for index, (_, prefixes) in enumerate(BROKER_LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best[1]:
+                best = (index, len(prefix))
+    assert best[0] >= 0, f"{module} has no layer in BROKER_LAYERS: add it"
+    return best[0]
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_broker_modules_import_only_their_layer_and_the_ones_below():
+    graph = _broker_import_graph()
+    upward = sorted(
+        f"{m} ({BROKER_LAYERS[_layer(m)][0]}) imports {t} ({BROKER_LAYERS[_layer(t)][0]})"
+        for m, targets in graph.items() for t in targets if _layer(t) > _layer(m)
+    )
+    assert not upward, "imports against the layer order:\n" + "\n".join(upward)
+
+
+def test_broker_has_no_import_cycle():
+    cycles = _cycles(_broker_import_graph())
+    assert not cycles, f"import cycles inside broker/: {cycles}"
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

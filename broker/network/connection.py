@@ -32,7 +32,7 @@ import logging
 import os
 import socket
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from spark_kafkalog.protocol import (
     API_BY_KEY,
@@ -52,7 +52,13 @@ from spark_kafkalog.protocol.messages import RequestHeader
 from broker.api import NO_RESPONSE, CloseConnection, RequestContext
 
 if TYPE_CHECKING:
-    from .socket_server import SocketServer
+    from spark_kafkalog.protocol.frame_pool import FramePool
+
+    from broker.api import HandlerRegistry
+    from broker.config import BrokerConfig
+    from broker.services import BrokerServices
+
+    from .request_memory import RequestMemory
 
 log = logging.getLogger("kafkalog.network")
 
@@ -65,10 +71,21 @@ class ConnectionClosed(Exception):
     """The connection is being closed; carries the reason for the log line."""
 
 
+class ConnectionHost(Protocol):
+    """What a connection uses of the server that accepted it (``SocketServer``): shared by all its connections."""
+
+    config: BrokerConfig
+    registry: HandlerRegistry
+    services: BrokerServices
+    recv_buffer: memoryview
+    request_memory: RequestMemory
+    frame_pool: FramePool
+
+
 class ClientConnection:
     """Serves one accepted socket until the peer leaves, misbehaves, or the server stops."""
 
-    def __init__(self, server: SocketServer, sock: socket.socket, peer: str, connection_id: int, listener: str):
+    def __init__(self, server: ConnectionHost, sock: socket.socket, peer: str, connection_id: int, listener: str):
         self.server = server
         self.sock = sock
         self.peer = peer
