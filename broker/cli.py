@@ -10,14 +10,21 @@
 
 Exit codes: 0 success, 1 failure (the message says why), 2 bad usage, 130 interrupted.
 Progress and status go to stderr; data (consumed records, ``bootstrap.servers=...``) to stdout.
+A mistake (bad usage, an unreadable configuration, a data dir that is a file or in use, an address where
+nothing listens) is reported as one line ``kafkalog: <what is wrong>`` on stderr, without a traceback;
+a traceback means a bug. ``cluster up`` and ``zookeeper start`` hold an exclusive lock on ``<data dir>/.lock``
+while they run, so a second one on the same directory refuses at once and touches nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import logging
+import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -36,6 +43,81 @@ def _err(msg: str) -> int:
     return 1
 
 
+class CommandError(Exception):
+    """A user mistake found before acting; ``main`` prints its message as one line and exits 1."""
+
+
+def _check_dir(path: Path, what: str) -> None:
+    """Raise ``CommandError`` when ``path`` cannot be a directory (it, or a parent, is not one)."""
+    for candidate in (path, *path.parents):
+        if not candidate.exists():
+            continue
+        if candidate.is_dir():
+            return
+        kind = "a regular file" if candidate.is_file() else "not a directory"
+        if candidate == path:
+            raise CommandError(f"{what} {path} is {kind}, not a directory")
+        raise CommandError(f"{what} {path} cannot be created: {candidate} is {kind}")
+
+
+def _lock_dir(path: Path, what: str) -> int:
+    """Create ``path`` and hold an exclusive lock on ``path/.lock`` until this process exits (the file
+    holds the owner's pid, for the message of whoever finds it locked); returns the lock's descriptor."""
+    _check_dir(path, what)
+    path.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.read(fd, 32).decode(errors="replace").strip()
+        os.close(fd)
+        raise CommandError(f"{what} {path} is in use by another kafkalog process"
+                           + (f" (pid {holder})" if holder.isdigit() else "")
+                           + "; stop it first or choose another directory") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def _zookeeper_hosts(connect: str) -> list[tuple[str, int]]:
+    """``[(host, port)]`` of a ``zookeeper.connect`` string ``h1:p1,h2:p2/chroot`` (port 2181 by default)."""
+    hosts = []
+    for item in connect.split("/", 1)[0].split(","):
+        host, sep, port = item.strip().rpartition(":")
+        if not sep:
+            host, port = item.strip(), "2181"
+        hosts.append((host.strip("[]"), int(port) if port.isdigit() else 2181))
+    return hosts
+
+
+def _check_zookeeper_listens(connect: str) -> None:
+    """Raise ``CommandError`` when every ZooKeeper host keeps refusing TCP connections (nothing listens,
+    unknown host) for the client's bootstrap give-up time; a host that accepts or is slow to answer passes
+    (the broker's own ``zookeeper.connection.timeout.ms`` then applies)."""
+    from spark_kafkalog.client import pool
+
+    hosts = _zookeeper_hosts(connect)
+    deadline = time.monotonic() + pool.BOOTSTRAP_REFUSED_GIVE_UP_S
+    while True:
+        reasons = []
+        for host, port in hosts:
+            try:
+                with socket.create_connection((host, port), timeout=2.0):
+                    return
+            except (socket.timeout, TimeoutError):
+                return
+            except ConnectionRefusedError:
+                reasons.append(f"{host}:{port} (connection refused)")
+            except socket.gaierror as e:
+                reasons.append(f"{host}:{port} (unknown host: {e.strerror})")
+            except OSError as e:
+                reasons.append(f"{host}:{port} ({(e.strerror or str(e)).lower()})")
+        if time.monotonic() >= deadline:
+            raise CommandError(f"cannot connect to ZooKeeper at {', '.join(reasons)}: is it running, and is "
+                               f"zookeeper.connect ({connect}) right?")
+        time.sleep(0.25)
+
+
 def _wait_for_signal() -> None:
     """Block until SIGINT or SIGTERM."""
     stop = threading.Event()
@@ -49,6 +131,7 @@ def _wait_for_signal() -> None:
 def cmd_zookeeper_start(args: argparse.Namespace) -> int:
     from .cluster.zookeeper_server import JavaNotFoundError, ZooKeeperError, run_foreground
 
+    _lock_dir(Path(args.data_dir), "ZooKeeper data dir")
     try:
         return run_foreground(args.data_dir, args.port)
     except (JavaNotFoundError, ZooKeeperError) as e:
@@ -58,12 +141,19 @@ def cmd_zookeeper_start(args: argparse.Namespace) -> int:
 # -- broker ------------------------------------------------------------------------------------------
 def cmd_broker_start(args: argparse.Namespace) -> int:
     from .config import BrokerConfig, ConfigError
-    from .server import Broker
+    from .server import MEMORY_PREFIX, Broker
 
     try:
         config = BrokerConfig.from_file(args.config, args.override or ())
+    except UnicodeDecodeError as e:
+        return _err(f"bad configuration: {args.config} is not a UTF-8 text file "
+                    f"(byte 0x{e.object[e.start]:02x} at offset {e.start})")
     except (ConfigError, OSError) as e:
         return _err(f"bad configuration: {e}")
+    for log_dir in config.log_dirs:
+        _check_dir(Path(log_dir), "log dir (log.dirs)")
+    if not config.zookeeper_connect.startswith(MEMORY_PREFIX):
+        _check_zookeeper_listens(config.zookeeper_connect)
     _log_setup(args.log_level)
     log = logging.getLogger("kafkalog.broker")
     for key in config.unknown_keys:
@@ -78,7 +168,8 @@ def cmd_broker_start(args: argparse.Namespace) -> int:
         try:
             await broker.start()
         except Exception as e:
-            log.error("start-up failed: %s", e, exc_info=not isinstance(e, (OSError, RuntimeError)))
+            if not isinstance(e, _expected_start_errors()):
+                log.exception("start-up failed")  # a bug: keep the traceback
             print(f"kafkalog: broker {config.broker_id} failed to start: {e}", file=sys.stderr)
             return 1
         print(f"kafkalog broker {config.broker_id} serving on {','.join(broker.endpoints())}", flush=True)
@@ -96,10 +187,25 @@ def cmd_broker_start(args: argparse.Namespace) -> int:
         loop.close()
 
 
+def _expected_start_errors() -> tuple[type[BaseException], ...]:
+    """Start-up failures that are conditions to report in one line (no traceback): the data dir, the
+    registry (ZooKeeper unreachable, duplicate broker.id), the configuration, the network."""
+    from .cluster.registry import RegistryError
+    from .config import ConfigError
+    from .log.errors import LogError
+
+    return OSError, RuntimeError, RegistryError, LogError, ConfigError
+
+
 # -- cluster -----------------------------------------------------------------------------------------
 def cmd_cluster_up(args: argparse.Namespace) -> int:
     from .embedded_cluster import ClusterStartError, EmbeddedCluster
 
+    _lock_dir(args.data_dir, "cluster data dir")
+    if args.zookeeper_connect is None:
+        _lock_dir(args.data_dir / "zookeeper", "ZooKeeper data dir")
+    else:
+        _check_zookeeper_listens(args.zookeeper_connect)
     overrides = dict(_split_kv(args.override or ()))
     cluster = EmbeddedCluster(args.brokers, data_dir=args.data_dir, base_port=args.base_port,
                               zookeeper_port=args.zookeeper_port, zookeeper_connect=args.zookeeper_connect,
@@ -291,13 +397,34 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _usage_error(args: argparse.Namespace) -> str | None:
+    """What is wrong with arguments that argparse accepted, or ``None``."""
+    if args.command == "topics" and args.action in ("create", "delete") and not args.topic:
+        return f"topics {args.action} needs --topic"
+    if args.command == "cluster" and args.brokers < 1:
+        return f"cluster up needs --brokers 1 or more, not {args.brokers}"
+    if args.command == "consume" and args.offset is not None:
+        if args.partition is None:
+            return "consume --offset needs --partition (an offset belongs to one partition)"
+        if args.offset < 0:
+            return f"consume --offset must be 0 or more, not {args.offset}"
+    if args.command == "consume" and args.partition is not None and args.partition < 0:
+        return f"--partition must be 0 or more, not {args.partition}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "topics" and args.action in ("create", "delete") and not args.topic:
-        print(f"kafkalog: topics {args.action} needs --topic", file=sys.stderr)
+    problem = _usage_error(args)
+    if problem is not None:
+        print(f"kafkalog: {problem}", file=sys.stderr)
         return 2
+    if args.command in ("topics", "produce", "consume"):
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="kafkalog: warning: %(message)s")
     try:
         return args.func(args)
+    except CommandError as e:
+        return _err(str(e))
     except KeyboardInterrupt:
         return 130
 

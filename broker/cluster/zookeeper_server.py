@@ -237,7 +237,13 @@ class ZooKeeperServer:
         if self.admin_server and "jetty" not in classpath.lower():
             raise ZooKeeperError("admin_server=True needs Jetty jars on the classpath (pyspark ships none; "
                                  "ZooKeeper would silently run without it): pass classpath= including them")
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise ZooKeeperError(f"ZooKeeper data dir {self.data_dir} is not a directory "
+                                 f"(it, or a directory above it, is a file)") from None
+        except OSError as e:
+            raise ZooKeeperError(f"cannot create ZooKeeper data dir {self.data_dir}: {e.strerror}") from None
         self._write_log_config()
         began = time.monotonic()
         deadline = began + timeout

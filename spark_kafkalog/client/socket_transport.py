@@ -56,7 +56,7 @@ def _connect_failure(error: OSError, timeout: float) -> tuple[str, bool]:
     if isinstance(error, ConnectionRefusedError):
         return "connection refused", True
     if isinstance(error, socket.gaierror):
-        return f"unknown host ({error.strerror})", True
+        return f"unknown host: {error.strerror}", True
     return (error.strerror or str(error)).lower(), True
 
 

@@ -6,14 +6,17 @@ import os
 import re
 import selectors
 import signal
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
 pytestmark = pytest.mark.integration
 
 CLI = [sys.executable, "-m", "broker.cli"]
+NOT_A_HANG_S = 15  # a correctness bound (no 60 s wait), far above the few seconds these take
 
 
 def run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -33,6 +36,26 @@ def read_line(proc: subprocess.Popen, prefix: str, timeout: float = 90) -> str:
     finally:
         sel.close()
     raise AssertionError(f"no line starting with {prefix!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}")
+
+
+def fails_in_one_line(*args: str, stdin: str | None = None, code: int | None = None) -> str:
+    """Run a command that must fail: non-zero exit (``code`` when given), no traceback, within
+    ``NOT_A_HANG_S``; returns its one ``kafkalog: ...`` line (a broker may log other lines before it)."""
+    started = time.monotonic()
+    r = run(*args, stdin=stdin, timeout=60)
+    took = time.monotonic() - started
+    assert r.returncode != 0 if code is None else r.returncode == code, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("kafkalog:")]
+    assert len(lines) == 1, r.stderr
+    assert took < NOT_A_HANG_S, f"took {took:.1f} s: {r.stderr}"
+    return lines[0]
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -87,9 +110,21 @@ def test_duplicate_broker_id_fails_clearly(cli_cluster, tmp_path):
     zk = re.search(r"zookeeper.connect=(.*)", existing).group(1)
     cfg = tmp_path / "server.properties"
     cfg.write_text(f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs={tmp_path / 'logs'}\nzookeeper.connect={zk}\n")
-    r = run("broker", "start", "--config", str(cfg), timeout=60)
-    assert r.returncode == 1
-    assert "broker.id 1 is already registered" in r.stderr
+    line = fails_in_one_line("broker", "start", "--config", str(cfg))
+    assert "broker.id 1 is already registered" in line
+
+
+def test_cluster_up_twice_on_one_data_dir_refuses_and_leaves_the_running_cluster_alone(cli_cluster):
+    proc, bootstrap, data = cli_cluster
+    zoo_cfg = data / "zookeeper" / "zoo.cfg"
+    before = (zoo_cfg.read_bytes(), zoo_cfg.stat().st_mtime_ns, sorted(p.name for p in data.iterdir()))
+    line = fails_in_one_line("cluster", "up", "--brokers", "2", "--data-dir", str(data))
+    assert f"cluster data dir {data} is in use by another kafkalog process (pid {proc.pid})" in line
+    line = fails_in_one_line("zookeeper", "start", "--data-dir", str(data / "zookeeper"), "--port", "0")
+    assert f"ZooKeeper data dir {data / 'zookeeper'} is in use" in line
+    assert (zoo_cfg.read_bytes(), zoo_cfg.stat().st_mtime_ns, sorted(p.name for p in data.iterdir())) == before
+    assert proc.poll() is None
+    assert run("topics", "list", "--bootstrap-server", bootstrap).returncode == 0
 
 
 def test_bad_config_names_the_key(tmp_path):
@@ -99,6 +134,67 @@ def test_bad_config_names_the_key(tmp_path):
     assert r.returncode == 1 and "num.partitions" in r.stderr and "expected int" in r.stderr
     r = run("broker", "start", "--config", str(cfg), "--override", "num.partitions=2", "--override", "broker.id=x")
     assert r.returncode == 1 and "broker.id" in r.stderr
+
+
+def test_binary_bytes_in_server_properties_are_reported_in_one_line(tmp_path):
+    cfg = tmp_path / "server.properties"
+    cfg.write_bytes(b"broker.id=1\nzookeeper.connect=localhost:1\n\xff\xfe\x00junk=\x80\n")
+    line = fails_in_one_line("broker", "start", "--config", str(cfg))
+    assert f"{cfg} is not a UTF-8 text file (byte 0xff at offset" in line
+
+
+def test_broker_start_where_no_zookeeper_listens_fails_within_seconds(tmp_path):
+    zk = f"127.0.0.1:{closed_port()}"
+    cfg = tmp_path / "server.properties"
+    cfg.write_text(f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs={tmp_path / 'logs'}\nzookeeper.connect={zk}\n")
+    line = fails_in_one_line("broker", "start", "--config", str(cfg))
+    assert f"cannot connect to ZooKeeper at {zk} (connection refused)" in line
+
+
+def test_a_log_dir_that_is_a_file_says_so(tmp_path):
+    file = tmp_path / "not-a-dir"
+    file.write_text("x")
+    cfg = tmp_path / "server.properties"
+    cfg.write_text(f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs={file}\nzookeeper.connect=localhost:1\n")
+    line = fails_in_one_line("broker", "start", "--config", str(cfg))
+    assert f"log dir (log.dirs) {file} is a regular file, not a directory" in line
+
+
+@pytest.mark.parametrize("command", ["cluster", "zookeeper"])
+def test_a_data_dir_that_is_a_file_says_so(tmp_path, command):
+    file = tmp_path / "not-a-dir"
+    file.write_text("x")
+    args = ("cluster", "up", "--brokers", "1") if command == "cluster" else ("zookeeper", "start", "--port", "0")
+    line = fails_in_one_line(*args, "--data-dir", str(file))
+    assert f"data dir {file} is a regular file, not a directory" in line
+    assert file.read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (("cluster", "up", "--brokers", "0", "--data-dir", "unused"), "cluster up needs --brokers 1 or more, not 0"),
+        (("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--offset", "5"), "--offset needs --partition"),
+    ],
+    ids=["no-brokers", "offset-without-partition"],
+)
+def test_usage_mistakes_are_one_line_with_exit_code_2(args, problem):
+    assert problem in fails_in_one_line(*args, code=2)
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [
+        (("topics", "list"), None),
+        (("produce", "--topic", "t"), "a line\n"),
+        (("consume", "--topic", "t", "--from-beginning"), None),
+    ],
+    ids=["topics", "produce", "consume"],
+)
+def test_client_commands_against_a_dead_address_fail_within_seconds_naming_it(args, stdin):
+    dead = f"127.0.0.1:{closed_port()}"
+    line = fails_in_one_line(*args, "--bootstrap-server", dead, stdin=stdin)
+    assert f"cannot connect to any bootstrap server: {dead} (connection refused)" in line
 
 
 def test_zookeeper_start_and_stop(tmp_path):
