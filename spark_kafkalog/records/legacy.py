@@ -18,7 +18,9 @@ A message set is log entries back to back, with no count in front. Log entry (bi
 Inside a compressed wrapper, magic 1 inner offsets are relative (0..n-1; absolute = wrapper offset
 - last relative + relative) and magic 0 inner offsets are absolute. With a LogAppendTime wrapper every
 inner message takes the wrapper's timestamp. Reading (``decode_legacy_entry``) is as lenient as a Kafka
-consumer: inner relative offsets need not be 0..n-1, but they must resolve to offsets in 0..2^63-1.
+consumer: inner relative offsets need not be 0..n-1, and when the wrapper offset is below the last of
+them (a producer's wrapper at offset 0) the inner offsets are kept as stored; resolved offsets past
+2^63-1 are corrupt.
 A compressed inner message is an ``InvalidRecordError``; empty wrappers, a null wrapper value, codec ids
 4-7 and anything structurally wrong (sizes, lengths, CRC-32, magic) are ``CorruptRecordError``s.
 ``read_message`` and ``read_inner_messages`` return the fields as stored, for callers that apply
@@ -270,11 +272,12 @@ def decode_legacy_entry(buf, pos: int = 0, *, max_size: int = DEFAULT_MAX_DECOMP
         records = [Record(m[0], -1, m[5], m[6], []) for m in messages]
     else:
         base = offset - messages[-1][0]
-        first = min(m[0] for m in messages)
-        last = max(m[0] for m in messages)
-        if base + first < 0 or base + last > MAX_OFFSET:
+        if base < 0:  # not resolvable (as Kafka's consumer: the inner offsets stay as stored)
+            base = 0
+        elif base + max(m[0] for m in messages) > MAX_OFFSET:
             raise CorruptRecordError(
-                f"wrapper offset {offset} with inner relative offsets {first}..{last} resolves outside 0..2^63-1",
+                f"wrapper offset {offset} with inner relative offsets up to {max(m[0] for m in messages)} "
+                "resolves past 2^63-1",
                 position=pos,
             )
         if timestamp_type:

@@ -8,7 +8,7 @@ import time
 import uuid
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode, encode_request
@@ -130,7 +130,8 @@ def test_a_magic_1_wrapper_gets_broker_offsets_whatever_its_own(wire, topic):
 
 
 def _gzip_wrapper(inner, magic=1, attributes=0):
-    return encode_message(0, magic, Compression.GZIP | attributes, T0, None, compress(Compression.GZIP, inner, magic=magic))
+    payload = compress(Compression.GZIP, inner, magic=magic)
+    return encode_message(0, magic, Compression.GZIP | attributes, T0, None, payload)
 
 
 def _sealed(body: bytes, size: int | None = None) -> bytes:
@@ -151,7 +152,8 @@ MALFORMED = {
                         ErrorCode.CORRUPT_MESSAGE),
     "codec id 6": (encode_message(0, 1, 6, T0, None, b"x"), ErrorCode.CORRUPT_MESSAGE),
     "key length past the end": (_sealed(b"\x01\x00" + struct.pack(">qii", T0, 1 << 20, -1)), ErrorCode.CORRUPT_MESSAGE),
-    "negative message size": (_sealed(b"\x01\x00" + struct.pack(">qii", T0, -1, -1), size=-1), ErrorCode.CORRUPT_MESSAGE),
+    "negative message size": (_sealed(b"\x01\x00" + struct.pack(">qii", T0, -1, -1), size=-1),
+                              ErrorCode.CORRUPT_MESSAGE),
     "inner offsets not 0..n-1": (_gzip_wrapper(plain([0, 2**32])), ErrorCode.INVALID_RECORD),
     "nested wrapper": (_gzip_wrapper(_gzip_wrapper(plain([0]))), ErrorCode.INVALID_RECORD),
     "two wrappers": (_gzip_wrapper(plain([0])) * 2, ErrorCode.INVALID_RECORD),
@@ -256,8 +258,12 @@ def run_fuzz(broker, examples: int) -> None:
         ledger.acked[1].update({0: b"before-1", 1: b"before-2"})
 
         @settings(max_examples=examples, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                         HealthCheck.large_base_example])
         @given(HOSTILE)
+        @example(case=(plain([0, 2**32], magic=0), 0, 1, (), Compression.NONE))  # issue 10's crasher
+        @example(case=(plain([0, 2**32]), 2, -1, (), Compression.GZIP))
+        @example(case=(_gzip_wrapper(plain([0, 2**32])), 1, 1, (), Compression.NONE))
         def fuzz(case):
             hostile, version, acks, flips, codec = case
             _fuzz_one(broker, name, ledger, healthy, hostile, version, acks, flips, codec)
@@ -270,7 +276,8 @@ def run_fuzz(broker, examples: int) -> None:
     deadline = time.monotonic() + 5
     while server.connection_count > connections_before and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert server.connection_count == connections_before  # no connection of a fuzzed client left behind
+    # no connection of a fuzzed client left behind (<=: one closed by an earlier test may still have counted)
+    assert server.connection_count <= connections_before
 
 
 def test_fuzzed_legacy_produce_requests_never_take_the_broker_down(broker):
@@ -280,3 +287,22 @@ def test_fuzzed_legacy_produce_requests_never_take_the_broker_down(broker):
 @pytest.mark.slow
 def test_fuzzed_legacy_produce_requests_never_take_the_broker_down_long_run(broker):
     run_fuzz(broker, 2000)
+
+
+def test_an_unexpected_error_fails_only_its_partition(wire, topic, monkeypatch):
+    """Fault injection: a bug in the conversion must not close the connection or cost other partitions."""
+    from broker.handlers import produce as produce_handler
+
+    real = produce_handler.convert_legacy_message_set
+
+    def failing(records):
+        if bytes(records).count(b"poison"):
+            raise RuntimeError("injected")
+        return real(records)
+
+    monkeypatch.setattr(produce_handler, "convert_legacy_message_set", failing)
+    res = produce(wire, topic, {0: legacy(1, Compression.NONE, [b"poison"]), 1: legacy(1, Compression.NONE, [b"ok"])},
+                  version=2)
+    assert res[0].error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert (res[1].error_code, res[1].base_offset) == (0, 0)
+    assert produce(wire, topic, {2: legacy(1, Compression.NONE, [b"ok"])}, version=2)[2].error_code == 0

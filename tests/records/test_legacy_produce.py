@@ -13,14 +13,18 @@ from spark_kafkalog.records import (
     InvalidTimestampError,
     LegacyMessageSetBuilder,
     UnsupportedCompressionError,
+    batch_to_legacy,
     compress,
     iter_batch_records,
+    iter_legacy_records,
     legacy_to_batches,
     legacy_to_producer_batch,
     validate_batch,
 )
 from spark_kafkalog.records.crc import crc32
 from spark_kafkalog.records.legacy import encode_message
+
+from .oracle import LegacyRecordBatchBuilder, lz4_magic0
 
 T0 = 1_700_000_000_000
 CODECS = [Compression.GZIP, Compression.SNAPPY, Compression.LZ4]
@@ -167,6 +171,20 @@ def test_builder_output_of_old_clients_converts_with_its_codec():
     assert records_of(batch) == [(i, T0 + i, None, b"x%d" % i) for i in range(4)]
 
 
+@pytest.mark.parametrize("codec", [Compression.NONE, *CODECS])
+@pytest.mark.parametrize("magic", [0, 1])
+def test_kafka_python_producer_message_sets_convert_as_sent(magic, codec):
+    """kafka-python's legacy producer leaves a compressed wrapper at offset 0 for the broker to assign."""
+    builder = LegacyRecordBatchBuilder(magic, int(codec), batch_size=1 << 30)
+    for i in range(5):
+        builder.append(i, T0 + i if magic else None, b"k%d" % i, b"v%d" % i)
+    with lz4_magic0():
+        data = bytes(builder.build())
+    batch = legacy_to_producer_batch(data)
+    assert validate_batch(batch).compression == codec
+    assert records_of(batch) == [(i, T0 + i if magic else -1, b"k%d" % i, b"v%d" % i) for i in range(5)]
+
+
 def test_a_timestamp_span_past_int64_is_written_wrapped_as_java_writes_it():
     """-1 then 2^63-1: the delta is 2^63, which Java's long holds as -2^63; the encoder must wrap it too."""
     batch = legacy_to_producer_batch(
@@ -190,8 +208,23 @@ def test_fetched_magic_0_wrapper_offsets_far_apart_split_too():
     assert [[r.offset for r in iter_batch_records(b)] for b in legacy_to_batches(data)] == [[0], [2**62]]
 
 
-@pytest.mark.parametrize("wrapper_offset,inner", [(0, [0, 1]), (2**63 - 1, [0, -1]), (5, [0, 2**63 - 1])])
-def test_a_magic_1_wrapper_whose_offsets_resolve_outside_int64_is_corrupt(wrapper_offset, inner):
+@pytest.mark.parametrize("wrapper_offset,inner", [(2**63 - 1, [0, -1]), (2**63 - 2, [0, 5, 1])])
+def test_a_magic_1_wrapper_whose_offsets_resolve_past_int64_is_corrupt(wrapper_offset, inner):
     data = wrapper(1, Compression.GZIP, plain(inner), offset=wrapper_offset)
-    with pytest.raises(CorruptRecordError, match="resolves outside"):
+    with pytest.raises(CorruptRecordError, match="resolves past 2\\^63-1"):
         legacy_to_batches(data)
+
+
+@pytest.mark.parametrize("wrapper_offset,inner", [(0, [0, 1, 2]), (5, [0, 2**63 - 1])])
+def test_a_magic_1_wrapper_below_its_last_inner_offset_keeps_the_inner_offsets_as_kafka_does(wrapper_offset, inner):
+    data = wrapper(1, Compression.GZIP, plain(inner), offset=wrapper_offset)
+    assert [r.offset for r in iter_legacy_records(data)] == inner
+    assert [r.offset for b in legacy_to_batches(data) for r in iter_batch_records(b)] == inner
+
+
+def test_down_converting_a_magic_0_wrapper_whose_offsets_span_past_int64_is_corrupt():
+    inner = plain([-(2**63), 2**63 - 1], magic=0)
+    data = wrapper(0, Compression.GZIP, inner, offset=5)
+    assert [r.offset for r in iter_legacy_records(data)] == [-(2**63), 2**63 - 1]  # magic 0: absolute, as stored
+    with pytest.raises(CorruptRecordError, match="relative offsets of a magic 1 wrapper"):
+        batch_to_legacy(data, 1)
