@@ -208,8 +208,8 @@ class LogConfig:
             _scaled(value("log.retention.hours"), _HOUR_MS),
         )
         kwargs["flush_interval_ms"] = _first_set(value("log.flush.interval.ms"), value("log.flush.scheduler.interval.ms"))
-        for field, key in _BROKER_ONLY.items():
-            kwargs[field] = value(key)
+        for field, broker_key in _BROKER_ONLY.items():
+            kwargs[field] = value(broker_key)
         set_keys = {k for k in props if k in KEYS_BY_NAME}
         for synonym, sources in _DERIVED.items():
             if set_keys & set(sources):

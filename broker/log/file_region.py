@@ -85,7 +85,7 @@ class OpenFileCache:
 
     def _trim(self) -> None:
         files = self._files
-        busy = []
+        busy: list[SharedFile] = []
         budget = 2 * len(files)  # every file is looked at most twice (once more after its second chance)
         while files and len(files) + len(busy) > self.capacity and budget > 0:
             budget -= 1

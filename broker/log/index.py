@@ -224,7 +224,7 @@ class TimeIndex(_Index):
         entries = self._read_file()
         last_ts = last_offset = None
         for timestamp, relative_offset in entries:
-            if last_ts is not None and (timestamp <= last_ts or relative_offset < last_offset):
+            if last_ts is not None and last_offset is not None and (timestamp <= last_ts or relative_offset < last_offset):
                 raise CorruptIndexError(f"{self.path.name}: entries not increasing at timestamp {timestamp}")
             if relative_offset > max_relative_offset:
                 raise CorruptIndexError(

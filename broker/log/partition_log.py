@@ -328,8 +328,8 @@ class PartitionLog:
                 raise LogAppendError(
                     ErrorCode.DUPLICATE_SEQUENCE_NUMBER, "the request mixes already-appended and new batches"
                 )
-            first, last = duplicates[0], duplicates[-1]
-            return AppendInfo(first.first_offset, last.last_offset, -1, -1, append_time, self._log_start_offset,
+            first_dup, last_dup = duplicates[0], duplicates[-1]
+            return AppendInfo(first_dup.first_offset, last_dup.last_offset, -1, -1, append_time, self._log_start_offset,
                               0, True)
         # the request is accepted: rewrite offsets and epochs (outside the CRC) and LogAppendTime (inside it)
         pack_header = _OFFSET_LENGTH_EPOCH.pack_into
@@ -532,6 +532,7 @@ class PartitionLog:
         for segment in self._view.segments:
             if segment.next_offset <= start or segment.largest_timestamp < 0:
                 continue
+            candidate: tuple[int, int] | None
             if segment.base_offset >= start:
                 candidate = (segment.largest_timestamp, segment.offset_of_largest_timestamp)
             else:  # the segment holding the log start: only its records from there count

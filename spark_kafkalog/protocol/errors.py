@@ -8,6 +8,7 @@ response from a newer broker never fails to decode because of an error code.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING, Iterator
 
 # code, name, retriable, description
 _TABLE: tuple[tuple[int, str, bool, str], ...] = (
@@ -142,8 +143,22 @@ _TABLE: tuple[tuple[int, str, bool, str], ...] = (
     (127, "VOTER_NOT_FOUND", False, "the voter is not in the voter set"),
 )
 
-ErrorCode = IntEnum("ErrorCode", [(name, code) for code, name, _, _ in _TABLE], module=__name__)
-ErrorCode.__doc__ = "Kafka protocol error codes (int16 on the wire); unknown codes keep their raw value."
+if TYPE_CHECKING:  # what the functional IntEnum below is, spelled so a type checker sees its members
+
+    class _ErrorCodeType(type):
+        def __getattr__(cls, name: str) -> ErrorCode: ...
+        def __call__(cls, value: int) -> ErrorCode: ...
+        def __iter__(cls) -> Iterator[ErrorCode]: ...
+
+    class ErrorCode(int, metaclass=_ErrorCodeType):
+        name: str
+        value: int
+        retriable: bool
+        description: str
+
+else:
+    ErrorCode = IntEnum("ErrorCode", [(name, code) for code, name, _, _ in _TABLE], module=__name__)
+    ErrorCode.__doc__ = "Kafka protocol error codes (int16 on the wire); unknown codes keep their raw value."
 
 _RETRIABLE = {code: retriable for code, _, retriable, _ in _TABLE}
 _DESCRIPTION = {code: description for code, _, _, description in _TABLE}
