@@ -26,7 +26,7 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from broker.log import LogAppendError
 from broker.log.validation import convert_legacy_message_set
-from broker.network import NO_RESPONSE, CloseConnection
+from broker.api import NO_RESPONSE, CloseConnection
 from broker.replication.notifier import wait_any
 
 API_KEY = ApiKey.PRODUCE
@@ -53,7 +53,7 @@ def _as_v2(records, version: int) -> bytearray | memoryview:
 
 
 async def handle(ctx, request):
-    b = ctx.broker
+    b = ctx.services
     Resp = _API.Response
     acks = request.acks
     waits = []  # (partition, required high watermark, response entry)
