@@ -48,6 +48,8 @@ _ZIGZAG = [(v >> 1) ^ -(v & 1) for v in range(1 << 14)]
 # Smallest encoded record: length, attributes, timestamp, offset, key length, value length, header count.
 _MIN_RECORD_SIZE = 7
 
+_INT64_BOUND = 1 << 63
+
 
 def iter_batch_records(
     batch, *, header: BatchHeader | None = None, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
@@ -185,7 +187,12 @@ def _decode_records(
                 headers, pos = _read_headers(data, pos, record_end)
             if pos != record_end:
                 raise CorruptRecordError("record fields do not add up to its length", position=pos)
-            timestamp = base_timestamp + timestamp_delta if log_append_time is None else log_append_time
+            if log_append_time is None:
+                timestamp = base_timestamp + timestamp_delta
+                if not -_INT64_BOUND <= timestamp < _INT64_BOUND:  # Java's long arithmetic wraps
+                    timestamp = (timestamp + _INT64_BOUND) % (2 * _INT64_BOUND) - _INT64_BOUND
+            else:
+                timestamp = log_append_time
             append(new(record_type, (base_offset + offset_delta, timestamp, key, value, headers)))
     except IndexError:
         raise CorruptRecordError("record truncated", position=pos) from None

@@ -205,14 +205,19 @@ def test_acks_zero_sends_no_response(wire):
 
 def test_failed_acks_zero_produce_closes_the_connection(broker, wire):
     server = broker.broker.socket_server
-    before = server.connection_count
+    assert wire.call(K.API_VERSIONS, 3, client_software_name="t", client_software_version="1").error_code == 0
+    newest = broker.call(lambda: max(server._connections, default=0))  # the fixture's connection included
+
+    def opened_here() -> int:  # connections accepted after ``newest``: only this test's
+        return broker.call(lambda: sum(1 for cid in server._connections if cid > newest))
+
     with Wire(broker.bootstrap_servers) as w:
         w.send(K.PRODUCE, 9, produce_body(unique("missing"), 0, batch([b"a"]), acks=0))
         assert w.closed_by_peer()
         deadline = time.monotonic() + 5
-        while server.connection_count > before and time.monotonic() < deadline:
+        while opened_here() and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert server.connection_count == before  # the broker side is gone too, not left waiting on a read
+        assert opened_here() == 0  # the broker side is gone too, not left waiting on a read
     assert wire.call(K.METADATA, 1, topics=[]).brokers  # other connections are unaffected
 
 
