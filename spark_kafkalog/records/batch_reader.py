@@ -181,7 +181,7 @@ def _decode_records(
             else:
                 raise CorruptRecordError(f"negative value length {value_length}", position=pos)
             if data[pos] == 0:
-                headers = []
+                headers: list[tuple[str, bytes | None]] = []
                 pos += 1
             else:
                 headers, pos = _read_headers(data, pos, record_end)

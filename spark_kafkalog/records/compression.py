@@ -117,7 +117,7 @@ def decompress(codec: int, data, *, magic: int = 2, max_size: int = DEFAULT_MAX_
 def _gzip_decompress(data, max_size: int) -> bytes:
     pieces = []
     total = 0
-    remaining = memoryview(data)
+    remaining: bytes | memoryview = memoryview(data)
     while True:
         inflate = isal_zlib.decompressobj(47)  # 32 + 15: gzip or zlib header, detected
         try:
@@ -130,7 +130,7 @@ def _gzip_decompress(data, max_size: int) -> bytes:
                 if not inflate.unconsumed_tail:
                     break
                 chunk = inflate.decompress(inflate.unconsumed_tail, max_size + 1 - total)
-        except isal_zlib.error as exc:
+        except isal_zlib.error as exc:  # type: ignore[misc]  # isal's stubs do not type ``error`` as an exception
             raise CorruptRecordError(f"bad gzip data: {exc}") from None
         if not inflate.eof:
             raise CorruptRecordError("truncated gzip data")

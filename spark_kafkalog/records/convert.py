@@ -47,6 +47,7 @@ from spark_kafkalog.records.errors import (
     UnsupportedCompressionError,
 )
 from spark_kafkalog.records.legacy import (
+    RawMessage,
     CODEC_MASK,
     TIMESTAMP_TYPE_BIT,
     decode_legacy_entry,
@@ -93,12 +94,12 @@ def _batches(records: list[Record], codec: int, timestamp_type: int) -> list[byt
     """Batches of ``records`` keeping their offsets (see the module docstring)."""
     offsets = [r.offset for r in records]
     if not all(a < b for a, b in zip(offsets, offsets[1:])):
-        builder = RecordBatchBuilder(codec, base_offset=offsets[0], timestamp_type=timestamp_type)
+        whole = RecordBatchBuilder(codec, base_offset=offsets[0], timestamp_type=timestamp_type)
         for record in records:
-            builder.append(record.timestamp, record.key, record.value)
-        return [builder.build()]
+            whole.append(record.timestamp, record.key, record.value)
+        return [whole.build()]
     out = []
-    builder = None
+    builder: RecordBatchBuilder | None = None
     base = 0
     for record in records:
         if builder is None or record.offset - base > MAX_OFFSET_DELTA:
@@ -107,7 +108,8 @@ def _batches(records: list[Record], codec: int, timestamp_type: int) -> list[byt
             base = record.offset
             builder = RecordBatchBuilder(codec, base_offset=base, timestamp_type=timestamp_type)
         builder.append(record.timestamp, record.key, record.value, offset_delta=record.offset - base)
-    out.append(builder.build())
+    if builder is not None:
+        out.append(builder.build())
     return out
 
 
@@ -121,7 +123,7 @@ def legacy_to_producer_batch(message_set_bytes, *, max_size: int = DEFAULT_MAX_D
     end = len(message_set_bytes)
     if end == 0:
         raise InvalidRecordError("a message set with no messages")
-    messages = []
+    messages: list[RawMessage] = []
     pos = 0
     while pos < end:
         message = read_message(message_set_bytes, pos, end)

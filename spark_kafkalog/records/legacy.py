@@ -200,7 +200,7 @@ def _read_message(buf, pos: int, end: int) -> RawMessage:
     computed = crc32(memoryview(buf)[pos + CRC_START : entry_end])
     if computed != crc:
         raise CorruptRecordError(f"CRC-32 mismatch: stored {crc:#010x}, computed {computed:#010x}", position=pos)
-    fields = []
+    fields: list[bytes | None] = []
     for name in ("key", "value"):
         if p + 4 > entry_end:
             raise CorruptRecordError(f"message truncated before its {name} length", position=p)
