@@ -201,11 +201,11 @@ def _expected_start_errors() -> tuple[type[BaseException], ...]:
 def cmd_cluster_up(args: argparse.Namespace) -> int:
     from .embedded_cluster import ClusterStartError, EmbeddedCluster
 
+    if args.zookeeper_connect is not None:
+        _check_zookeeper_listens(args.zookeeper_connect)
     _lock_dir(args.data_dir, "cluster data dir")
     if args.zookeeper_connect is None:
         _lock_dir(args.data_dir / "zookeeper", "ZooKeeper data dir")
-    else:
-        _check_zookeeper_listens(args.zookeeper_connect)
     overrides = dict(_split_kv(args.override or ()))
     cluster = EmbeddedCluster(args.brokers, data_dir=args.data_dir, base_port=args.base_port,
                               zookeeper_port=args.zookeeper_port, zookeeper_connect=args.zookeeper_connect,
