@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Generator, Iterable, Iterator, Mapping
 
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import (
@@ -392,7 +392,7 @@ class KafkaClient:
         isolation_level: int | None = None,
         max_wait_ms: int | None = None,
         timeout_ms: int | None = None,
-    ) -> Iterator[FetchedBatch]:
+    ) -> Generator[FetchedBatch, None, None]:
         """Every record batch overlapping ``[start, end)`` of one partition, in offset order.
 
         ``end=None`` reads up to the high watermark (last stable offset under read_committed) seen in
@@ -421,7 +421,7 @@ class KafkaClient:
         isolation_level: int | None,
         max_wait_ms: int | None,
         timeout_ms: int | None,
-    ) -> Iterator[FetchedBatch]:
+    ) -> Generator[FetchedBatch, None, None]:
         cfg = self.config
         iso = cfg.isolation_level if isolation_level is None else isolation_level
         partition_max = cfg.max_partition_fetch_bytes if max_bytes is None else max_bytes

@@ -54,6 +54,7 @@ class TopicInfo:
 
 def metadata_request(version: int, topics: Iterable[str] | None, allow_auto_topic_creation: bool) -> Any:
     """A Metadata request body for ``version``; ``topics=None`` asks for every topic."""
+    entries: list[Any] | None
     if topics is None:
         entries = [] if version == 0 else None
     else:

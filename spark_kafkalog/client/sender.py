@@ -414,8 +414,10 @@ class Sender(threading.Thread):
     # I/O ---------------------------------------------------------------------------------------
     def _poll(self, timeout: float) -> None:
         conns = [c for c in self._pool.live() if c.in_flight]
+        readable: list[Any]
         try:
-            readable, _, _ = select.select([self._wakeup_r, *conns], [], [], timeout)
+            watched: list[Any] = [self._wakeup_r, *conns]  # sockets and connections (both have fileno())
+            readable, _, _ = select.select(watched, [], [], timeout)
         except (OSError, ValueError):
             readable = [c for c in conns if not c.closed]
         for item in readable:

@@ -305,7 +305,7 @@ class SocketConnection:
             return failed
         have = len(self._rbuf) - 4
         if have >= size:
-            frame = self._rbuf[4 : 4 + size]
+            frame: bytearray | memoryview = self._rbuf[4 : 4 + size]
             del self._rbuf[: 4 + size]
         else:
             if size >= POOLED_FRAME_SIZE:

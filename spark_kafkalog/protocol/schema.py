@@ -424,12 +424,14 @@ class ApiSpec:
             return 0
         return 1 if self.is_flexible(version) else 0
 
+    # The message classes are generated from the declarations: their fields and nested classes exist only at
+    # run time, so a type checker sees them as Any.
     @property
-    def Request(self) -> type:  # noqa: N802 - a class
+    def Request(self) -> Any:  # noqa: N802 - a class
         return self.request.cls
 
     @property
-    def Response(self) -> type:  # noqa: N802 - a class
+    def Response(self) -> Any:  # noqa: N802 - a class
         return self.response.cls
 
 
@@ -459,7 +461,7 @@ class DataSpec:
     struct: StructSpec
 
     @property
-    def cls(self) -> type:
+    def cls(self) -> Any:  # generated: see ApiSpec.Request
         return self.struct.cls
 
 
