@@ -1,0 +1,181 @@
+"""Kafka's znode layout: the paths and the node encodings a ZooKeeper-mode Kafka cluster uses (pure; no I/O).
+
+Paths are relative to the chroot of ``zookeeper.connect``. The JSON of broker, assignment and partition-state
+nodes is in the value types of ``broker.cluster.registry`` (``BrokerInfo``, ``TopicAssignment``,
+``PartitionState``), with the whole layout in that module's docstring; this module encodes the remaining
+nodes::
+
+    /cluster/id                      {"version":"1","id":"<22-char base64url>"}
+    /controller                      {"version":1,"brokerid":1,"timestamp":"<epoch ms>"}   (or a bare "1", pre-0.8.2)
+    /controller_epoch                decimal integer, "0" before any election
+    /config/topics/<t>               {"version":1,"config":{"cleanup.policy":"compact"}}
+    /config/changes/config_change_<10-digit seq>                 {"version":2,"entity_path":"topics/<t>"}
+    /consumers/<g>/offsets/<t>/<p>   decimal offset, e.g. "42"
+
+JSON is written compact (no spaces), as Kafka writes it. Decoders raise ValueError naming the node and quoting
+(at most 200 characters of) the data. Everything here is a pure function or a constant: thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+
+from spark_kafkalog.protocol.topic_name import validate_topic_name
+
+__all__ = [
+    "PERSISTENT_PATHS", "BROKER_IDS", "TOPICS", "CONTROLLER", "CONTROLLER_EPOCH", "CLUSTER_ID", "DELETE_TOPICS",
+    "CONFIG_CHANGE_PREFIX", "check_topic", "check_group", "broker_path", "topic_path", "partitions_path",
+    "partition_path", "partition_state_path", "topic_config_path", "deletion_path", "consumer_offset_path",
+    "encode_cluster_id", "decode_cluster_id", "encode_controller", "decode_controller", "encode_controller_epoch",
+    "decode_controller_epoch", "encode_topic_config", "decode_topic_config", "encode_config_change",
+    "encode_offset", "decode_offset",
+]
+
+# Persistent paths every Kafka broker creates at start-up (KafkaZkClient.createTopLevelPaths).
+PERSISTENT_PATHS = (
+    "/consumers", "/brokers/ids", "/brokers/topics", "/brokers/seqid", "/config/changes", "/config/topics",
+    "/config/clients", "/config/users", "/config/brokers", "/admin/delete_topics", "/isr_change_notification",
+    "/latest_producer_id_block", "/log_dir_event_notification", "/cluster",
+)
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+CLUSTER_ID = "/cluster/id"
+DELETE_TOPICS = "/admin/delete_topics"
+CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
+
+
+def _dumps(obj: dict) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+# -- names and paths -----------------------------------------------------------------------------------
+
+
+def check_topic(name: str) -> str:
+    """``name`` when it is a legal topic name; ``InvalidTopicNameError`` (a ValueError) otherwise."""
+    return validate_topic_name(name)
+
+
+def check_group(group: str) -> str:
+    """``group`` when it can be one path component; ValueError naming it otherwise."""
+    if not isinstance(group, str) or not group or "/" in group or group in (".", ".."):
+        raise ValueError(f"invalid consumer group name {group!r} for a ZooKeeper path")
+    return group
+
+
+def _check_partition(partition: int) -> int:
+    if not isinstance(partition, int) or isinstance(partition, bool) or partition < 0:
+        raise ValueError(f"partition must be a non-negative int, got {partition!r}")
+    return partition
+
+
+def broker_path(broker_id: int) -> str:
+    return f"{BROKER_IDS}/{int(broker_id)}"
+
+
+def topic_path(topic: str) -> str:
+    """The topic's assignment node (the caller checks the name: children read from ZooKeeper are not)."""
+    return f"{TOPICS}/{topic}"
+
+
+def partitions_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}/partitions"
+
+
+def partition_path(topic: str, partition: int) -> str:
+    return f"{TOPICS}/{topic}/partitions/{_check_partition(partition)}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{TOPICS}/{topic}/partitions/{_check_partition(partition)}/state"
+
+
+def topic_config_path(topic: str) -> str:
+    return f"/config/topics/{topic}"
+
+
+def deletion_path(topic: str) -> str:
+    return f"{DELETE_TOPICS}/{topic}"
+
+
+def consumer_offset_path(group: str, topic: str, partition: int) -> str:
+    """``/consumers/<group>/offsets/<topic>/<partition>``; group and topic names are checked."""
+    return f"/consumers/{check_group(group)}/offsets/{check_topic(topic)}/{int(partition)}"
+
+
+# -- encodings -----------------------------------------------------------------------------------------
+
+
+def encode_cluster_id(cluster_id: str) -> bytes:
+    return _dumps({"version": "1", "id": cluster_id})
+
+
+def decode_cluster_id(data: bytes, *, what: str = CLUSTER_ID) -> str:
+    try:
+        return str(json.loads(data)["id"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{what}: malformed cluster id node {data!r:.200}") from exc
+
+
+def encode_controller(broker_id: int, timestamp_ms: int | None = None) -> bytes:
+    """The ``/controller`` node of ``broker_id`` (timestamp: now unless given)."""
+    if timestamp_ms is None:
+        timestamp_ms = int(time.time() * 1000)
+    return _dumps({"version": 1, "brokerid": int(broker_id), "timestamp": str(timestamp_ms)})
+
+
+def decode_controller(data: bytes) -> int:
+    """The broker id of a ``/controller`` node: JSON, or the bare id written before Kafka 0.8.2."""
+    try:
+        return int(json.loads(data)["brokerid"])
+    except (ValueError, KeyError, TypeError):
+        pass
+    try:
+        return int(data)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{CONTROLLER}: malformed controller node {data!r:.200}") from exc
+
+
+def encode_controller_epoch(epoch: int) -> bytes:
+    return str(int(epoch)).encode()
+
+
+def decode_controller_epoch(data: bytes | None) -> int:
+    """The epoch in ``/controller_epoch`` (an empty node counts as 0)."""
+    try:
+        return int(data or b"0")
+    except ValueError as exc:
+        raise ValueError(f"{CONTROLLER_EPOCH}: malformed controller epoch {data!r:.200}") from exc
+
+
+def encode_topic_config(config: Mapping[str, object]) -> bytes:
+    """``/config/topics/<t>``: every key and value as a string."""
+    return _dumps({"version": 1, "config": {str(k): str(v) for k, v in config.items()}})
+
+
+def decode_topic_config(topic: str, data: bytes) -> dict[str, str]:
+    try:
+        obj = json.loads(data)
+        return {str(k): str(v) for k, v in obj["config"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{topic_config_path(topic)}: malformed config node {data!r:.200}") from exc
+
+
+def encode_config_change(topic: str) -> bytes:
+    """The notification a config change of ``topic`` leaves under ``/config/changes`` (version 2)."""
+    return _dumps({"version": 2, "entity_path": f"topics/{topic}"})
+
+
+def encode_offset(offset: int) -> bytes:
+    return str(int(offset)).encode()
+
+
+def decode_offset(data: bytes, *, what: str = "consumer offset") -> int:
+    try:
+        return int(data)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{what}: malformed offset {data!r:.200}") from exc
