@@ -1,7 +1,7 @@
 """Cluster coordination: the registry interface, its ZooKeeper implementation and the ZooKeeper launcher.
 
-Importing this package loads neither kazoo nor java: ``zk_registry`` (the only kazoo importer) and
-``zookeeper_server`` are imported explicitly by whoever needs them.
+Importing this package loads neither kazoo nor java: ``zk_registry`` (built on ``zk_session``, the only kazoo
+importer) and ``zookeeper_server`` are imported explicitly by whoever needs them.
 """
 
 from broker.cluster.registry import (

@@ -258,6 +258,62 @@ def test_topic_config_can_be_replaced_and_announces_the_change(make_registry, ra
     assert json.loads(raw.get(f"/config/changes/{change}")[0]) == {"version": 2, "entity_path": "topics/t"}
 
 
+def test_set_topic_config_creates_the_config_node_of_a_topic_that_has_none(make_registry, raw):
+    registry = make_registry()
+    raw.create("/brokers/topics/bare", TopicAssignment("bare", {0: (1,)}).to_json().encode())  # no config node
+    assert registry.topic_config("bare") == {}
+    registry.set_topic_config("bare", {"retention.ms": "5"})
+    assert json.loads(raw.get("/config/topics/bare")[0]) == {"version": 1, "config": {"retention.ms": "5"}}
+
+
+def interleave(registry, path: str, action) -> list:
+    """Run ``action()`` right after the registry's next check whether ``path`` exists (a concurrent writer).
+
+    Returns the list of what that check answered (to assert the interleaving really happened).
+    """
+    session = registry._zk
+    real_exists, answers = session.exists, []
+
+    def exists(p, watch=None):
+        answer = real_exists(p, watch)
+        if p == path and not answers:
+            answers.append(answer)
+            action()
+        return answer
+
+    session.exists = exists
+    return answers
+
+
+def test_set_topic_config_updates_a_config_node_created_concurrently(make_registry, raw):
+    registry = make_registry()
+    raw.create("/brokers/topics/t", TopicAssignment("t", {0: (1,)}).to_json().encode())
+    answers = interleave(registry, "/config/topics/t",
+                         lambda: raw.create("/config/topics/t", b'{"version":1,"config":{"other":"writer"}}'))
+    registry.set_topic_config("t", {"segment.bytes": "1024"})
+    assert answers == [None]  # the registry saw no config node, then another writer created one
+    assert registry.topic_config("t") == {"segment.bytes": "1024"}
+    assert len(raw.get_children("/config/changes")) == 1
+
+
+def test_set_topic_config_creates_a_config_node_deleted_concurrently(make_registry, raw):
+    registry = make_registry()
+    registry.create_topic(TopicAssignment("t", {0: (1,)}), {"old": "1"})
+    answers = interleave(registry, "/config/topics/t", lambda: raw.delete("/config/topics/t"))
+    registry.set_topic_config("t", {"new": "2"})
+    assert answers and answers[0] is not None
+    assert registry.topic_config("t") == {"new": "2"}
+
+
+def test_set_topic_config_on_a_topic_deleted_concurrently_writes_nothing(make_registry, raw):
+    registry = make_registry()
+    registry.create_topic(TopicAssignment("t", {0: (1,)}), {"old": "1"})
+    interleave(registry, "/config/topics/t", lambda: registry.remove_topic("t"))
+    with pytest.raises(NoSuchTopicError):
+        registry.set_topic_config("t", {"new": "2"})
+    assert raw.exists("/config/topics/t") is None and raw.get_children("/config/changes") == []
+
+
 def test_add_partitions_extends_the_assignment_and_checks_ids(make_registry):
     registry = make_registry()
     original = TopicAssignment("t", {0: (1,), 1: (2,)})
