@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from broker.cluster.registry import BrokerIdInUseError, BrokerInfo, RegistryError, RegistryUnavailableError
 from broker.cluster.zk_layout import BROKER_IDS, CONTROLLER, broker_path
@@ -115,6 +115,8 @@ class BrokerRegistration:
         broker_id = reg.info.broker_id
         path = broker_path(broker_id)
         session = self._zk.session_id
+        if session is None:
+            raise RegistryUnavailableError(f"broker {broker_id}: no ZooKeeper session to register with")
         stale = reg.record.read(self._cluster_id(), broker_id) if reg.record is not None else None
         if reg.record is not None and stale != session:
             if stale is not None:
@@ -146,7 +148,7 @@ class BrokerRegistration:
                 continue
             raise BrokerIdInUseError(broker_id, holder, self._not_previous_run(reg, stale)) from None
 
-    def _holder(self, path: str) -> bool | str | None:
+    def _holder(self, path: str) -> Literal[True] | str | None:
         """True when this session owns ``path``, None when it is absent, else its holder's host:port and session."""
         node = self._zk.get_if_exists(path)
         if node is None:

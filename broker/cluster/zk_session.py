@@ -57,7 +57,7 @@ from broker.cluster.zk_nodes import (
     SetOp,
     parse_connect_string,
 )
-from broker.cluster.zk_watches import Watcher, WatchDispatcher
+from broker.cluster.zk_watches import WatchDispatcher, Watcher
 
 __all__ = ["ZooKeeperSession", "Watcher", "translate_kazoo_error"]
 
