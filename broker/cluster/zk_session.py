@@ -95,15 +95,31 @@ def _stat(stat) -> NodeStat:
     return NodeStat(stat.version, stat.ephemeralOwner)
 
 
-def _node_watcher(watch: Watcher | None):
-    """Kazoo watcher calling ``watch()`` for node events only (a dropped connection re-reads on reconnection)."""
-    if watch is None:
-        return None
+class _NodeWatcher:
+    """Kazoo watcher calling ``watch()`` for node events only (a dropped connection re-reads on reconnection).
 
-    def watcher(event) -> None:
+    Equal (and hashing equal) to every other ``_NodeWatcher`` of an equal ``watch``: kazoo keeps its watchers of
+    a path in a set, so re-reading an unchanged node with the same watch arms it once, not once per re-read.
+    """
+
+    __slots__ = ("watch",)
+
+    def __init__(self, watch: Watcher) -> None:
+        self.watch = watch
+
+    def __call__(self, event) -> None:
         if event.type != EventType.NONE:
-            watch()
-    return watcher
+            self.watch()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _NodeWatcher) and other.watch == self.watch
+
+    def __hash__(self) -> int:
+        return hash(self.watch)
+
+
+def _node_watcher(watch: Watcher | None) -> _NodeWatcher | None:
+    return None if watch is None else _NodeWatcher(watch)
 
 
 # -- the session ---------------------------------------------------------------------------------------
@@ -225,7 +241,7 @@ class ZooKeeperSession:
         """Create ``path``; the created path (relative; with its sequence number when ``sequential``)."""
         created = self._call("create", path, lambda full: self._client.create_async(
             full, data, ephemeral=ephemeral, sequence=sequential))
-        return created[len(self.chroot):] if self.chroot else created
+        return self._relative(created)
 
     def set(self, path: str, data: bytes, version: int = -1) -> NodeStat:
         """Replace the data (compare-and-set when ``version`` is not -1); the node's new stat."""
@@ -237,7 +253,8 @@ class ZooKeeperSession:
     def commit(self, ops: Sequence[Op]) -> list:
         """Run ``ops`` atomically (one ZooKeeper multi); the error of the first failing operation, naming its path.
 
-        Returns kazoo's per-operation results (created paths are absolute).
+        Returns one result per operation: the created path (relative) of a create, the new ``NodeStat`` of a
+        set, None for a delete or a check.
         """
         txn = self._client.transaction()
         for op in ops:
@@ -260,7 +277,8 @@ class ZooKeeperSession:
                                             hosts=self.hosts) from result
         if any(isinstance(result, Exception) for result in results):
             raise RegistryError(f"ZooKeeper multi {what}: rolled back without a failing operation: {results}")
-        return results
+        return [self._relative(r) if isinstance(op, CreateOp) else _stat(r) if isinstance(op, SetOp) else None
+                for op, r in zip(ops, results)]
 
     def ensure_path(self, path: str) -> None:
         """Create ``path`` and its missing parents (empty data)."""
@@ -350,6 +368,9 @@ class ZooKeeperSession:
 
     def _abs(self, path: str) -> str:
         return self.chroot + path if path != "/" or not self.chroot else self.chroot
+
+    def _relative(self, full: str) -> str:
+        return full[len(self.chroot):] or "/" if self.chroot else full
 
     def _call(self, operation: str, path: str, request: Callable[[str], Any], *, absolute: bool = False):
         """Send ``request(full path)`` (a kazoo ``*_async`` call) and wait; errors translated (module docstring)."""

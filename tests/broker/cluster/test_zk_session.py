@@ -113,8 +113,9 @@ def test_a_transaction_is_atomic_and_names_the_failing_operation(session):
     assert info.value.path == "/exists" and session.exists("/new") is None
     with pytest.raises(NoNodeError):
         session.commit([CheckOp("/nowhere", 0), CreateOp("/new", b"a")])
-    session.commit([CheckOp("/exists", 0), CreateOp("/new", b"a"), SetOp("/exists", b"x", 0),
-                    CreateOp("/seq-", b"", sequential=True)])
+    results = session.commit([CheckOp("/exists", 0), CreateOp("/new", b"a"), SetOp("/exists", b"x", 0),
+                              CreateOp("/seq-", b"", sequential=True)])
+    assert results[:2] == [None, "/new"] and results[2].version == 1 and results[3].startswith("/seq-00")
     assert session.get("/exists")[0] == b"x" and session.get("/new")[0] == b"a"
     session.commit([DeleteOp("/new"), DeleteOp("/exists", 1)])
     assert session.exists("/new") is None and session.exists("/exists") is None
@@ -166,6 +167,24 @@ def test_watches_are_delivered_on_the_dispatcher_and_re_armed(session):
     session.set("/w", b"3")
     session.get("/w")  # a round trip: a delivery would have been queued by now
     assert len(seen) == count and threads == {"zk-registry-dispatch"}
+
+
+def test_re_reading_an_unchanged_node_with_the_same_watch_arms_it_once(session):
+    session.create("/steady", b"")
+    session.create("/moving", b"0")
+    deliveries = []
+
+    def read(watch):
+        session.get("/steady", watch)
+        return session.get("/moving", watch)[0]
+
+    session.watch("two nodes", read, deliveries.append)
+    wait_for(lambda: deliveries == [b"0"], message="the initial delivery")
+    for i in range(1, 20):
+        session.set("/moving", str(i).encode())
+        wait_for(lambda i=i: deliveries[-1] == str(i).encode(), message=f"change {i}")
+    # kazoo keeps a path's watchers in a set: /steady, re-read 20 times with the same watch, holds one
+    assert len(session._client._data_watchers[session.chroot + "/steady"]) == 1
 
 
 def test_a_closed_session_refuses_operations_clearly(zk_connect):
