@@ -80,6 +80,8 @@ class ZooKeeperRegistry(ClusterRegistry):
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def start(self, timeout: float | None = None) -> None:
+        if self._zk.closed:
+            raise RegistryUnavailableError("registry is closed")
         if self._cluster_id is not None:
             return
         self._zk.start(timeout)
