@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-all bench docs clean
+.PHONY: install run lint test test-all bench docs clean
 
 install: $(STAMP)
 
@@ -18,7 +18,13 @@ $(STAMP): pyproject.toml
 run: install
 	$(PY) -m jobs.main
 
-test: install
+# Lint (ruff), format check (ruff format) and type check (mypy, the packages listed in pyproject.toml).
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
+
+test: install lint
 	$(PY) -m pytest -q
 
 # Everything, including the opt-in slow soak tests.

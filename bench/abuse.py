@@ -100,12 +100,27 @@ def healthy_ping(cluster: EmbeddedCluster) -> dict:
     for b in cluster.processes:
         t0 = time.monotonic()
         try:
-            call(_address(cluster, b), K.API_VERSIONS, 3, API_BY_KEY[K.API_VERSIONS].Request(
-                client_software_name="abuse", client_software_version="1"), timeout=10)
-            md = call(_address(cluster, b), K.METADATA, 9, API_BY_KEY[K.METADATA].Request(
-                topics=[], allow_auto_topic_creation=False, include_topic_authorized_operations=False), timeout=10)
-            out[str(b)] = {"served": True, "ms": round((time.monotonic() - t0) * 1000, 1),
-                           "brokers_registered": sorted(x.node_id for x in md.brokers)}
+            call(
+                _address(cluster, b),
+                K.API_VERSIONS,
+                3,
+                API_BY_KEY[K.API_VERSIONS].Request(client_software_name="abuse", client_software_version="1"),
+                timeout=10,
+            )
+            md = call(
+                _address(cluster, b),
+                K.METADATA,
+                9,
+                API_BY_KEY[K.METADATA].Request(
+                    topics=[], allow_auto_topic_creation=False, include_topic_authorized_operations=False
+                ),
+                timeout=10,
+            )
+            out[str(b)] = {
+                "served": True,
+                "ms": round((time.monotonic() - t0) * 1000, 1),
+                "brokers_registered": sorted(x.node_id for x in md.brokers),
+            }
         except OSError as e:
             out[str(b)] = {"served": False, "error": str(e)}
     return out
@@ -119,9 +134,16 @@ class HealthyProducer(threading.Thread):
         super().__init__(daemon=True, name="healthy-producer")
         from confluent_kafka import Producer
 
-        self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
-                                  "message.timeout.ms": 60000, "reconnect.backoff.max.ms": 500,
-                                  "topic.metadata.refresh.interval.ms": 1000})
+        self.producer = Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "acks": "all",
+                "linger.ms": 5,
+                "message.timeout.ms": 60000,
+                "reconnect.backoff.max.ms": 500,
+                "topic.metadata.refresh.interval.ms": 1000,
+            }
+        )
         self.acked: dict[tuple[int, int], bytes] = {}
         self.failed = 0
         self.sent = 0
@@ -140,8 +162,9 @@ class HealthyProducer(threading.Thread):
         seq = 0
         while not self.stop_event.is_set():
             try:
-                self.producer.produce(HEALTHY_TOPIC, key=str(seq % 97).encode(), value=f"v{seq}".encode(),
-                                      on_delivery=self._report)
+                self.producer.produce(
+                    HEALTHY_TOPIC, key=str(seq % 97).encode(), value=f"v{seq}".encode(), on_delivery=self._report
+                )
                 seq += 1
                 self.sent = seq
             except BufferError:
@@ -168,19 +191,39 @@ def phase_size_prefixes(cluster, connections: int) -> dict:
     for s in socks:
         s.close()
     time.sleep(0.5)
-    return {"connections": connections, "announced_bytes_each": 104857600,
-            "rss_growth_mib": round((during["VmRSS"] - before["VmRSS"]) / MiB, 1),
-            "healthy_served": all(v["served"] for v in served.values()), "healthy": served}
+    return {
+        "connections": connections,
+        "announced_bytes_each": 104857600,
+        "rss_growth_mib": round((during["VmRSS"] - before["VmRSS"]) / MiB, 1),
+        "healthy_served": all(v["served"] for v in served.values()),
+        "healthy": served,
+    }
 
 
 def phase_long_polls(cluster, connections: int, topic: str) -> dict:
     target = _address(cluster, 1)
     before = snapshot(cluster)["1"]["fds"]
     R = API_BY_KEY[K.FETCH].Request
-    body = R(replica_id=-1, max_wait_ms=2**31 - 1, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
-             session_id=0, session_epoch=-1, topics=[R.FetchTopic(topic=topic, partitions=[
-                 R.FetchTopic.FetchPartition(partition=p, fetch_offset=1 << 40, partition_max_bytes=1 << 20)
-                 for p in range(3)])], forgotten_topics_data=[], rack_id="")
+    body = R(
+        replica_id=-1,
+        max_wait_ms=2**31 - 1,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            R.FetchTopic(
+                topic=topic,
+                partitions=[
+                    R.FetchTopic.FetchPartition(partition=p, fetch_offset=1 << 40, partition_max_bytes=1 << 20)
+                    for p in range(3)
+                ],
+            )
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
+    )
     frame = encode_request(K.FETCH, 12, 1, body, client_id="long-poll", framed=True)
     socks = []
     for _ in range(connections):
@@ -198,31 +241,51 @@ def phase_long_polls(cluster, connections: int, topic: str) -> dict:
         if after <= before + 5:
             break
         time.sleep(0.05)
-    return {"connections": connections, "fds_before": before, "fds_waiting": during, "fds_after_close": after,
-            "released_within_s": round(time.monotonic() - t0, 2), "released": after <= before + 5}
+    return {
+        "connections": connections,
+        "fds_before": before,
+        "fds_waiting": during,
+        "fds_after_close": after,
+        "released_within_s": round(time.monotonic() - t0, 2),
+        "released": after <= before + 5,
+    }
 
 
 def phase_oversized_create(cluster) -> dict:
     R = API_BY_KEY[K.CREATE_TOPICS].Request
     out = {}
     for n in (100_000, 22_000):
-        body = R(topics=[R.CreatableTopic(name=f"abuse-huge-{n}", num_partitions=n, replication_factor=1,
-                                          assignments=[], configs=[])], timeout_ms=30000, validate_only=False)
+        body = R(
+            topics=[
+                R.CreatableTopic(
+                    name=f"abuse-huge-{n}", num_partitions=n, replication_factor=1, assignments=[], configs=[]
+                )
+            ],
+            timeout_ms=30000,
+            validate_only=False,
+        )
         t0 = time.monotonic()
         try:
             resp = call(_address(cluster, 1), K.CREATE_TOPICS, 5, body, timeout=60).topics[0]
-            out[str(n)] = {"error": ErrorCode(resp.error_code).name, "message": resp.error_message,
-                           "seconds": round(time.monotonic() - t0, 2)}
+            out[str(n)] = {
+                "error": ErrorCode(resp.error_code).name,
+                "message": resp.error_message,
+                "seconds": round(time.monotonic() - t0, 2),
+            }
         except OSError as e:
             out[str(n)] = {"error": f"no answer: {e}", "seconds": round(time.monotonic() - t0, 2)}
     CP = API_BY_KEY[K.CREATE_PARTITIONS].Request
-    body = CP(topics=[CP.CreatePartitionsTopic(name=HEALTHY_TOPIC, count=100_000, assignments=None)],
-              timeout_ms=30000, validate_only=False)
+    body = CP(
+        topics=[CP.CreatePartitionsTopic(name=HEALTHY_TOPIC, count=100_000, assignments=None)],
+        timeout_ms=30000,
+        validate_only=False,
+    )
     resp = call(_address(cluster, 1), K.CREATE_PARTITIONS, 1, body, timeout=60).results[0]
     out["create_partitions_100000"] = {"error": ErrorCode(resp.error_code).name, "message": resp.error_message}
     out["healthy"] = healthy_ping(cluster)
-    out["all_registered"] = all(v.get("brokers_registered") == sorted(cluster.processes)
-                                for v in out["healthy"].values())
+    out["all_registered"] = all(
+        v.get("brokers_registered") == sorted(cluster.processes) for v in out["healthy"].values()
+    )
     return out
 
 
@@ -262,7 +325,7 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
         if op < 0.5 and b:
             b[rng.randrange(len(b))] = rng.randrange(256)
         elif op < 0.7 and b:
-            del b[rng.randrange(len(b)):]
+            del b[rng.randrange(len(b)) :]
         elif op < 0.85:
             pos = rng.randrange(len(b) + 1)
             b[pos:pos] = rng.randbytes(rng.randint(1, 16))
@@ -280,13 +343,23 @@ def phase_legacy_fuzz(cluster, requests: int, seed: int = 10) -> dict:
         magic = rng.choice([0, 1])
         codec = rng.choice([0, 1, 2, 3])
         now = int(time.time() * 1000)
-        inner = b"".join(encode_message(j, magic, 0, now, f"k{j}".encode(), f"fuzz-{i}-{j}".encode() * rng.randint(1, 20))
-                         for j in range(rng.randint(1, 5)))
+        inner = b"".join(
+            encode_message(j, magic, 0, now, f"k{j}".encode(), f"fuzz-{i}-{j}".encode() * rng.randint(1, 20))
+            for j in range(rng.randint(1, 5))
+        )
         mset = inner if codec == 0 else encode_message(0, magic, codec, now, None, compress(codec, inner, magic=magic))
         mutated = _mutate(mset, rng)
         version = 0 if magic == 0 else rng.choice([1, 2])
-        body = R(acks=1, timeout_ms=5000, topic_data=[R.TopicProduceData(name="abuse-fuzz", partition_data=[
-            R.TopicProduceData.PartitionProduceData(index=rng.randrange(3), records=mutated)])])
+        body = R(
+            acks=1,
+            timeout_ms=5000,
+            topic_data=[
+                R.TopicProduceData(
+                    name="abuse-fuzz",
+                    partition_data=[R.TopicProduceData.PartitionProduceData(index=rng.randrange(3), records=mutated)],
+                )
+            ],
+        )
         try:
             resp = call(_address(cluster, rng.choice(list(cluster.processes))), K.PRODUCE, version, body, timeout=10)
             answered += 1
@@ -294,9 +367,14 @@ def phase_legacy_fuzz(cluster, requests: int, seed: int = 10) -> dict:
             codes[code] = codes.get(code, 0) + 1
         except (OSError, ConnectionError):
             closed += 1
-    return {"requests": requests, "answered": answered, "connection_closed": closed, "error_codes": codes,
-            "brokers_alive": all(s["alive"] for s in snapshot(cluster).values()),
-            "healthy": healthy_ping(cluster)}
+    return {
+        "requests": requests,
+        "answered": answered,
+        "connection_closed": closed,
+        "error_codes": codes,
+        "brokers_alive": all(s["alive"] for s in snapshot(cluster).values()),
+        "healthy": healthy_ping(cluster),
+    }
 
 
 def phase_garbage_checkpoints(cluster, broker_id: int) -> dict:
@@ -312,8 +390,12 @@ def phase_garbage_checkpoints(cluster, broker_id: int) -> dict:
             written.append(str(path.relative_to(log_dir)))
     t0 = time.monotonic()
     cluster.start_broker(broker_id)
-    return {"broker": broker_id, "files_overwritten": len(written), "restart_seconds": round(time.monotonic() - t0, 2),
-            "healthy": healthy_ping(cluster)}
+    return {
+        "broker": broker_id,
+        "files_overwritten": len(written),
+        "restart_seconds": round(time.monotonic() - t0, 2),
+        "healthy": healthy_ping(cluster),
+    }
 
 
 def phase_kill_one(cluster, broker_id: int) -> dict:
@@ -328,8 +410,14 @@ def verify_acked(bootstrap: str, acked: dict[tuple[int, int], bytes]) -> dict:
     from confluent_kafka import Consumer, TopicPartition
 
     partitions = sorted({p for p, _ in acked})
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "abuse-verify", "enable.auto.commit": False,
-                  "auto.offset.reset": "earliest"})
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "abuse-verify",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
     c.assign([TopicPartition(HEALTHY_TOPIC, p, 0) for p in partitions])
     want = {p: max(o for q, o in acked if q == p) for p in partitions}
     seen: dict[tuple[int, int], bytes] = {}
@@ -362,8 +450,7 @@ def run(quick: bool) -> dict:
     from spark_kafkalog.client import AdminClient, NewTopic
 
     with AdminClient(cluster.bootstrap_servers) as admin:
-        admin.create_topics([NewTopic(HEALTHY_TOPIC, 6, 1), NewTopic("abuse-fuzz", 3, 1),
-                             NewTopic("abuse-poll", 3, 1)])
+        admin.create_topics([NewTopic(HEALTHY_TOPIC, 6, 1), NewTopic("abuse-fuzz", 3, 1), NewTopic("abuse-poll", 3, 1)])
     producer = HealthyProducer(cluster.bootstrap_servers)
     producer.start()
     time.sleep(2)

@@ -130,9 +130,17 @@ def create_topic(bootstrap: str, name: str) -> None:
 def produce(bootstrap: str, topic: str, count: int, size: int, codec: str, acks: str) -> dict:
     from confluent_kafka import Producer
 
-    p = Producer({"bootstrap.servers": bootstrap, "acks": acks, "compression.type": codec, "linger.ms": 5,
-                  "batch.size": 1_000_000, "queue.buffering.max.messages": 1_000_000,
-                  "queue.buffering.max.kbytes": 1_048_576})
+    p = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": acks,
+            "compression.type": codec,
+            "linger.ms": 5,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 1_048_576,
+        }
+    )
     value = (os.urandom(size // 4).hex().encode() * 2)[:size]  # half-compressible, like text payloads
     failed = []
 
@@ -154,8 +162,15 @@ def produce(bootstrap: str, topic: str, count: int, size: int, codec: str, acks:
     elapsed = time.perf_counter() - start
     if failed or left:
         raise RuntimeError(f"{len(failed)} deliveries failed ({failed[:1]}), {left} not delivered")
-    return {"records": count, "value_bytes": size, "codec": codec, "acks": acks, "seconds": elapsed,
-            "records_per_s": count / elapsed, "mb_per_s": count * size / elapsed / 1e6}
+    return {
+        "records": count,
+        "value_bytes": size,
+        "codec": codec,
+        "acks": acks,
+        "seconds": elapsed,
+        "records_per_s": count / elapsed,
+        "mb_per_s": count * size / elapsed / 1e6,
+    }
 
 
 def produce_latency(bootstrap: str, topic: str, rate: int, seconds: float) -> dict:
@@ -182,15 +197,27 @@ def produce_latency(bootstrap: str, topic: str, rate: int, seconds: float) -> di
         n += 1
     p.flush(30)
     latencies.sort()
-    return {"rate": rate, "records": len(latencies), "p50_ms": latencies[len(latencies) // 2] * 1000,
-            "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000, "max_ms": latencies[-1] * 1000}
+    return {
+        "rate": rate,
+        "records": len(latencies),
+        "p50_ms": latencies[len(latencies) // 2] * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+        "max_ms": latencies[-1] * 1000,
+    }
 
 
 def consume(bootstrap: str, topic: str, count: int, size: int) -> dict:
     from confluent_kafka import Consumer, TopicPartition
 
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
-                  "fetch.max.bytes": 52_428_800, "max.partition.fetch.bytes": 10_485_760})
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 52_428_800,
+            "max.partition.fetch.bytes": 10_485_760,
+        }
+    )
     c.assign([TopicPartition(topic, 0, 0)])
     got = 0
     nbytes = 0
@@ -206,8 +233,13 @@ def consume(bootstrap: str, topic: str, count: int, size: int) -> dict:
                 nbytes += len(m.value())
     elapsed = time.perf_counter() - start
     c.close()
-    return {"records": got, "value_bytes": size, "seconds": elapsed, "records_per_s": got / elapsed,
-            "mb_per_s": nbytes / elapsed / 1e6}
+    return {
+        "records": got,
+        "value_bytes": size,
+        "seconds": elapsed,
+        "records_per_s": got / elapsed,
+        "mb_per_s": nbytes / elapsed / 1e6,
+    }
 
 
 def raw_produce_and_fetch(bootstrap: str, topic: str, total_bytes: int) -> dict:
@@ -226,20 +258,66 @@ def raw_produce_and_fetch(bootstrap: str, topic: str, total_bytes: int) -> dict:
         b.append(1_700_000_000_000, None, os.urandom(512).hex().encode(), [])
     batch = b.build()
     n = max(total_bytes // len(batch), 8)
-    produce_frames = [encode_request(ApiKey.PRODUCE, 9, i, P(acks=1, timeout_ms=30_000, topic_data=[
-        P.TopicProduceData(name=topic, partition_data=[P.TopicProduceData.PartitionProduceData(index=0, records=batch)])]),
-        client_id="raw", framed=True) for i in range(n)]
-    fetch_frames = [encode_request(ApiKey.FETCH, 12, i, F(
-        replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=len(batch), isolation_level=0, session_id=0,
-        session_epoch=-1, topics=[F.FetchTopic(topic=topic, partitions=[F.FetchTopic.FetchPartition(
-            partition=0, fetch_offset=i * per_batch, partition_max_bytes=len(batch))])],
-        forgotten_topics_data=[], rack_id=""), client_id="raw", framed=True) for i in range(n)]
+    produce_frames = [
+        encode_request(
+            ApiKey.PRODUCE,
+            9,
+            i,
+            P(
+                acks=1,
+                timeout_ms=30_000,
+                topic_data=[
+                    P.TopicProduceData(
+                        name=topic, partition_data=[P.TopicProduceData.PartitionProduceData(index=0, records=batch)]
+                    )
+                ],
+            ),
+            client_id="raw",
+            framed=True,
+        )
+        for i in range(n)
+    ]
+    fetch_frames = [
+        encode_request(
+            ApiKey.FETCH,
+            12,
+            i,
+            F(
+                replica_id=-1,
+                max_wait_ms=0,
+                min_bytes=1,
+                max_bytes=len(batch),
+                isolation_level=0,
+                session_id=0,
+                session_epoch=-1,
+                topics=[
+                    F.FetchTopic(
+                        topic=topic,
+                        partitions=[
+                            F.FetchTopic.FetchPartition(
+                                partition=0, fetch_offset=i * per_batch, partition_max_bytes=len(batch)
+                            )
+                        ],
+                    )
+                ],
+                forgotten_topics_data=[],
+                rack_id="",
+            ),
+            client_id="raw",
+            framed=True,
+        )
+        for i in range(n)
+    ]
     host, port = bootstrap.split(",")[0].rsplit(":", 1)
     with socket.create_connection((host, int(port))) as sock:
         produce_s, _ = pipeline(sock, produce_frames, 8)
         fetch_s, fetched = pipeline(sock, fetch_frames, 8)
-    return {"batches": n, "batch_bytes": len(batch), "produce_mb_per_s": n * len(batch) / produce_s / 1e6,
-            "fetch_mb_per_s": fetched / fetch_s / 1e6}
+    return {
+        "batches": n,
+        "batch_bytes": len(batch),
+        "produce_mb_per_s": n * len(batch) / produce_s / 1e6,
+        "fetch_mb_per_s": fetched / fetch_s / 1e6,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -251,13 +329,20 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     mb = 16 if args.quick else 128
     counts = {100: mb * 10_000, 1024: mb * 1_000}
-    out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-           "quick": args.quick, "produce": [], "limits": {}}
+    out = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "quick": args.quick,
+        "produce": [],
+        "limits": {},
+    }
     out["limits"]["produce_mb_per_s"] = produce_limit(mb << 20)
     out["limits"]["fetch_mb_per_s"] = fetch_limit(max(mb, 64) << 20)
-    print(f"limits: socket->file {out['limits']['produce_mb_per_s']:.0f} MB/s, "
-          f"sendfile {out['limits']['fetch_mb_per_s']:.0f} MB/s", flush=True)
+    print(
+        f"limits: socket->file {out['limits']['produce_mb_per_s']:.0f} MB/s, "
+        f"sendfile {out['limits']['fetch_mb_per_s']:.0f} MB/s",
+        flush=True,
+    )
     with EmbeddedCluster(1) as cluster:
         bs = cluster.bootstrap_servers
         consume_topic = None
@@ -269,32 +354,48 @@ def main(argv: list[str] | None = None) -> dict:
                     r = produce(bs, topic, counts[size], size, codec, acks)
                     r["share_of_limit"] = r["mb_per_s"] / out["limits"]["produce_mb_per_s"]
                     out["produce"].append(r)
-                    print(f"produce {size:>4} B {codec:>4} acks={acks:<3}: {r['records_per_s']:>9,.0f} rec/s "
-                          f"{r['mb_per_s']:7.1f} MB/s ({r['share_of_limit']:.0%} of limit)", flush=True)
+                    print(
+                        f"produce {size:>4} B {codec:>4} acks={acks:<3}: {r['records_per_s']:>9,.0f} rec/s "
+                        f"{r['mb_per_s']:7.1f} MB/s ({r['share_of_limit']:.0%} of limit)",
+                        flush=True,
+                    )
                     if size == 1024 and codec == "none" and acks == "1":
                         consume_topic = topic
         create_topic(bs, "bench-latency")
         out["latency"] = produce_latency(bs, "bench-latency", args.latency_rate, 2 if args.quick else 5)
-        print(f"latency acks=1 at {args.latency_rate}/s: p50 {out['latency']['p50_ms']:.2f} ms, "
-              f"p99 {out['latency']['p99_ms']:.2f} ms", flush=True)
+        print(
+            f"latency acks=1 at {args.latency_rate}/s: p50 {out['latency']['p50_ms']:.2f} ms, "
+            f"p99 {out['latency']['p99_ms']:.2f} ms",
+            flush=True,
+        )
         out["consume"] = consume(bs, consume_topic, counts[1024], 1024)
         out["consume"]["share_of_limit"] = out["consume"]["mb_per_s"] / out["limits"]["fetch_mb_per_s"]
         create_topic(bs, "bench-raw")
         raw = out["raw"] = raw_produce_and_fetch(bs, "bench-raw", mb << 20)
         raw["produce_share_of_limit"] = raw["produce_mb_per_s"] / out["limits"]["produce_mb_per_s"]
         raw["fetch_share_of_limit"] = raw["fetch_mb_per_s"] / out["limits"]["fetch_mb_per_s"]
-        print(f"raw requests (broker alone): produce {raw['produce_mb_per_s']:.0f} MB/s "
-              f"({raw['produce_share_of_limit']:.0%}), fetch {raw['fetch_mb_per_s']:.0f} MB/s "
-              f"({raw['fetch_share_of_limit']:.0%})", flush=True)
-        print(f"consume 1024 B: {out['consume']['records_per_s']:,.0f} rec/s {out['consume']['mb_per_s']:.1f} MB/s "
-              f"({out['consume']['share_of_limit']:.0%} of limit)", flush=True)
+        print(
+            f"raw requests (broker alone): produce {raw['produce_mb_per_s']:.0f} MB/s "
+            f"({raw['produce_share_of_limit']:.0%}), fetch {raw['fetch_mb_per_s']:.0f} MB/s "
+            f"({raw['fetch_share_of_limit']:.0%})",
+            flush=True,
+        )
+        print(
+            f"consume 1024 B: {out['consume']['records_per_s']:,.0f} rec/s {out['consume']['mb_per_s']:.1f} MB/s "
+            f"({out['consume']['share_of_limit']:.0%} of limit)",
+            flush=True,
+        )
     out["targets"] = {
-        "produce_target": 0.5, "fetch_target": 0.7,
-        "produce_share_confluent_1k_none_acks1": next(r["share_of_limit"] for r in out["produce"]
-                                                      if r["value_bytes"] == 1024 and r["codec"] == "none"
-                                                      and r["acks"] == "1"),
+        "produce_target": 0.5,
+        "fetch_target": 0.7,
+        "produce_share_confluent_1k_none_acks1": next(
+            r["share_of_limit"]
+            for r in out["produce"]
+            if r["value_bytes"] == 1024 and r["codec"] == "none" and r["acks"] == "1"
+        ),
         "fetch_share_confluent": out["consume"]["share_of_limit"],
-        "produce_share_raw": out["raw"]["produce_share_of_limit"], "fetch_share_raw": out["raw"]["fetch_share_of_limit"],
+        "produce_share_raw": out["raw"]["produce_share_of_limit"],
+        "fetch_share_raw": out["raw"]["fetch_share_of_limit"],
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "broker.json").write_text(json.dumps(out, indent=2) + "\n")
@@ -310,9 +411,15 @@ def plot(out: dict) -> None:
 
     fig, ax = plt.subplots(figsize=(10, 4.5))
     labels = [f"{r['value_bytes']}B {r['codec']}\nacks={r['acks']}" for r in out["produce"]] + [
-        "consume\n1024B", "raw\nproduce", "raw\nfetch"]
-    values = [r["mb_per_s"] for r in out["produce"]] + [out["consume"]["mb_per_s"], out["raw"]["produce_mb_per_s"],
-                                                         out["raw"]["fetch_mb_per_s"]]
+        "consume\n1024B",
+        "raw\nproduce",
+        "raw\nfetch",
+    ]
+    values = [r["mb_per_s"] for r in out["produce"]] + [
+        out["consume"]["mb_per_s"],
+        out["raw"]["produce_mb_per_s"],
+        out["raw"]["fetch_mb_per_s"],
+    ]
     colors = ["tab:blue"] * len(out["produce"]) + ["tab:green", "tab:purple", "tab:olive"]
     ax.bar(range(len(values)), values, color=colors)
     ax.axhline(out["limits"]["produce_mb_per_s"], color="tab:blue", ls="--", lw=1, label="socket->file limit")

@@ -110,8 +110,13 @@ def fetch_kafka_python(bootstrap: str, topic: str, n: int) -> float:
     from kafka import TopicPartition as KTP
 
     start = time.perf_counter()
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                             max_partition_fetch_bytes=4 << 20, fetch_max_wait_ms=50)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=4 << 20,
+        fetch_max_wait_ms=50,
+    )
     tps = [KTP(topic, p) for p in range(PARTITIONS)]
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
@@ -130,8 +135,14 @@ def fetch_confluent(bootstrap: str, topic: str, n: int) -> float:
     from confluent_kafka import TopicPartition as CKTP
 
     start = time.perf_counter()
-    consumer = CKConsumer({"bootstrap.servers": bootstrap, "group.id": f"b-{uuid.uuid4().hex[:6]}",
-                           "enable.auto.commit": False, "isolation.level": "read_uncommitted"})
+    consumer = CKConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"b-{uuid.uuid4().hex[:6]}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_uncommitted",
+        }
+    )
     consumer.assign([CKTP(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     count = 0
     while count < n:
@@ -154,20 +165,25 @@ def main() -> None:
     results: dict = {
         "scenario": "client produce/fetch throughput, 4 partitions, in-process broker",
         "records": n,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "versions": {p: metadata.version(p) for p in ("kafka-python", "confluent-kafka")},
         "sizes": {},
     }
-    with tempfile.TemporaryDirectory() as log_dir, EmbeddedBroker(
-        0, zookeeper_connect=f"memory:bench-{uuid.uuid4().hex[:6]}", log_dir=log_dir
-    ) as broker:
+    with (
+        tempfile.TemporaryDirectory() as log_dir,
+        EmbeddedBroker(0, zookeeper_connect=f"memory:bench-{uuid.uuid4().hex[:6]}", log_dir=log_dir) as broker,
+    ):
         bootstrap = broker.bootstrap_servers
         for size in (100, 1000):
             records = make_records(n, size)
             row: dict = {}
-            for name, fn in (("ours", produce_ours), ("kafka-python", produce_kafka_python), ("confluent-kafka", produce_confluent)):
+            for name, fn in (
+                ("ours", produce_ours),
+                ("kafka-python", produce_kafka_python),
+                ("confluent-kafka", produce_confluent),
+            ):
                 seconds = best(lambda: fn(bootstrap, new_topic(bootstrap), records), args.rounds)
                 row[f"produce {name}"] = n / seconds
             topic = new_topic(bootstrap)

@@ -90,7 +90,11 @@ def payload_bytes(records: int, value_size: int) -> int:
 
 
 def figures(records: int, nbytes: int, seconds: float) -> dict:
-    return {"seconds": round(seconds, 3), "records_per_s": round(records / seconds), "mb_per_s": round(nbytes / seconds / 1e6, 1)}
+    return {
+        "seconds": round(seconds, 3),
+        "records_per_s": round(records / seconds),
+        "mb_per_s": round(nbytes / seconds / 1e6, 1),
+    }
 
 
 def best_of(repeats: int, run) -> float:
@@ -208,8 +212,13 @@ def confluent_read(bootstrap: str, topic: str, expected: int) -> int:
     import confluent_kafka
 
     consumer = confluent_kafka.Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"bench-{time.time_ns()}", "enable.auto.commit": False,
-         "fetch.max.bytes": 52_428_800, "max.partition.fetch.bytes": 8_388_608}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-{time.time_ns()}",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 52_428_800,
+            "max.partition.fetch.bytes": 8_388_608,
+        }
     )
     consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     count = 0
@@ -223,10 +232,14 @@ def confluent_read(bootstrap: str, topic: str, expected: int) -> int:
 
 
 def spark_write(spark, bootstrap: str, topic: str, records: int, value_size: int) -> float:
-    df = spark.range(records).selectExpr("CAST(CONCAT('key-', id) AS BINARY) AS key", f"CAST(REPEAT('x', {value_size}) AS BINARY) AS value")
+    df = spark.range(records).selectExpr(
+        "CAST(CONCAT('key-', id) AS BINARY) AS key", f"CAST(REPEAT('x', {value_size}) AS BINARY) AS value"
+    )
     df.cache().count()
     started = time.perf_counter()
-    df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).mode("append").save()
+    df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).mode(
+        "append"
+    ).save()
     seconds = time.perf_counter() - started
     df.unpersist()
     return seconds
@@ -238,16 +251,32 @@ def plot(cases: list[dict], writes: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    readers = [("kafkalog", "Spark kafkalog"), ("ceiling", "Spark Python DS ceiling"), ("client", "client + Arrow decode (1 process)"), ("confluent", "confluent-kafka consumer")]
+    readers = [
+        ("kafkalog", "Spark kafkalog"),
+        ("ceiling", "Spark Python DS ceiling"),
+        ("client", "client + Arrow decode (1 process)"),
+        ("confluent", "confluent-kafka consumer"),
+    ]
     fig, axes = plt.subplots(1, len(VALUE_SIZES), figsize=(14, 5), sharey=False)
     for ax, size in zip(axes, VALUE_SIZES):
         mine = [c for c in cases if c["value_size"] == size]
         x = range(len(mine))
         width = 0.2
         for k, (name, label) in enumerate(readers):
-            ax.bar([i + (k - 1.5) * width for i in x], [c[name]["records_per_s"] / 1e6 for c in mine], width=width, label=label)
+            ax.bar(
+                [i + (k - 1.5) * width for i in x],
+                [c[name]["records_per_s"] / 1e6 for c in mine],
+                width=width,
+                label=label,
+            )
         for i, c in enumerate(mine):
-            ax.annotate(f"{c['ratio_to_ceiling']:.0%}", (i - 1.5 * width, c["kafkalog"]["records_per_s"] / 1e6), ha="center", va="bottom", fontsize=8)
+            ax.annotate(
+                f"{c['ratio_to_ceiling']:.0%}",
+                (i - 1.5 * width, c["kafkalog"]["records_per_s"] / 1e6),
+                ha="center",
+                va="bottom",
+                fontsize=8,
+            )
         write = next((w for w in writes if w["value_size"] == size), None)
         title = f"{size} B values, {mine[0]['records']:,} records" if mine else f"{size} B"
         if write:
@@ -268,7 +297,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100,000 records, codecs none and lz4, one repeat")
     parser.add_argument("--records", type=int, default=None, help="records per topic (default 1,000,000)")
-    parser.add_argument("--repeats", type=int, default=None, help="runs per Spark figure after a warm-up run, best kept (default 5)")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="runs per Spark figure after a warm-up run, best kept (default 5)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     records = args.records or (100_000 if args.quick else 1_000_000)
@@ -284,7 +315,9 @@ def main() -> None:
     cases, writes = [], []
     with EmbeddedCluster(brokers=1) as cluster, AdminClient(cluster.bootstrap_servers) as admin:
         bootstrap = cluster.bootstrap_servers
-        print(f"{'case':>14} | {'kafkalog':>10} {'ceiling':>10} {'ratio':>6} | {'client':>10} {'confluent':>10}  (records/s)")
+        print(
+            f"{'case':>14} | {'kafkalog':>10} {'ceiling':>10} {'ratio':>6} | {'client':>10} {'confluent':>10}  (records/s)"
+        )
         for size in VALUE_SIZES:
             # the ceiling's batches are as large as the data source's (TARGET_ROWS rows or TARGET_BYTES)
             ceiling = ceiling_source(records // PARTITIONS, size, min(TARGET_ROWS, TARGET_BYTES // (size + 12)))
@@ -297,7 +330,10 @@ def main() -> None:
                 count = spark_read(spark, bootstrap, topic).count()
                 if count != records:
                     raise SystemExit(f"{topic}: Spark read {count} records, {records} were produced")
-                readers = (("kafkalog", lambda: spark_read(spark, bootstrap, topic)), ("ceiling", lambda: spark.read.format("kafkalog_ceiling").load()))
+                readers = (
+                    ("kafkalog", lambda: spark_read(spark, bootstrap, topic)),
+                    ("ceiling", lambda: spark.read.format("kafkalog_ceiling").load()),
+                )
                 best = {"kafkalog": (float("inf"), {}), "ceiling": (float("inf"), {})}
                 for n in range(repeats + 1):  # alternate, so that load from other processes hits both alike
                     for name, df in readers:
@@ -331,7 +367,13 @@ def main() -> None:
             admin.create_topics([NewTopic(topic, PARTITIONS, 1)])
             spark_write(spark, bootstrap, topic, 1000, size)  # warm up
             seconds = spark_write(spark, bootstrap, topic, write_records, size)
-            writes.append({"value_size": size, "records": write_records, **figures(write_records, payload_bytes(write_records, size), seconds)})
+            writes.append(
+                {
+                    "value_size": size,
+                    "records": write_records,
+                    **figures(write_records, payload_bytes(write_records, size), seconds),
+                }
+            )
             print(f"  spark write {size} B: {writes[-1]['records_per_s']:,} rows/s", flush=True)
             admin.delete_topics([topic])
     spark.stop()
@@ -360,7 +402,9 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "datasource.json").write_text(json.dumps(result, indent=2) + "\n")
     plot(cases, writes, args.out / "datasource.png")
-    print(f"below {TARGET:.0%} of the ceiling: {', '.join(below) or 'none'}; wrote {args.out / 'datasource.json'} and datasource.png in {result['elapsed_s']} s")
+    print(
+        f"below {TARGET:.0%} of the ceiling: {', '.join(below) or 'none'}; wrote {args.out / 'datasource.json'} and datasource.png in {result['elapsed_s']} s"
+    )
 
 
 if __name__ == "__main__":

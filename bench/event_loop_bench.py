@@ -68,15 +68,60 @@ def one_round(loop_choice: str, requests: int) -> dict:
             admin.create_topics([NewTopic("t", 1, 1, {})])
         host, port = broker.bootstrap_servers.rsplit(":", 1)
         sock = socket.create_connection((host, int(port)))
-        produce = [encode_request(ApiKey.PRODUCE, 9, i, P(acks=1, timeout_ms=5000, topic_data=[P.TopicProduceData(
-            name="t", partition_data=[P.TopicProduceData.PartitionProduceData(index=0, records=batch)])]),
-            client_id="b", framed=True) for i in range(requests)]
-        fetch = [encode_request(ApiKey.FETCH, 12, i, F(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=65536,
-            isolation_level=0, session_id=0, session_epoch=-1, topics=[F.FetchTopic(topic="t", partitions=[
-                F.FetchTopic.FetchPartition(partition=0, fetch_offset=(i * 10) % (requests * 10),
-                                            partition_max_bytes=65536)])], forgotten_topics_data=[], rack_id=""),
-            client_id="b", framed=True) for i in range(requests)]
-        out = {"produce_per_s": requests / pipeline(sock, produce)[0], "fetch_per_s": requests / pipeline(sock, fetch)[0]}
+        produce = [
+            encode_request(
+                ApiKey.PRODUCE,
+                9,
+                i,
+                P(
+                    acks=1,
+                    timeout_ms=5000,
+                    topic_data=[
+                        P.TopicProduceData(
+                            name="t", partition_data=[P.TopicProduceData.PartitionProduceData(index=0, records=batch)]
+                        )
+                    ],
+                ),
+                client_id="b",
+                framed=True,
+            )
+            for i in range(requests)
+        ]
+        fetch = [
+            encode_request(
+                ApiKey.FETCH,
+                12,
+                i,
+                F(
+                    replica_id=-1,
+                    max_wait_ms=0,
+                    min_bytes=0,
+                    max_bytes=65536,
+                    isolation_level=0,
+                    session_id=0,
+                    session_epoch=-1,
+                    topics=[
+                        F.FetchTopic(
+                            topic="t",
+                            partitions=[
+                                F.FetchTopic.FetchPartition(
+                                    partition=0, fetch_offset=(i * 10) % (requests * 10), partition_max_bytes=65536
+                                )
+                            ],
+                        )
+                    ],
+                    forgotten_topics_data=[],
+                    rack_id="",
+                ),
+                client_id="b",
+                framed=True,
+            )
+            for i in range(requests)
+        ]
+        out = {
+            "produce_per_s": requests / pipeline(sock, produce)[0],
+            "fetch_per_s": requests / pipeline(sock, fetch)[0],
+        }
         sock.close()
     return out
 
@@ -90,14 +135,21 @@ def main(argv: list[str] | None = None) -> dict:
     requests = 3_000 if args.quick else args.requests
     best = {"asyncio": {}, "uvloop": {}}
     for r in range(args.repeats):
-        for choice in (("asyncio", "uvloop") if r % 2 == 0 else ("uvloop", "asyncio")):
+        for choice in ("asyncio", "uvloop") if r % 2 == 0 else ("uvloop", "asyncio"):
             got = one_round(choice, requests)
             for k, v in got.items():
                 best[choice][k] = max(best[choice].get(k, 0), v)
-    out = {"requests": requests, "in_flight": IN_FLIGHT, "best_of": args.repeats, **best,
-           "uvloop_speedup": {k: best["uvloop"][k] / best["asyncio"][k] for k in best["asyncio"]}}
+    out = {
+        "requests": requests,
+        "in_flight": IN_FLIGHT,
+        "best_of": args.repeats,
+        **best,
+        "uvloop_speedup": {k: best["uvloop"][k] / best["asyncio"][k] for k in best["asyncio"]},
+    }
     for choice in ("asyncio", "uvloop"):
-        print(f"{choice:>8}: produce {best[choice]['produce_per_s']:,.0f} req/s, fetch {best[choice]['fetch_per_s']:,.0f} req/s")
+        print(
+            f"{choice:>8}: produce {best[choice]['produce_per_s']:,.0f} req/s, fetch {best[choice]['fetch_per_s']:,.0f} req/s"
+        )
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "event_loop.json").write_text(json.dumps(out, indent=2) + "\n")
     return out

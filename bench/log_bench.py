@@ -261,8 +261,13 @@ def plot(result: dict, path: Path) -> None:
     ax.bar(list(x), [c["checked_write"]["mb_per_s"] for c in cases], width=0.27, label="CRC check + pwrite only")
     ax.bar([i + 0.27 for i in x], [c["plain_write"]["mb_per_s"] for c in cases], width=0.27, label="plain os.write")
     for i, c in enumerate(cases):
-        ax.annotate(f"{c['ratio']:.0%}\n{c['log']['batches_per_s']:,} b/s", (i - 0.27, c["log"]["mb_per_s"]),
-                    ha="center", va="bottom", fontsize=8)
+        ax.annotate(
+            f"{c['ratio']:.0%}\n{c['log']['batches_per_s']:,} b/s",
+            (i - 0.27, c["log"]["mb_per_s"]),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     ax.set_xticks(list(x))
     ax.set_xticklabels(labels)
     ax.set_ylabel("MB/s")
@@ -274,8 +279,9 @@ def plot(result: dict, path: Path) -> None:
     names = ["dev_null", "socketpair"]
     ax.bar(names, [fetch[n]["mb_per_s"] for n in names], color=["tab:green", "tab:olive"])
     for i, n in enumerate(names):
-        ax.annotate(f"{fetch[n]['fetches_per_s']:,} fetches/s", (i, fetch[n]["mb_per_s"]), ha="center",
-                    va="bottom", fontsize=8)
+        ax.annotate(
+            f"{fetch[n]['fetches_per_s']:,} fetches/s", (i, fetch[n]["mb_per_s"]), ha="center", va="bottom", fontsize=8
+        )
     ax.set_ylabel("MB/s")
     ax.set_title(f"fetch regions of {fetch['max_bytes'] // KIB} KiB (read + sendfile)")
 
@@ -308,33 +314,44 @@ def main() -> None:
         for size in (16 * KIB, MIB):
             case = measure_append(workdir, size, append_total, rounds)
             cases.append(case)
-            print(f"append {case['batch_bytes']:>8} B batches: log {case['log']['mb_per_s']:>7} MB/s "
-                  f"{case['log']['batches_per_s']:>7}/s | plain {case['plain_write']['mb_per_s']:>7} MB/s | "
-                  f"ratio {case['ratio']:.2f} (CRC-checked pwrite alone: {case['checked_ratio']:.2f})", flush=True)
+            print(
+                f"append {case['batch_bytes']:>8} B batches: log {case['log']['mb_per_s']:>7} MB/s "
+                f"{case['log']['batches_per_s']:>7}/s | plain {case['plain_write']['mb_per_s']:>7} MB/s | "
+                f"ratio {case['ratio']:.2f} (CRC-checked pwrite alone: {case['checked_ratio']:.2f})",
+                flush=True,
+            )
         plog, batches = build_log(workdir, recovery_total)
         fetch = measure_fetch(plog, rounds)
-        print(f"fetch {fetch['max_bytes']} B regions: /dev/null {fetch['dev_null']['mb_per_s']} MB/s "
-              f"({fetch['dev_null']['fetches_per_s']}/s), socketpair {fetch['socketpair']['mb_per_s']} MB/s", flush=True)
+        print(
+            f"fetch {fetch['max_bytes']} B regions: /dev/null {fetch['dev_null']['mb_per_s']} MB/s "
+            f"({fetch['dev_null']['fetches_per_s']}/s), socketpair {fetch['socketpair']['mb_per_s']} MB/s",
+            flush=True,
+        )
         recovery = measure_recovery(plog, batches)
-        print(f"recovery of {recovery['log_bytes'] / MIB:.0f} MiB: clean {recovery['clean_s']} s, "
-              f"unclean {recovery['unclean_s']} s ({recovery['unclean_mb_per_s']} MB/s)", flush=True)
+        print(
+            f"recovery of {recovery['log_bytes'] / MIB:.0f} MiB: clean {recovery['clean_s']} s, "
+            f"unclean {recovery['unclean_s']} s ({recovery['unclean_mb_per_s']} MB/s)",
+            flush=True,
+        )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     result = {
         "benchmark": "log store: append vs plain write, fetch-region serving, recovery",
         "method": {
             "append": "one v2 batch per append_as_leader call, no fsync, vs os.write of the same bytes; best of "
-                      f"{rounds} alternating rounds after one warm-up round each; {append_total // MIB} MiB per round",
+            f"{rounds} alternating rounds after one warm-up round each; {append_total // MIB} MiB per round",
             "fetch": "read(offset, 1 MiB, max_offset=high watermark) + os.sendfile of the region; offsets computed "
-                     "beforehand; 16 KiB batches",
+            "beforehand; 16 KiB batches",
             "recovery": f"{recovery_total // MIB} MiB log of 16 KiB batches, 256 MiB segments, warm page cache; "
-                        "clean = recover=False, unclean = recover=True from offset 0",
+            "clean = recover=False, unclean = recover=True from offset 0",
             "quick": args.quick,
         },
         "machine": machine_info(("crc32c",)),
         "append": cases,
-        "append_target": {"min_ratio": TARGET_RATIO,
-                          "cases_below": [c["batch_bytes"] for c in cases if c["ratio"] < TARGET_RATIO]},
+        "append_target": {
+            "min_ratio": TARGET_RATIO,
+            "cases_below": [c["batch_bytes"] for c in cases if c["ratio"] < TARGET_RATIO],
+        },
         "fetch": fetch,
         "recovery": recovery,
         "elapsed_s": round(time.perf_counter() - started, 1),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+from collections.abc import Iterable
 from importlib import metadata
-from typing import Iterable
 
 
 def machine_info(packages: Iterable[str] = ()) -> dict:
@@ -30,5 +30,5 @@ def machine_info(packages: Iterable[str] = ()) -> dict:
         "cpu": cpu,
         "cpu_count": os.cpu_count(),
         "packages": versions,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }

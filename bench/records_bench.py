@@ -210,8 +210,10 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "records.json").write_text(json.dumps(result, indent=2) + "\n")
     plot(cases, args.out / "records.png")
-    print(f"decode below 2x: {', '.join(misses) or 'none'}; wrote {args.out / 'records.json'} and records.png "
-          f"in {result['elapsed_s']} s")
+    print(
+        f"decode below 2x: {', '.join(misses) or 'none'}; wrote {args.out / 'records.json'} and records.png "
+        f"in {result['elapsed_s']} s"
+    )
 
 
 if __name__ == "__main__":

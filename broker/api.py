@@ -12,8 +12,9 @@ the other: both import this module.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 from spark_kafkalog.protocol.messages import Request, RequestHeader

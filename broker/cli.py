@@ -28,13 +28,16 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 
 def _log_setup(level: str = "INFO") -> None:
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     logging.getLogger("kazoo").setLevel(logging.WARNING)
 
 
@@ -71,9 +74,11 @@ def _lock_dir(path: Path, what: str) -> int:
     except OSError:
         holder = os.read(fd, 32).decode(errors="replace").strip()
         os.close(fd)
-        raise CommandError(f"{what} {path} is in use by another kafkalog process"
-                           + (f" (pid {holder})" if holder.isdigit() else "")
-                           + "; stop it first or choose another directory") from None
+        raise CommandError(
+            f"{what} {path} is in use by another kafkalog process"
+            + (f" (pid {holder})" if holder.isdigit() else "")
+            + "; stop it first or choose another directory"
+        ) from None
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd
@@ -104,7 +109,7 @@ def _check_zookeeper_listens(connect: str) -> None:
             try:
                 with socket.create_connection((host, port), timeout=2.0):
                     return
-            except (socket.timeout, TimeoutError):
+            except TimeoutError:
                 return
             except ConnectionRefusedError:
                 reasons.append(f"{host}:{port} (connection refused)")
@@ -113,8 +118,10 @@ def _check_zookeeper_listens(connect: str) -> None:
             except OSError as e:
                 reasons.append(f"{host}:{port} ({(e.strerror or str(e)).lower()})")
         if time.monotonic() >= deadline:
-            raise CommandError(f"cannot connect to ZooKeeper at {', '.join(reasons)}: is it running, and is "
-                               f"zookeeper.connect ({connect}) right?")
+            raise CommandError(
+                f"cannot connect to ZooKeeper at {', '.join(reasons)}: is it running, and is "
+                f"zookeeper.connect ({connect}) right?"
+            )
         time.sleep(0.25)
 
 
@@ -146,8 +153,10 @@ def cmd_broker_start(args: argparse.Namespace) -> int:
     try:
         config = BrokerConfig.from_file(args.config, args.override or ())
     except UnicodeDecodeError as e:
-        return _err(f"bad configuration: {args.config} is not a UTF-8 text file "
-                    f"(byte 0x{e.object[e.start]:02x} at offset {e.start})")
+        return _err(
+            f"bad configuration: {args.config} is not a UTF-8 text file "
+            f"(byte 0x{e.object[e.start]:02x} at offset {e.start})"
+        )
     except (ConfigError, OSError) as e:
         return _err(f"bad configuration: {e}")
     for log_dir in config.log_dirs:
@@ -207,13 +216,19 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     if args.zookeeper_connect is None:
         _lock_dir(args.data_dir / "zookeeper", "ZooKeeper data dir")
     overrides = dict(_split_kv(args.override or ()))
-    cluster = EmbeddedCluster(args.brokers, data_dir=args.data_dir, base_port=args.base_port,
-                              zookeeper_port=args.zookeeper_port, zookeeper_connect=args.zookeeper_connect,
-                              broker_config=overrides)
+    cluster = EmbeddedCluster(
+        args.brokers,
+        data_dir=args.data_dir,
+        base_port=args.base_port,
+        zookeeper_port=args.zookeeper_port,
+        zookeeper_connect=args.zookeeper_connect,
+        broker_config=overrides,
+    )
     started = time.monotonic()
     try:
-        cluster.start(progress=lambda msg: print(f"[{time.monotonic() - started:5.1f}s] {msg}", file=sys.stderr,
-                                                 flush=True))
+        cluster.start(
+            progress=lambda msg: print(f"[{time.monotonic() - started:5.1f}s] {msg}", file=sys.stderr, flush=True)
+        )
     except (ClusterStartError, OSError, RuntimeError) as e:
         return _err(str(e))
     print(f"bootstrap.servers={cluster.bootstrap_servers}", flush=True)
@@ -261,11 +276,15 @@ def cmd_topics(args: argparse.Namespace) -> int:
 
 def _print_topic(desc) -> None:
     parts = desc.partitions
-    print(f"Topic: {desc.name}\tTopicId: {desc.topic_id}\tPartitionCount: {len(parts)}\t"
-          f"ReplicationFactor: {len(parts[0].replicas) if parts else 0}")
+    print(
+        f"Topic: {desc.name}\tTopicId: {desc.topic_id}\tPartitionCount: {len(parts)}\t"
+        f"ReplicationFactor: {len(parts[0].replicas) if parts else 0}"
+    )
     for p in parts:
-        print(f"\tTopic: {desc.name}\tPartition: {p.partition}\tLeader: {p.leader}\t"
-              f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}")
+        print(
+            f"\tTopic: {desc.name}\tPartition: {p.partition}\tLeader: {p.leader}\t"
+            f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}"
+        )
 
 
 # -- produce / consume -------------------------------------------------------------------------------
@@ -282,8 +301,9 @@ def cmd_produce(args: argparse.Namespace) -> int:
 
     last = time.monotonic()
     try:
-        with Producer(args.bootstrap_server, acks=args.acks, compression_type=args.compression,
-                      linger_ms=5) as producer:
+        with Producer(
+            args.bootstrap_server, acks=args.acks, compression_type=args.compression, linger_ms=5
+        ) as producer:
             for raw in sys.stdin.buffer:
                 line = raw.rstrip(b"\r\n")
                 key = None
@@ -297,8 +317,7 @@ def cmd_produce(args: argparse.Namespace) -> int:
             producer.flush()
     except KafkaClientError as e:
         return _err(str(e))
-    print(f"\rproduced {sent} records to {args.topic}" + (f", {len(errors)} failed" if errors else ""),
-          file=sys.stderr)
+    print(f"\rproduced {sent} records to {args.topic}" + (f", {len(errors)} failed" if errors else ""), file=sys.stderr)
     if errors:
         return _err(f"first failure: {errors[0]}")
     return 0

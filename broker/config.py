@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 
 class ConfigError(ValueError):
@@ -99,127 +100,345 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     # broker identity and networking
     _K("broker.id", "int", None, "Unique id of this broker in the cluster.", at_least=0, required=True),
     _K("broker.rack", "string", None, "Rack of the broker, reported in Metadata."),
-    _K("listeners", "list", ("PLAINTEXT://:9092",),
-       "Listeners as `NAME://host:port` (only PLAINTEXT); an empty host binds every interface, port 0 picks a free port."),
-    _K("advertised.listeners", "list", None,
-       "Addresses published in ZooKeeper and Metadata; defaults to `listeners` (an empty host advertises this machine's name)."),
-    _K("socket.request.max.bytes", "int", 104857600,
-       "Largest request frame accepted; a bigger frame closes the connection.", at_least=1),
-    _K("socket.send.buffer.bytes", "int", -1,
-       "SO_SNDBUF of client sockets (-1: the OS default with autotuning). Differs from Kafka's 102400 on purpose: "
-       "a fixed buffer disables Linux autotuning and cut produce throughput by about a third in `bench/broker_bench.py`.",
-       at_least=-1),
-    _K("socket.receive.buffer.bytes", "int", -1,
-       "SO_RCVBUF of client sockets (-1: the OS default with autotuning); Kafka's default is 102400, see above.",
-       at_least=-1),
-    _K("queued.max.requests", "int", 500,
-       "Requests read ahead per connection while earlier ones are in progress (back-pressure).", at_least=1),
-    _K("queued.max.request.bytes", "long", 536870912,
-       "Bytes of large request frames (64 KiB or more) being received at once, across all connections; past it, "
-       "connections stop reading them until earlier ones complete, the oldest frame always going on (Kafka's "
-       "setting; Kafka's default -1 means unbounded, also accepted). Memory follows the bytes clients actually "
-       "sent, never the sizes they announce.", at_least=-1),
+    _K(
+        "listeners",
+        "list",
+        ("PLAINTEXT://:9092",),
+        "Listeners as `NAME://host:port` (only PLAINTEXT); an empty host binds every interface, port 0 picks a free port.",
+    ),
+    _K(
+        "advertised.listeners",
+        "list",
+        None,
+        "Addresses published in ZooKeeper and Metadata; defaults to `listeners` (an empty host advertises this machine's name).",
+    ),
+    _K(
+        "socket.request.max.bytes",
+        "int",
+        104857600,
+        "Largest request frame accepted; a bigger frame closes the connection.",
+        at_least=1,
+    ),
+    _K(
+        "socket.send.buffer.bytes",
+        "int",
+        -1,
+        "SO_SNDBUF of client sockets (-1: the OS default with autotuning). Differs from Kafka's 102400 on purpose: "
+        "a fixed buffer disables Linux autotuning and cut produce throughput by about a third in `bench/broker_bench.py`.",
+        at_least=-1,
+    ),
+    _K(
+        "socket.receive.buffer.bytes",
+        "int",
+        -1,
+        "SO_RCVBUF of client sockets (-1: the OS default with autotuning); Kafka's default is 102400, see above.",
+        at_least=-1,
+    ),
+    _K(
+        "queued.max.requests",
+        "int",
+        500,
+        "Requests read ahead per connection while earlier ones are in progress (back-pressure).",
+        at_least=1,
+    ),
+    _K(
+        "queued.max.request.bytes",
+        "long",
+        536870912,
+        "Bytes of large request frames (64 KiB or more) being received at once, across all connections; past it, "
+        "connections stop reading them until earlier ones complete, the oldest frame always going on (Kafka's "
+        "setting; Kafka's default -1 means unbounded, also accepted). Memory follows the bytes clients actually "
+        "sent, never the sizes they announce.",
+        at_least=-1,
+    ),
     _K("connections.max.idle.ms", "long", 600000, "Close connections idle for longer than this.", at_least=1),
-    _K("event.loop", "string", "auto", "`asyncio`, `uvloop`, or `auto` (asyncio: uvloop measured no faster, see `bench/results/event_loop.json`).",
-       choices=("auto", "asyncio", "uvloop")),
+    _K(
+        "event.loop",
+        "string",
+        "auto",
+        "`asyncio`, `uvloop`, or `auto` (asyncio: uvloop measured no faster, see `bench/results/event_loop.json`).",
+        choices=("auto", "asyncio", "uvloop"),
+    ),
     # ZooKeeper
-    _K("zookeeper.connect", "string", None,
-       "ZooKeeper ensemble `host:port[,host:port...][/chroot]`, or `memory:<name>` for an in-process registry "
-       "shared by the brokers of one Python process (embedded use).", required=True, section="zookeeper"),
+    _K(
+        "zookeeper.connect",
+        "string",
+        None,
+        "ZooKeeper ensemble `host:port[,host:port...][/chroot]`, or `memory:<name>` for an in-process registry "
+        "shared by the brokers of one Python process (embedded use).",
+        required=True,
+        section="zookeeper",
+    ),
     _K("zookeeper.session.timeout.ms", "int", 18000, "ZooKeeper session timeout.", at_least=1, section="zookeeper"),
-    _K("zookeeper.connection.timeout.ms", "int", None,
-       "How long to wait for a ZooKeeper connection at start-up (default: the session timeout).", at_least=1,
-       section="zookeeper"),
+    _K(
+        "zookeeper.connection.timeout.ms",
+        "int",
+        None,
+        "How long to wait for a ZooKeeper connection at start-up (default: the session timeout).",
+        at_least=1,
+        section="zookeeper",
+    ),
     # topics
-    _K("num.partitions", "int", 1, "Partitions of auto-created topics and of CreateTopics with -1.", at_least=1,
-       section="topics"),
-    _K("default.replication.factor", "int", 1,
-       "Replication factor of auto-created topics and of CreateTopics with -1. Must be 1: replication is not "
-       "implemented yet (planned), so topics with more than one replica are refused (INVALID_REPLICATION_FACTOR).",
-       at_least=1, at_most=1, section="topics"),
-    _K("auto.create.topics.enable", "boolean", True,
-       "Create a missing topic, with `num.partitions` and `default.replication.factor`, when a Metadata request "
-       "names it and allows auto-creation (always before Metadata v4, `allow_auto_topic_creation` from v4). "
-       "When false, or when the request disallows it, a missing topic is answered UNKNOWN_TOPIC_OR_PARTITION. "
-       "An illegal name is answered INVALID_TOPIC_EXCEPTION and never created. Produce and Fetch never create "
-       "topics. Kafka's default (true); set false so that typos and scanners cannot create topics.",
-       section="topics"),
-    _K("max.partitions.per.request", "int", 5000,
-       "Most partitions one CreateTopics or CreatePartitions request (or one Metadata auto-creation) may add, "
-       "counted over all its topics. A larger request creates nothing and every topic in it is answered "
-       "INVALID_PARTITIONS naming this setting. Kafka has no such limit; it protects the broker and ZooKeeper "
-       "from a typo such as 100000 partitions (creating partitions costs about 10 ZooKeeper requests each).",
-       at_least=1, section="topics"),
-    _K("max.broker.partitions", "int", 10000,
-       "Most partition replicas a broker may hold (the name of Kafka's KIP-578). A topic whose assignment would "
-       "put more on any broker, counting the topics that exist already, is refused with POLICY_VIOLATION naming "
-       "the broker, the count and this setting; nothing of it is created. Checked against this broker's view of "
-       "the cluster, so topics created at the same moment on other brokers can overshoot it slightly.",
-       at_least=1, section="topics"),
+    _K(
+        "num.partitions",
+        "int",
+        1,
+        "Partitions of auto-created topics and of CreateTopics with -1.",
+        at_least=1,
+        section="topics",
+    ),
+    _K(
+        "default.replication.factor",
+        "int",
+        1,
+        "Replication factor of auto-created topics and of CreateTopics with -1. Must be 1: replication is not "
+        "implemented yet (planned), so topics with more than one replica are refused (INVALID_REPLICATION_FACTOR).",
+        at_least=1,
+        at_most=1,
+        section="topics",
+    ),
+    _K(
+        "auto.create.topics.enable",
+        "boolean",
+        True,
+        "Create a missing topic, with `num.partitions` and `default.replication.factor`, when a Metadata request "
+        "names it and allows auto-creation (always before Metadata v4, `allow_auto_topic_creation` from v4). "
+        "When false, or when the request disallows it, a missing topic is answered UNKNOWN_TOPIC_OR_PARTITION. "
+        "An illegal name is answered INVALID_TOPIC_EXCEPTION and never created. Produce and Fetch never create "
+        "topics. Kafka's default (true); set false so that typos and scanners cannot create topics.",
+        section="topics",
+    ),
+    _K(
+        "max.partitions.per.request",
+        "int",
+        5000,
+        "Most partitions one CreateTopics or CreatePartitions request (or one Metadata auto-creation) may add, "
+        "counted over all its topics. A larger request creates nothing and every topic in it is answered "
+        "INVALID_PARTITIONS naming this setting. Kafka has no such limit; it protects the broker and ZooKeeper "
+        "from a typo such as 100000 partitions (creating partitions costs about 10 ZooKeeper requests each).",
+        at_least=1,
+        section="topics",
+    ),
+    _K(
+        "max.broker.partitions",
+        "int",
+        10000,
+        "Most partition replicas a broker may hold (the name of Kafka's KIP-578). A topic whose assignment would "
+        "put more on any broker, counting the topics that exist already, is refused with POLICY_VIOLATION naming "
+        "the broker, the count and this setting; nothing of it is created. Checked against this broker's view of "
+        "the cluster, so topics created at the same moment on other brokers can overshoot it slightly.",
+        at_least=1,
+        section="topics",
+    ),
     _K("delete.topic.enable", "boolean", True, "Allow DeleteTopics.", section="topics"),
     _K("min.insync.replicas", "int", 1, "Minimum ISR size for acks=all produce.", at_least=1, section="topics"),
     # log store (topic defaults; see broker.log.config)
     _K("log.dirs", "list", None, "Directories holding partition logs (default: `log.dir`).", section="log"),
     _K("log.dir", "string", "/tmp/kafka-logs", "Used when `log.dirs` is not set.", section="log"),
-    _K("log.segment.bytes", "int", 1073741824, "Segment size at which a new segment is rolled.", at_least=14, section="log"),
+    _K(
+        "log.segment.bytes",
+        "int",
+        1073741824,
+        "Segment size at which a new segment is rolled.",
+        at_least=14,
+        section="log",
+    ),
     _K("log.roll.ms", "long", None, "Roll a segment this old (default: `log.roll.hours`).", at_least=1, section="log"),
     _K("log.roll.hours", "int", 168, "Roll a segment this old, in hours.", at_least=1, section="log"),
     _K("log.index.interval.bytes", "int", 4096, "Bytes between offset index entries.", at_least=0, section="log"),
-    _K("log.index.size.max.bytes", "int", 10485760, "Largest offset index of a segment (roll when full).",
-       at_least=4, section="log"),
+    _K(
+        "log.index.size.max.bytes",
+        "int",
+        10485760,
+        "Largest offset index of a segment (roll when full).",
+        at_least=4,
+        section="log",
+    ),
     _K("message.max.bytes", "int", 1048588, "Largest record batch accepted.", at_least=0, section="log"),
-    _K("log.retention.ms", "long", None, "Delete segments older than this (-1: never); overrides minutes and hours.",
-       at_least=-1, section="log"),
+    _K(
+        "log.retention.ms",
+        "long",
+        None,
+        "Delete segments older than this (-1: never); overrides minutes and hours.",
+        at_least=-1,
+        section="log",
+    ),
     _K("log.retention.minutes", "int", None, "Retention in minutes (overrides hours).", at_least=-1, section="log"),
     _K("log.retention.hours", "int", 168, "Retention in hours.", at_least=-1, section="log"),
-    _K("log.retention.bytes", "long", -1, "Delete old segments while a partition is larger than this (-1: no limit).",
-       at_least=-1, section="log"),
+    _K(
+        "log.retention.bytes",
+        "long",
+        -1,
+        "Delete old segments while a partition is larger than this (-1: no limit).",
+        at_least=-1,
+        section="log",
+    ),
     _K("log.retention.check.interval.ms", "long", 300000, "How often retention runs.", at_least=1, section="log"),
-    _K("log.cleanup.policy", "list", ("delete",), "`delete`, `compact`, or both.", choices=("delete", "compact"),
-       section="log"),
+    _K(
+        "log.cleanup.policy",
+        "list",
+        ("delete",),
+        "`delete`, `compact`, or both.",
+        choices=("delete", "compact"),
+        section="log",
+    ),
     _K("log.cleaner.enable", "boolean", True, "Run the log cleaner for compacted topics.", section="log"),
-    _K("log.cleaner.delete.retention.ms", "long", 86400000, "How long tombstones survive compaction.", at_least=0,
-       section="log"),
-    _K("log.cleaner.min.cleanable.ratio", "double", 0.5, "Dirty ratio at which a log is compacted.", at_least=0,
-       section="log"),
-    _K("log.cleaner.min.compaction.lag.ms", "long", 0, "Records younger than this are not compacted.", at_least=0,
-       section="log"),
-    _K("log.cleaner.backoff.ms", "long", 15000, "Pause of the cleaner when nothing is cleanable.", at_least=0,
-       section="log"),
-    _K("log.flush.interval.messages", "long", 9223372036854775807, "fsync after this many messages.", at_least=1,
-       section="log"),
-    _K("log.flush.interval.ms", "long", None, "fsync data older than this (default: the scheduler interval).",
-       at_least=0, section="log"),
-    _K("log.flush.scheduler.interval.ms", "long", 9223372036854775807, "How often dirty logs are checked for flushing.",
-       at_least=0, section="log"),
-    _K("log.flush.offset.checkpoint.interval.ms", "int", 60000, "How often recovery points are checkpointed.",
-       at_least=0, section="log"),
-    _K("log.message.timestamp.type", "string", "CreateTime", "`CreateTime` or `LogAppendTime`.",
-       choices=("CreateTime", "LogAppendTime"), section="log"),
-    _K("log.segment.delete.delay.ms", "long", 60000, "Delay before a deleted segment's files are closed.",
-       at_least=0, section="log"),
-    _K("num.recovery.threads.per.data.dir", "int", 1, "Threads that load and recover logs at start-up.",
-       at_least=1, section="log"),
+    _K(
+        "log.cleaner.delete.retention.ms",
+        "long",
+        86400000,
+        "How long tombstones survive compaction.",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.cleaner.min.cleanable.ratio",
+        "double",
+        0.5,
+        "Dirty ratio at which a log is compacted.",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.cleaner.min.compaction.lag.ms",
+        "long",
+        0,
+        "Records younger than this are not compacted.",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.cleaner.backoff.ms",
+        "long",
+        15000,
+        "Pause of the cleaner when nothing is cleanable.",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.flush.interval.messages",
+        "long",
+        9223372036854775807,
+        "fsync after this many messages.",
+        at_least=1,
+        section="log",
+    ),
+    _K(
+        "log.flush.interval.ms",
+        "long",
+        None,
+        "fsync data older than this (default: the scheduler interval).",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.flush.scheduler.interval.ms",
+        "long",
+        9223372036854775807,
+        "How often dirty logs are checked for flushing.",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.flush.offset.checkpoint.interval.ms",
+        "int",
+        60000,
+        "How often recovery points are checkpointed.",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.message.timestamp.type",
+        "string",
+        "CreateTime",
+        "`CreateTime` or `LogAppendTime`.",
+        choices=("CreateTime", "LogAppendTime"),
+        section="log",
+    ),
+    _K(
+        "log.segment.delete.delay.ms",
+        "long",
+        60000,
+        "Delay before a deleted segment's files are closed.",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "num.recovery.threads.per.data.dir",
+        "int",
+        1,
+        "Threads that load and recover logs at start-up.",
+        at_least=1,
+        section="log",
+    ),
     # replication (a later issue; accepted now)
-    _K("replica.lag.time.max.ms", "long", 30000, "A follower not caught up for this long leaves the ISR.",
-       at_least=1, section="replication"),
-    _K("replica.fetch.max.bytes", "int", 1048576, "Bytes per partition a follower fetches.", at_least=0,
-       section="replication"),
-    _K("replica.fetch.wait.max.ms", "int", 500, "Long-poll wait of follower fetches.", at_least=0,
-       section="replication"),
-    _K("unclean.leader.election.enable", "boolean", False, "Allow an out-of-sync replica to become leader.",
-       section="replication"),
+    _K(
+        "replica.lag.time.max.ms",
+        "long",
+        30000,
+        "A follower not caught up for this long leaves the ISR.",
+        at_least=1,
+        section="replication",
+    ),
+    _K(
+        "replica.fetch.max.bytes",
+        "int",
+        1048576,
+        "Bytes per partition a follower fetches.",
+        at_least=0,
+        section="replication",
+    ),
+    _K(
+        "replica.fetch.wait.max.ms",
+        "int",
+        500,
+        "Long-poll wait of follower fetches.",
+        at_least=0,
+        section="replication",
+    ),
+    _K(
+        "unclean.leader.election.enable",
+        "boolean",
+        False,
+        "Allow an out-of-sync replica to become leader.",
+        section="replication",
+    ),
     # groups and offsets (a later issue; accepted now)
     _K("offsets.topic.num.partitions", "int", 50, "Partitions of `__consumer_offsets`.", at_least=1, section="groups"),
-    _K("offsets.topic.replication.factor", "int", 1,
-       "Replication factor of `__consumer_offsets`. Must be 1 until replication is implemented (planned; Kafka's "
-       "default is 3).", at_least=1, at_most=1, section="groups"),
-    _K("group.min.session.timeout.ms", "int", 6000, "Smallest session timeout a member may ask for.", at_least=0,
-       section="groups"),
-    _K("group.max.session.timeout.ms", "int", 1800000, "Largest session timeout a member may ask for.", at_least=0,
-       section="groups"),
-    _K("group.initial.rebalance.delay.ms", "int", 3000, "Wait for more members before the first rebalance.",
-       at_least=0, section="groups"),
+    _K(
+        "offsets.topic.replication.factor",
+        "int",
+        1,
+        "Replication factor of `__consumer_offsets`. Must be 1 until replication is implemented (planned; Kafka's "
+        "default is 3).",
+        at_least=1,
+        at_most=1,
+        section="groups",
+    ),
+    _K(
+        "group.min.session.timeout.ms",
+        "int",
+        6000,
+        "Smallest session timeout a member may ask for.",
+        at_least=0,
+        section="groups",
+    ),
+    _K(
+        "group.max.session.timeout.ms",
+        "int",
+        1800000,
+        "Largest session timeout a member may ask for.",
+        at_least=0,
+        section="groups",
+    ),
+    _K(
+        "group.initial.rebalance.delay.ms",
+        "int",
+        3000,
+        "Wait for more members before the first rebalance.",
+        at_least=0,
+        section="groups",
+    ),
 )
 
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in CONFIG_KEYS}
@@ -272,9 +491,7 @@ class BrokerConfig:
     @property
     def advertised_listeners(self) -> tuple[Listener, ...]:
         raw = self.values["advertised.listeners"]
-        listeners = (
-            tuple(Listener.parse(x, "advertised.listeners") for x in raw) if raw is not None else self.listeners
-        )
+        listeners = tuple(Listener.parse(x, "advertised.listeners") for x in raw) if raw is not None else self.listeners
         host = None
         out = []
         for lst in listeners:
@@ -395,8 +612,14 @@ def render_docs() -> str:
         "`kafkalog broker start --config FILE --override key=value` overrides a file's values.",
         "",
     ]
-    sections = {"broker": "Broker and network", "zookeeper": "ZooKeeper", "topics": "Topics",
-                "log": "Log store (defaults of every topic)", "replication": "Replication", "groups": "Groups and offsets"}
+    sections = {
+        "broker": "Broker and network",
+        "zookeeper": "ZooKeeper",
+        "topics": "Topics",
+        "log": "Log store (defaults of every topic)",
+        "replication": "Replication",
+        "groups": "Groups and offsets",
+    }
     for section, title in sections.items():
         out += [f"## {title}", "", "| key | type | default | meaning |", "|---|---|---|---|"]
         for k in CONFIG_KEYS:

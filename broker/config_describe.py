@@ -9,8 +9,9 @@ and the broker key that sets its default (``log.retention.ms`` for ``retention.m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from .config import CONFIG_KEYS, _to_property
 
@@ -47,8 +48,11 @@ def describe_topic_configs(broker: BrokerServices, overrides: Mapping[str, str])
         if e.synonym in originals:
             synonyms.append((e.synonym, originals[e.synonym], STATIC_BROKER))
         source = int(e.source)
-        out.append(DescribedConfig(e.name, e.value, source, synonyms or [(e.synonym, e.value, DEFAULT)],
-                                   CONFIG_TYPES.get(e.type, 0), e.doc))
+        out.append(
+            DescribedConfig(
+                e.name, e.value, source, synonyms or [(e.synonym, e.value, DEFAULT)], CONFIG_TYPES.get(e.type, 0), e.doc
+            )
+        )
     return out
 
 
@@ -59,6 +63,15 @@ def describe_broker_configs(broker: BrokerServices) -> list[DescribedConfig]:
         value = broker.config[key.name]
         text = None if value is None else _to_property(value)
         source = STATIC_BROKER if key.name in originals else DEFAULT
-        out.append(DescribedConfig(key.name, text, source, [(key.name, text, source)], CONFIG_TYPES.get(key.type, 0),
-                                   key.doc, key.type == "password"))
+        out.append(
+            DescribedConfig(
+                key.name,
+                text,
+                source,
+                [(key.name, text, source)],
+                CONFIG_TYPES.get(key.type, 0),
+                key.doc,
+                key.type == "password",
+            )
+        )
     return out

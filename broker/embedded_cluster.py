@@ -21,8 +21,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .processes import death_signal_preexec, free_port
 
@@ -127,7 +128,9 @@ class EmbeddedCluster:
         try:
             self.processes[broker_id] = subprocess.Popen(
                 [sys.executable, "-m", "broker.cli", "broker", "start", "--config", str(cfg)],
-                stdout=subprocess.PIPE, stderr=logf, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=logf,
+                stdin=subprocess.DEVNULL,
                 preexec_fn=death_signal_preexec(os.getpid()),
                 cwd=str(Path(__file__).resolve().parent.parent),
             )

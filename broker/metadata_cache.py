@@ -84,7 +84,11 @@ class MetadataCache:
 
 
 def assign_replicas(
-    broker_ids: list[int], num_partitions: int, replication_factor: int, *, rng: random.Random | None = None,
+    broker_ids: list[int],
+    num_partitions: int,
+    replication_factor: int,
+    *,
+    rng: random.Random | None = None,
     start_partition: int = 0,
 ) -> dict[int, list[int]]:
     """Spread partitions and their replicas over brokers as Kafka's ZooKeeper-mode admin does.

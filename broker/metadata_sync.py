@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .cluster.registry import ClusterRegistry, NoSuchTopicError, RegistryError, TopicAssignment
 from .config import ConfigError
@@ -32,9 +33,15 @@ class MetadataSync:
     """Dependencies: the registry it follows, the cache and replica manager it updates,
     ``log_config_for(topic overrides)`` for topic configurations, and ``run_blocking`` for registry reads."""
 
-    def __init__(self, broker_id: int, registry: ClusterRegistry, metadata: MetadataCache,
-                 replica_manager: ReplicaManager, log_config_for: Callable[[Mapping[str, str]], LogConfig],
-                 run_blocking: Callable[..., Awaitable[Any]]) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        registry: ClusterRegistry,
+        metadata: MetadataCache,
+        replica_manager: ReplicaManager,
+        log_config_for: Callable[[Mapping[str, str]], LogConfig],
+        run_blocking: Callable[..., Awaitable[Any]],
+    ) -> None:
         self.broker_id = broker_id
         self.registry = registry
         self.metadata = metadata

@@ -22,16 +22,17 @@ import functools
 import logging
 import tempfile
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
+from .api import HandlerRegistry
 from .cluster.registry import BrokerInfo, ClusterRegistry
 from .config import BrokerConfig
 from .event_loop import loop_name, new_event_loop
 from .handlers import register_all
 from .metadata_cache import MetadataCache
 from .metadata_sync import MetadataSync
-from .api import HandlerRegistry
 from .network import SocketServer
 from .producer_ids import ProducerIdAllocator
 from .replication.replica_manager import ReplicaManager
@@ -57,8 +58,9 @@ def make_registry(config: BrokerConfig) -> ClusterRegistry:
     from .cluster.zk_registry import ZooKeeperRegistry
 
     timeout = config["zookeeper.session.timeout.ms"]
-    return ZooKeeperRegistry(connect, session_timeout_ms=timeout,
-                             connection_timeout_ms=config["zookeeper.connection.timeout.ms"] or timeout)
+    return ZooKeeperRegistry(
+        connect, session_timeout_ms=timeout, connection_timeout_ms=config["zookeeper.connection.timeout.ms"] or timeout
+    )
 
 
 class Broker:
@@ -127,8 +129,13 @@ class Broker:
             await self.stop()
             raise
         self._state = "serving"
-        log.info("broker %d serving on %s (cluster %s, %s event loop)", self.broker_id, ", ".join(self.endpoints()),
-                 self.registry.cluster_id, loop_name(asyncio.get_running_loop()))
+        log.info(
+            "broker %d serving on %s (cluster %s, %s event loop)",
+            self.broker_id,
+            ", ".join(self.endpoints()),
+            self.registry.cluster_id,
+            loop_name(asyncio.get_running_loop()),
+        )
 
     async def _start(self) -> None:
         from .cluster.controller import Controller
@@ -136,8 +143,9 @@ class Broker:
 
         cfg = self.config
         dirs = [Path(d) for d in cfg.log_dirs]
-        self.log_manager = LogManager(dirs, self.default_log_config,
-                                      recovery_threads=cfg["num.recovery.threads.per.data.dir"])
+        self.log_manager = LogManager(
+            dirs, self.default_log_config, recovery_threads=cfg["num.recovery.threads.per.data.dir"]
+        )
         await self.run_blocking(self.log_manager.load)
         self.log_manager.start()
         if self.registry is None:
@@ -147,14 +155,23 @@ class Broker:
         self.replica_manager = ReplicaManager(self.broker_id, self.log_manager, self.metadata)
         self.topic_admin = TopicAdmin(cfg, self.metadata, self.registry, self.log_config_for, self.run_blocking)
         self.services = BrokerServices(
-            broker_id=self.broker_id, config=cfg, metadata=self.metadata, replica_manager=self.replica_manager,
-            topic_admin=self.topic_admin, producer_ids=self.producer_ids, registry=self.registry,
-            handlers=self.handlers, log_config_for=self.log_config_for, run_blocking=self.run_blocking, is_stopping=lambda: self.stopping,
+            broker_id=self.broker_id,
+            config=cfg,
+            metadata=self.metadata,
+            replica_manager=self.replica_manager,
+            topic_admin=self.topic_admin,
+            producer_ids=self.producer_ids,
+            registry=self.registry,
+            handlers=self.handlers,
+            log_config_for=self.log_config_for,
+            run_blocking=self.run_blocking,
+            is_stopping=lambda: self.stopping,
         )
         self.socket_server = SocketServer(cfg, self.handlers, self.services)
         await self.socket_server.start()
-        self.metadata_sync = MetadataSync(self.broker_id, self.registry, self.metadata, self.replica_manager,
-                                          self.log_config_for, self.run_blocking)
+        self.metadata_sync = MetadataSync(
+            self.broker_id, self.registry, self.metadata, self.replica_manager, self.log_config_for, self.run_blocking
+        )
         self.metadata_sync.start()
         await self.metadata_sync.ready.wait()
         host, port = self.bootstrap_server.rsplit(":", 1)
@@ -210,8 +227,14 @@ class EmbeddedBroker:
     stop. Listens on 127.0.0.1 port 0 unless ``listeners`` is given. Context manager.
     """
 
-    def __init__(self, broker_id: int = 0, *, zookeeper_connect: str | None = None, log_dir: str | Path | None = None,
-                 **overrides: Any) -> None:
+    def __init__(
+        self,
+        broker_id: int = 0,
+        *,
+        zookeeper_connect: str | None = None,
+        log_dir: str | Path | None = None,
+        **overrides: Any,
+    ) -> None:
         self._tmp = None
         if log_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix=f"kafkalog-broker-{broker_id}-")
@@ -222,8 +245,12 @@ class EmbeddedBroker:
             "log.dirs": str(log_dir),
             "zookeeper.connect": zookeeper_connect or f"{MEMORY_PREFIX}default",
         }
-        props.update({k.replace("_", "."): v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
-                      for k, v in overrides.items()})
+        props.update(
+            {
+                k.replace("_", "."): v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+                for k, v in overrides.items()
+            }
+        )
         self.config = BrokerConfig.from_properties(props)
         self.broker: Broker | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -241,9 +268,11 @@ class EmbeddedBroker:
 
     def call(self, fn: Callable[[], Any], timeout_s: float = 30.0) -> Any:
         """Run ``fn()`` on the broker's loop (a coroutine function is awaited) and return its result."""
+
         async def run():
             result = fn()
             return await result if asyncio.iscoroutine(result) else result
+
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout_s)
 
     def start(self, timeout_s: float = 60.0) -> EmbeddedBroker:

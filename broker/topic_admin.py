@@ -37,8 +37,9 @@ import json
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.protocol.topic_name import topic_name_problem
@@ -117,9 +118,14 @@ class TopicAdmin:
     """Dependencies: the broker's config and metadata cache, the registry it writes to,
     ``log_config_for(topic overrides)`` to validate topic configs, ``run_blocking`` for registry writes."""
 
-    def __init__(self, config: BrokerConfig, metadata: MetadataCache, registry: ClusterRegistry,
-                 log_config_for: Callable[[Mapping[str, str]], LogConfig],
-                 run_blocking: Callable[..., Awaitable[Any]]) -> None:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        metadata: MetadataCache,
+        registry: ClusterRegistry,
+        log_config_for: Callable[[Mapping[str, str]], LogConfig],
+        run_blocking: Callable[..., Awaitable[Any]],
+    ) -> None:
         self.config = config
         self.metadata = metadata
         self.registry = registry
@@ -175,7 +181,8 @@ class TopicAdmin:
         current = t.num_partitions
         if count <= current:
             raise TopicAdminError(
-                ErrorCode.INVALID_PARTITIONS, f"topic {name!r} has {current} partitions; the new count must be larger, not {count}"
+                ErrorCode.INVALID_PARTITIONS,
+                f"topic {name!r} has {current} partitions; the new count must be larger, not {count}",
             )
         self._check_request_limit(name, count - current)
         live = sorted(self.metadata.brokers)
@@ -256,7 +263,8 @@ class TopicAdmin:
             if reserve:
                 plan._token = next(self._tokens)
                 self._reservations[plan._token] = _Reservation(
-                    plan.name, dict(plan.replicas), time.monotonic() + RESERVATION_TTL_S)
+                    plan.name, dict(plan.replicas), time.monotonic() + RESERVATION_TTL_S
+                )
         return errors
 
     def release(self, plan: TopicPlan) -> None:
@@ -289,7 +297,8 @@ class TopicAdmin:
         try:
             if plan.existing == 0:
                 await self.run_blocking(
-                    self.registry.create_topic, TopicAssignment(plan.name, plan.replicas, plan.topic_id), plan.overrides)
+                    self.registry.create_topic, TopicAssignment(plan.name, plan.replicas, plan.topic_id), plan.overrides
+                )
             else:
                 await self.run_blocking(self.registry.add_partitions, plan.name, plan.replicas)
         except TopicExistsError:
@@ -298,7 +307,8 @@ class TopicAdmin:
         except (StaleStateError, ValueError) as e:
             self.release(plan)
             raise TopicAdminError(
-                ErrorCode.INVALID_PARTITIONS, f"topic {plan.name!r} changed while partitions were added ({e}); try again"
+                ErrorCode.INVALID_PARTITIONS,
+                f"topic {plan.name!r} changed while partitions were added ({e}); try again",
             ) from None
         except RegistryUnavailableError as e:
             self.release(plan)
@@ -349,6 +359,29 @@ class TopicAdmin:
             raise TopicAdminError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
         await self.run_blocking(self.registry.mark_topic_for_deletion, name)
 
+    async def apply(self, plans: list[TopicPlan | None], *, validate_only: bool) -> list[TopicAdminError | None]:
+        """Admit a request's plans as a whole, then write each admitted one unless ``validate_only``.
+
+        One entry per plan, in order: the error that refused or failed it, or None (``None`` plans, which
+        failed planning, are answered None and left to the caller's own error).
+        """
+        errors = self.admit(plans, reserve=not validate_only)
+        for i, (plan, error) in enumerate(zip(plans, errors, strict=True)):
+            if plan is None or error is not None or validate_only:
+                continue
+            try:
+                await self.write(plan)
+            except TopicAdminError as e:
+                errors[i] = e
+        return errors
+
+    async def without_leaders(self, topics: list[tuple[str, int]], timeout_ms: int) -> set[str]:
+        """Wait up to ``timeout_ms`` for every ``(topic, partition count)`` to have leaders; the topics still
+        without them (all of them are checked once even with ``timeout_ms`` <= 0)."""
+        if timeout_ms > 0:
+            await self.wait_for(lambda: all(self.has_leaders(n, k) for n, k in topics), timeout_ms / 1000)
+        return {n for n, k in topics if not self.has_leaders(n, k)}
+
     async def wait_for(self, condition, timeout_s: float) -> bool:
         """Poll this broker's metadata until ``condition()`` holds; False on timeout."""
         deadline = time.monotonic() + timeout_s
@@ -396,18 +429,26 @@ def _check_assignment(
         )
     sizes = {len(r) for r in assignments.values()}
     if len(sizes) != 1 or 0 in sizes:
-        raise TopicAdminError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "every partition needs the same, non-zero number of replicas")
+        raise TopicAdminError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT, "every partition needs the same, non-zero number of replicas"
+        )
     (rf,) = sizes
     if rf > SUPPORTED_REPLICATION_FACTOR:
         p = parts[0]
-        raise _not_replicated(rf, f"the assignment lists {rf} replicas per partition (partition {p}: {list(assignments[p])})")
+        raise _not_replicated(
+            rf, f"the assignment lists {rf} replicas per partition (partition {p}: {list(assignments[p])})"
+        )
     out = {}
     for p, reps in assignments.items():
         if len(set(reps)) != len(reps):
-            raise TopicAdminError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partition {p} lists a broker twice: {list(reps)}")
+            raise TopicAdminError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partition {p} lists a broker twice: {list(reps)}"
+            )
         unknown = [r for r in reps if r not in live]
         if unknown:
-            raise TopicAdminError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partition {p} names brokers that are not live: {unknown}")
+            raise TopicAdminError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partition {p} names brokers that are not live: {unknown}"
+            )
         out[p] = tuple(reps)
     return out
 

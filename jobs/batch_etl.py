@@ -20,7 +20,7 @@ import os
 import random
 import sys
 import time
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 ORDER_SCHEMA = "user STRING, item STRING, amount DOUBLE"
 ITEMS = ("book", "lamp", "pen", "mug", "desk", "chair", "plant", "cable")
@@ -81,12 +81,12 @@ def run_pipeline(
     for key, value in (read_options or {}).items():
         reader = reader.option(key, value)
     raw = reader.load().cache()  # read the topic once for the statistics and the aggregation
-    ranges = raw.groupBy("partition").agg(F.min("offset").alias("first"), F.max("offset").alias("last"), F.count("*").alias("records"))
+    ranges = raw.groupBy("partition").agg(
+        F.min("offset").alias("first"), F.max("offset").alias("last"), F.count("*").alias("records")
+    )
     ranges = sorted((r["partition"], r["first"], r["last"], r["records"]) for r in ranges.collect())
     records_read = sum(r[3] for r in ranges)
-    parsed = raw.select(
-        "key", "timestamp", F.from_json(F.col("value").cast("string"), ORDER_SCHEMA).alias("order")
-    )
+    parsed = raw.select("key", "timestamp", F.from_json(F.col("value").cast("string"), ORDER_SCHEMA).alias("order"))
     valid = parsed.where(F.col("order.user").isNotNull() & F.col("order.amount").isNotNull())
     totals = valid.groupBy(F.col("order.user").alias("user")).agg(
         F.count("*").alias("orders"),
@@ -120,7 +120,9 @@ def run_pipeline(
     return {
         "input_topic": input_topic,
         "output_topic": output_topic,
-        "partitions_read": [{"partition": p, "first_offset": f, "last_offset": l, "records": n} for p, f, l, n in ranges],
+        "partitions_read": [
+            {"partition": p, "first_offset": first, "last_offset": last, "records": n} for p, first, last, n in ranges
+        ],
         "records_read": records_read,
         "records_valid": valid_count,
         "records_rejected": records_read - valid_count,
@@ -133,7 +135,10 @@ def run_pipeline(
 def print_summary(summary: dict, out=sys.stdout) -> None:
     print(f"batch_etl: {summary['input_topic']} -> {summary['output_topic']} in {summary['seconds']} s", file=out)
     for p in summary["partitions_read"]:
-        print(f"  read partition {p['partition']}: offsets {p['first_offset']}..{p['last_offset']} ({p['records']} records)", file=out)
+        print(
+            f"  read partition {p['partition']}: offsets {p['first_offset']}..{p['last_offset']} ({p['records']} records)",
+            file=out,
+        )
     print(
         f"  records read {summary['records_read']}, valid {summary['records_valid']}, rejected "
         f"{summary['records_rejected']}; aggregates written {summary['records_written']}",
@@ -144,12 +149,19 @@ def print_summary(summary: dict, out=sys.stdout) -> None:
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--bootstrap-servers", required=True, help="Kafka bootstrap servers, host:port[,host:port]")
     parser.add_argument("--input-topic", required=True)
     parser.add_argument("--output-topic", required=True)
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="extra kafkalog read option, e.g. minPartitions=8 or kafka.isolation.level=read_committed")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra kafkalog read option, e.g. minPartitions=8 or kafka.isolation.level=read_committed",
+    )
     parser.add_argument("--master", default=None, help="Spark master when not run by spark-submit (default local[2])")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args(argv)
@@ -174,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
         register(spark)
     else:
         spark = kafkalog_session(args.master or "local[2]", "kafkalog-batch-etl")
-    summary = run_pipeline(spark, args.bootstrap_servers, args.input_topic, args.output_topic, read_options=args.read_options)
+    summary = run_pipeline(
+        spark, args.bootstrap_servers, args.input_topic, args.output_topic, read_options=args.read_options
+    )
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

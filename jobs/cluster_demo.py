@@ -15,8 +15,9 @@ import time
 from collections import Counter
 
 
-def run(brokers: int = 3, partitions: int = 6, records: int = 100_000, compression: str = "lz4",
-        data_dir: str | None = None) -> int:
+def run(
+    brokers: int = 3, partitions: int = 6, records: int = 100_000, compression: str = "lz4", data_dir: str | None = None
+) -> int:
     from broker.embedded_cluster import EmbeddedCluster
     from spark_kafkalog.client import AdminClient, KafkaClient, NewTopic, Producer, TopicPartition
     from spark_kafkalog.records import default_partition
@@ -29,8 +30,10 @@ def run(brokers: int = 3, partitions: int = 6, records: int = 100_000, compressi
     topic = "demo-events"
     with EmbeddedCluster(brokers, data_dir=data_dir) as cluster:
         pass_ok = True
-        say(f"cluster up: {brokers} brokers, bootstrap.servers={cluster.bootstrap_servers}, "
-            f"zookeeper.connect={cluster.zookeeper_connect}")
+        say(
+            f"cluster up: {brokers} brokers, bootstrap.servers={cluster.bootstrap_servers}, "
+            f"zookeeper.connect={cluster.zookeeper_connect}"
+        )
         with AdminClient(cluster.bootstrap_servers) as admin:
             admin.create_topics([NewTopic(topic, partitions, 1, {})])
             leaders = {p.partition: p.leader for p in admin.describe_topics([topic])[topic].partitions}
@@ -38,8 +41,14 @@ def run(brokers: int = 3, partitions: int = 6, records: int = 100_000, compressi
 
         expected: Counter = Counter()
         started = time.monotonic()
-        with Producer(cluster.bootstrap_servers, acks="all", compression_type=compression, linger_ms=5,
-                      batch_size=64 * 1024, enable_idempotence=True) as producer:
+        with Producer(
+            cluster.bootstrap_servers,
+            acks="all",
+            compression_type=compression,
+            linger_ms=5,
+            batch_size=64 * 1024,
+            enable_idempotence=True,
+        ) as producer:
             step = max(records // 10, 1)
             for i in range(records):
                 key = b"user-%d" % (i % 1000)
@@ -75,7 +84,9 @@ def run(brokers: int = 3, partitions: int = 6, records: int = 100_000, compressi
                 print(f"\r  consumed partition {tp.partition + 1}/{partitions}", end="", flush=True)
         consume_s = time.monotonic() - started
         print()
-        say(f"consumed {sum(got.values()):,} records in {consume_s:.2f}s ({sum(got.values()) / consume_s:,.0f} records/s)")
+        say(
+            f"consumed {sum(got.values()):,} records in {consume_s:.2f}s ({sum(got.values()) / consume_s:,.0f} records/s)"
+        )
 
         print(f"\n{'partition':>9} {'leader':>6} {'produced':>9} {'consumed':>9}")
         for p in range(partitions):

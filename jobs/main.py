@@ -38,8 +38,13 @@ def run(records: int = 100_000, brokers: int = 3, partitions: int = 6) -> int:
         say(f"topics created: orders ({partitions} partitions, leaders {leaders}), user-totals (3 partitions)")
 
         started = time.monotonic()
-        totals = produce_orders(bs, "orders", records, bad_every=1000,
-                                progress=lambda n: print(f"\r  produced {n:,}/{records:,}", end="", flush=True))
+        totals = produce_orders(
+            bs,
+            "orders",
+            records,
+            bad_every=1000,
+            progress=lambda n: print(f"\r  produced {n:,}/{records:,}", end="", flush=True),
+        )
         produce_s = time.monotonic() - started
         print()
         say(f"produced {records:,} orders in {produce_s:.1f}s ({records / produce_s:,.0f} records/s)")
@@ -55,8 +60,14 @@ def run(records: int = 100_000, brokers: int = 3, partitions: int = 6) -> int:
             read_s = summary["seconds"]
             say(f"pipeline done in {read_s:.1f}s (read, parse, aggregate, write; Spark start-up not included)")
 
-            out = (spark.read.format("kafkalog").option("kafka.bootstrap.servers", bs)
-                   .option("subscribe", "user-totals").load().selectExpr("CAST(value AS STRING) AS v").collect())
+            out = (
+                spark.read.format("kafkalog")
+                .option("kafka.bootstrap.servers", bs)
+                .option("subscribe", "user-totals")
+                .load()
+                .selectExpr("CAST(value AS STRING) AS v")
+                .collect()
+            )
             written = {json.loads(r.v)["user"]: json.loads(r.v)["revenue"] for r in out}
         finally:
             spark.stop()

@@ -56,8 +56,18 @@ def test_kazoo_is_imported_only_by_the_cluster_registry_and_zookeeper_consumer()
 # Lowest first. A module may import its own layer and the ones below, never one above; every import
 # counts (module level, inside functions, and under TYPE_CHECKING), so the order is the design's.
 BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("broker", "broker.config", "broker.processes", "broker.event_loop", "broker.producer_ids",
-                    "broker.log", "broker.cluster")),
+    (
+        "foundation",
+        (
+            "broker",
+            "broker.config",
+            "broker.processes",
+            "broker.event_loop",
+            "broker.producer_ids",
+            "broker.log",
+            "broker.cluster",
+        ),
+    ),
     ("partitions", ("broker.metadata_cache", "broker.replication")),
     ("cluster state", ("broker.topic_admin", "broker.metadata_sync", "broker.cluster.controller")),
     ("handler seam", ("broker.api", "broker.services", "broker.config_describe")),
@@ -158,7 +168,9 @@ def test_broker_modules_import_only_their_layer_and_the_ones_below():
     graph = _broker_import_graph()
     upward = sorted(
         f"{m} ({BROKER_LAYERS[_layer(m)][0]}) imports {t} ({BROKER_LAYERS[_layer(t)][0]})"
-        for m, targets in graph.items() for t in targets if _layer(t) > _layer(m)
+        for m, targets in graph.items()
+        for t in targets
+        if _layer(t) > _layer(m)
     )
     assert not upward, "imports against the layer order:\n" + "\n".join(upward)
 

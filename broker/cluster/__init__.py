@@ -19,7 +19,15 @@ from broker.cluster.registry import (
 )
 
 __all__ = [
-    "BrokerIdInUseError", "BrokerInfo", "ClusterRegistry", "NoSuchTopicError", "PartitionState",
-    "RegistryError", "RegistryUnavailableError", "StaleStateError", "Subscription", "TopicAssignment",
+    "BrokerIdInUseError",
+    "BrokerInfo",
+    "ClusterRegistry",
+    "NoSuchTopicError",
+    "PartitionState",
+    "RegistryError",
+    "RegistryUnavailableError",
+    "StaleStateError",
+    "Subscription",
+    "TopicAssignment",
     "TopicExistsError",
 ]

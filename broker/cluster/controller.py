@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from .registry import ClusterRegistry, NoSuchTopicError, PartitionState, RegistryError, StaleStateError, TopicAssignment
 
@@ -76,7 +77,9 @@ class Controller:
                     loop.call_soon_threadsafe(self._events.put_nowait, (kind, value))
                 except RuntimeError:  # the loop is closed: the broker is gone
                     pass
+
             return callback
+
         return make
 
     def _unsubscribe(self) -> None:
@@ -127,8 +130,11 @@ class Controller:
         reg = self.registry
         self._live = await self.run_blocking(reg.live_brokers)
         self._topics = await self.run_blocking(reg.topics)
-        self._subs = [reg.on_brokers_changed(post("brokers")), reg.on_topics_changed(post("topics")),
-                      reg.on_topic_deletions(post("deletions"))]
+        self._subs = [
+            reg.on_brokers_changed(post("brokers")),
+            reg.on_topics_changed(post("topics")),
+            reg.on_topic_deletions(post("deletions")),
+        ]
 
     async def _elect_all(self) -> None:
         for name, assignment in list(self._topics.items()):

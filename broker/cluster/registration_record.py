@@ -69,12 +69,17 @@ class RegistrationRecord:
             recorded_broker, session = int(fields["broker.id"]), int(fields["zookeeper.session.id"], 16)
             recorded_cluster = fields["cluster.id"]
         except (KeyError, ValueError) as exc:
-            log.warning("%s: malformed registration record (%s: %s); ignoring it", self.path,
-                        type(exc).__name__, exc)
+            log.warning("%s: malformed registration record (%s: %s); ignoring it", self.path, type(exc).__name__, exc)
             return None
         if recorded_cluster != cluster_id or recorded_broker != broker_id:
-            log.info("%s: recorded for broker %d of cluster %s, not broker %d of cluster %s; ignoring it",
-                     self.path, recorded_broker, recorded_cluster, broker_id, cluster_id)
+            log.info(
+                "%s: recorded for broker %d of cluster %s, not broker %d of cluster %s; ignoring it",
+                self.path,
+                recorded_broker,
+                recorded_cluster,
+                broker_id,
+                cluster_id,
+            )
             return None
         return session
 
@@ -86,10 +91,12 @@ class RegistrationRecord:
         """
         if not self._locked("write"):
             return False
-        text = ("# kafkalog: the ZooKeeper session of this broker's last registration "
-                "(rewritten at each registration)\n"
-                f"version={_VERSION}\ncluster.id={cluster_id}\nbroker.id={broker_id}\n"
-                f"zookeeper.session.id=0x{session_id:x}\n")
+        text = (
+            "# kafkalog: the ZooKeeper session of this broker's last registration "
+            "(rewritten at each registration)\n"
+            f"version={_VERSION}\ncluster.id={cluster_id}\nbroker.id={broker_id}\n"
+            f"zookeeper.session.id=0x{session_id:x}\n"
+        )
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             with open(tmp, "wb") as f:
@@ -98,8 +105,13 @@ class RegistrationRecord:
                 os.fsync(f.fileno())
             os.replace(tmp, self.path)
         except OSError as exc:
-            log.warning("%s: could not record ZooKeeper session 0x%x (%s); after a crash the next run will "
-                        "wait for this session to expire", self.path, session_id, exc)
+            log.warning(
+                "%s: could not record ZooKeeper session 0x%x (%s); after a crash the next run will "
+                "wait for this session to expire",
+                self.path,
+                session_id,
+                exc,
+            )
             return False
         return True
 
@@ -110,8 +122,9 @@ class RegistrationRecord:
             reason = "is not locked by this process"
         except OSError as exc:
             reason = f"could not be checked ({exc})"
-        log.warning("%s: not %s: %s %s", self.path, "trusted" if action == "read" else "written",
-                    self.lock_file, reason)
+        log.warning(
+            "%s: not %s: %s %s", self.path, "trusted" if action == "read" else "written", self.lock_file, reason
+        )
         return False
 
     def __repr__(self) -> str:
@@ -138,8 +151,7 @@ def flock_held_by_this_process(path: str | os.PathLike) -> bool:
                     info = f.read()
             except OSError:  # closed in between
                 continue
-            if any(line.startswith("lock:") and " FLOCK " in line and " WRITE " in line
-                   for line in info.splitlines()):
+            if any(line.startswith("lock:") and " FLOCK " in line and " WRITE " in line for line in info.splitlines()):
                 return True
         return False
     probe = os.open(path, os.O_RDONLY)

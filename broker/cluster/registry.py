@@ -41,16 +41,29 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from broker.cluster.registration_record import RegistrationRecord
 
 __all__ = [
-    "BrokerInfo", "PartitionState", "TopicAssignment", "Subscription", "ClusterRegistry",
-    "RegistryError", "BrokerIdInUseError", "TopicExistsError", "NoSuchTopicError", "StaleStateError",
-    "RegistryUnavailableError", "ZERO_UUID", "new_topic_id", "new_cluster_id", "uuid_to_base64",
+    "BrokerInfo",
+    "PartitionState",
+    "TopicAssignment",
+    "Subscription",
+    "ClusterRegistry",
+    "RegistryError",
+    "BrokerIdInUseError",
+    "TopicExistsError",
+    "NoSuchTopicError",
+    "StaleStateError",
+    "RegistryUnavailableError",
+    "ZERO_UUID",
+    "new_topic_id",
+    "new_cluster_id",
+    "uuid_to_base64",
     "uuid_from_base64",
 ]
 
@@ -69,8 +82,9 @@ class BrokerIdInUseError(RegistryError):
         self.holder = holder
         where = f" by {holder}" if holder else ""
         detail = f" ({detail})" if detail else ""
-        super().__init__(f"broker.id {broker_id} is already registered{where}{detail}; "
-                         f"each broker needs a unique broker.id")
+        super().__init__(
+            f"broker.id {broker_id} is already registered{where}{detail}; each broker needs a unique broker.id"
+        )
 
 
 class TopicExistsError(RegistryError):
@@ -196,12 +210,11 @@ class BrokerInfo:
         obj: dict = {"listener_security_protocol_map": protocols, "endpoints": endpoints}
         if self.rack is not None:
             obj["rack"] = self.rack
-        obj.update({"jmx_port": -1, "host": self.host, "timestamp": _now_ms_string(),
-                    "port": self.port, "version": 4})
+        obj.update({"jmx_port": -1, "host": self.host, "timestamp": _now_ms_string(), "port": self.port, "version": 4})
         return _dumps(obj)
 
     @classmethod
-    def from_json(cls, broker_id: int, data: bytes | str) -> "BrokerInfo":
+    def from_json(cls, broker_id: int, data: bytes | str) -> BrokerInfo:
         """Parse any version (1-5) of the broker node; host/port come from the first endpoint when absent."""
         what = f"/brokers/ids/{broker_id}"
         obj = _loads(data, what)
@@ -213,8 +226,7 @@ class BrokerInfo:
             port = int(port_text)
         if not host or not isinstance(port, int):
             raise ValueError(f"{what}: no host/port in {obj!r:.200}")
-        return cls(broker_id=int(broker_id), host=host, port=int(port), rack=obj.get("rack"),
-                   endpoints=endpoints)
+        return cls(broker_id=int(broker_id), host=host, port=int(port), rack=obj.get("rack"), endpoints=endpoints)
 
 
 @dataclass(frozen=True)
@@ -232,16 +244,27 @@ class PartitionState:
     zk_version: int = -1
 
     def to_json(self) -> str:
-        return _dumps({"controller_epoch": self.controller_epoch, "leader": self.leader, "version": 1,
-                       "leader_epoch": self.leader_epoch, "isr": list(self.isr)})
+        return _dumps(
+            {
+                "controller_epoch": self.controller_epoch,
+                "leader": self.leader,
+                "version": 1,
+                "leader_epoch": self.leader_epoch,
+                "isr": list(self.isr),
+            }
+        )
 
     @classmethod
-    def from_json(cls, data: bytes | str, zk_version: int = -1, *, what: str = "partition state") -> "PartitionState":
+    def from_json(cls, data: bytes | str, zk_version: int = -1, *, what: str = "partition state") -> PartitionState:
         obj = _loads(data, what)
         try:
-            return cls(leader=int(obj["leader"]), leader_epoch=int(obj["leader_epoch"]),
-                       isr=tuple(int(b) for b in obj["isr"]), controller_epoch=int(obj["controller_epoch"]),
-                       zk_version=zk_version)
+            return cls(
+                leader=int(obj["leader"]),
+                leader_epoch=int(obj["leader_epoch"]),
+                isr=tuple(int(b) for b in obj["isr"]),
+                controller_epoch=int(obj["controller_epoch"]),
+                zk_version=zk_version,
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{what}: malformed partition state {obj!r:.200}") from exc
 
@@ -265,18 +288,25 @@ class TopicAssignment:
             if not isinstance(p, int) or p < 0:
                 raise ValueError(f"topic {self.name!r}: partition id must be a non-negative int, got {p!r}")
             if not replicas or len(set(replicas)) != len(replicas):
-                raise ValueError(f"topic {self.name!r} partition {p}: replicas must be non-empty and "
-                                 f"distinct, got {list(replicas)}")
+                raise ValueError(
+                    f"topic {self.name!r} partition {p}: replicas must be non-empty and distinct, got {list(replicas)}"
+                )
             normalised[p] = replicas
         object.__setattr__(self, "partitions", dict(sorted(normalised.items())))
 
     def to_json(self) -> str:
-        return _dumps({"version": 3, "topic_id": uuid_to_base64(self.topic_id),
-                       "partitions": {str(p): list(r) for p, r in sorted(self.partitions.items())},
-                       "adding_replicas": {}, "removing_replicas": {}})
+        return _dumps(
+            {
+                "version": 3,
+                "topic_id": uuid_to_base64(self.topic_id),
+                "partitions": {str(p): list(r) for p, r in sorted(self.partitions.items())},
+                "adding_replicas": {},
+                "removing_replicas": {},
+            }
+        )
 
     @classmethod
-    def from_json(cls, name: str, data: bytes | str) -> "TopicAssignment":
+    def from_json(cls, name: str, data: bytes | str) -> TopicAssignment:
         what = f"/brokers/topics/{name}"
         obj = _loads(data, what)
         try:
@@ -284,8 +314,7 @@ class TopicAssignment:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"{what}: malformed assignment {obj!r:.200}") from exc
         raw_id = obj.get("topic_id")
-        return cls(name=name, partitions=partitions,
-                   topic_id=uuid_from_base64(raw_id) if raw_id else ZERO_UUID)
+        return cls(name=name, partitions=partitions, topic_id=uuid_from_base64(raw_id) if raw_id else ZERO_UUID)
 
 
 # -- subscriptions -----------------------------------------------------------------------------------

@@ -14,8 +14,18 @@ from typing import NamedTuple
 from broker.cluster.registry import RegistryError, StaleStateError
 
 __all__ = [
-    "NodeStat", "CreateOp", "SetOp", "DeleteOp", "CheckOp", "Op", "NodeError", "NodeExistsError", "NoNodeError",
-    "BadVersionError", "NotEmptyError", "parse_connect_string",
+    "NodeStat",
+    "CreateOp",
+    "SetOp",
+    "DeleteOp",
+    "CheckOp",
+    "Op",
+    "NodeError",
+    "NodeExistsError",
+    "NoNodeError",
+    "BadVersionError",
+    "NotEmptyError",
+    "parse_connect_string",
 ]
 
 

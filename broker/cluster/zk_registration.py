@@ -64,11 +64,21 @@ class BrokerRegistration:
             if self._watched is None or self._watched[0] != info.broker_id:
                 if self._watched is not None:
                     self._watched[1].cancel()
-                self._watched = (info.broker_id, self._zk.watch(
-                    f"registration:{info.broker_id}", lambda w: self._zk.get_if_exists(path, w),
-                    self._keep_registered))
-        log.info("registered broker %d at %s%s (session 0x%x)", info.broker_id, self._zk.chroot, path,
-                 self._zk.session_id or 0)
+                self._watched = (
+                    info.broker_id,
+                    self._zk.watch(
+                        f"registration:{info.broker_id}",
+                        lambda w: self._zk.get_if_exists(path, w),
+                        self._keep_registered,
+                    ),
+                )
+        log.info(
+            "registered broker %d at %s%s (session 0x%x)",
+            info.broker_id,
+            self._zk.chroot,
+            path,
+            self._zk.session_id or 0,
+        )
 
     def deregister(self) -> None:
         """Forget the registration and delete the node if this session owns it (no-op when not registered)."""
@@ -122,8 +132,14 @@ class BrokerRegistration:
             if stale is not None:
                 for node in (path, CONTROLLER):
                     if self._zk.delete_if_owned_by(node, stale):
-                        log.warning("broker %d: replaced the stale %s%s of its previous run (session 0x%x, "
-                                    "recorded in %s)", broker_id, self._zk.chroot, node, stale, reg.record.path)
+                        log.warning(
+                            "broker %d: replaced the stale %s%s of its previous run (session 0x%x, recorded in %s)",
+                            broker_id,
+                            self._zk.chroot,
+                            node,
+                            stale,
+                            reg.record.path,
+                        )
             reg.record.write(self._cluster_id(), broker_id, session)
         deadline = time.monotonic() + self._wait
         while True:
@@ -180,20 +196,26 @@ class BrokerRegistration:
                 return  # deregistered, or the session expired: reregister_after_expiry registers again
             path = f"{self._zk.chroot}{broker_path(reg.info.broker_id)}"
             if node is not None:
-                log.error("broker %d: %s is held by another session (0x%x), not by this broker's (0x%x); it "
-                          "is registered again if that node vanishes", reg.info.broker_id, path,
-                          node[1].ephemeral_owner, self._zk.session_id or 0)
+                log.error(
+                    "broker %d: %s is held by another session (0x%x), not by this broker's (0x%x); it "
+                    "is registered again if that node vanishes",
+                    reg.info.broker_id,
+                    path,
+                    node[1].ephemeral_owner,
+                    self._zk.session_id or 0,
+                )
                 return
-            log.warning("broker %d: %s was deleted while the broker runs; registering again",
-                        reg.info.broker_id, path)
+            log.warning("broker %d: %s was deleted while the broker runs; registering again", reg.info.broker_id, path)
             try:
                 self._register(reg)
             except BrokerIdInUseError as exc:
                 log.error("broker %d: could not register again: %s", reg.info.broker_id, exc)
                 return
             except RegistryError as exc:
-                log.warning("broker %d: registering again deferred until the next change or reconnection: %s",
-                            reg.info.broker_id, exc)
+                log.warning(
+                    "broker %d: registering again deferred until the next change or reconnection: %s",
+                    reg.info.broker_id,
+                    exc,
+                )
                 return
-        log.info("broker %d registered again at %s (session 0x%x)", reg.info.broker_id, path,
-                 self._zk.session_id or 0)
+        log.info("broker %d registered again at %s (session 0x%x)", reg.info.broker_id, path, self._zk.session_id or 0)

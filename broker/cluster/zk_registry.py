@@ -68,11 +68,22 @@ class ZooKeeperRegistry(ClusterRegistry):
     long for it to vanish before raising ``BrokerIdInUseError``.
     """
 
-    def __init__(self, connect: str, *, session_timeout_ms: int = 6000, connection_timeout_ms: int | None = None,
-                 request_timeout_ms: int | None = None, registration_wait_ms: int = 0) -> None:
-        self._zk = ZooKeeperSession(connect, session_timeout_ms=session_timeout_ms,
-                                    connection_timeout_ms=connection_timeout_ms,
-                                    request_timeout_ms=request_timeout_ms, on_new_session=self._on_new_session)
+    def __init__(
+        self,
+        connect: str,
+        *,
+        session_timeout_ms: int = 6000,
+        connection_timeout_ms: int | None = None,
+        request_timeout_ms: int | None = None,
+        registration_wait_ms: int = 0,
+    ) -> None:
+        self._zk = ZooKeeperSession(
+            connect,
+            session_timeout_ms=session_timeout_ms,
+            connection_timeout_ms=connection_timeout_ms,
+            request_timeout_ms=request_timeout_ms,
+            on_new_session=self._on_new_session,
+        )
         self.connect = connect
         self._registration = BrokerRegistration(self._zk, lambda: self.cluster_id, registration_wait_ms / 1000)
         self._cluster_id: str | None = None
@@ -148,8 +159,12 @@ class ZooKeeperRegistry(ClusterRegistry):
     def create_topic(self, assignment: TopicAssignment, config: Mapping[str, str]) -> None:
         name = zl.check_topic(assignment.name)
         try:
-            self._zk.commit([CreateOp(zl.topic_config_path(name), zl.encode_topic_config(config)),
-                             CreateOp(zl.topic_path(name), assignment.to_json().encode())])
+            self._zk.commit(
+                [
+                    CreateOp(zl.topic_config_path(name), zl.encode_topic_config(config)),
+                    CreateOp(zl.topic_path(name), assignment.to_json().encode()),
+                ]
+            )
         except NodeExistsError:
             raise TopicExistsError(name) from None
 
@@ -182,8 +197,13 @@ class ZooKeeperRegistry(ClusterRegistry):
                 raise NoSuchTopicError(name)
             write = SetOp(path, data) if self._zk.exists(path) is not None else CreateOp(path, data)
             try:
-                self._zk.commit([CheckOp(zl.topic_path(name), assignment.version), write,
-                                 CreateOp(zl.CONFIG_CHANGE_PREFIX, change, sequential=True)])
+                self._zk.commit(
+                    [
+                        CheckOp(zl.topic_path(name), assignment.version),
+                        write,
+                        CreateOp(zl.CONFIG_CHANGE_PREFIX, change, sequential=True),
+                    ]
+                )
                 return
             except (NodeExistsError, NoNodeError, BadVersionError) as exc:
                 # the config node was created or deleted concurrently, or the assignment changed or went (or a
@@ -191,8 +211,9 @@ class ZooKeeperRegistry(ClusterRegistry):
                 log.debug("set_topic_config(%r): %s; retrying", name, exc)
                 if isinstance(exc, NoNodeError) and exc.path in (path, zl.CONFIG_CHANGE_PREFIX):
                     self._zk.ensure_path(exc.path.rsplit("/", 1)[0])
-        raise StaleStateError(f"topic {name!r}: config node kept changing; gave up after "
-                              f"{_CONFIG_WRITE_ATTEMPTS} attempts")
+        raise StaleStateError(
+            f"topic {name!r}: config node kept changing; gave up after {_CONFIG_WRITE_ATTEMPTS} attempts"
+        )
 
     def add_partitions(self, name: str, new: Mapping[int, tuple[int, ...]]) -> TopicAssignment:
         path = zl.topic_path(zl.check_topic(name))
@@ -202,8 +223,10 @@ class ZooKeeperRegistry(ClusterRegistry):
         current = TopicAssignment.from_json(name, node[0])
         expected = list(range(len(current.partitions), len(current.partitions) + len(new)))
         if not new or sorted(new) != expected:
-            raise ValueError(f"topic {name!r} has partitions 0..{len(current.partitions) - 1}; new partition "
-                             f"ids must be {expected}, got {sorted(new)}")
+            raise ValueError(
+                f"topic {name!r} has partitions 0..{len(current.partitions) - 1}; new partition "
+                f"ids must be {expected}, got {sorted(new)}"
+            )
         updated = TopicAssignment(name, {**current.partitions, **new}, current.topic_id)
         try:
             self._zk.set(path, updated.to_json().encode(), version=node[1].version)
@@ -262,8 +285,9 @@ class ZooKeeperRegistry(ClusterRegistry):
         try:
             stat = self._zk.set(path, state.to_json().encode(), version=state.zk_version)
         except BadVersionError:
-            raise StaleStateError(f"partition state of {topic}-{partition} moved past version "
-                                  f"{state.zk_version}") from None
+            raise StaleStateError(
+                f"partition state of {topic}-{partition} moved past version {state.zk_version}"
+            ) from None
         except NoNodeError:
             raise StaleStateError(f"partition state of {topic}-{partition} does not exist") from None
         return _with_version(state, stat.version)
@@ -285,8 +309,12 @@ class ZooKeeperRegistry(ClusterRegistry):
                 continue
             epoch = zl.decode_controller_epoch(epoch_node[0]) + 1
             try:
-                self._zk.commit([CreateOp(zl.CONTROLLER, node, ephemeral=True),
-                                 SetOp(zl.CONTROLLER_EPOCH, zl.encode_controller_epoch(epoch), epoch_node[1].version)])
+                self._zk.commit(
+                    [
+                        CreateOp(zl.CONTROLLER, node, ephemeral=True),
+                        SetOp(zl.CONTROLLER_EPOCH, zl.encode_controller_epoch(epoch), epoch_node[1].version),
+                    ]
+                )
             except NodeExistsError:
                 return None
             except BadVersionError:
@@ -318,8 +346,7 @@ class ZooKeeperRegistry(ClusterRegistry):
 
     def on_partition_states_changed(self, topic: str, callback) -> Subscription:
         zl.check_topic(topic)
-        return self._zk.watch(f"partition-states:{topic}", lambda w: self._read_partition_states(topic, w),
-                              callback)
+        return self._zk.watch(f"partition-states:{topic}", lambda w: self._read_partition_states(topic, w), callback)
 
     def on_controller_changed(self, callback) -> Subscription:
         return self._zk.watch("controller", self._read_controller, callback)

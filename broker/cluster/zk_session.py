@@ -65,15 +65,24 @@ log = logging.getLogger(__name__)
 
 
 _NODE_ERRORS: dict[type, type[NodeError]] = {
-    kz.NodeExistsError: NodeExistsError, kz.NoNodeError: NoNodeError, kz.BadVersionError: BadVersionError,
+    kz.NodeExistsError: NodeExistsError,
+    kz.NoNodeError: NoNodeError,
+    kz.BadVersionError: BadVersionError,
     kz.NotEmptyError: NotEmptyError,
 }
-_UNAVAILABLE = (kz.ConnectionLoss, kz.SessionExpiredError, kz.ConnectionClosedError, kz.OperationTimeoutError,
-                kz.ConnectionDropped, KazooTimeoutError)
+_UNAVAILABLE = (
+    kz.ConnectionLoss,
+    kz.SessionExpiredError,
+    kz.ConnectionClosedError,
+    kz.OperationTimeoutError,
+    kz.ConnectionDropped,
+    KazooTimeoutError,
+)
 
 
-def translate_kazoo_error(exc: BaseException, operation: str, path: str, *, chroot: str = "",
-                          hosts: str = "") -> Exception:
+def translate_kazoo_error(
+    exc: BaseException, operation: str, path: str, *, chroot: str = "", hosts: str = ""
+) -> Exception:
     """The registry exception for kazoo's ``exc`` raised by ``operation`` on ``path`` (see the module docstring).
 
     Exceptions that are not kazoo's (a ValueError from a bad argument, ...) are returned unchanged.
@@ -83,11 +92,14 @@ def translate_kazoo_error(exc: BaseException, operation: str, path: str, *, chro
         if isinstance(exc, kazoo_type):
             return ours(operation, path, full_path)
     if isinstance(exc, _UNAVAILABLE):
-        return RegistryUnavailableError(f"ZooKeeper at {hosts or '?'} unavailable during {operation} {full_path}: "
-                                        f"{type(exc).__name__} {exc}".rstrip())
+        return RegistryUnavailableError(
+            f"ZooKeeper at {hosts or '?'} unavailable during {operation} {full_path}: "
+            f"{type(exc).__name__} {exc}".rstrip()
+        )
     if isinstance(exc, kz.KazooException):
-        return RegistryError(f"ZooKeeper at {hosts or '?'}: {operation} {full_path} failed: "
-                             f"{type(exc).__name__} {exc}".rstrip())
+        return RegistryError(
+            f"ZooKeeper at {hosts or '?'}: {operation} {full_path} failed: {type(exc).__name__} {exc}".rstrip()
+        )
     return exc  # type: ignore[return-value]
 
 
@@ -134,9 +146,15 @@ class ZooKeeperSession:
     the dispatcher after a session expiry, before any watch is re-read.
     """
 
-    def __init__(self, connect: str, *, session_timeout_ms: int = 6000, connection_timeout_ms: int | None = None,
-                 request_timeout_ms: int | None = None,
-                 on_new_session: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        connect: str,
+        *,
+        session_timeout_ms: int = 6000,
+        connection_timeout_ms: int | None = None,
+        request_timeout_ms: int | None = None,
+        on_new_session: Callable[[], None] | None = None,
+    ) -> None:
         if session_timeout_ms <= 0:
             raise ValueError(f"session_timeout_ms must be positive, got {session_timeout_ms}")
         self.hosts, self.chroot = parse_connect_string(connect)
@@ -145,8 +163,12 @@ class ZooKeeperSession:
         self._request_timeout = (request_timeout_ms or session_timeout_ms) / 1000
         self._on_new_session = on_new_session
         retry = KazooRetry(max_tries=-1, delay=0.05, backoff=2, max_jitter=0.1, max_delay=1.0)
-        self._client = KazooClient(hosts=self.hosts, timeout=session_timeout_ms / 1000,
-                                   connection_retry=retry, command_retry=KazooRetry(max_tries=0))
+        self._client = KazooClient(
+            hosts=self.hosts,
+            timeout=session_timeout_ms / 1000,
+            connection_retry=retry,
+            command_retry=KazooRetry(max_tries=0),
+        )
         self._lock = threading.Lock()
         self._watches = WatchDispatcher()
         self._session_lost = False
@@ -168,8 +190,9 @@ class ZooKeeperSession:
         try:
             self._client.start(timeout=timeout)
         except KazooTimeoutError as exc:
-            raise RegistryUnavailableError(f"could not connect to ZooKeeper at {self.hosts} within "
-                                           f"{timeout:.1f} s") from exc
+            raise RegistryUnavailableError(
+                f"could not connect to ZooKeeper at {self.hosts} within {timeout:.1f} s"
+            ) from exc
         if self.chroot:
             self._ensure_absolute(self.chroot)
 
@@ -230,8 +253,9 @@ class ZooKeeperSession:
                     return None
 
     def children(self, path: str, watch: Watcher | None = None) -> list[str]:
-        return self._call("get_children", path,
-                          lambda full: self._client.get_children_async(full, watch=_node_watcher(watch)))
+        return self._call(
+            "get_children", path, lambda full: self._client.get_children_async(full, watch=_node_watcher(watch))
+        )
 
     def exists(self, path: str, watch: Watcher | None = None) -> NodeStat | None:
         stat = self._call("exists", path, lambda full: self._client.exists_async(full, watch=_node_watcher(watch)))
@@ -239,8 +263,9 @@ class ZooKeeperSession:
 
     def create(self, path: str, data: bytes = b"", *, ephemeral: bool = False, sequential: bool = False) -> str:
         """Create ``path``; the created path (relative; with its sequence number when ``sequential``)."""
-        created = self._call("create", path, lambda full: self._client.create_async(
-            full, data, ephemeral=ephemeral, sequence=sequential))
+        created = self._call(
+            "create", path, lambda full: self._client.create_async(full, data, ephemeral=ephemeral, sequence=sequential)
+        )
         return self._relative(created)
 
     def set(self, path: str, data: bytes, version: int = -1) -> NodeStat:
@@ -273,12 +298,15 @@ class ZooKeeperSession:
         results = self._call("multi", what, lambda _full: txn.commit_async(), absolute=True)
         for op, result in zip(ops, results):
             if isinstance(result, Exception) and not isinstance(result, kz.RolledBackError):
-                raise translate_kazoo_error(result, f"multi {type(op).__name__}", op.path, chroot=self.chroot,
-                                            hosts=self.hosts) from result
+                raise translate_kazoo_error(
+                    result, f"multi {type(op).__name__}", op.path, chroot=self.chroot, hosts=self.hosts
+                ) from result
         if any(isinstance(result, Exception) for result in results):
             raise RegistryError(f"ZooKeeper multi {what}: rolled back without a failing operation: {results}")
-        return [self._relative(r) if isinstance(op, CreateOp) else _stat(r) if isinstance(op, SetOp) else None
-                for op, r in zip(ops, results)]
+        return [
+            self._relative(r) if isinstance(op, CreateOp) else _stat(r) if isinstance(op, SetOp) else None
+            for op, r in zip(ops, results)
+        ]
 
     def ensure_path(self, path: str) -> None:
         """Create ``path`` and its missing parents (empty data)."""
@@ -317,8 +345,10 @@ class ZooKeeperSession:
         Also True when the connection drops while waiting (the caller's next operation then reports it).
         """
         changed = threading.Event()
-        if self._call("exists", path,
-                      lambda full: self._client.exists_async(full, watch=lambda _event: changed.set())) is None:
+        if (
+            self._call("exists", path, lambda full: self._client.exists_async(full, watch=lambda _event: changed.set()))
+            is None
+        ):
             return True
         return changed.wait(max(timeout, 0))
 
@@ -370,7 +400,7 @@ class ZooKeeperSession:
         return self.chroot + path if path != "/" or not self.chroot else self.chroot
 
     def _relative(self, full: str) -> str:
-        return full[len(self.chroot):] or "/" if self.chroot else full
+        return full[len(self.chroot) :] or "/" if self.chroot else full
 
     def _call(self, operation: str, path: str, request: Callable[[str], Any], *, absolute: bool = False):
         """Send ``request(full path)`` (a kazoo ``*_async`` call) and wait; errors translated (module docstring)."""
@@ -378,13 +408,16 @@ class ZooKeeperSession:
         if self._closed:
             raise RegistryUnavailableError(f"ZooKeeper {operation} {full}: registry is closed")
         if self._client.state != KazooState.CONNECTED:
-            raise RegistryUnavailableError(f"ZooKeeper {operation} {full}: not connected to ZooKeeper "
-                                           f"at {self.hosts} (connection {self._client.state})")
+            raise RegistryUnavailableError(
+                f"ZooKeeper {operation} {full}: not connected to ZooKeeper "
+                f"at {self.hosts} (connection {self._client.state})"
+            )
         try:
             return request(full).get(timeout=self._request_timeout)
         except (kz.KazooException, KazooTimeoutError) as exc:
-            raise translate_kazoo_error(exc, operation, path, chroot="" if absolute else self.chroot,
-                                        hosts=self.hosts) from exc
+            raise translate_kazoo_error(
+                exc, operation, path, chroot="" if absolute else self.chroot, hosts=self.hosts
+            ) from exc
 
     def _ensure_absolute(self, full: str) -> None:
         current = ""

@@ -36,8 +36,9 @@ Watcher = Callable[[], None]
 class _Watch:
     """One subscription: re-reads its nodes (arming one-shot watches) and delivers the snapshot."""
 
-    def __init__(self, dispatcher: WatchDispatcher, name: str, read: Callable[[Watcher], Any],
-                 callback: Callable[[Any], None]) -> None:
+    def __init__(
+        self, dispatcher: WatchDispatcher, name: str, read: Callable[[Watcher], Any], callback: Callable[[Any], None]
+    ) -> None:
         self.dispatcher = dispatcher
         self.name = name
         self.read = read

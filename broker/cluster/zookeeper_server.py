@@ -46,14 +46,19 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from broker.processes import death_signal_preexec, free_port
 
 __all__ = [
-    "ZooKeeperError", "JavaNotFoundError", "ZooKeeperServer", "find_java", "find_zookeeper_classpath",
-    "run_foreground", "main",
+    "ZooKeeperError",
+    "JavaNotFoundError",
+    "ZooKeeperServer",
+    "find_java",
+    "find_zookeeper_classpath",
+    "run_foreground",
+    "main",
 ]
 
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
@@ -74,8 +79,13 @@ _REQUIRED_JARS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # with only -Xmx256m: the JIT/GC choices gain little time; they are here to keep a dev server small (serial
 # collector, C1 only, capped heap), since ZooKeeper's throughput needs are tiny for a local cluster.
 DEFAULT_JVM_OPTIONS: tuple[str, ...] = (
-    "-Xms16m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-    "-Djava.awt.headless=true", "-Dzookeeper.jmx.log4j.disable=true",
+    "-Xms16m",
+    "-Xmx256m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-Xshare:auto",
+    "-Djava.awt.headless=true",
+    "-Dzookeeper.jmx.log4j.disable=true",
 )
 
 _BIND_ATTEMPTS = 5
@@ -100,21 +110,27 @@ def find_java(environ: Mapping[str, str] | None = None) -> str:
         candidate = Path(java_home) / "bin" / "java"
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-        raise JavaNotFoundError(f"JAVA_HOME is set to {java_home!r} but {candidate} is not an executable; "
-                                f"point JAVA_HOME at a JDK/JRE 8+ or unset it to use java from PATH")
+        raise JavaNotFoundError(
+            f"JAVA_HOME is set to {java_home!r} but {candidate} is not an executable; "
+            f"point JAVA_HOME at a JDK/JRE 8+ or unset it to use java from PATH"
+        )
     found = shutil.which("java", path=env.get("PATH", ""))
     if found is None:
-        raise JavaNotFoundError("java was not found: the ZooKeeper server needs a Java runtime (8 or newer); "
-                                "install one (e.g. apt-get install openjdk-17-jre-headless) and put java on "
-                                "PATH or set JAVA_HOME")
+        raise JavaNotFoundError(
+            "java was not found: the ZooKeeper server needs a Java runtime (8 or newer); "
+            "install one (e.g. apt-get install openjdk-17-jre-headless) and put java on "
+            "PATH or set JAVA_HOME"
+        )
     return found
 
 
 def _pyspark_jars_dir() -> Path:
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
-        raise ZooKeeperError("pyspark is not installed: the ZooKeeper server runs from the jars in the "
-                             "pyspark wheel (pip install pyspark), or pass jars_dir")
+        raise ZooKeeperError(
+            "pyspark is not installed: the ZooKeeper server runs from the jars in the "
+            "pyspark wheel (pip install pyspark), or pass jars_dir"
+        )
     return Path(list(spec.submodule_search_locations)[0]) / "jars"
 
 
@@ -169,11 +185,21 @@ class ZooKeeperServer:
     (``admin_port``); its jars are not in pyspark, so it also needs a ``classpath`` that includes Jetty.
     """
 
-    def __init__(self, data_dir: str | os.PathLike, port: int = 0, host: str = "127.0.0.1", *,
-                 tick_time_ms: int = 500, max_client_cnxns: int = 0, admin_server: bool = False,
-                 max_session_timeout_ms: int = 60_000, force_sync: bool = True,
-                 java: str | None = None, classpath: str | None = None,
-                 jvm_options: Sequence[str] = DEFAULT_JVM_OPTIONS) -> None:
+    def __init__(
+        self,
+        data_dir: str | os.PathLike,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        *,
+        tick_time_ms: int = 500,
+        max_client_cnxns: int = 0,
+        admin_server: bool = False,
+        max_session_timeout_ms: int = 60_000,
+        force_sync: bool = True,
+        java: str | None = None,
+        classpath: str | None = None,
+        jvm_options: Sequence[str] = DEFAULT_JVM_OPTIONS,
+    ) -> None:
         if not 0 <= port <= 65535:
             raise ValueError(f"port out of range: {port}")
         if tick_time_ms < 1:
@@ -181,8 +207,9 @@ class ZooKeeperServer:
         if max_client_cnxns < 0:
             raise ValueError(f"max_client_cnxns must be >= 0, got {max_client_cnxns}")
         if max_session_timeout_ms < 2 * tick_time_ms:
-            raise ValueError(f"max_session_timeout_ms ({max_session_timeout_ms}) is below two ticks "
-                             f"({2 * tick_time_ms})")
+            raise ValueError(
+                f"max_session_timeout_ms ({max_session_timeout_ms}) is below two ticks ({2 * tick_time_ms})"
+            )
         self.data_dir = Path(data_dir).resolve()
         self.host = host
         self._requested_port = port
@@ -228,20 +255,23 @@ class ZooKeeperServer:
         return self.data_dir / "zookeeper.out"
 
     # -- lifecycle
-    def start(self, timeout: float = 30.0) -> "ZooKeeperServer":
+    def start(self, timeout: float = 30.0) -> ZooKeeperServer:
         """Launch and wait until the server serves; ZooKeeperError (with the log tail) if it cannot."""
         if self.is_running:
             return self
         java = self._java or find_java()
         classpath = self._classpath or find_zookeeper_classpath()
         if self.admin_server and "jetty" not in classpath.lower():
-            raise ZooKeeperError("admin_server=True needs Jetty jars on the classpath (pyspark ships none; "
-                                 "ZooKeeper would silently run without it): pass classpath= including them")
+            raise ZooKeeperError(
+                "admin_server=True needs Jetty jars on the classpath (pyspark ships none; "
+                "ZooKeeper would silently run without it): pass classpath= including them"
+            )
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
-            raise ZooKeeperError(f"ZooKeeper data dir {self.data_dir} is not a directory "
-                                 f"(it, or a directory above it, is a file)") from None
+            raise ZooKeeperError(
+                f"ZooKeeper data dir {self.data_dir} is not a directory (it, or a directory above it, is a file)"
+            ) from None
         except OSError as e:
             raise ZooKeeperError(f"cannot create ZooKeeper data dir {self.data_dir}: {e.strerror}") from None
         self._write_log_config()
@@ -266,9 +296,11 @@ class ZooKeeperServer:
         reason = {"exited": "the server exited", "timeout": f"it did not serve within {timeout:.1f} s"}[outcome]
         if outcome == "exited" and "BindException" in self._log_tail():
             reason = f"port {self._port} on {self.host} is already in use"
-        raise ZooKeeperError(f"ZooKeeper failed to start: {reason}; data dir {self.data_dir}\n"
-                             f"--- {self.log_path.name} (tail) ---\n{self._log_tail()}"
-                             f"--- {self.stdout_path.name} (tail) ---\n{self._tail(self.stdout_path)}")
+        raise ZooKeeperError(
+            f"ZooKeeper failed to start: {reason}; data dir {self.data_dir}\n"
+            f"--- {self.log_path.name} (tail) ---\n{self._log_tail()}"
+            f"--- {self.stdout_path.name} (tail) ---\n{self._tail(self.stdout_path)}"
+        )
 
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM, wait up to ``timeout``, then SIGKILL. Idempotent."""
@@ -285,7 +317,7 @@ class ZooKeeperServer:
                 process.wait()
         self._stdout_file_close()
 
-    def __enter__(self) -> "ZooKeeperServer":
+    def __enter__(self) -> ZooKeeperServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -332,18 +364,31 @@ class ZooKeeperServer:
             "appender.file.layout.type = PatternLayout\n"
             "appender.file.layout.pattern = %d{ISO8601} %-5p [%t] %c{1}: %m%n\n"
             "rootLogger.level = info\n"
-            "rootLogger.appenderRef.file.ref = file\n")
+            "rootLogger.appenderRef.file.ref = file\n"
+        )
 
     def _launch(self, java: str, classpath: str) -> None:
         self._stdout_file_close()
         self._stdout_file = open(self.stdout_path, "ab")
-        command = [java, *self._jvm_options,
-                   f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
-                   "-cp", classpath, MAIN_CLASS, str(self.data_dir / "zoo.cfg")]
+        command = [
+            java,
+            *self._jvm_options,
+            f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
+            "-cp",
+            classpath,
+            MAIN_CLASS,
+            str(self.data_dir / "zoo.cfg"),
+        ]
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         process = subprocess.Popen(
-            command, cwd=self.data_dir, stdin=subprocess.DEVNULL, stdout=self._stdout_file,
-            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=death_signal_preexec(os.getpid()))
+            command,
+            cwd=self.data_dir,
+            stdin=subprocess.DEVNULL,
+            stdout=self._stdout_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=death_signal_preexec(os.getpid()),
+        )
         with self._lock:
             self._process = process
 
@@ -392,6 +437,7 @@ class ZooKeeperServer:
 def default_data_dir() -> Path:
     """Where ``kafkalog zookeeper start`` keeps its data without ``--data-dir`` (like Kafka's /tmp/zookeeper)."""
     import tempfile
+
     return Path(tempfile.gettempdir()) / "kafkalog-zookeeper"
 
 
@@ -413,8 +459,9 @@ def run_foreground(data_dir: str | os.PathLike, port: int = 2181, host: str = "1
         print(f"zookeeper.connect={server.connect_string}", flush=True)
         while not stop.wait(0.5):
             if not server.is_running:
-                print(f"kafkalog zookeeper: error: the server exited; see {server.log_path}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"kafkalog zookeeper: error: the server exited; see {server.log_path}", file=sys.stderr, flush=True
+                )
                 return 1
         return 0
     finally:
@@ -425,10 +472,14 @@ def run_foreground(data_dir: str | os.PathLike, port: int = 2181, host: str = "1
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``kafkalog zookeeper start [--data-dir D] [--port P] [--host H]`` (argv excludes ``zookeeper start``)."""
-    parser = argparse.ArgumentParser(prog="kafkalog zookeeper start",
-                                     description="Run a standalone ZooKeeper server in the foreground.")
-    parser.add_argument("--data-dir", default=str(default_data_dir()),
-                        help="snapshot, transaction log and server log directory (default: %(default)s)")
+    parser = argparse.ArgumentParser(
+        prog="kafkalog zookeeper start", description="Run a standalone ZooKeeper server in the foreground."
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=str(default_data_dir()),
+        help="snapshot, transaction log and server log directory (default: %(default)s)",
+    )
     parser.add_argument("--port", type=int, default=2181, help="client port; 0 picks a free one (default: 2181)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     args = parser.parse_args(argv)

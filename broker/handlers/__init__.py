@@ -9,9 +9,20 @@ from importlib import import_module
 from broker.api import HandlerRegistry
 
 MODULES = (
-    "api_versions", "metadata", "produce", "fetch", "list_offsets", "find_coordinator", "init_producer_id",
-    "offset_for_leader_epoch", "create_topics", "delete_topics", "create_partitions", "delete_records",
-    "describe_configs", "describe_cluster",
+    "api_versions",
+    "metadata",
+    "produce",
+    "fetch",
+    "list_offsets",
+    "find_coordinator",
+    "init_producer_id",
+    "offset_for_leader_epoch",
+    "create_topics",
+    "delete_topics",
+    "create_partitions",
+    "delete_records",
+    "describe_configs",
+    "describe_cluster",
 )
 
 
@@ -38,6 +49,8 @@ def render_docs() -> str:
         mod = import_module(f"{__name__}.{name}")
         spec = API_BY_KEY[mod.API_KEY]
         doc = " ".join((mod.__doc__ or "").split())
-        out.append(f"| {spec.name} | {int(mod.API_KEY)} | {mod.VERSIONS[0]}-{mod.VERSIONS[1]} | "
-                   f"{spec.min_version}-{spec.max_version} | {doc.replace('|', '/')} |")
+        out.append(
+            f"| {spec.name} | {int(mod.API_KEY)} | {mod.VERSIONS[0]}-{mod.VERSIONS[1]} | "
+            f"{spec.min_version}-{spec.max_version} | {doc.replace('|', '/')} |"
+        )
     return "\n".join(out) + "\n"

@@ -16,6 +16,8 @@ _API = API_BY_KEY[API_KEY]
 
 async def handle(ctx, request):
     Resp = _API.Response
-    keys = [Resp.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-            for k, lo, hi in ctx.services.handlers.version_ranges()]
+    keys = [
+        Resp.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+        for k, lo, hi in ctx.services.handlers.version_ranges()
+    ]
     return Resp(error_code=ErrorCode.NONE, api_keys=keys, throttle_time_ms=0)

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
-
 from broker.topic_admin import TopicAdminError
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.CREATE_PARTITIONS
 VERSIONS = (0, 3)
@@ -30,7 +29,8 @@ async def handle(ctx, request):
     results, plans = [], []
     topics = b.metadata.topics
     too_many = admin.check_request_size(
-        t.count - topics[t.name].num_partitions for t in request.topics if counts[t.name] == 1 and t.name in topics)
+        t.count - topics[t.name].num_partitions for t in request.topics if counts[t.name] == 1 and t.name in topics
+    )
     for t in request.topics:
         res = Resp.CreatePartitionsTopicResult(name=t.name, error_code=ErrorCode.NONE, error_message=None)
         results.append(res)
@@ -46,24 +46,19 @@ async def handle(ctx, request):
             plans[-1] = admin.plan_partitions(t.name, t.count, assignments)
         except TopicAdminError as e:
             res.error_code, res.error_message = e.error_code, e.message
-    errors = admin.admit(plans, reserve=not request.validate_only)
+    errors = await admin.apply(plans, validate_only=request.validate_only)
     pending = []
     for res, t, plan, error in zip(results, request.topics, plans, errors, strict=True):
         if plan is None:
             continue
-        if error is None and not request.validate_only:
-            try:
-                await admin.write(plan)
-            except TopicAdminError as e:
-                error = e
         if error is not None:
             res.error_code, res.error_message = error.error_code, error.message
         elif not request.validate_only:
             pending.append((res, t.name, t.count))
     if pending and request.timeout_ms > 0:
-        await admin.wait_for(lambda: all(admin.has_leaders(n, k) for _, n, k in pending), request.timeout_ms / 1000)
-        for res, name, k in pending:
-            if not admin.has_leaders(name, k):
+        leaderless = await admin.without_leaders([(n, k) for _, n, k in pending], request.timeout_ms)
+        for res, name, _ in pending:
+            if name in leaderless:
                 res.error_code = ErrorCode.REQUEST_TIMED_OUT
                 res.error_message = f"new partitions of {name!r} got no leaders within {request.timeout_ms} ms"
     return Resp(throttle_time_ms=0, results=results)

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from typing import Any
 
 from broker.config_describe import describe_topic_configs
 from broker.topic_admin import TopicAdminError, TopicPlan
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.CREATE_TOPICS
 VERSIONS = (0, 7)
@@ -40,10 +40,18 @@ async def handle(ctx, request):
     results = []
     plans: list[TopicPlan | None] = []
     too_many = admin.check_request_size(
-        admin.requested_partitions(t.num_partitions, t.assignments) for t in request.topics if counts[t.name] == 1)
+        admin.requested_partitions(t.num_partitions, t.assignments) for t in request.topics if counts[t.name] == 1
+    )
     for t in request.topics:
-        res = Result(name=t.name, topic_id=uuid.UUID(int=0), error_code=ErrorCode.NONE, error_message=None,
-                     num_partitions=-1, replication_factor=-1, configs=None)
+        res = Result(
+            name=t.name,
+            topic_id=uuid.UUID(int=0),
+            error_code=ErrorCode.NONE,
+            error_message=None,
+            num_partitions=-1,
+            replication_factor=-1,
+            configs=None,
+        )
         results.append(res)
         plans.append(None)
         if counts[t.name] > 1:
@@ -58,16 +66,11 @@ async def handle(ctx, request):
             plans[-1] = admin.plan_topic(t.name, t.num_partitions, t.replication_factor, config, assignments or None)
         except TopicAdminError as e:
             res.error_code, res.error_message = e.error_code, e.message
-    errors = admin.admit(plans, reserve=not request.validate_only)
-    created: list[tuple[object, str, int]] = []
+    errors = await admin.apply(plans, validate_only=request.validate_only)
+    created: list[tuple[Any, str, int]] = []
     for res, plan, error in zip(results, plans, errors, strict=True):
         if plan is None:
             continue
-        if error is None and not request.validate_only:
-            try:
-                await admin.write(plan)
-            except TopicAdminError as e:
-                error = e
         if error is not None:
             res.error_code, res.error_message = error.error_code, error.message
             continue
@@ -76,16 +79,19 @@ async def handle(ctx, request):
         res.replication_factor = plan.replication_factor
         if ctx.version >= 5:
             res.configs = [
-                Result.CreatableTopicConfigs(name=d.name, value=d.value, read_only=False,
-                                             config_source=d.source, is_sensitive=False)
+                Result.CreatableTopicConfigs(
+                    name=d.name, value=d.value, read_only=False, config_source=d.source, is_sensitive=False
+                )
                 for d in describe_topic_configs(b, plan.overrides)
             ]
         if not request.validate_only:
             created.append((res, plan.name, plan.new_partitions))
     if created and request.timeout_ms > 0:
-        await admin.wait_for(lambda: all(admin.has_leaders(n, k) for _, n, k in created), request.timeout_ms / 1000)
-        for res, name, k in created:
-            if not admin.has_leaders(name, k):
+        leaderless = await admin.without_leaders([(n, k) for _, n, k in created], request.timeout_ms)
+        for res, name, _ in created:
+            if name in leaderless:
                 res.error_code = ErrorCode.REQUEST_TIMED_OUT
-                res.error_message = f"topic {name!r} was created but its leaders were not elected within {request.timeout_ms} ms"
+                res.error_message = (
+                    f"topic {name!r} was created but its leaders were not elected within {request.timeout_ms} ms"
+                )
     return Resp(throttle_time_ms=0, topics=results)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import uuid
 
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
-
 from broker.topic_admin import TopicAdminError
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.DELETE_TOPICS
 VERSIONS = (0, 6)

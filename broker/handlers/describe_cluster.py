@@ -18,14 +18,25 @@ async def handle(ctx, request):
     b = ctx.services
     Resp = _API.Response
     if ctx.version >= 1 and request.endpoint_type != 1:
-        return Resp(throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
-                    error_message=f"endpoint type {request.endpoint_type} is not served; only brokers (1)",
-                    endpoint_type=request.endpoint_type, cluster_id=b.registry.cluster_id, brokers=[])
+        return Resp(
+            throttle_time_ms=0,
+            error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+            error_message=f"endpoint type {request.endpoint_type} is not served; only brokers (1)",
+            endpoint_type=request.endpoint_type,
+            cluster_id=b.registry.cluster_id,
+            brokers=[],
+        )
     cache = b.metadata
     brokers = [
         Resp.DescribeClusterBroker(broker_id=bid, host=h, port=p, rack=info.rack)
         for bid, info in sorted(cache.brokers.items())
         for h, p in [_endpoint(info, ctx.listener)]
     ]
-    return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, endpoint_type=1, cluster_id=b.registry.cluster_id,
-                controller_id=cache.controller_id if cache.controller_id is not None else -1, brokers=brokers)
+    return Resp(
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        endpoint_type=1,
+        cluster_id=b.registry.cluster_id,
+        controller_id=cache.controller_id if cache.controller_id is not None else -1,
+        brokers=brokers,
+    )

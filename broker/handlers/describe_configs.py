@@ -7,9 +7,8 @@ loggers, client quotas, ...) are INVALID_REQUEST.
 
 from __future__ import annotations
 
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
-
 from broker.config_describe import describe_broker_configs, describe_topic_configs
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 VERSIONS = (0, 4)
@@ -24,8 +23,13 @@ async def handle(ctx, request):
     Entry = Result.DescribeConfigsResourceResult
     results = []
     for res in request.resources:
-        out = Result(error_code=ErrorCode.NONE, error_message=None, resource_type=res.resource_type,
-                     resource_name=res.resource_name, configs=[])
+        out = Result(
+            error_code=ErrorCode.NONE,
+            error_message=None,
+            resource_type=res.resource_type,
+            resource_name=res.resource_name,
+            configs=[],
+        )
         results.append(out)
         if res.resource_type == TOPIC:
             t = b.metadata.topics.get(res.resource_name)
@@ -48,11 +52,19 @@ async def handle(ctx, request):
         for d in described:
             if wanted is not None and d.name not in wanted:
                 continue
-            out.configs.append(Entry(
-                name=d.name, value=None if d.sensitive else d.value, read_only=res.resource_type == BROKER,
-                is_default=d.is_default, config_source=d.source, is_sensitive=d.sensitive,
-                synonyms=[Entry.DescribeConfigsSynonym(name=n, value=v, source=s) for n, v, s in d.synonyms]
-                if request.include_synonyms else [],
-                config_type=d.type, documentation=d.doc if request.include_documentation else None,
-            ))
+            out.configs.append(
+                Entry(
+                    name=d.name,
+                    value=None if d.sensitive else d.value,
+                    read_only=res.resource_type == BROKER,
+                    is_default=d.is_default,
+                    config_source=d.source,
+                    is_sensitive=d.sensitive,
+                    synonyms=[Entry.DescribeConfigsSynonym(name=n, value=v, source=s) for n, v, s in d.synonyms]
+                    if request.include_synonyms
+                    else [],
+                    config_type=d.type,
+                    documentation=d.doc if request.include_documentation else None,
+                )
+            )
     return Resp(throttle_time_ms=0, results=results)

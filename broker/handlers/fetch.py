@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import asyncio
 
+from broker.replication.notifier import wait_any
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.records import UnsupportedCompressionError, batch_to_legacy
-
-from broker.replication.notifier import wait_any
 
 API_KEY = ApiKey.FETCH
 VERSIONS = (0, 12)
@@ -46,8 +45,7 @@ async def handle(ctx, request):
         responses, total, any_error, partitions = _read_all(ctx, request)
         remaining = deadline - loop.time()
         gone = ctx.disconnected is not None and ctx.disconnected.done()  # nobody left to answer
-        if (total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping
-                or gone):
+        if total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping or gone:
             return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
         await wait_any([p.data_notifier for p in partitions], remaining, abandon=ctx.disconnected)
 
@@ -68,8 +66,13 @@ def _read_all(ctx, request):
     for topic in request.topics:
         entries = []
         for fp in topic.partitions:
-            entry = Resp.FetchableTopicResponse.PartitionData(partition_index=fp.partition, error_code=ErrorCode.NONE, high_watermark=-1,
-                                       records=b"", aborted_transactions=[] if committed else None)
+            entry = Resp.FetchableTopicResponse.PartitionData(
+                partition_index=fp.partition,
+                error_code=ErrorCode.NONE,
+                high_watermark=-1,
+                records=b"",
+                aborted_transactions=[] if committed else None,
+            )
             entries.append(entry)
             part, code = b.replica_manager.leader_partition(topic.topic, fp.partition)
             if part is not None:
@@ -81,7 +84,8 @@ def _read_all(ctx, request):
                     st = b.metadata.partition_state(topic.topic, fp.partition)
                     if st is not None:
                         entry.current_leader = Resp.FetchableTopicResponse.PartitionData.LeaderIdAndEpoch(
-                            leader_id=st.leader, leader_epoch=st.leader_epoch)
+                            leader_id=st.leader, leader_epoch=st.leader_epoch
+                        )
                 continue
             plog = part.log
             hw = plog.high_watermark

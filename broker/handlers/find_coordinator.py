@@ -14,7 +14,10 @@ _API = API_BY_KEY[API_KEY]
 
 async def handle(ctx, request):
     return _API.Response(
-        throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        throttle_time_ms=0,
+        error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE,
         error_message="group and transaction coordinators are not available on this broker yet",
-        node_id=-1, host="", port=-1,
+        node_id=-1,
+        host="",
+        port=-1,
     )

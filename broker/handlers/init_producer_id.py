@@ -20,8 +20,12 @@ MAX_EPOCH = 32767
 async def handle(ctx, request):
     Resp = _API.Response
     if request.transactional_id is not None:
-        return Resp(throttle_time_ms=0, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                    producer_id=-1, producer_epoch=-1)
+        return Resp(
+            throttle_time_ms=0,
+            error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            producer_id=-1,
+            producer_epoch=-1,
+        )
     alloc = ctx.services.producer_ids
     pid, epoch = getattr(request, "producer_id", -1), getattr(request, "producer_epoch", -1)
     if ctx.version >= 3 and pid >= 0:

@@ -31,8 +31,14 @@ async def handle(ctx, request):
     for t in request.topics:
         parts = []
         for p in t.partitions:
-            entry = PartResp(partition_index=p.partition_index, error_code=ErrorCode.NONE, old_style_offsets=[],
-                             timestamp=-1, offset=-1, leader_epoch=-1)
+            entry = PartResp(
+                partition_index=p.partition_index,
+                error_code=ErrorCode.NONE,
+                old_style_offsets=[],
+                timestamp=-1,
+                offset=-1,
+                leader_epoch=-1,
+            )
             parts.append(entry)
             if v >= 2 and seen[(t.name, p.partition_index)] > 1:
                 entry.error_code = ErrorCode.INVALID_REQUEST

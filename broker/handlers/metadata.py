@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import uuid
 
+from broker.topic_admin import TopicAdminError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.protocol.topic_name import topic_name_problem
-
-from broker.topic_admin import TopicAdminError
 
 API_KEY = ApiKey.METADATA
 VERSIONS = (0, 12)
@@ -72,14 +71,22 @@ async def handle(ctx, request):
         if name is None:
             name = cache.topic_by_id(topic_id) if topic_id not in (None, uuid.UUID(int=0)) else None
             if name is None:
-                topics.append(Resp.MetadataResponseTopic(
-                    error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=topic_id or uuid.UUID(int=0),
-                    partitions=[]))
+                topics.append(
+                    Resp.MetadataResponseTopic(
+                        error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                        name=None,
+                        topic_id=topic_id or uuid.UUID(int=0),
+                        partitions=[],
+                    )
+                )
                 continue
         topics.append(_topic(Resp, cache, name, errors.get(name)))
     return Resp(
-        throttle_time_ms=0, brokers=brokers, cluster_id=b.registry.cluster_id,
-        controller_id=cache.controller_id if cache.controller_id is not None else -1, topics=topics,
+        throttle_time_ms=0,
+        brokers=brokers,
+        cluster_id=b.registry.cluster_id,
+        controller_id=cache.controller_id if cache.controller_id is not None else -1,
+        topics=topics,
     )
 
 
@@ -122,16 +129,22 @@ def _topic(Resp, cache, name: str, error: ErrorCode | None):
         replicas = list(t.replicas[p])
         st = t.states.get(p)
         leader = st.leader if st is not None else -1
-        partitions.append(Resp.MetadataResponseTopic.MetadataResponsePartition(
-            error_code=ErrorCode.NONE if leader >= 0 and cache.alive(leader) else ErrorCode.LEADER_NOT_AVAILABLE,
-            partition_index=p,
-            leader_id=leader if leader >= 0 and cache.alive(leader) else -1,
-            leader_epoch=st.leader_epoch if st is not None else -1,
-            replica_nodes=replicas,
-            isr_nodes=list(st.isr) if st is not None else [],
-            offline_replicas=[r for r in replicas if not cache.alive(r)],
-        ))
+        partitions.append(
+            Resp.MetadataResponseTopic.MetadataResponsePartition(
+                error_code=ErrorCode.NONE if leader >= 0 and cache.alive(leader) else ErrorCode.LEADER_NOT_AVAILABLE,
+                partition_index=p,
+                leader_id=leader if leader >= 0 and cache.alive(leader) else -1,
+                leader_epoch=st.leader_epoch if st is not None else -1,
+                replica_nodes=replicas,
+                isr_nodes=list(st.isr) if st is not None else [],
+                offline_replicas=[r for r in replicas if not cache.alive(r)],
+            )
+        )
     code = ErrorCode.NONE if t.states else ErrorCode.LEADER_NOT_AVAILABLE  # no partition has a state yet
     return Resp.MetadataResponseTopic(
-        error_code=code, name=name, topic_id=t.topic_id, is_internal=name in INTERNAL_TOPICS, partitions=partitions,
+        error_code=code,
+        name=name,
+        topic_id=t.topic_id,
+        is_internal=name in INTERNAL_TOPICS,
+        partitions=partitions,
     )

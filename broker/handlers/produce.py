@@ -22,12 +22,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
-
+from broker.api import NO_RESPONSE, CloseConnection
 from broker.log import LogAppendError
 from broker.log.validation import convert_legacy_message_set
-from broker.api import NO_RESPONSE, CloseConnection
 from broker.replication.notifier import wait_any
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.PRODUCE
 VERSIONS = (0, 9)
@@ -45,10 +44,14 @@ def _as_v2(records, version: int) -> bytearray | memoryview:
     magic = records[_MAGIC_POS]
     if version >= 3:
         if magic != 2:
-            raise LogAppendError(ErrorCode.INVALID_RECORD, f"Produce v{version} needs record batches of magic 2, got magic {magic}")
+            raise LogAppendError(
+                ErrorCode.INVALID_RECORD, f"Produce v{version} needs record batches of magic 2, got magic {magic}"
+            )
         return records
     if magic not in (0, 1):
-        raise LogAppendError(ErrorCode.INVALID_RECORD, f"Produce v{version} carries message sets of magic 0 or 1, got magic {magic}")
+        raise LogAppendError(
+            ErrorCode.INVALID_RECORD, f"Produce v{version} carries message sets of magic 0 or 1, got magic {magic}"
+        )
     return convert_legacy_message_set(records)
 
 
@@ -61,7 +64,9 @@ async def handle(ctx, request):
     for topic in request.topic_data:
         entries = []
         for pd in topic.partition_data:
-            entry = Resp.TopicProduceResponse.PartitionProduceResponse(index=pd.index, error_code=ErrorCode.NONE, base_offset=-1)
+            entry = Resp.TopicProduceResponse.PartitionProduceResponse(
+                index=pd.index, error_code=ErrorCode.NONE, base_offset=-1
+            )
             entries.append(entry)
             if acks not in (-1, 0, 1):
                 entry.error_code = ErrorCode.INVALID_REQUIRED_ACKS
@@ -111,8 +116,9 @@ async def _await_replication(broker, waits, timeout_s: float, disconnected=None)
         if not pending or broker.stopping or (disconnected is not None and disconnected.done()):
             break
         remaining = deadline - loop.time()
-        if remaining <= 0 or not await wait_any([p.data_notifier for p, _, _ in pending], remaining,
-                                                abandon=disconnected):
+        if remaining <= 0 or not await wait_any(
+            [p.data_notifier for p, _, _ in pending], remaining, abandon=disconnected
+        ):
             if loop.time() >= deadline:
                 break
     for p, hw, e in waits:

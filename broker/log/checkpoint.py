@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from broker.log.errors import LogError
 
@@ -66,7 +66,7 @@ def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         if sync:
             os.fsync(fd)
     finally:
@@ -126,7 +126,8 @@ def read_offset_checkpoint(path: Path) -> dict[tuple[str, int], int] | None:
     for number, fields in entries:
         if len(fields) != 3 or not fields[0]:
             raise CorruptCheckpointError(
-                f"{path}: line {number}: expected 'topic partition offset', got {' '.join(fields)!r}")
+                f"{path}: line {number}: expected 'topic partition offset', got {' '.join(fields)!r}"
+            )
         topic = fields[0]
         partition = _number(path, number, "partition", fields[1])
         offset = _number(path, number, "offset", fields[2])
@@ -161,7 +162,8 @@ def read_epoch_checkpoint(path: Path) -> list[tuple[int, int]] | None:
         if out and (epoch <= out[-1][0] or start <= out[-1][1]):
             raise CorruptCheckpointError(
                 f"{path}: line {number}: epoch {epoch} at offset {start} does not follow epoch {out[-1][0]} at "
-                f"offset {out[-1][1]} (both must increase)")
+                f"offset {out[-1][1]} (both must increase)"
+            )
         out.append((epoch, start))
     return out
 

@@ -31,6 +31,9 @@ import os
 import struct
 from typing import NamedTuple
 
+from broker.log.log_loader import CLEANED_SUFFIX
+from broker.log.partition_log import PartitionLog
+from broker.log.segment import MAX_RELATIVE_OFFSET, LogSegment
 from spark_kafkalog.records import RecordBatchBuilder, decode_batch_records
 from spark_kafkalog.records.batch import (
     ATTRIBUTES_OFFSET,
@@ -44,10 +47,6 @@ from spark_kafkalog.records.batch import (
     BatchHeader,
 )
 from spark_kafkalog.records.crc import crc32c
-
-from broker.log.log_loader import CLEANED_SUFFIX
-from broker.log.partition_log import PartitionLog
-from broker.log.segment import MAX_RELATIVE_OFFSET, LogSegment
 
 __all__ = ["CleanableRange", "CleanerStats", "clean_log", "cleanable_range"]
 
@@ -136,11 +135,23 @@ def _build_offset_map(segments, first_dirty: int) -> dict[bytes, int]:
 def _empty_batch(header: BatchHeader) -> bytes:
     """A header-only batch with the original offsets, epoch and producer fields (no records)."""
     attributes = header.attributes & (TIMESTAMP_TYPE_BIT | TRANSACTIONAL_BIT | CONTROL_BIT)
-    data = bytearray(HEADER_STRUCT.pack(
-        header.base_offset, BATCH_HEADER_SIZE - LOG_OVERHEAD, header.partition_leader_epoch, 2, 0, attributes,
-        header.last_offset_delta, header.max_timestamp, header.max_timestamp, header.producer_id,
-        header.producer_epoch, header.base_sequence, 0,
-    ))
+    data = bytearray(
+        HEADER_STRUCT.pack(
+            header.base_offset,
+            BATCH_HEADER_SIZE - LOG_OVERHEAD,
+            header.partition_leader_epoch,
+            2,
+            0,
+            attributes,
+            header.last_offset_delta,
+            header.max_timestamp,
+            header.max_timestamp,
+            header.producer_id,
+            header.producer_epoch,
+            header.base_sequence,
+            0,
+        )
+    )
     _CRC.pack_into(data, 17, crc32c(memoryview(data)[ATTRIBUTES_OFFSET:]))
     return bytes(data)
 
@@ -157,8 +168,9 @@ def _rebuild_batch(header: BatchHeader, records) -> bytes:
         timestamp_type=header.timestamp_type,
     )
     for record in records:
-        builder.append(record.timestamp, record.key, record.value, record.headers,
-                       offset_delta=record.offset - header.base_offset)
+        builder.append(
+            record.timestamp, record.key, record.value, record.headers, offset_delta=record.offset - header.base_offset
+        )
     data = bytearray(builder.build())
     # keep the original offset range: the last offset delta is covered by the CRC, so recompute it
     _LAST_OFFSET_DELTA.pack_into(data, 23, header.last_offset_delta)
@@ -171,8 +183,10 @@ def _groups(segments, max_bytes: int) -> list[list[LogSegment]]:
     for segment in segments:
         if groups:
             group = groups[-1]
-            if (sum(s.size for s in group) + segment.size <= max_bytes
-                    and segment.next_offset - 1 - group[0].base_offset <= MAX_RELATIVE_OFFSET):
+            if (
+                sum(s.size for s in group) + segment.size <= max_bytes
+                and segment.next_offset - 1 - group[0].base_offset <= MAX_RELATIVE_OFFSET
+            ):
                 group.append(segment)
                 continue
         groups.append([segment])
@@ -203,15 +217,33 @@ def clean_log(plog: PartitionLog, now_ms: int, *, force: bool = False) -> Cleane
         for segment in cleanable.segments:
             segment.file.release()
     plog.first_dirty_offset = max(plog.first_dirty_offset, cleanable.end_offset)
-    result = CleanerStats(plog.topic, plog.partition, cleanable.first_dirty_offset, cleanable.end_offset,
-                          len(cleanable.segments), stats[0], stats[1], stats[2], stats[3], stats[4])
-    log.info("%s: cleaned offsets below %d: %d -> %d bytes, %d -> %d records", plog.dir.name,
-             cleanable.end_offset, stats[1], stats[2], stats[3], stats[4])
+    result = CleanerStats(
+        plog.topic,
+        plog.partition,
+        cleanable.first_dirty_offset,
+        cleanable.end_offset,
+        len(cleanable.segments),
+        stats[0],
+        stats[1],
+        stats[2],
+        stats[3],
+        stats[4],
+    )
+    log.info(
+        "%s: cleaned offsets below %d: %d -> %d bytes, %d -> %d records",
+        plog.dir.name,
+        cleanable.end_offset,
+        stats[1],
+        stats[2],
+        stats[3],
+        stats[4],
+    )
     return result
 
 
-def _clean_group(plog: PartitionLog, group: list[LogSegment], offset_map: dict[bytes, int], now_ms: int,
-                 stats: list[int]) -> LogSegment:
+def _clean_group(
+    plog: PartitionLog, group: list[LogSegment], offset_map: dict[bytes, int], now_ms: int, stats: list[int]
+) -> LogSegment:
     config = plog.config
     new = LogSegment.create(plog.dir, group[0].base_offset, now_ms, suffix=CLEANED_SUFFIX)
     last_header = None
@@ -225,7 +257,8 @@ def _clean_group(plog: PartitionLog, group: list[LogSegment], offset_map: dict[b
                 continue
             records = decode_batch_records(data, header=header)
             kept = [
-                r for r in records
+                r
+                for r in records
                 if r.key is not None
                 and offset_map.get(r.key, -1) <= r.offset
                 and not (r.value is None and drop_tombstones)

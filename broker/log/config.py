@@ -23,9 +23,10 @@ Immutable; safe to share between threads.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from broker.config import KEYS_BY_NAME, ConfigError
 
@@ -75,42 +76,142 @@ _T = TopicConfigKey
 TOPIC_CONFIG_KEYS: dict[str, TopicConfigKey] = {
     k.name: k
     for k in (
-        _T("cleanup.policy", "log.cleanup.policy", "cleanup_policy", "list",
-           "`delete` (retention by time and size), `compact` (keep the latest record per key), or both.",
-           choices=("delete", "compact")),
-        _T("delete.retention.ms", "log.cleaner.delete.retention.ms", "delete_retention_ms", "long",
-           "How long tombstones stay in a compacted log after their segment was last written.", at_least=0),
-        _T("file.delete.delay.ms", "log.segment.delete.delay.ms", "file_delete_delay_ms", "long",
-           "Delay between a segment leaving the log and its renamed `.deleted` files being removed.", at_least=0),
-        _T("flush.messages", "log.flush.interval.messages", "flush_interval_messages", "long",
-           "fsync the log after this many messages (M in the design).", at_least=1),
-        _T("flush.ms", "log.flush.interval.ms", "flush_interval_ms", "long",
-           "fsync data older than this (S in the design); checked by the flush scheduler.", at_least=0),
-        _T("index.interval.bytes", "log.index.interval.bytes", "index_interval_bytes", "int",
-           "Bytes of batches between two offset index entries (0: an entry per batch).", at_least=0),
-        _T("max.message.bytes", "message.max.bytes", "max_message_bytes", "int",
-           "Largest record batch accepted.", at_least=0),
-        _T("message.timestamp.type", "log.message.timestamp.type", "message_timestamp_type", "string",
-           "`CreateTime` keeps the producer's timestamps; `LogAppendTime` stamps batches with the broker time.",
-           choices=("CreateTime", "LogAppendTime")),
-        _T("min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", "min_cleanable_dirty_ratio", "double",
-           "Share of the cleanable log not yet compacted at which the cleaner compacts it.", at_least=0, at_most=1),
-        _T("min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", "min_compaction_lag_ms", "long",
-           "Segments whose newest record is younger than this are not compacted.", at_least=0),
-        _T("min.insync.replicas", "min.insync.replicas", "min_insync_replicas", "int",
-           "Fewest in-sync replicas for an acks=all produce to succeed.", at_least=1),
-        _T("retention.bytes", "log.retention.bytes", "retention_bytes", "long",
-           "Delete the oldest segments while the partition is larger than this (-1: no limit).", at_least=-1),
-        _T("retention.ms", "log.retention.ms", "retention_ms", "long",
-           "Delete segments whose newest record is older than this (-1: keep forever).", at_least=-1),
-        _T("segment.bytes", "log.segment.bytes", "segment_bytes", "int",
-           "Segment size at which a new segment is rolled.", at_least=14),
-        _T("segment.index.bytes", "log.index.size.max.bytes", "max_index_size", "int",
-           "Largest offset index of a segment (8-byte entries); a full index rolls the segment.", at_least=4),
-        _T("segment.ms", "log.roll.ms", "segment_ms", "long",
-           "Roll a segment once its first record is this old, even if it is not full.", at_least=1),
-        _T("unclean.leader.election.enable", "unclean.leader.election.enable", "unclean_leader_election_enable",
-           "boolean", "Allow a replica outside the ISR to become leader (may lose data).")
+        _T(
+            "cleanup.policy",
+            "log.cleanup.policy",
+            "cleanup_policy",
+            "list",
+            "`delete` (retention by time and size), `compact` (keep the latest record per key), or both.",
+            choices=("delete", "compact"),
+        ),
+        _T(
+            "delete.retention.ms",
+            "log.cleaner.delete.retention.ms",
+            "delete_retention_ms",
+            "long",
+            "How long tombstones stay in a compacted log after their segment was last written.",
+            at_least=0,
+        ),
+        _T(
+            "file.delete.delay.ms",
+            "log.segment.delete.delay.ms",
+            "file_delete_delay_ms",
+            "long",
+            "Delay between a segment leaving the log and its renamed `.deleted` files being removed.",
+            at_least=0,
+        ),
+        _T(
+            "flush.messages",
+            "log.flush.interval.messages",
+            "flush_interval_messages",
+            "long",
+            "fsync the log after this many messages (M in the design).",
+            at_least=1,
+        ),
+        _T(
+            "flush.ms",
+            "log.flush.interval.ms",
+            "flush_interval_ms",
+            "long",
+            "fsync data older than this (S in the design); checked by the flush scheduler.",
+            at_least=0,
+        ),
+        _T(
+            "index.interval.bytes",
+            "log.index.interval.bytes",
+            "index_interval_bytes",
+            "int",
+            "Bytes of batches between two offset index entries (0: an entry per batch).",
+            at_least=0,
+        ),
+        _T(
+            "max.message.bytes",
+            "message.max.bytes",
+            "max_message_bytes",
+            "int",
+            "Largest record batch accepted.",
+            at_least=0,
+        ),
+        _T(
+            "message.timestamp.type",
+            "log.message.timestamp.type",
+            "message_timestamp_type",
+            "string",
+            "`CreateTime` keeps the producer's timestamps; `LogAppendTime` stamps batches with the broker time.",
+            choices=("CreateTime", "LogAppendTime"),
+        ),
+        _T(
+            "min.cleanable.dirty.ratio",
+            "log.cleaner.min.cleanable.ratio",
+            "min_cleanable_dirty_ratio",
+            "double",
+            "Share of the cleanable log not yet compacted at which the cleaner compacts it.",
+            at_least=0,
+            at_most=1,
+        ),
+        _T(
+            "min.compaction.lag.ms",
+            "log.cleaner.min.compaction.lag.ms",
+            "min_compaction_lag_ms",
+            "long",
+            "Segments whose newest record is younger than this are not compacted.",
+            at_least=0,
+        ),
+        _T(
+            "min.insync.replicas",
+            "min.insync.replicas",
+            "min_insync_replicas",
+            "int",
+            "Fewest in-sync replicas for an acks=all produce to succeed.",
+            at_least=1,
+        ),
+        _T(
+            "retention.bytes",
+            "log.retention.bytes",
+            "retention_bytes",
+            "long",
+            "Delete the oldest segments while the partition is larger than this (-1: no limit).",
+            at_least=-1,
+        ),
+        _T(
+            "retention.ms",
+            "log.retention.ms",
+            "retention_ms",
+            "long",
+            "Delete segments whose newest record is older than this (-1: keep forever).",
+            at_least=-1,
+        ),
+        _T(
+            "segment.bytes",
+            "log.segment.bytes",
+            "segment_bytes",
+            "int",
+            "Segment size at which a new segment is rolled.",
+            at_least=14,
+        ),
+        _T(
+            "segment.index.bytes",
+            "log.index.size.max.bytes",
+            "max_index_size",
+            "int",
+            "Largest offset index of a segment (8-byte entries); a full index rolls the segment.",
+            at_least=4,
+        ),
+        _T(
+            "segment.ms",
+            "log.roll.ms",
+            "segment_ms",
+            "long",
+            "Roll a segment once its first record is this old, even if it is not full.",
+            at_least=1,
+        ),
+        _T(
+            "unclean.leader.election.enable",
+            "unclean.leader.election.enable",
+            "unclean_leader_election_enable",
+            "boolean",
+            "Allow a replica outside the ISR to become leader (may lose data).",
+        ),
     )
 }
 
@@ -207,7 +308,9 @@ class LogConfig:
             _scaled(value("log.retention.minutes"), _MINUTE_MS),
             _scaled(value("log.retention.hours"), _HOUR_MS),
         )
-        kwargs["flush_interval_ms"] = _first_set(value("log.flush.interval.ms"), value("log.flush.scheduler.interval.ms"))
+        kwargs["flush_interval_ms"] = _first_set(
+            value("log.flush.interval.ms"), value("log.flush.scheduler.interval.ms")
+        )
         for field, broker_key in _BROKER_ONLY.items():
             kwargs[field] = value(broker_key)
         set_keys = {k for k in props if k in KEYS_BY_NAME}

@@ -224,12 +224,14 @@ class TimeIndex(_Index):
         entries = self._read_file()
         last_ts = last_offset = None
         for timestamp, relative_offset in entries:
-            if last_ts is not None and last_offset is not None and (timestamp <= last_ts or relative_offset < last_offset):
+            if (
+                last_ts is not None
+                and last_offset is not None
+                and (timestamp <= last_ts or relative_offset < last_offset)
+            ):
                 raise CorruptIndexError(f"{self.path.name}: entries not increasing at timestamp {timestamp}")
             if relative_offset > max_relative_offset:
-                raise CorruptIndexError(
-                    f"{self.path.name}: offset {relative_offset} beyond the segment's last offset"
-                )
+                raise CorruptIndexError(f"{self.path.name}: offset {relative_offset} beyond the segment's last offset")
             last_ts, last_offset = timestamp, relative_offset
         self._keys = array(self.KEY_TYPE, [e[0] for e in entries])
         self._values = array(self.VALUE_TYPE, [e[1] for e in entries])

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
-
-from spark_kafkalog.records.batch import BatchHeader
 
 from broker.log.segment import LOG_SUFFIX, LogSegment, parse_segment_name, segment_path
+from spark_kafkalog.records.batch import BatchHeader
 
 __all__ = ["DELETED_SUFFIX", "CLEANED_SUFFIX", "SWAP_SUFFIX", "load_segments"]
 

@@ -42,11 +42,9 @@ import shutil
 import threading
 import time as _time
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
-
-from spark_kafkalog.protocol.topic_name import topic_name_problem
 
 from broker.log.checkpoint import CorruptCheckpointError, read_offset_checkpoint, write_offset_checkpoint
 from broker.log.cleaner import CleanerStats, clean_log
@@ -54,6 +52,7 @@ from broker.log.clock import SYSTEM_CLOCK, Clock
 from broker.log.config import LogConfig
 from broker.log.errors import LogError
 from broker.log.partition_log import PartitionLog, parse_partition_dir
+from spark_kafkalog.protocol.topic_name import topic_name_problem
 
 __all__ = ["LogManager"]
 
@@ -182,8 +181,9 @@ class LogManager:
             (log_dir / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
         self._loaded = True
         self.write_checkpoints()
-        log.info("loaded %d logs from %d log dirs in %.2f s", len(results), len(self.log_dirs),
-                 _time.monotonic() - started)
+        log.info(
+            "loaded %d logs from %d log dirs in %.2f s", len(results), len(self.log_dirs), _time.monotonic() - started
+        )
 
     def _lock_dir(self, log_dir: Path) -> None:
         fd = os.open(log_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
@@ -229,8 +229,10 @@ class LogManager:
         if partition < 0:
             raise LogError(f"illegal partition {partition}")
         if len(topic) + 1 + len(str(partition)) > MAX_FILE_NAME_BYTES:
-            raise LogError(f"partition {partition} of the {len(topic)}-character topic {topic[:20]}... would need a "
-                           f"directory name longer than {MAX_FILE_NAME_BYTES} bytes")
+            raise LogError(
+                f"partition {partition} of the {len(topic)}-character topic {topic[:20]}... would need a "
+                f"directory name longer than {MAX_FILE_NAME_BYTES} bytes"
+            )
         with self._lock:
             if config is not None:
                 self._topic_configs[topic] = config
@@ -244,8 +246,9 @@ class LogManager:
                 counts[d] += 1
             log_dir = min(self.log_dirs, key=lambda d: (counts[d], self.log_dirs.index(d)))
             log_dir.mkdir(parents=True, exist_ok=True)
-            plog = PartitionLog.open(log_dir / f"{topic}-{partition}", self.config_for(topic), time=self._time,
-                                     recover=False)
+            plog = PartitionLog.open(
+                log_dir / f"{topic}-{partition}", self.config_for(topic), time=self._time, recover=False
+            )
             self._logs[(topic, partition)] = plog
             self._dir_of[(topic, partition)] = log_dir
             log.info("created log %s-%d in %s", topic, partition, log_dir)

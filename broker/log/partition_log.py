@@ -36,10 +36,6 @@ import threading
 from pathlib import Path
 from typing import NamedTuple
 
-from spark_kafkalog.protocol import ErrorCode
-from spark_kafkalog.records import decode_batch_records, set_log_append_time
-from spark_kafkalog.records.batch import LOG_OVERHEAD, BatchHeader
-
 from broker.log.clock import SYSTEM_CLOCK, Clock
 from broker.log.config import LogConfig
 from broker.log.errors import LogAppendError, LogClosedError, OffsetOutOfRangeError
@@ -49,6 +45,9 @@ from broker.log.log_loader import DELETED_SUFFIX, SWAP_SUFFIX, load_segments
 from broker.log.producer_state import ProducerStateEntry, ProducerStateManager
 from broker.log.segment import MAX_RELATIVE_OFFSET, LogSegment
 from broker.log.validation import validate_follower_batches, validate_leader_batches
+from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.records import decode_batch_records, set_log_append_time
+from spark_kafkalog.records.batch import LOG_OVERHEAD, BatchHeader
 
 __all__ = ["AppendInfo", "FetchData", "PartitionLog", "parse_partition_dir"]
 
@@ -329,8 +328,9 @@ class PartitionLog:
                     ErrorCode.DUPLICATE_SEQUENCE_NUMBER, "the request mixes already-appended and new batches"
                 )
             first_dup, last_dup = duplicates[0], duplicates[-1]
-            return AppendInfo(first_dup.first_offset, last_dup.last_offset, -1, -1, append_time, self._log_start_offset,
-                              0, True)
+            return AppendInfo(
+                first_dup.first_offset, last_dup.last_offset, -1, -1, append_time, self._log_start_offset, 0, True
+            )
         # the request is accepted: rewrite offsets and epochs (outside the CRC) and LogAppendTime (inside it)
         pack_header = _OFFSET_LENGTH_EPOCH.pack_into
         for pos, size, base, _, _ in entries:
@@ -345,8 +345,9 @@ class PartitionLog:
         self._unflushed_messages += num_records
         if self._unflushed_messages >= config.flush_interval_messages:
             self.flush()
-        return AppendInfo(first_offset, offset - 1, max_timestamp, offset_of_max, append_time,
-                          self._log_start_offset, num_records)
+        return AppendInfo(
+            first_offset, offset - 1, max_timestamp, offset_of_max, append_time, self._log_start_offset, num_records
+        )
 
     def append_as_follower(self, records) -> AppendInfo:
         """Append batches copied from the leader (offsets and epochs already set; must start at or after
@@ -376,8 +377,9 @@ class PartitionLog:
         if self._unflushed_messages >= self._config.flush_interval_messages:
             self.flush()
         first = batches[0][1]
-        return AppendInfo(first.base_offset, entries[-1][3], max_timestamp, offset_of_max, -1,
-                          self._log_start_offset, num_records)
+        return AppendInfo(
+            first.base_offset, entries[-1][3], max_timestamp, offset_of_max, -1, self._log_start_offset, num_records
+        )
 
     def _write(self, buf, entries: list[tuple[int, int, int, int, int]], now: int) -> None:
         """Write contiguous batches ``(position, size, base, last, max_ts)``, rolling where needed."""
@@ -389,7 +391,8 @@ class PartitionLog:
             segment = self._view.segments[-1]
             _, size, _, last, _ = entries[i]
             if not (  # the common case, checked inline; _maybe_roll decides the rest
-                segment.size and segment.size + size <= config.segment_bytes
+                segment.size
+                and segment.size + size <= config.segment_bytes
                 and now - segment.first_append_ms <= config.segment_ms
                 and last - segment.base_offset <= MAX_RELATIVE_OFFSET
                 and len(segment.index._keys) < config.max_index_entries
@@ -496,8 +499,9 @@ class PartitionLog:
                     if limit < segment.next_offset:
                         found = segment.translate_offset(limit)
                         max_position = found[0] if found is not None else None
-                    region = segment.read(fetch_offset, max_bytes, max_position=max_position,
-                                          min_one_batch=min_one_batch)
+                    region = segment.read(
+                        fetch_offset, max_bytes, max_position=max_position, min_one_batch=min_one_batch
+                    )
                 finally:
                     segment.file.release()
                 if region is not None:
@@ -561,7 +565,9 @@ class PartitionLog:
                     return record.offset, record.timestamp
         return offset, timestamp
 
-    def legacy_offsets_before(self, timestamp: int, max_num_offsets: int, *, end_offset: int | None = None) -> list[int]:
+    def legacy_offsets_before(
+        self, timestamp: int, max_num_offsets: int, *, end_offset: int | None = None
+    ) -> list[int]:
         """Kafka 0.8 ``getOffsetsBefore``: segment base offsets (the first one replaced by the log start)
         whose segment was last written at or before ``timestamp``, plus the log end (``end_offset``,
         default the log end offset) when the active segment is not empty; -1 means latest, -2 earliest.
@@ -597,7 +603,9 @@ class PartitionLog:
         with self.lock:
             if self._closed:
                 return
-            segments = [s for s in self._view.segments if s.next_offset > self._recovery_point and s.base_offset < target]
+            segments = [
+                s for s in self._view.segments if s.next_offset > self._recovery_point and s.base_offset < target
+            ]
             held = [s for s in segments if s.file.acquire()]
             for segment in held:
                 segment.index.flush(fsync=True)
@@ -735,7 +743,7 @@ class PartitionLog:
 
     def _delete_head(self, doomed: list[LogSegment], now: int) -> None:
         """Remove the first ``len(doomed)`` segments (caller holds the lock)."""
-        remaining = self._view.segments[len(doomed):]
+        remaining = self._view.segments[len(doomed) :]
         self._view = _view(remaining)
         if remaining[0].base_offset > self._log_start_offset:
             self._log_start_offset = remaining[0].base_offset
@@ -745,8 +753,9 @@ class PartitionLog:
         self.first_dirty_offset = max(self.first_dirty_offset, self._log_start_offset)
         self._trash_segments(doomed, now)
         for segment in doomed:
-            log.info("%s: deleted segment %d (offsets below %d)", self._dir.name, segment.base_offset,
-                     segment.next_offset)
+            log.info(
+                "%s: deleted segment %d (offsets below %d)", self._dir.name, segment.base_offset, segment.next_offset
+            )
 
     def _trash_segments(self, segments, now: int) -> None:
         """Rename segments to ``.deleted``; their files go after ``file.delete.delay.ms`` (caller holds the lock)."""
@@ -783,7 +792,7 @@ class PartitionLog:
             new.change_suffix(SWAP_SUFFIX)
             self._trash_segments(old, self._time.milliseconds())
             new.change_suffix("")
-            self._view = _view(segments[:first] + (new,) + segments[first + len(old):])
+            self._view = _view(segments[:first] + (new,) + segments[first + len(old) :])
             return True
 
     # -- lifecycle ----------------------------------------------------------------------------------

@@ -35,15 +35,15 @@ from __future__ import annotations
 import logging
 import os
 import struct
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, NamedTuple
-
-from spark_kafkalog.protocol import ErrorCode
-from spark_kafkalog.records.batch import BatchHeader
-from spark_kafkalog.records.crc import crc32c
+from typing import NamedTuple
 
 from broker.log.checkpoint import atomic_write
 from broker.log.errors import LogAppendError
+from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.records.batch import BatchHeader
+from spark_kafkalog.records.crc import crc32c
 
 __all__ = ["BatchMetadata", "ProducerStateEntry", "ProducerStateManager", "SNAPSHOT_SUFFIX"]
 
@@ -70,8 +70,9 @@ class ProducerStateEntry:
 
     __slots__ = ("producer_id", "epoch", "last_timestamp", "batches")
 
-    def __init__(self, producer_id: int, epoch: int, last_timestamp: int = -1,
-                 batches: Iterable[BatchMetadata] = ()) -> None:
+    def __init__(
+        self, producer_id: int, epoch: int, last_timestamp: int = -1, batches: Iterable[BatchMetadata] = ()
+    ) -> None:
         self.producer_id = producer_id
         self.epoch = epoch
         self.last_timestamp = last_timestamp
@@ -108,7 +109,10 @@ class ProducerStateEntry:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ProducerStateEntry) and (
-            self.producer_id, self.epoch, self.last_timestamp, self.batches
+            self.producer_id,
+            self.epoch,
+            self.last_timestamp,
+            self.batches,
         ) == (other.producer_id, other.epoch, other.last_timestamp, other.batches)
 
     def __repr__(self) -> str:
@@ -176,8 +180,13 @@ class ProducerStateManager:
         return None
 
     @staticmethod
-    def stage(pending: dict[int, ProducerStateEntry], current: ProducerStateEntry | None, header: BatchHeader,
-              base_offset: int, timestamp: int) -> None:
+    def stage(
+        pending: dict[int, ProducerStateEntry],
+        current: ProducerStateEntry | None,
+        header: BatchHeader,
+        base_offset: int,
+        timestamp: int,
+    ) -> None:
         """Record an accepted batch (with its assigned ``base_offset``) in ``pending``."""
         pid = header.producer_id
         entry = pending.get(pid)
@@ -207,8 +216,12 @@ class ProducerStateManager:
             return
         metadata = None
         if header.base_sequence >= 0:
-            metadata = BatchMetadata(header.base_sequence, last_sequence(header), header.base_offset,
-                                     header.base_offset + header.last_offset_delta)
+            metadata = BatchMetadata(
+                header.base_sequence,
+                last_sequence(header),
+                header.base_offset,
+                header.base_offset + header.last_offset_delta,
+            )
         entry.add(header.producer_epoch, metadata, header.max_timestamp)
 
     def clear(self) -> None:

@@ -30,15 +30,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
-
-from spark_kafkalog.records import CorruptRecordError, decode_batch_records, validate_batch
-from spark_kafkalog.records.batch import BATCH_HEADER_SIZE, HEADER_STRUCT, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader
 
 from broker.log.errors import CorruptIndexError
 from broker.log.file_region import FileRegion, SharedFile
 from broker.log.index import OffsetIndex, TimeIndex
+from spark_kafkalog.records import CorruptRecordError, decode_batch_records, validate_batch
+from spark_kafkalog.records.batch import BATCH_HEADER_SIZE, HEADER_STRUCT, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader
 
 __all__ = ["LogSegment", "MAX_RELATIVE_OFFSET", "parse_segment_name", "segment_path"]
 
@@ -244,9 +243,7 @@ class LogSegment:
         self.bytes_since_index_entry += header.batch_length + LOG_OVERHEAD
 
     # -- recovery -----------------------------------------------------------------------------------
-    def recover(
-        self, index_interval_bytes: int, on_batch: Callable[[BatchHeader], None] | None = None
-    ) -> int:
+    def recover(self, index_interval_bytes: int, on_batch: Callable[[BatchHeader], None] | None = None) -> int:
         """Check every batch, truncate at the first bad one, rebuild the indexes; returns bytes removed.
 
         ``on_batch`` sees each valid header (leader epoch cache and producer state are rebuilt from them).
@@ -415,7 +412,9 @@ class LogSegment:
                 last = header.base_offset + header.last_offset_delta
                 if header.base_offset < start_offset:
                     data = os.pread(fd, header.batch_length + LOG_OVERHEAD, pos)
-                    stamps = [r.timestamp for r in decode_batch_records(data, header=header) if r.offset >= start_offset]
+                    stamps = [
+                        r.timestamp for r in decode_batch_records(data, header=header) if r.offset >= start_offset
+                    ]
                     ts = max(stamps, default=-1)
                 else:
                     ts = header.max_timestamp

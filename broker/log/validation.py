@@ -37,6 +37,7 @@ Stateless; thread-safe.
 
 from __future__ import annotations
 
+from broker.log.errors import InvalidOffsetError, LogAppendError
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import (
     Compression,
@@ -60,8 +61,6 @@ from spark_kafkalog.records.batch import (
     BatchHeader,
 )
 from spark_kafkalog.records.crc import crc32c
-
-from broker.log.errors import InvalidOffsetError, LogAppendError
 
 __all__ = ["convert_legacy_message_set", "validate_follower_batches", "validate_leader_batches"]
 
@@ -118,7 +117,8 @@ def validate_leader_batches(
         size = length + LOG_OVERHEAD
         if length < MIN_BATCH_LENGTH or size > end - pos:
             raise LogAppendError(
-                ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: length {length} does not fit the {end - pos} bytes left"
+                ErrorCode.CORRUPT_MESSAGE,
+                f"batch at byte {pos}: length {length} does not fit the {end - pos} bytes left",
             )
         if size > max_message_bytes:
             raise LogAppendError(
@@ -129,7 +129,9 @@ def validate_leader_batches(
                 ErrorCode.RECORD_LIST_TOO_LARGE, f"batch of {size} bytes exceeds segment.bytes={segment_bytes}"
             )
         if attributes & CODEC_MASK > Compression.ZSTD:
-            raise LogAppendError(ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: unknown codec id {attributes & CODEC_MASK}")
+            raise LogAppendError(
+                ErrorCode.CORRUPT_MESSAGE, f"batch at byte {pos}: unknown codec id {attributes & CODEC_MASK}"
+            )
         computed = crc32c(view[pos + ATTRIBUTES_OFFSET : pos + size])
         if computed != crc:
             raise LogAppendError(
@@ -143,7 +145,9 @@ def validate_leader_batches(
                 "(a producer batch holds 1..n records at deltas 0..n-1)",
             )
         if attributes & CONTROL_BIT and not allow_control:
-            raise LogAppendError(ErrorCode.INVALID_RECORD, f"batch at byte {pos}: producers cannot append control batches")
+            raise LogAppendError(
+                ErrorCode.INVALID_RECORD, f"batch at byte {pos}: producers cannot append control batches"
+            )
         header = _new_header(BatchHeader, fields)
         if compacted:
             _check_keys(buf, pos, size, header)
@@ -160,8 +164,9 @@ def _check_keys(buf, pos: int, size: int, header: BatchHeader) -> None:
     for record in records:
         if record.key is None:
             raise LogAppendError(
-                ErrorCode.INVALID_RECORD, f"record at offset delta {record.offset - header.base_offset} has no key; "
-                "a compacted topic needs a key on every record"
+                ErrorCode.INVALID_RECORD,
+                f"record at offset delta {record.offset - header.base_offset} has no key; "
+                "a compacted topic needs a key on every record",
             )
 
 

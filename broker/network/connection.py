@@ -34,6 +34,7 @@ import socket
 from collections import deque
 from typing import TYPE_CHECKING, Any, Protocol
 
+from broker.api import NO_RESPONSE, CloseConnection, RequestContext
 from spark_kafkalog.protocol import (
     API_BY_KEY,
     ApiKey,
@@ -49,14 +50,11 @@ from spark_kafkalog.protocol import (
 from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, size_class
 from spark_kafkalog.protocol.messages import RequestHeader
 
-from broker.api import NO_RESPONSE, CloseConnection, RequestContext
-
 if TYPE_CHECKING:
-    from spark_kafkalog.protocol.frame_pool import FramePool
-
     from broker.api import HandlerRegistry
     from broker.config import BrokerConfig
     from broker.services import BrokerServices
+    from spark_kafkalog.protocol.frame_pool import FramePool
 
     from .request_memory import RequestMemory
 
@@ -65,6 +63,12 @@ log = logging.getLogger("kafkalog.network")
 _RECV_SIZE = 256 * 1024  # the most one read takes from a socket
 _GROWTH_START = 256 * 1024  # first size of a large frame's buffer when no pooled one is free
 _CLOSE = object()
+
+
+def _complete(fut: asyncio.Future) -> None:
+    """Reader/writer callback: the socket is ready; wake its waiter (once)."""
+    if not fut.done():
+        fut.set_result(None)
 
 
 class ConnectionClosed(Exception):
@@ -189,12 +193,13 @@ class ClientConnection:
                 pass
             fut = self.loop.create_future()
             fd = self.sock.fileno()
-            self.loop.add_reader(fd, lambda: fut.done() or fut.set_result(None))
+            self.loop.add_reader(fd, _complete, fut)
             try:
                 await asyncio.wait_for(fut, timeout_s) if timeout_s is not None else await fut
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise ConnectionClosed(
-                    f"idle for more than {self.server.config['connections.max.idle.ms']} ms") from None
+                    f"idle for more than {self.server.config['connections.max.idle.ms']} ms"
+                ) from None
             finally:
                 self.loop.remove_reader(fd)
 
@@ -220,7 +225,7 @@ class ClientConnection:
                     buffer.extend(bytes(min(len(buffer), size_class(size) - len(buffer))))
                 await memory.wait_turn(self)
                 with memoryview(buffer) as target:
-                    got = await self._recv_into(target[filled:min(size, len(buffer), filled + _RECV_SIZE)], idle_s)
+                    got = await self._recv_into(target[filled : min(size, len(buffer), filled + _RECV_SIZE)], idle_s)
                 if got == 0:
                     self._peer_gone()
                     raise ConnectionClosed(f"connection closed in the middle of a {size}-byte request")
@@ -257,9 +262,12 @@ class ClientConnection:
                 f"{request.api.name} v{header.api_version} is not served "
                 f"(served: {'none' if entry is None else f'{entry.min_version}-{entry.max_version}'})"
             )
-        ctx = RequestContext(self.server.services, header, self.peer, self.listener, self.connection_id,
-                             disconnected=self.disconnected)
-        task = self.loop.create_task(entry.handler(ctx, request.body), name=f"{request.api.name}-{header.correlation_id}")
+        ctx = RequestContext(
+            self.server.services, header, self.peer, self.listener, self.connection_id, disconnected=self.disconnected
+        )
+        task = self.loop.create_task(
+            entry.handler(ctx, request.body), name=f"{request.api.name}-{header.correlation_id}"
+        )
         self._in_flight.append(task)
         if pooled is not None:
             frame.release()  # the request's fields hold their own views; the pool checks they are gone
@@ -277,8 +285,11 @@ class ClientConnection:
         entry = self.server.registry.get(ApiKey.API_VERSIONS)
         body = api.Response(
             error_code=ErrorCode.UNSUPPORTED_VERSION,
-            api_keys=[api.Response.ApiVersion(api_key=ApiKey.API_VERSIONS, min_version=entry.min_version,
-                                              max_version=entry.max_version)],
+            api_keys=[
+                api.Response.ApiVersion(
+                    api_key=ApiKey.API_VERSIONS, min_version=entry.min_version, max_version=entry.max_version
+                )
+            ],
         )
         return [encode_response(ApiKey.API_VERSIONS, 0, header.correlation_id, body, framed=True)]
 
@@ -294,8 +305,9 @@ class ClientConnection:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # a handler bug must not take the broker down: drop this client only
-                log.error("%s handler failed for %s", request.api.name if request else "request", self.peer,
-                          exc_info=True)
+                log.error(
+                    "%s handler failed for %s", request.api.name if request else "request", self.peer, exc_info=True
+                )
                 self._broken(f"handler failed: {e!r}", error=True)
                 return
             finally:
@@ -376,7 +388,7 @@ class ClientConnection:
     async def _writable(self) -> None:
         fut = self.loop.create_future()
         fd = self.sock.fileno()
-        self.loop.add_writer(fd, lambda: fut.done() or fut.set_result(None))
+        self.loop.add_writer(fd, _complete, fut)
         try:
             await fut
         finally:

@@ -17,9 +17,8 @@ import logging
 import socket
 from typing import TYPE_CHECKING
 
-from spark_kafkalog.protocol.frame_pool import FramePool
-
 from broker.api import HandlerRegistry
+from spark_kafkalog.protocol.frame_pool import FramePool
 
 from .connection import ClientConnection
 from .request_memory import RequestMemory
@@ -86,7 +85,10 @@ class SocketServer:
     def _configure(self, sock: socket.socket) -> None:
         sock.setblocking(False)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        for key, opt in (("socket.send.buffer.bytes", socket.SO_SNDBUF), ("socket.receive.buffer.bytes", socket.SO_RCVBUF)):
+        for key, opt in (
+            ("socket.send.buffer.bytes", socket.SO_SNDBUF),
+            ("socket.receive.buffer.bytes", socket.SO_RCVBUF),
+        ):
             if self.config[key] > 0:
                 sock.setsockopt(socket.SOL_SOCKET, opt, self.config[key])
 

@@ -8,7 +8,7 @@ its condition (wake-ups may be spurious). Event-loop only.
 from __future__ import annotations
 
 import asyncio
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class Notifier:
@@ -32,8 +32,7 @@ class Notifier:
                 fut.set_result(None)
 
 
-async def wait_any(notifiers: Iterable[Notifier], timeout_s: float, *,
-                   abandon: asyncio.Future | None = None) -> bool:
+async def wait_any(notifiers: Iterable[Notifier], timeout_s: float, *, abandon: asyncio.Future | None = None) -> bool:
     """Wait until any notifier fires or ``timeout_s`` passes; True when woken.
 
     ``abandon`` (e.g. the connection's ``disconnected``) ends the wait as soon as it is done: the
@@ -57,7 +56,7 @@ async def wait_any(notifiers: Iterable[Notifier], timeout_s: float, *,
     try:
         await asyncio.wait_for(asyncio.shield(fut), timeout_s)
         return True
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return False
     finally:
         for n in notifiers:

@@ -56,7 +56,9 @@ class ReplicaManager:
                 self.log_manager.update_topic_config(topic, config)
             state = states.get(p)
             if state is not None and (state.leader_epoch, state.leader, tuple(state.isr)) != (
-                part.leader_epoch, part.leader_id, part.isr
+                part.leader_epoch,
+                part.leader_id,
+                part.isr,
             ):
                 part.apply_state(state, tuple(reps))
                 log.info("%s: leader %d epoch %d isr %s", tp, state.leader, state.leader_epoch, list(state.isr))

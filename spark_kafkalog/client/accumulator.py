@@ -17,7 +17,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Callable, Collection, Iterable, NamedTuple, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import NamedTuple
 
 from spark_kafkalog.client.errors import KafkaTimeoutError
 from spark_kafkalog.client.producer_batch import DeliveryCallback, ProducerBatch, RecordFuture
@@ -174,7 +175,9 @@ class RecordAccumulator:
                 batch = queue[0]
                 if batch.retry_after > now:
                     continue
-                if not (force or batch.full or len(queue) > 1 or batch.attempts > 0 or now - batch.created >= self.linger):
+                if not (
+                    force or batch.full or len(queue) > 1 or batch.attempts > 0 or now - batch.created >= self.linger
+                ):
                     continue
                 batch_size = batch.size_in_bytes
                 if out and size + batch_size > max_request_size:

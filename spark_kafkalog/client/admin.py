@@ -14,7 +14,8 @@ with leaders elected, so a producer or reader can use the topic at once. Thread-
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
@@ -116,7 +117,9 @@ class AdminClient:
         spec = API_BY_KEY[_CREATE_TOPICS]
         R = spec.Request
         timeout = self._timeout(timeout_ms)
-        uses_defaults = any(t.replica_assignment is None and (t.num_partitions < 0 or t.replication_factor < 0) for t in topics)
+        uses_defaults = any(
+            t.replica_assignment is None and (t.num_partitions < 0 or t.replication_factor < 0) for t in topics
+        )
 
         def build(version: int) -> Any:
             entries = []
@@ -131,7 +134,9 @@ class AdminClient:
                     num, rf = -1, -1
                 configs = [R.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in t.config.items()]
                 entries.append(
-                    R.CreatableTopic(name=t.name, num_partitions=num, replication_factor=rf, assignments=assignments, configs=configs)
+                    R.CreatableTopic(
+                        name=t.name, num_partitions=num, replication_factor=rf, assignments=assignments, configs=configs
+                    )
                 )
             return R(topics=entries, timeout_ms=timeout, validate_only=validate_only)
 
@@ -149,7 +154,9 @@ class AdminClient:
         def check() -> None:
             info = client.topic_info(topic, refresh=True)
             if len(info.partitions) < min_partitions or any(p.leader < 0 for p in info.partitions.values()):
-                raise KafkaClientError(f"topic {topic} has partitions without a leader yet", retriable=True, topic=topic)
+                raise KafkaClientError(
+                    f"topic {topic} has partitions without a leader yet", retriable=True, topic=topic
+                )
 
         client.call_with_retries(check, what=f"waiting for the leaders of {topic}")
 
@@ -239,7 +246,9 @@ class AdminClient:
                 validate_only=validate_only,
             )
 
-        _, response, peer = self._controller_request(_CREATE_PARTITIONS, build, timeout_ms=timeout, what="CreatePartitions")
+        _, response, peer = self._controller_request(
+            _CREATE_PARTITIONS, build, timeout_ms=timeout, what="CreatePartitions"
+        )
         _raise_topic_errors("CreatePartitions", response.results, peer)
         if wait and not validate_only:
             for topic, total in new_totals.items():
@@ -268,9 +277,14 @@ class AdminClient:
                     by_topic.setdefault(tp.topic, []).append(
                         R.DeleteRecordsTopic.DeleteRecordsPartition(partition_index=tp.partition, offset=off)
                     )
-                body = R(topics=[R.DeleteRecordsTopic(name=t, partitions=ps) for t, ps in by_topic.items()], timeout_ms=timeout)
+                body = R(
+                    topics=[R.DeleteRecordsTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
+                    timeout_ms=timeout,
+                )
                 try:
-                    _, response = client.send_request(_DELETE_RECORDS, body, node_id=leader, timeout_ms=timeout + client.config.request_timeout_ms)
+                    _, response = client.send_request(
+                        _DELETE_RECORDS, body, node_id=leader, timeout_ms=timeout + client.config.request_timeout_ms
+                    )
                 except KafkaClientError as e:
                     if not e.retriable:
                         raise
@@ -283,7 +297,9 @@ class AdminClient:
                         if not p.error_code:
                             result[tp] = p.low_watermark
                             continue
-                        error = error_for_code(p.error_code, "DeleteRecords", broker=peer, topic=tp.topic, partition=tp.partition)
+                        error = error_for_code(
+                            p.error_code, "DeleteRecords", broker=peer, topic=tp.topic, partition=tp.partition
+                        )
                         if error.retriable and tp in part:
                             client.metadata.invalidate(tp.topic)
                             retry[tp] = part[tp]
@@ -292,7 +308,12 @@ class AdminClient:
             remaining = retry
             if remaining and not plan.sleep_or_give_up():
                 for tp in remaining:
-                    errors[tp] = KafkaClientError(f"DeleteRecords for {tp} did not succeed in time", retriable=True, topic=tp.topic, partition=tp.partition)
+                    errors[tp] = KafkaClientError(
+                        f"DeleteRecords for {tp} did not succeed in time",
+                        retriable=True,
+                        topic=tp.topic,
+                        partition=tp.partition,
+                    )
                 break
         if errors:
             raise AdminOperationError("DeleteRecords", errors)
@@ -302,7 +323,13 @@ class AdminClient:
         """The topic's configuration ``{name: value}`` (``keys`` selects names; all when ``None``)."""
         R = API_BY_KEY[_DESCRIBE_CONFIGS].Request
         body = R(
-            resources=[R.DescribeConfigsResource(resource_type=_TOPIC_RESOURCE, resource_name=topic, configuration_keys=None if keys is None else list(keys))],
+            resources=[
+                R.DescribeConfigsResource(
+                    resource_type=_TOPIC_RESOURCE,
+                    resource_name=topic,
+                    configuration_keys=None if keys is None else list(keys),
+                )
+            ],
             include_synonyms=False,
             include_documentation=False,
         )

@@ -56,7 +56,7 @@ class AsyncKafkaConnection:
         peer = f"{node_id if node_id is not None and node_id >= 0 else 'bootstrap'} ({host}:{port})"
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), connect_timeout)
-        except (OSError, asyncio.TimeoutError) as e:
+        except (TimeoutError, OSError) as e:
             raise KafkaConnectionError(f"cannot connect to broker {peer}: {e or 'timed out'}", broker=peer) from None
         protocol = KafkaConnection(peer, client_id=client_id, max_frame_size=max_frame_size, node_id=node_id)
         conn = cls(reader, writer, protocol)
@@ -65,7 +65,7 @@ class AsyncKafkaConnection:
         conn._reader_task = asyncio.get_running_loop().create_task(conn._read_loop(), name=f"kafka-reader-{peer}")
         try:
             await asyncio.wait_for(asyncio.shield(conn._handshake_done), request_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await conn.close(KafkaTimeoutError(f"no answer to ApiVersions from broker {peer} in time", broker=peer))
             raise protocol.close_reason from None  # type: ignore[misc]
         except BaseException:
@@ -108,7 +108,7 @@ class AsyncKafkaConnection:
             return None
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             error = KafkaTimeoutError(
                 f"no answer to {api_name(api_key)} v{request.version} from broker {self.peer} in time", broker=self.peer
             )

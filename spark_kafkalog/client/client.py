@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
+from typing import Any
 
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import (
@@ -52,6 +53,7 @@ __all__ = ["KafkaClient"]
 _METADATA = int(ApiKey.METADATA)
 _FETCH = int(ApiKey.FETCH)
 _LIST_OFFSETS = int(ApiKey.LIST_OFFSETS)
+
 
 def _new_stats() -> dict[str, Any]:
     return {
@@ -136,7 +138,9 @@ class KafkaClient:
         with self._lock:
             self._pool.drop(conn, reason)
 
-    def _call(self, conn: SocketConnection, api_key: int, body: Any, *, timeout: float | None = None, **kwargs: Any) -> Any:
+    def _call(
+        self, conn: SocketConnection, api_key: int, body: Any, *, timeout: float | None = None, **kwargs: Any
+    ) -> Any:
         """One request on ``conn``; a broken connection is dropped before the error propagates."""
         self.stats["requests"] += 1
         try:
@@ -277,7 +281,9 @@ class KafkaClient:
                     )
             if p.leader < 0:
                 self.metadata.invalidate(tp.topic)
-                raise error_for_code(ErrorCode.LEADER_NOT_AVAILABLE, "leader lookup", topic=tp.topic, partition=tp.partition)
+                raise error_for_code(
+                    ErrorCode.LEADER_NOT_AVAILABLE, "leader lookup", topic=tp.topic, partition=tp.partition
+                )
             return p.leader, p.leader_epoch
 
         return self.call_with_retries(lookup, what=f"leader of {tp}")
@@ -367,11 +373,15 @@ class KafkaClient:
             for tp, (spec, _) in part.items():
                 answer = answers.get(tp)
                 if answer is None:
-                    last_error = KafkaClientError(f"ListOffsets response of broker {conn.peer} omits {tp}", retriable=True)
+                    last_error = KafkaClientError(
+                        f"ListOffsets response of broker {conn.peer} omits {tp}", retriable=True
+                    )
                     retry[tp] = spec
                     continue
                 if answer.error_code:
-                    error = error_for_code(answer.error_code, "ListOffsets", broker=conn.peer, topic=tp.topic, partition=tp.partition)
+                    error = error_for_code(
+                        answer.error_code, "ListOffsets", broker=conn.peer, topic=tp.topic, partition=tp.partition
+                    )
                     if not error.retriable:
                         raise error
                     self._on_partition_error(tp, answer.error_code)

@@ -17,8 +17,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from spark_kafkalog.client.errors import ConfigError
 from spark_kafkalog.records import Compression
@@ -208,7 +209,9 @@ _OPTIONS: dict[str, _Option] = {
     "isolation.level": _Option("isolation_level", _choice({"read_uncommitted": 0, "read_committed": 1})),
     "check.crcs": _Option("check_crcs", _bool),
     "max.poll.records": _Option("max_poll_records", _int(1)),
-    "auto.offset.reset": _Option("auto_offset_reset", _choice({"latest": "latest", "earliest": "earliest", "none": "none"})),
+    "auto.offset.reset": _Option(
+        "auto_offset_reset", _choice({"latest": "latest", "earliest": "earliest", "none": "none"})
+    ),
     "group.id": _Option("group_id", _str),
     "key.deserializer": _Option("key_deserializer", _callable_or_name(_DESERIALIZERS)),
     "value.deserializer": _Option("value_deserializer", _callable_or_name(_DESERIALIZERS)),
@@ -377,7 +380,9 @@ class ClientConfig:
             raise ConfigError(_unknown_key_message(key))
         if "security.protocol" in items:
             warnings.warn(
-                "client setting 'security.protocol' is ignored: PLAINTEXT is the only protocol", UserWarning, stacklevel=4
+                "client setting 'security.protocol' is ignored: PLAINTEXT is the only protocol",
+                UserWarning,
+                stacklevel=4,
             )
         config = dataclasses.replace(self, explicit=frozenset(explicit), **changes)
         config._check()
@@ -386,7 +391,10 @@ class ClientConfig:
     def _check(self) -> None:
         if self.retry_backoff_max_ms < self.retry_backoff_ms:
             object.__setattr__(self, "retry_backoff_max_ms", self.retry_backoff_ms)
-        if self.delivery_timeout_ms < self.linger_ms + self.request_timeout_ms and "delivery.timeout.ms" in self.explicit:
+        if (
+            self.delivery_timeout_ms < self.linger_ms + self.request_timeout_ms
+            and "delivery.timeout.ms" in self.explicit
+        ):
             raise ConfigError(
                 f"setting 'delivery.timeout.ms' ({self.delivery_timeout_ms}) must be >= linger.ms + request.timeout.ms "
                 f"({self.linger_ms + self.request_timeout_ms})"

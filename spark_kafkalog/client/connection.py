@@ -270,7 +270,9 @@ class KafkaConnection:
                 continue
         if body is None:
             return self._fail(
-                KafkaConnectionError(f"broker {self.peer} sent an ApiVersions response that does not decode", broker=self.peer)
+                KafkaConnectionError(
+                    f"broker {self.peer} sent an ApiVersions response that does not decode", broker=self.peer
+                )
             )
         if body.error_code == ErrorCode.UNSUPPORTED_VERSION and request.version > 0:
             advertised = [k.max_version for k in body.api_keys if k.api_key == _API_VERSIONS]

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig, _identity
@@ -68,7 +69,9 @@ class Consumer:
     def _check_assigned(self, tp: TopicPartition) -> TopicPartition:
         tp = TopicPartition(*tp)
         if tp not in self._assignment:
-            raise KafkaClientError(f"{tp} is not assigned to this consumer", retriable=False, topic=tp.topic, partition=tp.partition)
+            raise KafkaClientError(
+                f"{tp} is not assigned to this consumer", retriable=False, topic=tp.topic, partition=tp.partition
+            )
         return tp
 
     def seek(self, tp: TopicPartition, offset: int) -> None:

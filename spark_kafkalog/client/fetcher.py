@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import heapq
 import struct
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.types import FetchedBatch, TopicPartition
@@ -110,7 +111,9 @@ def partition_data(response: Any, tp: TopicPartition) -> Any:
         for p in topic.partitions:
             if p.partition_index == tp.partition:
                 return p
-    raise KafkaClientError(f"Fetch response does not include {tp}", retriable=True, topic=tp.topic, partition=tp.partition)
+    raise KafkaClientError(
+        f"Fetch response does not include {tp}", retriable=True, topic=tp.topic, partition=tp.partition
+    )
 
 
 class AbortedTransactions:

@@ -55,7 +55,11 @@ class IdempotenceState:
 
     def prepare(self, batch: ProducerBatch) -> None:
         """Stamp a batch about to be sent; a batch sent before under the current id keeps its sequence."""
-        if batch.producer_id == self.producer_id and batch.producer_epoch == self.producer_epoch and batch.base_sequence >= 0:
+        if (
+            batch.producer_id == self.producer_id
+            and batch.producer_epoch == self.producer_epoch
+            and batch.base_sequence >= 0
+        ):
             return
         sequence = self._next_sequence.get(batch.tp, 0)
         batch.stamp(self.producer_id, self.producer_epoch, sequence)

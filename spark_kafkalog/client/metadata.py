@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from spark_kafkalog.client.errors import REFRESH_METADATA_ERRORS
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey

@@ -8,7 +8,8 @@ When no record has a timestamp >= the spec, Kafka answers offset -1 and timestam
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey

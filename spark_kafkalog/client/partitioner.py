@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import random
 import threading
-from typing import Any, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from spark_kafkalog.records import default_partition
 
@@ -60,7 +61,9 @@ class _Sticky:
                 self._current[topic] = state
             return state[0]
 
-    def record_appended(self, topic: str, partition: int, size: int, num_partitions: int, available: Sequence[int]) -> None:
+    def record_appended(
+        self, topic: str, partition: int, size: int, num_partitions: int, available: Sequence[int]
+    ) -> None:
         if topic not in self._current:  # keyed records only: no sticky state to update
             return
         with self._lock:
@@ -94,7 +97,9 @@ class DefaultPartitioner:
             return default_partition(key, num_partitions)
         return self._sticky.partition(topic, num_partitions, available)
 
-    def record_appended(self, topic: str, partition: int, size: int, num_partitions: int, available: Sequence[int]) -> None:
+    def record_appended(
+        self, topic: str, partition: int, size: int, num_partitions: int, available: Sequence[int]
+    ) -> None:
         self._sticky.record_appended(topic, partition, size, num_partitions, available)
 
 
@@ -132,7 +137,9 @@ PARTITIONERS_BY_NAME: dict[str, type] = {
 }
 
 
-def make_partitioner(setting: Any, *, batch_size: int, ignore_keys: bool) -> tuple[Callable[..., int], Callable[..., None] | None]:
+def make_partitioner(
+    setting: Any, *, batch_size: int, ignore_keys: bool
+) -> tuple[Callable[..., int], Callable[..., None] | None]:
     """``(partition function, record_appended hook or None)`` for a ``partitioner`` setting: ``None``
     (the default partitioner), a class (instantiated with ``batch_size``/``ignore_keys`` when it accepts
     them), an object with ``partition``, or a plain callable."""

@@ -29,7 +29,8 @@ from __future__ import annotations
 import logging
 import random
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.connection import InFlightRequest
@@ -170,8 +171,11 @@ class ConnectionPool:
             self._refused_since = None
         if not give_up and (not refused or self.reached_cluster) and now - self._warned_at >= _WARN_INTERVAL_S:
             self._warned_at = now
-            log.warning("%s; retrying until default.api.timeout.ms (%d ms) runs out", message,
-                        self.config.default_api_timeout_ms)
+            log.warning(
+                "%s; retrying until default.api.timeout.ms (%d ms) runs out",
+                message,
+                self.config.default_api_timeout_ms,
+            )
         return BrokerNotAvailableError(message, failures=failures, retriable=not give_up)
 
     # closing -----------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from spark_kafkalog.client.accumulator import RecordAccumulator
 from spark_kafkalog.client.client import KafkaClient
@@ -94,7 +95,9 @@ class Producer:
         if self._closed:
             raise ProducerClosedError(f"cannot send to {topic}: the producer is closed")
         if self._sender.fatal_error is not None:
-            raise KafkaClientError(f"the producer failed: {self._sender.fatal_error}", retriable=False) from self._sender.fatal_error
+            raise KafkaClientError(
+                f"the producer failed: {self._sender.fatal_error}", retriable=False
+            ) from self._sender.fatal_error
         if not isinstance(topic, str) or not topic:
             raise ValueError(f"topic must be a non-empty string, got {topic!r}")
         key_bytes = self._serialize_key(key)
@@ -131,7 +134,13 @@ class Producer:
             raise ValueError(f"timestamp_ms must be a non-negative int (milliseconds), got {timestamp_ms!r}")
         tp = TopicPartition(topic, partition)
         result = self._accumulator.append(
-            tp, timestamp_ms, key_bytes, value_bytes, header_list, size, on_delivery,
+            tp,
+            timestamp_ms,
+            key_bytes,
+            value_bytes,
+            header_list,
+            size,
+            on_delivery,
             max_block=self._max_block,
         )
         if self._record_appended is not None:
@@ -170,7 +179,9 @@ class Producer:
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 if not batch.done.wait(remaining):
                     pending = sum(b.record_count for b in self._accumulator.incomplete())
-                    raise KafkaTimeoutError(f"flush timed out after {timeout}s with {pending} records not yet acknowledged")
+                    raise KafkaTimeoutError(
+                        f"flush timed out after {timeout}s with {pending} records not yet acknowledged"
+                    )
         finally:
             self._accumulator.end_flush()
 

@@ -18,7 +18,8 @@ import logging
 import struct
 import threading
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from spark_kafkalog.client.types import RecordMetadata, TopicPartition
 from spark_kafkalog.records import Compression, RecordBatchBuilder, crc32c

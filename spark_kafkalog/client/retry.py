@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["JITTER", "RetryPlan", "backoff_ms"]
 

@@ -74,7 +74,9 @@ _PRODUCER_STATE_LOST = frozenset((int(ErrorCode.UNKNOWN_PRODUCER_ID), int(ErrorC
 
 
 class Sender(threading.Thread):
-    def __init__(self, client: KafkaClient, accumulator: RecordAccumulator, config: ClientConfig, *, idempotent: bool) -> None:
+    def __init__(
+        self, client: KafkaClient, accumulator: RecordAccumulator, config: ClientConfig, *, idempotent: bool
+    ) -> None:
         super().__init__(name="kafkalog-producer-sender", daemon=True)
         self.client = client
         self.accumulator = accumulator
@@ -318,7 +320,12 @@ class Sender(threading.Thread):
         for batch in batches:
             answer = answers.get((batch.tp.topic, batch.tp.partition))
             if answer is None:
-                error = KafkaClientError(f"Produce response omits {batch.tp}", retriable=True, topic=batch.tp.topic, partition=batch.tp.partition)
+                error = KafkaClientError(
+                    f"Produce response omits {batch.tp}",
+                    retriable=True,
+                    topic=batch.tp.topic,
+                    partition=batch.tp.partition,
+                )
                 self._retry_or_fail(batch, error, retriable=True)
                 continue
             code = answer.error_code
@@ -384,7 +391,14 @@ class Sender(threading.Thread):
             )
         self._finish(batch, error=error)
 
-    def _finish(self, batch: ProducerBatch, *, base_offset: int = -1, log_append_time: int = -1, error: BaseException | None = None) -> None:
+    def _finish(
+        self,
+        batch: ProducerBatch,
+        *,
+        base_offset: int = -1,
+        log_append_time: int = -1,
+        error: BaseException | None = None,
+    ) -> None:
         batch.in_flight = False
         if error is None:
             batch.complete(base_offset, log_append_time)

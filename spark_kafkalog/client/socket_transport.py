@@ -99,7 +99,11 @@ class SocketConnection:
         except OSError as e:
             reason, refused = _connect_failure(e, connect_timeout)
             raise KafkaConnectionError(
-                f"cannot connect to broker {peer}: {reason}", broker=peer, address=address, reason=reason, refused=refused
+                f"cannot connect to broker {peer}: {reason}",
+                broker=peer,
+                address=address,
+                reason=reason,
+                refused=refused,
             ) from None
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -264,7 +268,7 @@ class SocketConnection:
         self._sock.settimeout(remaining)
         try:
             chunk = self._sock.recv(_READ_AHEAD)
-        except socket.timeout:
+        except TimeoutError:
             self._timed_out(waiting_for)
         except OSError as e:
             self._lost(e)
@@ -323,7 +327,7 @@ class SocketConnection:
                 self._sock.settimeout(remaining)
                 try:
                     n = self._sock.recv_into(view[pos:])
-                except socket.timeout:
+                except TimeoutError:
                     self._timed_out(waiting_for)
                 except OSError as e:
                     self._lost(e)

@@ -9,7 +9,7 @@ broker does not advertise is never sent. Immutable once built; thread-safe.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from spark_kafkalog.client.errors import NoCommonVersionError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, VersionRange

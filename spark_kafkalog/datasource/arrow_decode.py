@@ -178,7 +178,10 @@ def _base_and_offset(buffer) -> tuple[object, int]:
     return base, offset
 
 
-def _binary_array(data: bytes, begin: np.ndarray, length: np.ndarray, type_=pa.binary()) -> pa.Array:
+_BINARY = pa.binary()
+
+
+def _binary_array(data: bytes, begin: np.ndarray, length: np.ndarray, type_: pa.DataType = _BINARY) -> pa.Array:
     """A binary (or string) array of ``data[begin:begin+length]``; a negative length is null.
 
     The segments are increasing and disjoint, so ``data`` cut at every segment boundary is a valid binary
@@ -194,7 +197,9 @@ def _binary_array(data: bytes, begin: np.ndarray, length: np.ndarray, type_=pa.b
     cuts[-1] = len(data)
     if len(data) >= 1 << 31:
         raise CorruptRecordError(f"{len(data)} bytes of records do not fit in one Arrow binary column")
-    pieces = pa.Array.from_buffers(pa.binary(), 2 * n + 1, [None, pa.py_buffer(cuts.astype(np.int32)), pa.py_buffer(data)])
+    pieces = pa.Array.from_buffers(
+        pa.binary(), 2 * n + 1, [None, pa.py_buffer(cuts.astype(np.int32)), pa.py_buffer(data)]
+    )
     gathered = pieces.take(np.arange(1, 2 * n, 2, dtype=np.int64))
     nulls = n - int(np.count_nonzero(valid))
     bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
@@ -222,7 +227,9 @@ class BatchDecoder:
 
     __slots__ = ("topic", "partition", "start", "end", "include_headers", "_sections", "_meta", "records", "size")
 
-    def __init__(self, topic: str, partition: int, start: int = 0, end: int | None = None, *, include_headers: bool = False):
+    def __init__(
+        self, topic: str, partition: int, start: int = 0, end: int | None = None, *, include_headers: bool = False
+    ):
         self.topic = topic
         self.partition = partition
         self.start = start
@@ -284,7 +291,9 @@ class BatchDecoder:
         data = sections[0][0]
         section_starts = np.array([s[1] for s in sections], np.int64)
         section_sizes = np.array([s[2] for s in sections], np.int64)
-        in_place = all(s[0] is data for s in sections) and (section_starts[1:] >= (section_starts + section_sizes)[:-1]).all()
+        in_place = (
+            all(s[0] is data for s in sections) and (section_starts[1:] >= (section_starts + section_sizes)[:-1]).all()
+        )
         if not in_place:  # several buffers (or out of order): one copy
             data = b"".join([memoryview(b)[at : at + n] for b, at, n, _ in sections])
             section_starts = np.cumsum(section_sizes) - section_sizes
@@ -334,7 +343,9 @@ class BatchDecoder:
         header_count, size = _varints(buf, p)
         p += size
         if (key_length < -1).any() or (value_length < -1).any() or (header_count < 0).any() or (p > record_end).any():
-            bad = int(np.flatnonzero((key_length < -1) | (value_length < -1) | (header_count < 0) | (p > record_end))[0])
+            bad = int(
+                np.flatnonzero((key_length < -1) | (value_length < -1) | (header_count < 0) | (p > record_end))[0]
+            )
             raise CorruptRecordError(
                 f"record at offset {int(offsets[bad])} of {self.topic}-{self.partition} has invalid key, value or "
                 "header lengths"
@@ -366,7 +377,9 @@ class BatchDecoder:
         n = len(header_count)
         if ((header_count * 2) > (record_end - p)).any():
             bad = int(np.flatnonzero(header_count * 2 > record_end - p)[0])
-            raise CorruptRecordError(f"record at offset {int(offsets[bad])}: header count {int(header_count[bad])} out of bounds")
+            raise CorruptRecordError(
+                f"record at offset {int(offsets[bad])}: header count {int(header_count[bad])} out of bounds"
+            )
         list_offsets = np.zeros(n + 1, np.int64)
         np.cumsum(header_count, out=list_offsets[1:])
         total = int(list_offsets[-1])

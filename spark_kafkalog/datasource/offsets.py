@@ -19,8 +19,8 @@ offsets JSON is the same a later streaming reader stores in its checkpoints.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Union
 
 from spark_kafkalog.client.types import TopicPartition
 
@@ -101,7 +101,7 @@ class GlobalTimestampLimit:
     strategy: str = TimestampStrategy.ERROR
 
 
-OffsetLimit = Union[EarliestLimit, LatestLimit, SpecificOffsetsLimit, SpecificTimestampsLimit, GlobalTimestampLimit]
+OffsetLimit = EarliestLimit | LatestLimit | SpecificOffsetsLimit | SpecificTimestampsLimit | GlobalTimestampLimit
 
 
 def _load_object(text: str, option: str, example: str) -> dict:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import difflib
 import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from spark_kafkalog.datasource.offsets import (
     EARLIEST,
@@ -89,21 +89,21 @@ _STREAMING_ONLY = ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDe
 # kafka.* keys Spark refuses, with the reason it gives.
 _FORBIDDEN_SOURCE_KEYS = {
     "auto.offset.reset": "set the source option 'startingOffsets' to 'earliest' or 'latest' instead, e.g. "
-    ".option(\"startingOffsets\", \"earliest\"); the source tracks offsets itself",
+    '.option("startingOffsets", "earliest"); the source tracks offsets itself',
     "key.deserializer": "keys are always read as bytes (column 'key' is binary); deserialize with DataFrame "
-    "operations, e.g. col(\"key\").cast(\"string\")",
+    'operations, e.g. col("key").cast("string")',
     "value.deserializer": "values are always read as bytes (column 'value' is binary); deserialize with "
-    "DataFrame operations, e.g. col(\"value\").cast(\"string\")",
+    'DataFrame operations, e.g. col("value").cast("string")',
     "enable.auto.commit": "the source does not commit offsets to Kafka; it plans offset ranges itself from "
-    "options, e.g. .option(\"startingOffsets\", \"earliest\")",
+    'options, e.g. .option("startingOffsets", "earliest")',
     "interceptor.classes": "consumer interceptors are not supported; transform the DataFrame instead, e.g. "
-    "df.withColumn(\"value\", ...)",
+    'df.withColumn("value", ...)',
 }
 _FORBIDDEN_SINK_KEYS = {
     "key.serializer": "keys are written as bytes; cast column 'key' to string or binary first, e.g. "
-    "col(\"id\").cast(\"string\").alias(\"key\")",
+    'col("id").cast("string").alias("key")',
     "value.serializer": "values are written as bytes; cast column 'value' to string or binary first, e.g. "
-    "to_json(struct(\"*\")).alias(\"value\")",
+    'to_json(struct("*")).alias("value")',
 }
 
 DEFAULT_POLL_TIMEOUT_MS = 120_000  # spark.network.timeout (120 s), Spark's default
@@ -203,7 +203,9 @@ def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
         return default
     text = raw.strip().lower()
     if text not in ("true", "false"):
-        raise KafkaOptionError(f"Invalid value '{raw}' for option '{name}': must be true or false, e.g. .option(\"{name}\", \"false\")")
+        raise KafkaOptionError(
+            f"Invalid value '{raw}' for option '{name}': must be true or false, e.g. .option(\"{name}\", \"false\")"
+        )
     return text == "true"
 
 
@@ -232,12 +234,12 @@ def _timestamp(opts: Mapping[str, str], name: str) -> int | None:
     except ValueError:
         raise KafkaOptionError(
             f"Invalid value '{raw}' for option '{name}': expected a single long value (milliseconds since the "
-            f"epoch), e.g. .option(\"{name}\", \"1700000000000\")"
+            f'epoch), e.g. .option("{name}", "1700000000000")'
         ) from None
     if value < 0:
         raise KafkaOptionError(
             f"Invalid value '{raw}' for option '{name}': timestamps must be >= 0 (milliseconds since the epoch), "
-            f"e.g. .option(\"{name}\", \"1700000000000\")"
+            f'e.g. .option("{name}", "1700000000000")'
         )
     return value
 
@@ -247,7 +249,7 @@ def _bootstrap(opts: Mapping[str, str], role: str) -> str:
     if not servers:
         raise KafkaOptionError(
             f"Option '{BOOTSTRAP}' must be specified for configuring Kafka {role}, e.g. "
-            f".option(\"{BOOTSTRAP}\", \"host1:9092,host2:9092\")"
+            f'.option("{BOOTSTRAP}", "host1:9092,host2:9092")'
         )
     return servers
 
@@ -261,11 +263,11 @@ def _client_properties(opts: Mapping[str, str], forbidden: Mapping[str, str]) ->
     for key, value in opts.items():
         if not key.startswith("kafka."):
             continue
-        name = key[len("kafka."):]
+        name = key[len("kafka.") :]
         if name in forbidden:
             raise KafkaOptionError(f"Kafka option '{name}' is not supported: {forbidden[name]}")
         if value is None:
-            raise KafkaOptionError(f"Option '{key}' has no value; give one, e.g. .option(\"kafka.client.id\", \"etl\")")
+            raise KafkaOptionError(f'Option \'{key}\' has no value; give one, e.g. .option("kafka.client.id", "etl")')
         props[name] = value
     try:
         with warnings.catch_warnings():
@@ -277,7 +279,7 @@ def _client_properties(opts: Mapping[str, str], forbidden: Mapping[str, str]) ->
             message = message.replace(f"'{name}'", f"'kafka.{name}'")
         raise KafkaOptionError(
             f"Invalid Kafka client option: {message}. Client settings are Kafka's names prefixed with 'kafka.', "
-            "e.g. .option(\"kafka.max.partition.fetch.bytes\", \"4194304\")"
+            'e.g. .option("kafka.max.partition.fetch.bytes", "4194304")'
         ) from None
     return props
 
@@ -287,12 +289,12 @@ def _strategy(opts: Mapping[str, str]) -> SubscriptionStrategy:
     if not given:
         raise KafkaOptionError(
             "One of the following options must be specified for Kafka source: subscribe, subscribePattern, "
-            "assign, e.g. .option(\"subscribe\", \"topicA,topicB\"). See the docs for more details."
+            'assign, e.g. .option("subscribe", "topicA,topicB"). See the docs for more details.'
         )
     if len(given) > 1:
         raise KafkaOptionError(
             "Only one of the following options can be specified for Kafka source: subscribe, subscribePattern, "
-            f"assign (got {', '.join(given)}), e.g. .option(\"subscribe\", \"topicA,topicB\"). See the docs for more details."
+            f'assign (got {", ".join(given)}), e.g. .option("subscribe", "topicA,topicB"). See the docs for more details.'
         )
     name = given[0]
     value = opts[name.lower()] or ""
@@ -306,20 +308,20 @@ def _strategy(opts: Mapping[str, str]) -> SubscriptionStrategy:
         if not topics:
             raise KafkaOptionError(
                 f"No topics to subscribe to as specified value for option 'subscribe' is '{value}'; "
-                "expected e.g. .option(\"subscribe\", \"topicA,topicB\")"
+                'expected e.g. .option("subscribe", "topicA,topicB")'
             )
         return Subscribe(topics)
     if not value.strip():
         raise KafkaOptionError(
             f"Pattern to subscribe is empty as specified value for option 'subscribePattern' is '{value}'; "
-            "expected e.g. .option(\"subscribePattern\", \"orders-.*\")"
+            'expected e.g. .option("subscribePattern", "orders-.*")'
         )
     try:
         re.compile(value)
     except re.error as e:
         raise KafkaOptionError(
             f"Invalid value '{value}' for option 'subscribePattern': not a valid regular expression ({e}); "
-            "expected e.g. .option(\"subscribePattern\", \"orders-.*\")"
+            'expected e.g. .option("subscribePattern", "orders-.*")'
         ) from None
     return SubscribePattern(value)
 
@@ -365,19 +367,19 @@ def _check_batch_limits(starting: OffsetLimit, ending: OffsetLimit) -> None:
             if offset == LATEST:
                 raise KafkaOptionError(
                     f"startingOffsets for {tp} can't be latest (-1) for batch queries on Kafka; use -2 (earliest) "
-                    "or an offset >= 0, e.g. {\"topicA\":{\"0\":23,\"1\":-2}}"
+                    'or an offset >= 0, e.g. {"topicA":{"0":23,"1":-2}}'
                 )
     if isinstance(ending, EarliestLimit):
         raise KafkaOptionError(
             "ending offset can't be earliest for batch queries on Kafka (option 'endingOffsets'); use 'latest' "
-            "or a JSON, e.g. {\"topicA\":{\"0\":50,\"1\":-1}}"
+            'or a JSON, e.g. {"topicA":{"0":50,"1":-1}}'
         )
     if isinstance(ending, SpecificOffsetsLimit):
         for tp, offset in sorted(ending.offsets.items()):
             if offset == EARLIEST:
                 raise KafkaOptionError(
                     f"endingOffsets for {tp} can't be earliest (-2) for batch queries on Kafka; use -1 (latest) "
-                    "or an offset >= 0, e.g. {\"topicA\":{\"0\":50,\"1\":-1}}"
+                    'or an offset >= 0, e.g. {"topicA":{"0":50,"1":-1}}'
                 )
     for kind in (SpecificOffsetsLimit, SpecificTimestampsLimit):
         if isinstance(starting, kind) and isinstance(ending, kind):
@@ -389,14 +391,14 @@ def _check_batch_limits(starting: OffsetLimit, ending: OffsetLimit) -> None:
                     f"The starting{what} and ending{what} options name different topic-partitions: only in "
                     f"starting: {sorted(map(str, set(start) - set(end)))}, only in ending: "
                     f"{sorted(map(str, set(end) - set(start)))}; give both the same partitions, e.g. "
-                    f"starting{what} {{\"t\":{{\"0\":5}}}} with ending{what} {{\"t\":{{\"0\":9}}}}"
+                    f'starting{what} {{"t":{{"0":5}}}} with ending{what} {{"t":{{"0":9}}}}'
                 )
             for tp in sorted(start):
                 if start[tp] >= 0 and end[tp] >= 0 and start[tp] > end[tp]:
                     raise KafkaOptionError(
                         f"The starting{what} value {start[tp]} of {tp} is greater than its ending{what} value "
-                        f"{end[tp]}; the start must be <= the end, e.g. starting{what} {{\"t\":{{\"0\":5}}}} with "
-                        f"ending{what} {{\"t\":{{\"0\":9}}}}"
+                        f'{end[tp]}; the start must be <= the end, e.g. starting{what} {{"t":{{"0":5}}}} with '
+                        f'ending{what} {{"t":{{"0":9}}}}'
                     )
 
 
@@ -418,7 +420,7 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
         if ts_strategy not in TimestampStrategy.ALL:
             raise KafkaOptionError(
                 f"Invalid value '{raw_strategy}' for option 'startingOffsetsByTimestampStrategy': must be 'error' "
-                "or 'latest', e.g. .option(\"startingOffsetsByTimestampStrategy\", \"latest\")"
+                'or \'latest\', e.g. .option("startingOffsetsByTimestampStrategy", "latest")'
             )
     starting = _limit(opts, "starting", EarliestLimit(), ts_strategy)
     # An ending timestamp without a match means "latest" (Spark), whatever the starting strategy says.
@@ -432,11 +434,13 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
     if max_per_trigger is not None and min_per_trigger is not None and min_per_trigger > max_per_trigger:
         raise KafkaOptionError(
             f"Option 'minOffsetsPerTrigger' ({min_per_trigger}) must be <= 'maxOffsetsPerTrigger' ({max_per_trigger}), "
-            "e.g. .option(\"minOffsetsPerTrigger\", \"1000\").option(\"maxOffsetsPerTrigger\", \"10000\")"
+            'e.g. .option("minOffsetsPerTrigger", "1000").option("maxOffsetsPerTrigger", "10000")'
         )
     delay = opts.get("maxtriggerdelay")
     if delay is not None and not re.fullmatch(r"\s*\d+\s*(us|ms|s|m|min|h|d)?\s*", delay.lower()):
-        raise KafkaOptionError(f"Invalid value '{delay}' for option 'maxTriggerDelay': expected a duration, e.g. \"15m\" or \"30s\"")
+        raise KafkaOptionError(
+            f"Invalid value '{delay}' for option 'maxTriggerDelay': expected a duration, e.g. \"15m\" or \"30s\""
+        )
     props = _client_properties(opts, _FORBIDDEN_SOURCE_KEYS)
     return SourceOptions(
         bootstrap_servers=servers,
@@ -477,7 +481,7 @@ def _check_partitions_match(strategy: Assign, limit: OffsetLimit, which: str) ->
     if given != assigned:
         raise KafkaOptionError(
             f"If '{name}' contains specific offsets, you must specify all TopicPartitions. Use -1 for latest, "
-            f"-2 for earliest, e.g. {{\"t\":{{\"0\":23,\"1\":-2}}}}. Specified: {sorted(map(str, given))} "
+            f'-2 for earliest, e.g. {{"t":{{"0":23,"1":-2}}}}. Specified: {sorted(map(str, given))} '
             f"Assigned: {sorted(map(str, assigned))}"
         )
 
@@ -491,7 +495,8 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     if topic is not None:
         topic = topic.strip()
         if not topic:
-            raise KafkaOptionError("Option 'topic' is empty; give a topic name, e.g. .option(\"topic\", \"events\"), or drop it and write a 'topic' column")
+            raise KafkaOptionError(
+                "Option 'topic' is empty; give a topic name, e.g. .option(\"topic\", \"events\"), or drop it and write a 'topic' column"
+            )
     props = _client_properties(opts, _FORBIDDEN_SINK_KEYS)
     return SinkOptions(bootstrap_servers=servers, topic=topic, client_properties=props)
-

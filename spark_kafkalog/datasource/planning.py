@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Protocol
 
 from spark_kafkalog.datasource.offsets import (
     EARLIEST,
@@ -75,7 +76,7 @@ DATA_LOSS_HINT = (
     "Some data may have been lost because they are not available in Kafka any more; either the data was "
     "aged out by Kafka or the topic may have been deleted before all the data in the topic was processed. "
     "If you want your query to continue (skipping the lost data) in such cases, set the source option "
-    "\"failOnDataLoss\" to \"false\"."
+    '"failOnDataLoss" to "false".'
 )
 
 
@@ -95,7 +96,9 @@ class OffsetSource(Protocol):
     def list_offsets(self, specs: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """ListOffsets: -2 log start, -1 high watermark (last stable offset under read_committed)."""
 
-    def list_offsets_with_timestamps(self, specs: Mapping[TopicPartition, int]) -> dict[TopicPartition, tuple[int, int]]:
+    def list_offsets_with_timestamps(
+        self, specs: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, tuple[int, int]]:
         """ListOffsets by timestamp: (first offset with a timestamp >= spec, its timestamp); a timestamp
         of -1 means no record matched."""
 
@@ -138,7 +141,9 @@ def resolve_partitions(
             if count is not None and tp.partition < count:
                 found.append(tp)
                 continue
-            where = f"topic {tp.topic!r} does not exist" if count is None else f"topic {tp.topic!r} has {count} partitions"
+            where = (
+                f"topic {tp.topic!r} does not exist" if count is None else f"topic {tp.topic!r} has {count} partitions"
+            )
             report_data_loss(f"Assigned partition {tp} does not exist ({where})", fail_on_data_loss)
         return sorted(found)
     else:  # pragma: no cover - the options parser only builds the three strategies
@@ -151,7 +156,7 @@ def _check_covers(given: Iterable[TopicPartition], partitions: Sequence[TopicPar
     if given != set(partitions):
         raise KafkaOptionError(
             f"If '{option}' contains specific offsets, you must specify all TopicPartitions. Use -1 for latest, "
-            f"-2 for earliest, e.g. {{\"t\":{{\"0\":23,\"1\":-2}}}}. Specified: {sorted(map(str, given))} "
+            f'-2 for earliest, e.g. {{"t":{{"0":23,"1":-2}}}}. Specified: {sorted(map(str, given))} '
             f"Assigned: {sorted(map(str, partitions))}"
         )
 
@@ -215,9 +220,7 @@ def resolve_limit(
     return found
 
 
-def plan_ranges(
-    start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]
-) -> list[OffsetRange]:
+def plan_ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]) -> list[OffsetRange]:
     """One range per partition from resolved offsets, sorted; empty ranges are kept (``split_ranges`` drops
     them). Both maps must name the same partitions; a start past its end raises ``PlanningError``."""
     if set(start) != set(end):
@@ -335,9 +338,7 @@ class ScanBounds:
         return out
 
 
-def plan_batch(
-    options: SourceOptions, source: OffsetSource, bounds: ScanBounds | None = None
-) -> list[OffsetRange]:
+def plan_batch(options: SourceOptions, source: OffsetSource, bounds: ScanBounds | None = None) -> list[OffsetRange]:
     """The offset ranges of a batch read, one per Spark partition (see the module docstring)."""
     if bounds is not None and bounds.is_empty:
         return []

@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -42,7 +42,11 @@ a new response starts a new Arrow batch once this many records are pending."""
 # Defaults for settings the user did not give as kafka.* options: a larger per-partition fetch than the
 # Java consumer's 1 MiB (one task reads one partition, so fewer, larger fetches are cheaper) and the OS's
 # socket receive buffer (autotuned) instead of the 64 KiB Spark forces: both nearly double the read rate.
-_READ_DEFAULTS = {"client.id": "kafkalog-spark", "max.partition.fetch.bytes": 8 * 1024 * 1024, "receive.buffer.bytes": -1}
+_READ_DEFAULTS = {
+    "client.id": "kafkalog-spark",
+    "max.partition.fetch.bytes": 8 * 1024 * 1024,
+    "receive.buffer.bytes": -1,
+}
 _WRITE_DEFAULTS = {"client.id": "kafkalog-spark-writer"}
 
 
@@ -72,7 +76,9 @@ def open_client(options: SourceOptions, *, planning: bool = False) -> KafkaClien
     return KafkaClient(client_config(options, planning=planning))
 
 
-def read_offset_range(options: SourceOptions, offset_range: OffsetRange, client: KafkaClient) -> Iterator[pa.RecordBatch]:
+def read_offset_range(
+    options: SourceOptions, offset_range: OffsetRange, client: KafkaClient
+) -> Iterator[pa.RecordBatch]:
     """Records ``[start, end)`` of one partition as Arrow batches (see the module docstring)."""
     tp = offset_range.topic_partition
     start, end = offset_range.start, offset_range.end

@@ -19,8 +19,8 @@ record is dropped silently. Delivery is at-least-once, as with Spark's sink. Use
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import pyarrow as pa
 
@@ -50,7 +50,7 @@ def check_write_schema(fields: Mapping[str, str], options: SinkOptions) -> Write
     if "value" not in fields:
         raise KafkaOptionError(
             "Required attribute 'value' not found: the DataFrame to write needs a 'value' column of type string "
-            "or binary, e.g. df.selectExpr(\"CAST(id AS STRING) AS key\", \"to_json(struct(*)) AS value\")"
+            'or binary, e.g. df.selectExpr("CAST(id AS STRING) AS key", "to_json(struct(*)) AS value")'
         )
     for name in ("value", "key"):
         if name in fields and fields[name] not in ("string", "binary"):
@@ -62,10 +62,12 @@ def check_write_schema(fields: Mapping[str, str], options: SinkOptions) -> Write
     if options.topic is None and "topic" not in fields:
         raise KafkaOptionError(
             "topic option required when no 'topic' attribute is present. Use the topic option for setting a "
-            "topic, e.g. .option(\"topic\", \"events\")"
+            'topic, e.g. .option("topic", "events")'
         )
     if topic_column and fields["topic"] != "string":
-        raise KafkaOptionError(f"topic attribute unsupported type {fields['topic']}. topic must be a(n) string, e.g. CAST(topic AS STRING) AS topic")
+        raise KafkaOptionError(
+            f"topic attribute unsupported type {fields['topic']}. topic must be a(n) string, e.g. CAST(topic AS STRING) AS topic"
+        )
     if "partition" in fields and fields["partition"] != "int":
         raise KafkaOptionError(
             f"partition attribute unsupported type {fields['partition']}. partition must be a(n) int, e.g. "
@@ -76,7 +78,9 @@ def check_write_schema(fields: Mapping[str, str], options: SinkOptions) -> Write
             f"headers attribute unsupported type {fields['headers']}. headers must be a(n) {HEADERS_TYPE}, e.g. "
             "array(struct(lit('source') AS key, CAST('etl' AS BINARY) AS value)) AS headers"
         )
-    return WriteColumns(key="key" in fields, topic=topic_column, partition="partition" in fields, headers="headers" in fields)
+    return WriteColumns(
+        key="key" in fields, topic=topic_column, partition="partition" in fields, headers="headers" in fields
+    )
 
 
 def _binary_values(batch: pa.RecordBatch, name: str) -> list:
@@ -134,7 +138,9 @@ class RecordWriter:
                 row_headers = []
                 for h in headers[i]:
                     if h is None or h["key"] is None:
-                        raise KafkaWriteError(f"null header or header key in row {self.rows + i} of this task; Kafka header keys are non-null strings")
+                        raise KafkaWriteError(
+                            f"null header or header key in row {self.rows + i} of this task; Kafka header keys are non-null strings"
+                        )
                     row_headers.append((h["key"], h["value"]))
             send(topic, values[i], keys[i], partition=partitions[i], headers=row_headers, on_delivery=callback)
         self.rows += n

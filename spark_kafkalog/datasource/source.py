@@ -30,9 +30,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
-from typing import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -63,7 +63,12 @@ from pyspark.sql.types import (
 )
 
 from spark_kafkalog.client import Producer
-from spark_kafkalog.datasource.options import KafkaOptionError, parse_include_headers, parse_sink_options, parse_source_options
+from spark_kafkalog.datasource.options import (
+    KafkaOptionError,
+    parse_include_headers,
+    parse_sink_options,
+    parse_source_options,
+)
 from spark_kafkalog.datasource.planning import OffsetRange, ScanBounds, plan_batch
 from spark_kafkalog.datasource.scan import client_config, open_client, read_offset_range
 from spark_kafkalog.datasource.sink import RecordWriter, check_write_schema
@@ -94,7 +99,9 @@ KAFKA_SCHEMA = StructType(
         StructField("timestampType", IntegerType()),
     ]
 )
-HEADERS_FIELD = StructField("headers", ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())])))
+HEADERS_FIELD = StructField(
+    "headers", ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
+)
 
 
 def kafka_schema(include_headers: bool) -> StructType:
@@ -133,7 +140,7 @@ class KafkaLogReader(DataSourceReader):
 
 
 _NEVER_NULL = frozenset(("topic", "partition", "offset", "timestamp", "timestampType"))
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _int(value) -> bool:
@@ -169,8 +176,12 @@ def push_filter(f: Filter, bounds: ScanBounds) -> tuple[ScanBounds, bool]:
                 return bounds, False
             if column == "partition":
                 wanted = frozenset(value)
-                return replace(bounds, partitions=wanted if bounds.partitions is None else bounds.partitions & wanted), True
-            narrowed = replace(bounds, offset_min=max(bounds.offset_min, min(value)), offset_end=min(bounds.offset_end, max(value) + 1))
+                return replace(
+                    bounds, partitions=wanted if bounds.partitions is None else bounds.partitions & wanted
+                ), True
+            narrowed = replace(
+                bounds, offset_min=max(bounds.offset_min, min(value)), offset_end=min(bounds.offset_end, max(value) + 1)
+            )
             return narrowed, len(set(value)) == 1
         if not _int(value):
             return bounds, False
@@ -252,7 +263,9 @@ class KafkaLogWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list) -> None:
         sent = sum(m.records for m in messages if m is not None)
-        log.warning("kafkalog write aborted; %d records from successful tasks were already written (at-least-once)", sent)
+        log.warning(
+            "kafkalog write aborted; %d records from successful tasks were already written (at-least-once)", sent
+        )
 
 
 class KafkaLogDataSource(DataSource):
@@ -272,7 +285,7 @@ class KafkaLogDataSource(DataSource):
             raise KafkaOptionError(
                 "Kafka source has a fixed schema and cannot be set with a custom one: expected "
                 f"{expected.simpleString()}, got {schema.simpleString()}; read with the fixed schema and cast, e.g. "
-                "df.selectExpr(\"CAST(value AS STRING) AS value\")"
+                'df.selectExpr("CAST(value AS STRING) AS value")'
             )
         cls = KafkaLogPushdownReader if _pushdown_enabled_by_planner() else KafkaLogReader
         return cls(options)
@@ -281,7 +294,7 @@ class KafkaLogDataSource(DataSource):
         if overwrite:
             raise KafkaOptionError(
                 "Save mode Overwrite is not allowed for format 'kafkalog': Kafka topics can only be appended to. "
-                "Use mode(\"append\"), e.g. df.write.format(\"kafkalog\").mode(\"append\").save()"
+                'Use mode("append"), e.g. df.write.format("kafkalog").mode("append").save()'
             )
         options = parse_sink_options(self.options)
         columns = check_write_schema({f.name: f.dataType.simpleString() for f in schema.fields}, options)
@@ -293,7 +306,9 @@ def register(spark) -> None:
     spark.dataSource.register(KafkaLogDataSource)
 
 
-def kafkalog_session(master: str = "local[2]", app_name: str = "kafkalog", conf: dict | None = None, *, pushdown: bool = False):
+def kafkalog_session(
+    master: str = "local[2]", app_name: str = "kafkalog", conf: dict | None = None, *, pushdown: bool = False
+):
     """A ``SparkSession`` with ``kafkalog`` registered, Python workers on this interpreter and, with
     ``pushdown=True``, Python data source filter pushdown on (``spark.sql.python.filterPushdown.enabled``;
     Spark's default is off).

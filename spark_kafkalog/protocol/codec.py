@@ -12,7 +12,8 @@ field path. Compiled codecs are immutable and may be shared across threads.
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .exceptions import DecodeError, EncodeError
 from .primitives import Reader, Writer

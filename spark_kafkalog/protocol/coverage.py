@@ -24,7 +24,7 @@ def render() -> str:
         "# Protocol coverage",
         "",
         "Generated from `spark_kafkalog/protocol/apis/` by `python -m spark_kafkalog.protocol.coverage`",
-        "(`make docs`); `tests/protocol/test_docs.py` fails when this file is stale. \"Declared\" means the",
+        '(`make docs`); `tests/protocol/test_docs.py` fails when this file is stale. "Declared" means the',
         "codec encodes and decodes requests and responses at those versions; which versions the broker",
         "advertises in ApiVersions is decided by its handler registry.",
         "",
@@ -34,9 +34,7 @@ def render() -> str:
     for key in sorted(API_BY_KEY):
         api = API_BY_KEY[key]
         flex = api.flexible.intersect(api.versions) if api.flexible else None
-        out.append(
-            f"| {api.name} | {key} | {api.versions} | {flex if flex else 'none'} | {_summary(by_module[key])} |"
-        )
+        out.append(f"| {api.name} | {key} | {api.versions} | {flex if flex else 'none'} | {_summary(by_module[key])} |")
     out += [
         "",
         "Versioned payloads (int16 version prefix, carried as opaque bytes inside JoinGroup and SyncGroup):",

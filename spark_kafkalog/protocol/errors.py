@@ -7,8 +7,9 @@ response from a newer broker never fails to decode because of an error code.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from enum import IntEnum
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 # code, name, retriable, description
 _TABLE: tuple[tuple[int, str, bool, str], ...] = (

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import re
 import uuid as _uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .primitives import ZERO_UUID
 
@@ -435,9 +436,7 @@ class ApiSpec:
         return self.response.cls
 
 
-def declare_api(
-    key: int, name: str, *, versions: str, flexible: str, request: str, response: str
-) -> ApiSpec:
+def declare_api(key: int, name: str, *, versions: str, flexible: str, request: str, response: str) -> ApiSpec:
     """Declare an API from its two message texts (see the module docstring for the language)."""
     vr = VersionRange.parse(versions)
     if vr is None:

@@ -165,8 +165,7 @@ def validate_batch(buf, pos: int = 0) -> BatchHeader:
         raise CorruptRecordError(f"negative records_count {header.records_count}", position=pos)
     if header.last_offset_delta < header.records_count - 1:
         raise CorruptRecordError(
-            f"last_offset_delta {header.last_offset_delta} inconsistent with records_count "
-            f"{header.records_count}",
+            f"last_offset_delta {header.last_offset_delta} inconsistent with records_count {header.records_count}",
             position=pos,
         )
     return header
@@ -194,4 +193,3 @@ def set_log_append_time(buf, pos: int, timestamp: int) -> None:
     _INT16.pack_into(buf, pos + ATTRIBUTES_OFFSET, header.attributes | TIMESTAMP_TYPE_BIT)
     _INT64.pack_into(buf, pos + MAX_TIMESTAMP_OFFSET, timestamp)
     _UINT32.pack_into(buf, pos + CRC_OFFSET, crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET : pos + size]))
-

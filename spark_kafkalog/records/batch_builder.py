@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import struct
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from spark_kafkalog.records.batch import (
     ATTRIBUTES_OFFSET,
     BATCH_HEADER_SIZE,
     CONTROL_BIT,
+    HEADER_STRUCT,
     LOG_OVERHEAD,
     TRANSACTIONAL_BIT,
-    HEADER_STRUCT,
 )
 from spark_kafkalog.records.compression import Compression, compress
 from spark_kafkalog.records.crc import crc32c

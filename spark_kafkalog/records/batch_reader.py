@@ -24,7 +24,7 @@ a batch yields all of its records or raises before yielding any. Stateless and t
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from spark_kafkalog.records.batch import (
     BATCH_HEADER_SIZE,

@@ -59,7 +59,7 @@ class Compression(IntEnum):
     ZSTD = 4
 
     @classmethod
-    def from_name(cls, name: str) -> "Compression":
+    def from_name(cls, name: str) -> Compression:
         """Codec for a ``compression.type`` value: none/uncompressed, gzip, snappy, lz4, zstd."""
         try:
             return _BY_NAME[name.strip().lower()]

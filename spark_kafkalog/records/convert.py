@@ -47,9 +47,9 @@ from spark_kafkalog.records.errors import (
     UnsupportedCompressionError,
 )
 from spark_kafkalog.records.legacy import (
-    RawMessage,
     CODEC_MASK,
     TIMESTAMP_TYPE_BIT,
+    RawMessage,
     decode_legacy_entry,
     encode_message,
     read_inner_messages,
@@ -183,9 +183,7 @@ def batch_to_legacy(batch_bytes, magic: int) -> bytes:
                 continue
             codec = header.attributes & 0x07
             if codec == Compression.ZSTD:
-                raise UnsupportedCompressionError(
-                    f"compression codec zstd cannot be down-converted to magic {magic}"
-                )
+                raise UnsupportedCompressionError(f"compression codec zstd cannot be down-converted to magic {magic}")
             if codec > Compression.ZSTD:
                 raise CorruptRecordError(f"unknown compression codec id {codec}", position=view.position)
             records = decode_batch_records(view.data, header=header)

@@ -31,7 +31,8 @@ Stateless and thread-safe; a builder belongs to one thread.
 from __future__ import annotations
 
 import struct
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from spark_kafkalog.records.compression import DEFAULT_MAX_DECOMPRESSED_SIZE, Compression, compress, decompress
 from spark_kafkalog.records.crc import crc32

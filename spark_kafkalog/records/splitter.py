@@ -19,7 +19,7 @@ they stay valid while the buffer is not modified. Stateless and thread-safe.
 from __future__ import annotations
 
 import struct
-from typing import Iterator
+from collections.abc import Iterator
 
 from spark_kafkalog.records.batch import (
     CONTROL_BIT,

@@ -54,16 +54,21 @@ def test_unknown_keys_are_kept_and_reported():
 
 
 def test_log_properties_are_the_log_section_only():
-    cfg = BrokerConfig.from_properties({**BASE, "log.retention.hours": "1", "num.partitions": "3",
-                                        "min.insync.replicas": "2"})
+    cfg = BrokerConfig.from_properties(
+        {**BASE, "log.retention.hours": "1", "num.partitions": "3", "min.insync.replicas": "2"}
+    )
     assert cfg.log_properties() == {"log.retention.hours": "1", "min.insync.replicas": "2"}
 
 
 def test_properties_syntax(tmp_path):
     text = "# comment\n! also\nbroker.id = 7\nzookeeper.connect: zk:2181/kafka\nlisteners PLAINTEXT://h:1,\\\n  PLAINTEXT://h:2\nkey\\=x=\\u0041\n"
     props = parse_properties(text)
-    assert props == {"broker.id": "7", "zookeeper.connect": "zk:2181/kafka",
-                     "listeners": "PLAINTEXT://h:1,PLAINTEXT://h:2", "key=x": "A"}
+    assert props == {
+        "broker.id": "7",
+        "zookeeper.connect": "zk:2181/kafka",
+        "listeners": "PLAINTEXT://h:1,PLAINTEXT://h:2",
+        "key=x": "A",
+    }
     f = tmp_path / "server.properties"
     f.write_text(text)
     cfg = BrokerConfig.from_file(f, ["broker.id=9", "num.partitions=4"])
@@ -103,7 +108,9 @@ def test_log_defaults_agree_with_the_log_store():
 
     for key in TOPIC_CONFIG_KEYS.values():  # every topic default has a broker key, and it reaches LogConfig
         assert key.synonym in KEYS_BY_NAME, key.synonym
-        raw = {"int": "100", "long": "100", "double": "0.5", "boolean": "true", "list": "delete"}.get(key.type, "CreateTime")
+        raw = {"int": "100", "long": "100", "double": "0.5", "boolean": "true", "list": "delete"}.get(
+            key.type, "CreateTime"
+        )
         assert key.synonym in BrokerConfig.from_properties({**BASE, key.synonym: raw}).log_properties()
 
 

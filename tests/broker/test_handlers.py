@@ -33,8 +33,15 @@ def batch(values, *, codec=Compression.NONE, ts=None, pid=-1, epoch=-1, seq=-1, 
 
 def produce_body(topic, partition, records, acks=1, version=9):
     R = API_BY_KEY[K.PRODUCE].Request
-    return R(acks=acks, timeout_ms=5000, topic_data=[
-        R.TopicProduceData(name=topic, partition_data=[R.TopicProduceData.PartitionProduceData(index=partition, records=records)])])
+    return R(
+        acks=acks,
+        timeout_ms=5000,
+        topic_data=[
+            R.TopicProduceData(
+                name=topic, partition_data=[R.TopicProduceData.PartitionProduceData(index=partition, records=records)]
+            )
+        ],
+    )
 
 
 def produce(w, topic, records, *, partition=0, acks=1, version=9):
@@ -44,10 +51,25 @@ def produce(w, topic, records, *, partition=0, acks=1, version=9):
 
 def fetch_body(topic, partition, offset, *, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation=0):
     R = API_BY_KEY[K.FETCH].Request
-    return R(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=max_bytes, isolation_level=isolation,
-             session_id=0, session_epoch=-1, topics=[R.FetchTopic(topic=topic, partitions=[
-                 R.FetchTopic.FetchPartition(partition=partition, fetch_offset=offset, partition_max_bytes=max_bytes)])],
-             forgotten_topics_data=[], rack_id="")
+    return R(
+        replica_id=-1,
+        max_wait_ms=max_wait_ms,
+        min_bytes=min_bytes,
+        max_bytes=max_bytes,
+        isolation_level=isolation,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            R.FetchTopic(
+                topic=topic,
+                partitions=[
+                    R.FetchTopic.FetchPartition(partition=partition, fetch_offset=offset, partition_max_bytes=max_bytes)
+                ],
+            )
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
+    )
 
 
 def fetch(w, topic, offset, *, partition=0, version=12, **kw):
@@ -62,9 +84,19 @@ def values_in(records):
 def create(w, name, partitions=1, version=7, **kw):
     R = API_BY_KEY[K.CREATE_TOPICS].Request
     configs = [R.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in kw.pop("configs", {}).items()]
-    body = R(topics=[R.CreatableTopic(name=name, num_partitions=partitions, replication_factor=kw.pop("rf", -1),
-                                      assignments=[], configs=configs)],
-             timeout_ms=kw.pop("timeout_ms", 10000), validate_only=kw.pop("validate_only", False))
+    body = R(
+        topics=[
+            R.CreatableTopic(
+                name=name,
+                num_partitions=partitions,
+                replication_factor=kw.pop("rf", -1),
+                assignments=[],
+                configs=configs,
+            )
+        ],
+        timeout_ms=kw.pop("timeout_ms", 10000),
+        validate_only=kw.pop("validate_only", False),
+    )
     return w.call(K.CREATE_TOPICS, version, body).topics[0]
 
 
@@ -101,11 +133,19 @@ def test_api_versions_too_new_gets_v0_error_body_and_connection_stays(wire):
 # -- Metadata and topics -------------------------------------------------------------------------
 def test_metadata_all_none_and_auto_create(wire, broker):
     name = unique()
-    resp = wire.call(K.METADATA, 12, topics=[API_BY_KEY[K.METADATA].Request.MetadataRequestTopic(name=name)],
-                     allow_auto_topic_creation=False)
+    resp = wire.call(
+        K.METADATA,
+        12,
+        topics=[API_BY_KEY[K.METADATA].Request.MetadataRequestTopic(name=name)],
+        allow_auto_topic_creation=False,
+    )
     assert resp.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    resp = wire.call(K.METADATA, 12, topics=[API_BY_KEY[K.METADATA].Request.MetadataRequestTopic(name=name)],
-                     allow_auto_topic_creation=True)
+    resp = wire.call(
+        K.METADATA,
+        12,
+        topics=[API_BY_KEY[K.METADATA].Request.MetadataRequestTopic(name=name)],
+        allow_auto_topic_creation=True,
+    )
     t = resp.topics[0]
     assert t.error_code == 0 and t.name == name and t.topic_id.int != 0
     assert [(p.partition_index, p.leader_id) for p in t.partitions] == [(0, 0)]
@@ -142,11 +182,21 @@ def test_create_partitions_and_delete_topic(wire):
     name = unique()
     create(wire, name, 1)
     R = API_BY_KEY[K.CREATE_PARTITIONS].Request
-    res = wire.call(K.CREATE_PARTITIONS, 3, topics=[R.CreatePartitionsTopic(name=name, count=3, assignments=None)],
-                    timeout_ms=10000, validate_only=False).results[0]
+    res = wire.call(
+        K.CREATE_PARTITIONS,
+        3,
+        topics=[R.CreatePartitionsTopic(name=name, count=3, assignments=None)],
+        timeout_ms=10000,
+        validate_only=False,
+    ).results[0]
     assert res.error_code == 0
-    res = wire.call(K.CREATE_PARTITIONS, 3, topics=[R.CreatePartitionsTopic(name=name, count=2, assignments=None)],
-                    timeout_ms=10000, validate_only=False).results[0]
+    res = wire.call(
+        K.CREATE_PARTITIONS,
+        3,
+        topics=[R.CreatePartitionsTopic(name=name, count=2, assignments=None)],
+        timeout_ms=10000,
+        validate_only=False,
+    ).results[0]
     assert res.error_code == ErrorCode.INVALID_PARTITIONS
     M = API_BY_KEY[K.METADATA].Request
     meta = wire.call(K.METADATA, 9, topics=[M.MetadataRequestTopic(name=name)], allow_auto_topic_creation=False)
@@ -296,8 +346,18 @@ def test_list_offsets(wire):
     R = API_BY_KEY[K.LIST_OFFSETS].Request
 
     def ask(ts, version=7):
-        body = R(replica_id=-1, isolation_level=0, topics=[R.ListOffsetsTopic(name=name, partitions=[
-            R.ListOffsetsTopic.ListOffsetsPartition(partition_index=0, timestamp=ts, max_num_offsets=10)])])
+        body = R(
+            replica_id=-1,
+            isolation_level=0,
+            topics=[
+                R.ListOffsetsTopic(
+                    name=name,
+                    partitions=[
+                        R.ListOffsetsTopic.ListOffsetsPartition(partition_index=0, timestamp=ts, max_num_offsets=10)
+                    ],
+                )
+            ],
+        )
         return wire.call(K.LIST_OFFSETS, version, body).topics[0].partitions[0]
 
     assert ask(-2).offset == 0 and ask(-1).offset == 4
@@ -313,8 +373,14 @@ def test_delete_records(wire):
     create(wire, name)
     produce(wire, name, batch([b"a", b"b", b"c"]))
     R = API_BY_KEY[K.DELETE_RECORDS].Request
-    body = R(topics=[R.DeleteRecordsTopic(name=name, partitions=[
-        R.DeleteRecordsTopic.DeleteRecordsPartition(partition_index=0, offset=2)])], timeout_ms=5000)
+    body = R(
+        topics=[
+            R.DeleteRecordsTopic(
+                name=name, partitions=[R.DeleteRecordsTopic.DeleteRecordsPartition(partition_index=0, offset=2)]
+            )
+        ],
+        timeout_ms=5000,
+    )
     res = wire.call(K.DELETE_RECORDS, 2, body).topics[0].partitions[0]
     assert (res.error_code, res.low_watermark) == (0, 2)
     assert fetch(wire, name, 0).error_code == ErrorCode.OFFSET_OUT_OF_RANGE
@@ -327,8 +393,19 @@ def test_offset_for_leader_epoch(wire):
     create(wire, name)
     produce(wire, name, batch([b"a", b"b"]))
     R = API_BY_KEY[K.OFFSET_FOR_LEADER_EPOCH].Request
-    body = R(replica_id=-1, topics=[R.OffsetForLeaderTopic(topic=name, partitions=[
-        R.OffsetForLeaderTopic.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=0)])])
+    body = R(
+        replica_id=-1,
+        topics=[
+            R.OffsetForLeaderTopic(
+                topic=name,
+                partitions=[
+                    R.OffsetForLeaderTopic.OffsetForLeaderPartition(
+                        partition=0, current_leader_epoch=-1, leader_epoch=0
+                    )
+                ],
+            )
+        ],
+    )
     res = wire.call(K.OFFSET_FOR_LEADER_EPOCH, 4, body).topics[0].partitions[0]
     assert (res.error_code, res.leader_epoch, res.end_offset) == (0, 0, 2)
     body.topics[0].partitions[0].current_leader_epoch = 5
@@ -351,8 +428,9 @@ def test_idempotent_produce_deduplicates_and_detects_gaps(wire):
     assert gap.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
     assert produce(wire, name, batch([b"c"], pid=pid, epoch=0, seq=2), acks=-1).base_offset == 2
     assert values_in(fetch(wire, name, 0).records) == [b"a", b"b", b"c"]
-    bumped = wire.call(K.INIT_PRODUCER_ID, 4, transactional_id=None, transaction_timeout_ms=60000,
-                       producer_id=pid, producer_epoch=0)
+    bumped = wire.call(
+        K.INIT_PRODUCER_ID, 4, transactional_id=None, transaction_timeout_ms=60000, producer_id=pid, producer_epoch=0
+    )
     assert (bumped.producer_id, bumped.producer_epoch) == (pid, 1)
     other = wire.call(K.INIT_PRODUCER_ID, 1, transactional_id=None, transaction_timeout_ms=60000)
     assert other.producer_id != pid
@@ -363,9 +441,14 @@ def test_describe_configs_topic_and_broker(wire):
     name = unique()
     create(wire, name, configs={"retention.ms": "1000"})
     R = API_BY_KEY[K.DESCRIBE_CONFIGS].Request
-    body = R(resources=[R.DescribeConfigsResource(resource_type=2, resource_name=name, configuration_keys=None),
-                        R.DescribeConfigsResource(resource_type=4, resource_name="0", configuration_keys=["num.partitions"])],
-             include_synonyms=True, include_documentation=True)
+    body = R(
+        resources=[
+            R.DescribeConfigsResource(resource_type=2, resource_name=name, configuration_keys=None),
+            R.DescribeConfigsResource(resource_type=4, resource_name="0", configuration_keys=["num.partitions"]),
+        ],
+        include_synonyms=True,
+        include_documentation=True,
+    )
     topic, brk = wire.call(K.DESCRIBE_CONFIGS, 4, body).results
     assert topic.error_code == 0 and brk.error_code == 0
     entries = {c.name: c for c in topic.configs}
@@ -373,7 +456,9 @@ def test_describe_configs_topic_and_broker(wire):
     assert entries["segment.bytes"].config_source == 5 and entries["segment.bytes"].value == str(1 << 30)
     assert entries["cleanup.policy"].value == "delete"
     assert [c.name for c in brk.configs] == ["num.partitions"] and brk.configs[0].value == "1"
-    body = R(resources=[R.DescribeConfigsResource(resource_type=2, resource_name="nope-" + name, configuration_keys=None)])
+    body = R(
+        resources=[R.DescribeConfigsResource(resource_type=2, resource_name="nope-" + name, configuration_keys=None)]
+    )
     assert wire.call(K.DESCRIBE_CONFIGS, 0, body).results[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
@@ -397,8 +482,12 @@ def test_non_leader_answers_not_leader(two_brokers):
     with Wire(a.bootstrap_servers) as wa, Wire(b.bootstrap_servers) as wb:
         name = unique()
         assert create(wa, name, 4).error_code == 0
-        meta = wa.call(K.METADATA, 9, topics=[API_BY_KEY[K.METADATA].Request.MetadataRequestTopic(name=name)],
-                       allow_auto_topic_creation=False)
+        meta = wa.call(
+            K.METADATA,
+            9,
+            topics=[API_BY_KEY[K.METADATA].Request.MetadataRequestTopic(name=name)],
+            allow_auto_topic_creation=False,
+        )
         assert len(meta.brokers) == 2
         leaders = {p.partition_index: p.leader_id for p in meta.topics[0].partitions}
         assert set(leaders.values()) == {0, 1}

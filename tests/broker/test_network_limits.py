@@ -12,6 +12,7 @@ import pytest
 
 from broker.network.request_memory import RequestMemory
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, encode_request
+from tests.waiting import wait_until
 
 from .conftest import start_brokers
 from .test_handlers import batch, create, fetch_body, produce, unique
@@ -29,14 +30,6 @@ def _rss_bytes() -> int:
     raise AssertionError("no VmRSS in /proc/self/status")
 
 
-def _wait_until(predicate, timeout_s: float = 10.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-        time.sleep(0.02)
-
-
 def _server(broker):
     return broker.broker.socket_server
 
@@ -47,6 +40,7 @@ def _connect(broker) -> socket.socket:
 
 
 # -- RequestMemory, the budget, as a state table -----------------------------------------------------
+
 
 def test_request_memory_lets_only_the_oldest_frame_read_past_the_capacity():
     import asyncio
@@ -88,6 +82,7 @@ def test_request_memory_unbounded_when_capacity_is_not_positive():
 
 # -- size prefixes cost nothing; the budget holds across connections ---------------------------------
 
+
 @pytest.fixture()
 def budget_broker(tmp_path_factory):
     (b,) = start_brokers(1, tmp_path_factory, queued_max_request_bytes=2 * MiB, connections_max_idle_ms=60_000)
@@ -104,7 +99,7 @@ def test_size_prefixes_alone_cost_no_memory_and_others_are_served(broker):
             s.sendall(struct.pack(">i", 104857600))
             socks.append(s)
         memory = _server(broker).request_memory
-        _wait_until(lambda: broker.call(lambda: memory.frames) == 8, what="8 announced frames")
+        wait_until(lambda: broker.call(lambda: memory.frames) == 8, what="8 announced frames")
         time.sleep(0.2)
         grown = _rss_bytes() - rss_before
         assert grown < 64 * MiB, f"8 size prefixes grew the process by {grown / MiB:.0f} MiB"
@@ -114,8 +109,9 @@ def test_size_prefixes_alone_cost_no_memory_and_others_are_served(broker):
     finally:
         for s in socks:
             s.close()
-    _wait_until(lambda: broker.call(lambda: _server(broker).request_memory.frames) == 0,
-                what="the liars' frames to be released")
+    wait_until(
+        lambda: broker.call(lambda: _server(broker).request_memory.frames) == 0, what="the liars' frames to be released"
+    )
 
 
 def _send_in_background(sock: socket.socket, data: bytes) -> threading.Thread:
@@ -124,6 +120,7 @@ def _send_in_background(sock: socket.socket, data: bytes) -> threading.Thread:
             sock.sendall(data)
         except OSError:
             pass  # closed by the test
+
     t = threading.Thread(target=send, daemon=True)
     t.start()
     return t
@@ -146,7 +143,7 @@ def test_partial_frames_across_connections_stay_within_queued_max_request_bytes(
     finally:
         for s in socks:
             s.close()
-    _wait_until(lambda: b.call(lambda: memory.used) == 0, what="the stalled frames to be released")
+    wait_until(lambda: b.call(lambda: memory.used) == 0, what="the stalled frames to be released")
     with Wire(b.bootstrap_servers) as w:  # a large, well-formed request goes through afterwards
         topic = unique()
         assert create(w, topic, configs={"max.message.bytes": str(8 * MiB)}).error_code == 0
@@ -171,6 +168,7 @@ def test_a_client_silent_inside_a_request_is_closed_after_connections_max_idle_m
 
 # -- closed connections end their long polls ------------------------------------------------------
 
+
 def test_a_disconnected_long_poll_releases_its_connection_at_once(broker):
     with Wire(broker.bootstrap_servers) as w:
         topic = unique()
@@ -187,12 +185,12 @@ def test_a_disconnected_long_poll_releases_its_connection_at_once(broker):
         body = fetch_body(topic, 0, 0, max_wait_ms=2**31 - 1, min_bytes=1)
         s.sendall(encode_request(K.FETCH, 12, 1, body, client_id="long-poll", framed=True))
         socks.append(s)
-    _wait_until(lambda: long_polls() == 20, what="20 long polls")
+    wait_until(lambda: long_polls() == 20, what="20 long polls")
     time.sleep(0.2)
     assert long_polls() == 20  # they wait, as asked
     for s in socks:
         s.close()
-    _wait_until(lambda: long_polls() == 0, timeout_s=5, what="the closed long polls' connections to go")
+    wait_until(lambda: long_polls() == 0, timeout_s=5, what="the closed long polls' connections to go")
 
 
 def test_a_disconnected_long_poll_does_not_disturb_one_on_another_connection(broker):

@@ -43,8 +43,19 @@ ANSWERS_TO_HOSTILE_SETS = {
 
 
 def produce_body(topic, records_by_partition, acks=1):
-    return PRODUCE(acks=acks, timeout_ms=5000, topic_data=[PRODUCE.TopicProduceData(name=topic, partition_data=[
-        PRODUCE.TopicProduceData.PartitionProduceData(index=p, records=r) for p, r in records_by_partition.items()])])
+    return PRODUCE(
+        acks=acks,
+        timeout_ms=5000,
+        topic_data=[
+            PRODUCE.TopicProduceData(
+                name=topic,
+                partition_data=[
+                    PRODUCE.TopicProduceData.PartitionProduceData(index=p, records=r)
+                    for p, r in records_by_partition.items()
+                ],
+            )
+        ],
+    )
 
 
 def produce(w, topic, records_by_partition, *, version, acks=1):
@@ -53,10 +64,27 @@ def produce(w, topic, records_by_partition, *, version, acks=1):
 
 
 def fetch_records(w, topic, partition, offset=0, version=12):
-    body = FETCH(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 24, isolation_level=0, session_id=0,
-                 session_epoch=-1, topics=[FETCH.FetchTopic(topic=topic, partitions=[FETCH.FetchTopic.FetchPartition(
-                     partition=partition, fetch_offset=offset, partition_max_bytes=1 << 24)])],
-                 forgotten_topics_data=[], rack_id="")
+    body = FETCH(
+        replica_id=-1,
+        max_wait_ms=0,
+        min_bytes=1,
+        max_bytes=1 << 24,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=[
+            FETCH.FetchTopic(
+                topic=topic,
+                partitions=[
+                    FETCH.FetchTopic.FetchPartition(
+                        partition=partition, fetch_offset=offset, partition_max_bytes=1 << 24
+                    )
+                ],
+            )
+        ],
+        forgotten_topics_data=[],
+        rack_id="",
+    )
     part = w.call(K.FETCH, version, body).responses[0].partitions[0]
     assert part.error_code == 0
     return part
@@ -78,8 +106,13 @@ def all_records(w, topic, partition):
 
 def create(w, name, partitions):
     R = API_BY_KEY[K.CREATE_TOPICS].Request
-    body = R(topics=[R.CreatableTopic(name=name, num_partitions=partitions, replication_factor=-1, assignments=[],
-                                      configs=[])], timeout_ms=10000, validate_only=False)
+    body = R(
+        topics=[
+            R.CreatableTopic(name=name, num_partitions=partitions, replication_factor=-1, assignments=[], configs=[])
+        ],
+        timeout_ms=10000,
+        validate_only=False,
+    )
     assert w.call(K.CREATE_TOPICS, 7, body).topics[0].error_code == 0
 
 
@@ -115,7 +148,12 @@ def test_client_offsets_zero_and_two_to_the_32_are_replaced_by_the_brokers(wire,
     second = produce(wire, topic, {0: plain([2**32, 0, 7], magic)}, version=version)[0]
     assert (second.error_code, second.base_offset) == (0, 2)
     assert [(o, r.value) for o, r in sorted(all_records(wire, topic, 0).items())] == [
-        (0, b"v0"), (1, b"v1"), (2, b"v0"), (3, b"v1"), (4, b"v2")]
+        (0, b"v0"),
+        (1, b"v1"),
+        (2, b"v0"),
+        (3, b"v1"),
+        (4, b"v2"),
+    ]
     old = fetch_records(wire, topic, 0, version=0 if magic == 0 else 2)
     assert [r.offset for r in iter_legacy_records(bytes(old.records))] == [0, 1, 2, 3, 4]
 
@@ -148,20 +186,26 @@ def _bad_crc():
 MALFORMED = {
     "bad CRC": (_bad_crc(), ErrorCode.CORRUPT_MESSAGE),
     "truncated": (plain([0, 1])[:-3], ErrorCode.CORRUPT_MESSAGE),
-    "garbage payload": (encode_message(0, 1, Compression.SNAPPY, T0, None, b"\x82SNAPPY\x00garbage"),
-                        ErrorCode.CORRUPT_MESSAGE),
+    "garbage payload": (
+        encode_message(0, 1, Compression.SNAPPY, T0, None, b"\x82SNAPPY\x00garbage"),
+        ErrorCode.CORRUPT_MESSAGE,
+    ),
     "codec id 6": (encode_message(0, 1, 6, T0, None, b"x"), ErrorCode.CORRUPT_MESSAGE),
     "key length past the end": (_sealed(b"\x01\x00" + struct.pack(">qii", T0, 1 << 20, -1)), ErrorCode.CORRUPT_MESSAGE),
-    "negative message size": (_sealed(b"\x01\x00" + struct.pack(">qii", T0, -1, -1), size=-1),
-                              ErrorCode.CORRUPT_MESSAGE),
+    "negative message size": (
+        _sealed(b"\x01\x00" + struct.pack(">qii", T0, -1, -1), size=-1),
+        ErrorCode.CORRUPT_MESSAGE,
+    ),
     "inner offsets not 0..n-1": (_gzip_wrapper(plain([0, 2**32])), ErrorCode.INVALID_RECORD),
     "nested wrapper": (_gzip_wrapper(_gzip_wrapper(plain([0]))), ErrorCode.INVALID_RECORD),
     "two wrappers": (_gzip_wrapper(plain([0])) * 2, ErrorCode.INVALID_RECORD),
     "mixed magic": (plain([0], magic=0) + plain([1], magic=1), ErrorCode.INVALID_RECORD),
     "LogAppendTime from a producer": (_gzip_wrapper(plain([0]), attributes=0x08), ErrorCode.INVALID_TIMESTAMP),
     "negative timestamp": (encode_message(0, 1, 0, -5, None, b"v"), ErrorCode.INVALID_TIMESTAMP),
-    "zstd": (encode_message(0, 1, Compression.ZSTD, T0, None, compress(Compression.ZSTD, plain([0]))),
-             ErrorCode.UNSUPPORTED_COMPRESSION_TYPE),
+    "zstd": (
+        encode_message(0, 1, Compression.ZSTD, T0, None, compress(Compression.ZSTD, plain([0]))),
+        ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+    ),
 }
 
 
@@ -240,8 +284,12 @@ HOSTILE = st.tuples(
     message_sets(),
     st.sampled_from([0, 1, 2]),
     st.sampled_from([1, 1, 1, -1, 0]),
-    st.one_of(st.just(()), st.just(()), st.just(()),
-              st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), min_size=1, max_size=3)),
+    st.one_of(
+        st.just(()),
+        st.just(()),
+        st.just(()),
+        st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), min_size=1, max_size=3),
+    ),
     st.sampled_from([Compression.NONE, Compression.GZIP, Compression.LZ4]),
 )
 
@@ -257,9 +305,12 @@ def run_fuzz(broker, examples: int) -> None:
         assert produce(healthy, name, {1: earlier}, version=2)[1].base_offset == 0
         ledger.acked[1].update({0: b"before-1", 1: b"before-2"})
 
-        @settings(max_examples=examples, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                         HealthCheck.large_base_example])
+        @settings(
+            max_examples=examples,
+            deadline=None,
+            database=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+        )
         @given(HOSTILE)
         @example(case=(plain([0, 2**32], magic=0), 0, 1, (), Compression.NONE))  # issue 10's crasher
         @example(case=(plain([0, 2**32]), 2, -1, (), Compression.GZIP))
@@ -301,8 +352,9 @@ def test_an_unexpected_error_fails_only_its_partition(wire, topic, monkeypatch):
         return real(records)
 
     monkeypatch.setattr(produce_handler, "convert_legacy_message_set", failing)
-    res = produce(wire, topic, {0: legacy(1, Compression.NONE, [b"poison"]), 1: legacy(1, Compression.NONE, [b"ok"])},
-                  version=2)
+    res = produce(
+        wire, topic, {0: legacy(1, Compression.NONE, [b"poison"]), 1: legacy(1, Compression.NONE, [b"ok"])}, version=2
+    )
     assert res[0].error_code == ErrorCode.UNKNOWN_SERVER_ERROR
     assert (res[1].error_code, res[1].base_offset) == (0, 0)
     assert produce(wire, topic, {2: legacy(1, Compression.NONE, [b"ok"])}, version=2)[2].error_code == 0

@@ -6,10 +6,9 @@ import threading
 import time
 import uuid
 
-from spark_kafkalog.protocol import ApiKey
-
 from broker.log.log_manager import CLEAN_SHUTDOWN_FILE
 from broker.server import EmbeddedBroker
+from spark_kafkalog.protocol import ApiKey
 
 from .test_handlers import batch, create, fetch, fetch_body, produce, values_in
 from .wire import Wire

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
-
 from broker.config import BrokerConfig, ConfigError
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from .conftest import start_brokers
 from .test_handlers import unique
@@ -41,9 +40,15 @@ def wire(limited):
 
 def topic(name, partitions=1, rf=-1, assignments=()):
     return CT.CreatableTopic(
-        name=name, num_partitions=partitions, replication_factor=rf, configs=[],
-        assignments=[CT.CreatableTopic.CreatableReplicaAssignment(partition_index=p, broker_ids=list(r))
-                     for p, r in enumerate(assignments)])
+        name=name,
+        num_partitions=partitions,
+        replication_factor=rf,
+        configs=[],
+        assignments=[
+            CT.CreatableTopic.CreatableReplicaAssignment(partition_index=p, broker_ids=list(r))
+            for p, r in enumerate(assignments)
+        ],
+    )
 
 
 def create_topics(w, *topics, validate_only=False):
@@ -52,8 +57,13 @@ def create_topics(w, *topics, validate_only=False):
 
 
 def create_partitions(w, name, count, assignments=None, validate_only=False):
-    t = CP.CreatePartitionsTopic(name=name, count=count, assignments=None if assignments is None else [
-        CP.CreatePartitionsTopic.CreatePartitionsAssignment(broker_ids=list(r)) for r in assignments])
+    t = CP.CreatePartitionsTopic(
+        name=name,
+        count=count,
+        assignments=None
+        if assignments is None
+        else [CP.CreatePartitionsTopic.CreatePartitionsAssignment(broker_ids=list(r)) for r in assignments],
+    )
     return w.call(K.CREATE_PARTITIONS, 3, topics=[t], timeout_ms=10000, validate_only=validate_only).results[0]
 
 
@@ -139,12 +149,17 @@ def test_auto_creation_is_held_to_the_request_limit(tmp_path_factory):
     try:
         with Wire(brokers[0].bootstrap_servers) as w:
             names = [unique() for _ in range(3)]  # 12 partitions in one Metadata request
-            resp = w.call(K.METADATA, 12, topics=[MD.MetadataRequestTopic(name=n) for n in names],
-                          allow_auto_topic_creation=True)
+            resp = w.call(
+                K.METADATA, 12, topics=[MD.MetadataRequestTopic(name=n) for n in names], allow_auto_topic_creation=True
+            )
             assert [t.error_code for t in resp.topics] == [ErrorCode.INVALID_PARTITIONS] * 3
             assert_nothing_created(brokers, *names)
-            resp = w.call(K.METADATA, 12, topics=[MD.MetadataRequestTopic(name=n) for n in names[:2]],
-                          allow_auto_topic_creation=True)
+            resp = w.call(
+                K.METADATA,
+                12,
+                topics=[MD.MetadataRequestTopic(name=n) for n in names[:2]],
+                allow_auto_topic_creation=True,
+            )
             assert [t.error_code for t in resp.topics] == [ErrorCode.NONE] * 2
             assert [len(t.partitions) for t in resp.topics] == [4, 4]
     finally:

@@ -21,7 +21,7 @@ class Wire:
     def close(self) -> None:
         self.sock.close()
 
-    def __enter__(self) -> "Wire":
+    def __enter__(self) -> Wire:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -4,7 +4,8 @@ They answer from data the test provides; they are not a log (no appends, no rete
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from spark_kafkalog.protocol import API_BY_KEY
 from spark_kafkalog.records import parse_batch_header, validate_batch
@@ -15,17 +16,32 @@ PRODUCE = API_BY_KEY[0].Response
 INIT_PID = API_BY_KEY[22].Response
 
 
-def fetch_response(topic: str, partition: int, *, records: bytes | None = b"", error: int = 0, hw: int = 0,
-                   log_start: int = 0, lso: int | None = None, aborted=None) -> Any:
+def fetch_response(
+    topic: str,
+    partition: int,
+    *,
+    records: bytes | None = b"",
+    error: int = 0,
+    hw: int = 0,
+    log_start: int = 0,
+    lso: int | None = None,
+    aborted=None,
+) -> Any:
     P = FETCH.FetchableTopicResponse.PartitionData
     return FETCH(
         responses=[
             FETCH.FetchableTopicResponse(
                 topic=topic,
                 partitions=[
-                    P(partition_index=partition, error_code=error, high_watermark=hw,
-                      last_stable_offset=hw if lso is None else lso, log_start_offset=log_start,
-                      aborted_transactions=aborted, records=records)
+                    P(
+                        partition_index=partition,
+                        error_code=error,
+                        high_watermark=hw,
+                        last_stable_offset=hw if lso is None else lso,
+                        log_start_offset=log_start,
+                        aborted_transactions=aborted,
+                        records=records,
+                    )
                 ],
             )
         ]
@@ -62,8 +78,15 @@ def list_offsets_response(request: Any, answer: Callable[[str, int, int], tuple[
         parts = []
         for p in t.partitions:
             error, offset, timestamp = answer(t.name, p.partition_index, p.timestamp)
-            parts.append(P(partition_index=p.partition_index, error_code=error, old_style_offsets=[offset],
-                           offset=offset, timestamp=timestamp))
+            parts.append(
+                P(
+                    partition_index=p.partition_index,
+                    error_code=error,
+                    old_style_offsets=[offset],
+                    offset=offset,
+                    timestamp=timestamp,
+                )
+            )
         topics.append(LIST_OFFSETS.ListOffsetsTopicResponse(name=t.name, partitions=parts))
     return LIST_OFFSETS(topics=topics)
 
@@ -93,8 +116,11 @@ class ProduceLog:
                     self.batches.append((t.name, p.index, data))
                     base = self.next_offset.get((t.name, p.index), 0)
                     self.next_offset[(t.name, p.index)] = base + header.records_count
-                parts.append(PRODUCE.TopicProduceResponse.PartitionProduceResponse(
-                    index=p.index, error_code=error, base_offset=base, log_append_time_ms=-1, log_start_offset=0))
+                parts.append(
+                    PRODUCE.TopicProduceResponse.PartitionProduceResponse(
+                        index=p.index, error_code=error, base_offset=base, log_append_time_ms=-1, log_start_offset=0
+                    )
+                )
             out.append(PRODUCE.TopicProduceResponse(name=t.name, partition_responses=parts))
         if request.body.acks == 0:
             return NO_RESPONSE

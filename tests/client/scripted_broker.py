@@ -13,8 +13,9 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from spark_kafkalog.protocol import (
     API_BY_KEY,

@@ -64,7 +64,9 @@ def test_bootstrap_skips_unreachable_servers(cluster):
 def test_no_reachable_bootstrap_server_is_a_clear_error():
     dead = f"127.0.0.1:{closed_port()}"
     with KafkaClient(dead, **{**FAST, "default_api_timeout_ms": 200}) as client:
-        with pytest.raises(BrokerNotAvailableError, match=rf"cannot connect to any bootstrap server: {dead} \(connection refused\)"):
+        with pytest.raises(
+            BrokerNotAvailableError, match=rf"cannot connect to any bootstrap server: {dead} \(connection refused\)"
+        ):
             client.topics()
 
 
@@ -110,9 +112,7 @@ def test_list_offsets_groups_partitions_by_leader_and_resolves_specs(cluster):
             request, lambda topic, p, spec: (0, table[(topic, p)][spec], -1)
         )
     with KafkaClient(cluster.brokers[0].address, **FAST) as client:
-        got = client.list_offsets(
-            {TP: OffsetSpec.EARLIEST, TopicPartition("t", 1): OffsetSpec.LATEST}
-        )
+        got = client.list_offsets({TP: OffsetSpec.EARLIEST, TopicPartition("t", 1): OffsetSpec.LATEST})
     assert got == {TP: 5, TopicPartition("t", 1): 7}
     assert len(cluster.brokers[0].requests(2)) == 1 and len(cluster.brokers[1].requests(2)) == 1
 
@@ -216,7 +216,9 @@ def test_fetch_survives_a_dropped_connection(cluster):
 def test_an_offset_outside_the_log_raises_with_the_log_bounds(cluster):
     broker = cluster.brokers[0]
     broker.handlers[1] = lambda request, _: fetch_response("t", 0, error=int(ErrorCode.OFFSET_OUT_OF_RANGE), hw=-1)
-    broker.handlers[2] = lambda request, _: list_offsets_response(request, lambda t, p, spec: (0, 100 if spec == -2 else 250, -1))
+    broker.handlers[2] = lambda request, _: list_offsets_response(
+        request, lambda t, p, spec: (0, 100 if spec == -2 else 250, -1)
+    )
     with KafkaClient(broker.address, **FAST) as client:
         with pytest.raises(OffsetOutOfRangeError, match=r"offset 3 of t-0 is out of range .* \[100, 250\)") as info:
             list(client.fetch_batches(TP, 3, 10))
@@ -290,14 +292,22 @@ def test_read_committed_fetch_stops_at_the_last_stable_offset_and_skips_aborted_
 
     data = (
         txn_batch(0, 5)
-        + build_control_batch("abort", producer_id=5, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1, base_offset=1)
+        + build_control_batch(
+            "abort", producer_id=5, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1, base_offset=1
+        )
         + txn_batch(2, 6)
-        + build_control_batch("commit", producer_id=6, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1, base_offset=3)
+        + build_control_batch(
+            "commit", producer_id=6, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1, base_offset=3
+        )
         + txn_batch(4, 7)  # an open transaction: beyond the last stable offset
     )
     aborted = [SimpleNamespace(producer_id=5, first_offset=0)]
     cluster.brokers[0].handlers[1] = lambda request, _: fetch_response(
-        "t", 0, records=data, hw=5, lso=4,
+        "t",
+        0,
+        records=data,
+        hw=5,
+        lso=4,
         aborted=aborted if request.body.isolation_level == 1 else None,
     )
     with KafkaClient(cluster.brokers[0].address, isolation_level="read_committed", **FAST) as client:

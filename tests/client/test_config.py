@@ -46,7 +46,9 @@ def test_acks_accepts_all_and_the_numeric_forms(value, expected):
 
 
 def test_unknown_key_names_the_key_and_suggests_the_closest_one():
-    with pytest.raises(ConfigError, match=r"unknown client setting 'fetch\.max\.byte' \(did you mean 'fetch\.max\.bytes'\?\)"):
+    with pytest.raises(
+        ConfigError, match=r"unknown client setting 'fetch\.max\.byte' \(did you mean 'fetch\.max\.bytes'\?\)"
+    ):
         ClientConfig.create({"fetch.max.byte": "1"})
 
 
@@ -74,7 +76,9 @@ def test_bad_values_raise_config_errors_naming_the_setting(props, message):
 def test_known_but_meaningless_java_keys_warn_instead_of_failing():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        cfg = ClientConfig.create({"security.protocol": "PLAINTEXT", "reconnect.backoff.ms": "50", "ssl.truststore.location": "/x"})
+        cfg = ClientConfig.create(
+            {"security.protocol": "PLAINTEXT", "reconnect.backoff.ms": "50", "ssl.truststore.location": "/x"}
+        )
     texts = [str(w.message) for w in caught]
     assert any("'security.protocol' is ignored" in t for t in texts)
     assert any("'reconnect.backoff.ms' is ignored" in t for t in texts)

@@ -36,7 +36,9 @@ def ready_connection(ranges=None) -> KafkaConnection:
     conn.start_handshake()
     (req,) = sent_requests(conn)
     ranges = ranges or {k: (v.lo, v.hi) for k, v in CLIENT_VERSIONS.items()}
-    conn.receive_data(encode_response(18, req.version, req.header.correlation_id, api_versions_body(ranges), framed=True))
+    conn.receive_data(
+        encode_response(18, req.version, req.header.correlation_id, api_versions_body(ranges), framed=True)
+    )
     assert conn.ready
     return conn
 
@@ -52,7 +54,9 @@ def test_handshake_sends_api_versions_v4_with_client_software_and_becomes_ready(
     assert (req.header.api_key, req.version, req.header.client_id) == (18, 4, "etl")
     assert req.body.client_software_name == "spark-kafkalog"
     assert conn.state is ConnectionState.HANDSHAKE
-    done = conn.receive_data(encode_response(18, 4, req.header.correlation_id, api_versions_body({3: (0, 12)}), framed=True))
+    done = conn.receive_data(
+        encode_response(18, 4, req.header.correlation_id, api_versions_body({3: (0, 12)}), framed=True)
+    )
     assert done == []
     assert conn.ready
     assert conn.versions.pick(3) == 12
@@ -68,7 +72,9 @@ def test_handshake_retries_at_the_advertised_api_versions_maximum_after_unsuppor
     (retry,) = sent_requests(conn)
     assert retry.version == 2
     assert not conn.ready
-    conn.receive_data(encode_response(18, 2, retry.header.correlation_id, api_versions_body({18: (0, 2), 3: (0, 8)}), framed=True))
+    conn.receive_data(
+        encode_response(18, 2, retry.header.correlation_id, api_versions_body({18: (0, 2), 3: (0, 8)}), framed=True)
+    )
     assert conn.ready
     assert conn.versions.pick(3) == 8
 

@@ -17,7 +17,9 @@ TP = TopicPartition("t", 3)
 
 
 def batch(base: int, count: int, *, codec=Compression.NONE, pid=-1, txn=False, ts=1000) -> bytes:
-    b = RecordBatchBuilder(codec, base_offset=base, producer_id=pid, producer_epoch=0 if pid >= 0 else -1, is_transactional=txn)
+    b = RecordBatchBuilder(
+        codec, base_offset=base, producer_id=pid, producer_epoch=0 if pid >= 0 else -1, is_transactional=txn
+    )
     for i in range(count):
         b.append(ts + i, None, b"v%d" % (base + i))
     return b.build()
@@ -70,7 +72,9 @@ def test_only_a_partial_batch_reports_the_size_needed():
 
 
 def test_control_batches_are_consumed_but_not_yielded():
-    marker = build_control_batch("commit", producer_id=9, producer_epoch=0, coordinator_epoch=0, timestamp_ms=5, base_offset=3)
+    marker = build_control_batch(
+        "commit", producer_id=9, producer_epoch=0, coordinator_epoch=0, timestamp_ms=5, base_offset=3
+    )
     data = batch(0, 3, pid=9, txn=True) + marker + batch(4, 2)
     result = walk(data, 0)
     assert offsets(result) == [(0, 2), (4, 5)]
@@ -79,9 +83,13 @@ def test_control_batches_are_consumed_but_not_yielded():
 
 def test_read_committed_skips_aborted_transactions_and_keeps_committed_ones():
     aborted_data = batch(0, 2, pid=7, txn=True)
-    abort_marker = build_control_batch("abort", producer_id=7, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1, base_offset=2)
+    abort_marker = build_control_batch(
+        "abort", producer_id=7, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1, base_offset=2
+    )
     committed = batch(3, 2, pid=8, txn=True)
-    commit_marker = build_control_batch("commit", producer_id=8, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1, base_offset=5)
+    commit_marker = build_control_batch(
+        "commit", producer_id=8, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1, base_offset=5
+    )
     later_same_producer = batch(6, 2, pid=7, txn=True)  # a new transaction of producer 7, not aborted
     data = aborted_data + abort_marker + committed + commit_marker + later_same_producer
     aborted = [SimpleNamespace(producer_id=7, first_offset=0)]
@@ -104,7 +112,11 @@ def test_legacy_message_sets_are_converted_to_v2_batches():
     assert all(f.batch.magic == 2 for f in result.batches)
     records = [r for f in result.batches for r in f.batch.records()]
     assert [(r.offset, r.value) for r in records if r.offset >= 1] == [
-        (1, b"p1"), (2, b"p2"), (3, b"c0"), (4, b"c1"), (5, b"c2")
+        (1, b"p1"),
+        (2, b"p2"),
+        (3, b"c0"),
+        (4, b"c1"),
+        (5, b"c2"),
     ]
 
 
@@ -121,7 +133,16 @@ def test_empty_or_null_records_yield_nothing():
 
 
 def test_fetch_request_round_trips_at_every_version():
-    body = fetch_request(TP, 42, partition_max_bytes=1000, max_bytes=5000, max_wait_ms=100, min_bytes=1, isolation_level=1, leader_epoch=3)
+    body = fetch_request(
+        TP,
+        42,
+        partition_max_bytes=1000,
+        max_bytes=5000,
+        max_wait_ms=100,
+        min_bytes=1,
+        isolation_level=1,
+        leader_epoch=3,
+    )
     for version in range(0, 13):
         decoded = decode_request(encode_request(1, version, 1, body))
         p = decoded.body.topics[0].partitions[0]
@@ -131,7 +152,11 @@ def test_fetch_request_round_trips_at_every_version():
 def test_partition_data_finds_the_partition_or_raises():
     R = API_BY_KEY[1].Response
     P = R.FetchableTopicResponse.PartitionData
-    response = R(responses=[R.FetchableTopicResponse(topic="t", partitions=[P(partition_index=3, error_code=0, high_watermark=9)])])
+    response = R(
+        responses=[
+            R.FetchableTopicResponse(topic="t", partitions=[P(partition_index=3, error_code=0, high_watermark=9)])
+        ]
+    )
     assert partition_data(response, TP).high_watermark == 9
     with pytest.raises(KafkaClientError, match="does not include t-4"):
         partition_data(response, TopicPartition("t", 4))
@@ -140,11 +165,17 @@ def test_partition_data_finds_the_partition_or_raises():
 def test_a_follower_fetch_for_several_partitions_groups_them_by_topic():
     body = fetch_request_for(
         {TopicPartition("a", 0): (5, 2, 0), TopicPartition("b", 1): (9, 2, 3), TopicPartition("a", 2): (7, 2, 0)},
-        partition_max_bytes=100, max_bytes=1000, max_wait_ms=500, min_bytes=1, replica_id=3,
+        partition_max_bytes=100,
+        max_bytes=1000,
+        max_wait_ms=500,
+        min_bytes=1,
+        replica_id=3,
     )
     decoded = decode_request(encode_request(1, 12, 1, body)).body
     assert decoded.replica_id == 3
-    assert {t.topic: [(p.partition, p.fetch_offset, p.log_start_offset) for p in t.partitions] for t in decoded.topics} == {
+    assert {
+        t.topic: [(p.partition, p.fetch_offset, p.log_start_offset) for p in t.partitions] for t in decoded.topics
+    } == {
         "a": [(0, 5, 0), (2, 7, 0)],
         "b": [(1, 9, 3)],
     }

@@ -37,7 +37,9 @@ BASE_TS = 1_700_000_000_000
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
-    b = EmbeddedBroker(0, zookeeper_connect=f"memory:client-{uuid.uuid4().hex[:8]}", log_dir=tmp_path_factory.mktemp("b"))
+    b = EmbeddedBroker(
+        0, zookeeper_connect=f"memory:client-{uuid.uuid4().hex[:8]}", log_dir=tmp_path_factory.mktemp("b")
+    )
     b.start()
     yield b
     b.stop()
@@ -71,7 +73,10 @@ def read_all(bootstrap: str, topic: str, partitions: int, **client_config) -> di
         ends = client.list_offsets({tp: OffsetSpec.LATEST for tp in tps})
         for tp in tps:
             out[tp.partition] = [
-                r for fetched in client.fetch_batches(tp, 0, ends[tp]) for r in fetched.batch.records() if r.offset < ends[tp]
+                r
+                for fetched in client.fetch_batches(tp, 0, ends[tp])
+                for r in fetched.batch.records()
+                if r.offset < ends[tp]
             ]
     return out
 
@@ -81,7 +86,9 @@ def read_all(bootstrap: str, topic: str, partitions: int, **client_config) -> di
 def test_produce_then_fetch_returns_every_record_once_with_its_fields(bootstrap, codec, acks, idempotence):
     topic = new_topic(bootstrap, 3)
     n = 600
-    with Producer(bootstrap, acks=acks, enable_idempotence=idempotence, compression_type=codec, linger_ms=2) as producer:
+    with Producer(
+        bootstrap, acks=acks, enable_idempotence=idempotence, compression_type=codec, linger_ms=2
+    ) as producer:
         futures = [producer.send(topic, **record(i)) for i in range(n)]
         producer.flush(30)
         metas = [f.result(10) for f in futures]
@@ -135,7 +142,9 @@ def test_records_of_our_producer_are_read_by_kafka_python(bootstrap):
     with Producer(bootstrap, compression_type="lz4") as producer:
         for i in range(300):
             producer.send(topic, **record(i))
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100
+    )
     tps = [KTP(topic, p) for p in range(3)]
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
@@ -262,9 +271,7 @@ def test_the_asyncio_transport_talks_to_the_broker(bootstrap):
     async def main():
         conn = await AsyncKafkaConnection.open(host, int(port))
         try:
-            metas = await asyncio.gather(
-                *(conn.request(3, API_BY_KEY[3].Request(topics=None)) for _ in range(5))
-            )
+            metas = await asyncio.gather(*(conn.request(3, API_BY_KEY[3].Request(topics=None)) for _ in range(5)))
             return conn.versions.pick(1), [m.controller_id for m in metas]
         finally:
             await conn.close()

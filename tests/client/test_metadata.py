@@ -20,8 +20,15 @@ def response(leaders: dict[str, dict[int, int]], *, version=12, errors=None):
                 error_code=(errors or {}).get(name, 0),
                 name=name,
                 partitions=[
-                    Part(partition_index=p, leader_id=l, leader_epoch=3, replica_nodes=[1, 2], isr_nodes=[1], offline_replicas=[])
-                    for p, l in parts.items()
+                    Part(
+                        partition_index=p,
+                        leader_id=leader,
+                        leader_epoch=3,
+                        replica_nodes=[1, 2],
+                        isr_nodes=[1],
+                        offline_replicas=[],
+                    )
+                    for p, leader in parts.items()
                 ],
             )
             for name, parts in leaders.items()

@@ -41,7 +41,14 @@ def test_requests_encode_at_every_version_and_responses_parse_at_v0_and_v1_plus(
         ]
     R = LO.Response
     P = R.ListOffsetsTopicResponse.ListOffsetsPartitionResponse
-    response = R(topics=[R.ListOffsetsTopicResponse(name="t", partitions=[P(partition_index=1, error_code=0, old_style_offsets=[42], offset=42, timestamp=9)])])
+    response = R(
+        topics=[
+            R.ListOffsetsTopicResponse(
+                name="t",
+                partitions=[P(partition_index=1, error_code=0, old_style_offsets=[42], offset=42, timestamp=9)],
+            )
+        ]
+    )
     for version in (0, 1, 7):
         _, decoded = decode_response(2, version, encode_response(2, version, 1, response))
         result = parse_list_offsets(decoded, version)[TP]

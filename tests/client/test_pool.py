@@ -87,7 +87,9 @@ def test_a_producer_pointed_at_a_dead_address_fails_its_first_send_within_second
     dead = f"127.0.0.1:{closed_port()}"
     started = time.monotonic()
     with Producer(dead) as producer:
-        with pytest.raises(KafkaClientError, match=rf"cannot connect to any bootstrap server: {dead} \(connection refused\)"):
+        with pytest.raises(
+            KafkaClientError, match=rf"cannot connect to any bootstrap server: {dead} \(connection refused\)"
+        ):
             producer.send("t", b"v")
     assert time.monotonic() - started < NOT_THE_DEADLINE_S
 
@@ -97,7 +99,9 @@ def test_a_server_that_is_not_a_kafka_broker_fails_within_seconds(listener, monk
     _, address = listener
     started = time.monotonic()
     with KafkaClient(address) as client:
-        with pytest.raises(BrokerNotAvailableError, match=rf"{address} \(ApiVersions handshake failed: .*Kafka broker\?\)"):
+        with pytest.raises(
+            BrokerNotAvailableError, match=rf"{address} \(ApiVersions handshake failed: .*Kafka broker\?\)"
+        ):
             client.topics()
     assert time.monotonic() - started < NOT_THE_DEADLINE_S
 

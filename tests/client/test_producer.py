@@ -209,7 +209,9 @@ def test_out_of_order_sequence_after_a_failed_predecessor_is_retried_in_order(cl
         return 0
 
     log.answer = broker_sequence_check
-    with Producer(cluster.brokers[0].address, batch_size=120, linger_ms=0, **{k: v for k, v in FAST.items() if k != "linger_ms"}) as producer:
+    with Producer(
+        cluster.brokers[0].address, batch_size=120, linger_ms=0, **{k: v for k, v in FAST.items() if k != "linger_ms"}
+    ) as producer:
         futures = [producer.send("t", b"record-%02d" % i, partition=0) for i in range(12)]
         producer.flush()
         assert all(f.exception(5) is None for f in futures)
@@ -227,7 +229,7 @@ def test_unknown_producer_id_gets_a_new_producer_id(cluster):
     cluster.logs[0].answer = forgetful
     with Producer(cluster.brokers[0].address, **FAST) as producer:
         producer.send("t", b"v", partition=0).result(5)
-    (_, _, data), = cluster.logs[0].batches
+    ((_, _, data),) = cluster.logs[0].batches
     assert parse_batch_header(data).producer_id == 1001
     assert len(cluster.brokers[0].requests(22)) == 2
 
@@ -279,7 +281,7 @@ def test_send_rejects_bad_records_at_once(cluster):
 def test_headers_keys_and_values_reach_the_broker(cluster):
     with Producer(cluster.brokers[0].address, **FAST) as producer:
         producer.send("t", "text value", key="text key", partition=0, headers=[("h1", b"a"), ("h2", None)])
-    (_, _, data), = cluster.logs[0].batches
+    ((_, _, data),) = cluster.logs[0].batches
     (record,) = decode_batch_records(data)
     assert (record.key, record.value, record.headers) == (b"text key", b"text value", [("h1", b"a"), ("h2", None)])
 

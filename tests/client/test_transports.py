@@ -32,7 +32,9 @@ def broker():
 
 
 def open_conn(b, **kw):
-    return SocketConnection.open(b.host, b.port, node_id=b.node_id, request_timeout=kw.pop("request_timeout", 5.0), **kw)
+    return SocketConnection.open(
+        b.host, b.port, node_id=b.node_id, request_timeout=kw.pop("request_timeout", 5.0), **kw
+    )
 
 
 def test_handshake_falls_back_for_a_broker_with_api_versions_up_to_v2():

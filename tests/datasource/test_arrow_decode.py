@@ -59,7 +59,7 @@ def actual_rows(batch: pa.RecordBatch):
 def random_batches(rng: random.Random, codec: Compression, *, batches=12, max_records=40, gaps=True, controls=True):
     out = []
     offset = rng.randrange(0, 1000)
-    for i in range(batches):
+    for _i in range(batches):
         builder = RecordBatchBuilder(codec, base_offset=offset, timestamp_type=rng.choice((0, 0, 1)))
         delta = -1
         base_ts = rng.randrange(-1, 2_000_000_000_000) if rng.random() < 0.9 else -1
@@ -68,7 +68,10 @@ def random_batches(rng: random.Random, codec: Compression, *, batches=12, max_re
             key = None if rng.random() < 0.25 else rng.randbytes(rng.choice((0, 1, 5, 60, 200)))
             value = None if rng.random() < 0.15 else rng.randbytes(rng.choice((0, 3, 100, 1000, 9000)))
             headers = [
-                (rng.choice(("a", "trace-id", "ключ", "")), None if rng.random() < 0.3 else rng.randbytes(rng.randrange(0, 40)))
+                (
+                    rng.choice(("a", "trace-id", "ключ", "")),
+                    None if rng.random() < 0.3 else rng.randbytes(rng.randrange(0, 40)),
+                )
                 for _ in range(rng.choice((0, 0, 1, 2, 5)))
             ]
             ts = base_ts + rng.randrange(-100_000, 10_000_000) if base_ts >= 0 else -1
@@ -77,7 +80,9 @@ def random_batches(rng: random.Random, codec: Compression, *, batches=12, max_re
         offset += delta + 1 + (rng.choice((0, 0, 7)) if gaps else 0)
         if controls and rng.random() < 0.3:
             out.append(
-                build_control_batch("commit", producer_id=7, producer_epoch=0, coordinator_epoch=1, timestamp_ms=5, base_offset=offset)
+                build_control_batch(
+                    "commit", producer_id=7, producer_epoch=0, coordinator_epoch=1, timestamp_ms=5, base_offset=offset
+                )
             )
             offset += 1
     return out
@@ -85,7 +90,16 @@ def random_batches(rng: random.Random, codec: Compression, *, batches=12, max_re
 
 def test_schema_is_exactly_what_pyspark_expects_from_a_python_data_source():
     from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType, TimestampType
+    from pyspark.sql.types import (
+        ArrayType,
+        BinaryType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
 
     spark_schema = StructType(
         [

@@ -52,8 +52,15 @@ def test_defaults_are_sparks_batch_defaults():
 
 def test_option_names_and_keyword_values_are_case_insensitive():
     o = parse_source_options(
-        {"KAFKA.BOOTSTRAP.SERVERS": "h:1", "SubScribe": " a , b ,, a ", "STARTINGOFFSETS": " Earliest ", "endingoffsets": "LATEST",
-         "failondataloss": "FALSE", "INCLUDEHEADERS": "True", "minpartitions": "4"}
+        {
+            "KAFKA.BOOTSTRAP.SERVERS": "h:1",
+            "SubScribe": " a , b ,, a ",
+            "STARTINGOFFSETS": " Earliest ",
+            "endingoffsets": "LATEST",
+            "failondataloss": "FALSE",
+            "INCLUDEHEADERS": "True",
+            "minpartitions": "4",
+        }
     )
     assert o.strategy == Subscribe(("a", "b"))
     assert (o.starting, o.ending) == (EarliestLimit(), LatestLimit())
@@ -61,7 +68,9 @@ def test_option_names_and_keyword_values_are_case_insensitive():
 
 
 def test_strategies_assign_and_pattern():
-    assert parse_source_options(source(subscribe=None, assign='{"t":[1,0]}')).strategy == Assign((TP("t", 1), TP("t", 0)))
+    assert parse_source_options(source(subscribe=None, assign='{"t":[1,0]}')).strategy == Assign(
+        (TP("t", 1), TP("t", 0))
+    )
     pattern = parse_source_options(source(subscribe=None, subscribePattern="orders")).strategy
     assert pattern == SubscribePattern("orders")
     assert pattern.matches("orders-eu") and pattern.matches("eu-orders")  # search, not full match (as Spark)
@@ -82,14 +91,22 @@ def test_timestamp_options_take_precedence_as_in_spark():
 
 
 def test_specific_offsets_keep_sentinels_for_planning():
-    o = parse_source_options(source(startingOffsets='{"events":{"0":-2,"1":4}}', endingOffsets='{"events":{"0":-1,"1":9}}'))
+    o = parse_source_options(
+        source(startingOffsets='{"events":{"0":-2,"1":4}}', endingOffsets='{"events":{"0":-1,"1":9}}')
+    )
     assert o.starting == SpecificOffsetsLimit({TP("events", 0): -2, TP("events", 1): 4})
     assert o.ending == SpecificOffsetsLimit({TP("events", 0): -1, TP("events", 1): 9})
 
 
 def test_kafka_prefixed_options_become_client_properties():
     o = parse_source_options(
-        source(**{"kafka.isolation.level": "read_committed", "kafka.max.partition.fetch.bytes": "4194304", "kafka.group.id": "g"})
+        source(
+            **{
+                "kafka.isolation.level": "read_committed",
+                "kafka.max.partition.fetch.bytes": "4194304",
+                "kafka.group.id": "g",
+            }
+        )
     )
     assert o.client_properties == {
         "bootstrap.servers": "localhost:9092",
@@ -100,13 +117,19 @@ def test_kafka_prefixed_options_become_client_properties():
 
 
 def test_streaming_only_options_are_accepted_by_batch_reads():
-    o = parse_source_options(source(maxOffsetsPerTrigger="100", minOffsetsPerTrigger="10", maxTriggerDelay="5m", groupIdPrefix="x"))
+    o = parse_source_options(
+        source(maxOffsetsPerTrigger="100", minOffsetsPerTrigger="10", maxTriggerDelay="5m", groupIdPrefix="x")
+    )
     assert o.strategy == Subscribe(("events",))
 
 
 INVALID_SOURCE = [
     # (options, option named in the message, fragment of Spark's wording)
-    (source(**{"kafka.bootstrap.servers": None}), "kafka.bootstrap.servers", "must be specified for configuring Kafka consumer"),
+    (
+        source(**{"kafka.bootstrap.servers": None}),
+        "kafka.bootstrap.servers",
+        "must be specified for configuring Kafka consumer",
+    ),
     (source(**{"kafka.bootstrap.servers": "  "}), "kafka.bootstrap.servers", "must be specified"),
     (source(subscribe=None), "subscribe", "One of the following options must be specified for Kafka source"),
     (source(assign='{"t":[0]}'), "assign", "Only one of the following options can be specified"),
@@ -126,7 +149,11 @@ INVALID_SOURCE = [
     (source(startingTimestamp="yesterday"), "startingTimestamp", "expected a single long value"),
     (source(startingTimestamp="-1"), "startingTimestamp", "must be >= 0"),
     (source(endingTimestamp="1.5"), "endingTimestamp", "expected a single long value"),
-    (source(startingOffsetsByTimestampStrategy="fail"), "startingOffsetsByTimestampStrategy", "must be 'error' or 'latest'"),
+    (
+        source(startingOffsetsByTimestampStrategy="fail"),
+        "startingOffsetsByTimestampStrategy",
+        "must be 'error' or 'latest'",
+    ),
     (source(failOnDataLoss="no"), "failOnDataLoss", "must be true or false"),
     (source(includeHeaders="1"), "includeHeaders", "must be true or false"),
     (source(minPartitions="0"), "minPartitions", "must be a positive integer"),
@@ -136,7 +163,11 @@ INVALID_SOURCE = [
     (source(fetchOffset__numRetries="-1"), "fetchOffset.numRetries", "must be a non-negative integer"),
     (source(fetchOffset__retryIntervalMs="1s"), "fetchOffset.retryIntervalMs", "must be a non-negative integer"),
     (source(maxOffsetsPerTrigger="0"), "maxOffsetsPerTrigger", "must be a positive integer"),
-    (source(maxOffsetsPerTrigger="10", minOffsetsPerTrigger="20"), "minOffsetsPerTrigger", "must be <= 'maxOffsetsPerTrigger'"),
+    (
+        source(maxOffsetsPerTrigger="10", minOffsetsPerTrigger="20"),
+        "minOffsetsPerTrigger",
+        "must be <= 'maxOffsetsPerTrigger'",
+    ),
     (source(maxTriggerDelay="soon"), "maxTriggerDelay", "expected a duration"),
     (source(**{"kafka.auto.offset.reset": "earliest"}), "auto.offset.reset", "set the source option 'startingOffsets'"),
     (source(**{"kafka.key.deserializer": "x"}), "key.deserializer", "keys are always read as bytes"),
@@ -148,15 +179,37 @@ INVALID_SOURCE = [
     (source(**{"kafka.security.protocol": "SSL"}), "kafka.security.protocol", "Invalid Kafka client option"),
     (source(startingOffset="earliest"), "startingoffset", "did you mean 'startingOffsets'"),
     (source(topic="events"), "topic", "does not apply to reads"),
-    (source(subscribe=None, assign='{"t":[0,1]}', startingOffsets='{"t":{"0":5}}'), "startingOffsets", "you must specify all TopicPartitions"),
-    (source(subscribe=None, assign='{"t":[0]}', endingOffsetsByTimestamp='{"t":{"1":5}}'), "endingOffsetsByTimestamp", "you must specify all TopicPartitions"),
-    (source(startingOffsets='{"events":{"0":1}}', endingOffsets='{"events":{"1":5}}'), "startingOffsets", "name different topic-partitions"),
-    (source(startingOffsets='{"events":{"0":9}}', endingOffsets='{"events":{"0":5}}'), "startingOffsets", "is greater than its endingOffsets value 5"),
-    (source(startingOffsetsByTimestamp='{"events":{"0":9}}', endingOffsetsByTimestamp='{"events":{"0":5}}'), "startingOffsetsByTimestamp", "greater than"),
+    (
+        source(subscribe=None, assign='{"t":[0,1]}', startingOffsets='{"t":{"0":5}}'),
+        "startingOffsets",
+        "you must specify all TopicPartitions",
+    ),
+    (
+        source(subscribe=None, assign='{"t":[0]}', endingOffsetsByTimestamp='{"t":{"1":5}}'),
+        "endingOffsetsByTimestamp",
+        "you must specify all TopicPartitions",
+    ),
+    (
+        source(startingOffsets='{"events":{"0":1}}', endingOffsets='{"events":{"1":5}}'),
+        "startingOffsets",
+        "name different topic-partitions",
+    ),
+    (
+        source(startingOffsets='{"events":{"0":9}}', endingOffsets='{"events":{"0":5}}'),
+        "startingOffsets",
+        "is greater than its endingOffsets value 5",
+    ),
+    (
+        source(startingOffsetsByTimestamp='{"events":{"0":9}}', endingOffsetsByTimestamp='{"events":{"0":5}}'),
+        "startingOffsetsByTimestamp",
+        "greater than",
+    ),
 ]
 
 
-@pytest.mark.parametrize("options, option, fragment", INVALID_SOURCE, ids=[f"{i}-{c[1]}" for i, c in enumerate(INVALID_SOURCE)])
+@pytest.mark.parametrize(
+    "options, option, fragment", INVALID_SOURCE, ids=[f"{i}-{c[1]}" for i, c in enumerate(INVALID_SOURCE)]
+)
 def test_every_invalid_source_option_fails_with_a_message_naming_it_and_an_example(options, option, fragment):
     with pytest.raises(KafkaOptionError) as info:
         parse_source_options(options)
@@ -167,7 +220,9 @@ def test_every_invalid_source_option_fails_with_a_message_naming_it_and_an_examp
 
 
 def test_sink_options_topic_is_trimmed_and_kafka_settings_pass_through():
-    o = parse_sink_options({**SINK, "TOPIC": "  out ", "kafka.acks": "1", "kafka.compression.type": "zstd", "includeHeaders": "true"})
+    o = parse_sink_options(
+        {**SINK, "TOPIC": "  out ", "kafka.acks": "1", "kafka.compression.type": "zstd", "includeHeaders": "true"}
+    )
     assert o.topic == "out"
     assert o.client_properties == {"bootstrap.servers": "localhost:9092", "acks": "1", "compression.type": "zstd"}
     assert parse_sink_options(SINK).topic is None

@@ -87,7 +87,12 @@ def test_remainders_go_to_the_later_pieces():
 
 def test_small_partitions_stay_whole_and_large_ones_share_the_remaining_parts():
     # total 10, minPartitions 4: t-1 (size 1) rounds to 1 part and stays whole; t-0 gets the other 3.
-    assert split_ranges([R(0, 1, 10), R(1, 1, 2)], min_partitions=4) == [R(0, 1, 4), R(0, 4, 7), R(0, 7, 10), R(1, 1, 2)]
+    assert split_ranges([R(0, 1, 10), R(1, 1, 2)], min_partitions=4) == [
+        R(0, 1, 4),
+        R(0, 4, 7),
+        R(0, 7, 10),
+        R(1, 1, 2),
+    ]
 
 
 def test_split_math_uses_half_up_rounding_like_scala_not_pythons_half_to_even():
@@ -117,7 +122,10 @@ def test_no_offset_is_lost_or_duplicated_by_splitting():
 
 def test_max_records_per_partition_cuts_equal_pieces_of_at_most_n_offsets():
     assert split_ranges([R(0, 0, 10), R(1, 0, 4)], max_records_per_partition=4) == [
-        R(0, 0, 3), R(0, 3, 6), R(0, 6, 10), R(1, 0, 4)
+        R(0, 0, 3),
+        R(0, 3, 6),
+        R(0, 6, 10),
+        R(1, 0, 4),
     ]
 
 
@@ -137,7 +145,11 @@ def test_offset_ranges_are_picklable_for_input_partitions():
 
 def test_subscribe_reads_existing_topics_and_ignores_missing_ones():
     logs = Logs({"t": [(0, [1])] * 3, "u": [(0, [])]})
-    assert resolve_partitions(opts(subscribe="t,missing").strategy, logs.topics()) == [TP("t", 0), TP("t", 1), TP("t", 2)]
+    assert resolve_partitions(opts(subscribe="t,missing").strategy, logs.topics()) == [
+        TP("t", 0),
+        TP("t", 1),
+        TP("t", 2),
+    ]
 
 
 def test_pattern_searches_topic_names_and_skips_internal_topics():
@@ -149,7 +161,9 @@ def test_pattern_searches_topic_names_and_skips_internal_topics():
 def test_assigned_partition_that_does_not_exist_is_data_loss():
     logs = Logs({"t": [(0, [])] * 2})
     o = parse_source_options({"kafka.bootstrap.servers": "h:1", "assign": '{"t":[0,5]}'})
-    with pytest.raises(DataLossError, match=r"Assigned partition t-5 does not exist \(topic 't' has 2 partitions\).*failOnDataLoss"):
+    with pytest.raises(
+        DataLossError, match=r"Assigned partition t-5 does not exist \(topic 't' has 2 partitions\).*failOnDataLoss"
+    ):
         resolve_partitions(o.strategy, logs.topics())
     assert resolve_partitions(o.strategy, logs.topics(), fail_on_data_loss=False) == [TP("t", 0)]
 
@@ -167,13 +181,17 @@ def test_specific_offsets_with_sentinels_are_resolved():
 
 def test_specific_offsets_must_name_every_subscribed_partition():
     logs = Logs({"t": [(0, [0] * 10), (0, [0] * 4)]})
-    with pytest.raises(KafkaOptionError, match=r"you must specify all TopicPartitions.*Specified: \['t-0'\] Assigned: \['t-0', 't-1'\]"):
+    with pytest.raises(
+        KafkaOptionError, match=r"you must specify all TopicPartitions.*Specified: \['t-0'\] Assigned: \['t-0', 't-1'\]"
+    ):
         plan_batch(opts(startingOffsets='{"t":{"0":1}}'), logs)
 
 
 def test_start_past_the_end_is_reported_like_spark():
     logs = Logs({"t": [(0, [0] * 10)]})
-    with pytest.raises(PlanningError, match="Beginning offset 20 is after the ending offset 10 for topic t partition 0"):
+    with pytest.raises(
+        PlanningError, match="Beginning offset 20 is after the ending offset 10 for topic t partition 0"
+    ):
         plan_batch(opts(startingOffsets='{"t":{"0":20}}'), logs)
     with pytest.raises(PlanningError, match="different topic partitions"):
         plan_ranges({TP("t", 0): 0}, {TP("t", 1): 0})

@@ -5,7 +5,7 @@ Uses PySpark's filter classes only (no Spark session); the Spark tests check the
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from pyspark.sql.datasource import (
@@ -38,13 +38,20 @@ def test_topic_and_partition_predicates_prune_exactly():
     bounds, remaining = bounds_of(EqualTo(("topic",), "a"), In(("partition",), (0, 2, 5)), IsNotNull(("partition",)))
     assert bounds.topics == frozenset({"a"}) and bounds.partitions == frozenset({0, 2, 5})
     assert remaining == []
-    bounds, _ = bounds_of(In(("topic",), ("a", "b")), EqualNullSafe(("topic",), "b"), GreaterThan(("partition",), 1), LessThanOrEqual(("partition",), 3))
+    bounds, _ = bounds_of(
+        In(("topic",), ("a", "b")),
+        EqualNullSafe(("topic",), "b"),
+        GreaterThan(("partition",), 1),
+        LessThanOrEqual(("partition",), 3),
+    )
     assert bounds.topics == frozenset({"b"})
     assert (bounds.partition_min, bounds.partition_end) == (2, 4)
 
 
 def test_offset_comparisons_become_a_half_open_range():
-    bounds, remaining = bounds_of(GreaterThanOrEqual(("offset",), 10), LessThan(("offset",), 50), GreaterThan(("offset",), 12))
+    bounds, remaining = bounds_of(
+        GreaterThanOrEqual(("offset",), 10), LessThan(("offset",), 50), GreaterThan(("offset",), 12)
+    )
     assert (bounds.offset_min, bounds.offset_end) == (13, 50)
     assert remaining == []
     bounds, _ = bounds_of(EqualTo(("offset",), 7))
@@ -66,7 +73,7 @@ def test_contradictory_bounds_are_empty():
 
 
 def test_a_lower_timestamp_bound_narrows_but_spark_keeps_every_timestamp_filter():
-    t = datetime(2024, 1, 2, 3, 4, 5, 678_901, tzinfo=timezone.utc)
+    t = datetime(2024, 1, 2, 3, 4, 5, 678_901, tzinfo=UTC)
     lower, upper = GreaterThan(("timestamp",), t), LessThan(("timestamp",), t + timedelta(hours=1))
     bounds, remaining = bounds_of(lower, upper)
     assert bounds.timestamp_min == int(t.timestamp() * 1000)  # floor to the millisecond

@@ -14,8 +14,14 @@ def test_read_tasks_default_to_large_fetches_and_the_os_receive_buffer():
 
 def test_kafka_options_win_over_the_data_source_defaults():
     options = parse_source_options(
-        {"kafka.bootstrap.servers": "h:1", "subscribe": "t", "kafka.max.partition.fetch.bytes": "1024",
-         "kafka.receive.buffer.bytes": "65536", "kafka.client.id": "etl", "kafka.isolation.level": "read_committed"}
+        {
+            "kafka.bootstrap.servers": "h:1",
+            "subscribe": "t",
+            "kafka.max.partition.fetch.bytes": "1024",
+            "kafka.receive.buffer.bytes": "65536",
+            "kafka.client.id": "etl",
+            "kafka.isolation.level": "read_committed",
+        }
     )
     config = client_config(options)
     assert (config.max_partition_fetch_bytes, config.receive_buffer_bytes, config.client_id) == (1024, 65536, "etl")
@@ -23,14 +29,21 @@ def test_kafka_options_win_over_the_data_source_defaults():
 
 
 def test_write_tasks_take_acks_and_compression_from_kafka_options():
-    config = client_config(parse_sink_options({"kafka.bootstrap.servers": "h:1", "kafka.acks": "1", "kafka.compression.type": "zstd"}))
+    config = client_config(
+        parse_sink_options({"kafka.bootstrap.servers": "h:1", "kafka.acks": "1", "kafka.compression.type": "zstd"})
+    )
     assert config.acks == 1 and config.compression_type.name == "ZSTD"
     assert config.max_partition_fetch_bytes == 1024 * 1024  # read defaults do not leak into the producer
 
 
 def test_planning_retries_offset_lookups_as_fetch_offset_options_say():
     options = parse_source_options(
-        {"kafka.bootstrap.servers": "h:1", "subscribe": "t", "fetchOffset.numRetries": "5", "fetchOffset.retryIntervalMs": "20"}
+        {
+            "kafka.bootstrap.servers": "h:1",
+            "subscribe": "t",
+            "fetchOffset.numRetries": "5",
+            "fetchOffset.retryIntervalMs": "20",
+        }
     )
     config = client_config(options, planning=True)
     assert (config.retries, config.retry_backoff_ms, config.retry_backoff_max_ms) == (5, 20, 20)

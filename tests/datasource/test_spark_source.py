@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import UTC
 
 import pytest
 from chispa import assert_df_equality
@@ -19,7 +20,7 @@ from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, LessThan
 from spark_kafkalog.client import AdminClient, KafkaClient, Producer, TopicPartition
 from spark_kafkalog.datasource.offsets import format_partition_offsets
 from spark_kafkalog.datasource.options import parse_source_options
-from spark_kafkalog.datasource.planning import split_ranges, OffsetRange
+from spark_kafkalog.datasource.planning import OffsetRange, split_ranges
 from spark_kafkalog.datasource.scan import open_client, read_offset_range
 from spark_kafkalog.datasource.source import KafkaLogPushdownReader, KafkaLogReader
 from spark_kafkalog.records import Compression, default_partition, parse_batch_header
@@ -131,7 +132,11 @@ def test_records_from_kafka_python_and_confluent_kafka_are_read_exactly_once(spa
 
 def test_min_partitions_and_max_records_per_partition_split_like_spark(spark, bootstrap, new_topic):
     topic = new_topic(2)
-    produce(bootstrap, topic, [(0, None, b"a%d" % i, None, None) for i in range(90)] + [(1, None, b"b%d" % i, None, None) for i in range(10)])
+    produce(
+        bootstrap,
+        topic,
+        [(0, None, b"a%d" % i, None, None) for i in range(90)] + [(1, None, b"b%d" % i, None, None) for i in range(10)],
+    )
     plain = reader(spark, bootstrap, subscribe=topic).load()
     assert plain.rdd.getNumPartitions() == 2
     split = reader(spark, bootstrap, subscribe=topic, minPartitions=5).load()
@@ -154,11 +159,17 @@ def test_starting_and_ending_offsets_and_timestamps_select_the_ranges(spark, boo
 
     json_start = format_partition_offsets({TP(topic, 0): 5, TP(topic, 1): -2})
     json_end = format_partition_offsets({TP(topic, 0): 15, TP(topic, 1): -1})
-    assert offsets(startingOffsets=json_start, endingOffsets=json_end) == [(0, o) for o in range(5, 15)] + [(1, o) for o in range(20)]
+    assert offsets(startingOffsets=json_start, endingOffsets=json_end) == [(0, o) for o in range(5, 15)] + [
+        (1, o) for o in range(20)
+    ]
     by_ts = format_partition_offsets({TP(topic, 0): base + 3500, TP(topic, 1): base})
-    assert offsets(startingOffsetsByTimestamp=by_ts, endingTimestamp=base + 10_000) == [(0, o) for o in range(4, 10)] + [(1, o) for o in range(10)]
+    assert offsets(startingOffsetsByTimestamp=by_ts, endingTimestamp=base + 10_000) == [
+        (0, o) for o in range(4, 10)
+    ] + [(1, o) for o in range(10)]
     # startingTimestamp wins over startingOffsets (Spark's precedence)
-    assert offsets(startingTimestamp=base + 18_000, startingOffsets="earliest") == [(p, o) for p in (0, 1) for o in (18, 19)]
+    assert offsets(startingTimestamp=base + 18_000, startingOffsets="earliest") == [
+        (p, o) for p in (0, 1) for o in (18, 19)
+    ]
     with pytest.raises(AnalysisException) as info:
         offsets(startingTimestamp=base + 60_000)
     assert "No offset matched from request of topic-partition" in error_text(info)
@@ -215,7 +226,9 @@ def test_a_dataframe_keeps_its_plan_and_a_new_load_sees_new_records(spark, boots
 def stamped_topic(bootstrap, new_topic):
     """3 partitions x 200 records of 1 KiB; record i of each partition has timestamp BASE + i seconds."""
     topic = new_topic(3)
-    produce(bootstrap, topic, [(p, b"k%d" % i, bytes(1024), BASE + i * 1000, None) for p in range(3) for i in range(200)])
+    produce(
+        bootstrap, topic, [(p, b"k%d" % i, bytes(1024), BASE + i * 1000, None) for p in range(3) for i in range(200)]
+    )
     return topic
 
 
@@ -233,7 +246,7 @@ def fetch_stats(reader_obj) -> dict:
 
 
 def test_pushdown_narrows_what_is_fetched(bootstrap, stamped_topic):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     topic = stamped_topic
     options = parse_source_options({"kafka.bootstrap.servers": bootstrap, "subscribe": topic})
@@ -241,10 +254,14 @@ def test_pushdown_narrows_what_is_fetched(bootstrap, stamped_topic):
     assert full["rows"] == 600 and len(full["ranges"]) == 3
 
     narrowed = KafkaLogPushdownReader(options)
-    since = datetime.fromtimestamp((BASE + 150_000) / 1000, tz=timezone.utc)
+    since = datetime.fromtimestamp((BASE + 150_000) / 1000, tz=UTC)
     remaining = narrowed.pushFilters(
-        [EqualTo(("partition",), 1), GreaterThanOrEqual(("offset",), 100), LessThan(("offset",), 190),
-         GreaterThanOrEqual(("timestamp",), since)]
+        [
+            EqualTo(("partition",), 1),
+            GreaterThanOrEqual(("offset",), 100),
+            LessThan(("offset",), 190),
+            GreaterThanOrEqual(("timestamp",), since),
+        ]
     )
     assert [type(f).__name__ for f in remaining] == ["GreaterThanOrEqual"]  # only the timestamp filter stays with Spark
     stats = fetch_stats(narrowed)
@@ -272,7 +289,9 @@ def test_pushdown_through_spark_prunes_partitions_only_when_the_conf_is_on(spark
 # -- errors ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("options, option, fragment", INVALID_SOURCE, ids=[f"{i}-{c[1]}" for i, c in enumerate(INVALID_SOURCE)])
+@pytest.mark.parametrize(
+    "options, option, fragment", INVALID_SOURCE, ids=[f"{i}-{c[1]}" for i, c in enumerate(INVALID_SOURCE)]
+)
 def test_every_invalid_source_option_fails_the_query_at_planning(spark, options, option, fragment):
     r = spark.read.format("kafkalog")
     for key, value in options.items():
@@ -307,7 +326,9 @@ def test_every_invalid_sink_option_fails_the_write_at_planning(spark, options, o
 def test_wrong_write_columns_fail_with_sparks_wording(spark, bootstrap, columns, fragment):
     df = spark.createDataFrame([], columns)
     with pytest.raises(AnalysisException) as info:
-        df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", "t").mode("append").save()
+        df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", "t").mode(
+            "append"
+        ).save()
     assert fragment in error_text(info)
 
 
@@ -330,7 +351,9 @@ def test_a_null_topic_fails_the_task_and_the_topic_option_overrides_the_column(s
     with pytest.raises(Exception) as info:
         df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).mode("append").save()
     assert "null topic present in the data" in error_text(info)
-    df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).mode("append").save()
+    df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).mode(
+        "append"
+    ).save()
     assert sorted(r.value for r in reader(spark, bootstrap, subscribe=topic).load().collect()) == [b"a", b"b"]
 
 
@@ -338,13 +361,17 @@ def test_a_record_the_cluster_refuses_fails_the_task(spark, bootstrap, new_topic
     topic = new_topic(2)
     df = spark.createDataFrame([("v", 0), ("w", 5)], "value string, partition int")
     with pytest.raises(Exception) as info:
-        df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).mode("append").save()
+        df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).mode(
+            "append"
+        ).save()
     assert "partition 5" in error_text(info)
 
 
 def test_the_fixed_schema_cannot_be_replaced(spark, bootstrap):
     with pytest.raises(AnalysisException, match="fixed schema"):
-        spark.read.format("kafkalog").schema("value string").option("kafka.bootstrap.servers", bootstrap).option("subscribe", "t").load().collect()
+        spark.read.format("kafkalog").schema("value string").option("kafka.bootstrap.servers", bootstrap).option(
+            "subscribe", "t"
+        ).load().collect()
 
 
 # -- the batch job -----------------------------------------------------------------------------------------

@@ -12,8 +12,11 @@ from broker.embedded_cluster import EmbeddedCluster
 @pytest.fixture(scope="module")
 def cluster(zookeeper, tmp_path_factory):
     """Three broker processes registered under a fresh chroot of the session ZooKeeper."""
-    c = EmbeddedCluster(3, data_dir=tmp_path_factory.mktemp("cluster"),
-                        zookeeper_connect=f"{zookeeper.connect_string}/it-{uuid.uuid4().hex[:8]}")
+    c = EmbeddedCluster(
+        3,
+        data_dir=tmp_path_factory.mktemp("cluster"),
+        zookeeper_connect=f"{zookeeper.connect_string}/it-{uuid.uuid4().hex[:8]}",
+    )
     c.start()
     yield c
     c.stop()

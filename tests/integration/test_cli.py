@@ -35,7 +35,9 @@ def read_line(proc: subprocess.Popen, prefix: str, timeout: float = 90) -> str:
                 return line.strip()
     finally:
         sel.close()
-    raise AssertionError(f"no line starting with {prefix!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}")
+    raise AssertionError(
+        f"no line starting with {prefix!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
+    )
 
 
 def fails_in_one_line(*args: str, stdin: str | None = None, code: int | None = None) -> str:
@@ -61,8 +63,12 @@ def closed_port() -> int:
 @pytest.fixture(scope="module")
 def cli_cluster(tmp_path_factory):
     data = tmp_path_factory.mktemp("cli-cluster")
-    proc = subprocess.Popen([*CLI, "cluster", "up", "--brokers", "2", "--data-dir", str(data)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*CLI, "cluster", "up", "--brokers", "2", "--data-dir", str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = read_line(proc, "bootstrap.servers=")
     yield proc, line.split("=", 1)[1], data
     if proc.poll() is None:
@@ -73,8 +79,18 @@ def cli_cluster(tmp_path_factory):
 def test_topics_produce_consume(cli_cluster):
     _, bootstrap, _ = cli_cluster
     assert re.fullmatch(r"127\.0\.0\.1:\d+,127\.0\.0\.1:\d+", bootstrap)
-    r = run("topics", "create", "--bootstrap-server", bootstrap, "--topic", "cli-t", "--partitions", "3",
-            "--config", "retention.ms=60000")
+    r = run(
+        "topics",
+        "create",
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        "cli-t",
+        "--partitions",
+        "3",
+        "--config",
+        "retention.ms=60000",
+    )
     assert r.returncode == 0, r.stderr
     r = run("topics", "create", "--bootstrap-server", bootstrap, "--topic", "cli-t", "--partitions", "3")
     assert r.returncode == 1 and "already exists" in r.stderr
@@ -83,8 +99,18 @@ def test_topics_produce_consume(cli_cluster):
     assert "PartitionCount: 3" in desc and desc.count("Leader: ") == 3
 
     lines = "".join(f"k{i % 3}:value {i}\n" for i in range(30))
-    r = run("produce", "--bootstrap-server", bootstrap, "--topic", "cli-t", "--key-separator", ":", "--acks", "all",
-            stdin=lines)
+    r = run(
+        "produce",
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        "cli-t",
+        "--key-separator",
+        ":",
+        "--acks",
+        "all",
+        stdin=lines,
+    )
     assert r.returncode == 0, r.stderr
     assert "produced 30 records" in r.stderr
     r = run("consume", "--bootstrap-server", bootstrap, "--topic", "cli-t", "--from-beginning")
@@ -96,8 +122,19 @@ def test_topics_produce_consume(cli_cluster):
     for key, _, part, _ in rows:
         by_key.setdefault(key, set()).add(part)
     assert all(len(parts) == 1 for parts in by_key.values())  # one key, one partition
-    r = run("consume", "--bootstrap-server", bootstrap, "--topic", "cli-t", "--partition", "0", "--offset", "1",
-            "--max-messages", "2")
+    r = run(
+        "consume",
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        "cli-t",
+        "--partition",
+        "0",
+        "--offset",
+        "1",
+        "--max-messages",
+        "2",
+    )
     assert len(r.stdout.splitlines()) == 2 and "offset=1" in r.stdout
 
     assert run("topics", "delete", "--bootstrap-server", bootstrap, "--topic", "cli-t").returncode == 0
@@ -109,7 +146,9 @@ def test_duplicate_broker_id_fails_clearly(cli_cluster, tmp_path):
     existing = (data / "broker-1" / "server.properties").read_text()
     zk = re.search(r"zookeeper.connect=(.*)", existing).group(1)
     cfg = tmp_path / "server.properties"
-    cfg.write_text(f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs={tmp_path / 'logs'}\nzookeeper.connect={zk}\n")
+    cfg.write_text(
+        f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs={tmp_path / 'logs'}\nzookeeper.connect={zk}\n"
+    )
     line = fails_in_one_line("broker", "start", "--config", str(cfg))
     assert "broker.id 1 is already registered" in line
 
@@ -146,7 +185,9 @@ def test_binary_bytes_in_server_properties_are_reported_in_one_line(tmp_path):
 def test_broker_start_where_no_zookeeper_listens_fails_within_seconds(tmp_path):
     zk = f"127.0.0.1:{closed_port()}"
     cfg = tmp_path / "server.properties"
-    cfg.write_text(f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs={tmp_path / 'logs'}\nzookeeper.connect={zk}\n")
+    cfg.write_text(
+        f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs={tmp_path / 'logs'}\nzookeeper.connect={zk}\n"
+    )
     line = fails_in_one_line("broker", "start", "--config", str(cfg))
     assert f"cannot connect to ZooKeeper at {zk} (connection refused)" in line
 
@@ -174,7 +215,10 @@ def test_a_data_dir_that_is_a_file_says_so(tmp_path, command):
     ("args", "problem"),
     [
         (("cluster", "up", "--brokers", "0", "--data-dir", "unused"), "cluster up needs --brokers 1 or more, not 0"),
-        (("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--offset", "5"), "--offset needs --partition"),
+        (
+            ("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--offset", "5"),
+            "--offset needs --partition",
+        ),
     ],
     ids=["no-brokers", "offset-without-partition"],
 )
@@ -198,8 +242,12 @@ def test_client_commands_against_a_dead_address_fail_within_seconds_naming_it(ar
 
 
 def test_zookeeper_start_and_stop(tmp_path):
-    proc = subprocess.Popen([*CLI, "zookeeper", "start", "--data-dir", str(tmp_path), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*CLI, "zookeeper", "start", "--data-dir", str(tmp_path), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = read_line(proc, "zookeeper.connect=")
         assert re.fullmatch(r"zookeeper\.connect=127\.0\.0\.1:\d+", line)
@@ -212,8 +260,9 @@ def test_cluster_up_stops_cleanly_on_sigint(cli_cluster):
     proc, _, data = cli_cluster
     pids = []
     for b in (1, 2):
-        out = subprocess.run(["pgrep", "-f", str(data / f"broker-{b}" / "server.properties")], capture_output=True,
-                             text=True).stdout.split()
+        out = subprocess.run(
+            ["pgrep", "-f", str(data / f"broker-{b}" / "server.properties")], capture_output=True, text=True
+        ).stdout.split()
         pids += [int(p) for p in out]
     assert len(pids) == 2
     proc.send_signal(signal.SIGINT)

@@ -12,6 +12,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+from tests.waiting import wait_until
 
 from ..broker.wire import Wire
 from .conftest import new_topic
@@ -32,16 +33,6 @@ def metadata(address: str, topic: str):
     R = API_BY_KEY[ApiKey.METADATA].Request
     with Wire(address) as w:
         return w.call(ApiKey.METADATA, 12, topics=[R.MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
-
-
-def wait_until(cond, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
 
 
 def test_zookeeper_layout(cluster, zk):
@@ -73,10 +64,17 @@ def test_metadata_agrees_on_every_broker(cluster):
     views = []
     for b in cluster.broker_ids:
         resp = metadata(f"127.0.0.1:{cluster.ports[b]}", topic)
-        views.append((
-            sorted((x.node_id, x.host, x.port) for x in resp.brokers), resp.cluster_id, resp.controller_id,
-            sorted((p.partition_index, p.leader_id, p.leader_epoch, tuple(p.replica_nodes)) for p in resp.topics[0].partitions),
-        ))
+        views.append(
+            (
+                sorted((x.node_id, x.host, x.port) for x in resp.brokers),
+                resp.cluster_id,
+                resp.controller_id,
+                sorted(
+                    (p.partition_index, p.leader_id, p.leader_epoch, tuple(p.replica_nodes))
+                    for p in resp.topics[0].partitions
+                ),
+            )
+        )
     assert all(v == views[0] for v in views), views
     leaders = {p[1] for p in views[0][3]}
     assert leaders == {1, 2, 3}
@@ -99,12 +97,20 @@ def test_sigkill_broker_vanishes_then_serves_everything_again(cluster, zk):
     wait_until(lambda: str(victim_broker) not in zk.get_children("/brokers/ids"), 15, "the ephemeral node to vanish")
     assert time.monotonic() - killed_at < 10  # session timeout 6 s (capped by the server's max)
     other = next(b for b in cluster.broker_ids if b != victim_broker)
-    wait_until(lambda: metadata(f"127.0.0.1:{cluster.ports[other]}", topic).topics[0].partitions[victim].leader_id == -1,
-               10, "the controller to mark the partition offline")
+    wait_until(
+        lambda: metadata(f"127.0.0.1:{cluster.ports[other]}", topic).topics[0].partitions[victim].leader_id == -1,
+        10,
+        "the controller to mark the partition offline",
+    )
 
     cluster.start_broker(victim_broker)
-    wait_until(lambda: metadata(f"127.0.0.1:{cluster.ports[other]}", topic).topics[0].partitions[victim].leader_id
-               == victim_broker, 20, "leadership to return")
+    wait_until(
+        lambda: (
+            metadata(f"127.0.0.1:{cluster.ports[other]}", topic).topics[0].partitions[victim].leader_id == victim_broker
+        ),
+        20,
+        "leadership to return",
+    )
     consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=None)
     tps = [TopicPartition(topic, p) for p in range(3)]
     consumer.assign(tps)
@@ -140,9 +146,11 @@ def test_garbage_clients_are_dropped_while_a_producer_keeps_going(cluster):
     t.start()
     try:
         time.sleep(0.3)
-        for payload in (b"\x00\x00\x00\x10" + b"\xde\xad\xbe\xef" * 4,     # undecodable request
-                        struct.pack(">i", 500 * 1024 * 1024),               # oversized frame
-                        b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"):               # not Kafka at all
+        for payload in (
+            b"\x00\x00\x00\x10" + b"\xde\xad\xbe\xef" * 4,  # undecodable request
+            struct.pack(">i", 500 * 1024 * 1024),  # oversized frame
+            b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+        ):  # not Kafka at all
             for b in cluster.broker_ids:
                 with Wire(f"127.0.0.1:{cluster.ports[b]}") as bad:
                     bad.send_raw(payload)

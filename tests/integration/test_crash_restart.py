@@ -21,6 +21,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from broker.embedded_cluster import EmbeddedCluster
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -68,16 +69,6 @@ def create_topic(bootstrap: str, partitions: int) -> str:
     return name
 
 
-def wait_until(cond, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-
-
 def zk_client(connect: str) -> KazooClient:
     client = KazooClient(hosts=connect, timeout=10)
     client.start(10)
@@ -92,8 +83,13 @@ def owners(zk: KazooClient, broker_ids) -> dict[str, int]:
 
 def test_a_broker_killed_with_sigkill_restarts_at_once_and_serves_every_acknowledged_record(zookeeper, tmp_path):
     connect = f"{zookeeper.connect_string}/crash-{uuid.uuid4().hex[:8]}"
-    with EmbeddedCluster(2, data_dir=tmp_path, zookeeper_connect=connect, start_timeout_s=START_TIMEOUT_S,
-                         broker_config={"zookeeper.session.timeout.ms": SESSION_MS}) as cluster:
+    with EmbeddedCluster(
+        2,
+        data_dir=tmp_path,
+        zookeeper_connect=connect,
+        start_timeout_s=START_TIMEOUT_S,
+        broker_config={"zookeeper.session.timeout.ms": SESSION_MS},
+    ) as cluster:
         zk = zk_client(connect)
         try:
             topic = create_topic(cluster.bootstrap_servers, 4)
@@ -107,8 +103,11 @@ def test_a_broker_killed_with_sigkill_restarts_at_once_and_serves_every_acknowle
 
             node = zk.exists(f"/brokers/ids/{victim}")
             assert node.ephemeralOwner != before[f"/brokers/ids/{victim}"]
-            wait_until(lambda: (c := zk.exists("/controller")) and c.ephemeralOwner != before["/controller"],
-                       START_TIMEOUT_S, "a controller elected on a live session")
+            wait_until(
+                lambda: (c := zk.exists("/controller")) and c.ephemeralOwner != before["/controller"],
+                START_TIMEOUT_S,
+                "a controller elected on a live session",
+            )
             assert consume_all(cluster.bootstrap_servers, topic, 4, len(acked)) == acked
             more = produce_acked(cluster.bootstrap_servers, create_topic(cluster.bootstrap_servers, 2), 10)
             assert len(more) == 10  # the new controller elected the new topic's leaders
@@ -135,8 +134,11 @@ def test_the_whole_cluster_killed_with_sigkill_comes_back_on_the_same_data_dir(t
         try:
             after = owners(zk, second.broker_ids)
             assert all(after[f"/brokers/ids/{b}"] != before[f"/brokers/ids/{b}"] for b in second.broker_ids)
-            wait_until(lambda: (c := zk.exists("/controller")) and c.ephemeralOwner != before["/controller"],
-                       START_TIMEOUT_S, "a controller elected on a live session")
+            wait_until(
+                lambda: (c := zk.exists("/controller")) and c.ephemeralOwner != before["/controller"],
+                START_TIMEOUT_S,
+                "a controller elected on a live session",
+            )
         finally:
             zk.stop()
             zk.close()
@@ -172,14 +174,26 @@ def read_line(proc: subprocess.Popen, prefix: str, timeout: float) -> str:
     finally:
         sel.close()
     proc.kill()
-    raise AssertionError(f"`kafkalog cluster up` printed no {prefix!r} within {timeout}s; stderr:\n"
-                         f"{proc.communicate(timeout=30)[1]}")
+    raise AssertionError(
+        f"`kafkalog cluster up` printed no {prefix!r} within {timeout}s; stderr:\n{proc.communicate(timeout=30)[1]}"
+    )
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the cluster's processes in /proc")
 def test_cluster_up_comes_back_after_a_sigkill_of_zookeeper_and_the_brokers(tmp_path):
-    command = [sys.executable, "-m", "broker.cli", "cluster", "up", "--brokers", "2", "--data-dir", str(tmp_path),
-               "--override", f"zookeeper.session.timeout.ms={SESSION_MS}"]
+    command = [
+        sys.executable,
+        "-m",
+        "broker.cli",
+        "cluster",
+        "up",
+        "--brokers",
+        "2",
+        "--data-dir",
+        str(tmp_path),
+        "--override",
+        f"zookeeper.session.timeout.ms={SESSION_MS}",
+    ]
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         bootstrap = read_line(first, "bootstrap.servers=", 90)

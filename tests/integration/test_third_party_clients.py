@@ -21,17 +21,26 @@ def kp_produce(cluster, topic, n, *, acks, codec, idempotent=False, start=0):
     from kafka import KafkaProducer
 
     producer = KafkaProducer(
-        bootstrap_servers=cluster.bootstrap_servers, acks=acks,
-        compression_type=None if codec == "none" else codec, enable_idempotence=idempotent,
-        linger_ms=5, batch_size=64 * 1024, max_in_flight_requests_per_connection=5 if idempotent else 1,
+        bootstrap_servers=cluster.bootstrap_servers,
+        acks=acks,
+        compression_type=None if codec == "none" else codec,
+        enable_idempotence=idempotent,
+        linger_ms=5,
+        batch_size=64 * 1024,
+        max_in_flight_requests_per_connection=5 if idempotent else 1,
         retries=5 if idempotent or acks != 0 else 0,
     )
     futures = []
     for i in range(start, start + n):
-        futures.append(producer.send(
-            topic, key=b"key-%d" % (i % 257), value=b"value-%d-" % i + b"x" * (i % 50),
-            headers=[("seq", b"%d" % i), ("codec", codec.encode())], timestamp_ms=BASE_TS + i,
-        ))
+        futures.append(
+            producer.send(
+                topic,
+                key=b"key-%d" % (i % 257),
+                value=b"value-%d-" % i + b"x" * (i % 50),
+                headers=[("seq", b"%d" % i), ("codec", codec.encode())],
+                timestamp_ms=BASE_TS + i,
+            )
+        )
     producer.flush(60)
     results = [f.get(30) for f in futures]
     producer.close(10)
@@ -42,8 +51,13 @@ def kp_consume_all(cluster, topic, partitions, expected):
     """Read every partition from the beginning with manual assignment until ``expected`` records arrived."""
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=None, enable_auto_commit=False,
-                             max_partition_fetch_bytes=1 << 20, fetch_max_wait_ms=100)
+    consumer = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap_servers,
+        group_id=None,
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=1 << 20,
+        fetch_max_wait_ms=100,
+    )
     tps = [TopicPartition(topic, p) for p in range(partitions)]
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
@@ -108,13 +122,26 @@ def test_confluent_kafka_producer_read_by_kafka_python(cluster, codec):
 
     topic = new_topic(cluster, 3)
     errors = []
-    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "compression.type": codec,
-                  "linger.ms": 5, "enable.idempotence": True, "api.version.request": True})
+    p = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "acks": "all",
+            "compression.type": codec,
+            "linger.ms": 5,
+            "enable.idempotence": True,
+            "api.version.request": True,
+        }
+    )
     n = 5_000
     for i in range(n):
-        p.produce(topic, key=b"key-%d" % (i % 257), value=b"value-%d-" % i + b"x" * (i % 50),
-                  headers=[("seq", b"%d" % i), ("codec", codec.encode())], timestamp=BASE_TS + i,
-                  on_delivery=lambda err, msg: errors.append(err) if err else None)
+        p.produce(
+            topic,
+            key=b"key-%d" % (i % 257),
+            value=b"value-%d-" % i + b"x" * (i % 50),
+            headers=[("seq", b"%d" % i), ("codec", codec.encode())],
+            timestamp=BASE_TS + i,
+            on_delivery=lambda err, msg: errors.append(err) if err else None,
+        )
         if i % 1000 == 0:
             p.poll(0)
     assert p.flush(60) == 0
@@ -138,8 +165,12 @@ def test_list_offsets_by_timestamp_matches_brute_force(cluster):
     tp = TopicPartition(topic, 0)
     consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=None)
     try:
-        for target in [BASE_TS - 1, BASE_TS + 1, *(BASE_TS + rng.randrange(0, 100_000) for _ in range(40)),
-                       BASE_TS + 100_000]:
+        for target in [
+            BASE_TS - 1,
+            BASE_TS + 1,
+            *(BASE_TS + rng.randrange(0, 100_000) for _ in range(40)),
+            BASE_TS + 100_000,
+        ]:
             expected = next(((o, ts) for o, ts in enumerate(stamps) if ts >= target), None)
             got = consumer.offsets_for_times({tp: target})[tp]
             if expected is None:

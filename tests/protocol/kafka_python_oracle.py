@@ -16,7 +16,10 @@ from kafka.protocol.api_message import ApiMessage
 from spark_kafkalog.protocol.schema import StructSpec
 
 NOT_REQUESTED = -(1 << 31)
-_ALIASES = {"topic_authorized_operations": "authorized_operations", "cluster_authorized_operations": "authorized_operations"}
+_ALIASES = {
+    "topic_authorized_operations": "authorized_operations",
+    "cluster_authorized_operations": "authorized_operations",
+}
 
 
 def _all_message_classes() -> dict[str, type]:

@@ -29,7 +29,9 @@ def test_unsigned_varint_matches_leb128(value, encoded):
     assert decode_uvarint(bytes.fromhex(encoded), 0) == (value, len(encoded) // 2)
 
 
-@pytest.mark.parametrize("value, zigzag", [(0, 0), (-1, 1), (1, 2), (-2, 3), (2**31 - 1, 2**32 - 2), (-(2**31), 2**32 - 1)])
+@pytest.mark.parametrize(
+    "value, zigzag", [(0, 0), (-1, 1), (1, 2), (-2, 3), (2**31 - 1, 2**32 - 2), (-(2**31), 2**32 - 1)]
+)
 def test_zigzag_maps_small_magnitudes_to_small_numbers(value, zigzag):
     assert zigzag_encode(value, 32) == zigzag
     assert Reader(encode_varint(value)).varint() == value
@@ -63,7 +65,12 @@ def test_strings_use_int16_lengths_and_compact_strings_use_length_plus_one():
     w.compact_nullable_string(None)
     assert w.getvalue().hex() == "0006" + "68c3a96c6c6f" + "ffff" + "03" + "6162" + "00"
     r = Reader(w.getvalue())
-    assert [r.string(), r.nullable_string(), r.compact_string(), r.compact_nullable_string()] == ["héllo", None, "ab", None]
+    assert [r.string(), r.nullable_string(), r.compact_string(), r.compact_nullable_string()] == [
+        "héllo",
+        None,
+        "ab",
+        None,
+    ]
 
 
 def test_bytes_use_int32_lengths_and_null_is_minus_one():

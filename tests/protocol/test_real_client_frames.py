@@ -108,8 +108,9 @@ def _sequence(server: RecordingServer) -> list[tuple[int, int]]:
 
 def _run_client(server: RecordingServer, code: str) -> None:
     """Run a client in a subprocess (no threads of it leak into other tests) until Metadata arrives."""
-    proc = subprocess.Popen([sys.executable, "-c", code.format(port=server.port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code.format(port=server.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         assert server.done.wait(30), f"no Metadata request; got {_sequence(server)}"
     finally:
@@ -118,8 +119,11 @@ def _run_client(server: RecordingServer, code: str) -> None:
 
 
 def test_kafka_python_handshake_decodes_and_downgrades(server):
-    _run_client(server, "from kafka import KafkaConsumer\n"
-                        "KafkaConsumer(bootstrap_servers='127.0.0.1:{port}', request_timeout_ms=20000).topics()")
+    _run_client(
+        server,
+        "from kafka import KafkaConsumer\n"
+        "KafkaConsumer(bootstrap_servers='127.0.0.1:{port}', request_timeout_ms=20000).topics()",
+    )
     seq = _sequence(server)
     assert seq[:2] == [(18, 4), (18, 2)], seq  # v4 first, then the max advertised in our v0 error body
     first = server.requests[0][2]
@@ -128,8 +132,11 @@ def test_kafka_python_handshake_decodes_and_downgrades(server):
 
 
 def test_librdkafka_handshake_decodes_and_downgrades(server):
-    _run_client(server, "from confluent_kafka.admin import AdminClient\n"
-                        "AdminClient({{'bootstrap.servers': '127.0.0.1:{port}'}}).list_topics(timeout=20)")
+    _run_client(
+        server,
+        "from confluent_kafka.admin import AdminClient\n"
+        "AdminClient({{'bootstrap.servers': '127.0.0.1:{port}'}}).list_topics(timeout=20)",
+    )
     seq = _sequence(server)
     assert seq[:2] == [(18, 3), (18, 0)], seq  # librdkafka falls back to v0 when the error body is not flexible
     first = server.requests[0][2]

@@ -34,8 +34,12 @@ def _spec_default(jf: dict, f: FieldSpec):
 
 
 def _compare_struct(ours: StructSpec, jfields: list, common: dict, rng: VersionRange, path: str, problems: list):
-    theirs = [jf for jf in jfields if VersionRange.parse(jf.get("versions", "0+")) is not None
-              and VersionRange.parse(jf.get("versions", "0+")).intersect(rng) is not None]
+    theirs = [
+        jf
+        for jf in jfields
+        if VersionRange.parse(jf.get("versions", "0+")) is not None
+        and VersionRange.parse(jf.get("versions", "0+")).intersect(rng) is not None
+    ]
     our_names = [f.name for f in ours.fields]
     their_names = [snake(jf["name"]) for jf in theirs]
     if our_names != their_names:
@@ -64,8 +68,10 @@ def _compare_struct(ours: StructSpec, jfields: list, common: dict, rng: VersionR
             problems.append(f"{fpath}: type {f.type_str} != spec {jt}")
             continue
         if (f.default is not _UNSET) != ("default" in jf):
-            problems.append(f"{fpath}: default= declared {'but' if f.default is not _UNSET else 'not, but'} the spec "
-                            f"{'gives none' if f.default is not _UNSET else 'gives ' + repr(jf['default'])}")
+            problems.append(
+                f"{fpath}: default= declared {'but' if f.default is not _UNSET else 'not, but'} the spec "
+                f"{'gives none' if f.default is not _UNSET else 'gives ' + repr(jf['default'])}"
+            )
         if f.struct is not None:
             sub = jf.get("fields") or common.get(jt.removeprefix("[]"))
             if sub is None:

@@ -51,11 +51,13 @@ def lz4_magic0():
         kafka.codec.xxhash = saved
 
 
-def kp_build_default(records, codec=0, *, base_offset=0, producer_id=-1, producer_epoch=-1, base_sequence=-1,
-                     is_transactional=False) -> bytes:
+def kp_build_default(
+    records, codec=0, *, base_offset=0, producer_id=-1, producer_epoch=-1, base_sequence=-1, is_transactional=False
+) -> bytes:
     """A v2 batch built by kafka-python from (timestamp, key, value, headers) tuples."""
-    builder = DefaultRecordBatchBuilder(2, codec, is_transactional, producer_id, producer_epoch, base_sequence,
-                                        batch_size=1 << 30)
+    builder = DefaultRecordBatchBuilder(
+        2, codec, is_transactional, producer_id, producer_epoch, base_sequence, batch_size=1 << 30
+    )
     for i, (ts, key, value, headers) in enumerate(records):
         builder.append(i, ts, key, value, list(headers))
     data = bytearray(builder.build())

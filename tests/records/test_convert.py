@@ -107,8 +107,9 @@ def test_down_conversion_refuses_zstd_naming_the_codec():
 
 
 def test_down_conversion_drops_control_batches():
-    marker = build_control_batch("abort", producer_id=1, producer_epoch=0, coordinator_epoch=0, timestamp_ms=T0,
-                                 base_offset=10)
+    marker = build_control_batch(
+        "abort", producer_id=1, producer_epoch=0, coordinator_epoch=0, timestamp_ms=T0, base_offset=10
+    )
     assert batch_to_legacy(marker, 1) == b""
     message_set = batch_to_legacy(v2(Compression.NONE) + marker, 0)
     assert [r.offset for r in iter_legacy_records(message_set)] == list(range(10))
@@ -132,6 +133,4 @@ def test_v1_to_v2_to_v1_round_trip_is_lossless(magic):
 
 def test_down_converted_sets_read_the_same_through_the_splitter():
     data = v2(Compression.SNAPPY, base_offset=5)
-    assert list(iter_records(batch_to_legacy(data, 1))) == [
-        r._replace(headers=[]) for r in iter_records(data)
-    ]
+    assert list(iter_records(batch_to_legacy(data, 1))) == [r._replace(headers=[]) for r in iter_records(data)]

@@ -6,8 +6,6 @@ claimed size, rather than by the bytes present, fails the test instead of passin
 
 from __future__ import annotations
 
-import resource
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -40,8 +38,12 @@ FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCh
 def _v2(codec):
     builder = RecordBatchBuilder(codec, base_offset=3)
     for i in range(6):
-        builder.append(T0 + i * 300, None if i == 2 else b"k%d" % i, b"value-%d " % i * (i * 40),
-                       [("h%d" % i, None if i % 2 else b"x")] * (i % 3))
+        builder.append(
+            T0 + i * 300,
+            None if i == 2 else b"k%d" % i,
+            b"value-%d " % i * (i * 40),
+            [(f"h{i}", None if i % 2 else b"x")] * (i % 3),
+        )
     return builder.build()
 
 
@@ -59,19 +61,7 @@ CORPUS = (
 )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def address_space_limit():
-    with open("/proc/self/statm") as statm:
-        current = int(statm.read().split()[0]) * resource.getpagesize()
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = current + (1 << 30)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+pytestmark = pytest.mark.usefixtures("address_space_limit")
 
 
 def _drain(result):
@@ -147,12 +137,19 @@ def test_mutated_compressed_payloads_raise_only_decode_errors(codec, payload, da
 
 
 @FUZZ
-@given(st.lists(st.tuples(st.integers(-(2**40), 2**40), st.one_of(st.none(), st.binary(max_size=300)),
-                          st.one_of(st.none(), st.binary(max_size=300)),
-                          st.lists(st.tuples(st.text(max_size=20), st.one_of(st.none(), st.binary(max_size=50))),
-                                   max_size=3)),
-                min_size=1, max_size=30),
-       st.sampled_from(list(Compression)))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-(2**40), 2**40),
+            st.one_of(st.none(), st.binary(max_size=300)),
+            st.one_of(st.none(), st.binary(max_size=300)),
+            st.lists(st.tuples(st.text(max_size=20), st.one_of(st.none(), st.binary(max_size=50))), max_size=3),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.sampled_from(list(Compression)),
+)
 def test_any_records_round_trip_through_a_batch(records, codec):
     builder = RecordBatchBuilder(codec)
     for ts, key, value, headers in records:

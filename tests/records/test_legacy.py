@@ -36,9 +36,7 @@ def build(magic, codec=Compression.NONE, records=RECORDS, **kwargs) -> bytes:
 @pytest.mark.parametrize("magic", [0, 1])
 def test_message_sets_round_trip_with_null_keys_and_values(magic, codec):
     decoded = list(iter_legacy_records(build(magic, codec, base_offset=1000)))
-    assert decoded == [
-        Record(1000 + i, ts if magic else -1, k, v, []) for i, (ts, k, v) in enumerate(RECORDS)
-    ]
+    assert decoded == [Record(1000 + i, ts if magic else -1, k, v, []) for i, (ts, k, v) in enumerate(RECORDS)]
 
 
 @pytest.mark.parametrize("magic", [0, 1])

@@ -10,8 +10,6 @@ variant runs 20 times as many examples.
 
 from __future__ import annotations
 
-import resource
-
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -39,20 +37,7 @@ FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 FUZZ_SLOW = settings(max_examples=6000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.fixture(scope="module", autouse=True)
-def address_space_limit():
-    """Current size + 1 GiB: an allocation driven by a claimed size fails the test instead of passing."""
-    with open("/proc/self/statm") as statm:
-        current = int(statm.read().split()[0]) * resource.getpagesize()
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = current + (1 << 30)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+pytestmark = pytest.mark.usefixtures("address_space_limit")
 
 
 def check_producer_conversion(buf: bytes) -> None:
@@ -129,7 +114,9 @@ def test_hostile_message_sets_raise_only_documented_errors_long_run(buf):
 
 RECORDS = st.lists(
     st.tuples(
-        st.integers(-1, 2**62), st.one_of(st.none(), st.binary(max_size=40)), st.one_of(st.none(), st.binary(max_size=200))
+        st.integers(-1, 2**62),
+        st.one_of(st.none(), st.binary(max_size=40)),
+        st.one_of(st.none(), st.binary(max_size=200)),
     ),
     min_size=1,
     max_size=20,
@@ -151,8 +138,9 @@ def test_the_strategy_reaches_the_valid_path_and_every_rule():
     """The fuzz is only as good as its inputs: most rules of the producer conversion must be hit."""
     outcomes: dict[str, int] = {}
 
-    @settings(max_examples=300, derandomize=True, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=300, derandomize=True, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+    )
     @given(message_sets())
     def sample(buf):
         try:
@@ -163,5 +151,10 @@ def test_the_strategy_reaches_the_valid_path_and_every_rule():
         outcomes[name] = outcomes.get(name, 0) + 1
 
     sample()
-    assert {"ok", "CorruptRecordError", "InvalidRecordError", "InvalidTimestampError",
-            "UnsupportedCompressionError"} <= set(outcomes), outcomes
+    assert {
+        "ok",
+        "CorruptRecordError",
+        "InvalidRecordError",
+        "InvalidTimestampError",
+        "UnsupportedCompressionError",
+    } <= set(outcomes), outcomes

@@ -89,8 +89,9 @@ def test_every_cut_of_the_buffer_ends_iteration_normally_after_the_complete_entr
 
 
 def test_control_batches_are_skipped_unless_asked_for():
-    marker = build_control_batch("commit", producer_id=1, producer_epoch=0, coordinator_epoch=0,
-                                 timestamp_ms=T0, base_offset=2)
+    marker = build_control_batch(
+        "commit", producer_id=1, producer_epoch=0, coordinator_epoch=0, timestamp_ms=T0, base_offset=2
+    )
     data = v2(0, 2) + marker + v2(3, 1)
     assert [r.offset for r in iter_records(data)] == [0, 1, 3]
     assert [r.offset for r in iter_records(data, include_control=True)] == [0, 1, 2, 3]

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
-
 from broker.server import EmbeddedBroker
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from ..wire import Wire
 
@@ -64,8 +63,13 @@ def raw(zookeeper, zk_connect):
 
 
 def create(b: EmbeddedBroker, name: str, partitions: int, timeout_ms: int = 120_000):
-    body = CT(topics=[CT.CreatableTopic(name=name, num_partitions=partitions, replication_factor=-1,
-                                        assignments=[], configs=[])], timeout_ms=timeout_ms, validate_only=False)
+    body = CT(
+        topics=[
+            CT.CreatableTopic(name=name, num_partitions=partitions, replication_factor=-1, assignments=[], configs=[])
+        ],
+        timeout_ms=timeout_ms,
+        validate_only=False,
+    )
     with Wire(b.bootstrap_servers, timeout=timeout_ms / 1000 + 30) as w:
         return w.call(K.CREATE_TOPICS, 7, body).topics[0]
 
@@ -77,8 +81,7 @@ def registration_intact(b: EmbeddedBroker, raw: Raw, session_id: int) -> bool:
 
 def nothing_created(b: EmbeddedBroker, raw: Raw, name: str) -> bool:
     dirs = [p for d in b.config.log_dirs for p in Path(d).glob(f"{name}-*")]
-    return (raw.exists(f"/brokers/topics/{name}") is None and raw.exists(f"/config/topics/{name}") is None
-            and not dirs)
+    return raw.exists(f"/brokers/topics/{name}") is None and raw.exists(f"/config/topics/{name}") is None and not dirs
 
 
 def test_a_hundred_thousand_partitions_are_refused_before_zookeeper_is_touched(start_broker, raw):

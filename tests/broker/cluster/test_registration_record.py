@@ -40,9 +40,15 @@ def test_the_recorded_session_reads_back_for_the_same_cluster_and_broker(locked_
     assert not (locked_dir / (RECORD_FILE + ".tmp")).exists()
 
 
-@pytest.mark.parametrize("content", [b"\xff\xfe garbage", b"version=1\nbroker.id=1\n",
-                                     b"version=2\ncluster.id=c\nbroker.id=1\nzookeeper.session.id=0x1\n",
-                                     b"version=1\ncluster.id=c\nbroker.id=x\nzookeeper.session.id=0x1\n"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\xff\xfe garbage",
+        b"version=1\nbroker.id=1\n",
+        b"version=2\ncluster.id=c\nbroker.id=1\nzookeeper.session.id=0x1\n",
+        b"version=1\ncluster.id=c\nbroker.id=x\nzookeeper.session.id=0x1\n",
+    ],
+)
 def test_an_unreadable_record_means_no_previous_run_and_names_its_path(locked_dir, content, caplog):
     (locked_dir / RECORD_FILE).write_bytes(content)
     record = RegistrationRecord(locked_dir, lock_file=locked_dir / ".lock")
@@ -65,13 +71,22 @@ def test_a_lock_counts_only_when_this_process_holds_it_on_the_current_file(tmp_p
     assert not flock_held_by_this_process(lock)  # no file
     lock.touch()
     assert not flock_held_by_this_process(lock)  # nobody holds it
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import fcntl, os, sys
         fd = os.open({str(lock)!r}, os.O_RDWR)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         print("locked", flush=True)
         sys.stdin.read()
-    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         assert not flock_held_by_this_process(lock)  # another live broker holds this log dir

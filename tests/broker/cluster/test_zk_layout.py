@@ -20,8 +20,15 @@ def test_paths_follow_kafkas_zookeeper_layout():
     assert zl.consumer_offset_path("g", "orders", 5) == "/consumers/g/offsets/orders/5"
     assert (zl.CONTROLLER, zl.CONTROLLER_EPOCH, zl.CLUSTER_ID) == ("/controller", "/controller_epoch", "/cluster/id")
     assert zl.CONFIG_CHANGE_PREFIX == "/config/changes/config_change_"
-    assert {"/brokers/ids", "/brokers/topics", "/config/topics", "/config/changes", "/admin/delete_topics",
-            "/consumers", "/cluster"} <= set(zl.PERSISTENT_PATHS)
+    assert {
+        "/brokers/ids",
+        "/brokers/topics",
+        "/config/topics",
+        "/config/changes",
+        "/admin/delete_topics",
+        "/consumers",
+        "/cluster",
+    } <= set(zl.PERSISTENT_PATHS)
 
 
 @pytest.mark.parametrize("partition", [-1, "0", 1.0, True, None])

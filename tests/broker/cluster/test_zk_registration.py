@@ -84,8 +84,9 @@ def test_the_nodes_of_the_recorded_previous_run_are_taken_over_at_once(zk_connec
     fd = lock(log_dir)
     try:
         registry = make_registry(session_timeout_ms=LONG_SESSION_MS)  # registration_wait_ms=0: no waiting
-        registry.register_broker(BrokerInfo(1, "restarted.example", 9093),
-                                 RegistrationRecord(log_dir, lock_file=log_dir / ".lock"))
+        registry.register_broker(
+            BrokerInfo(1, "restarted.example", 9093), RegistrationRecord(log_dir, lock_file=log_dir / ".lock")
+        )
         data, stat = raw.get("/brokers/ids/1")
         assert stat.ephemeralOwner == registry.session_id and json.loads(data)["host"] == "restarted.example"
         assert raw.exists("/controller") is None  # the next election does not wait for the dead session
@@ -102,25 +103,33 @@ def test_a_live_broker_with_the_same_id_still_gets_the_duplicate_id_error(make_r
     try:
         newcomer = make_registry()
         record = RegistrationRecord(log_dir, lock_file=log_dir / ".lock")
-        with pytest.raises(BrokerIdInUseError, match=r"broker.id 1 is already registered by live.example:9092 .*"
-                                                     r"not this broker's previous run: .*zookeeper-registration names none"):
+        with pytest.raises(
+            BrokerIdInUseError,
+            match=r"broker.id 1 is already registered by live.example:9092 .*"
+            r"not this broker's previous run: .*zookeeper-registration names none",
+        ):
             newcomer.register_broker(BrokerInfo(1, "newcomer.example", 9093), record)
         record.write(newcomer.cluster_id, 1, 0x1234)  # a previous run, but not the session holding the node
-        with pytest.raises(BrokerIdInUseError, match=r"by live.example:9092 .*not this broker's previous run, "
-                                                     r"session 0x1234 recorded in"):
+        with pytest.raises(
+            BrokerIdInUseError,
+            match=r"by live.example:9092 .*not this broker's previous run, "
+            r"session 0x1234 recorded in",
+        ):
             newcomer.register_broker(BrokerInfo(1, "newcomer.example", 9093), record)
     finally:
         os.close(fd)
     assert raw.exists("/brokers/ids/1").ephemeralOwner == live.session_id
 
 
-def test_a_record_is_not_trusted_while_the_log_dir_is_not_locked_by_this_process(zk_connect, make_registry, raw,
-                                                                               log_dir):
+def test_a_record_is_not_trusted_while_the_log_dir_is_not_locked_by_this_process(
+    zk_connect, make_registry, raw, log_dir
+):
     dead = crashed_previous_run(zk_connect, log_dir, controller=True)
     registry = make_registry()
     with pytest.raises(BrokerIdInUseError, match="broker.id 1 is already registered by previous.example:9092"):
-        registry.register_broker(BrokerInfo(1, "unlocked.example", 9093),
-                                 RegistrationRecord(log_dir, lock_file=log_dir / ".lock"))
+        registry.register_broker(
+            BrokerInfo(1, "unlocked.example", 9093), RegistrationRecord(log_dir, lock_file=log_dir / ".lock")
+        )
     assert raw.exists("/brokers/ids/1").ephemeralOwner == dead
     assert raw.exists("/controller").ephemeralOwner == dead
     raw.delete("/brokers/ids/1")  # the dead session would hold it for 30 s: let the fixtures close quickly

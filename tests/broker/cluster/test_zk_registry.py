@@ -218,10 +218,17 @@ def test_create_topic_writes_assignment_and_config_in_one_transaction(make_regis
     assert registry.topics() == {"orders": assignment}
     assert registry.topic_config("orders") == {"cleanup.policy": "compact", "retention.ms": "1000"}
     node = json.loads(raw.get("/brokers/topics/orders")[0])
-    assert node == {"version": 3, "topic_id": uuid_to_base64(assignment.topic_id),
-                    "partitions": {"0": [1, 2], "1": [2, 1]}, "adding_replicas": {}, "removing_replicas": {}}
+    assert node == {
+        "version": 3,
+        "topic_id": uuid_to_base64(assignment.topic_id),
+        "partitions": {"0": [1, 2], "1": [2, 1]},
+        "adding_replicas": {},
+        "removing_replicas": {},
+    }
     assert json.loads(raw.get("/config/topics/orders")[0]) == {
-        "version": 1, "config": {"cleanup.policy": "compact", "retention.ms": "1000"}}
+        "version": 1,
+        "config": {"cleanup.policy": "compact", "retention.ms": "1000"},
+    }
     with pytest.raises(TopicExistsError, match="'orders' already exists"):
         registry.create_topic(TopicAssignment("orders", {0: (3,)}), {})
     assert registry.topic("orders") == assignment
@@ -288,8 +295,11 @@ def interleave(registry, path: str, action) -> list:
 def test_set_topic_config_updates_a_config_node_created_concurrently(make_registry, raw):
     registry = make_registry()
     raw.create("/brokers/topics/t", TopicAssignment("t", {0: (1,)}).to_json().encode())
-    answers = interleave(registry, "/config/topics/t",
-                         lambda: raw.create("/config/topics/t", b'{"version":1,"config":{"other":"writer"}}'))
+    answers = interleave(
+        registry,
+        "/config/topics/t",
+        lambda: raw.create("/config/topics/t", b'{"version":1,"config":{"other":"writer"}}'),
+    )
     registry.set_topic_config("t", {"segment.bytes": "1024"})
     assert answers == [None]  # the registry saw no config node, then another writer created one
     assert registry.topic_config("t") == {"segment.bytes": "1024"}
@@ -355,7 +365,12 @@ def test_partition_state_is_created_once_and_updated_by_compare_and_set(make_reg
     created = registry.create_partition_state("t", 0, PartitionState(1, 0, (1, 2), 1))
     assert created.zk_version == 0
     assert json.loads(raw.get("/brokers/topics/t/partitions/0/state")[0]) == {
-        "controller_epoch": 1, "leader": 1, "version": 1, "leader_epoch": 0, "isr": [1, 2]}
+        "controller_epoch": 1,
+        "leader": 1,
+        "version": 1,
+        "leader_epoch": 0,
+        "isr": [1, 2],
+    }
     with pytest.raises(StaleStateError):
         registry.create_partition_state("t", 0, PartitionState(2, 0, (2,), 1))
 

@@ -70,9 +70,13 @@ def test_create_of_an_existing_node_raises_node_exists_naming_the_full_path(sess
 
 
 def test_missing_nodes_raise_no_node_for_every_operation(session):
-    for call in (lambda: session.get("/missing"), lambda: session.set("/missing", b""),
-                 lambda: session.delete("/missing"), lambda: session.children("/missing"),
-                 lambda: session.create("/missing/child", b"")):
+    for call in (
+        lambda: session.get("/missing"),
+        lambda: session.set("/missing", b""),
+        lambda: session.delete("/missing"),
+        lambda: session.children("/missing"),
+        lambda: session.create("/missing/child", b""),
+    ):
         with pytest.raises(NoNodeError, match="/missing") as info:
             call()
         assert_ours(info)
@@ -113,8 +117,14 @@ def test_a_transaction_is_atomic_and_names_the_failing_operation(session):
     assert info.value.path == "/exists" and session.exists("/new") is None
     with pytest.raises(NoNodeError):
         session.commit([CheckOp("/nowhere", 0), CreateOp("/new", b"a")])
-    results = session.commit([CheckOp("/exists", 0), CreateOp("/new", b"a"), SetOp("/exists", b"x", 0),
-                              CreateOp("/seq-", b"", sequential=True)])
+    results = session.commit(
+        [
+            CheckOp("/exists", 0),
+            CreateOp("/new", b"a"),
+            SetOp("/exists", b"x", 0),
+            CreateOp("/seq-", b"", sequential=True),
+        ]
+    )
     assert results[:2] == [None, "/new"] and results[2].version == 1 and results[3].startswith("/seq-00")
     assert session.get("/exists")[0] == b"x" and session.get("/new")[0] == b"a"
     session.commit([DeleteOp("/new"), DeleteOp("/exists", 1)])

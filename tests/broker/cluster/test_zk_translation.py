@@ -19,12 +19,15 @@ from broker.cluster.zk_session import translate_kazoo_error
 CLUSTER = Path(__file__).resolve().parents[3] / "broker" / "cluster"
 
 
-@pytest.mark.parametrize(("kazoo_error", "ours", "condition"), [
-    (kz.NodeExistsError, NodeExistsError, "node already exists"),
-    (kz.NoNodeError, NoNodeError, "no such node"),
-    (kz.BadVersionError, BadVersionError, "version differs"),
-    (kz.NotEmptyError, NotEmptyError, "has children"),
-])
+@pytest.mark.parametrize(
+    ("kazoo_error", "ours", "condition"),
+    [
+        (kz.NodeExistsError, NodeExistsError, "node already exists"),
+        (kz.NoNodeError, NoNodeError, "no such node"),
+        (kz.BadVersionError, BadVersionError, "version differs"),
+        (kz.NotEmptyError, NotEmptyError, "has children"),
+    ],
+)
 def test_node_conditions_become_node_errors_naming_operation_and_full_path(kazoo_error, ours, condition):
     exc = translate_kazoo_error(kazoo_error(), "create", "/config/topics/t", chroot="/kafka", hosts="zk:2181")
     assert type(exc) is ours and isinstance(exc, NodeError) and isinstance(exc, RegistryError)
@@ -37,8 +40,17 @@ def test_a_lost_compare_and_set_is_a_stale_state_error():
     assert isinstance(exc, StaleStateError)
 
 
-@pytest.mark.parametrize("kazoo_error", [kz.ConnectionLoss, kz.SessionExpiredError, kz.ConnectionClosedError,
-                                         kz.OperationTimeoutError, kz.ConnectionDropped, KazooTimeoutError])
+@pytest.mark.parametrize(
+    "kazoo_error",
+    [
+        kz.ConnectionLoss,
+        kz.SessionExpiredError,
+        kz.ConnectionClosedError,
+        kz.OperationTimeoutError,
+        kz.ConnectionDropped,
+        KazooTimeoutError,
+    ],
+)
 def test_connection_failures_become_registry_unavailable(kazoo_error):
     exc = translate_kazoo_error(kazoo_error("gone"), "get", "/controller", chroot="/c", hosts="zk:2181")
     assert type(exc) is RegistryUnavailableError
@@ -46,8 +58,9 @@ def test_connection_failures_become_registry_unavailable(kazoo_error):
     assert kazoo_error.__name__ in str(exc) and "gone" in str(exc)
 
 
-@pytest.mark.parametrize("kazoo_error", [kz.NoAuthError, kz.InvalidACLError, kz.RuntimeInconsistency,
-                                         kz.RolledBackError, kz.KazooException])
+@pytest.mark.parametrize(
+    "kazoo_error", [kz.NoAuthError, kz.InvalidACLError, kz.RuntimeInconsistency, kz.RolledBackError, kz.KazooException]
+)
 def test_any_other_kazoo_error_is_a_registry_error_naming_kazoos_exception(kazoo_error):
     exc = translate_kazoo_error(kazoo_error(), "delete", "/admin/delete_topics/t", hosts="zk:2181")
     assert type(exc) is RegistryError
@@ -78,9 +91,12 @@ def test_only_the_session_module_of_the_cluster_package_imports_kazoo():
 
 
 def test_the_cluster_package_and_the_kazoo_free_layers_load_no_kazoo():
-    code = ("import sys, broker.cluster, broker.cluster.zk_nodes, broker.cluster.zk_layout, "
-            "broker.cluster.zk_watches, broker.cluster.zk_registration\n"
-            "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] == 'kazoo')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=CLUSTER.parents[1])
+    code = (
+        "import sys, broker.cluster, broker.cluster.zk_nodes, broker.cluster.zk_layout, "
+        "broker.cluster.zk_watches, broker.cluster.zk_registration\n"
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] == 'kazoo')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=CLUSTER.parents[1]
+    )
     assert out.stdout.strip() == ""

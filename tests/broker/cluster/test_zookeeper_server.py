@@ -162,7 +162,11 @@ def test_server_dies_with_its_parent_process(tmp_path):
 def test_run_foreground_prints_the_connect_string_and_stops_on_sigterm(tmp_path):
     child = subprocess.Popen(
         [sys.executable, "-m", "broker.cluster.zookeeper_server", "--data-dir", str(tmp_path), "--port", "0"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = child.stdout.readline().strip()
         assert line.startswith("zookeeper.connect=127.0.0.1:"), (line, child.stderr.read() if child.poll() else "")

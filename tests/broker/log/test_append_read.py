@@ -6,6 +6,7 @@ import struct
 
 import pytest
 
+from broker.log import InvalidOffsetError, LogAppendError, LogConfig
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import (
     Compression,
@@ -16,8 +17,6 @@ from spark_kafkalog.records import (
     parse_batch_header,
     validate_batch,
 )
-
-from broker.log import InvalidOffsetError, LogAppendError, LogConfig
 
 from .helpers import T0, batch, read_all, value_batch
 
@@ -76,8 +75,12 @@ def _corrupt_crc(data: bytearray) -> bytearray:
         (lambda: _corrupt_crc(value_batch(2)), ErrorCode.CORRUPT_MESSAGE),
         (lambda: _legacy_message_set(), ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT),
         (lambda: value_batch(20, size=100), ErrorCode.MESSAGE_TOO_LARGE),
-        (lambda: bytearray(build_control_batch("commit", producer_id=1, producer_epoch=0, coordinator_epoch=0,
-                                               timestamp_ms=T0)), ErrorCode.INVALID_RECORD),
+        (
+            lambda: bytearray(
+                build_control_batch("commit", producer_id=1, producer_epoch=0, coordinator_epoch=0, timestamp_ms=T0)
+            ),
+            ErrorCode.INVALID_RECORD,
+        ),
         (lambda: bytearray(), ErrorCode.INVALID_RECORD),
     ],
     ids=["short-header", "cut-batch", "bad-crc", "legacy", "too-large", "control", "empty"],

@@ -9,11 +9,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_kafkalog.records import Compression, iter_batches
-
 from broker.log import LogConfig, ManualClock, PartitionLog
-from broker.log.cleaner import _clean_group, _groups, _build_offset_map, clean_log, cleanable_range
+from broker.log.cleaner import _build_offset_map, _clean_group, _groups, clean_log, cleanable_range
 from broker.log.log_loader import SWAP_SUFFIX
+from spark_kafkalog.records import Compression, iter_batches
 
 from .helpers import batch, batches_served, read_all
 
@@ -53,8 +52,13 @@ def _expected_after_clean(model, plog, now, end):
 def test_compaction_matches_a_brute_force_model(ops, segment_bytes):
     directory = Path(tempfile.mkdtemp())
     clock = ManualClock()
-    config = LogConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.0, delete_retention_ms=RETENTION,
-                       segment_bytes=segment_bytes, index_interval_bytes=64)
+    config = LogConfig(
+        cleanup_policy=("compact",),
+        min_cleanable_dirty_ratio=0.0,
+        delete_retention_ms=RETENTION,
+        segment_bytes=segment_bytes,
+        index_interval_bytes=64,
+    )
     plog = PartitionLog.open(directory / "t-0", config, time=clock, recover=False)
     try:
         model: list[tuple[int, bytes, bytes | None]] = []
@@ -62,8 +66,9 @@ def test_compaction_matches_a_brute_force_model(ops, segment_bytes):
         for op in ops + [("roll",), ("advance", 2000), ("clean",)]:
             if op[0] == "append":
                 records = [(KEYS[k], v) for k, v in op[1]]
-                info = plog.append_as_leader(batch([v for _, v in records], keys=[k for k, _ in records],
-                                                   codec=op[2]), leader_epoch=0)
+                info = plog.append_as_leader(
+                    batch([v for _, v in records], keys=[k for k, _ in records], codec=op[2]), leader_epoch=0
+                )
                 original_batches.add((info.first_offset, info.last_offset))
                 model += [(info.first_offset + i, k, v) for i, (k, v) in enumerate(records)]
             elif op[0] == "roll":
@@ -96,8 +101,9 @@ def _compacted_log(open_log, clock, **overrides):
     config = LogConfig(cleanup_policy=("compact",), segment_bytes=400, **overrides)
     plog = open_log(config)
     for i in range(30):
-        plog.append_as_leader(batch([b"v%d" % i, b"w%d" % i], keys=[b"k%d" % (i % 3), b"j%d" % (i % 2)]),
-                              leader_epoch=0)
+        plog.append_as_leader(
+            batch([b"v%d" % i, b"w%d" % i], keys=[b"k%d" % (i % 3), b"j%d" % (i % 2)]), leader_epoch=0
+        )
     plog.roll()
     plog.high_watermark = plog.log_end_offset
     return plog
@@ -111,7 +117,12 @@ def test_unchanged_batches_are_copied_byte_for_byte_and_gaps_remain(open_log, cl
     assert stats.bytes_out < stats.bytes_in and stats.end_offset == 60
     served = read_all(plog)
     assert [(r.offset, r.key, r.value) for r in served] == [
-        (54, b"k0", b"v27"), (56, b"k1", b"v28"), (57, b"j0", b"w28"), (58, b"k2", b"v29"), (59, b"j1", b"w29")]
+        (54, b"k0", b"v27"),
+        (56, b"k1", b"v28"),
+        (57, b"j0", b"w28"),
+        (58, b"k2", b"v29"),
+        (59, b"j1", b"w29"),
+    ]
     with_records, empty = [], []
     for segment in plog.segments:
         for _, header in segment.iter_headers(0):
@@ -157,8 +168,9 @@ def test_the_active_segment_and_data_above_the_high_watermark_are_never_cleaned(
 def test_the_last_batch_of_an_idempotent_producer_survives_as_an_empty_batch(open_log, clock):
     config = LogConfig(cleanup_policy=("compact",), min_cleanable_dirty_ratio=0.0)
     plog = open_log(config)
-    plog.append_as_leader(batch([b"old"], keys=[b"k"], producer_id=9, producer_epoch=0, base_sequence=0),
-                          leader_epoch=0)
+    plog.append_as_leader(
+        batch([b"old"], keys=[b"k"], producer_id=9, producer_epoch=0, base_sequence=0), leader_epoch=0
+    )
     plog.append_as_leader(batch([b"new"], keys=[b"k"]), leader_epoch=0)
     plog.append_as_leader(batch([b"x"], keys=[b"z"]), leader_epoch=0)
     plog.roll()

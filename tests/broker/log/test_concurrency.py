@@ -8,11 +8,10 @@ import socket
 import threading
 import time
 
-from spark_kafkalog.protocol import ErrorCode
-from spark_kafkalog.records import iter_batches, validate_batch
-
 from broker.log import LogConfig
 from broker.log.cleaner import clean_log
+from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.records import iter_batches, validate_batch
 
 from .helpers import batch, read_all, value_batch
 
@@ -123,8 +122,9 @@ def test_reads_race_appends_retention_and_flushes(open_log, clock):
 
 
 def test_reads_race_the_cleaner_swap(open_log, clock):
-    plog = open_log(LogConfig(cleanup_policy=("compact",), segment_bytes=600, min_cleanable_dirty_ratio=0.0,
-                              file_delete_delay_ms=0))
+    plog = open_log(
+        LogConfig(cleanup_policy=("compact",), segment_bytes=600, min_cleanable_dirty_ratio=0.0, file_delete_delay_ms=0)
+    )
     values = {}
     for i in range(200):
         key = b"k%d" % (i % 17)

@@ -52,10 +52,15 @@ def test_broker_defaults_resolve_hours_minutes_and_ms_in_kafka_order():
 
 
 def test_broker_defaults_from_a_broker_config_object():
-    cfg = BrokerConfig.from_properties({
-        "broker.id": "1", "zookeeper.connect": "zk:2181", "log.segment.bytes": "1048576",
-        "log.cleanup.policy": "compact,delete", "message.max.bytes": "2000000",
-    })
+    cfg = BrokerConfig.from_properties(
+        {
+            "broker.id": "1",
+            "zookeeper.connect": "zk:2181",
+            "log.segment.bytes": "1048576",
+            "log.cleanup.policy": "compact,delete",
+            "message.max.bytes": "2000000",
+        }
+    )
     log_cfg = LogConfig.broker_defaults(cfg.log_properties())
     assert log_cfg.segment_bytes == 1_048_576
     assert log_cfg.cleanup_policy == ("compact", "delete")
@@ -68,11 +73,17 @@ def test_broker_defaults_reject_a_bad_value_naming_the_key():
 
 
 def test_topic_overrides_use_topic_level_names():
-    cfg = LogConfig().with_topic_overrides({
-        "retention.ms": "1000", "cleanup.policy": "compact", "segment.bytes": "4096",
-        "min.cleanable.dirty.ratio": "0.25", "message.timestamp.type": "LogAppendTime",
-        "unclean.leader.election.enable": "true", "segment.index.bytes": "800",
-    })
+    cfg = LogConfig().with_topic_overrides(
+        {
+            "retention.ms": "1000",
+            "cleanup.policy": "compact",
+            "segment.bytes": "4096",
+            "min.cleanable.dirty.ratio": "0.25",
+            "message.timestamp.type": "LogAppendTime",
+            "unclean.leader.election.enable": "true",
+            "segment.index.bytes": "800",
+        }
+    )
     assert (cfg.retention_ms, cfg.cleanup_policy, cfg.segment_bytes) == (1000, ("compact",), 4096)
     assert cfg.min_cleanable_dirty_ratio == 0.25 and cfg.log_append_time and cfg.compact and not cfg.delete
     assert cfg.unclean_leader_election_enable is True

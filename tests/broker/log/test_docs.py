@@ -25,8 +25,23 @@ def test_every_topic_config_and_its_synonym_is_documented(name):
     assert f"| `{name}` | `{TOPIC_CONFIG_KEYS[name].synonym}`" in DOC
 
 
-@pytest.mark.parametrize("name", [CLEAN_SHUTDOWN_FILE, CLEANER_CHECKPOINT, LOCK_FILE, LOG_START_CHECKPOINT,
-                                  RECOVERY_POINT_CHECKPOINT, REPLICATION_CHECKPOINT, LEADER_EPOCH_CHECKPOINT,
-                                  ".deleted", ".cleaned", ".swap", ".snapshot", ".timeindex", "-delete"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        CLEAN_SHUTDOWN_FILE,
+        CLEANER_CHECKPOINT,
+        LOCK_FILE,
+        LOG_START_CHECKPOINT,
+        RECOVERY_POINT_CHECKPOINT,
+        REPLICATION_CHECKPOINT,
+        LEADER_EPOCH_CHECKPOINT,
+        ".deleted",
+        ".cleaned",
+        ".swap",
+        ".snapshot",
+        ".timeindex",
+        "-delete",
+    ],
+)
 def test_every_file_name_is_documented(name):
     assert name in DOC

@@ -37,7 +37,9 @@ def test_new_partitions_go_to_the_log_dir_with_the_fewest(dirs, clock):
         manager.shutdown()
 
 
-@pytest.mark.parametrize("topic, partition", [("bad/name", 0), ("", 0), ("x" * 250, 0), ("..", 0), ("ok", -1), ("ok\n", 0)])
+@pytest.mark.parametrize(
+    "topic, partition", [("bad/name", 0), ("", 0), ("x" * 250, 0), ("..", 0), ("ok", -1), ("ok\n", 0)]
+)
 def test_illegal_topic_partition_names_are_rejected(dirs, clock, topic, partition):
     manager = _manager(dirs, clock)
     try:
@@ -146,7 +148,8 @@ def test_recovery_runs_in_parallel_over_many_logs(dirs, clock):
     manager = _manager(dirs, clock, recovery_threads=3)
     try:
         assert sorted((p.topic, p.partition, p.log_end_offset) for p in manager.all_logs()) == [
-            ("t", p, 3) for p in range(6)]
+            ("t", p, 3) for p in range(6)
+        ]
     finally:
         manager.shutdown()
 
@@ -241,8 +244,9 @@ def test_flush_messages_fsyncs_from_the_append_path(dirs, clock):
 
 
 def test_the_background_thread_runs_retention(dirs, clock):
-    config = LogConfig(retention_ms=1000, segment_bytes=len(value_batch(1)), retention_check_interval_ms=20,
-                       file_delete_delay_ms=0)
+    config = LogConfig(
+        retention_ms=1000, segment_bytes=len(value_batch(1)), retention_check_interval_ms=20, file_delete_delay_ms=0
+    )
     manager = LogManager(dirs, config, time=clock)
     manager.start()
     try:

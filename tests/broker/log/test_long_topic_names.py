@@ -48,8 +48,10 @@ def test_short_topic_names_keep_their_whole_name_in_the_delete_dir():
     assert is_delete_dir_name(delete_dir_name("orders", 3))
 
 
-@pytest.mark.parametrize("name", ["orders-3", "backup-delete", "orders-3-delete", "orders.abc-delete",
-                                  "orders-x.abc-delete", "orders-3.ABC-delete"])
+@pytest.mark.parametrize(
+    "name",
+    ["orders-3", "backup-delete", "orders-3-delete", "orders.abc-delete", "orders-x.abc-delete", "orders-3.ABC-delete"],
+)
 def test_names_that_are_not_delete_dirs(name):
     assert not is_delete_dir_name(name)
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafkalog.protocol import ErrorCode
-
 from broker.log import LogAppendError, LogConfig
+from spark_kafkalog.protocol import ErrorCode
 
 from .helpers import read_all, value_batch
 
@@ -14,8 +13,9 @@ PID = 4242
 
 
 def produce(plog, n, seq, epoch=0, pid=PID):
-    return plog.append_as_leader(value_batch(n, producer_id=pid, producer_epoch=epoch, base_sequence=seq),
-                                 leader_epoch=0)
+    return plog.append_as_leader(
+        value_batch(n, producer_id=pid, producer_epoch=epoch, base_sequence=seq), leader_epoch=0
+    )
 
 
 def test_a_retried_batch_returns_its_original_offsets_and_appends_nothing(open_log):
@@ -77,7 +77,8 @@ def test_a_failed_request_leaves_the_producer_state_untouched(open_log):
     plog = open_log()
     produce(plog, 1, seq=0)
     request = value_batch(1, producer_id=PID, producer_epoch=0, base_sequence=1) + value_batch(
-        1, producer_id=PID, producer_epoch=0, base_sequence=9)
+        1, producer_id=PID, producer_epoch=0, base_sequence=9
+    )
     with pytest.raises(LogAppendError):
         plog.append_as_leader(request, leader_epoch=0)
     assert plog.producer_state(PID).last_seq == 0
@@ -88,7 +89,8 @@ def test_a_request_mixing_duplicates_and_new_batches_is_rejected(open_log):
     plog = open_log()
     produce(plog, 1, seq=0)
     request = value_batch(1, producer_id=PID, producer_epoch=0, base_sequence=0) + value_batch(
-        1, producer_id=PID, producer_epoch=0, base_sequence=1)
+        1, producer_id=PID, producer_epoch=0, base_sequence=1
+    )
     with pytest.raises(LogAppendError) as info:
         plog.append_as_leader(request, leader_epoch=0)
     assert info.value.error_code == ErrorCode.DUPLICATE_SEQUENCE_NUMBER

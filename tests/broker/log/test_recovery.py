@@ -13,9 +13,8 @@ import struct
 
 import pytest
 
-from spark_kafkalog.records import Compression
-
 from broker.log import LogConfig, PartitionLog
+from spark_kafkalog.records import Compression
 
 from .helpers import batch, read_all, value_batch
 
@@ -29,15 +28,18 @@ def _write_log(path_factory, clock, seed: int, config: LogConfig, batches: int =
     """A closed log of random batches; returns (dir, [(position, size, records)]) for its last segment."""
     rng = random.Random(seed)
     plog = PartitionLog.open(path_factory / "t-0", config, time=clock, recover=False)
-    for i in range(batches):
+    for _i in range(batches):
         n = rng.randint(1, 8)
         values = [rng.randbytes(rng.randint(0, 120)) for _ in range(n)]
-        plog.append_as_leader(batch(values, keys=[b"k%d" % j for j in range(n)], codec=rng.choice(CODECS)),
-                              leader_epoch=1)
+        plog.append_as_leader(
+            batch(values, keys=[b"k%d" % j for j in range(n)], codec=rng.choice(CODECS)), leader_epoch=1
+        )
     records = read_all(plog)
     active = plog.active_segment
-    layout = [(pos, h.batch_length + 12, h.base_offset, h.base_offset + h.last_offset_delta)
-              for pos, h in active.iter_headers(0)]
+    layout = [
+        (pos, h.batch_length + 12, h.base_offset, h.base_offset + h.last_offset_delta)
+        for pos, h in active.iter_headers(0)
+    ]
     path = active.file.path
     plog.close()
     return path, layout, records
@@ -133,7 +135,7 @@ def test_garbage_appended_after_the_last_batch_is_removed(tmp_path, clock, seed)
 def test_zeroed_block_in_the_middle_truncates_there_and_drops_later_segments(tmp_path, clock):
     config = LogConfig(segment_bytes=3000)
     plog = PartitionLog.open(tmp_path / "t-0", config, time=clock, recover=False)
-    for i in range(40):
+    for _i in range(40):
         plog.append_as_leader(value_batch(4, size=30), leader_epoch=0)
     records = read_all(plog)
     second = plog.segments[1]
@@ -243,7 +245,9 @@ def test_leftover_files_of_interrupted_operations_are_settled(tmp_path, clock):
     try:
         assert read_all(plog) == records
         names = sorted(p.name for p in d.iterdir())
-        assert not [n for n in names if n.endswith((".deleted", ".cleaned", ".tmp")) or n.startswith("000000000000000000099")]
+        assert not [
+            n for n in names if n.endswith((".deleted", ".cleaned", ".tmp")) or n.startswith("000000000000000000099")
+        ]
     finally:
         plog.close()
 

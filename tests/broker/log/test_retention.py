@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafkalog.protocol import ErrorCode
-
 from broker.log import LogConfig, OffsetOutOfRangeError
+from spark_kafkalog.protocol import ErrorCode
 
 from .helpers import batch, read_all, value_batch
 

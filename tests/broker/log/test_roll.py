@@ -61,8 +61,12 @@ def test_rolls_when_a_relative_offset_would_overflow_32_bits(open_log):
     assert len(plog.segments) == 1
     plog.append_as_follower(value_batch(2, base_offset=MAX_RELATIVE_OFFSET + 1))
     assert [s.base_offset for s in plog.segments] == [0, MAX_RELATIVE_OFFSET + 1]
-    assert [r.offset for r in read_all(plog)] == [0, MAX_RELATIVE_OFFSET, MAX_RELATIVE_OFFSET + 1,
-                                                  MAX_RELATIVE_OFFSET + 2]
+    assert [r.offset for r in read_all(plog)] == [
+        0,
+        MAX_RELATIVE_OFFSET,
+        MAX_RELATIVE_OFFSET + 1,
+        MAX_RELATIVE_OFFSET + 2,
+    ]
 
 
 def test_a_batch_spanning_the_relative_offset_limit_goes_to_a_new_segment(open_log):

@@ -21,9 +21,13 @@ batches_strategy = st.lists(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(batches=batches_strategy, probes=st.lists(st.integers(min_value=-10, max_value=2100), max_size=15),
-       interval=st.sampled_from([0, 60, 400]), segment_batches=st.integers(min_value=1, max_value=8),
-       delete_before=st.integers(min_value=0, max_value=20))
+@given(
+    batches=batches_strategy,
+    probes=st.lists(st.integers(min_value=-10, max_value=2100), max_size=15),
+    interval=st.sampled_from([0, 60, 400]),
+    segment_batches=st.integers(min_value=1, max_value=8),
+    delete_before=st.integers(min_value=0, max_value=20),
+)
 def test_offset_for_timestamp_matches_brute_force_on_non_monotonic_timestamps(
     batches, probes, interval, segment_batches, delete_before
 ):
@@ -32,8 +36,9 @@ def test_offset_for_timestamp_matches_brute_force_on_non_monotonic_timestamps(
         config = LogConfig(index_interval_bytes=interval, segment_bytes=120 * segment_batches)  # a batch < 120 B
         plog = PartitionLog.open(directory / "t-0", config, time=ManualClock(), recover=False)
         for timestamps in batches:
-            plog.append_as_leader(batch([b"v"] * len(timestamps), timestamps=[T0 + t for t in timestamps]),
-                                  leader_epoch=0)
+            plog.append_as_leader(
+                batch([b"v"] * len(timestamps), timestamps=[T0 + t for t in timestamps]), leader_epoch=0
+            )
         plog.high_watermark = plog.log_end_offset
         plog.delete_records_before(min(delete_before, plog.log_end_offset))
         records = [r for r in read_all(plog) if r.offset >= plog.log_start_offset]
