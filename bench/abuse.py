@@ -334,9 +334,27 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
     return bytes(b)
 
 
+def partition_leaders(cluster, topic: str) -> dict[int, int]:
+    """partition -> leader broker id, from a Metadata request."""
+    M = API_BY_KEY[K.METADATA].Request
+    md = call(
+        _address(cluster, next(iter(cluster.processes))),
+        K.METADATA,
+        9,
+        M(
+            topics=[M.MetadataRequestTopic(name=topic)],
+            allow_auto_topic_creation=False,
+            include_topic_authorized_operations=False,
+        ),
+    )
+    return {p.partition_index: p.leader_id for p in md.topics[0].partitions}
+
+
 def phase_legacy_fuzz(cluster, requests: int, seed: int = 10) -> dict:
+    """Mutated v0/v1 message sets, each sent to its partition's leader (so the conversion is what answers)."""
     rng = random.Random(seed)
     R = API_BY_KEY[K.PRODUCE].Request
+    leaders = partition_leaders(cluster, "abuse-fuzz")
     answered = closed = 0
     codes: dict[str, int] = {}
     for i in range(requests):
@@ -350,18 +368,19 @@ def phase_legacy_fuzz(cluster, requests: int, seed: int = 10) -> dict:
         mset = inner if codec == 0 else encode_message(0, magic, codec, now, None, compress(codec, inner, magic=magic))
         mutated = _mutate(mset, rng)
         version = 0 if magic == 0 else rng.choice([1, 2])
+        partition = rng.randrange(3)
         body = R(
             acks=1,
             timeout_ms=5000,
             topic_data=[
                 R.TopicProduceData(
                     name="abuse-fuzz",
-                    partition_data=[R.TopicProduceData.PartitionProduceData(index=rng.randrange(3), records=mutated)],
+                    partition_data=[R.TopicProduceData.PartitionProduceData(index=partition, records=mutated)],
                 )
             ],
         )
         try:
-            resp = call(_address(cluster, rng.choice(list(cluster.processes))), K.PRODUCE, version, body, timeout=10)
+            resp = call(_address(cluster, leaders[partition]), K.PRODUCE, version, body, timeout=10)
             answered += 1
             code = ErrorCode(resp.responses[0].partition_responses[0].error_code).name
             codes[code] = codes.get(code, 0) + 1

@@ -182,48 +182,54 @@ class ClientConnection:
         return None
 
     async def _recv_into(self, view: memoryview, timeout_s: float | None) -> int:
-        """Receive into ``view`` once data is there (a wait longer than ``timeout_s`` closes the connection).
-
-        The socket is read only when it is readable, so a connection holds no receive buffer while it waits.
-        """
+        """Receive into ``view`` once data is there (a wait longer than ``timeout_s`` closes the connection)."""
         while True:
             try:
                 return self.sock.recv_into(view)
             except (BlockingIOError, InterruptedError):
                 pass
-            fut = self.loop.create_future()
-            fd = self.sock.fileno()
-            self.loop.add_reader(fd, _complete, fut)
-            try:
-                await asyncio.wait_for(fut, timeout_s) if timeout_s is not None else await fut
-            except TimeoutError:
-                raise ConnectionClosed(
-                    f"idle for more than {self.server.config['connections.max.idle.ms']} ms"
-                ) from None
-            finally:
-                self.loop.remove_reader(fd)
+            await self._readable(timeout_s)
+
+    async def _readable(self, timeout_s: float | None) -> None:
+        """Wait until the socket has data (or EOF); longer than ``timeout_s`` closes the connection.
+
+        Nothing is allocated for a read until this returns, so a silent client costs no buffer.
+        """
+        fut = self.loop.create_future()
+        fd = self.sock.fileno()
+        self.loop.add_reader(fd, _complete, fut)
+        try:
+            await asyncio.wait_for(fut, timeout_s) if timeout_s is not None else await fut
+        except TimeoutError:
+            raise ConnectionClosed(f"idle for more than {self.server.config['connections.max.idle.ms']} ms") from None
+        finally:
+            self.loop.remove_reader(fd)
 
     async def _receive_large_frame(self, head: bytearray, size: int, idle_s: float) -> tuple[bytearray, int]:
         """Receive the rest of a ``size``-byte frame whose first ``len(head)`` bytes are ``head``.
 
-        The frame goes into a pooled buffer when one is free (no new memory); otherwise into a buffer
-        that starts small and doubles as bytes arrive, so memory grows with what the client really sent.
+        The frame goes into a pooled buffer when one is free (no new memory); otherwise ``head`` grows,
+        only once more bytes are there to read, to the next power of two (at least ``_GROWTH_START``, at
+        most the frame's size class): memory follows what the client really sent, at most about twice it.
         Each chunk waits for its turn in the broker-wide ``RequestMemory`` budget. Returns the buffer
         (at least ``size`` bytes, the frame at its start) and ``size``.
         """
         memory = self.server.request_memory
-        buffer = self.server.frame_pool.take_free(size)
         filled = len(head)
+        buffer = self.server.frame_pool.take_free(size)
         if buffer is None:
-            buffer = bytearray(min(size_class(size), max(_GROWTH_START, size_class(filled))))
-        buffer[:filled] = head
+            buffer = head
+        else:
+            buffer[:filled] = head
         del head
         memory.charge(self, filled)
         try:
             while filled < size:
-                if filled == len(buffer):  # grown buffers double: at most twice what arrived
-                    buffer.extend(bytes(min(len(buffer), size_class(size) - len(buffer))))
                 await memory.wait_turn(self)
+                await self._readable(idle_s)
+                if filled == len(buffer):
+                    grown = min(size_class(size), max(_GROWTH_START, size_class(len(buffer) + 1)))
+                    buffer.extend(bytes(grown - len(buffer)))
                 with memoryview(buffer) as target:
                     got = await self._recv_into(target[filled : min(size, len(buffer), filled + _RECV_SIZE)], idle_s)
                 if got == 0:

@@ -92,17 +92,19 @@ def budget_broker(tmp_path_factory):
 
 def test_size_prefixes_alone_cost_no_memory_and_others_are_served(broker):
     socks = []
+    liars = 200
     try:
         rss_before = _rss_bytes()
-        for _ in range(8):  # each announces a 100 MB request (the largest allowed) and sends nothing more
+        for _ in range(liars):  # each announces a 100 MB request (the largest allowed) and sends nothing more
             s = _connect(broker)
             s.sendall(struct.pack(">i", 104857600))
             socks.append(s)
         memory = _server(broker).request_memory
-        wait_until(lambda: broker.call(lambda: memory.frames) == 8, what="8 announced frames")
+        wait_until(lambda: broker.call(lambda: memory.frames) == liars, what=f"{liars} announced frames")
         time.sleep(0.2)
         grown = _rss_bytes() - rss_before
-        assert grown < 64 * MiB, f"8 size prefixes grew the process by {grown / MiB:.0f} MiB"
+        # a connection's own objects and socket cost some KiB; a frame buffer (256 KiB and up) would not fit
+        assert grown < 24 * MiB, f"{liars} size prefixes grew the process by {grown / MiB:.0f} MiB"
         assert broker.call(lambda: memory.used) == 0
         with Wire(broker.bootstrap_servers) as w:  # everyone else is served meanwhile
             assert w.call(K.API_VERSIONS, 3).error_code == 0
@@ -110,7 +112,8 @@ def test_size_prefixes_alone_cost_no_memory_and_others_are_served(broker):
         for s in socks:
             s.close()
     wait_until(
-        lambda: broker.call(lambda: _server(broker).request_memory.frames) == 0, what="the liars' frames to be released"
+        lambda: broker.call(lambda: _server(broker).request_memory.frames) == 0,
+        what="the liars' frames to be released",
     )
 
 
