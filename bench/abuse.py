@@ -454,6 +454,15 @@ def verify_acked(bootstrap: str, acked: dict[tuple[int, int], bytes]) -> dict:
     return {"acknowledged": len(acked), "read_back": len(seen), "lost": len(lost), "lost_examples": lost[:10]}
 
 
+def peak_rss_mib(phases: dict) -> dict[str, float]:
+    """Each broker's peak resident memory (VmHWM) over the phases before the whole-cluster kill."""
+    peaks: dict[str, float] = {}
+    for outcome in phases.values():
+        for broker, status in outcome.get("memory_after", {}).items():
+            peaks[broker] = max(peaks.get(broker, 0.0), round(status.get("VmHWM", 0) / MiB, 1))
+    return peaks
+
+
 def run(quick: bool) -> dict:
     connections = 200 if quick else 600
     data_dir = Path(tempfile.mkdtemp(prefix="kafkalog-abuse-"))
@@ -516,7 +525,7 @@ def run(quick: bool) -> dict:
     producer.join(120)
     result["producer"] = {"sent": producer.sent, "acknowledged": len(producer.acked), "failed": producer.failed}
     result["verification"] = verify_acked(cluster.bootstrap_servers, producer.acked)
-    result["peak_rss_mib"] = {b: round(s.get("VmHWM", 0) / MiB, 1) for b, s in snapshot(cluster).items()}
+    result["peak_rss_mib"] = peak_rss_mib(result["phases"])
     cluster.stop()
     print(json.dumps(result["verification"]), flush=True)
     return result
