@@ -57,7 +57,8 @@ class AsyncKafkaConnection:
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), connect_timeout)
         except (TimeoutError, OSError) as e:
-            raise KafkaConnectionError(f"cannot connect to broker {peer}: {e or 'timed out'}", broker=peer) from None
+            reason = e or f"no connection within {connect_timeout:g} s"
+            raise KafkaConnectionError(f"cannot connect to broker {peer}: {reason}", broker=peer) from None
         protocol = KafkaConnection(peer, client_id=client_id, max_frame_size=max_frame_size, node_id=node_id)
         conn = cls(reader, writer, protocol)
         protocol.start_handshake()
@@ -66,7 +67,11 @@ class AsyncKafkaConnection:
         try:
             await asyncio.wait_for(asyncio.shield(conn._handshake_done), request_timeout)
         except TimeoutError:
-            await conn.close(KafkaTimeoutError(f"no answer to ApiVersions from broker {peer} in time", broker=peer))
+            await conn.close(
+                KafkaTimeoutError(
+                    f"no answer to ApiVersions from broker {peer} within {request_timeout:g} s", broker=peer
+                )
+            )
             raise protocol.close_reason from None  # type: ignore[misc]
         except BaseException:
             await conn.close()
@@ -110,7 +115,8 @@ class AsyncKafkaConnection:
             return await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
             error = KafkaTimeoutError(
-                f"no answer to {api_name(api_key)} v{request.version} from broker {self.peer} in time", broker=self.peer
+                f"no answer to {api_name(api_key)} v{request.version} from broker {self.peer} within {timeout:g} s",
+                broker=self.peer,
             )
             await self.close(error)
             raise error from None

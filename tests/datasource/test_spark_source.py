@@ -367,6 +367,28 @@ def test_a_record_the_cluster_refuses_fails_the_task(spark, bootstrap, new_topic
     assert "partition 5" in error_text(info)
 
 
+def test_a_dead_address_fails_reads_and_writes_within_seconds_naming_it(spark):
+    from broker.processes import free_port
+
+    dead = f"127.0.0.1:{free_port()}"  # nothing listens there
+    df = spark.createDataFrame([("v",)], "value string")
+    for action in (
+        lambda: reader(spark, dead, subscribe="t").load().collect(),
+        lambda: (
+            df.write.format("kafkalog")
+            .option("kafka.bootstrap.servers", dead)
+            .option("topic", "t")
+            .mode("append")
+            .save()
+        ),
+    ):
+        started = time.monotonic()
+        with pytest.raises(Exception) as info:
+            action()
+        assert dead in error_text(info) and "connection refused" in error_text(info)
+        assert time.monotonic() - started < 30  # was about 60 s of silence (a hang check, not a timing target)
+
+
 def test_the_fixed_schema_cannot_be_replaced(spark, bootstrap):
     with pytest.raises(AnalysisException, match="fixed schema"):
         spark.read.format("kafkalog").schema("value string").option("kafka.bootstrap.servers", bootstrap).option(
