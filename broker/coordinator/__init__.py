@@ -1,0 +1,2 @@
+"""Consumer groups: the classic group state machine (``group``), the ``__consumer_offsets`` formats
+(``offsets_topic``), the offset store (``offset_store``) and the coordinator runtime (``group_coordinator``)."""
