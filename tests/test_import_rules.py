@@ -69,7 +69,10 @@ BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("partitions", ("broker.metadata_cache", "broker.replication")),
-    ("cluster state", ("broker.topic_admin", "broker.metadata_sync", "broker.cluster.controller", "broker.coordinator")),
+    (
+        "cluster state",
+        ("broker.topic_admin", "broker.metadata_sync", "broker.cluster.controller", "broker.coordinator"),
+    ),
     ("handler seam", ("broker.api", "broker.services", "broker.config_describe")),
     ("handlers", ("broker.handlers",)),
     ("network", ("broker.network",)),
