@@ -31,6 +31,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import cli_groups
+
 
 def _log_setup(level: str = "INFO") -> None:
     logging.basicConfig(
@@ -413,6 +415,8 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("--offset", type=int, default=None)
     co.add_argument("--max-messages", type=int, default=None)
     co.set_defaults(func=cmd_consume)
+
+    cli_groups.add_parser(sub)
     return p
 
 
@@ -420,6 +424,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
     """What is wrong with arguments that argparse accepted, or ``None``."""
     if args.command == "topics" and args.action in ("create", "delete") and not args.topic:
         return f"topics {args.action} needs --topic"
+    if args.command == "groups":
+        return cli_groups.usage_error(args)
     if args.command == "cluster" and args.brokers < 1:
         return f"cluster up needs --brokers 1 or more, not {args.brokers}"
     if args.command == "consume" and args.offset is not None:
@@ -438,7 +444,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(f"kafkalog: {problem}", file=sys.stderr)
         return 2
-    if args.command in ("topics", "produce", "consume"):
+    if args.command in ("topics", "produce", "consume", "groups"):
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="kafkalog: warning: %(message)s")
     try:
         return args.func(args)

@@ -1,4 +1,5 @@
-"""``AdminClient``: create, delete and describe topics, add partitions, delete records, read topic configs.
+"""``AdminClient``: create, delete and describe topics, add partitions, delete records, read topic configs,
+and administer consumer groups (``spark_kafkalog.client.group_admin``: list, describe, delete, offsets, lag).
 
 CreateTopics, DeleteTopics and CreatePartitions go to the controller named by Metadata (NOT_CONTROLLER
 refreshes it and retries); DeleteRecords goes to each partition's leader; DescribeConfigs and Metadata go
@@ -20,6 +21,13 @@ from typing import Any
 from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
+from spark_kafkalog.client.group_admin import (
+    GroupAdmin,
+    GroupDescription,
+    GroupListing,
+    OffsetAndMetadata,
+    PartitionLag,
+)
 from spark_kafkalog.client.types import NewTopic, PartitionDescription, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
@@ -59,6 +67,7 @@ class AdminClient:
         **kwargs: Any,
     ) -> None:
         self.client = KafkaClient(bootstrap_servers, config, **kwargs)
+        self._groups = GroupAdmin(self.client)
 
     def close(self) -> None:
         self.client.close()
@@ -68,6 +77,37 @@ class AdminClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # consumer groups (spark_kafkalog.client.group_admin) -------------------------------------------
+    def list_groups(self, states: Iterable[str] | None = None) -> list[GroupListing]:
+        """Every consumer group of the cluster, optionally only those in ``states`` (e.g. ``["Stable"]``)."""
+        return self._groups.list_groups(states)
+
+    def describe_groups(self, group_ids: Iterable[str]) -> dict[str, GroupDescription]:
+        """State, protocol and members (with their assignment bytes) of each group."""
+        return self._groups.describe_groups(group_ids)
+
+    def list_group_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """The group's committed offsets (every partition it committed when ``partitions`` is None)."""
+        return self._groups.list_group_offsets(group_id, partitions)
+
+    def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]) -> None:
+        """Set committed offsets of a group without active members (the reset of kafka-consumer-groups)."""
+        self._groups.alter_group_offsets(group_id, offsets)
+
+    def delete_groups(self, group_ids: Iterable[str]) -> None:
+        """Delete empty groups with their committed offsets."""
+        self._groups.delete_groups(group_ids)
+
+    def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        """Delete a group's committed offsets of ``partitions`` (not of topics the group is subscribed to)."""
+        self._groups.delete_group_offsets(group_id, partitions)
+
+    def group_lag(self, group_id: str, topics: Iterable[str] | None = None) -> list[PartitionLag]:
+        """Committed offset, high watermark and lag per partition (also uncommitted ones of ``topics``)."""
+        return self._groups.group_lag(group_id, topics)
 
     # helpers -----------------------------------------------------------------------------------
     def _controller_request(

@@ -1,0 +1,345 @@
+"""Consumer-group administration over the Kafka protocol: find a group's coordinator, list, describe and
+delete groups, read, alter and delete committed offsets, and compute lag.
+
+Every group call goes to the group's coordinator, found with FindCoordinator (key type 0) and cached
+per group; COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS forget the cached
+coordinator and are retried within ``default.api.timeout.ms`` (as Kafka's AdminClient does). ListGroups
+goes to every broker (each lists the groups it coordinates). Offsets are ``OffsetAndMetadata``; a
+partition with no committed offset is left out of ``list_group_offsets``.
+
+Used by ``AdminClient`` (which exposes these calls) and the CLI. Thread-safe like ``KafkaClient``: the
+coordinator cache has its own lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_kafkalog.client.client import KafkaClient
+from spark_kafkalog.client.errors import KafkaClientError, error_for_code
+from spark_kafkalog.client.types import OffsetSpec, TopicPartition
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+__all__ = [
+    "GroupAdmin",
+    "GroupDescription",
+    "GroupListing",
+    "MemberDescription",
+    "OffsetAndMetadata",
+    "PartitionLag",
+]
+
+_GROUP_KEY_TYPE = 0
+_COORDINATOR_MOVED = {
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_COORDINATOR,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+}
+
+
+@dataclass(frozen=True)
+class OffsetAndMetadata:
+    offset: int
+    metadata: str | None = None
+    leader_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class GroupListing:
+    group_id: str
+    protocol_type: str
+    state: str | None  # None from brokers that do not report it (ListGroups < v4)
+
+
+@dataclass(frozen=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    host: str
+    metadata: bytes
+    assignment: bytes  # the protocol's assignment bytes (``consumer``: a ConsumerProtocolAssignment)
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    group_id: str
+    state: str
+    protocol_type: str
+    protocol: str
+    members: tuple[MemberDescription, ...] = field(default=())
+    coordinator: int = -1
+
+
+@dataclass(frozen=True)
+class PartitionLag:
+    """Committed offset vs the partition's high watermark (``lag`` is None without a commit)."""
+
+    topic_partition: TopicPartition
+    committed: int | None
+    log_end_offset: int
+
+    @property
+    def lag(self) -> int | None:
+        return None if self.committed is None else max(self.log_end_offset - self.committed, 0)
+
+
+class GroupAdmin:
+    """Group calls on a ``KafkaClient``; see the module docstring."""
+
+    def __init__(self, client: KafkaClient) -> None:
+        self.client = client
+        self._coordinators: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    # coordinator -------------------------------------------------------------------------------
+    def coordinator(self, group_id: str) -> int:
+        """The broker id coordinating ``group_id`` (FindCoordinator, cached)."""
+        with self._lock:
+            cached = self._coordinators.get(group_id)
+        if cached is not None:
+            return cached
+        R = API_BY_KEY[ApiKey.FIND_COORDINATOR].Request
+        _, response = self.client.send_request(ApiKey.FIND_COORDINATOR, R(key=group_id, key_type=_GROUP_KEY_TYPE))
+        if response.error_code != ErrorCode.NONE:
+            raise self._error(response.error_code, "FindCoordinator", group_id, response.error_message)
+        if self.client.broker_address(response.node_id) is None:
+            self.client.refresh_metadata_once([])
+        with self._lock:
+            self._coordinators[group_id] = response.node_id
+        return response.node_id
+
+    def _forget(self, group_id: str) -> None:
+        with self._lock:
+            self._coordinators.pop(group_id, None)
+
+    def _error(self, code: int, what: str, group_id: str, detail: str | None = None) -> KafkaClientError:
+        error = error_for_code(code, what, detail=f"group {group_id!r}" + (f": {detail}" if detail else ""))
+        if ErrorCode(code) in _COORDINATOR_MOVED:
+            self._forget(group_id)
+            error.retriable = True
+        return error
+
+    def _group_call(self, group_id: str, api_key: int, build: Any, check: Any, what: str) -> Any:
+        """Send ``build(version)`` to the group's coordinator; ``check(response, version)`` raises on errors.
+        Coordinator moves and lost connections are retried."""
+
+        def attempt() -> Any:
+            node = self.coordinator(group_id)
+            try:
+                version, response = self.client.send_request(api_key, build, node_id=node)
+            except KafkaClientError:
+                self._forget(group_id)
+                raise
+            return check(response, version)
+
+        return self.client.call_with_retries(attempt, what=what)
+
+    # groups ------------------------------------------------------------------------------------
+    def list_groups(self, states: Iterable[str] | None = None) -> list[GroupListing]:
+        """Every group of the cluster (ListGroups to each broker); ``states`` filters (ListGroups v4+)."""
+        wanted = None if states is None else {s.lower() for s in states}
+        self.client.refresh_metadata([])
+        R = API_BY_KEY[ApiKey.LIST_GROUPS].Request
+        found: dict[str, GroupListing] = {}
+        for node in sorted(self.client.metadata.brokers):  # each broker lists the groups it coordinates
+
+            def attempt(node: int = node) -> Any:
+                return self.client.send_request(
+                    ApiKey.LIST_GROUPS, lambda v: R(states_filter=sorted(wanted or []), types_filter=[]), node_id=node
+                )
+
+            version, response = self.client.call_with_retries(attempt, what="ListGroups")
+            if response.error_code != ErrorCode.NONE:
+                raise error_for_code(response.error_code, "ListGroups", broker=str(node))
+            for g in response.groups:
+                state = g.group_state if version >= 4 else None
+                if wanted is not None and state is not None and state.lower() not in wanted:
+                    continue
+                found[g.group_id] = GroupListing(g.group_id, g.protocol_type, state)
+        return sorted(found.values(), key=lambda g: g.group_id)
+
+    def describe_groups(self, group_ids: Iterable[str]) -> dict[str, GroupDescription]:
+        R = API_BY_KEY[ApiKey.DESCRIBE_GROUPS].Request
+        out = {}
+        for group_id in group_ids:
+
+            def check(response: Any, version: int, group_id: str = group_id) -> GroupDescription:
+                (g,) = response.groups
+                if g.error_code != ErrorCode.NONE:
+                    raise self._error(g.error_code, "DescribeGroups", group_id)
+                members = tuple(
+                    MemberDescription(
+                        m.member_id,
+                        m.group_instance_id if version >= 4 else None,
+                        m.client_id,
+                        m.client_host,
+                        bytes(m.member_metadata),
+                        bytes(m.member_assignment),
+                    )
+                    for m in g.members
+                )
+                return GroupDescription(
+                    g.group_id, g.group_state, g.protocol_type, g.protocol_data, members, self.coordinator(group_id)
+                )
+
+            out[group_id] = self._group_call(
+                group_id,
+                ApiKey.DESCRIBE_GROUPS,
+                lambda v, group_id=group_id: R(groups=[group_id], include_authorized_operations=False),
+                check,
+                "DescribeGroups",
+            )
+        return out
+
+    def delete_groups(self, group_ids: Iterable[str]) -> None:
+        """Delete empty groups (and their offsets); raises naming the first group that failed
+        (GROUP_NOT_EMPTY for a group with members, GROUP_ID_NOT_FOUND for an unknown one)."""
+        R = API_BY_KEY[ApiKey.DELETE_GROUPS].Request
+        for group_id in group_ids:
+
+            def check(response: Any, version: int, group_id: str = group_id) -> None:
+                (result,) = response.results
+                if result.error_code != ErrorCode.NONE:
+                    raise self._error(result.error_code, "DeleteGroups", group_id)
+
+            self._group_call(
+                group_id,
+                ApiKey.DELETE_GROUPS,
+                lambda v, group_id=group_id: R(groups_names=[group_id]),
+                check,
+                "DeleteGroups",
+            )
+
+    # offsets -----------------------------------------------------------------------------------
+    def list_group_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Committed offsets of ``group_id`` (all its partitions when ``partitions`` is None)."""
+        R = API_BY_KEY[ApiKey.OFFSET_FETCH].Request
+        wanted = None if partitions is None else sorted(set(partitions))
+
+        def build(version: int) -> Any:
+            if wanted is None:
+                return R(group_id=group_id, topics=None, require_stable=False)
+            by_topic: dict[str, list[int]] = {}
+            for tp in wanted:
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
+            topics = [R.OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic.items()]
+            return R(group_id=group_id, topics=topics, require_stable=False)
+
+        def check(response: Any, version: int) -> dict[TopicPartition, OffsetAndMetadata]:
+            if version >= 2 and response.error_code != ErrorCode.NONE:
+                raise self._error(response.error_code, "OffsetFetch", group_id)
+            out = {}
+            for t in response.topics:
+                for p in t.partitions:
+                    if p.error_code != ErrorCode.NONE:
+                        raise self._error(p.error_code, "OffsetFetch", group_id, f"{t.name}-{p.partition_index}")
+                    if p.committed_offset >= 0:
+                        epoch = p.committed_leader_epoch if version >= 5 else -1
+                        out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
+                            p.committed_offset, p.metadata, epoch
+                        )
+            return out
+
+        # v2+ can ask for all of a group's partitions (a null topic list)
+        if wanted is None:
+            return self._group_call(
+                group_id,
+                ApiKey.OFFSET_FETCH,
+                lambda v: build(v) if v >= 2 else _too_old("OffsetFetch for all partitions", 2),
+                check,
+                "OffsetFetch",
+            )
+        return self._group_call(group_id, ApiKey.OFFSET_FETCH, build, check, "OffsetFetch")
+
+    def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]) -> None:
+        """Commit ``offsets`` for a group with no active members (as ``kafka-consumer-groups --reset-offsets
+        --execute``; an active group answers UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS and nothing changes)."""
+        R = API_BY_KEY[ApiKey.OFFSET_COMMIT].Request
+        by_topic: dict[str, list[Any]] = {}
+        for tp, value in sorted(offsets.items()):
+            om = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
+            by_topic.setdefault(tp.topic, []).append(
+                R.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+                    partition_index=tp.partition,
+                    committed_offset=om.offset,
+                    committed_leader_epoch=om.leader_epoch,
+                    commit_timestamp=-1,
+                    committed_metadata=om.metadata,
+                )
+            )
+
+        def build(version: int) -> Any:
+            return R(
+                group_id=group_id,
+                generation_id_or_member_epoch=-1,
+                member_id="",
+                group_instance_id=None,
+                retention_time_ms=-1,
+                topics=[R.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
+            )
+
+        def check(response: Any, version: int) -> None:
+            _raise_partition_errors(self, group_id, "OffsetCommit", response.topics)
+
+        self._group_call(group_id, ApiKey.OFFSET_COMMIT, build, check, "OffsetCommit")
+
+    def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        """Delete the committed offsets of ``partitions`` (OffsetDelete: the group must not be subscribed to them)."""
+        R = API_BY_KEY[ApiKey.OFFSET_DELETE].Request
+        by_topic: dict[str, list[Any]] = {}
+        for tp in sorted(set(partitions)):
+            by_topic.setdefault(tp.topic, []).append(
+                R.OffsetDeleteRequestTopic.OffsetDeleteRequestPartition(partition_index=tp.partition)
+            )
+
+        def check(response: Any, version: int) -> None:
+            if response.error_code != ErrorCode.NONE:
+                raise self._error(response.error_code, "OffsetDelete", group_id)
+            _raise_partition_errors(self, group_id, "OffsetDelete", response.topics)
+
+        self._group_call(
+            group_id,
+            ApiKey.OFFSET_DELETE,
+            lambda v: R(
+                group_id=group_id,
+                topics=[R.OffsetDeleteRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
+            ),
+            check,
+            "OffsetDelete",
+        )
+
+    def group_lag(self, group_id: str, topics: Iterable[str] | None = None) -> list[PartitionLag]:
+        """Per partition of the group's committed offsets (or of every partition of ``topics``): the
+        committed offset, the high watermark and their difference, sorted by topic and partition."""
+        committed = self.list_group_offsets(group_id)
+        tps = set(committed)
+        if topics is not None:
+            names = list(topics)
+            self.client.refresh_metadata(names)
+            for name in names:
+                info = self.client.metadata.topic(name)
+                if info is None or info.error_code != ErrorCode.NONE:
+                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
+                    raise error_for_code(code, "group lag", topic=name)
+                tps.update(TopicPartition(name, p) for p in info.partitions)
+        if not tps:
+            return []
+        ends = self.client.list_offsets(dict.fromkeys(tps, OffsetSpec.LATEST))
+        return [PartitionLag(tp, committed[tp].offset if tp in committed else None, ends[tp]) for tp in sorted(tps)]
+
+
+def _too_old(what: str, version: int) -> Any:
+    raise KafkaClientError(f"{what} needs v{version}+ of the API, which the coordinator does not serve")
+
+
+def _raise_partition_errors(admin: GroupAdmin, group_id: str, what: str, topics: Any) -> None:
+    for t in topics:
+        for p in t.partitions:
+            if p.error_code != ErrorCode.NONE:
+                raise admin._error(p.error_code, what, group_id, f"{t.name}-{p.partition_index}")
