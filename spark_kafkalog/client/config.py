@@ -213,6 +213,8 @@ _OPTIONS: dict[str, _Option] = {
         "auto_offset_reset", _choice({"latest": "latest", "earliest": "earliest", "none": "none"})
     ),
     "group.id": _Option("group_id", _str),
+    "enable.auto.commit": _Option("enable_auto_commit", _bool),
+    "auto.commit.interval.ms": _Option("auto_commit_interval_ms", _int(0)),
     "key.deserializer": _Option("key_deserializer", _callable_or_name(_DESERIALIZERS)),
     "value.deserializer": _Option("value_deserializer", _callable_or_name(_DESERIALIZERS)),
     # producing
@@ -257,8 +259,6 @@ IGNORED_KEYS = frozenset(
         "session.timeout.ms",
         "heartbeat.interval.ms",
         "max.poll.interval.ms",
-        "enable.auto.commit",
-        "auto.commit.interval.ms",
         "group.instance.id",
         "group.protocol",
         "partition.assignment.strategy",
@@ -303,6 +303,8 @@ class ClientConfig:
     max_poll_records: int = 500
     auto_offset_reset: str = "latest"
     group_id: str | None = None
+    enable_auto_commit: bool = True  # with a group.id: commit positions every auto.commit.interval.ms
+    auto_commit_interval_ms: int = 5000
     key_deserializer: Deserializer | None = None
     value_deserializer: Deserializer | None = None
     acks: int = -1

@@ -1,10 +1,16 @@
-"""``Consumer``: a simple consumer with manual assignment (no group, no committed offsets).
+"""``Consumer``: a consumer with manual assignment, and committed offsets when it has a ``group.id``.
 
 ``assign`` a list of partitions, optionally ``seek``; ``poll`` returns up to ``max_records`` decoded
 records (``max.poll.records`` by default), fetching from each assigned partition in turn from its
-position. A partition without a position starts per ``auto.offset.reset``: ``latest`` (the default, as in
-Java), ``earliest``, or ``none`` (raise). An offset that fell out of the log (retention) is reset the same
-way. Keys and values pass through ``key.deserializer``/``value.deserializer`` (bytes by default).
+position. A partition without a position starts at the group's committed offset (with a ``group.id``),
+else per ``auto.offset.reset``: ``latest`` (the default, as in Java), ``earliest``, or ``none`` (raise).
+An offset that fell out of the log (retention) is reset the same way.
+
+With a ``group.id``, ``commit`` stores positions (or given offsets) at the group's coordinator and
+``committed`` reads them back; with ``enable.auto.commit`` (the default, as Java) positions are committed
+every ``auto.commit.interval.ms`` from ``poll`` and on ``close``. Like Java's consumer with ``assign``,
+this commits outside the group protocol (generation -1), which Kafka accepts while the group has no
+active members. Keys and values pass through ``key.deserializer``/``value.deserializer`` (bytes by default).
 Records are fetched with ``KafkaClient.fetch_batches``, so leader moves and retries are handled there.
 
 Not thread-safe: one thread polls, as with Java's consumer.
@@ -20,6 +26,7 @@ from typing import Any
 from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig, _identity
 from spark_kafkalog.client.errors import KafkaClientError, OffsetOutOfRangeError
+from spark_kafkalog.client.group_admin import GroupAdmin, OffsetAndMetadata
 from spark_kafkalog.client.types import ConsumerRecord, OffsetSpec, TopicPartition
 
 __all__ = ["Consumer"]
@@ -43,9 +50,46 @@ class Consumer:
         self._positions: dict[TopicPartition, int] = {}
         self._buffered: dict[TopicPartition, deque[ConsumerRecord]] = {}
         self._next = 0
+        self._groups = GroupAdmin(self.client)
+        self._last_auto_commit = time.monotonic()
 
     def close(self) -> None:
-        self.client.close()
+        try:
+            if self._auto_commits:
+                self.commit()
+        finally:
+            self.client.close()
+
+    # committed offsets (group.id) ----------------------------------------------------------------
+    @property
+    def _auto_commits(self) -> bool:
+        return self.config.group_id is not None and self.config.enable_auto_commit and bool(self._positions)
+
+    def _group(self) -> str:
+        if self.config.group_id is None:
+            raise KafkaClientError("committed offsets need a group.id", retriable=False)
+        return self.config.group_id
+
+    def commit(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None) -> None:
+        """Commit ``offsets`` (by default the position of every assigned partition that has one) for the group."""
+        group = self._group()
+        if offsets is None:
+            offsets = {tp: self.position(tp) for tp in self._assignment if tp in self._positions}
+        self._groups.commit_offsets(group, {TopicPartition(*tp): v for tp, v in offsets.items()})
+        self._last_auto_commit = time.monotonic()
+
+    def committed(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """The group's committed offset of each partition (None where nothing was committed)."""
+        tps = [TopicPartition(*tp) for tp in partitions]
+        found = self._groups.list_group_offsets(self._group(), tps)
+        return {tp: found.get(tp) for tp in tps}
+
+    def _maybe_auto_commit(self) -> None:
+        if (
+            self._auto_commits
+            and time.monotonic() - self._last_auto_commit >= self.config.auto_commit_interval_ms / 1000
+        ):
+            self.commit()
 
     def __enter__(self) -> Consumer:
         return self
@@ -103,7 +147,14 @@ class Consumer:
         buffered = self._buffered.get(tp)
         return buffered[0].offset if buffered else self._positions[tp]
 
-    def _reset(self, tps: list[TopicPartition]) -> None:
+    def _reset(self, tps: list[TopicPartition], *, use_committed: bool = True) -> None:
+        if use_committed and self.config.group_id is not None:
+            committed = self._groups.list_group_offsets(self.config.group_id, tps)
+            for tp, om in committed.items():
+                self._positions[tp] = om.offset
+            tps = [tp for tp in tps if tp not in committed]
+            if not tps:
+                return
         policy = self.config.auto_offset_reset
         if policy == "none":
             raise KafkaClientError(
@@ -120,6 +171,7 @@ class Consumer:
         first one."""
         if not self._assignment:
             return []
+        self._maybe_auto_commit()
         limit = self.config.max_poll_records if max_records is None else max_records
         missing = [tp for tp in self._assignment if tp not in self._positions]
         if missing:
@@ -179,6 +231,6 @@ class Consumer:
             batches.close()
         except OffsetOutOfRangeError:
             self._buffered.pop(tp, None)
-            self._reset([tp])
+            self._reset([tp], use_committed=False)
             return
         self._take_buffered(tp, out, limit)

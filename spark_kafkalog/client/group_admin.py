@@ -260,6 +260,22 @@ class GroupAdmin:
     def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]) -> None:
         """Commit ``offsets`` for a group with no active members (as ``kafka-consumer-groups --reset-offsets
         --execute``; an active group answers UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS and nothing changes)."""
+        self.commit_offsets(group_id, offsets)
+
+    def commit_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+        *,
+        generation: int = -1,
+        member_id: str = "",
+        group_instance_id: str | None = None,
+    ) -> None:
+        """OffsetCommit to the coordinator: as a member (``generation``, ``member_id``) or, with the defaults,
+        as a consumer outside the group protocol (manual assignment), which Kafka accepts while the group has
+        no active members. Raises on the first partition that failed."""
+        if not offsets:
+            return
         R = API_BY_KEY[ApiKey.OFFSET_COMMIT].Request
         by_topic: dict[str, list[Any]] = {}
         for tp, value in sorted(offsets.items()):
@@ -277,9 +293,9 @@ class GroupAdmin:
         def build(version: int) -> Any:
             return R(
                 group_id=group_id,
-                generation_id_or_member_epoch=-1,
-                member_id="",
-                group_instance_id=None,
+                generation_id_or_member_epoch=generation,
+                member_id=member_id,
+                group_instance_id=group_instance_id,
                 retention_time_ms=-1,
                 topics=[R.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
             )
