@@ -1,6 +1,8 @@
 """The Kafka client: one sans-IO connection state machine with blocking and asyncio transports, a metadata
 cache, ListOffsets and partition fetching (``KafkaClient``), an idempotent batching ``Producer``, an
-``AdminClient`` and a simple ``Consumer`` with manual assignment.
+``AdminClient``, a simple ``Consumer`` with manual assignment, and the group protocol's building blocks: the
+consumer protocol's ``Subscription``/``Assignment`` and the range, roundrobin, sticky and cooperative-sticky
+assignors (``assignor_by_name``).
 
 Works against our broker and any Kafka broker: every request is sent at the highest version both sides
 support, never at a version the broker does not advertise. Imports neither pyspark nor kazoo.
@@ -17,9 +19,18 @@ support, never at a version the broker does not advertise. Imports neither pyspa
 """
 
 from spark_kafkalog.client.admin import AdminClient, AdminOperationError
+from spark_kafkalog.client.assignors import (
+    PartitionAssignor,
+    RangeAssignor,
+    RebalanceProtocol,
+    RoundRobinAssignor,
+    UnknownAssignorError,
+    assignor_by_name,
+)
 from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer import Consumer
+from spark_kafkalog.client.consumer_protocol import Assignment, Subscription
 from spark_kafkalog.client.errors import (
     BrokerNotAvailableError,
     ConfigError,
@@ -39,6 +50,7 @@ from spark_kafkalog.client.partitioner import (
 )
 from spark_kafkalog.client.producer import Producer
 from spark_kafkalog.client.producer_batch import RecordFuture
+from spark_kafkalog.client.sticky_assignors import CooperativeStickyAssignor, StickyAssignor
 from spark_kafkalog.client.types import (
     ConsumerRecord,
     FetchedBatch,
@@ -53,11 +65,13 @@ from spark_kafkalog.client.types import (
 __all__ = [
     "AdminClient",
     "AdminOperationError",
+    "Assignment",
     "BrokerNotAvailableError",
     "ClientConfig",
     "ConfigError",
     "Consumer",
     "ConsumerRecord",
+    "CooperativeStickyAssignor",
     "DefaultPartitioner",
     "FetchedBatch",
     "KafkaClient",
@@ -68,15 +82,23 @@ __all__ = [
     "NoCommonVersionError",
     "OffsetOutOfRangeError",
     "OffsetSpec",
+    "PartitionAssignor",
     "PartitionDescription",
     "Partitioner",
     "Producer",
     "ProducerClosedError",
+    "RangeAssignor",
+    "RebalanceProtocol",
     "RecordFuture",
     "RecordMetadata",
     "RecordTooLargeError",
+    "RoundRobinAssignor",
     "RoundRobinPartitioner",
+    "StickyAssignor",
+    "Subscription",
     "TopicDescription",
     "TopicPartition",
     "UniformStickyPartitioner",
+    "UnknownAssignorError",
+    "assignor_by_name",
 ]
