@@ -140,9 +140,12 @@ def test_partial_frames_across_connections_stay_within_queued_max_request_bytes(
             senders.append(_send_in_background(s, struct.pack(">i", 4 * MiB) + bytes(3 * MiB // 2)))
         time.sleep(1.5)
         used, peak = b.call(lambda: (memory.used, memory.peak))
-        # the budget (2 MiB), plus at most one 256 KiB read per connection admitted just before it filled
-        assert peak <= 2 * MiB + 4 * 256 * 1024, f"peak {peak} bytes held by partial frames"
-        assert used >= 3 * MiB // 2  # the oldest frame got all it was sent
+        # the budget (2 MiB), plus at most one 256 KiB read per connection admitted just before it filled,
+        # plus what the oldest frame holds: it always goes on, so frames larger than the budget still finish
+        sent = 3 * MiB // 2
+        assert peak <= 2 * MiB + 4 * 256 * 1024 + sent, f"peak {peak} bytes held by partial frames"
+        assert peak < 4 * sent, "the budget did not hold back any frame"
+        assert used >= sent  # the oldest frame got all it was sent
     finally:
         for s in socks:
             s.close()
