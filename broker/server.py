@@ -5,7 +5,8 @@ in-process registry for ``zookeeper.connect=memory:<name>``) -> bind the listene
 (brokers, topics, partition states) until the first snapshot is applied -> register ``/brokers/ids/<id>``
 (taking over the nodes a crashed previous run left, as recorded in the first log dir's
 ``zookeeper-registration``; see ``broker.cluster.registration_record``) -> serve requests -> compete for
-the controller. Stop order: resign the controller -> stop accepting and finish in-flight
+the controller. Stop order: resign the controller -> stop the group coordinator (its waiting JoinGroup and
+SyncGroup requests answer NOT_COORDINATOR, so no long poll holds the shutdown) -> stop accepting and finish in-flight
 requests (waiting long polls answer at once) -> stop following the registry -> flush logs and write
 checkpoints (clean-shutdown marker) -> deregister -> close the registry. Both are idempotent; a failed start undoes what it did.
 
@@ -29,6 +30,7 @@ from typing import Any
 from .api import HandlerRegistry
 from .cluster.registry import BrokerInfo, ClusterRegistry
 from .config import BrokerConfig
+from .coordinator.group_coordinator import GroupCoordinator
 from .event_loop import loop_name, new_event_loop
 from .handlers import register_all
 from .metadata_cache import MetadataCache
@@ -78,6 +80,7 @@ class Broker:
         register_all(self.handlers)
         self.producer_ids = ProducerIdAllocator(self.broker_id)
         self.topic_admin: TopicAdmin | None = None
+        self.group_coordinator: GroupCoordinator | None = None
         self.log_manager: Any = None
         self.replica_manager: ReplicaManager | None = None
         self.socket_server: SocketServer | None = None
@@ -154,6 +157,10 @@ class Broker:
         await self.run_blocking(self.registry.start, connect_timeout_ms / 1000)
         self.replica_manager = ReplicaManager(self.broker_id, self.log_manager, self.metadata)
         self.topic_admin = TopicAdmin(cfg, self.metadata, self.registry, self.log_config_for, self.run_blocking)
+        self.group_coordinator = GroupCoordinator(
+            self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin
+        )
+        self.group_coordinator.start()
         self.services = BrokerServices(
             broker_id=self.broker_id,
             config=cfg,
@@ -166,6 +173,7 @@ class Broker:
             log_config_for=self.log_config_for,
             run_blocking=self.run_blocking,
             is_stopping=lambda: self.stopping,
+            group_coordinator=self.group_coordinator,
         )
         self.socket_server = SocketServer(cfg, self.handlers, self.services)
         await self.socket_server.start()
@@ -197,6 +205,8 @@ class Broker:
         self._state = "stopping"
         if self.controller is not None:
             await self.controller.stop()
+        if self.group_coordinator is not None:  # waiting JoinGroup/SyncGroup answer NOT_COORDINATOR now
+            await self.group_coordinator.stop()
         if self.replica_manager is not None:  # long polls and acks=all waits answer now, not at their timeout
             for part in self.replica_manager.partitions.values():
                 part.data_notifier.notify()

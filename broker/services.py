@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from .cluster.registry import ClusterRegistry
     from .config import BrokerConfig
+    from .coordinator.group_coordinator import GroupCoordinator
     from .log import LogConfig
     from .metadata_cache import MetadataCache
     from .producer_ids import ProducerIdAllocator
@@ -50,6 +51,8 @@ class BrokerServices:
     """The effective log configuration of a topic with these overrides of the broker defaults."""
     run_blocking: Callable[..., Awaitable[Any]]
     is_stopping: Callable[[], bool]
+    group_coordinator: GroupCoordinator | None = None
+    """Consumer groups and committed offsets (``broker.coordinator``); None only in handler tests without one."""
 
     @property
     def stopping(self) -> bool:

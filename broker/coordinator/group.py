@@ -299,7 +299,6 @@ class Group:
         if self.is_empty:
             self.protocol_name = None
             self.leader_id = None
-            self.protocol_type = None
             self._transition(GroupState.EMPTY, now)
             return {}
         self.protocol_name = select_protocol([m.protocol_names() for m in self.members.values()])

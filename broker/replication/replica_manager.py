@@ -14,6 +14,7 @@ Concurrency: event-loop only.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from spark_kafkalog.protocol import ErrorCode
@@ -34,6 +35,9 @@ class ReplicaManager:
         self.log_manager = log_manager
         self.metadata = metadata
         self.partitions: dict[TopicPartition, Partition] = {}
+        self.leadership_listeners: list[Callable[[TopicPartition, bool], None]] = []
+        """Called with (partition, is leader now) when this broker starts or stops leading a partition
+        (the group coordinator loads and unloads ``__consumer_offsets`` partitions from it)."""
 
     def apply_topic(
         self,
@@ -60,7 +64,10 @@ class ReplicaManager:
                 part.leader_id,
                 part.isr,
             ):
+                was_leader = part.is_leader
                 part.apply_state(state, tuple(reps))
+                if part.is_leader != was_leader:
+                    self._leadership_changed(tp, part.is_leader)
                 log.info("%s: leader %d epoch %d isr %s", tp, state.leader, state.leader_epoch, list(state.isr))
         for tp in [tp for tp in self.partitions if tp.topic == topic and tp.partition not in replicas]:
             self._drop(tp, delete=True)
@@ -84,10 +91,20 @@ class ReplicaManager:
         part = self.partitions.pop(tp, None)
         if part is None:
             return
+        was_leader = part.is_leader
         part.leader_id = -1
         part.data_notifier.notify()
+        if was_leader:
+            self._leadership_changed(tp, False)
         if delete:
             self.log_manager.delete_log(tp.topic, tp.partition)
+
+    def _leadership_changed(self, tp: TopicPartition, is_leader: bool) -> None:
+        for listener in self.leadership_listeners:
+            try:
+                listener(tp, is_leader)
+            except Exception:
+                log.exception("%s: a leadership listener failed", tp)
 
     # -- lookups for handlers -------------------------------------------------------------------
     def get_partition(self, topic: str, partition: int) -> Partition | None:

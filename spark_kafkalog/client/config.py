@@ -7,8 +7,8 @@ type serves every client (KafkaClient, Producer, Consumer, AdminClient), as libr
 reads the settings that concern it.
 
 Unknown keys raise ``ConfigError`` naming the key (with the closest known name). Java keys that have no
-meaning here (``security.protocol=PLAINTEXT``, ``reconnect.backoff.ms``, metrics settings, group
-settings of the simple consumer, ...) are accepted with a ``UserWarning``; settings we cannot honour
+meaning here (``security.protocol=PLAINTEXT``, ``reconnect.backoff.ms``, metrics settings, ...) are
+accepted with a ``UserWarning``; settings we cannot honour
 (TLS, SASL, transactions) raise ``ConfigError``. ``ClientConfig`` is immutable and thread-safe.
 """
 
@@ -170,6 +170,56 @@ _DESERIALIZERS = {
 }
 
 
+def _group_instance_id(key: str, v: Any) -> str | None:
+    if v is None:
+        return None
+    text = _str(key, v).strip()
+    if not text:
+        raise ConfigError(f"setting {key!r} must not be empty (leave it unset for a dynamic member)")
+    return text
+
+
+def _assignors(key: str, v: Any) -> tuple[str, ...]:
+    """Assignor names, comma-separated or a list; Java class names map to ours (``...RangeAssignor`` -> range)."""
+    from spark_kafkalog.client.assignors import UnknownAssignorError, assignor_by_name
+
+    items = v.split(",") if isinstance(v, str) else list(v) if isinstance(v, (list, tuple)) else None
+    if items is None:
+        raise ConfigError(f"setting {key!r} must be assignor names (e.g. 'range,cooperative-sticky'), got {v!r}")
+    names = []
+    for item in items:
+        name = str(getattr(item, "name", item)).strip()
+        name = _JAVA_ASSIGNORS.get(name.rsplit(".", 1)[-1], name)
+        if not name:
+            continue
+        try:
+            assignor_by_name(name)
+        except UnknownAssignorError as e:
+            raise ConfigError(f"setting {key!r}: {e}") from None
+        if name not in names:
+            names.append(name)
+    if not names:
+        raise ConfigError(f"setting {key!r} names no assignor; e.g. 'range,cooperative-sticky'")
+    return tuple(names)
+
+
+def _group_protocol(key: str, v: Any) -> str:
+    if str(v).strip().lower() != "classic":
+        raise ConfigError(
+            f"setting {key!r} must be classic (JoinGroup/SyncGroup); got {v!r} (the KIP-848 consumer protocol "
+            "is not supported)"
+        )
+    return "classic"
+
+
+_JAVA_ASSIGNORS = {
+    "RangeAssignor": "range",
+    "RoundRobinAssignor": "roundrobin",
+    "StickyAssignor": "sticky",
+    "CooperativeStickyAssignor": "cooperative-sticky",
+}
+
+
 def _partitioner_names() -> dict[str, Any]:
     from spark_kafkalog.client.partitioner import PARTITIONERS_BY_NAME
 
@@ -215,6 +265,14 @@ _OPTIONS: dict[str, _Option] = {
     "group.id": _Option("group_id", _str),
     "enable.auto.commit": _Option("enable_auto_commit", _bool),
     "auto.commit.interval.ms": _Option("auto_commit_interval_ms", _int(0)),
+    "session.timeout.ms": _Option("session_timeout_ms", _int(1)),
+    "heartbeat.interval.ms": _Option("heartbeat_interval_ms", _int(1)),
+    "max.poll.interval.ms": _Option("max_poll_interval_ms", _int(1)),
+    "group.instance.id": _Option("group_instance_id", _group_instance_id),
+    "partition.assignment.strategy": _Option("partition_assignment_strategy", _assignors),
+    "group.protocol": _Option("group_protocol", _group_protocol),
+    "offsets.storage": _Option("offsets_storage", _choice({"kafka": "kafka", "zookeeper": "zookeeper"})),
+    "dual.commit.enabled": _Option("dual_commit_enabled", _bool),
     "key.deserializer": _Option("key_deserializer", _callable_or_name(_DESERIALIZERS)),
     "value.deserializer": _Option("value_deserializer", _callable_or_name(_DESERIALIZERS)),
     # producing
@@ -256,12 +314,6 @@ IGNORED_KEYS = frozenset(
         "exclude.internal.topics",
         "partitioner.adaptive.partitioning.enable",
         "partitioner.availability.timeout.ms",
-        "session.timeout.ms",
-        "heartbeat.interval.ms",
-        "max.poll.interval.ms",
-        "group.instance.id",
-        "group.protocol",
-        "partition.assignment.strategy",
         "ssl.endpoint.identification.algorithm",
     )
 )
@@ -305,6 +357,14 @@ class ClientConfig:
     group_id: str | None = None
     enable_auto_commit: bool = True  # with a group.id: commit positions every auto.commit.interval.ms
     auto_commit_interval_ms: int = 5000
+    session_timeout_ms: int = 45000  # a member that does not heartbeat for this long is removed from the group
+    heartbeat_interval_ms: int = 3000  # heartbeats to the group coordinator (below a third of the session timeout)
+    max_poll_interval_ms: int = 300000  # longest gap between polls before leaving the group; the rebalance timeout
+    group_instance_id: str | None = None  # static membership (KIP-345): no LeaveGroup on close
+    partition_assignment_strategy: tuple[str, ...] = ("range", "cooperative-sticky")  # preferred first, as Java
+    group_protocol: str = "classic"  # only the classic protocol (JoinGroup/SyncGroup) is spoken
+    offsets_storage: str = "kafka"  # or zookeeper: OffsetCommit/OffsetFetch v0 (the seeds' ZooKeeper offsets)
+    dual_commit_enabled: bool = False  # commit to both stores, read the larger (migrating between them)
     key_deserializer: Deserializer | None = None
     value_deserializer: Deserializer | None = None
     acks: int = -1
@@ -391,6 +451,11 @@ class ClientConfig:
         return config
 
     def _check(self) -> None:
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ConfigError(
+                f"setting 'heartbeat.interval.ms' ({self.heartbeat_interval_ms}) must be below "
+                f"'session.timeout.ms' ({self.session_timeout_ms}); a third of it is usual"
+            )
         if self.retry_backoff_max_ms < self.retry_backoff_ms:
             object.__setattr__(self, "retry_backoff_max_ms", self.retry_backoff_ms)
         if (

@@ -112,14 +112,15 @@ class GroupAdmin:
             self._coordinators[group_id] = response.node_id
         return response.node_id
 
-    def _forget(self, group_id: str) -> None:
+    def forget_coordinator(self, group_id: str) -> None:
+        """Drop the cached coordinator of ``group_id`` (it moved or its connection broke)."""
         with self._lock:
             self._coordinators.pop(group_id, None)
 
     def _error(self, code: int, what: str, group_id: str, detail: str | None = None) -> KafkaClientError:
         error = error_for_code(code, what, detail=f"group {group_id!r}" + (f": {detail}" if detail else ""))
         if ErrorCode(code) in _COORDINATOR_MOVED:
-            self._forget(group_id)
+            self.forget_coordinator(group_id)
             error.retriable = True
         return error
 
@@ -132,7 +133,7 @@ class GroupAdmin:
             try:
                 version, response = self.client.send_request(api_key, build, node_id=node)
             except KafkaClientError:
-                self._forget(group_id)
+                self.forget_coordinator(group_id)
                 raise
             return check(response, version)
 

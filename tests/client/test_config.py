@@ -129,3 +129,43 @@ def test_with_defaults_does_not_override_explicit_settings():
 def test_to_kafka_properties_lists_explicit_settings_only():
     cfg = ClientConfig.create({"bootstrap.servers": "h:1", "acks": "0"})
     assert cfg.to_kafka_properties() == {"acks": 0, "bootstrap.servers": ("h:1",)}
+
+
+def test_group_settings_are_parsed_with_kafka_defaults():
+    default = ClientConfig.create()
+    assert (default.session_timeout_ms, default.heartbeat_interval_ms, default.max_poll_interval_ms) == (
+        45000,
+        3000,
+        300000,
+    )
+    assert default.partition_assignment_strategy == ("range", "cooperative-sticky")
+    assert default.group_instance_id is None
+    cfg = ClientConfig.create(
+        {
+            "session.timeout.ms": "6000",
+            "heartbeat.interval.ms": "1000",
+            "group.instance.id": "worker-1",
+            "partition.assignment.strategy": "org.apache.kafka.clients.consumer.RoundRobinAssignor, sticky",
+            "group.protocol": "CLASSIC",
+        }
+    )
+    assert (cfg.session_timeout_ms, cfg.heartbeat_interval_ms, cfg.group_instance_id) == (6000, 1000, "worker-1")
+    assert cfg.partition_assignment_strategy == ("roundrobin", "sticky")
+
+
+@pytest.mark.parametrize(
+    "props, message",
+    [
+        ({"group.protocol": "consumer"}, r"'group.protocol' must be classic .*KIP-848"),
+        ({"partition.assignment.strategy": "balanced"}, r"'partition.assignment.strategy': unknown partition assignor"),
+        ({"partition.assignment.strategy": " , "}, r"names no assignor"),
+        ({"group.instance.id": " "}, r"'group.instance.id' must not be empty"),
+        (
+            {"session.timeout.ms": "6000", "heartbeat.interval.ms": "6000"},
+            r"'heartbeat.interval.ms' \(6000\) must be below",
+        ),
+    ],
+)
+def test_bad_group_settings_raise_config_errors_naming_the_setting(props, message):
+    with pytest.raises(ConfigError, match=message):
+        ClientConfig.create(props)

@@ -1,0 +1,278 @@
+"""Group coordinator figures: offset commits per second, OffsetFetch latency, and rebalance time.
+
+Against one broker process (ZooKeeper plus one broker via ``EmbeddedCluster``):
+
+* commits: OffsetCommit requests of one partition each, pre-encoded, ``--in-flight`` pipelined on one
+  connection (the coordinator's own rate: each commit is an append to ``__consumer_offsets`` plus a cache
+  update), and the same through ``AdminClient.alter_group_offsets`` (one request at a time, the client's
+  round trip included);
+* OffsetFetch: p50/p99 latency of single-partition fetches served from the coordinator's cache;
+* rebalance: 10 confluent-kafka consumers (range) in one group on a 20-partition topic; one closes and the
+  time until the other 9 own all 20 partitions again is measured. Goal (issue 11): within the rebalance
+  timeout plus one heartbeat interval.
+
+Writes ``bench/results/groups.json`` and ``groups.png``. Run: ``python -m bench.groups_bench [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import struct
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.machine import machine_info  # noqa: E402
+from broker.embedded_cluster import EmbeddedCluster  # noqa: E402
+from spark_kafkalog.client import AdminClient, NewTopic, TopicPartition  # noqa: E402
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, decode_response, encode_request  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+K = ApiKey
+SESSION_MS = 6000
+HEARTBEAT_MS = 1000
+MAX_POLL_MS = 10000  # the rebalance timeout a Java-style consumer announces
+
+
+def _read(s: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("closed by the broker")
+        buf += chunk
+    return bytes(buf)
+
+
+def _coordinator_address(bootstrap: str, group: str) -> tuple[str, int]:
+    with AdminClient(bootstrap) as admin:
+        node = admin._groups.coordinator(group)
+        address = admin.client.broker_address(node)
+        assert address is not None
+        return address.host, address.port
+
+
+def commits_pipelined(bootstrap: str, topic: str, n: int, in_flight: int) -> dict:
+    group = "bench-commits"
+    R = API_BY_KEY[K.OFFSET_COMMIT].Request
+    version = 8
+    frames = []
+    for i in range(n):
+        body = R(
+            group_id=group,
+            generation_id_or_member_epoch=-1,
+            member_id="",
+            group_instance_id=None,
+            retention_time_ms=-1,
+            topics=[
+                R.OffsetCommitRequestTopic(
+                    name=topic,
+                    partitions=[
+                        R.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+                            partition_index=i % 4,
+                            committed_offset=i,
+                            committed_leader_epoch=-1,
+                            commit_timestamp=-1,
+                            committed_metadata=None,
+                        )
+                    ],
+                )
+            ],
+        )
+        frames.append(encode_request(K.OFFSET_COMMIT, version, i, body, client_id="bench", framed=True))
+    with socket.create_connection(_coordinator_address(bootstrap, group)) as s:
+        errors = 0
+        t0 = time.perf_counter()
+        sent = received = 0
+        while received < n:
+            while sent < n and sent - received < in_flight:
+                s.sendall(frames[sent])
+                sent += 1
+            size = struct.unpack(">i", _read(s, 4))[0]
+            _, resp = decode_response(K.OFFSET_COMMIT, version, _read(s, size))
+            errors += sum(p.error_code != 0 for t in resp.topics for p in t.partitions)
+            received += 1
+        elapsed = time.perf_counter() - t0
+    return {
+        "commits": n,
+        "in_flight": in_flight,
+        "seconds": round(elapsed, 3),
+        "per_s": round(n / elapsed),
+        "errors": errors,
+    }
+
+
+def commits_through_admin(bootstrap: str, topic: str, n: int) -> dict:
+    group = "bench-admin-commits"
+    with AdminClient(bootstrap) as admin:
+        admin.alter_group_offsets(group, {TopicPartition(topic, 0): 0})  # coordinator found, topic warm
+        t0 = time.perf_counter()
+        for i in range(n):
+            admin.alter_group_offsets(group, {TopicPartition(topic, i % 4): i})
+        elapsed = time.perf_counter() - t0
+    return {"commits": n, "seconds": round(elapsed, 3), "per_s": round(n / elapsed)}
+
+
+def offset_fetch_latency(bootstrap: str, topic: str, n: int) -> dict:
+    group = "bench-commits"
+    R = API_BY_KEY[K.OFFSET_FETCH].Request
+    version = 7
+    body = R(
+        group_id=group, topics=[R.OffsetFetchRequestTopic(name=topic, partition_indexes=[0])], require_stable=False
+    )
+    frame = encode_request(K.OFFSET_FETCH, version, 1, body, client_id="bench", framed=True)
+    latencies = []
+    with socket.create_connection(_coordinator_address(bootstrap, group)) as s:
+        for _ in range(n):
+            t0 = time.perf_counter()
+            s.sendall(frame)
+            size = struct.unpack(">i", _read(s, 4))[0]
+            decode_response(K.OFFSET_FETCH, version, _read(s, size))
+            latencies.append((time.perf_counter() - t0) * 1000)
+    latencies.sort()
+    return {
+        "requests": n,
+        "p50_ms": round(statistics.median(latencies), 3),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 3),
+    }
+
+
+def rebalance_after_leave(bootstrap: str, members: int, partitions: int) -> dict:
+    from confluent_kafka import Consumer
+
+    topic = "bench-rebalance"
+    with AdminClient(bootstrap) as admin:
+        admin.create_topics([NewTopic(topic, partitions, 1)])
+    group = "bench-rebalance"
+    assigned: dict[int, set[int]] = {}
+    lock = threading.Lock()
+    stop = [threading.Event() for _ in range(members)]
+
+    def member(i: int) -> None:
+        c = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "session.timeout.ms": SESSION_MS,
+                "heartbeat.interval.ms": HEARTBEAT_MS,
+                "max.poll.interval.ms": MAX_POLL_MS,
+                "partition.assignment.strategy": "range",
+                "auto.offset.reset": "earliest",
+            }
+        )
+
+        def on_assign(_c, tps):
+            with lock:
+                assigned[i] = {tp.partition for tp in tps}
+
+        def on_revoke(_c, tps):
+            with lock:
+                assigned[i] = set()
+
+        c.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
+        while not stop[i].is_set():
+            c.poll(0.1)
+        c.close()
+        with lock:
+            assigned.pop(i, None)
+
+    threads = [threading.Thread(target=member, args=(i,), daemon=True) for i in range(members)]
+    for t in threads:
+        t.start()
+
+    def owned_by(ids) -> set[int]:
+        with lock:
+            return set().union(*(assigned.get(i, set()) for i in ids))
+
+    def covered(ids) -> bool:
+        with lock:
+            parts = [assigned.get(i, set()) for i in ids]
+        return len(set().union(*parts)) == partitions and sum(len(p) for p in parts) == partitions
+
+    deadline = time.monotonic() + 120
+    while not covered(range(members)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    formed = covered(range(members))
+    t0 = time.monotonic()
+    stop[0].set()
+    threads[0].join(30)
+    rest = range(1, members)
+    while not covered(rest) and time.monotonic() - t0 < 120:
+        time.sleep(0.02)
+    elapsed = time.monotonic() - t0
+    for e in stop:
+        e.set()
+    for t in threads:
+        t.join(30)
+    goal_s = (MAX_POLL_MS + HEARTBEAT_MS) / 1000
+    return {
+        "members": members,
+        "partitions": partitions,
+        "group_formed": formed,
+        "rebalanced": covered(rest) or owned_by(rest) == set(range(partitions)),
+        "seconds_after_leave": round(elapsed, 2),
+        "goal_s": goal_s,
+        "within_goal": elapsed <= goal_s,
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--in-flight", type=int, default=16)
+    parser.add_argument("--out", default=str(RESULTS / "groups.json"))
+    args = parser.parse_args(argv)
+    n = 2000 if args.quick else 20000
+    with EmbeddedCluster(
+        1,
+        data_dir=tempfile.mkdtemp(prefix="kafkalog-groups-bench-"),
+        broker_config={"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 1000},
+    ) as cluster:
+        bs = cluster.bootstrap_servers
+        with AdminClient(bs) as admin:
+            admin.create_topics([NewTopic("bench-offsets", 4, 1)])
+        result = {
+            "machine": machine_info(["confluent-kafka"]),
+            "commits_pipelined": commits_pipelined(bs, "bench-offsets", n, args.in_flight),
+            "commits_admin_client": commits_through_admin(bs, "bench-offsets", n // 10),
+            "offset_fetch": offset_fetch_latency(bs, "bench-offsets", n // 4),
+            "rebalance": rebalance_after_leave(bs, 10, 20),
+        }
+    print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=2))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    _plot(result, Path(args.out).with_suffix(".png"))
+    return result
+
+
+def _plot(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
+    axes[0].bar(
+        ["pipelined", "AdminClient"], [result["commits_pipelined"]["per_s"], result["commits_admin_client"]["per_s"]]
+    )
+    axes[0].set_title("offset commits/s")
+    axes[1].bar(["p50", "p99"], [result["offset_fetch"]["p50_ms"], result["offset_fetch"]["p99_ms"]])
+    axes[1].set_title("OffsetFetch latency (ms)")
+    r = result["rebalance"]
+    axes[2].bar(["after leave", "goal"], [r["seconds_after_leave"], r["goal_s"]])
+    axes[2].set_title(f"rebalance of {r['members'] - 1} members (s)")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,643 @@
+"""The group coordinator: serves the group APIs for the groups whose ``__consumer_offsets`` partition this
+broker leads, on the broker's event loop.
+
+Coordination: a group belongs to partition ``partition_for(group)`` of ``__consumer_offsets`` (created on
+the first FindCoordinator or commit: compacted, ``offsets.topic.num.partitions`` partitions); its leader is
+the coordinator. ``on_leadership`` (a replica-manager hook) loads a partition this broker starts leading
+(``OffsetStore.load_partition``; COORDINATOR_LOAD_IN_PROGRESS meanwhile) and rebuilds its groups from their
+last GroupMetadataValue (members kept until their sessions expire); losing leadership drops them and fails
+their waiting requests with NOT_COORDINATOR. Groups of partitions not led here are NOT_COORDINATOR.
+
+Writes: a commit, a completed rebalance (GroupMetadataValue with every member's assignment, as Kafka's
+``storeGroup``), DeleteGroups / OffsetDelete / offset expiry (tombstones) are appended to the group's
+partition as one record batch and acknowledged once the high watermark passed it (acks=all; at once with
+replication factor 1), or REQUEST_TIMED_OUT after ``offsets.commit.timeout.ms``; only then is the cache
+updated.
+
+Waiting: a JoinGroup waits (long poll) until its rebalance completes: every member rejoined, or the
+rebalance timeout passed (those that did not are removed). A follower's SyncGroup waits for the leader's.
+A client that disconnects while its JoinGroup waits is removed from the group, so it does not hold the
+rebalance. A ticker (every ``TICK_S``) expires sessions, completes rebalances whose time is up, and every
+``offsets.retention.check.interval.ms`` removes offsets of groups without members committed more than
+``offsets.retention.minutes`` ago (or past an explicit v2-4 retention time).
+
+``stop`` fails every waiting request with NOT_COORDINATOR (the members find the next coordinator) and
+refuses new ones; the broker stops it before its listeners close, so no long poll holds the shutdown.
+Event-loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from broker.log import LogAppendError
+from broker.log.clock import SYSTEM_CLOCK, Clock
+from broker.replication.notifier import wait_any
+from spark_kafkalog.protocol import ErrorCode
+
+from .group import Group, GroupError, GroupState, JoinResult, Member
+from .offset_store import (
+    CommittedOffset,
+    OffsetStore,
+    group_metadata_batch,
+    offset_commit_batch,
+    tombstone_batch,
+)
+from .offsets_topic import OFFSETS_TOPIC, GroupMetadataValue, MemberMetadata
+
+if TYPE_CHECKING:
+    from broker.config import BrokerConfig
+    from broker.metadata_cache import MetadataCache
+    from broker.replication.partition import TopicPartition
+    from broker.replication.replica_manager import ReplicaManager
+    from broker.topic_admin import TopicAdmin
+
+log = logging.getLogger("kafkalog.coordinator")
+
+TICK_S = 0.1
+CREATE_WAIT_S = 10.0
+
+
+class GroupCoordinator:
+    """Dependencies: the broker's config, metadata cache, replica manager (the offsets partitions),
+    topic admin (to create ``__consumer_offsets``) and a clock (milliseconds; tests pass a manual one)."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        config: BrokerConfig,
+        metadata: MetadataCache,
+        replica_manager: ReplicaManager,
+        topic_admin: TopicAdmin,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self.metadata = metadata
+        self.replica_manager = replica_manager
+        self.topic_admin = topic_admin
+        self.clock = clock
+        self.num_partitions = config["offsets.topic.num.partitions"]
+        self.store = OffsetStore(self.num_partitions)
+        self.groups: dict[str, Group] = {}
+        self.loaded: set[int] = set()
+        self.loading: dict[int, asyncio.Task] = {}
+        self._join_waiters: dict[str, dict[str, asyncio.Future]] = {}
+        self._sync_waiters: dict[str, dict[str, asyncio.Future]] = {}
+        self._ticker: asyncio.Task | None = None
+        self._create_lock = asyncio.Lock()
+        self._stopped = False
+        self._next_expiry_ms = 0
+        replica_manager.leadership_listeners.append(self.on_leadership)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._ticker = asyncio.get_running_loop().create_task(self._tick_forever(), name="group-coordinator")
+
+    async def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        tasks = [t for t in [self._ticker, *self.loading.values()] if t is not None]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for group_id in list(self.groups):
+            self._fail_waiters(group_id, ErrorCode.NOT_COORDINATOR, "the coordinator is shutting down")
+
+    def now(self) -> int:
+        return self.clock.milliseconds()
+
+    # -- coordination ------------------------------------------------------------------------------
+    def partition_of(self, group_id: str) -> int:
+        return self.store.partition_of(group_id)
+
+    def coordinator_error(self, group_id: str) -> ErrorCode:
+        """NONE when this broker coordinates ``group_id`` now, else the error to answer."""
+        if self._stopped:
+            return ErrorCode.NOT_COORDINATOR
+        p = self.partition_of(group_id)
+        if p in self.loading:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        if p in self.loaded:
+            return ErrorCode.NONE
+        if OFFSETS_TOPIC not in self.metadata.topics:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return ErrorCode.NOT_COORDINATOR
+
+    async def find_coordinator(self, group_id: str) -> tuple[ErrorCode, int]:
+        """(error, node id of the coordinator of ``group_id``); creates ``__consumer_offsets`` when missing."""
+        if OFFSETS_TOPIC not in self.metadata.topics or not self.topic_admin.has_leaders(OFFSETS_TOPIC):
+            await self.ensure_offsets_topic()
+        topic = self.metadata.topics.get(OFFSETS_TOPIC)
+        if topic is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
+        leader = topic.leader(self.partition_of(group_id))
+        if leader < 0 or leader not in self.metadata.brokers:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
+        return ErrorCode.NONE, leader
+
+    async def ensure_offsets_topic(self) -> None:
+        """Create ``__consumer_offsets`` (once, whichever broker asks first) and wait briefly for its leaders."""
+        from broker.topic_admin import TopicAdminError
+
+        async with self._create_lock:
+            if OFFSETS_TOPIC not in self.metadata.topics:
+                cfg = self.config
+                try:
+                    await self.topic_admin.create_topic(
+                        OFFSETS_TOPIC,
+                        self.num_partitions,
+                        cfg["offsets.topic.replication.factor"],
+                        {
+                            "cleanup.policy": "compact",
+                            "segment.bytes": str(cfg["offsets.topic.segment.bytes"]),
+                        },
+                    )
+                    log.info("created %s with %d partitions", OFFSETS_TOPIC, self.num_partitions)
+                except TopicAdminError as e:
+                    if e.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                        log.warning("could not create %s: %s", OFFSETS_TOPIC, e)
+                        return
+            await self.topic_admin.wait_for(lambda: self.topic_admin.has_leaders(OFFSETS_TOPIC), CREATE_WAIT_S)
+
+    def on_leadership(self, tp: TopicPartition, is_leader: bool) -> None:
+        """Replica-manager hook: this broker started (True) or stopped (False) leading ``tp``."""
+        if tp.topic != OFFSETS_TOPIC or self._stopped:
+            return
+        p = tp.partition
+        if is_leader:
+            if p not in self.loaded and p not in self.loading:
+                self.loading[p] = asyncio.get_running_loop().create_task(self._load(p), name=f"load-offsets-{p}")
+            return
+        task = self.loading.pop(p, None)
+        if task is not None:
+            task.cancel()
+        self.loaded.discard(p)
+        for group_id in [g for g in self.groups if self.partition_of(g) == p]:
+            self._fail_waiters(group_id, ErrorCode.NOT_COORDINATOR, "the coordinator moved")
+            del self.groups[group_id]
+        self.store.drop_partition(p)
+        log.info("%s-%d: no longer the group coordinator of its groups", OFFSETS_TOPIC, p)
+
+    async def _load(self, p: int) -> None:
+        try:
+            part = self.replica_manager.get_partition(OFFSETS_TOPIC, p)
+            if part is None:
+                return
+            count = await self.store.load_partition(part.log, p)
+            now = self.now()
+            for group_id, value in list(self.store.groups.items()):
+                if self.partition_of(group_id) == p:
+                    self.groups[group_id] = self._group_from_record(group_id, value, now)
+            self.loaded.add(p)
+            if count:
+                log.info("%s-%d: loaded %d records", OFFSETS_TOPIC, p, count)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s-%d: loading failed", OFFSETS_TOPIC, p)
+        finally:
+            self.loading.pop(p, None)
+
+    def _group_from_record(self, group_id: str, value: Any, now: int) -> Group:
+        g = self._new_group(group_id)
+        g.generation = value.generation
+        g.protocol_type = value.protocol_type or None
+        g.protocol_name = value.protocol
+        g.leader_id = value.leader
+        for m in value.members:
+            member = Member(
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.client_host,
+                m.session_timeout,
+                m.rebalance_timeout if m.rebalance_timeout >= 0 else m.session_timeout,
+                [(value.protocol or "", m.subscription)],
+                now,
+                False,
+                m.assignment,
+            )
+            g.members[m.member_id] = member
+            if m.group_instance_id is not None:
+                g.static_members[m.group_instance_id] = m.member_id
+        g.state = GroupState.STABLE if g.members else GroupState.EMPTY
+        return g
+
+    def _new_group(self, group_id: str) -> Group:
+        return Group(
+            group_id,
+            initial_rebalance_delay_ms=self.config["group.initial.rebalance.delay.ms"],
+            max_size=self.config["group.max.size"],
+        )
+
+    # -- JoinGroup / SyncGroup / Heartbeat / LeaveGroup ---------------------------------------------
+    def _check(self, group_id: str) -> None:
+        if not group_id:
+            raise GroupError(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
+        code = self.coordinator_error(group_id)
+        if code != ErrorCode.NONE:
+            raise GroupError(code, f"broker {self.broker_id} does not coordinate group {group_id} now")
+
+    async def join_group(
+        self,
+        group_id: str,
+        *,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        require_known_member_id: bool,
+        disconnected: asyncio.Future | None = None,
+    ) -> JoinResult:
+        """Join (or rejoin) and wait for the rebalance to complete. Raises ``GroupError``."""
+        self._check(group_id)
+        lo, hi = self.config["group.min.session.timeout.ms"], self.config["group.max.session.timeout.ms"]
+        if not lo <= session_timeout_ms <= hi:
+            raise GroupError(
+                ErrorCode.INVALID_SESSION_TIMEOUT,
+                f"session timeout {session_timeout_ms} ms is outside [{lo}, {hi}] (group.min/max.session.timeout.ms)",
+            )
+        group = self.groups.get(group_id)
+        if group is None:
+            if member_id:
+                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group_id} does not exist")
+            group = self.groups[group_id] = self._new_group(group_id)
+        now = self.now()
+        member_id, immediate = group.join(
+            member_id=member_id,
+            group_instance_id=group_instance_id,
+            client_id=client_id,
+            client_host=client_host,
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            protocol_type=protocol_type,
+            protocols=protocols,
+            require_known_member_id=require_known_member_id,
+            now=now,
+        )
+        if immediate is not None:
+            return immediate
+        fut = asyncio.get_running_loop().create_future()
+        waiters = self._join_waiters.setdefault(group_id, {})
+        old = waiters.pop(member_id, None)
+        if old is not None and not old.done():  # a retried join replaces the old one
+            old.set_exception(GroupError(ErrorCode.UNKNOWN_MEMBER_ID, "superseded by a newer JoinGroup"))
+        waiters[member_id] = fut
+        self._after_change(group)
+        await self._wait(fut, disconnected)
+        if not fut.done():  # the client went away while waiting: it must not hold the rebalance
+            waiters.pop(member_id, None)
+            fut.cancel()
+            if group.has_member(member_id) and self.groups.get(group_id) is group:
+                group.remove_member(member_id, self.now())
+                self._after_change(group)
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, "the client disconnected while joining")
+        return fut.result()
+
+    async def sync_group(
+        self,
+        group_id: str,
+        *,
+        member_id: str,
+        group_instance_id: str | None,
+        generation: int,
+        assignments: dict[str, bytes],
+        protocol_type: str | None,
+        protocol_name: str | None,
+        disconnected: asyncio.Future | None = None,
+    ) -> tuple[bytes, str | None, str | None]:
+        """(assignment, protocol type, protocol name) once the leader synced. Raises ``GroupError``."""
+        self._check(group_id)
+        group = self._existing(group_id)
+        was = group.state
+        assignment = group.sync(
+            member_id=member_id,
+            group_instance_id=group_instance_id,
+            generation=generation,
+            assignments=assignments,
+            protocol_type=protocol_type,
+            protocol_name=protocol_name,
+            now=self.now(),
+        )
+        if assignment is not None:
+            if was is GroupState.COMPLETING_REBALANCE:  # the leader's sync: store the group, release followers
+                code = await self._store_group(group)
+                if code != ErrorCode.NONE:
+                    group.prepare_rebalance(self.now())
+                    self._after_change(group)
+                    raise GroupError(code, f"storing group {group_id} failed")
+                for mid, fut in self._sync_waiters.pop(group_id, {}).items():
+                    if not fut.done():
+                        fut.set_result(group.assignment_of(mid))
+            return assignment, group.protocol_type, group.protocol_name
+        fut = asyncio.get_running_loop().create_future()
+        self._sync_waiters.setdefault(group_id, {})[member_id] = fut
+        await self._wait(fut, disconnected)
+        if not fut.done():
+            self._sync_waiters.get(group_id, {}).pop(member_id, None)
+            raise GroupError(ErrorCode.REBALANCE_IN_PROGRESS, "the client disconnected while syncing")
+        return fut.result(), group.protocol_type, group.protocol_name
+
+    def heartbeat(self, group_id: str, *, member_id: str, group_instance_id: str | None, generation: int) -> None:
+        self._check(group_id)
+        self._existing(group_id).heartbeat(
+            member_id=member_id, group_instance_id=group_instance_id, generation=generation, now=self.now()
+        )
+
+    def leave_group(self, group_id: str, members: list[tuple[str, str | None]]) -> list[ErrorCode]:
+        """Remove members; one error per member (the group-level check raises ``GroupError``)."""
+        self._check(group_id)
+        group = self._existing(group_id)
+        codes = []
+        for member_id, instance_id in members:
+            try:
+                group.leave(member_id=member_id, group_instance_id=instance_id, now=self.now())
+                codes.append(ErrorCode.NONE)
+            except GroupError as e:
+                codes.append(e.error_code)
+        self._after_change(group)
+        return codes
+
+    def _existing(self, group_id: str) -> Group:
+        group = self.groups.get(group_id)
+        if group is None:
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group_id} does not exist")
+        return group
+
+    async def _wait(self, fut: asyncio.Future, disconnected: asyncio.Future | None) -> None:
+        waits = [fut] if disconnected is None else [fut, disconnected]
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+
+    def _after_change(self, group: Group) -> None:
+        """React to a state change: a rebalance fails waiting syncs, and may complete at once."""
+        if group.state is GroupState.PREPARING_REBALANCE:
+            for fut in self._sync_waiters.pop(group.group_id, {}).values():
+                if not fut.done():
+                    fut.set_exception(GroupError(ErrorCode.REBALANCE_IN_PROGRESS, "the group is rebalancing"))
+        now = self.now()
+        group.expire_pending(now)
+        if group.ready_to_complete(now):
+            self._complete_join(group, now)
+
+    def _complete_join(self, group: Group, now: int) -> None:
+        results = group.complete_join(now)
+        for mid, fut in self._join_waiters.pop(group.group_id, {}).items():
+            if fut.done():
+                continue
+            if mid in results:
+                fut.set_result(results[mid])
+            else:
+                fut.set_exception(GroupError(ErrorCode.UNKNOWN_MEMBER_ID, "removed from the group by the rebalance"))
+        log.info(
+            "group %s: generation %d, %d members, protocol %s, state %s",
+            group.group_id,
+            group.generation,
+            len(group.members),
+            group.protocol_name,
+            group.state.value,
+        )
+        if group.state is GroupState.EMPTY:
+            asyncio.get_running_loop().create_task(self._store_group(group))
+
+    def _fail_waiters(self, group_id: str, code: ErrorCode, message: str) -> None:
+        for waiters in (self._join_waiters.pop(group_id, {}), self._sync_waiters.pop(group_id, {})):
+            for fut in waiters.values():
+                if not fut.done():
+                    fut.set_exception(GroupError(code, message))
+
+    # -- the periodic tick ------------------------------------------------------------------------
+    async def _tick_forever(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            try:
+                self.tick()
+                now = self.now()
+                if now >= self._next_expiry_ms:
+                    self._next_expiry_ms = now + self.config["offsets.retention.check.interval.ms"]
+                    await self.expire_offsets(now)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("group coordinator tick failed")
+
+    def tick(self) -> None:
+        """Expire sessions and complete rebalances whose time has come."""
+        now = self.now()
+        for group in list(self.groups.values()):
+            for mid in group.expired_members(now):
+                log.info("group %s: member %s session expired", group.group_id, mid)
+                group.remove_member(mid, now)
+            self._after_change(group)
+
+    async def expire_offsets(self, now: int) -> int:
+        """Remove offsets of groups without members past their retention; returns how many were removed."""
+        retention_ms = self.config["offsets.retention.minutes"] * 60_000
+        removed = 0
+        for group_id, offsets in list(self.store.offsets.items()):
+            if self.partition_of(group_id) not in self.loaded:
+                continue
+            group = self.groups.get(group_id)
+            if group is not None and not group.is_empty:
+                continue
+            expired = [
+                tp
+                for tp, c in offsets.items()
+                if (c.expire_timestamp >= 0 and now >= c.expire_timestamp)
+                or (c.expire_timestamp < 0 and now >= c.commit_timestamp + retention_ms)
+            ]
+            if not expired:
+                continue
+            drop_group = len(expired) == len(offsets) and (group is None or group.state is GroupState.EMPTY)
+            code = await self._append(group_id, tombstone_batch(group_id, expired, now, group_record=drop_group))
+            if code == ErrorCode.NONE:
+                self.store.delete_offsets(group_id, expired)
+                removed += len(expired)
+                if drop_group:
+                    self.store.drop_group(group_id)
+                    self.groups.pop(group_id, None)
+                log.info("group %s: expired %d committed offsets", group_id, len(expired))
+        return removed
+
+    # -- offsets --------------------------------------------------------------------------------------
+    async def commit_offsets(
+        self,
+        group_id: str,
+        *,
+        member_id: str,
+        group_instance_id: str | None,
+        generation: int,
+        offsets: dict[tuple[str, int], CommittedOffset],
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """Store offsets (acks=all); one error per partition. The group-level checks raise ``GroupError``."""
+        self._check(group_id)
+        group = self.groups.get(group_id)
+        if group is None:
+            if generation >= 0 or member_id:
+                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group_id} does not exist")
+            group = self.groups[group_id] = self._new_group(group_id)
+        group.validate_commit(member_id=member_id, group_instance_id=group_instance_id, generation=generation)
+        if member_id in group.members:
+            group.members[member_id].last_heartbeat_ms = self.now()
+        result: dict[tuple[str, int], ErrorCode] = {}
+        limit = self.config["offset.metadata.max.bytes"]
+        valid = {}
+        for tp, c in offsets.items():
+            if c.metadata is not None and len(c.metadata.encode()) > limit:
+                result[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                valid[tp] = c
+        if valid:
+            code = await self._append(group_id, offset_commit_batch(group_id, valid, self.now()))
+            if code == ErrorCode.NONE:
+                self.store.record_offsets(group_id, valid)
+            for tp in valid:
+                result[tp] = code
+        return result
+
+    def fetch_offsets(
+        self, group_id: str, tps: list[tuple[str, int]] | None
+    ) -> dict[tuple[str, int], CommittedOffset | None]:
+        """Committed offsets of ``tps`` (None: every partition the group committed). Raises ``GroupError``."""
+        self._check(group_id)
+        cached = self.store.offsets.get(group_id, {})
+        if tps is None:
+            return dict(cached)
+        return {tp: cached.get(tp) for tp in tps}
+
+    async def delete_offsets(
+        self, group_id: str, tps: list[tuple[str, int]]
+    ) -> tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]:
+        """OffsetDelete: group error, per-partition errors (GROUP_SUBSCRIBED_TO_TOPIC for consumed topics)."""
+        self._check(group_id)
+        group = self.groups.get(group_id)
+        if group is None and group_id not in self.store.offsets:
+            return ErrorCode.GROUP_ID_NOT_FOUND, {}
+        subscribed = _subscribed_topics(group) if group is not None else set()
+        result = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if tp[0] in subscribed else ErrorCode.NONE for tp in tps}
+        deletable = [tp for tp, code in result.items() if code == ErrorCode.NONE]
+        if deletable:
+            code = await self._append(group_id, tombstone_batch(group_id, deletable, self.now(), group_record=False))
+            if code != ErrorCode.NONE:
+                return code, {}
+            self.store.delete_offsets(group_id, deletable)
+        return ErrorCode.NONE, result
+
+    async def delete_group(self, group_id: str) -> ErrorCode:
+        """DeleteGroups for one group: tombstones for its offsets and metadata; NON_EMPTY_GROUP with members."""
+        try:
+            self._check(group_id)
+        except GroupError as e:
+            return e.error_code
+        group = self.groups.get(group_id)
+        offsets = self.store.offsets.get(group_id, {})
+        if group is None and not offsets and group_id not in self.store.groups:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if group is not None and not group.is_empty:
+            return ErrorCode.NON_EMPTY_GROUP
+        code = await self._append(group_id, tombstone_batch(group_id, list(offsets), self.now(), group_record=True))
+        if code == ErrorCode.NONE:
+            if group is not None:
+                group.mark_dead(self.now())
+            self.groups.pop(group_id, None)
+            self.store.drop_group(group_id)
+        return code
+
+    # -- listing ---------------------------------------------------------------------------------------
+    def list_groups(self) -> list[tuple[str, str, str]]:
+        """(group id, protocol type, state) of every group this broker coordinates."""
+        out = {}
+        for group_id in self.store.offsets:
+            if self.partition_of(group_id) in self.loaded:
+                out[group_id] = ("", GroupState.EMPTY.value)
+        for group_id, g in self.groups.items():
+            if self.partition_of(group_id) in self.loaded and g.state is not GroupState.DEAD:
+                out[group_id] = (g.protocol_type or "", g.state.value)
+        return [(gid, pt, st) for gid, (pt, st) in sorted(out.items())]
+
+    def describe_group(self, group_id: str) -> Group | None:
+        """The group (None: unknown, described as Dead). Raises ``GroupError`` when not coordinated here."""
+        self._check(group_id)
+        return self.groups.get(group_id)
+
+    # -- writes ----------------------------------------------------------------------------------------
+    async def _store_group(self, group: Group) -> ErrorCode:
+        now = self.now()
+        value = GroupMetadataValue(
+            protocol_type=group.protocol_type or "",
+            generation=group.generation,
+            protocol=group.protocol_name,
+            leader=group.leader_id,
+            current_state_timestamp=now,
+            members=[
+                MemberMetadata(
+                    member_id=m.member_id,
+                    group_instance_id=m.group_instance_id,
+                    client_id=m.client_id,
+                    client_host=m.client_host,
+                    rebalance_timeout=m.rebalance_timeout_ms,
+                    session_timeout=m.session_timeout_ms,
+                    subscription=m.metadata_for(group.protocol_name),
+                    assignment=m.assignment,
+                )
+                for m in group.members.values()
+            ],
+        )
+        code = await self._append(group.group_id, group_metadata_batch(group.group_id, value, now))
+        if code == ErrorCode.NONE:
+            self.store.groups[group.group_id] = value
+        return code
+
+    async def _append(self, group_id: str, batch: bytearray) -> ErrorCode:
+        """Append to the group's partition and wait until acknowledged as acks=all requires."""
+        p = self.partition_of(group_id)
+        part, _ = self.replica_manager.leader_partition(OFFSETS_TOPIC, p)
+        if part is None or p not in self.loaded:
+            return ErrorCode.NOT_COORDINATOR
+        try:
+            info = part.append_as_leader(batch, required_acks=-1)
+        except LogAppendError as e:
+            log.warning("group %s: appending to %s-%d failed: %s", group_id, OFFSETS_TOPIC, p, e)
+            return _append_error(e.error_code)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config["offsets.commit.timeout.ms"] / 1000
+        while part.is_leader and part.high_watermark <= info.last_offset:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return ErrorCode.REQUEST_TIMED_OUT
+            await wait_any([part.data_notifier], remaining)
+        return ErrorCode.NONE if part.is_leader else ErrorCode.NOT_COORDINATOR
+
+
+def _append_error(code: int) -> ErrorCode:
+    """Kafka's mapping of append errors to what a group client understands."""
+    if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.REQUEST_TIMED_OUT):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+        return ErrorCode.NOT_COORDINATOR
+    if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
+        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+    return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def _subscribed_topics(group: Group) -> set[str]:
+    """Topics the consumer-protocol members subscribe to (from their JoinGroup metadata)."""
+    from spark_kafkalog.protocol import decode_data
+
+    topics: set[str] = set()
+    if group.protocol_type != "consumer":
+        return topics
+    for m in group.members.values():
+        with contextlib.suppress(Exception):
+            _, sub = decode_data("ConsumerProtocolSubscription", m.metadata_for(group.protocol_name))
+            topics.update(sub.topics)
+    return topics

@@ -1,0 +1,176 @@
+"""Committed offsets and group metadata of the groups this broker coordinates: the in-memory cache of
+``__consumer_offsets`` partitions, the record batches written to them, and loading a partition's log.
+
+The log is the truth, the cache is rebuilt from it: ``load_partition`` reads a partition from its log start
+to its high watermark and applies every record in log order (the last value of a key wins; a null value,
+a tombstone, deletes the offset or the group record), so an older log entry can never override a newer
+one. A commit reaches the cache only after its batch was appended (``record_offsets`` after the append).
+
+Record batches are built with ``RecordBatchBuilder`` (uncompressed v2, CreateTime = now); keys and values
+are Kafka's (``offsets_topic``). Event-loop only; ``load_partition`` yields to the loop between reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spark_kafkalog.records.batch_builder import RecordBatchBuilder
+from spark_kafkalog.records.splitter import iter_batches
+
+from .offsets_topic import (
+    GroupKey,
+    OffsetKey,
+    OffsetsRecordError,
+    decode_group_value,
+    decode_key,
+    decode_offset_value,
+    encode_group_key,
+    encode_group_value,
+    encode_offset_key,
+    encode_offset_value,
+    partition_for,
+)
+
+if TYPE_CHECKING:
+    from broker.log import PartitionLog
+
+log = logging.getLogger("kafkalog.coordinator")
+
+LOAD_READ_BYTES = 1 << 20
+
+
+@dataclass
+class CommittedOffset:
+    offset: int
+    leader_epoch: int = -1
+    metadata: str = ""
+    commit_timestamp: int = -1
+    expire_timestamp: int = -1
+    """Set only by OffsetCommit v2-4 with an explicit retention time (Kafka's v1 value)."""
+
+
+class OffsetStore:
+    """``offsets[group][(topic, partition)]`` and ``groups[group]`` (the last GroupMetadataValue written)."""
+
+    def __init__(self, num_partitions: int) -> None:
+        self.num_partitions = num_partitions
+        self.offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+        self.groups: dict[str, object] = {}
+
+    def partition_of(self, group: str) -> int:
+        return partition_for(group, self.num_partitions)
+
+    def groups_of_partition(self, partition: int) -> set[str]:
+        return {g for g in set(self.offsets) | set(self.groups) if self.partition_of(g) == partition}
+
+    # -- cache updates ------------------------------------------------------------------------
+    def record_offsets(self, group: str, offsets: dict[tuple[str, int], CommittedOffset]) -> None:
+        if offsets:
+            self.offsets.setdefault(group, {}).update(offsets)
+
+    def delete_offsets(self, group: str, tps: Iterable[tuple[str, int]]) -> None:
+        cached = self.offsets.get(group)
+        if cached is None:
+            return
+        for tp in tps:
+            cached.pop(tp, None)
+        if not cached:
+            del self.offsets[group]
+
+    def drop_group(self, group: str) -> None:
+        self.offsets.pop(group, None)
+        self.groups.pop(group, None)
+
+    def drop_partition(self, partition: int) -> set[str]:
+        """Forget the groups of a partition this broker no longer leads; returns them."""
+        gone = self.groups_of_partition(partition)
+        for g in gone:
+            self.drop_group(g)
+        return gone
+
+    def apply_record(self, key: bytes | None, value: bytes | None) -> None:
+        """Apply one record of the log (load path). Unknown or malformed records are skipped with a warning."""
+        try:
+            k = decode_key(key)
+            if isinstance(k, OffsetKey):
+                if value is None:
+                    self.delete_offsets(k.group, [(k.topic, k.partition)])
+                else:
+                    v = decode_offset_value(value)
+                    self.offsets.setdefault(k.group, {})[(k.topic, k.partition)] = CommittedOffset(
+                        v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, v.expire_timestamp
+                    )
+            elif isinstance(k, GroupKey):
+                if value is None:
+                    self.groups.pop(k.group, None)
+                else:
+                    self.groups[k.group] = decode_group_value(value)
+        except OffsetsRecordError as e:
+            log.warning("skipping a __consumer_offsets record: %s", e)
+
+    async def load_partition(self, plog: PartitionLog, partition: int) -> int:
+        """Rebuild the cache of ``partition`` from its log (everything below the high watermark); returns the
+        number of records applied."""
+        self.drop_partition(partition)
+        count = 0
+        for key, value in iter_log_records(plog):
+            self.apply_record(key, value)
+            count += 1
+            if count % 1000 == 0:
+                await asyncio.sleep(0)
+        return count
+
+
+def iter_log_records(plog: PartitionLog) -> Iterator[tuple[bytes | None, bytes | None]]:
+    """(key, value) of every record from the log start up to the high watermark, in offset order."""
+    offset = plog.log_start_offset
+    end = plog.high_watermark
+    while offset < end:
+        data = plog.read(offset, LOAD_READ_BYTES, max_offset=end)
+        if data.records is None:
+            break
+        with data.records as region:
+            buf = region.read_bytes()
+        advanced = False
+        for batch in iter_batches(buf):
+            if batch.next_offset <= offset:
+                continue
+            if not batch.is_control:
+                for rec in batch.records():
+                    if rec.offset >= offset:
+                        yield rec.key, rec.value
+            offset = batch.next_offset
+            advanced = True
+        if not advanced:
+            break
+
+
+# -- record batches -------------------------------------------------------------------------------
+def offset_commit_batch(group: str, offsets: dict[tuple[str, int], CommittedOffset], now_ms: int) -> bytearray:
+    b = RecordBatchBuilder()
+    for (topic, partition), c in offsets.items():
+        value = encode_offset_value(
+            c.offset, c.metadata, c.commit_timestamp, leader_epoch=c.leader_epoch, expire_timestamp=c.expire_timestamp
+        )
+        b.append(now_ms, encode_offset_key(group, topic, partition), value)
+    return bytearray(b.build())
+
+
+def group_metadata_batch(group: str, value, now_ms: int) -> bytearray:
+    b = RecordBatchBuilder()
+    b.append(now_ms, encode_group_key(group), encode_group_value(value))
+    return bytearray(b.build())
+
+
+def tombstone_batch(group: str, tps: Iterable[tuple[str, int]], now_ms: int, *, group_record: bool) -> bytearray:
+    """Tombstones for the group's offsets of ``tps`` and, with ``group_record``, for its group metadata."""
+    b = RecordBatchBuilder()
+    for topic, partition in tps:
+        b.append(now_ms, encode_offset_key(group, topic, partition), None)
+    if group_record:
+        b.append(now_ms, encode_group_key(group), None)
+    return bytearray(b.build())

@@ -1,0 +1,28 @@
+"""DeleteGroups (key 42), v0-2: delete groups without members: tombstones for their committed offsets and
+their group metadata are appended to ``__consumer_offsets`` (the cleaner removes the records later).
+NON_EMPTY_GROUP while the group has members, GROUP_ID_NOT_FOUND for unknown groups, NOT_COORDINATOR for
+groups coordinated elsewhere.
+"""
+
+from __future__ import annotations
+
+from broker.coordinator.group import GroupError
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+
+from ._groups import coordinator
+
+API_KEY = ApiKey.DELETE_GROUPS
+VERSIONS = (0, 2)
+_API = API_BY_KEY[API_KEY]
+
+
+async def handle(ctx, request):
+    Resp = _API.Response
+    results = []
+    for group_id in request.groups_names:
+        try:
+            code = await coordinator(ctx).delete_group(group_id)
+        except GroupError as e:
+            code = e.error_code
+        results.append(Resp.DeletableGroupResult(group_id=group_id, error_code=code))
+    return Resp(throttle_time_ms=0, results=results)

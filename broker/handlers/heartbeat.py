@@ -1,0 +1,28 @@
+"""Heartbeat (key 12), v0-4: keeps a member's session alive. REBALANCE_IN_PROGRESS tells it to rejoin;
+UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID (v3+ static members), NOT_COORDINATOR,
+COORDINATOR_LOAD_IN_PROGRESS as Kafka.
+"""
+
+from __future__ import annotations
+
+from broker.coordinator.group import GroupError
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+from ._groups import coordinator
+
+API_KEY = ApiKey.HEARTBEAT
+VERSIONS = (0, 4)
+_API = API_BY_KEY[API_KEY]
+
+
+async def handle(ctx, request):
+    try:
+        coordinator(ctx).heartbeat(
+            request.group_id,
+            member_id=request.member_id,
+            group_instance_id=request.group_instance_id,
+            generation=request.generation_id,
+        )
+    except GroupError as e:
+        return _API.Response(throttle_time_ms=0, error_code=e.error_code)
+    return _API.Response(throttle_time_ms=0, error_code=ErrorCode.NONE)

@@ -1,0 +1,38 @@
+"""LeaveGroup (key 13), v0-5: members leave at once (the rest rebalance without waiting for their session
+timeout). v0-2 name one member id; v3+ a batch of members (by member id, or by group_instance_id with an
+empty member id) with an error each (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). Gaps: v5 reasons are only
+accepted.
+"""
+
+from __future__ import annotations
+
+from broker.coordinator.group import GroupError
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+from ._groups import coordinator
+
+API_KEY = ApiKey.LEAVE_GROUP
+VERSIONS = (0, 5)
+_API = API_BY_KEY[API_KEY]
+
+
+async def handle(ctx, request):
+    Resp = _API.Response
+    if ctx.version >= 3:
+        members = [(m.member_id, m.group_instance_id) for m in request.members]
+    else:
+        members = [(request.member_id, None)]
+    try:
+        codes = coordinator(ctx).leave_group(request.group_id, members)
+    except GroupError as e:
+        return Resp(throttle_time_ms=0, error_code=e.error_code, members=[])
+    if ctx.version < 3:
+        return Resp(throttle_time_ms=0, error_code=codes[0], members=[])
+    return Resp(
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        members=[
+            Resp.MemberResponse(member_id=mid, group_instance_id=iid, error_code=code)
+            for (mid, iid), code in zip(members, codes, strict=True)
+        ],
+    )
