@@ -202,6 +202,12 @@ class Group:
                 old.member_id = new_id
                 self.members[new_id] = old
                 self.static_members[group_instance_id] = new_id
+                same = old.metadata_for(self.protocol_name) == dict(protocols).get(self.protocol_name or "")
+                if self.state is GroupState.STABLE and same:  # KIP-345: no rebalance, the old assignment stays
+                    old.protocols = protocols
+                    old.session_timeout_ms, old.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
+                    old.last_heartbeat_ms = now
+                    return new_id, self._result_for(new_id)
                 return self._join_known(old, protocols, session_timeout_ms, rebalance_timeout_ms, now, force=True)
             if self.max_size is not None and len(self.members) + len(self.pending_members) >= self.max_size:
                 raise GroupError(

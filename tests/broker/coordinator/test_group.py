@@ -233,6 +233,30 @@ def test_static_member_rejoining_with_an_empty_id_takes_over_its_slot():
     assert e.value.error_code == ErrorCode.FENCED_INSTANCE_ID
 
 
+@pytest.mark.parametrize(
+    ("protocols", "rebalances"),
+    [((("range", b"r"),), False), ((("range", b"changed"),), True)],
+)
+def test_static_member_restarting_in_a_stable_group_keeps_its_assignment_unless_its_metadata_changed(
+    protocols, rebalances
+):
+    g = Group("g")
+    a, _ = join(g, instance="a")
+    b, _ = join(g, instance="b")
+    g.complete_join(0)
+    g.sync(member_id=g.leader_id, group_instance_id=None, generation=1, assignments={a: b"A", b: b"B"}, now=0)
+    assert g.state is S.STABLE
+    new_b, immediate = join(g, instance="b", protocols=protocols, now=5)
+    assert new_b != b and g.static_members["b"] == new_b
+    if rebalances:
+        assert immediate is None and g.state is S.PREPARING_REBALANCE
+        return
+    assert immediate is not None and immediate.generation == 1 and immediate.member_id == new_b
+    assert g.state is S.STABLE and g.generation == 1
+    assignment = g.sync(member_id=new_b, group_instance_id="b", generation=1, assignments={}, now=5)
+    assert assignment == b"B"
+
+
 def test_leave_by_group_instance_id():
     g = Group("g")
     join(g, instance="i-1")
