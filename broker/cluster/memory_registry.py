@@ -31,6 +31,7 @@ from .registry import (
     TopicExistsError,
     new_cluster_id,
 )
+from .zk_layout import consumer_offset_path
 
 if TYPE_CHECKING:
     from .registration_record import RegistrationRecord
@@ -281,11 +282,13 @@ class MemoryRegistry(ClusterRegistry):
 
     # -- consumer offsets -----------------------------------------------------------------------
     def commit_consumer_offset(self, group: str, topic: str, partition: int, offset: int) -> None:
+        consumer_offset_path(group, topic, partition)  # the names ZooKeeper's layout refuses are refused here too
         with self.store.lock:
             self._check()
             self.store.consumer_offsets[(group, topic, partition)] = offset
 
     def fetch_consumer_offset(self, group: str, topic: str, partition: int) -> int | None:
+        consumer_offset_path(group, topic, partition)
         with self.store.lock:
             self._check()
             return self.store.consumer_offsets.get((group, topic, partition))

@@ -1,8 +1,9 @@
-"""FindCoordinator (key 10), v0-3: the broker coordinating a group (key type 0): the leader of the group's
+"""FindCoordinator (key 10), v0-6: the broker coordinating a group (key type 0): the leader of the group's
 ``__consumer_offsets`` partition, which is created (compacted, ``offsets.topic.num.partitions``) on the
 first lookup. COORDINATOR_NOT_AVAILABLE (retriable) while it has no leader. Key type 1 (transactions)
-answers COORDINATOR_NOT_AVAILABLE until transactions exist; other key types are INVALID_REQUEST.
-Gaps: v4+ (batched keys) is not declared; clients fall back to one key per request.
+answers COORDINATOR_NOT_AVAILABLE until transactions exist; other key types (2, share groups, included)
+are INVALID_REQUEST. v0-3 look up one ``key``; v4+ every key of ``coordinator_keys``, each answered in its
+own ``coordinators`` entry with its own error (KIP-699), in request order.
 """
 
 from __future__ import annotations
@@ -13,30 +14,39 @@ from ._groups import coordinator
 from .metadata import _endpoint
 
 API_KEY = ApiKey.FIND_COORDINATOR
-VERSIONS = (0, 3)
+VERSIONS = (0, 6)
 _API = API_BY_KEY[API_KEY]
+_BATCHED_FROM = 4
 
 
-def _error(code: ErrorCode, message: str):
-    return _API.Response(throttle_time_ms=0, error_code=code, error_message=message, node_id=-1, host="", port=-1)
+async def _lookup(ctx, key_type: int, key: str) -> tuple[ErrorCode, str | None, int, str, int]:
+    """(error, message, node id, host, port) of the coordinator of ``key``."""
+    if key_type == 1:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "transaction coordinators are not available yet", -1, "", -1
+    if key_type != 0:
+        message = f"unknown coordinator key type {key_type} (0 group, 1 transaction)"
+        return ErrorCode.INVALID_REQUEST, message, -1, "", -1
+    if not key:
+        return ErrorCode.INVALID_GROUP_ID, "the group id is empty", -1, "", -1
+    if ctx.services.group_coordinator is None or ctx.services.stopping:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no group coordinator now", -1, "", -1
+    code, node = await coordinator(ctx).find_coordinator(key)
+    info = ctx.services.metadata.brokers.get(node)
+    if code != ErrorCode.NONE or info is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {key!r} has no coordinator yet", -1, "", -1
+    host, port = _endpoint(info, ctx.listener)
+    return ErrorCode.NONE, None, node, host, port
 
 
 async def handle(ctx, request):
-    key_type = request.key_type
-    if key_type == 1:
-        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "transaction coordinators are not available yet")
-    if key_type != 0:
-        return _error(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type} (0 group, 1 transaction)")
-    if not request.key:
-        return _error(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
-    gc = ctx.services.group_coordinator
-    if gc is None or ctx.services.stopping:
-        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no group coordinator now")
-    code, node = await coordinator(ctx).find_coordinator(request.key)
-    info = ctx.services.metadata.brokers.get(node)
-    if code != ErrorCode.NONE or info is None:
-        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {request.key!r} has no coordinator yet")
-    host, port = _endpoint(info, ctx.listener)
-    return _API.Response(
-        throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, node_id=node, host=host, port=port
-    )
+    Resp = _API.Response
+    if ctx.version < _BATCHED_FROM:
+        code, message, node, host, port = await _lookup(ctx, request.key_type, request.key)
+        return Resp(throttle_time_ms=0, error_code=code, error_message=message, node_id=node, host=host, port=port)
+    coordinators = []
+    for key in request.coordinator_keys:
+        code, message, node, host, port = await _lookup(ctx, request.key_type, key)
+        coordinators.append(
+            Resp.Coordinator(key=key, node_id=node, host=host, port=port, error_code=code, error_message=message)
+        )
+    return Resp(throttle_time_ms=0, coordinators=coordinators)

@@ -1,18 +1,25 @@
-"""OffsetCommit (key 8), v0-8: store a group's consumed positions.
+"""OffsetCommit (key 8), v0-9: store a group's consumed positions.
 
-v0 (Kafka 0.8.1's format) writes ZooKeeper's ``/consumers/<group>/offsets/<topic>/<partition>`` on any
-broker (metadata is dropped there, as in 0.8). v1+ go to the group's coordinator, which appends them to
-``__consumer_offsets`` (acknowledged as acks=all) and then serves them from its cache. A commit with
-generation -1 and no member id (consumers using ``assign()``) is accepted while the group has no members;
-otherwise the member and generation must be current (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
-REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID). Per partition: UNKNOWN_TOPIC_OR_PARTITION for partitions that do not
-exist, OFFSET_METADATA_TOO_LARGE beyond ``offset.metadata.max.bytes``. v1's per-partition commit
-timestamp and v2-4's retention time are honoured (an explicit retention sets the expire timestamp).
-Gaps: v9 (KIP-848 member epochs) is not declared.
+v0 (Kafka 0.8.1/0.8.2's storage) writes ZooKeeper's ``/consumers/<group>/offsets/<topic>/<partition>``
+(the offset as decimal ASCII; metadata is dropped, as in 0.8) on any broker, without the group coordinator,
+as Kafka 0.8.2 did; per partition UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist,
+OFFSET_METADATA_TOO_LARGE beyond ``offset.metadata.max.bytes``, INVALID_GROUP_ID for a group id that cannot
+be one ZooKeeper path component, UNKNOWN_SERVER_ERROR when ZooKeeper is unreachable.
+
+v1+ go to the group's coordinator, which appends them to ``__consumer_offsets`` (acknowledged as acks=all)
+and then serves them from its cache; ZooKeeper is never read or written. A commit with generation -1 and no
+member id (consumers using ``assign()``) is accepted while the group has no members; otherwise the member
+and generation must be current (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS,
+FENCED_INSTANCE_ID). Per partition: UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist,
+OFFSET_METADATA_TOO_LARGE beyond ``offset.metadata.max.bytes``. v1's per-partition commit timestamp and
+v2-4's retention time are honoured (an explicit retention sets the expire timestamp). v9 (KIP-848) has v8's
+shape; for classic groups its generation is checked as before, and a generation >= 0 for a group that does
+not exist is GROUP_ID_NOT_FOUND (as Kafka's v9; older versions keep the coordinator's answer).
 """
 
 from __future__ import annotations
 
+from broker.cluster.zk_layout import check_group
 from broker.coordinator.group import GroupError
 from broker.coordinator.offset_store import CommittedOffset
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -20,7 +27,7 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from ._groups import coordinator
 
 API_KEY = ApiKey.OFFSET_COMMIT
-VERSIONS = (0, 8)
+VERSIONS = (0, 9)
 _API = API_BY_KEY[API_KEY]
 
 
@@ -51,6 +58,14 @@ async def handle(ctx, request):
     except GroupError as e:
         code = e.error_code
         return _response(request, lambda t, p: code)
+    if ctx.version >= 9 and request.generation_id_or_member_epoch >= 0:
+        try:
+            missing = gc.describe_group(request.group_id) is None
+        except GroupError as e:
+            code = e.error_code
+            return _response(request, lambda t, p: code)
+        if missing:
+            return _response(request, lambda t, p: ErrorCode.GROUP_ID_NOT_FOUND)
     now = gc.now()
     expire = now + request.retention_time_ms if 2 <= ctx.version <= 4 and request.retention_time_ms >= 0 else -1
     offsets, unknown = {}, set()
@@ -81,15 +96,37 @@ async def handle(ctx, request):
 
 async def _commit_to_zookeeper(ctx, request):
     b = ctx.services
+    limit = b.config["offset.metadata.max.bytes"]
     codes = {}
     for t in request.topics:
+        topic = b.metadata.topics.get(t.name)
         for p in t.partitions:
-            try:
-                await b.run_blocking(
-                    b.registry.commit_consumer_offset, request.group_id, t.name, p.partition_index, p.committed_offset
-                )
-                codes[(t.name, p.partition_index)] = ErrorCode.NONE
-            except Exception as e:  # the registry is unreachable
-                ctx.log.warning("OffsetCommit v0 of group %s to ZooKeeper failed: %s", request.group_id, e)
-                codes[(t.name, p.partition_index)] = ErrorCode.UNKNOWN_SERVER_ERROR
+            tp = (t.name, p.partition_index)
+            if topic is None or p.partition_index not in topic.replicas:
+                codes[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif p.committed_metadata is not None and len(p.committed_metadata.encode()) > limit:
+                codes[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            elif not _valid_group(request.group_id):
+                codes[tp] = ErrorCode.INVALID_GROUP_ID
+            else:
+                codes[tp] = await _write_zookeeper_offset(ctx, request.group_id, tp, p.committed_offset)
     return _response(request, lambda t, p: codes[(t, p)])
+
+
+async def _write_zookeeper_offset(ctx, group_id: str, tp: tuple[str, int], offset: int) -> ErrorCode:
+    b = ctx.services
+    try:
+        await b.run_blocking(b.registry.commit_consumer_offset, group_id, tp[0], tp[1], offset)
+    except Exception as e:  # the registry is unreachable
+        ctx.log.warning("OffsetCommit v0 of group %s to ZooKeeper failed: %s", group_id, e)
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+    return ErrorCode.NONE
+
+
+def _valid_group(group_id: str) -> bool:
+    """Whether ``group_id`` can be one ZooKeeper path component."""
+    try:
+        check_group(group_id)
+    except ValueError:
+        return False
+    return True

@@ -1,38 +1,53 @@
-"""OffsetFetch (key 9), v0-7: a group's committed offsets (-1 with empty metadata when none).
+"""OffsetFetch (key 9), v0-9: a group's committed offsets (-1 with empty metadata when none).
 
-v0 reads ZooKeeper's ``/consumers/<group>/offsets/<topic>/<partition>`` on any broker (Kafka 0.8.1's
-storage); v1+ ask the group's coordinator, which answers from its cache of ``__consumer_offsets``. v2+:
-null topics means every partition the group committed, and group errors (NOT_COORDINATOR,
-COORDINATOR_LOAD_IN_PROGRESS) go into the top-level error code; v0-1 carry them per partition.
-Gaps: ``require_stable`` (v7) has nothing to wait for (no transactional offsets); v8+ (several groups per
-request) is not declared.
+v0 reads ZooKeeper's ``/consumers/<group>/offsets/<topic>/<partition>`` on any broker, without the group
+coordinator (Kafka 0.8.2's storage; the node holds the offset as decimal ASCII, no metadata):
+UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist, INVALID_GROUP_ID for a group id that cannot be
+one path component, UNKNOWN_SERVER_ERROR when ZooKeeper is unreachable; a partition without a node answers
+-1 with no error. v1+ ask the group's coordinator, which answers from its cache of ``__consumer_offsets``
+(never ZooKeeper). v2+: null topics means every partition the group committed, and group errors
+(NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) go into the top-level error code; v0-1 carry them per
+partition. v8+ ask for several groups at once: one ``groups`` entry per requested group, in request order,
+each with its own error code (a failed group has no topics) and its own null-topics meaning. v9's
+``member_id``/``member_epoch`` are for KIP-848 consumer groups; classic groups ignore them, as Kafka does.
+Gaps: ``require_stable`` (v7+) has nothing to wait for (no transactional offsets). A partition without a
+ZooKeeper node answers -1 with UNKNOWN_TOPIC_OR_PARTITION in Kafka 0.8.2-2.x; here -1 with no error.
 """
 
 from __future__ import annotations
 
+from broker.cluster.zk_layout import check_group
 from broker.coordinator.group import GroupError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from ._groups import coordinator
 
 API_KEY = ApiKey.OFFSET_FETCH
-VERSIONS = (0, 7)
+VERSIONS = (0, 9)
 _API = API_BY_KEY[API_KEY]
 Resp = _API.Response
 Topic = Resp.OffsetFetchResponseTopic
 Part = Topic.OffsetFetchResponsePartition
+Group = Resp.OffsetFetchResponseGroup
+GroupTopic = Group.OffsetFetchResponseTopics
+GroupPart = GroupTopic.OffsetFetchResponsePartitions
+_BATCHED_FROM = 8
 
 
-def _part(index: int, offset: int = -1, epoch: int = -1, metadata: str = "", code=ErrorCode.NONE):
-    return Part(
+def _part(index: int, offset: int = -1, epoch: int = -1, metadata: str = "", code=ErrorCode.NONE, cls=Part):
+    return cls(
         partition_index=index, committed_offset=offset, committed_leader_epoch=epoch, metadata=metadata, error_code=code
     )
 
 
+def _requested(topics) -> list[tuple[str, int]] | None:
+    return None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
+
+
 async def handle(ctx, request):
-    requested = None
-    if request.topics is not None:
-        requested = [(t.name, p) for t in request.topics for p in t.partition_indexes]
+    if ctx.version >= _BATCHED_FROM:
+        return Resp(throttle_time_ms=0, groups=[_fetch_group(ctx, g.group_id, g.topics) for g in request.groups])
+    requested = _requested(request.topics)
     if ctx.version == 0:
         return await _fetch_from_zookeeper(ctx, request.group_id, requested or [])
     try:
@@ -45,23 +60,51 @@ async def handle(ctx, request):
     return Resp(throttle_time_ms=0, topics=_topics(found), error_code=ErrorCode.NONE)
 
 
-def _topics(found, code=ErrorCode.NONE):
+def _fetch_group(ctx, group_id: str, topics):
+    """One v8+ ``groups`` entry."""
+    try:
+        found = coordinator(ctx).fetch_offsets(group_id, _requested(topics))
+    except GroupError as e:
+        return Group(group_id=group_id, topics=[], error_code=e.error_code)
+    return Group(group_id=group_id, topics=_topics(found, topic_cls=GroupTopic, part_cls=GroupPart))
+
+
+def _topics(found, code=ErrorCode.NONE, topic_cls=Topic, part_cls=Part):
     by_topic: dict[str, list] = {}
     for (topic, partition), c in found.items():
-        entry = _part(partition, code=code) if c is None else _part(partition, c.offset, c.leader_epoch, c.metadata)
+        if c is None:
+            entry = _part(partition, code=code, cls=part_cls)
+        else:
+            entry = _part(partition, c.offset, c.leader_epoch, c.metadata, cls=part_cls)
         by_topic.setdefault(topic, []).append(entry)
-    return [Topic(name=name, partitions=parts) for name, parts in by_topic.items()]
+    return [topic_cls(name=name, partitions=parts) for name, parts in by_topic.items()]
 
 
 async def _fetch_from_zookeeper(ctx, group_id: str, requested):
     b = ctx.services
     found: dict = {}
+    try:
+        check_group(group_id)
+        group_ok = True
+    except ValueError:
+        group_ok = False
     for topic, partition in requested:
-        try:
-            offset = await b.run_blocking(b.registry.fetch_consumer_offset, group_id, topic, partition)
-        except Exception as e:  # the registry is unreachable
-            ctx.log.warning("OffsetFetch v0 of group %s from ZooKeeper failed: %s", group_id, e)
-            found.setdefault(topic, []).append(_part(partition, code=ErrorCode.UNKNOWN_SERVER_ERROR))
-            continue
-        found.setdefault(topic, []).append(_part(partition, -1 if offset is None else offset))
+        known = b.metadata.topics.get(topic)
+        if known is None or partition not in known.replicas:
+            entry = _part(partition, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        elif not group_ok:
+            entry = _part(partition, code=ErrorCode.INVALID_GROUP_ID)
+        else:
+            entry = await _read_zookeeper_offset(ctx, group_id, topic, partition)
+        found.setdefault(topic, []).append(entry)
     return Resp(throttle_time_ms=0, topics=[Topic(name=t, partitions=ps) for t, ps in found.items()], error_code=0)
+
+
+async def _read_zookeeper_offset(ctx, group_id: str, topic: str, partition: int):
+    b = ctx.services
+    try:
+        offset = await b.run_blocking(b.registry.fetch_consumer_offset, group_id, topic, partition)
+    except Exception as e:  # the registry is unreachable, or the node is not a decimal
+        ctx.log.warning("OffsetFetch v0 of group %s from ZooKeeper failed: %s", group_id, e)
+        return _part(partition, code=ErrorCode.UNKNOWN_SERVER_ERROR)
+    return _part(partition, -1 if offset is None else offset)

@@ -2,10 +2,17 @@
 delete groups, read, alter and delete committed offsets, and compute lag.
 
 Every group call goes to the group's coordinator, found with FindCoordinator (key type 0) and cached
-per group; COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS forget the cached
-coordinator and are retried within ``default.api.timeout.ms`` (as Kafka's AdminClient does). ListGroups
-goes to every broker (each lists the groups it coordinates). Offsets are ``OffsetAndMetadata``; a
-partition with no committed offset is left out of ``list_group_offsets``.
+per group (v4+ as a batch of one key); COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR and
+COORDINATOR_LOAD_IN_PROGRESS forget the cached coordinator and are retried within
+``default.api.timeout.ms`` (as Kafka's AdminClient does). ListGroups goes to every broker (each lists the
+groups it coordinates). Offsets are ``OffsetAndMetadata``; a partition with no committed offset is left out
+of ``list_group_offsets``.
+
+Offsets live in one of two stores (``storage``): ``"kafka"`` (the default) is the coordinator's
+``__consumer_offsets`` (OffsetCommit/OffsetFetch v1+; OffsetFetch v8+ in its one-group-per-entry shape);
+``"zookeeper"`` is Kafka 0.8's ``/consumers/<group>/offsets/<topic>/<partition>``, reached with
+OffsetCommit/OffsetFetch v0 sent to any broker (a broker that does not serve v0 raises
+``NoCommonVersionError``). The stores are independent: what one holds the other does not see.
 
 Used by ``AdminClient`` (which exposes these calls) and the CLI. Thread-safe like ``KafkaClient``: the
 coordinator cache has its own lock.
@@ -19,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spark_kafkalog.client.client import KafkaClient
-from spark_kafkalog.client.errors import KafkaClientError, error_for_code
+from spark_kafkalog.client.errors import KafkaClientError, NoCommonVersionError, error_for_code
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
@@ -33,6 +40,9 @@ __all__ = [
 ]
 
 _GROUP_KEY_TYPE = 0
+_FIND_BATCHED_FROM = 4  # FindCoordinator v4+: coordinator_keys / coordinators (KIP-699)
+_FETCH_BATCHED_FROM = 8  # OffsetFetch v8+: groups in and out (KIP-709)
+_STORAGES = ("kafka", "zookeeper")
 _COORDINATOR_MOVED = {
     ErrorCode.COORDINATOR_NOT_AVAILABLE,
     ErrorCode.NOT_COORDINATOR,
@@ -103,14 +113,23 @@ class GroupAdmin:
         if cached is not None:
             return cached
         R = API_BY_KEY[ApiKey.FIND_COORDINATOR].Request
-        _, response = self.client.send_request(ApiKey.FIND_COORDINATOR, R(key=group_id, key_type=_GROUP_KEY_TYPE))
-        if response.error_code != ErrorCode.NONE:
-            raise self._error(response.error_code, "FindCoordinator", group_id, response.error_message)
-        if self.client.broker_address(response.node_id) is None:
+
+        def build(version: int) -> Any:
+            if version >= _FIND_BATCHED_FROM:
+                return R(key_type=_GROUP_KEY_TYPE, coordinator_keys=[group_id])
+            return R(key=group_id, key_type=_GROUP_KEY_TYPE)
+
+        version, response = self.client.send_request(ApiKey.FIND_COORDINATOR, build)
+        found = response.coordinators[0] if version >= _FIND_BATCHED_FROM else response
+        if version >= _FIND_BATCHED_FROM and (len(response.coordinators) != 1 or found.key != group_id):
+            raise KafkaClientError(f"FindCoordinator v{version} for group {group_id!r} answered another key set")
+        if found.error_code != ErrorCode.NONE:
+            raise self._error(found.error_code, "FindCoordinator", group_id, found.error_message)
+        if self.client.broker_address(found.node_id) is None:
             self.client.refresh_metadata_once([])
         with self._lock:
-            self._coordinators[group_id] = response.node_id
-        return response.node_id
+            self._coordinators[group_id] = found.node_id
+        return found.node_id
 
     def forget_coordinator(self, group_id: str) -> None:
         """Drop the cached coordinator of ``group_id`` (it moved or its connection broke)."""
@@ -217,35 +236,39 @@ class GroupAdmin:
 
     # offsets -----------------------------------------------------------------------------------
     def list_group_offsets(
-        self, group_id: str, partitions: Iterable[TopicPartition] | None = None
+        self,
+        group_id: str,
+        partitions: Iterable[TopicPartition] | None = None,
+        *,
+        storage: str = "kafka",
     ) -> dict[TopicPartition, OffsetAndMetadata]:
-        """Committed offsets of ``group_id`` (all its partitions when ``partitions`` is None)."""
+        """Committed offsets of ``group_id`` (all its partitions when ``partitions`` is None) in ``storage``
+        (see the module docstring; ``"zookeeper"`` needs ``partitions``, as OffsetFetch v0 cannot ask for all)."""
         R = API_BY_KEY[ApiKey.OFFSET_FETCH].Request
+        Group = R.OffsetFetchRequestGroup
         wanted = None if partitions is None else sorted(set(partitions))
+        if _check_storage(storage) == "zookeeper":
+            if wanted is None:
+                raise KafkaClientError("ZooKeeper offset storage cannot list all of a group's partitions: name them")
+            return self._list_zookeeper_offsets(group_id, wanted)
 
         def build(version: int) -> Any:
-            if wanted is None:
-                return R(group_id=group_id, topics=None, require_stable=False)
-            by_topic: dict[str, list[int]] = {}
-            for tp in wanted:
-                by_topic.setdefault(tp.topic, []).append(tp.partition)
-            topics = [R.OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic.items()]
+            if version >= _FETCH_BATCHED_FROM:
+                topics = None if wanted is None else _by_topic(wanted, Group.OffsetFetchRequestTopics)
+                group = Group(group_id=group_id, member_id=None, member_epoch=-1, topics=topics)
+                return R(groups=[group], require_stable=False)
+            topics = None if wanted is None else _by_topic(wanted, R.OffsetFetchRequestTopic)
             return R(group_id=group_id, topics=topics, require_stable=False)
 
         def check(response: Any, version: int) -> dict[TopicPartition, OffsetAndMetadata]:
+            if version >= _FETCH_BATCHED_FROM:
+                (group,) = response.groups
+                if group.error_code != ErrorCode.NONE:
+                    raise self._error(group.error_code, "OffsetFetch", group_id)
+                return self._committed(group_id, group.topics, with_epoch=True)
             if version >= 2 and response.error_code != ErrorCode.NONE:
                 raise self._error(response.error_code, "OffsetFetch", group_id)
-            out = {}
-            for t in response.topics:
-                for p in t.partitions:
-                    if p.error_code != ErrorCode.NONE:
-                        raise self._error(p.error_code, "OffsetFetch", group_id, f"{t.name}-{p.partition_index}")
-                    if p.committed_offset >= 0:
-                        epoch = p.committed_leader_epoch if version >= 5 else -1
-                        out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
-                            p.committed_offset, p.metadata, epoch
-                        )
-            return out
+            return self._committed(group_id, response.topics, with_epoch=version >= 5)
 
         # v2+ can ask for all of a group's partitions (a null topic list)
         if wanted is None:
@@ -257,6 +280,50 @@ class GroupAdmin:
                 "OffsetFetch",
             )
         return self._group_call(group_id, ApiKey.OFFSET_FETCH, build, check, "OffsetFetch")
+
+    def _committed(
+        self, group_id: str, topics: Any, *, with_epoch: bool, unknown_is_absent: bool = False
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """The committed offsets of an OffsetFetch answer's topics; raises on the first partition error.
+        ``unknown_is_absent``: UNKNOWN_TOPIC_OR_PARTITION with offset -1 means "nothing committed" (what
+        Kafka's OffsetFetch v0 answers for a missing ZooKeeper node)."""
+        out = {}
+        for t in topics:
+            for p in t.partitions:
+                code = p.error_code
+                if unknown_is_absent and code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and p.committed_offset < 0:
+                    continue
+                if code != ErrorCode.NONE:
+                    raise self._error(code, "OffsetFetch", group_id, f"{t.name}-{p.partition_index}")
+                if p.committed_offset >= 0:
+                    epoch = p.committed_leader_epoch if with_epoch else -1
+                    out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
+                        p.committed_offset, p.metadata, epoch
+                    )
+        return out
+
+    def _list_zookeeper_offsets(
+        self, group_id: str, wanted: list[TopicPartition]
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        R = API_BY_KEY[ApiKey.OFFSET_FETCH].Request
+        body = R(group_id=group_id, topics=_by_topic(wanted, R.OffsetFetchRequestTopic))
+        response = self._send_v0(ApiKey.OFFSET_FETCH, body, "OffsetFetch")
+        return self._committed(group_id, response.topics, with_epoch=False, unknown_is_absent=True)
+
+    def _send_v0(self, api_key: int, body: Any, what: str) -> Any:
+        """Send ``body`` at v0 (the ZooKeeper offset storage) to any broker, retrying lost connections."""
+
+        def attempt() -> Any:
+            try:
+                return self.client.send_request(api_key, body, min_version=0, max_version=0)[1]
+            except NoCommonVersionError as e:
+                raise NoCommonVersionError(
+                    f"ZooKeeper offset storage needs {what} v0, which broker {e.broker} does not serve "
+                    f"(Kafka 4.0+ removed it); use storage='kafka' (offsets.storage=kafka)",
+                    broker=e.broker,
+                ) from e
+
+        return self.client.call_with_retries(attempt, what=what)
 
     def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]) -> None:
         """Commit ``offsets`` for a group with no active members (as ``kafka-consumer-groups --reset-offsets
@@ -271,10 +338,14 @@ class GroupAdmin:
         generation: int = -1,
         member_id: str = "",
         group_instance_id: str | None = None,
+        storage: str = "kafka",
     ) -> None:
         """OffsetCommit to the coordinator: as a member (``generation``, ``member_id``) or, with the defaults,
         as a consumer outside the group protocol (manual assignment), which Kafka accepts while the group has
-        no active members. Raises on the first partition that failed."""
+        no active members. ``storage="zookeeper"`` writes ZooKeeper's 0.8 offsets with OffsetCommit v0 through
+        any broker instead (membership, metadata and leader epochs are not stored there). Raises on the first
+        partition that failed."""
+        _check_storage(storage)
         if not offsets:
             return
         R = API_BY_KEY[ApiKey.OFFSET_COMMIT].Request
@@ -290,6 +361,15 @@ class GroupAdmin:
                     committed_metadata=om.metadata,
                 )
             )
+
+        if storage == "zookeeper":
+            body = R(
+                group_id=group_id,
+                topics=[R.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
+            )
+            response = self._send_v0(ApiKey.OFFSET_COMMIT, body, "OffsetCommit")
+            _raise_partition_errors(self, group_id, "OffsetCommit", response.topics)
+            return
 
         def build(version: int) -> Any:
             return R(
@@ -349,6 +429,20 @@ class GroupAdmin:
             return []
         ends = self.client.list_offsets(dict.fromkeys(tps, OffsetSpec.LATEST))
         return [PartitionLag(tp, committed[tp].offset if tp in committed else None, ends[tp]) for tp in sorted(tps)]
+
+
+def _check_storage(storage: str) -> str:
+    if storage not in _STORAGES:
+        raise ValueError(f"offset storage must be one of {', '.join(_STORAGES)}, not {storage!r}")
+    return storage
+
+
+def _by_topic(tps: Iterable[TopicPartition], topic_cls: Any) -> list[Any]:
+    """OffsetFetch request topics (``name``, ``partition_indexes``) of ``tps``, in first-seen topic order."""
+    by_topic: dict[str, list[int]] = {}
+    for tp in tps:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return [topic_cls(name=t, partition_indexes=ps) for t, ps in by_topic.items()]
 
 
 def _too_old(what: str, version: int) -> Any:

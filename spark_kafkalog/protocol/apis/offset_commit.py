@@ -1,12 +1,13 @@
-"""OffsetCommit (key 8), v0-8; flexible from v8.
-v0 has no generation or member id; only v1 has a per-partition commit timestamp; v2-4 a retention time."""
+"""OffsetCommit (key 8), v0-9; flexible from v8.
+v0 has no generation or member id; only v1 has a per-partition commit timestamp; v2-4 a retention time;
+v9 has v8's shape (it may carry a KIP-848 member epoch and answer GROUP_ID_NOT_FOUND)."""
 
 from ..schema import declare_api
 
 API = declare_api(
     8,
     "OffsetCommit",
-    versions="0-8",
+    versions="0-9",
     flexible="8+",
     request="""
         group_id                   string
