@@ -6,7 +6,8 @@
     kafkalog topics create|list|describe|delete --bootstrap-server HOST:PORT ...
     kafkalog produce --bootstrap-server HOST:PORT --topic T [--key-separator S] [--acks A] [--compression C]
     kafkalog consume --bootstrap-server HOST:PORT --topic T [--from-beginning | --offset N] [--partition P]
-                     [--max-messages N]
+                     [--max-messages N] [--group G [--timeout-ms MS]]
+    kafkalog groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT ...
 
 Exit codes: 0 success, 1 failure (the message says why), 2 bad usage, 130 interrupted.
 Progress and status go to stderr; data (consumed records, ``bootstrap.servers=...``) to stdout.
@@ -325,9 +326,17 @@ def cmd_produce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_record(partition: int, offset: int, key: bytes | None, value: bytes | None) -> None:
+    k = "null" if key is None else bytes(key).decode(errors="replace")
+    v = "null" if value is None else bytes(value).decode(errors="replace")
+    print(f"{k}\t{v}\tpartition={partition}\toffset={offset}")
+
+
 def cmd_consume(args: argparse.Namespace) -> int:
     from spark_kafkalog.client import KafkaClient, KafkaClientError, TopicPartition
 
+    if args.group is not None:
+        return _consume_as_group(args)
     shown = 0
     try:
         with KafkaClient(args.bootstrap_server) as client:
@@ -343,9 +352,7 @@ def cmd_consume(args: argparse.Namespace) -> int:
                     for rec in fb.batch.records():
                         if rec.offset < starts[tp] or rec.offset >= ends[tp]:
                             continue
-                        key = "null" if rec.key is None else bytes(rec.key).decode(errors="replace")
-                        value = "null" if rec.value is None else bytes(rec.value).decode(errors="replace")
-                        print(f"{key}\t{value}\tpartition={tp.partition}\toffset={rec.offset}")
+                        _print_record(tp.partition, rec.offset, rec.key, rec.value)
                         shown += 1
                         if args.max_messages is not None and shown >= args.max_messages:
                             return 0
@@ -355,6 +362,59 @@ def cmd_consume(args: argparse.Namespace) -> int:
         return 0
     print(f"consumed {shown} records", file=sys.stderr)
     return 0
+
+
+def _consume_as_group(args: argparse.Namespace) -> int:
+    """``consume --group G``: a member of consumer group G (subscribe; partitions shared with the group's other
+    members), starting from the group's committed offsets (``--from-beginning``: earliest where it has none),
+    committing what it printed. Stops once its partitions are read to their end (or after ``--max-messages``,
+    or ``--timeout-ms`` without a record once it has partitions)."""
+    from spark_kafkalog.client import Consumer, KafkaClientError, TopicPartition
+
+    shown = 0
+    idle_ms = args.timeout_ms if args.timeout_ms is not None else 10_000
+    try:
+        with Consumer(
+            args.bootstrap_server,
+            group_id=args.group,
+            auto_offset_reset="earliest" if args.from_beginning else "latest",
+            enable_auto_commit=False,
+        ) as consumer:
+            consumer.subscribe([args.topic])
+            last_record = time.monotonic()
+            done = False
+            while not done:
+                records = consumer.poll(timeout_ms=200)
+                printed: dict[TopicPartition, int] = {}
+                for rec in records:
+                    _print_record(rec.partition, rec.offset, rec.key, rec.value)
+                    printed[TopicPartition(rec.topic, rec.partition)] = rec.offset + 1
+                    shown += 1
+                    if args.max_messages is not None and shown >= args.max_messages:
+                        done = True
+                        break
+                if printed:
+                    consumer.commit(printed)
+                    last_record = time.monotonic()
+                elif not consumer.assignment():
+                    last_record = time.monotonic()  # still joining: the idle time starts with partitions
+                elif _caught_up(consumer) or (time.monotonic() - last_record) * 1000 >= idle_ms:
+                    done = True
+    except KafkaClientError as e:
+        return _err(str(e))
+    except BrokenPipeError:
+        return 0
+    print(f"consumed {shown} records as a member of group {args.group}", file=sys.stderr)
+    return 0
+
+
+def _caught_up(consumer) -> bool:
+    """The consumer has partitions and has read each to its current end."""
+    assigned = consumer.assignment()
+    if not assigned:
+        return False
+    ends = consumer.client.list_offsets(dict.fromkeys(assigned, -1))
+    return all(consumer.position(tp) >= ends[tp] for tp in assigned)
 
 
 # -- parser ------------------------------------------------------------------------------------------
@@ -414,6 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("--from-beginning", action="store_true")
     start.add_argument("--offset", type=int, default=None)
     co.add_argument("--max-messages", type=int, default=None)
+    co.add_argument("--group", default=None, help="consume as a member of this consumer group, committing offsets")
+    co.add_argument("--timeout-ms", type=int, default=None, help="with --group: stop after this long without records")
     co.set_defaults(func=cmd_consume)
 
     cli_groups.add_parser(sub)
@@ -428,6 +490,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return cli_groups.usage_error(args)
     if args.command == "cluster" and args.brokers < 1:
         return f"cluster up needs --brokers 1 or more, not {args.brokers}"
+    if args.command == "consume" and args.group is not None and (args.offset is not None or args.partition is not None):
+        return "consume --group takes its partitions from the group; it cannot be combined with --partition or --offset"
     if args.command == "consume" and args.offset is not None:
         if args.partition is None:
             return "consume --offset needs --partition (an offset belongs to one partition)"

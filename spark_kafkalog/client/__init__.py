@@ -1,8 +1,8 @@
 """The Kafka client: one sans-IO connection state machine with blocking and asyncio transports, a metadata
 cache, ListOffsets and partition fetching (``KafkaClient``), an idempotent batching ``Producer``, an
-``AdminClient``, a simple ``Consumer`` with manual assignment, and the group protocol's building blocks: the
-consumer protocol's ``Subscription``/``Assignment`` and the range, roundrobin, sticky and cooperative-sticky
-assignors (``assignor_by_name``).
+``AdminClient``, and a ``Consumer`` with manual assignment or consumer-group membership (``subscribe``), with
+the group protocol's building blocks: the consumer protocol's ``Subscription``/``Assignment`` and the range,
+roundrobin, sticky and cooperative-sticky assignors (``assignor_by_name``).
 
 Works against our broker and any Kafka broker: every request is sent at the highest version both sides
 support, never at a version the broker does not advertise. Imports neither pyspark nor kazoo.
@@ -42,6 +42,7 @@ from spark_kafkalog.client.errors import (
     ProducerClosedError,
     RecordTooLargeError,
 )
+from spark_kafkalog.client.group_membership import CommitFailedError, GroupMemberFatalError
 from spark_kafkalog.client.partitioner import (
     DefaultPartitioner,
     Partitioner,
@@ -63,6 +64,8 @@ from spark_kafkalog.client.types import (
 )
 
 __all__ = [
+    "CommitFailedError",
+    "GroupMemberFatalError",
     "AdminClient",
     "AdminOperationError",
     "Assignment",

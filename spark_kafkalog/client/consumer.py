@@ -1,35 +1,60 @@
-"""``Consumer``: a consumer with manual assignment, and committed offsets when it has a ``group.id``.
+"""``Consumer``: Kafka's consumer, by manual assignment or as a member of a consumer group.
 
-``assign`` a list of partitions, optionally ``seek``; ``poll`` returns up to ``max_records`` decoded
-records (``max.poll.records`` by default), fetching from each assigned partition in turn from its
-position. A partition without a position starts at the group's committed offset (with a ``group.id``),
-else per ``auto.offset.reset``: ``latest`` (the default, as in Java), ``earliest``, or ``none`` (raise).
-An offset that fell out of the log (retention) is reset the same way.
+``assign`` a list of partitions, or ``subscribe`` to topics (or a pattern) with a ``group.id`` and let
+the group's coordinator share the partitions among the members (``partition.assignment.strategy``:
+range, roundrobin, sticky, cooperative-sticky; ``ConsumerCoordinator`` drives the group protocol and
+heartbeats from a thread of its own). ``poll`` first keeps the membership active (joining or rejoining
+when the group rebalances; this may take until the rebalance completes), then returns up to
+``max_records`` decoded records (``max.poll.records`` by default), fetching from each assigned, not
+paused partition in turn from its position.
 
-With a ``group.id``, ``commit`` stores positions (or given offsets) at the group's coordinator and
-``committed`` reads them back; with ``enable.auto.commit`` (the default, as Java) positions are committed
-every ``auto.commit.interval.ms`` from ``poll`` and on ``close``. Like Java's consumer with ``assign``,
-this commits outside the group protocol (generation -1), which Kafka accepts while the group has no
-active members. Keys and values pass through ``key.deserializer``/``value.deserializer`` (bytes by default).
-Records are fetched with ``KafkaClient.fetch_batches``, so leader moves and retries are handled there.
+A partition without a position starts at the group's committed offset (with a ``group.id``), else per
+``auto.offset.reset``: ``latest`` (the default, as in Java), ``earliest``, or ``none`` (raise). An offset
+that fell out of the log (retention) is reset the same way.
+
+Committed offsets: ``commit`` stores positions (or given offsets; ``asynchronous=True`` returns at once
+and reports to a callback from a later ``poll``), ``committed`` reads them back. A group member commits
+with its generation (a commit after the group moved on raises ``CommitFailedError``); with ``assign``
+the commit is made outside the group protocol (generation -1), which Kafka accepts while the group has
+no active members. ``enable.auto.commit`` (the default) commits positions every ``auto.commit.interval.ms``
+from ``poll``, before partitions are revoked, and on ``close``. ``offsets.storage`` (``kafka``, the
+default, or ``zookeeper``: OffsetCommit/OffsetFetch v0, which the broker keeps in ZooKeeper as Kafka 0.8.2
+did) with ``dual.commit.enabled`` (commit to both; read both and take the larger) gives the seeds'
+migration path between the two.
+
+Rebalance listeners: an object with any of ``on_partitions_revoked(partitions)``,
+``on_partitions_assigned(partitions)`` and ``on_partitions_lost(partitions)`` (revoked when absent), called
+from ``poll`` (and ``close``) on the polling thread, as Java's ``ConsumerRebalanceListener``. With the
+cooperative protocol they receive only the partitions that changed.
 
 Not thread-safe: one thread polls, as with Java's consumer.
 """
 
 from __future__ import annotations
 
+import logging
+import re
+import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig, _identity
+from spark_kafkalog.client.consumer_coordinator import ConsumerCoordinator
 from spark_kafkalog.client.errors import KafkaClientError, OffsetOutOfRangeError
 from spark_kafkalog.client.group_admin import GroupAdmin, OffsetAndMetadata
+from spark_kafkalog.client.group_membership import CommitFailedError, RebalanceEvent
 from spark_kafkalog.client.types import ConsumerRecord, OffsetSpec, TopicPartition
+from spark_kafkalog.protocol import ErrorCode
 
-__all__ = ["Consumer"]
+__all__ = ["CommitFailedError", "Consumer"]
+
+log = logging.getLogger("kafkalog.consumer")
+
+_COMMIT_FAILED = frozenset({ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID})
+CommitCallback = Callable[[Mapping[TopicPartition, OffsetAndMetadata], BaseException | None], None]
 
 
 class Consumer:
@@ -49,16 +74,45 @@ class Consumer:
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._buffered: dict[TopicPartition, deque[ConsumerRecord]] = {}
+        self._paused: set[TopicPartition] = set()
         self._next = 0
         self._groups = GroupAdmin(self.client)
         self._last_auto_commit = time.monotonic()
+        # subscription (group membership)
+        self._coordinator: ConsumerCoordinator | None = None
+        self._topics: tuple[str, ...] = ()
+        self._patterns: list[Callable[[str], Any]] = []
+        self._listener: Any = None
+        self._next_metadata_check = 0.0
+        self._partition_counts: dict[str, int] = {}
+        # asynchronous commits: completed (callback, offsets, error), reported from the polling thread
+        self._commit_results: deque[tuple[CommitCallback | None, dict, BaseException | None]] = deque()
+        self._async_commits: list[threading.Thread] = []
+        self._closed = False
 
     def close(self) -> None:
+        """Commit (with auto commit), leave the group (revocation callbacks run here) and close the connections."""
+        if self._closed:
+            return
+        self._closed = True
         try:
-            if self._auto_commits:
+            for t in self._async_commits:
+                t.join()
+            self._report_async_commits()
+            if self._coordinator is not None:
+                self._coordinator.leave()  # the revocation commits positions with auto commit
+            elif self._auto_commits:
                 self.commit()
         finally:
+            if self._coordinator is not None:
+                self._coordinator.close()
             self.client.close()
+
+    def __enter__(self) -> Consumer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # committed offsets (group.id) ----------------------------------------------------------------
     @property
@@ -70,45 +124,252 @@ class Consumer:
             raise KafkaClientError("committed offsets need a group.id", retriable=False)
         return self.config.group_id
 
-    def commit(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None) -> None:
-        """Commit ``offsets`` (by default the position of every assigned partition that has one) for the group."""
+    def commit(
+        self,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
+        *,
+        asynchronous: bool = False,
+        callback: CommitCallback | None = None,
+    ) -> None:
+        """Commit ``offsets`` (by default the position of every assigned partition that has one) for the group.
+
+        A group member commits with its generation: ``CommitFailedError`` when the group rebalanced meanwhile
+        (the partitions may be someone else's now; the next ``poll`` rejoins). ``asynchronous=True`` returns
+        at once; ``callback(offsets, error or None)`` then runs from a later ``poll``, ``commit`` or ``close``.
+        """
         group = self._group()
         if offsets is None:
             offsets = {tp: self.position(tp) for tp in self._assignment if tp in self._positions}
-        self._groups.commit_offsets(group, {TopicPartition(*tp): v for tp, v in offsets.items()})
+        wanted = {
+            TopicPartition(*tp): v if isinstance(v, OffsetAndMetadata) else OffsetAndMetadata(int(v))
+            for tp, v in offsets.items()
+        }
         self._last_auto_commit = time.monotonic()
+        if not asynchronous:
+            self._report_async_commits()
+            self._commit_now(group, wanted)
+            if callback is not None:
+                callback(wanted, None)
+            return
+
+        def run() -> None:
+            try:
+                self._commit_now(group, wanted)
+                self._commit_results.append((callback, wanted, None))
+            except Exception as e:  # reported to the callback on the polling thread
+                self._commit_results.append((callback, wanted, e))
+
+        thread = threading.Thread(target=run, name="kafkalog-commit", daemon=True)
+        self._async_commits = [t for t in self._async_commits if t.is_alive()] + [thread]
+        thread.start()
+
+    def commit_async(
+        self,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
+        callback: CommitCallback | None = None,
+    ) -> None:
+        """``commit(offsets, asynchronous=True, callback=callback)`` (kafka-python's and Java's name)."""
+        self.commit(offsets, asynchronous=True, callback=callback)
+
+    def _commit_now(self, group: str, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        if not offsets:
+            return
+        if self._coordinator is None:
+            self._groups.commit_offsets(group, offsets)
+            return
+        generation, member_id, instance_id = self._coordinator.member.commit_identity()
+        if generation < 0:
+            raise CommitFailedError(
+                f"group {group!r}: this consumer is not a member of an active generation (it is rebalancing); "
+                "poll() to rejoin, then commit the positions of the partitions it owns then",
+                error_code=ErrorCode.REBALANCE_IN_PROGRESS,
+                retriable=False,
+            )
+        try:
+            self._groups.commit_offsets(
+                group, offsets, generation=generation, member_id=member_id, group_instance_id=instance_id
+            )
+        except KafkaClientError as e:
+            if e.error_code not in _COMMIT_FAILED:
+                raise
+            self._coordinator.member.on_commit_error(e.error_code)
+            raise CommitFailedError(
+                f"group {group!r}: the commit failed because the group rebalanced ({ErrorCode(e.error_code).name}); "
+                "its partitions may be assigned to another member now",
+                error_code=e.error_code,
+                retriable=False,
+            ) from e
+
+    def _report_async_commits(self) -> None:
+        while self._commit_results:
+            callback, offsets, error = self._commit_results.popleft()
+            if callback is not None:
+                callback(offsets, error)
+            elif error is not None:
+                log.warning("asynchronous commit of %d offsets failed: %s", len(offsets), error)
 
     def committed(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata | None]:
         """The group's committed offset of each partition (None where nothing was committed)."""
         tps = [TopicPartition(*tp) for tp in partitions]
-        found = self._groups.list_group_offsets(self._group(), tps)
+        found = self._fetch_committed(self._group(), tps)
         return {tp: found.get(tp) for tp in tps}
+
+    def _fetch_committed(self, group: str, tps: list[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
+        return self._groups.list_group_offsets(group, tps)
 
     def _maybe_auto_commit(self) -> None:
         if (
             self._auto_commits
             and time.monotonic() - self._last_auto_commit >= self.config.auto_commit_interval_ms / 1000
         ):
-            self.commit()
+            self._auto_commit(list(self._assignment))
 
-    def __enter__(self) -> Consumer:
-        return self
+    def _auto_commit(self, partitions: list[TopicPartition]) -> None:
+        offsets = {tp: self.position(tp) for tp in partitions if tp in self._positions}
+        try:
+            self.commit(offsets)
+        except KafkaClientError as e:  # as Java: an auto commit that fails is logged, the next one may succeed
+            log.warning("group %s: auto commit of %d offsets failed: %s", self.config.group_id, len(offsets), e)
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    # subscription ------------------------------------------------------------------------------
+    def subscribe(
+        self,
+        topics: str | Iterable[str] = (),
+        pattern: str | re.Pattern[str] | None = None,
+        listener: Any = None,
+    ) -> None:
+        """Join the consumer group ``group.id`` for ``topics`` and/or the topics matching ``pattern`` (a regular
+        expression matching the whole name, as Java; entries of ``topics`` starting with ``^`` are regular
+        expressions searched in the name, as librdkafka). Replaces the previous subscription; the assignment
+        follows at the next ``poll``."""
+        group = self.config.group_id
+        if group is None:
+            raise KafkaClientError("subscribe needs a group.id (or use assign())", retriable=False)
+        if self._coordinator is None and self._assignment:
+            raise KafkaClientError(
+                "subscribe() and assign() are mutually exclusive; unsubscribe() or assign([]) first", retriable=False
+            )
+        names = [topics] if isinstance(topics, str) else list(topics)
+        patterns: list[Callable[[str], Any]] = [re.compile(n).search for n in names if n.startswith("^")]
+        if pattern is not None:
+            patterns.append(re.compile(pattern).fullmatch if isinstance(pattern, str) else pattern.fullmatch)
+        self._topics = tuple(n for n in names if not n.startswith("^"))
+        self._patterns = patterns
+        if not self._topics and not self._patterns:
+            self.unsubscribe()
+            return
+        self._listener = listener
+        if self._coordinator is None:
+            self._coordinator = ConsumerCoordinator(self.config, self._partition_counts_of, self._on_rebalance)
+        self._next_metadata_check = 0.0
+        self._check_metadata()
+
+    def subscription(self) -> set[str]:
+        """The topics subscribed to (patterns resolved against the last metadata)."""
+        return set(self._coordinator.member.subscription) if self._coordinator is not None else set()
+
+    def unsubscribe(self) -> None:
+        """Leave the group (revocation callbacks run) and drop the assignment."""
+        coordinator, self._coordinator = self._coordinator, None
+        if coordinator is not None:
+            try:
+                coordinator.leave("the consumer unsubscribed")
+            finally:
+                coordinator.close()
+        self._topics, self._patterns = (), []
+        self._set_assignment([])
+
+    def _check_metadata(self) -> None:
+        """Every ``metadata.max.age.ms``: resolve patterns, and rejoin when a subscribed topic's partition count
+        changed (the leader then assigns the new partitions), as Java's consumer does."""
+        now = time.monotonic()
+        if self._coordinator is None or now < self._next_metadata_check:
+            return
+        self._next_metadata_check = now + self.config.metadata_max_age_ms / 1000
+        topics = set(self._topics)
+        if self._patterns:
+            for name in self.client.topics():
+                if any(match(name) for match in self._patterns):
+                    topics.add(name)
+        member = self._coordinator.member
+        member.subscribe(topics)
+        counts = self._partition_counts_of(tuple(sorted(topics)))
+        if self._partition_counts and counts != self._partition_counts and member.stable:
+            member.request_rejoin()
+        self._partition_counts = counts
+
+    def _partition_counts_of(self, topics: tuple[str, ...]) -> dict[str, int]:
+        counts = {}
+        for topic in topics:
+            try:
+                counts[topic] = len(self.client.topic_info(topic, refresh=True).partitions)
+            except KafkaClientError as e:  # not created yet: assigned once it exists
+                log.debug("topic %s has no partitions to assign: %s", topic, e)
+        return counts
+
+    def _on_rebalance(self, events: list[RebalanceEvent]) -> None:
+        """Run rebalance callbacks; partitions leave the assignment only after their callback ran (so the
+        listener may still commit their positions)."""
+        assert self._coordinator is not None
+        for event in events:
+            partitions = list(event.partitions)
+            if event.kind == "revoked":
+                if self.config.enable_auto_commit and self.config.group_id is not None:
+                    self._auto_commit(partitions)
+                self._call_listener("on_partitions_revoked", partitions)
+            elif event.kind == "lost":
+                name = (
+                    "on_partitions_lost" if hasattr(self._listener, "on_partitions_lost") else "on_partitions_revoked"
+                )
+                self._call_listener(name, partitions)
+            if event.kind == "assigned":
+                self._set_assignment(list(self._coordinator.member.owned))
+                self._call_listener("on_partitions_assigned", partitions)
+            else:
+                gone = set(partitions)
+                self._set_assignment([tp for tp in self._assignment if tp not in gone])
+
+    def _call_listener(self, name: str, partitions: list[TopicPartition]) -> None:
+        method = getattr(self._listener, name, None)
+        if method is None:
+            return
+        try:
+            method(partitions)
+        except Exception:  # as Java: a failing callback is logged; the rebalance goes on
+            log.exception("rebalance listener %s failed", name)
 
     # assignment and positions ------------------------------------------------------------------
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         """Replace the assignment; positions of partitions kept in it are kept."""
+        if self._coordinator is not None:
+            raise KafkaClientError(
+                "assign() and subscribe() are mutually exclusive; unsubscribe() first", retriable=False
+            )
         tps = list(dict.fromkeys(TopicPartition(*tp) for tp in partitions))
         for tp in tps:
             self.client.leader_for(tp)  # fails early for a partition that does not exist
+        self._set_assignment(tps)
+
+    def _set_assignment(self, tps: list[TopicPartition]) -> None:
         self._assignment = tps
         self._positions = {tp: off for tp, off in self._positions.items() if tp in tps}
         self._buffered = {tp: q for tp, q in self._buffered.items() if tp in tps}
+        self._paused &= set(tps)
 
     def assignment(self) -> list[TopicPartition]:
         return list(self._assignment)
+
+    def pause(self, partitions: Iterable[TopicPartition]) -> None:
+        """Stop fetching ``partitions`` (assigned ones) until ``resume``; the group membership is unaffected."""
+        for tp in partitions:
+            self._paused.add(self._check_assigned(tp))
+
+    def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            self._paused.discard(TopicPartition(*tp))
+
+    def paused(self) -> set[TopicPartition]:
+        return set(self._paused)
 
     def _check_assigned(self, tp: TopicPartition) -> TopicPartition:
         tp = TopicPartition(*tp)
@@ -149,7 +410,7 @@ class Consumer:
 
     def _reset(self, tps: list[TopicPartition], *, use_committed: bool = True) -> None:
         if use_committed and self.config.group_id is not None:
-            committed = self._groups.list_group_offsets(self.config.group_id, tps)
+            committed = self._fetch_committed(self.config.group_id, tps)
             for tp, om in committed.items():
                 self._positions[tp] = om.offset
             tps = [tp for tp in tps if tp not in committed]
@@ -168,30 +429,45 @@ class Consumer:
     # polling -----------------------------------------------------------------------------------
     def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumerRecord]:
         """Up to ``max_records`` records from the assigned partitions, waiting up to ``timeout_ms`` for the
-        first one."""
-        if not self._assignment:
+        first one. A subscribed consumer first keeps its group membership active (a rebalance completes
+        inside ``poll``, running the listener's callbacks)."""
+        if self._closed:
+            raise KafkaClientError("the consumer is closed", retriable=False)
+        deadline = time.monotonic() + timeout_ms / 1000.0
+        self._report_async_commits()
+        while True:
+            if self._coordinator is not None:
+                self._check_metadata()
+                self._coordinator.ensure_active(deadline)
+            fetchable = [tp for tp in self._assignment if tp not in self._paused]
+            remaining = deadline - time.monotonic()
+            if fetchable or self._coordinator is None or remaining <= 0:
+                break
+            time.sleep(min(remaining, 0.1))  # a member without partitions (or all paused) keeps its membership
+        if not fetchable:
             return []
         self._maybe_auto_commit()
         limit = self.config.max_poll_records if max_records is None else max_records
-        missing = [tp for tp in self._assignment if tp not in self._positions]
+        missing = [tp for tp in fetchable if tp not in self._positions]
         if missing:
             self._reset(missing)
-        deadline = time.monotonic() + timeout_ms / 1000.0
         out: list[ConsumerRecord] = []
         first = True
         while first or (not out and time.monotonic() < deadline):
             remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
-            wait_ms = 0 if first else min(self.config.fetch_max_wait_ms, max(remaining_ms // len(self._assignment), 1))
+            wait_ms = 0 if first else min(self.config.fetch_max_wait_ms, max(remaining_ms // len(fetchable), 1))
             first = False
-            for i in range(len(self._assignment)):
-                tp = self._assignment[(self._next + i) % len(self._assignment)]
+            for i in range(len(fetchable)):
+                tp = fetchable[(self._next + i) % len(fetchable)]
                 self._take_buffered(tp, out, limit)
                 if len(out) >= limit:
                     break
                 self._fetch_into(tp, out, limit, wait_ms)
                 if len(out) >= limit:
                     break
-            self._next = (self._next + 1) % len(self._assignment)
+            self._next = (self._next + 1) % len(fetchable)
+            if self._coordinator is not None and not self._coordinator.member.stable:
+                break  # a rebalance began: return what we have, the next poll rejoins
         return out
 
     def _take_buffered(self, tp: TopicPartition, out: list[ConsumerRecord], limit: int) -> None:

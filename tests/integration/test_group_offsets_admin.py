@@ -128,3 +128,24 @@ def test_the_groups_cli_describes_and_resets_offsets(cluster, group):
     assert group in listed.stdout.split()
     deleted = cli("groups", "delete", "--bootstrap-server", bs, "--group", group)
     assert deleted.returncode == 0 and group not in cli("groups", "list", "--bootstrap-server", bs).stdout.split()
+
+
+def test_consume_as_a_group_member_commits_and_continues_where_it_stopped(cluster, group):
+    topic = new_topic(cluster, 2)
+    bs = cluster.bootstrap_servers
+    produce(bs, topic, [b"a%d" % i for i in range(10)], 2)
+    first = cli("consume", "--bootstrap-server", bs, "--topic", topic, "--group", group, "--from-beginning")
+    assert first.returncode == 0, first.stderr
+    assert sorted(line.split("\t")[1] for line in first.stdout.splitlines()) == sorted("a%d" % i for i in range(10))
+    assert f"consumed 10 records as a member of group {group}" in first.stderr
+    produce(bs, topic, [b"b%d" % i for i in range(4)], 2)
+    second = cli("consume", "--bootstrap-server", bs, "--topic", topic, "--group", group, "--max-messages", "3")
+    values = [line.split("\t")[1] for line in second.stdout.splitlines()]
+    assert second.returncode == 0 and len(values) == 3 and all(v.startswith("b") for v in values)
+    third = cli("consume", "--bootstrap-server", bs, "--topic", topic, "--group", group, "--timeout-ms", "3000")
+    rest = [line.split("\t")[1] for line in third.stdout.splitlines()]
+    assert sorted(values + rest) == ["b0", "b1", "b2", "b3"]  # nothing read twice, nothing skipped
+    with AdminClient(bs) as admin:
+        assert [row.lag for row in admin.group_lag(group)] == [0, 0]
+    bad = cli("consume", "--bootstrap-server", bs, "--topic", topic, "--group", group, "--partition", "0")
+    assert bad.returncode == 2 and "cannot be combined" in bad.stderr
