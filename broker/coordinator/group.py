@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.protocol import ErrorCode, decode_data
 
 
 class GroupState(enum.Enum):
@@ -202,7 +202,11 @@ class Group:
                 old.member_id = new_id
                 self.members[new_id] = old
                 self.static_members[group_instance_id] = new_id
-                same = old.metadata_for(self.protocol_name) == dict(protocols).get(self.protocol_name or "")
+                same = _same_subscription(
+                    self.protocol_type,
+                    old.metadata_for(self.protocol_name),
+                    dict(protocols).get(self.protocol_name or ""),
+                )
                 if self.state is GroupState.STABLE and same:  # KIP-345: no rebalance, the old assignment stays
                     old.protocols = protocols
                     old.session_timeout_ms, old.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
@@ -452,3 +456,19 @@ def select_protocol(preferences: Sequence[Sequence[str]]) -> str:
     votes = Counter(next(n for n in p if n in common) for p in preferences)
     best = max(votes.values())
     return next(n for n in preferences[0] if n in common and votes[n] == best)
+
+
+def _same_subscription(protocol_type: str | None, old: bytes, new: bytes | None) -> bool:
+    """Whether a restarted static member asks for what it had: for the consumer protocol the subscribed topics
+    (its owned partitions and generation naturally differ after a restart, as Kafka compares since KAFKA-13435);
+    for other protocols the metadata bytes."""
+    if new is None:
+        return False
+    if protocol_type != "consumer":
+        return old == new
+    try:
+        return sorted(decode_data("ConsumerProtocolSubscription", old)[1].topics) == sorted(
+            decode_data("ConsumerProtocolSubscription", new)[1].topics
+        )
+    except Exception:  # not a consumer subscription after all: compare the bytes
+        return old == new

@@ -233,16 +233,28 @@ def test_static_member_rejoining_with_an_empty_id_takes_over_its_slot():
     assert e.value.error_code == ErrorCode.FENCED_INSTANCE_ID
 
 
+def _subscription(topics, owned=(), generation=-1) -> bytes:
+    from spark_kafkalog.client.consumer_protocol import Subscription, encode_subscription
+
+    return encode_subscription(Subscription(tuple(topics), owned_partitions=tuple(owned), generation_id=generation))
+
+
 @pytest.mark.parametrize(
-    ("protocols", "rebalances"),
-    [((("range", b"r"),), False), ((("range", b"changed"),), True)],
+    ("first", "protocols", "rebalances"),
+    [
+        (b"r", (("range", b"r"),), False),
+        (b"r", (("range", b"changed"),), True),
+        # the consumer protocol: the topics count, not the owned partitions a restarted member no longer has
+        (_subscription(["t"], [("t", 0)], 3), (("range", _subscription(["t"])),), False),
+        (_subscription(["t"]), (("range", _subscription(["t", "u"])),), True),
+    ],
 )
 def test_static_member_restarting_in_a_stable_group_keeps_its_assignment_unless_its_metadata_changed(
-    protocols, rebalances
+    first, protocols, rebalances
 ):
     g = Group("g")
-    a, _ = join(g, instance="a")
-    b, _ = join(g, instance="b")
+    a, _ = join(g, instance="a", protocols=(("range", first),))
+    b, _ = join(g, instance="b", protocols=(("range", first),))
     g.complete_join(0)
     g.sync(member_id=g.leader_id, group_instance_id=None, generation=1, assignments={a: b"A", b: b"B"}, now=0)
     assert g.state is S.STABLE
