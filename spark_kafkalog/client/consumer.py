@@ -174,6 +174,11 @@ class Consumer:
     def _commit_now(self, group: str, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
         if not offsets:
             return
+        storage, dual = self.config.offsets_storage, self.config.dual_commit_enabled
+        if storage == "zookeeper" or dual:  # OffsetCommit v0: the broker writes /consumers/<group>/offsets
+            self._groups.commit_offsets(group, offsets, storage="zookeeper")
+        if storage == "zookeeper" and not dual:
+            return
         if self._coordinator is None:
             self._groups.commit_offsets(group, offsets)
             return
@@ -215,7 +220,15 @@ class Consumer:
         return {tp: found.get(tp) for tp in tps}
 
     def _fetch_committed(self, group: str, tps: list[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
-        return self._groups.list_group_offsets(group, tps)
+        """From ``offsets.storage``; with ``dual.commit.enabled`` (migrating either way) from both stores, the
+        larger offset winning, so a step of the migration never reads a record twice."""
+        stores = ["kafka", "zookeeper"] if self.config.dual_commit_enabled else [self.config.offsets_storage]
+        found: dict[TopicPartition, OffsetAndMetadata] = {}
+        for storage in stores:
+            for tp, om in self._groups.list_group_offsets(group, tps, storage=storage).items():
+                if tp not in found or om.offset > found[tp].offset:
+                    found[tp] = om
+        return found
 
     def _maybe_auto_commit(self) -> None:
         if (

@@ -353,3 +353,35 @@ def test_a_group_shared_with_kafka_python(bootstrap):
         t.join(timeout=10)
         theirs.close()
         ours.stop()
+
+
+def test_offsets_storage_migration_from_zookeeper_to_kafka_and_back(bootstrap):
+    """The seeds' steps: zookeeper storage -> (offsets.storage=kafka, dual.commit.enabled=true) ->
+    (dual.commit.enabled=false); and the roll-back with offsets.storage=zookeeper. No record is read twice."""
+    topic, group = new_topic(bootstrap, 1), f"g-{uuid.uuid4().hex[:8]}"
+    tp = TopicPartition(topic, 0)
+    produce(bootstrap, topic, [b"m%d" % i for i in range(40)], 1)
+    seen: list[bytes] = []
+
+    def consume_ten(**storage) -> None:
+        with Consumer(bootstrap, group_id=group, auto_offset_reset="earliest", **storage) as c:
+            c.assign([tp])
+            got: list = []
+            while len(got) < 10:
+                got += c.poll(timeout_ms=200, max_records=10 - len(got))
+            seen.extend(r.value for r in got)
+            c.commit()
+
+    with AdminClient(bootstrap) as admin:
+        zk = lambda: admin._groups.list_group_offsets(group, [tp], storage="zookeeper").get(tp)  # noqa: E731
+        kafka = lambda: admin.list_group_offsets(group, [tp]).get(tp)  # noqa: E731
+        consume_ten(offsets_storage="zookeeper")
+        assert (zk().offset, kafka()) == (10, None)  # only in ZooKeeper
+        consume_ten(offsets_storage="kafka", dual_commit_enabled=True)  # starts from ZooKeeper's (the larger)
+        assert (zk().offset, kafka().offset) == (20, 20)
+        consume_ten(offsets_storage="kafka")
+        assert (zk().offset, kafka().offset) == (20, 30)
+        # roll-back: dual commit, then ZooKeeper only
+        consume_ten(offsets_storage="zookeeper", dual_commit_enabled=True)
+        assert (zk().offset, kafka().offset) == (40, 40)
+    assert seen == [b"m%d" % i for i in range(40)]
