@@ -5,14 +5,16 @@ member is static, v5+ ``group_instance_id``). The leader gets every member's met
 every member supports (Kafka's vote). Errors: INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL,
 UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS. v8+ carry the client's ``reason`` for joining (logged at debug, as Kafka
-puts it into the rebalance reason); v9 answers ``skip_assignment``, always false here. Gaps: a restarted
-static member triggers a rebalance (Kafka avoids it when its protocols are unchanged, and answers such a
-leader v9+ ``skip_assignment`` = true).
+puts it into the rebalance reason). A static member restarting into a Stable group with unchanged metadata
+takes over its slot without a rebalance; when it is the leader, v9+ answer ``skip_assignment`` = true (it
+gets the members but must keep the current assignment, KIP-814). Gaps: to such a leader Kafka answers v0-8
+with the previous leader id and no members (so it acts as a follower); here it is named leader with the
+members, computes an assignment, and SyncGroup in the Stable group hands it its current one anyway.
 """
 
 from __future__ import annotations
 
-from broker.coordinator.group import GroupError
+from broker.coordinator.group import GroupError, GroupState
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from ._groups import client_host, client_id, coordinator
@@ -27,8 +29,9 @@ async def handle(ctx, request):
     if ctx.version >= 8 and request.reason:
         ctx.log.debug("member %r joins group %s: %s", request.member_id, request.group_id, request.reason)
     try:
+        gc = coordinator(ctx)
         rebalance_timeout = request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms
-        result = await coordinator(ctx).join_group(
+        result = await gc.join_group(
             request.group_id,
             member_id=request.member_id,
             group_instance_id=request.group_instance_id,
@@ -59,10 +62,22 @@ async def handle(ctx, request):
         protocol_type=result.protocol_type,
         protocol_name=result.protocol_name or "",
         leader=result.leader_id,
-        skip_assignment=False,
+        skip_assignment=ctx.version >= 9 and _kept_leader(gc, request.group_id, result),
         member_id=result.member_id,
         members=[
             Resp.JoinGroupResponseMember(member_id=mid, group_instance_id=iid, metadata=meta)
             for mid, iid, meta in result.members
         ],
     )
+
+
+def _kept_leader(gc, group_id: str, result) -> bool:
+    """Whether ``result`` names its member leader of a group that stayed Stable: a static leader that took its
+    slot back without a rebalance (a rebalance leaves the group CompletingRebalance until the leader syncs)."""
+    if result.member_id != result.leader_id:
+        return False
+    try:
+        group = gc.describe_group(group_id)
+    except GroupError:
+        return False
+    return group is not None and group.state is GroupState.STABLE

@@ -1,7 +1,7 @@
 """LeaveGroup (key 13), v0-5: members leave at once (the rest rebalance without waiting for their session
 timeout). v0-2 name one member id; v3+ a batch of members (by member id, or by group_instance_id with an
-empty member id) with an error each (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). Gaps: v5 reasons are only
-accepted.
+empty member id) with an error each (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v5+ carry a ``reason`` per
+member (logged at debug, as Kafka puts it into the rebalance reason).
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ async def handle(ctx, request):
     Resp = _API.Response
     if ctx.version >= 3:
         members = [(m.member_id, m.group_instance_id) for m in request.members]
+        for m in request.members:
+            if ctx.version >= 5 and m.reason:
+                ctx.log.debug("member %r leaves group %s: %s", m.member_id, request.group_id, m.reason)
     else:
         members = [(request.member_id, None)]
     try:

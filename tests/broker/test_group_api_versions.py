@@ -103,7 +103,7 @@ def join(w, group: str, version: int = 5, *, reason: str | None = None):
     return resp
 
 
-def sync(w, group: str, generation: int, member_id: str, version: int = 3):
+def sync(w, group: str, generation: int, member_id: str, version: int = 3, assignment: bytes = b"plan"):
     R = Req(ApiKey.SYNC_GROUP)
     body = R(
         group_id=group,
@@ -111,7 +111,7 @@ def sync(w, group: str, generation: int, member_id: str, version: int = 3):
         member_id=member_id,
         protocol_type="consumer",
         protocol_name="range",
-        assignments=[R.SyncGroupRequestAssignment(member_id=member_id, assignment=b"plan")],
+        assignments=[R.SyncGroupRequestAssignment(member_id=member_id, assignment=assignment)],
     )
     return w.call(ApiKey.SYNC_GROUP, version, body)
 
@@ -262,6 +262,37 @@ def test_join_group_v7_plus_error_answers_have_a_null_protocol_name(broker, wire
         resp = wire.call(ApiKey.JOIN_GROUP, version, body)
         assert resp.error_code == ErrorCode.INVALID_SESSION_TIMEOUT
         assert resp.protocol_name == name
+
+
+def static_join(w, group: str, instance: str, version: int, member_id: str = ""):
+    R = Req(ApiKey.JOIN_GROUP)
+    body = R(
+        group_id=group,
+        session_timeout_ms=10_000,
+        rebalance_timeout_ms=10_000,
+        member_id=member_id,
+        group_instance_id=instance,
+        protocol_type="consumer",
+        protocols=[R.JoinGroupRequestProtocol(name="range", metadata=b"\x00\x01")],
+    )
+    return w.call(ApiKey.JOIN_GROUP, version, body)
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_a_restarted_static_leader_of_a_stable_group_is_told_to_skip_the_assignment_from_v9(broker, wire, version):
+    group = new_group("static")
+    coordinated(broker, wire, group)
+    first = static_join(wire, group, "instance-1", version)
+    assert first.error_code == ErrorCode.NONE and first.leader == first.member_id
+    assert first.skip_assignment is False  # a real rebalance: the leader assigns
+    assert sync(wire, group, first.generation_id, first.member_id, 5).error_code == ErrorCode.NONE
+    again = static_join(wire, group, "instance-1", version)  # restarted: no member id, same metadata
+    assert again.error_code == ErrorCode.NONE and again.member_id != first.member_id
+    assert again.generation_id == first.generation_id  # no rebalance
+    assert again.skip_assignment is (version >= 9)
+    synced = sync(wire, group, again.generation_id, again.member_id, 5, assignment=b"another plan")
+    assert (synced.error_code, bytes(synced.assignment)) == (ErrorCode.NONE, b"plan")  # the one it had
+    leave(wire, group, again.member_id)
 
 
 @pytest.mark.parametrize("version", range(0, 6))
