@@ -6,6 +6,7 @@ topic, then partition):
     | what                 | example                                        | sentinels                 |
     |----------------------|------------------------------------------------|---------------------------|
     | partition offsets    | ``{"topicA":{"0":23,"1":-2},"topicB":{"0":-1}}`` | -2 earliest, -1 latest    |
+    | offsets option value | ``{"topicA":"earliest","topicB":{"0":23}}``    | also per topic (any case) |
     | partition timestamps | ``{"topicA":{"0":1700000000000}}``             | none: milliseconds >= 0   |
     | assign               | ``{"topicA":[0,1],"topicB":[2,4]}``            |                           |
 
@@ -19,8 +20,8 @@ offsets JSON is the same a later streaming reader stores in its checkpoints.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from spark_kafkalog.client.types import TopicPartition
 
@@ -44,6 +45,7 @@ __all__ = [
     "parse_assign",
     "parse_partition_offsets",
     "parse_partition_timestamps",
+    "parse_specific_offsets",
 ]
 
 EARLIEST = -2
@@ -80,9 +82,40 @@ class LatestLimit:
 
 @dataclass(frozen=True)
 class SpecificOffsetsLimit:
-    """Offsets per partition; values may be the ``EARLIEST``/``LATEST`` sentinels."""
+    """Offsets per partition; values may be the ``EARLIEST``/``LATEST`` sentinels. ``topics`` holds
+    topic-level sentinels (``{"t":"earliest"}``, SPARK-58774): every partition of such a topic, whichever
+    exist when the limit is resolved."""
 
     offsets: Mapping[TopicPartition, int]
+    topics: Mapping[str, int] = field(default_factory=dict)
+
+    def named(self, partitions: Iterable[TopicPartition]) -> set[TopicPartition]:
+        """The partitions this limit gives an offset for, among ``partitions`` for topic-level entries."""
+        return set(self.offsets) | {tp for tp in partitions if tp.topic in self.topics}
+
+    def missing_topics(self, partitions: Iterable[TopicPartition]) -> list[str]:
+        """Topic-level entries naming a topic none of ``partitions`` belongs to."""
+        present = {tp.topic for tp in partitions}
+        return sorted(t for t in self.topics if t not in present)
+
+    def for_partitions(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The offset of each of ``partitions`` this limit names (explicit entries first)."""
+        out: dict[TopicPartition, int] = {}
+        for tp in partitions:
+            if tp in self.offsets:
+                out[tp] = self.offsets[tp]
+            elif tp.topic in self.topics:
+                out[tp] = self.topics[tp.topic]
+        return out
+
+    def restricted(self, partitions: Iterable[TopicPartition]) -> SpecificOffsetsLimit:
+        """This limit without the partitions (and topics) outside ``partitions``."""
+        keep = set(partitions)
+        topics = {tp.topic for tp in keep}
+        return SpecificOffsetsLimit(
+            {tp: o for tp, o in self.offsets.items() if tp in keep},
+            {t: o for t, o in self.topics.items() if t in topics},
+        )
 
 
 @dataclass(frozen=True)
@@ -127,9 +160,11 @@ def _partition_number(key, topic: str, option: str, example: str, text: str) -> 
     return partition
 
 
-def _parse_per_partition(text: str, option: str, example: str, what: str) -> dict[TopicPartition, int]:
+def _parse_per_partition(
+    text: str, option: str, example: str, what: str, loaded: dict | None = None
+) -> dict[TopicPartition, int]:
     result: dict[TopicPartition, int] = {}
-    for topic, partitions in _load_object(text, option, example).items():
+    for topic, partitions in (_load_object(text, option, example) if loaded is None else loaded).items():
         if not isinstance(partitions, dict) or not topic:
             raise OffsetsJsonError(f"Invalid value for option '{option}': expected e.g. {example}, got {text!r}")
         for key, value in partitions.items():
@@ -143,9 +178,11 @@ def _parse_per_partition(text: str, option: str, example: str, what: str) -> dic
     return result
 
 
-def parse_partition_offsets(text: str, option: str = "startingOffsets") -> dict[TopicPartition, int]:
+def parse_partition_offsets(
+    text: str, option: str = "startingOffsets", *, _loaded: dict | None = None
+) -> dict[TopicPartition, int]:
     """``{"t":{"0":23}}`` -> ``{TopicPartition("t", 0): 23}``; offsets below -2 are rejected."""
-    offsets = _parse_per_partition(text, option, OFFSETS_EXAMPLE, "offset")
+    offsets = _parse_per_partition(text, option, OFFSETS_EXAMPLE, "offset", _loaded)
     for tp, offset in offsets.items():
         if offset < EARLIEST:
             raise OffsetsJsonError(
@@ -153,6 +190,31 @@ def parse_partition_offsets(text: str, option: str = "startingOffsets") -> dict[
                 f"-2 (earliest) or -1 (latest); expected e.g. {OFFSETS_EXAMPLE}"
             )
     return offsets
+
+
+_TOPIC_SENTINELS = {"earliest": EARLIEST, "latest": LATEST}
+
+
+def parse_specific_offsets(text: str, option: str = "startingOffsets") -> SpecificOffsetsLimit:
+    """The JSON form of ``startingOffsets`` / ``endingOffsets``: per partition as ``parse_partition_offsets``,
+    or per topic as ``"earliest"`` / ``"latest"`` (case-insensitive), mixed freely:
+    ``{"a":"earliest","b":{"0":23}}``."""
+    per_topic: dict[str, int] = {}
+    per_partition: dict[str, object] = {}
+    for topic, value in _load_object(text, option, OFFSETS_EXAMPLE).items():
+        if isinstance(value, str):
+            sentinel = _TOPIC_SENTINELS.get(value.strip().lower())
+            if sentinel is None or not topic:
+                raise OffsetsJsonError(
+                    f"Invalid value for option '{option}': topic {topic!r} has {value!r}; a topic takes "
+                    f'"earliest", "latest" or offsets per partition, e.g. {{"{topic or "topicA"}":"earliest",'
+                    f'"topicB":{{"0":23}}}}'
+                )
+            per_topic[topic] = sentinel
+        else:
+            per_partition[topic] = value
+    offsets = parse_partition_offsets(text, option, _loaded=per_partition) if per_partition else {}
+    return SpecificOffsetsLimit(offsets, per_topic)
 
 
 def parse_partition_timestamps(text: str, option: str = "startingOffsetsByTimestamp") -> dict[TopicPartition, int]:

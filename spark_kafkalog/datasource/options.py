@@ -37,8 +37,8 @@ from spark_kafkalog.datasource.offsets import (
     TimestampStrategy,
     TopicPartition,
     parse_assign,
-    parse_partition_offsets,
     parse_partition_timestamps,
+    parse_specific_offsets,
 )
 
 __all__ = [
@@ -336,7 +336,7 @@ def _offsets_limit(opts: Mapping[str, str], name: str, default: OffsetLimit) -> 
     if text == "latest":
         return LatestLimit()
     try:
-        return SpecificOffsetsLimit(parse_partition_offsets(raw, name))
+        return parse_specific_offsets(raw, name)
     except OffsetsJsonError as e:
         raise KafkaOptionError(f"{e} (or 'earliest' / 'latest')") from None
 
@@ -363,6 +363,12 @@ def _check_batch_limits(starting: OffsetLimit, ending: OffsetLimit) -> None:
             f"'earliest' or a JSON, e.g. {OFFSETS_EXAMPLE.replace('-1', '-2')}"
         )
     if isinstance(starting, SpecificOffsetsLimit):
+        for topic, offset in sorted(starting.topics.items()):
+            if offset == LATEST:
+                raise KafkaOptionError(
+                    f"startingOffsets for topic {topic} can't be latest for batch queries on Kafka; use "
+                    f'"earliest" or offsets >= 0, e.g. {{"{topic}":"earliest"}}'
+                )
         for tp, offset in sorted(starting.offsets.items()):
             if offset == LATEST:
                 raise KafkaOptionError(
@@ -375,6 +381,12 @@ def _check_batch_limits(starting: OffsetLimit, ending: OffsetLimit) -> None:
             'or a JSON, e.g. {"topicA":{"0":50,"1":-1}}'
         )
     if isinstance(ending, SpecificOffsetsLimit):
+        for topic, offset in sorted(ending.topics.items()):
+            if offset == EARLIEST:
+                raise KafkaOptionError(
+                    f"endingOffsets for topic {topic} can't be earliest for batch queries on Kafka; use "
+                    f'"latest" or offsets >= 0, e.g. {{"{topic}":"latest"}}'
+                )
         for tp, offset in sorted(ending.offsets.items()):
             if offset == EARLIEST:
                 raise KafkaOptionError(
@@ -386,14 +398,16 @@ def _check_batch_limits(starting: OffsetLimit, ending: OffsetLimit) -> None:
             start = starting.offsets if kind is SpecificOffsetsLimit else starting.timestamps
             end = ending.offsets if kind is SpecificOffsetsLimit else ending.timestamps
             what = "Offsets" if kind is SpecificOffsetsLimit else "OffsetsByTimestamp"
-            if set(start) != set(end):
+            # Topic-level entries ({"t":"earliest"}) cover partitions known only at planning: checked there.
+            per_topic = kind is SpecificOffsetsLimit and (starting.topics or ending.topics)
+            if set(start) != set(end) and not per_topic:
                 raise KafkaOptionError(
                     f"The starting{what} and ending{what} options name different topic-partitions: only in "
                     f"starting: {sorted(map(str, set(start) - set(end)))}, only in ending: "
                     f"{sorted(map(str, set(end) - set(start)))}; give both the same partitions, e.g. "
                     f'starting{what} {{"t":{{"0":5}}}} with ending{what} {{"t":{{"0":9}}}}'
                 )
-            for tp in sorted(start):
+            for tp in sorted(set(start) & set(end)):
                 if start[tp] >= 0 and end[tp] >= 0 and start[tp] > end[tp]:
                     raise KafkaOptionError(
                         f"The starting{what} value {start[tp]} of {tp} is greater than its ending{what} value "
@@ -471,13 +485,21 @@ def _interval(opts: Mapping[str, str]) -> int:
 def _check_partitions_match(strategy: Assign, limit: OffsetLimit, which: str) -> None:
     """Spark's startOffsetDoesNotMatchAssigned: specific offsets/timestamps must name exactly the assigned
     partitions (checked here for ``assign``; for subscriptions once the topics are known)."""
+    assigned = set(strategy.partitions)
+    unknown_topics: list[str] = []
     if isinstance(limit, SpecificOffsetsLimit):
-        given, name = set(limit.offsets), f"{which}Offsets"
+        given, name = limit.named(assigned), f"{which}Offsets"
+        unknown_topics = limit.missing_topics(assigned)
     elif isinstance(limit, SpecificTimestampsLimit):
         given, name = set(limit.timestamps), f"{which}OffsetsByTimestamp"
     else:
         return
-    assigned = set(strategy.partitions)
+    if unknown_topics:
+        raise KafkaOptionError(
+            f"Option '{name}' names topic(s) {unknown_topics} that 'assign' does not: give offsets only for "
+            f'assigned topics, e.g. {{"t":"earliest"}} with assign {{"t":[0,1]}}. Assigned: '
+            f"{sorted(map(str, assigned))}"
+        )
     if given != assigned:
         raise KafkaOptionError(
             f"If '{name}' contains specific offsets, you must specify all TopicPartitions. Use -1 for latest, "

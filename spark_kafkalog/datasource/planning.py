@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -151,8 +151,22 @@ def resolve_partitions(
     return sorted(TopicPartition(t, p) for t in names for p in range(topics[t]))
 
 
-def _check_covers(given: Iterable[TopicPartition], partitions: Sequence[TopicPartition], option: str) -> None:
-    given = set(given)
+def _check_covers(limit: OffsetLimit, partitions: Sequence[TopicPartition], role: str) -> None:
+    """Spark's rule: specific offsets or timestamps name exactly the partitions read (a topic-level entry
+    names every partition of its topic)."""
+    if isinstance(limit, SpecificOffsetsLimit):
+        option, given = f"{role}Offsets", limit.named(partitions)
+        unknown = limit.missing_topics(partitions)
+        if unknown:
+            raise KafkaOptionError(
+                f"Option '{option}' names topic(s) {unknown} that are not read (not subscribed, or without "
+                f'partitions); give offsets only for the topics read, e.g. {{"t":"earliest"}}. Read: '
+                f"{sorted(map(str, partitions))}"
+            )
+    elif isinstance(limit, SpecificTimestampsLimit):
+        option, given = f"{role}OffsetsByTimestamp", set(limit.timestamps)
+    else:
+        return
     if given != set(partitions):
         raise KafkaOptionError(
             f"If '{option}' contains specific offsets, you must specify all TopicPartitions. Use -1 for latest, "
@@ -193,14 +207,14 @@ def resolve_limit(
         sentinel = EARLIEST if isinstance(limit, EarliestLimit) else LATEST
         return source.list_offsets({tp: sentinel for tp in partitions})
     if isinstance(limit, SpecificOffsetsLimit):
-        _check_covers(limit.offsets, partitions, f"{role}Offsets")
-        offsets = {tp: limit.offsets[tp] for tp in partitions}
+        _check_covers(limit, partitions, role)
+        offsets = limit.for_partitions(partitions)
         sentinels = {tp: o for tp, o in offsets.items() if o < 0}
         if sentinels:
             offsets.update(source.list_offsets(sentinels))
         return offsets
     if isinstance(limit, SpecificTimestampsLimit):
-        _check_covers(limit.timestamps, partitions, f"{role}OffsetsByTimestamp")
+        _check_covers(limit, partitions, role)
         timestamps = {tp: limit.timestamps[tp] for tp in partitions}
     elif isinstance(limit, GlobalTimestampLimit):
         timestamps = {tp: limit.timestamp for tp in partitions}
@@ -349,8 +363,8 @@ def plan_batch(options: SourceOptions, source: OffsetSource, bounds: ScanBounds 
         starting, ending = _restricted(starting, partitions), _restricted(ending, partitions)
     if bounds is not None:
         # Check the JSON against the whole subscription before pruning, as an unfiltered read would.
-        _validate_limit_partitions(starting, partitions, "starting")
-        _validate_limit_partitions(ending, partitions, "ending")
+        _check_covers(starting, partitions, "starting")
+        _check_covers(ending, partitions, "ending")
         partitions = [tp for tp in partitions if bounds.allows(tp)]
         starting, ending = _restricted(starting, partitions), _restricted(ending, partitions)
     start = resolve_limit(starting, partitions, source, role="starting")
@@ -365,18 +379,11 @@ def plan_batch(options: SourceOptions, source: OffsetSource, bounds: ScanBounds 
     return split_ranges(ranges, options.min_partitions, options.max_records_per_partition)
 
 
-def _validate_limit_partitions(limit: OffsetLimit, partitions: Sequence[TopicPartition], role: str) -> None:
-    if isinstance(limit, SpecificOffsetsLimit):
-        _check_covers(limit.offsets, partitions, f"{role}Offsets")
-    elif isinstance(limit, SpecificTimestampsLimit):
-        _check_covers(limit.timestamps, partitions, f"{role}OffsetsByTimestamp")
-
-
 def _restricted(limit: OffsetLimit, partitions: Sequence[TopicPartition]) -> OffsetLimit:
     """``limit`` limited to ``partitions`` (assigned partitions vanished, or pushdown pruned some)."""
     keep = set(partitions)
     if isinstance(limit, SpecificOffsetsLimit):
-        return SpecificOffsetsLimit({tp: o for tp, o in limit.offsets.items() if tp in keep})
+        return limit.restricted(keep)
     if isinstance(limit, SpecificTimestampsLimit):
         return SpecificTimestampsLimit({tp: t for tp, t in limit.timestamps.items() if tp in keep}, limit.strategy)
     return limit

@@ -16,6 +16,7 @@ from spark_kafkalog.datasource.offsets import (
     parse_assign,
     parse_partition_offsets,
     parse_partition_timestamps,
+    parse_specific_offsets,
 )
 
 TP = TopicPartition
@@ -89,3 +90,28 @@ def test_malformed_assign_json_is_rejected_with_an_example(text, fragment):
         parse_assign(text)
     assert fragment in str(info.value)
     assert '{"topicA":[0,1],"topicB":[2,4]}' in str(info.value)
+
+
+# -- topic-level sentinels in the offsets options (SPARK-58774) ---------------------------------------
+
+
+def test_offsets_option_json_takes_earliest_or_latest_per_topic_in_any_case_mixed_with_partitions():
+    limit = parse_specific_offsets('{"a":"EARLIEST","b":{"0":23,"1":-2},"c":" Latest "}', "startingOffsets")
+    assert limit.topics == {"a": EARLIEST, "c": LATEST}
+    assert limit.offsets == {TP("b", 0): 23, TP("b", 1): EARLIEST}
+    partitions = [TP("a", 0), TP("a", 1), TP("b", 0), TP("b", 1), TP("c", 0)]
+    assert limit.for_partitions(partitions) == {
+        TP("a", 0): EARLIEST,
+        TP("a", 1): EARLIEST,
+        TP("b", 0): 23,
+        TP("b", 1): EARLIEST,
+        TP("c", 0): LATEST,
+    }
+    assert limit.named(partitions) == set(partitions)
+    assert limit.missing_topics([TP("b", 0)]) == ["a", "c"]
+
+
+@pytest.mark.parametrize("value", ['"first"', '"-2"', "5", "[0]", "null"])
+def test_a_topic_level_value_other_than_earliest_latest_or_partition_offsets_is_rejected(value):
+    with pytest.raises(OffsetsJsonError, match="endingOffsets"):
+        parse_specific_offsets(f'{{"a":{value}}}', "endingOffsets")

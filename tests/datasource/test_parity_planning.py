@@ -1,0 +1,55 @@
+"""Spark-parity fixes in batch planning, found by porting Spark's connector tests (pure, no cluster).
+
+``Logs`` (from ``test_planning``) answers planning's three cluster calls from in-memory partitions.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_kafkalog.datasource.offsets import TopicPartition
+from spark_kafkalog.datasource.options import KafkaOptionError, parse_source_options
+from spark_kafkalog.datasource.planning import OffsetRange, plan_batch
+from tests.datasource.test_planning import Logs
+
+TP = TopicPartition
+
+
+def opts(**extra):
+    base = {"kafka.bootstrap.servers": "h:1", "subscribe": "t"}
+    base.update({k.replace("__", "."): v for k, v in extra.items()})
+    return parse_source_options({k: v for k, v in base.items() if v is not None})
+
+
+# -- topic-level sentinels in startingOffsets / endingOffsets (SPARK-58774) ----------------------------
+
+
+def test_topic_level_sentinels_cover_every_partition_of_their_topic():
+    logs = Logs({"a": [(2, [0] * 10), (0, [0] * 4)], "b": [(0, [0] * 30)]})
+    o = opts(
+        subscribe="a,b",
+        startingOffsets='{"a":"Earliest","b":{"0":7}}',
+        endingOffsets='{"a":{"0":6,"1":-1},"b":"LATEST"}',
+    )
+    assert plan_batch(o, logs) == [OffsetRange("a", 0, 2, 6), OffsetRange("a", 1, 0, 4), OffsetRange("b", 0, 7, 30)]
+
+
+def test_topic_level_offsets_for_a_topic_not_read_are_refused():
+    logs = Logs({"a": [(0, [0] * 10)], "b": [(0, [0] * 3)]})
+    with pytest.raises(KafkaOptionError, match=r"names topic\(s\) \['b'\] that are not read"):
+        plan_batch(opts(subscribe="a", startingOffsets='{"a":"earliest","b":"earliest"}'), logs)
+    with pytest.raises(KafkaOptionError, match=r"names topic\(s\) \['b'\] that 'assign' does not"):
+        opts(subscribe=None, assign='{"a":[0]}', startingOffsets='{"a":"earliest","b":"earliest"}')
+
+
+def test_topic_level_entries_count_as_naming_all_assigned_partitions_of_the_topic():
+    logs = Logs({"a": [(0, [0] * 10), (0, [0] * 5)]})
+    o = opts(subscribe=None, assign='{"a":[0,1]}', startingOffsets='{"a":"earliest"}', endingOffsets='{"a":"latest"}')
+    assert plan_batch(o, logs) == [OffsetRange("a", 0, 0, 10), OffsetRange("a", 1, 0, 5)]
+
+
+def test_topic_level_latest_start_and_earliest_end_are_refused_in_batch_as_spark_refuses_the_sentinels():
+    with pytest.raises(KafkaOptionError, match="startingOffsets for topic a can't be latest"):
+        opts(startingOffsets='{"a":"latest"}')
+    with pytest.raises(KafkaOptionError, match="endingOffsets for topic a can't be earliest"):
+        opts(endingOffsets='{"a":"EARLIEST"}')
