@@ -254,18 +254,25 @@ def _bootstrap(opts: Mapping[str, str], role: str) -> str:
     return servers
 
 
+def _check_forbidden(opts: Mapping[str, str], forbidden: Mapping[str, str]) -> None:
+    """Spark's refused ``kafka.*`` keys (``kafka.auto.offset.reset``, serializers, ...)."""
+    for key in opts:
+        name = key[len("kafka.") :] if key.startswith("kafka.") else None
+        if name in forbidden:
+            raise KafkaOptionError(f"Kafka option '{name}' is not supported: {forbidden[name]}")
+
+
 def _client_properties(opts: Mapping[str, str], forbidden: Mapping[str, str]) -> dict[str, str]:
     """The ``kafka.*`` options without the prefix, checked against the client's configuration table."""
     from spark_kafkalog.client.config import ClientConfig  # the client package, not pyspark
     from spark_kafkalog.client.errors import ConfigError
 
+    _check_forbidden(opts, forbidden)
     props: dict[str, str] = {}
     for key, value in opts.items():
         if not key.startswith("kafka."):
             continue
         name = key[len("kafka.") :]
-        if name in forbidden:
-            raise KafkaOptionError(f"Kafka option '{name}' is not supported: {forbidden[name]}")
         if value is None:
             raise KafkaOptionError(f'Option \'{key}\' has no value; give one, e.g. .option("kafka.client.id", "etl")')
         props[name] = value
@@ -284,7 +291,9 @@ def _client_properties(opts: Mapping[str, str], forbidden: Mapping[str, str]) ->
     return props
 
 
-def _strategy(opts: Mapping[str, str]) -> SubscriptionStrategy:
+def _check_strategy(opts: Mapping[str, str]) -> str:
+    """Spark's first strategy checks (exactly one given, not empty); returns its name. JSON and pattern
+    syntax are checked by ``_strategy``, later, as Spark parses them after the other options."""
     given = [name for name in STRATEGY_NAMES if name.lower() in opts]
     if not given:
         raise KafkaOptionError(
@@ -298,24 +307,34 @@ def _strategy(opts: Mapping[str, str]) -> SubscriptionStrategy:
         )
     name = given[0]
     value = opts[name.lower()] or ""
+    if name == "assign" and not value.strip().startswith("{"):
+        try:
+            parse_assign(value)  # raises with the example
+        except OffsetsJsonError as e:
+            raise KafkaOptionError(str(e)) from None
+    if name == "subscribe" and not any(t.strip() for t in value.split(",")):
+        raise KafkaOptionError(
+            f"No topics to subscribe to as specified value for option 'subscribe' is '{value}'; "
+            'expected e.g. .option("subscribe", "topicA,topicB")'
+        )
+    if name == "subscribePattern" and not value.strip():
+        raise KafkaOptionError(
+            f"Pattern to subscribe is empty as specified value for option 'subscribePattern' is '{value}'; "
+            'expected e.g. .option("subscribePattern", "orders-.*")'
+        )
+    return name
+
+
+def _strategy(opts: Mapping[str, str]) -> SubscriptionStrategy:
+    name = _check_strategy(opts)
+    value = opts[name.lower()] or ""
     if name == "assign":
         try:
             return Assign(tuple(parse_assign(value)))
         except OffsetsJsonError as e:
             raise KafkaOptionError(str(e)) from None
     if name == "subscribe":
-        topics = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
-        if not topics:
-            raise KafkaOptionError(
-                f"No topics to subscribe to as specified value for option 'subscribe' is '{value}'; "
-                'expected e.g. .option("subscribe", "topicA,topicB")'
-            )
-        return Subscribe(topics)
-    if not value.strip():
-        raise KafkaOptionError(
-            f"Pattern to subscribe is empty as specified value for option 'subscribePattern' is '{value}'; "
-            'expected e.g. .option("subscribePattern", "orders-.*")'
-        )
+        return Subscribe(tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip())))
     try:
         re.compile(value)
     except re.error as e:
@@ -357,6 +376,12 @@ def _limit(opts: Mapping[str, str], prefix: str, default: OffsetLimit, strategy:
 
 def _check_batch_limits(starting: OffsetLimit, ending: OffsetLimit) -> None:
     """Spark's validateBatchOptions: no 'latest' start, no 'earliest' end, matching JSON partition sets."""
+    _check_batch_start(starting)
+    _check_batch_end(ending)
+    _check_limit_pair(starting, ending)
+
+
+def _check_batch_start(starting: OffsetLimit) -> None:
     if isinstance(starting, LatestLimit):
         raise KafkaOptionError(
             "starting offset can't be latest for batch queries on Kafka (option 'startingOffsets'); use "
@@ -375,6 +400,9 @@ def _check_batch_limits(starting: OffsetLimit, ending: OffsetLimit) -> None:
                     f"startingOffsets for {tp} can't be latest (-1) for batch queries on Kafka; use -2 (earliest) "
                     'or an offset >= 0, e.g. {"topicA":{"0":23,"1":-2}}'
                 )
+
+
+def _check_batch_end(ending: OffsetLimit) -> None:
     if isinstance(ending, EarliestLimit):
         raise KafkaOptionError(
             "ending offset can't be earliest for batch queries on Kafka (option 'endingOffsets'); use 'latest' "
@@ -393,6 +421,10 @@ def _check_batch_limits(starting: OffsetLimit, ending: OffsetLimit) -> None:
                     f"endingOffsets for {tp} can't be earliest (-2) for batch queries on Kafka; use -1 (latest) "
                     'or an offset >= 0, e.g. {"topicA":{"0":50,"1":-1}}'
                 )
+
+
+def _check_limit_pair(starting: OffsetLimit, ending: OffsetLimit) -> None:
+    """Spark's checkOffsetLimitValidity: JSON starts and ends name the same partitions, start <= end."""
     for kind in (SpecificOffsetsLimit, SpecificTimestampsLimit):
         if isinstance(starting, kind) and isinstance(ending, kind):
             start = starting.offsets if kind is SpecificOffsetsLimit else starting.timestamps
@@ -422,11 +454,17 @@ def parse_include_headers(options: Mapping[str, str]) -> bool:
 
 
 def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
-    """Validated batch-read settings from DataFrameReader options (case-insensitive keys)."""
+    """Validated batch-read settings from DataFrameReader options (case-insensitive keys).
+
+    Errors come in the order of Spark's ``KafkaSourceProvider`` (validateBatchOptions, then
+    validateGeneralOptions, then checkOffsetLimitValidity and the strategy's parsing), so the same wrong
+    options give the same first complaint: an unknown option (kafkalog only); the starting limit (and no
+    'latest'); the ending limit (and no 'earliest'); the subscription given; ``minPartitions`` /
+    ``maxRecordsPerPartition``; refused ``kafka.*`` keys; ``kafka.bootstrap.servers``; the per-trigger
+    limits; start/end pairs; the ``assign`` JSON / pattern syntax and the ``kafka.*`` values.
+    """
     opts = _lower(options)
     _check_known(opts, _SOURCE_OPTIONS, "reads", _SINK_OPTIONS)
-    servers = _bootstrap(opts, "consumer")
-    strategy = _strategy(opts)
     raw_strategy = opts.get("startingoffsetsbytimestampstrategy")
     ts_strategy = TimestampStrategy.ERROR
     if raw_strategy is not None:
@@ -437,12 +475,15 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
                 'or \'latest\', e.g. .option("startingOffsetsByTimestampStrategy", "latest")'
             )
     starting = _limit(opts, "starting", EarliestLimit(), ts_strategy)
+    _check_batch_start(starting)
     # An ending timestamp without a match means "latest" (Spark), whatever the starting strategy says.
     ending = _limit(opts, "ending", LatestLimit(), TimestampStrategy.LATEST)
-    _check_batch_limits(starting, ending)
-    if isinstance(strategy, Assign):
-        _check_partitions_match(strategy, starting, "starting")
-        _check_partitions_match(strategy, ending, "ending")
+    _check_batch_end(ending)
+    _check_strategy(opts)
+    min_partitions = _positive_int(opts, "minPartitions", "10")
+    max_records_per_partition = _positive_int(opts, "maxRecordsPerPartition", "100000")
+    _check_forbidden(opts, _FORBIDDEN_SOURCE_KEYS)
+    servers = _bootstrap(opts, "consumer")
     max_per_trigger = _positive_int(opts, "maxOffsetsPerTrigger", "10000")
     min_per_trigger = _positive_int(opts, "minOffsetsPerTrigger", "1000")
     if max_per_trigger is not None and min_per_trigger is not None and min_per_trigger > max_per_trigger:
@@ -455,6 +496,11 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
         raise KafkaOptionError(
             f"Invalid value '{delay}' for option 'maxTriggerDelay': expected a duration, e.g. \"15m\" or \"30s\""
         )
+    _check_limit_pair(starting, ending)
+    strategy = _strategy(opts)
+    if isinstance(strategy, Assign):
+        _check_partitions_match(strategy, starting, "starting")
+        _check_partitions_match(strategy, ending, "ending")
     props = _client_properties(opts, _FORBIDDEN_SOURCE_KEYS)
     return SourceOptions(
         bootstrap_servers=servers,
@@ -462,8 +508,8 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
         starting=starting,
         ending=ending,
         fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
-        min_partitions=_positive_int(opts, "minPartitions", "10"),
-        max_records_per_partition=_positive_int(opts, "maxRecordsPerPartition", "100000"),
+        min_partitions=min_partitions,
+        max_records_per_partition=max_records_per_partition,
         include_headers=_bool(opts, "includeHeaders", False),
         poll_timeout_ms=_positive_int(opts, "kafkaConsumer.pollTimeoutMs", "120000") or DEFAULT_POLL_TIMEOUT_MS,
         fetch_offset_retries=_retries(opts),
@@ -512,6 +558,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     """Validated write settings from DataFrameWriter options (case-insensitive keys)."""
     opts = _lower(options)
     _check_known(opts, _SINK_OPTIONS, "writes", _SOURCE_OPTIONS)
+    _check_forbidden(opts, _FORBIDDEN_SINK_KEYS)  # Spark's kafkaParamsForProducer checks these first
     servers = _bootstrap(opts, "producer")
     topic = opts.get("topic")
     if topic is not None:

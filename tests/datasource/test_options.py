@@ -248,3 +248,47 @@ def test_every_invalid_sink_option_fails_with_a_message_naming_it_and_an_example
     assert fragment in message
     assert option in message
     assert "e.g." in message
+
+
+# Each case breaks two or more rules at once; the first complaint is Spark's (KafkaSourceProvider's order:
+# starting limit, ending limit, subscription, minPartitions/maxRecordsPerPartition, refused kafka.* keys,
+# bootstrap servers, per-trigger limits, start/end pairs, assign JSON).
+SPARK_ORDER = [
+    ({"startingOffsets": "latest"}, "starting offset can't be latest"),
+    ({"endingOffsets": "earliest", "minPartitions": "0"}, "ending offset can't be earliest"),
+    ({"startingOffsets": "latest", "endingOffsets": "earliest"}, "starting offset can't be latest"),
+    ({"startingOffsets": '{"t":'}, "startingOffsets"),
+    ({}, "One of the following options must be specified"),
+    ({"subscribe": "a", "assign": '{"a":[0]}'}, "Only one of the following options"),
+    ({"subscribe": " , "}, "No topics to subscribe to"),
+    ({"subscribe": "a", "minPartitions": "0"}, "minPartitions"),
+    ({"subscribe": "a", "maxRecordsPerPartition": "-1", "kafka.auto.offset.reset": "x"}, "maxRecordsPerPartition"),
+    ({"subscribe": "a", "kafka.auto.offset.reset": "earliest"}, "auto.offset.reset"),
+    ({"subscribe": "a", "kafka.group.id": "g"}, "kafka.bootstrap.servers' must be specified"),
+    ({"assign": "{nope"}, "kafka.bootstrap.servers' must be specified"),
+]
+
+
+@pytest.mark.parametrize(("options", "fragment"), SPARK_ORDER)
+def test_without_bootstrap_servers_the_first_error_is_the_one_spark_reports_first(options, fragment):
+    with pytest.raises(KafkaOptionError, match=fragment.replace("(", r"\(")):
+        parse_source_options(options)
+
+
+def test_with_every_rule_broken_after_the_bootstrap_check_the_start_end_pair_comes_before_the_assign_json():
+    options = {
+        "kafka.bootstrap.servers": "h:1",
+        "assign": '{"t":[0],}',
+        "startingOffsets": '{"t":{"0":9}}',
+        "endingOffsets": '{"t":{"0":5}}',
+    }
+    with pytest.raises(KafkaOptionError, match="greater than its endingOffsets"):
+        parse_source_options(options)
+    options["endingOffsets"] = '{"t":{"0":10}}'
+    with pytest.raises(KafkaOptionError, match="Invalid value for option 'assign'"):
+        parse_source_options(options)
+
+
+def test_a_sink_refuses_serializers_before_asking_for_bootstrap_servers_as_sparks_producer_params_do():
+    with pytest.raises(KafkaOptionError, match="key.serializer"):
+        parse_sink_options({"kafka.key.serializer": "org.apache.kafka.common.serialization.StringSerializer"})
