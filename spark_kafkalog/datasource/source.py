@@ -300,6 +300,31 @@ class KafkaLogDataSource(DataSource):
         columns = check_write_schema({f.name: f.dataType.simpleString() for f in schema.fields}, options)
         return KafkaLogWriter(options, columns)
 
+    # -- Structured Streaming (spark_kafkalog.datasource.stream_source) ---------------------------
+    def streamReader(self, schema: StructType):
+        """The micro-batch reader. Options are validated here, before the reader is built: PySpark 4.3
+        reports an exception from the reader's construction only as ``UnboundLocalError``."""
+        from spark_kafkalog.datasource.stream_options import parse_stream_options
+        from spark_kafkalog.datasource.stream_source import KafkaLogStreamReader
+
+        options = parse_stream_options(self.options)
+        expected = kafka_schema(options.source.include_headers)
+        if schema != expected:
+            raise KafkaOptionError(
+                "Kafka source has a fixed schema and cannot be set with a custom one: expected "
+                f"{expected.simpleString()}, got {schema.simpleString()}"
+            )
+        return KafkaLogStreamReader(options)
+
+    def streamWriter(self, schema: StructType, overwrite: bool):
+        """The streaming sink (``writeStream``): the batch sink's columns and options, at-least-once."""
+        from spark_kafkalog.datasource.stream_options import parse_stream_sink_options
+        from spark_kafkalog.datasource.stream_source import KafkaLogStreamWriter
+
+        options = parse_stream_sink_options(self.options)
+        columns = check_write_schema({f.name: f.dataType.simpleString() for f in schema.fields}, options)
+        return KafkaLogStreamWriter(options, columns)
+
 
 def register(spark) -> None:
     """Make ``format("kafkalog")`` available in ``spark`` (a ``SparkSession``)."""

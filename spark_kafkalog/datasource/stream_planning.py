@@ -1,0 +1,377 @@
+"""Micro-batch planning of a streaming Kafka read, as Spark's ``KafkaMicroBatchStream`` does it (pure).
+
+Offsets travel through Spark as the source's offset JSON, the same as Spark's Kafka source writes into a
+checkpoint's ``offsets/<batch>`` files: ``{"topic":{"0":42,"1":17}}`` (the next offset to read per
+partition, partition keys as strings, sorted by topic then partition number). ``to_offset_json`` always
+produces the same order, because Spark decides "no new data" by comparing offset JSON texts.
+
+``StreamPlanner`` is the driver side. It talks to the cluster only through ``StreamSource`` (a
+``KafkaClient`` provides it), keeps the state Spark's stream keeps between calls, and is used by one
+thread (PySpark's streaming source runner calls the reader sequentially in one Python process):
+
+- ``initial_offsets``: the starting limit resolved once per reader (``latest`` by default);
+- ``latest_offset(start, all_available)``: the end of the next micro-batch. Partitions missing from
+  ``start`` (new partitions, topics newly matching ``subscribePattern``) begin at their earliest offset.
+  Unless Spark passes ``ReadAllAvailable`` (``Trigger.Once``), the option limits apply:
+  ``minOffsetsPerTrigger`` skips the batch (returns ``start``) until enough offsets are available or
+  ``maxTriggerDelay`` has passed since the last batch (``should_delay``, Spark's ``delayBatch``);
+  ``maxOffsetsPerTrigger`` is split over partitions by ``rate_limit`` (Spark's ``rateLimit``); and
+  ``maxBytesPerTrigger`` by ``byte_limit`` over bytes estimated from the log (``bytes_per_offset``);
+  with both, each partition takes the smaller end;
+- ``prepare_available_now``: ``Trigger.AvailableNow`` takes one snapshot of the latest offsets; later
+  ends never pass it, the limits still apply (several batches), ``minOffsetsPerTrigger`` does not (it
+  could hold back the last records forever);
+- ``plan(start, end)``: one ``OffsetRange`` per partition with Spark's data-loss rules
+  (``plan_stream_ranges``), then ``split_ranges`` as for batch reads.
+
+Byte estimate (``maxBytesPerTrigger``): before each limited batch, the driver fetches up to
+``SAMPLE_BYTES`` of record batches at the start of every partition with a backlog and takes their
+stored size (compressed, as in the log) per offset they cover; a partition whose sample fails keeps its
+last estimate, or ``DEFAULT_BYTES_PER_OFFSET``. The limit is thus on log bytes, approximate to a batch,
+and never stops a partition from advancing by at least one offset.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
+
+from spark_kafkalog.datasource.offsets import EARLIEST, LATEST, TopicPartition
+from spark_kafkalog.datasource.planning import (
+    OffsetRange,
+    OffsetSource,
+    report_data_loss,
+    resolve_limit,
+    resolve_partitions,
+    split_ranges,
+)
+from spark_kafkalog.datasource.stream_options import StreamOptions
+
+__all__ = [
+    "DEFAULT_BYTES_PER_OFFSET",
+    "INT64_MAX",
+    "SAMPLE_BYTES",
+    "StreamOffsetError",
+    "StreamPlanner",
+    "StreamSource",
+    "byte_limit",
+    "bytes_per_offset",
+    "from_offset_json",
+    "plan_stream_ranges",
+    "rate_limit",
+    "should_delay",
+    "to_offset_json",
+]
+
+log = logging.getLogger(__name__)
+
+INT64_MAX = (1 << 63) - 1
+SAMPLE_BYTES = 256 * 1024
+"""Bytes of record batches fetched per partition to estimate its bytes per offset."""
+DEFAULT_BYTES_PER_OFFSET = 1024
+"""Estimate for a partition that could not be sampled yet."""
+
+CUSTOM_GROUP_ID_MESSAGE = (
+    "A custom group id (kafka.group.id) is set: another consumer using the same group id may have "
+    "interfered; with format 'kafkalog' the group id is only used to show the query's progress"
+)
+
+
+class StreamOffsetError(ValueError):
+    """An offset from Spark (a checkpoint) that is not the source's offset JSON."""
+
+
+class StreamSource(OffsetSource, Protocol):
+    """``OffsetSource`` plus the fetch used to estimate bytes (``KafkaClient`` provides both)."""
+
+    def fetch_batches(self, tp: TopicPartition, start: int, end: int | None = None, *, max_bytes: int | None = None):
+        """Record batches from ``start``; each has ``.batch.data``, ``.base_offset`` and ``.last_offset``."""
+
+
+def to_offset_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
+    """``{TopicPartition("t", 0): 42}`` -> ``{"t": {"0": 42}}``, sorted by topic then partition number."""
+    out: dict[str, dict[str, int]] = {}
+    for tp in sorted(offsets):
+        out.setdefault(tp.topic, {})[str(tp.partition)] = int(offsets[tp])
+    return out
+
+
+def from_offset_json(value: object) -> dict[TopicPartition, int]:
+    """The inverse of ``to_offset_json``, checking the shape (a checkpoint may hold anything)."""
+    if not isinstance(value, Mapping):
+        raise StreamOffsetError(f'expected the kafkalog offset JSON {{"topic":{{"0":42}}}}, got {value!r}')
+    out: dict[TopicPartition, int] = {}
+    for topic, partitions in value.items():
+        if not isinstance(topic, str) or not isinstance(partitions, Mapping):
+            raise StreamOffsetError(f'expected the kafkalog offset JSON {{"topic":{{"0":42}}}}, got {value!r}')
+        for key, offset in partitions.items():
+            try:
+                partition = int(key)
+            except (TypeError, ValueError):
+                partition = -1
+            if partition < 0 or isinstance(offset, bool) or not isinstance(offset, int):
+                raise StreamOffsetError(
+                    f"bad entry {key!r}: {offset!r} of topic {topic!r} in the offset JSON {value!r}; expected "
+                    'e.g. {"topic":{"0":42}}'
+                )
+            out[TopicPartition(topic, partition)] = offset
+    return out
+
+
+def rate_limit(
+    limit: int, begin: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, int]:
+    """Spark's ``KafkaMicroBatchStream.rateLimit``: ``end`` limited to about ``limit`` offsets in all.
+
+    Each partition with a backlog (``size = end - begin > 0``) gets ``limit * size / total`` offsets,
+    rounded down, but up when below 1 (a small partition is never starved, so the sum may exceed
+    ``limit`` by up to the number of partitions); the result never passes ``end`` (nor ``INT64_MAX``).
+    Partitions without a backlog or without a known ``begin`` keep ``end``; below one offset of backlog
+    in total, ``end`` is returned unchanged.
+    """
+    sizes = {tp: e - begin[tp] for tp, e in end.items() if tp in begin and e - begin[tp] > 0}
+    total = float(sum(sizes.values()))
+    if total < 1:
+        return dict(end)
+    out = {}
+    for tp, e in end.items():
+        if tp not in sizes:
+            out[tp] = e
+            continue
+        prorate = limit * (sizes[tp] / total)
+        take = math.ceil(prorate) if prorate < 1 else math.floor(prorate)
+        b = begin[tp]
+        out[tp] = min(e, INT64_MAX if take > INT64_MAX - b else b + take)
+    return out
+
+
+def byte_limit(
+    max_bytes: int,
+    begin: Mapping[TopicPartition, int],
+    end: Mapping[TopicPartition, int],
+    per_offset: Mapping[TopicPartition, float],
+) -> dict[TopicPartition, int]:
+    """``rate_limit`` over bytes: each partition's backlog is ``size * per_offset[tp]`` bytes; the budget
+    is shared in proportion to those, and each share turned back into offsets (down, but at least one)."""
+    sizes = {tp: e - begin[tp] for tp, e in end.items() if tp in begin and e - begin[tp] > 0}
+    weights = {tp: size * max(per_offset.get(tp, DEFAULT_BYTES_PER_OFFSET), 1e-9) for tp, size in sizes.items()}
+    total = sum(weights.values())
+    if total <= max_bytes:
+        return dict(end)
+    out = {}
+    for tp, e in end.items():
+        if tp not in sizes:
+            out[tp] = e
+            continue
+        share = max_bytes * (weights[tp] / total)
+        offsets = share / max(per_offset.get(tp, DEFAULT_BYTES_PER_OFFSET), 1e-9)
+        take = max(math.floor(offsets), 1)
+        b = begin[tp]
+        out[tp] = min(e, INT64_MAX if take > INT64_MAX - b else b + take)
+    return out
+
+
+def bytes_per_offset(batches: Iterable[tuple[int, int, int]]) -> float | None:
+    """Average stored bytes per offset of ``(base_offset, last_offset, size_in_bytes)`` batches."""
+    offsets = nbytes = 0
+    for base, last, size in batches:
+        offsets += last - base + 1
+        nbytes += size
+    return nbytes / offsets if offsets > 0 else None
+
+
+def should_delay(
+    min_offsets: int,
+    begin: Mapping[TopicPartition, int],
+    end: Mapping[TopicPartition, int],
+    now_ms: int,
+    last_trigger_ms: int,
+    max_delay_ms: int,
+) -> bool:
+    """Spark's ``delayBatch``: skip this trigger while fewer than ``min_offsets`` are available, unless
+    ``max_delay_ms`` has passed since the last batch (the caller records ``now_ms`` when it fires)."""
+    if now_ms - last_trigger_ms >= max_delay_ms:
+        return False
+    available = sum(max(e - begin.get(tp, 0), 0) for tp, e in end.items())
+    return available < min_offsets
+
+
+def plan_stream_ranges(
+    start: Mapping[TopicPartition, int],
+    end: Mapping[TopicPartition, int],
+    earliest_of_new: Mapping[TopicPartition, int],
+    *,
+    fail_on_data_loss: bool,
+    custom_group: bool = False,
+) -> list[OffsetRange]:
+    """Spark's ``getOffsetRangesFromResolvedOffsets``: one range per partition of ``end``.
+
+    ``earliest_of_new`` holds the log start offsets of partitions in ``end`` but not in ``start``. Data
+    loss (``DataLossError``, or a warning with ``fail_on_data_loss=False``): a new partition whose
+    earliest offset is unknown (deleted meanwhile) or not 0 (records were removed before the stream saw
+    them); a partition of ``start`` missing from ``end`` (its topic was deleted); an end below its start
+    (the topic was deleted and recreated, or truncated): that range is dropped and the next batch
+    continues from the new end. Empty ranges are kept (``split_ranges`` drops them).
+    """
+    new = set(end) - set(start)
+    unknown = sorted(new - set(earliest_of_new))
+    if unknown:
+        report_data_loss(
+            f"Cannot find earliest offsets of {[str(tp) for tp in unknown]}. Some data may have been missed",
+            fail_on_data_loss,
+        )
+    for tp in sorted(new & set(earliest_of_new)):
+        if earliest_of_new[tp] != 0:
+            report_data_loss(
+                f"Added partition {tp} starts from {earliest_of_new[tp]} instead of 0. Some data may have been missed",
+                fail_on_data_loss,
+            )
+    gone = sorted(set(start) - set(end))
+    if gone:
+        why = CUSTOM_GROUP_ID_MESSAGE if custom_group else "Some data may have been missed"
+        report_data_loss(f"{[str(tp) for tp in gone]} are gone. {why}", fail_on_data_loss)
+    ranges = []
+    for tp in sorted(end):
+        begin = start.get(tp, earliest_of_new.get(tp))
+        if begin is None:
+            continue
+        until = end[tp]
+        if until < begin:
+            report_data_loss(
+                f"Partition {tp}'s offset was changed from {begin} to {until}, some data may have been missed",
+                fail_on_data_loss,
+            )
+            continue
+        ranges.append(OffsetRange(tp.topic, tp.partition, begin, until))
+    return ranges
+
+
+class StreamPlanner:
+    """The driver's state and decisions for one streaming read (see the module docstring)."""
+
+    def __init__(
+        self,
+        options: StreamOptions,
+        source: StreamSource,
+        *,
+        clock_ms: Callable[[], int] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.options = options
+        self.source = source
+        self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
+        self._sleep = sleep
+        self._initial: dict[TopicPartition, int] | None = None
+        self._available_now: dict[TopicPartition, int] | None = None
+        self._last_trigger_ms = 0
+        self._per_offset: dict[TopicPartition, float] = {}
+        self.latest: dict[TopicPartition, int] | None = None
+        """The latest offsets seen by the last ``latest_offset`` call (Spark's progress shows them)."""
+
+    # -- offsets of the cluster ------------------------------------------------------------------
+    def partitions(self) -> list[TopicPartition]:
+        """The subscribed/assigned topic-partitions that exist now."""
+        opts = self.options.source
+        return resolve_partitions(opts.strategy, self.source.topics(), fail_on_data_loss=opts.fail_on_data_loss)
+
+    def initial_offsets(self) -> dict[TopicPartition, int]:
+        """The starting limit resolved against the cluster, once per planner (Spark asks again until the
+        first batch is written; resolving ``latest`` again would skip records that arrived meanwhile)."""
+        if self._initial is None:
+            opts = self.options.source
+            self._initial = resolve_limit(opts.starting, self.partitions(), self.source, role="starting")
+        return dict(self._initial)
+
+    def fetch_latest(self, known: Mapping[TopicPartition, int] | None = None) -> dict[TopicPartition, int]:
+        """Latest offsets of every partition; a latest offset below ``known`` (a stale answer, KAFKA-7703)
+        is asked again up to ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart."""
+        opts = self.options.source
+        attempt = 0
+        while True:
+            partitions = self.partitions()
+            latest = self.source.list_offsets({tp: LATEST for tp in partitions}) if partitions else {}
+            stale = [tp for tp, o in latest.items() if known is not None and tp in known and o < known[tp]]
+            if not stale or attempt >= opts.fetch_offset_retries:
+                return latest
+            attempt += 1
+            log.warning("latest offsets of %s went back; asking again (attempt %d)", stale, attempt)
+            self._sleep(opts.fetch_offset_retry_interval_ms / 1000.0)
+
+    def earliest(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """Log start offsets; partitions that no longer exist are left out."""
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return {}
+        existing = set(self.partitions())
+        alive = [tp for tp in wanted if tp in existing]
+        return self.source.list_offsets({tp: EARLIEST for tp in alive}) if alive else {}
+
+    # -- micro-batches ---------------------------------------------------------------------------
+    def prepare_available_now(self) -> None:
+        """``Trigger.AvailableNow``: every later end stays within the latest offsets of this moment."""
+        self._available_now = self.fetch_latest(self.initial_offsets())
+
+    def latest_offset(self, start: Mapping[TopicPartition, int], all_available: bool) -> dict[TopicPartition, int]:
+        """The end of the next micro-batch from ``start`` (``start`` itself: no batch now)."""
+        if self._available_now is not None:
+            latest = dict(self._available_now)
+        else:
+            latest = self.fetch_latest(start)
+        self.latest = dict(latest)
+        opts = self.options
+        if all_available or not opts.has_limits:
+            return latest
+        begin = dict(start)
+        begin.update(self.earliest(set(latest) - set(start)))
+        if opts.min_offsets_per_trigger is not None and self._available_now is None:
+            now = self._clock_ms()
+            if should_delay(
+                opts.min_offsets_per_trigger, begin, latest, now, self._last_trigger_ms, opts.max_trigger_delay_ms
+            ):
+                return dict(start)
+            self._last_trigger_ms = now
+        end = latest
+        if opts.max_offsets_per_trigger is not None:
+            end = rate_limit(opts.max_offsets_per_trigger, begin, end)
+        if opts.max_bytes_per_trigger is not None:
+            by_bytes = byte_limit(opts.max_bytes_per_trigger, begin, latest, self.sample_bytes(begin, latest))
+            end = {tp: min(o, by_bytes[tp]) for tp, o in end.items()}
+        return end
+
+    def sample_bytes(
+        self, begin: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, float]:
+        """Bytes per offset at the start of each backlog (see the module docstring)."""
+        for tp, e in end.items():
+            b = begin.get(tp)
+            if b is None or e <= b:
+                continue
+            seen = []
+            try:
+                for fetched in self.source.fetch_batches(tp, b, e, max_bytes=SAMPLE_BYTES):
+                    seen.append((fetched.base_offset, fetched.last_offset, len(fetched.batch.data)))
+                    if sum(s for _, _, s in seen) >= SAMPLE_BYTES or fetched.last_offset + 1 >= e:
+                        break
+            except Exception as e:  # noqa: BLE001 - an estimate: keep the last one
+                log.warning("could not sample %s at offset %d for maxBytesPerTrigger: %s", tp, b, e)
+            estimate = bytes_per_offset(seen)
+            if estimate is not None:
+                self._per_offset[tp] = estimate
+        return dict(self._per_offset)
+
+    def plan(self, start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]) -> list[OffsetRange]:
+        """The offset ranges of the micro-batch ``[start, end)``, split as ``minPartitions`` /
+        ``maxRecordsPerPartition`` ask."""
+        opts = self.options.source
+        new = set(end) - set(start)
+        ranges = plan_stream_ranges(
+            start,
+            end,
+            self.earliest(new) if new else {},
+            fail_on_data_loss=opts.fail_on_data_loss,
+            custom_group="group.id" in opts.client_properties,
+        )
+        return split_ranges(ranges, opts.min_partitions, opts.max_records_per_partition)
