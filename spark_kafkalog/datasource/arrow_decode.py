@@ -31,7 +31,9 @@ How a group of batches is decoded (``BatchDecoder.add`` then ``build``), per gro
    ``np.packbits``); key and value bytes are gathered by Arrow's ``take`` over a zero-copy binary array
    that cuts the record data at every key (value) boundary.
 
-Malformed data raises ``CorruptRecordError`` naming the batch's base offset. CRCs are not checked here
+Malformed data raises ``CorruptRecordError`` naming the batch's base offset. A record timestamp outside
+Spark's ``TIMESTAMP`` range (0001-01-01 to 9999-12-31 UTC) raises ``RecordTimestampError`` naming topic,
+partition, offset and value: Arrow would accept it and Spark would show a nonsense date. CRCs are not checked here
 (the client's fetcher checks them). A ``BatchDecoder`` is used by one thread.
 """
 
@@ -44,7 +46,27 @@ from spark_kafkalog.records import CorruptRecordError, decompress
 from spark_kafkalog.records.batch import BATCH_HEADER_SIZE, CODEC_MASK, CONTROL_BIT, HEADER_STRUCT, TIMESTAMP_TYPE_BIT
 from spark_kafkalog.records.varint import read_varlong
 
-__all__ = ["BatchDecoder", "KAFKA_SCHEMA", "KAFKA_SCHEMA_WITH_HEADERS", "decode_batches", "kafka_schema"]
+__all__ = [
+    "BatchDecoder",
+    "KAFKA_SCHEMA",
+    "KAFKA_SCHEMA_WITH_HEADERS",
+    "MAX_TIMESTAMP_MS",
+    "MIN_TIMESTAMP_MS",
+    "RecordTimestampError",
+    "decode_batches",
+    "kafka_schema",
+]
+
+MIN_TIMESTAMP_MS = -62_135_596_800_000
+"""0001-01-01T00:00:00Z in milliseconds: the earliest Spark ``TIMESTAMP``."""
+MAX_TIMESTAMP_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z in milliseconds: the latest Spark ``TIMESTAMP`` at millisecond precision."""
+_MS_PER_YEAR = 31_556_952_000  # mean Gregorian year
+
+
+class RecordTimestampError(ValueError):
+    """A record whose timestamp Spark cannot represent (outside years 1-9999)."""
+
 
 HEADER_TYPE = pa.list_(pa.field("element", pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])))
 KAFKA_SCHEMA = pa.schema(
@@ -359,6 +381,10 @@ class BatchDecoder:
 
         log_append_rec = log_append[batch_of].astype(bool)
         timestamps_ms = np.where(log_append_rec, max_ts[batch_of], base_ts[batch_of] + ts_delta)
+        out_of_range = (timestamps_ms < MIN_TIMESTAMP_MS) | (timestamps_ms > MAX_TIMESTAMP_MS)
+        if out_of_range.any():
+            bad = int(np.flatnonzero(out_of_range)[0])
+            self._raise_timestamp(int(offsets[bad]), int(timestamps_ms[bad]), bool(log_append_rec[bad]))
         columns = [
             _binary_array(data, key_begin, key_length),
             _binary_array(data, value_begin, value_length),
@@ -422,6 +448,16 @@ class BatchDecoder:
         bitmap = pa.py_buffer(np.packbits(has, bitorder="little")) if nulls else None
         return pa.Array.from_buffers(
             HEADER_TYPE, n, [bitmap, pa.py_buffer(list_offsets.astype(np.int32))], null_count=nulls, children=[entries]
+        )
+
+    def _raise_timestamp(self, offset: int, ms: int, log_append: bool) -> None:
+        kind = "LogAppendTime" if log_append else "CreateTime"
+        raise RecordTimestampError(
+            f"Record at offset {offset} of topic {self.topic} partition {self.partition} has timestamp {ms} "
+            f"({kind}, milliseconds since the epoch, about year {1970 + ms // _MS_PER_YEAR}), outside Spark's "
+            f"timestamp range 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z ({MIN_TIMESTAMP_MS} .. "
+            f"{MAX_TIMESTAMP_MS} ms). The producer wrote a wrong timestamp; read around the record, e.g. "
+            f'.option("startingOffsets", \'{{"{self.topic}":{{"{self.partition}":{offset + 1}}}}}\')'
         )
 
     def _raise_corrupt(self, meta, counts, record_end, section_ends, length) -> None:

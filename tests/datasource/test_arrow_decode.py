@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_kafkalog.datasource.arrow_decode import BatchDecoder, decode_batches, kafka_schema
+from spark_kafkalog.datasource.arrow_decode import (
+    MAX_TIMESTAMP_MS,
+    MIN_TIMESTAMP_MS,
+    BatchDecoder,
+    RecordTimestampError,
+    decode_batches,
+    kafka_schema,
+)
 from spark_kafkalog.records import (
     Compression,
     CorruptRecordError,
@@ -292,3 +299,40 @@ def test_any_records_decode_like_the_brute_force_reader(groups, codec, start):
     got = decode_batches(batches, "t", 0, start, include_headers=True)
     want = expected_rows(batches, "t", 0, start, include_headers=True)
     assert (actual_rows(got) if got is not None else []) == want
+
+
+# -- timestamps Spark cannot represent -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("timestamp_type", "bad_ms"),
+    [(0, -3_139_000_000_000_000), (0, MAX_TIMESTAMP_MS + 1), (1, MIN_TIMESTAMP_MS - 1), (0, 2**62)],
+)
+def test_a_timestamp_outside_sparks_range_fails_naming_topic_partition_offset_and_value(timestamp_type, bad_ms):
+    builder = RecordBatchBuilder(Compression.NONE, base_offset=40, timestamp_type=timestamp_type)
+    builder.append(0, b"k", b"ok", [], offset_delta=0)
+    builder.append(bad_ms if timestamp_type == 0 else 0, b"k", b"bad", [], offset_delta=1)
+    data = builder.build()
+    if timestamp_type == 1:  # LogAppendTime: every record carries the batch's max_timestamp (set by the broker)
+        data = bytearray(data)
+        struct.pack_into(">q", data, 35, bad_ms)
+        data = bytes(data)
+    with pytest.raises(RecordTimestampError) as excinfo:
+        decode_batches([data], "clicks", 3)
+    message = str(excinfo.value)
+    offset = 40 if timestamp_type == 1 else 41  # LogAppendTime: the batch's first record already has it
+    for fragment in (
+        f"Record at offset {offset} of topic clicks partition 3 has timestamp {bad_ms} ",
+        "outside Spark's timestamp range 0001-01-01T00:00:00Z",
+        f'{{"clicks":{{"3":{offset + 1}}}}}',
+    ):
+        assert fragment in message
+
+
+def test_the_edges_of_sparks_timestamp_range_and_no_timestamp_decode():
+    builder = RecordBatchBuilder(Compression.NONE, base_offset=0, timestamp_type=0)
+    for delta, ms in enumerate((MIN_TIMESTAMP_MS, -1, MAX_TIMESTAMP_MS)):
+        builder.append(ms, None, b"v", [], offset_delta=delta)
+    batch = decode_batches([builder.build()], "t", 0)
+    micros = batch.column("timestamp").cast(pa.int64()).to_pylist()
+    assert micros == [MIN_TIMESTAMP_MS * 1000, -1000, MAX_TIMESTAMP_MS * 1000]
