@@ -426,10 +426,10 @@ class Group:
 
     # -- OffsetCommit ---------------------------------------------------------------------------
     def validate_commit(self, *, member_id: str, group_instance_id: str | None, generation: int) -> None:
-        """May this commit be stored? Generation -1 with no member id is a simple (assign-mode) commit,
-        allowed while the group has no members. Raises ``GroupError``."""
+        """May this commit be stored? Generation -1 is a simple (assign-mode) commit, allowed while the group
+        has no members whatever member id it names (Kafka's rule). Raises ``GroupError``."""
         self._check_alive()
-        if generation < 0 and not member_id and self.is_empty:
+        if generation < 0 and self.is_empty:
             return
         if self.state is GroupState.COMPLETING_REBALANCE:
             raise GroupError(ErrorCode.REBALANCE_IN_PROGRESS, f"group {self.group_id} is completing a rebalance")

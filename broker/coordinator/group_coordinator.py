@@ -482,8 +482,11 @@ class GroupCoordinator:
         self._check(group_id)
         group = self.groups.get(group_id)
         if group is None:
-            if generation >= 0 or member_id:
-                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group_id} does not exist")
+            if generation >= 0:  # a member of a generation this coordinator does not know (Kafka's answer)
+                raise GroupError(
+                    ErrorCode.ILLEGAL_GENERATION,
+                    f"group {group_id} does not exist, so it has no generation {generation}",
+                )
             group = self.groups[group_id] = self._new_group(group_id)
         group.validate_commit(member_id=member_id, group_instance_id=group_instance_id, generation=generation)
         if member_id in group.members:

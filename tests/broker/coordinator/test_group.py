@@ -289,6 +289,7 @@ def test_group_max_size():
     ("setup", "member", "generation", "error"),
     [
         ("empty", "", -1, None),  # assign-mode commit with a group id
+        ("empty", "someone", -1, None),  # generation -1 on an Empty group: any member id (Kafka's rule)
         ("stable", "known", 1, None),
         ("stable", "", -1, ErrorCode.UNKNOWN_MEMBER_ID),
         ("stable", "known", 0, ErrorCode.ILLEGAL_GENERATION),
