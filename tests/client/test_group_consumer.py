@@ -385,3 +385,41 @@ def test_offsets_storage_migration_from_zookeeper_to_kafka_and_back(bootstrap):
         consume_ten(offsets_storage="zookeeper", dual_commit_enabled=True)
         assert (zk().offset, kafka().offset) == (40, 40)
     assert seen == [b"m%d" % i for i in range(40)]
+
+
+def test_kafka_python_and_confluent_with_a_group_id_and_manual_assignment_fetch_and_commit(bootstrap):
+    """The issue's first symptom: kafka-python with a group_id did not even fetch with assign()."""
+    kafka = pytest.importorskip("kafka")
+    confluent = pytest.importorskip("confluent_kafka")
+    topic, group = new_topic(bootstrap, 2), f"g-{uuid.uuid4().hex[:8]}"
+    produce(bootstrap, topic, [b"k%d" % i for i in range(10)], 2)
+    kp = kafka.KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest")
+    try:
+        kp.assign([kafka.TopicPartition(topic, 0), kafka.TopicPartition(topic, 1)])
+        got: list = []
+        deadline = time.monotonic() + 20
+        while len(got) < 10 and time.monotonic() < deadline:
+            for records in kp.poll(timeout_ms=200).values():
+                got += [r.value for r in records]
+        assert sorted(got) == sorted(b"k%d" % i for i in range(10))
+        kp.commit()
+    finally:
+        kp.close()
+    with AdminClient(bootstrap) as admin:
+        assert {tp.partition: om.offset for tp, om in admin.list_group_offsets(group).items()} == {0: 5, 1: 5}
+    produce(bootstrap, topic, [b"m%d" % i for i in range(4)], 2)
+    cc = confluent.Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        cc.assign([confluent.TopicPartition(topic, 0), confluent.TopicPartition(topic, 1)])  # from the committed
+        got = []
+        deadline = time.monotonic() + 20
+        while len(got) < 4 and time.monotonic() < deadline:
+            msg = cc.poll(0.2)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+        assert sorted(got) == [b"m0", b"m1", b"m2", b"m3"]
+        cc.commit(asynchronous=False)
+    finally:
+        cc.close()
+    with AdminClient(bootstrap) as admin:
+        assert {tp.partition: om.offset for tp, om in admin.list_group_offsets(group).items()} == {0: 7, 1: 7}
