@@ -130,19 +130,25 @@ class GroupCoordinator:
         return ErrorCode.NOT_COORDINATOR
 
     async def find_coordinator(self, group_id: str) -> tuple[ErrorCode, int]:
-        """(error, node id of the coordinator of ``group_id``); creates ``__consumer_offsets`` when missing."""
-        if OFFSETS_TOPIC not in self.metadata.topics or not self.topic_admin.has_leaders(OFFSETS_TOPIC):
-            await self.ensure_offsets_topic()
+        """(error, node id of the coordinator of ``group_id``); creates ``__consumer_offsets`` when missing.
+
+        Once the topic exists the answer is immediate: COORDINATOR_NOT_AVAILABLE (retriable) while the group's
+        own partition has no live leader. Other partitions are not waited for: a stopped broker leaves its
+        partitions leaderless, and that must not hold the lookups of groups coordinated elsewhere."""
+        p = self.partition_of(group_id)
+        if OFFSETS_TOPIC not in self.metadata.topics:
+            await self.ensure_offsets_topic(p)
         topic = self.metadata.topics.get(OFFSETS_TOPIC)
         if topic is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
-        leader = topic.leader(self.partition_of(group_id))
+        leader = topic.leader(p)
         if leader < 0 or leader not in self.metadata.brokers:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
         return ErrorCode.NONE, leader
 
-    async def ensure_offsets_topic(self) -> None:
-        """Create ``__consumer_offsets`` (once, whichever broker asks first) and wait briefly for its leaders."""
+    async def ensure_offsets_topic(self, partition: int) -> None:
+        """Create ``__consumer_offsets`` (once, whichever broker asks first) and wait briefly for ``partition``
+        to get a leader."""
         from broker.topic_admin import TopicAdminError
 
         async with self._create_lock:
@@ -163,7 +169,12 @@ class GroupCoordinator:
                     if e.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
                         log.warning("could not create %s: %s", OFFSETS_TOPIC, e)
                         return
-            await self.topic_admin.wait_for(lambda: self.topic_admin.has_leaders(OFFSETS_TOPIC), CREATE_WAIT_S)
+
+        def has_leader() -> bool:
+            topic = self.metadata.topics.get(OFFSETS_TOPIC)
+            return topic is not None and topic.leader(partition) >= 0
+
+        await self.topic_admin.wait_for(has_leader, CREATE_WAIT_S)
 
     def on_leadership(self, tp: TopicPartition, is_leader: bool) -> None:
         """Replica-manager hook: this broker started (True) or stopped (False) leading ``tp``."""
