@@ -39,6 +39,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamReader,
     EqualNullSafe,
     EqualTo,
     Filter,
@@ -307,13 +308,18 @@ class KafkaLogDataSource(DataSource):
         from spark_kafkalog.datasource.stream_options import parse_stream_options
         from spark_kafkalog.datasource.stream_source import KafkaLogStreamReader
 
-        options = parse_stream_options(self.options)
-        expected = kafka_schema(options.source.include_headers)
-        if schema != expected:
-            raise KafkaOptionError(
-                "Kafka source has a fixed schema and cannot be set with a custom one: expected "
-                f"{expected.simpleString()}, got {schema.simpleString()}"
-            )
+        try:
+            options = parse_stream_options(self.options)
+            expected = kafka_schema(options.source.include_headers)
+            if schema != expected:
+                raise KafkaOptionError(
+                    "Kafka source has a fixed schema and cannot be set with a custom one: expected "
+                    f"{expected.simpleString()}, got {schema.simpleString()}"
+                )
+        except KafkaOptionError as e:
+            # PySpark 4.3 reports an exception raised here only as UnboundLocalError ('reader' in
+            # python_streaming_source_runner's finally); a reader that raises on its first call shows ours.
+            return _InvalidStreamReader(e)
         return KafkaLogStreamReader(options)
 
     def streamWriter(self, schema: StructType, overwrite: bool):
@@ -324,6 +330,21 @@ class KafkaLogDataSource(DataSource):
         options = parse_stream_sink_options(self.options)
         columns = check_write_schema({f.name: f.dataType.simpleString() for f in schema.fields}, options)
         return KafkaLogStreamWriter(options, columns)
+
+
+class _InvalidStreamReader(DataSourceStreamReader):
+    """The stream reader of invalid options: every call raises the option error (``stop`` excepted)."""
+
+    def __init__(self, error: KafkaOptionError) -> None:
+        self.error = error
+
+    def _fail(self, *args):
+        raise self.error
+
+    initialOffset = latestOffset = partitions = read = commit = _fail
+
+    def stop(self) -> None:
+        pass
 
 
 def register(spark) -> None:

@@ -416,3 +416,18 @@ def test_batch_etl_aggregates_the_input_topic_into_the_output_topic(spark, boots
         assert row.key.decode() == doc["user"]
         assert doc["revenue"] == pytest.approx(totals[doc["user"]], abs=0.01)
         assert dict((k, v) for k, v in row.headers)["pipeline"] == b"batch_etl"
+
+
+def test_invalid_stream_options_reach_the_user_as_the_option_error_not_pysparks_unbound_local_error(spark, tmp_path):
+    from pyspark.errors import StreamingQueryException
+
+    df = spark.readStream.format("kafkalog").option("subscribe", "events").load()  # no bootstrap servers
+    query = df.writeStream.format("noop").option("checkpointLocation", str(tmp_path)).start()
+    try:
+        with pytest.raises(StreamingQueryException) as excinfo:
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    text = error_text(excinfo)
+    assert "KafkaOptionError: Option 'kafka.bootstrap.servers' must be specified" in text
+    assert "UnboundLocalError" not in text
