@@ -19,6 +19,7 @@ reuses steps 3-5 with offsets from its checkpointed JSON (``offsets``). Function
 
 from __future__ import annotations
 
+import difflib
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -52,6 +53,7 @@ __all__ = [
     "OffsetSource",
     "PlanningError",
     "ScanBounds",
+    "UnknownTopicError",
     "plan_batch",
     "plan_ranges",
     "resolve_limit",
@@ -125,11 +127,40 @@ class OffsetRange:
         return f"{self.topic}-{self.partition}[{self.start}, {self.end})"
 
 
+class UnknownTopicError(PlanningError):
+    """A topic named by ``subscribe`` or ``assign`` does not exist (a batch read would silently be empty)."""
+
+
+def _check_topics_exist(names, topics: Mapping[str, int], option: str) -> None:
+    missing = [t for t in dict.fromkeys(names) if t not in topics]
+    if not missing:
+        return
+    hints = []
+    for name in missing:
+        close = difflib.get_close_matches(name, [t for t in topics if not t.startswith("__")], n=1, cutoff=0.6)
+        hints.append(f"'{name}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+    raise UnknownTopicError(
+        f"Topic(s) {', '.join(hints)} given in option '{option}' do not exist on the cluster; create them first "
+        f'(e.g. kafkalog topics create --bootstrap-server <host:port> --topic {missing[0]}) or fix the name, e.g. .option("{option}", ...). '
+        "A subscribePattern that matches no topic reads nothing instead, as in Spark."
+    )
+
+
 def resolve_partitions(
-    strategy: SubscriptionStrategy, topics: Mapping[str, int], *, fail_on_data_loss: bool = True
+    strategy: SubscriptionStrategy,
+    topics: Mapping[str, int],
+    *,
+    fail_on_data_loss: bool = True,
+    require_topics: bool = False,
 ) -> list[TopicPartition]:
-    """The topic-partitions to read, sorted. Subscribed topics that do not exist contribute nothing (as in
-    Spark); an assigned partition that does not exist is data loss (error, or skipped with a warning)."""
+    """The topic-partitions to read, sorted. With ``require_topics`` (batch reads) a subscribed or assigned
+    topic that does not exist raises ``UnknownTopicError`` naming it; otherwise (streams, which wait for
+    topics) it contributes nothing, as in Spark. An assigned partition beyond an existing topic's partition
+    count is data loss (error, or skipped with a warning). ``subscribePattern`` matching nothing is empty."""
+    if require_topics and isinstance(strategy, Subscribe):
+        _check_topics_exist(strategy.topics, topics, "subscribe")
+    if require_topics and isinstance(strategy, Assign):
+        _check_topics_exist([tp.topic for tp in strategy.partitions], topics, "assign")
     if isinstance(strategy, Subscribe):
         names = [t for t in strategy.topics if t in topics]
     elif isinstance(strategy, SubscribePattern):
@@ -356,7 +387,9 @@ def plan_batch(options: SourceOptions, source: OffsetSource, bounds: ScanBounds 
     """The offset ranges of a batch read, one per Spark partition (see the module docstring)."""
     if bounds is not None and bounds.is_empty:
         return []
-    partitions = resolve_partitions(options.strategy, source.topics(), fail_on_data_loss=options.fail_on_data_loss)
+    partitions = resolve_partitions(
+        options.strategy, source.topics(), fail_on_data_loss=options.fail_on_data_loss, require_topics=True
+    )
     starting, ending = options.starting, options.ending
     if isinstance(options.strategy, Assign):
         # The JSON named every assigned partition (checked at parse); drop those that vanished.

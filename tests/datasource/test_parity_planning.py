@@ -9,7 +9,7 @@ import pytest
 
 from spark_kafkalog.datasource.offsets import TopicPartition
 from spark_kafkalog.datasource.options import KafkaOptionError, parse_source_options
-from spark_kafkalog.datasource.planning import OffsetRange, plan_batch
+from spark_kafkalog.datasource.planning import OffsetRange, UnknownTopicError, plan_batch
 from tests.datasource.test_planning import Logs
 
 TP = TopicPartition
@@ -53,3 +53,24 @@ def test_topic_level_latest_start_and_earliest_end_are_refused_in_batch_as_spark
         opts(startingOffsets='{"a":"latest"}')
     with pytest.raises(KafkaOptionError, match="endingOffsets for topic a can't be earliest"):
         opts(endingOffsets='{"a":"EARLIEST"}')
+
+
+# -- topics that do not exist ----------------------------------------------------------------------------
+
+
+def test_subscribing_to_a_topic_that_does_not_exist_fails_naming_it_and_the_close_match():
+    logs = Logs({"orders": [(0, [0] * 3)], "payments": [(0, [])]})
+    with pytest.raises(UnknownTopicError, match=r"'ordres' \(did you mean 'orders'\?\) given in option 'subscribe'"):
+        plan_batch(opts(subscribe="payments,ordres"), logs)
+    assert logs.calls == []  # nothing planned
+
+
+def test_assigning_a_topic_that_does_not_exist_fails_even_without_fail_on_data_loss():
+    logs = Logs({"orders": [(0, [0] * 3)]})
+    with pytest.raises(UnknownTopicError, match=r"'nope' given in option 'assign'"):
+        plan_batch(opts(subscribe=None, assign='{"nope":[0],"orders":[0]}', failOnDataLoss="false"), logs)
+
+
+def test_a_pattern_matching_no_topic_reads_nothing_as_in_spark():
+    logs = Logs({"orders": [(0, [0] * 3)]})
+    assert plan_batch(opts(subscribe=None, subscribePattern="^payments"), logs) == []
