@@ -1,0 +1,430 @@
+"""``readStream`` / ``writeStream`` with ``format("kafkalog")`` through Spark (local[2]) against the embedded
+two-broker cluster of conftest. Bounded runs use ``Trigger.AvailableNow``; continuous ones a 100 ms
+processing-time trigger and ``processAllAvailable``."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import threading
+import time
+
+import pytest
+
+from spark_kafkalog.client import AdminClient, Producer, TopicPartition
+
+pytestmark = pytest.mark.integration
+
+TP = TopicPartition
+
+
+def produce(bootstrap, topic, values, *, partition=None, timestamps=None) -> None:
+    with Producer(bootstrap, linger_ms=2) as producer:
+        futures = [
+            producer.send(
+                topic,
+                v if isinstance(v, bytes) else str(v).encode(),
+                None,
+                partition=partition if not callable(partition) else partition(i),
+                timestamp_ms=None if timestamps is None else timestamps[i],
+            )
+            for i, v in enumerate(values)
+        ]
+        producer.flush()
+    for f in futures:
+        f.result()
+
+
+def stream(spark, bootstrap, **options):
+    r = spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
+    for key, value in options.items():
+        r = r.option(key.replace("__", "."), str(value))
+    return r.load()
+
+
+def sink_name(topic: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9]", "_", topic)
+
+
+class Collector:
+    """A ``foreachBatch`` function keeping each micro-batch's ``(partition, offset, value)`` rows by batch id
+    (a re-run batch replaces its earlier run, as an idempotent sink would)."""
+
+    def __init__(self) -> None:
+        self.batches: dict[int, list[tuple[int, int, str]]] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, df, batch_id: int) -> None:
+        rows = [
+            (r.partition, r.offset, r.value)
+            for r in df.selectExpr("partition", "offset", "CAST(value AS STRING) AS value").collect()
+        ]
+        with self.lock:
+            self.batches[batch_id] = rows
+
+    def rows(self) -> list[tuple[int, int, str]]:
+        with self.lock:
+            return [row for _, rows in sorted(self.batches.items()) for row in rows]
+
+    def sizes(self) -> list[int]:
+        with self.lock:
+            return [len(rows) for _, rows in sorted(self.batches.items()) if rows]
+
+
+def run_available_now(df, collector: Collector | None = None, checkpoint: str | None = None, timeout: float = 120):
+    """Run ``df`` with ``Trigger.AvailableNow`` to its end; returns the query (terminated)."""
+    writer = df.writeStream.foreachBatch(collector or Collector()).trigger(availableNow=True)
+    query = writer.option("checkpointLocation", checkpoint or tempfile.mkdtemp()).start()
+    try:
+        assert query.awaitTermination(timeout), "AvailableNow query did not finish"
+    finally:
+        query.stop()
+    if query.exception() is not None:
+        raise query.exception()
+    return query
+
+
+def input_rows(query) -> list[int]:
+    return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
+
+
+def wait_for(predicate, timeout: float = 60, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+# -- starting positions -----------------------------------------------------------------------------------
+
+
+def test_earliest_start_reads_every_record_and_offsets_are_sparks_json(spark, bootstrap, new_topic):
+    topic = new_topic(2)
+    produce(bootstrap, topic, range(40), partition=lambda i: i % 2)
+    collector = Collector()
+    checkpoint = tempfile.mkdtemp()
+    query = run_available_now(
+        stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest"), collector, checkpoint
+    )
+    assert sorted(collector.rows()) == sorted((i % 2, i // 2, str(i)) for i in range(40))
+    assert query.lastProgress["sources"][0]["latestOffset"] == f'{{"{topic}": {{"0": 20, "1": 20}}}}'
+    with open(f"{checkpoint}/offsets/0") as f:
+        assert f.read().splitlines()[-1] == f'{{"{topic}": {{"0": 20, "1": 20}}}}'
+
+
+def test_latest_start_reads_only_records_produced_after_the_query_started(spark, bootstrap, new_topic):
+    topic = new_topic(2)
+    produce(bootstrap, topic, ["old"] * 10)
+    name = sink_name(topic)
+    query = (
+        stream(spark, bootstrap, subscribe=topic)
+        .selectExpr("CAST(value AS STRING) AS value")
+        .writeStream.format("memory")
+        .queryName(name)
+        .trigger(processingTime="100 milliseconds")
+        .option("checkpointLocation", tempfile.mkdtemp())
+        .start()
+    )
+    try:
+        query.processAllAvailable()
+        produce(bootstrap, topic, [f"new-{i}" for i in range(15)])
+        query.processAllAvailable()
+        values = sorted(r.value for r in spark.sql(f"SELECT value FROM {name}").collect())
+    finally:
+        query.stop()
+    assert values == sorted(f"new-{i}" for i in range(15))
+
+
+def test_starting_timestamp_and_offsets_by_timestamp_start_at_the_first_later_record(spark, bootstrap, new_topic):
+    topic = new_topic(1)
+    produce(bootstrap, topic, range(10), partition=0, timestamps=[1_000_000 + 1000 * i for i in range(10)])
+    collector = Collector()
+    run_available_now(stream(spark, bootstrap, subscribe=topic, startingTimestamp=1_006_500), collector)
+    assert [o for _, o, _ in collector.rows()] == [7, 8, 9]
+    collector = Collector()
+    run_available_now(
+        stream(spark, bootstrap, subscribe=topic, startingOffsetsByTimestamp=f'{{"{topic}":{{"0":1003000}}}}'),
+        collector,
+    )
+    assert [o for _, o, _ in collector.rows()] == [3, 4, 5, 6, 7, 8, 9]
+
+
+# -- admission control ------------------------------------------------------------------------------------
+
+
+def test_max_offsets_per_trigger_is_prorated_over_partitions_as_spark_does(spark, bootstrap, new_topic):
+    topic = new_topic(2)
+    produce(bootstrap, topic, range(62), partition=0)
+    produce(bootstrap, topic, range(38), partition=1)
+    collector = Collector()
+    query = run_available_now(
+        stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger=30), collector
+    )
+    # 30 * 62/100 = 18.6 -> 18 and 30 * 38/100 = 11.4 -> 11 per batch until the backlog ends
+    assert collector.sizes() == [29, 29, 29, 13]
+    assert input_rows(query) == [29, 29, 29, 13]
+    assert len(collector.rows()) == len(set(collector.rows())) == 100
+
+
+def test_available_now_honours_limits_stops_and_reads_nothing_after_its_snapshot(spark, bootstrap, new_topic):
+    topic = new_topic(1)
+    produce(bootstrap, topic, range(100), partition=0)
+
+    class ProduceDuringFirstBatch(Collector):
+        def __call__(self, df, batch_id):
+            super().__call__(df, batch_id)
+            if batch_id == 0:
+                produce(bootstrap, topic, ["late"] * 20, partition=0)
+
+    collector = ProduceDuringFirstBatch()
+    query = run_available_now(
+        stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger=30), collector
+    )
+    assert collector.sizes() == [30, 30, 30, 10]
+    assert "late" not in {v for _, _, v in collector.rows()}
+    assert not query.isActive
+
+
+def test_min_offsets_per_trigger_waits_for_enough_records_or_max_trigger_delay(spark, bootstrap, new_topic):
+    topic = new_topic(1)
+    collector = Collector()
+    query = (
+        stream(spark, bootstrap, subscribe=topic, minOffsetsPerTrigger=50, maxTriggerDelay="6s")
+        .writeStream.foreachBatch(collector)
+        .trigger(processingTime="100 milliseconds")
+        .option("checkpointLocation", tempfile.mkdtemp())
+        .start()
+    )
+    try:
+        wait_for(lambda: query.lastProgress is not None, what="the first trigger")
+        produce(bootstrap, topic, range(10), partition=0)
+        produced = time.monotonic()
+        time.sleep(2)
+        assert collector.sizes() == []  # 10 < 50 and the delay has not passed
+        wait_for(lambda: collector.sizes() == [10], 30, "the delayed batch")
+        assert time.monotonic() - produced >= 4
+        produce(bootstrap, topic, range(60), partition=0)
+        produced = time.monotonic()
+        wait_for(lambda: collector.sizes() == [10, 60], 30, "the batch of 60")
+        assert time.monotonic() - produced < 5.5  # enough records: no need to wait for the 6 s delay
+    finally:
+        query.stop()
+
+
+def test_max_bytes_per_trigger_bounds_each_batch_by_log_bytes(spark, bootstrap, new_topic):
+    topic = new_topic(1)
+    produce(bootstrap, topic, [b"x" * 1000] * 200, partition=0)
+    collector = Collector()
+    run_available_now(
+        stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest", maxBytesPerTrigger=50_000), collector
+    )
+    sizes = collector.sizes()
+    assert sum(sizes) == 200
+    assert len(sizes) >= 4
+    assert max(sizes) <= 50  # each record takes more than 1000 bytes in the log
+
+
+# -- partitions and data loss -----------------------------------------------------------------------------
+
+
+def test_new_partitions_and_newly_matching_topics_start_at_earliest(spark, bootstrap, new_topic):
+    topic = new_topic(1)
+    other = f"{topic}-extra"
+    collector = Collector()
+    query = (
+        stream(spark, bootstrap, subscribePattern=f"^{re.escape(topic)}")
+        .writeStream.foreachBatch(collector)
+        .trigger(processingTime="100 milliseconds")
+        .option("checkpointLocation", tempfile.mkdtemp())
+        .start()
+    )
+    try:
+        query.processAllAvailable()
+        with AdminClient(bootstrap) as admin:
+            admin.create_partitions({topic: 3})
+            from spark_kafkalog.client import NewTopic
+
+            admin.create_topics([NewTopic(other, 1, 1, {})])
+        produce(bootstrap, topic, ["p1"] * 5, partition=1)
+        produce(bootstrap, topic, ["p2"] * 4, partition=2)
+        produce(bootstrap, other, ["other"] * 3, partition=0)
+        wait_for(lambda: len(collector.rows()) >= 12, 60, "records of the new partitions")
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    values = sorted(v for _, _, v in collector.rows())
+    assert values == ["other"] * 3 + ["p1"] * 5 + ["p2"] * 4
+
+
+def _read_then_lose(spark, bootstrap, topic, checkpoint, lose) -> None:
+    """First run reads all 50 records; then 50 more arrive and ``lose()`` removes some before the restart."""
+    produce(bootstrap, topic, range(50), partition=0)
+    run_available_now(stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest"), Collector(), checkpoint)
+    produce(bootstrap, topic, range(50, 100), partition=0)
+    lose()
+
+
+def test_records_deleted_by_retention_fail_the_query_with_fail_on_data_loss(spark, bootstrap, new_topic):
+    topic = new_topic(1)
+    checkpoint = tempfile.mkdtemp()
+
+    def delete():
+        with AdminClient(bootstrap) as admin:
+            admin.delete_records({TP(topic, 0): 80})
+
+    _read_then_lose(spark, bootstrap, topic, checkpoint, delete)
+    with pytest.raises(Exception, match="Some data may have been lost") as excinfo:
+        run_available_now(stream(spark, bootstrap, subscribe=topic), Collector(), checkpoint)
+    assert "offset 50" in str(excinfo.value)
+
+
+def test_records_deleted_by_retention_are_skipped_without_fail_on_data_loss(spark, bootstrap, new_topic):
+    topic = new_topic(1)
+    checkpoint = tempfile.mkdtemp()
+
+    def delete():
+        with AdminClient(bootstrap) as admin:
+            admin.delete_records({TP(topic, 0): 80})
+
+    _read_then_lose(spark, bootstrap, topic, checkpoint, delete)
+    collector = Collector()
+    run_available_now(stream(spark, bootstrap, subscribe=topic, failOnDataLoss="false"), collector, checkpoint)
+    assert [o for _, o, _ in collector.rows()] == list(range(80, 100))
+
+
+@pytest.mark.parametrize("fail_on_data_loss", [True, False])
+def test_a_deleted_and_recreated_topic_is_data_loss(spark, bootstrap, new_topic, fail_on_data_loss):
+    topic = new_topic(1)
+    checkpoint = tempfile.mkdtemp()
+
+    def recreate():
+        with AdminClient(bootstrap) as admin:
+            admin.delete_topics([topic])
+            from spark_kafkalog.client import NewTopic
+
+            admin.create_topics([NewTopic(topic, 1, 1, {})])
+        produce(bootstrap, topic, ["again"] * 5, partition=0)
+
+    _read_then_lose(spark, bootstrap, topic, checkpoint, recreate)
+    df = stream(spark, bootstrap, subscribe=topic, failOnDataLoss=str(fail_on_data_loss).lower())
+    if fail_on_data_loss:
+        with pytest.raises(Exception, match="offset was changed from 50 to 5"):
+            run_available_now(df, Collector(), checkpoint)
+        return
+    run_available_now(df, Collector(), checkpoint)  # the lost range is dropped; the stream goes on from 5
+    produce(bootstrap, topic, ["after"] * 3, partition=0)
+    collector = Collector()
+    run_available_now(df, collector, checkpoint)
+    assert collector.rows() == [(0, 5, "after"), (0, 6, "after"), (0, 7, "after")]
+
+
+# -- restart, group commits -------------------------------------------------------------------------------
+
+
+def test_restart_from_checkpoint_reads_every_record_exactly_once(spark, bootstrap, new_topic):
+    topic = new_topic(2)
+    produce(bootstrap, topic, range(100), partition=lambda i: i % 2)
+    checkpoint = tempfile.mkdtemp()
+    collector = Collector()
+    df = stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger=20)
+    query = (
+        df.writeStream.foreachBatch(collector)
+        .trigger(processingTime="100 milliseconds")
+        .option("checkpointLocation", checkpoint)
+        .start()
+    )
+    try:
+        wait_for(lambda: len(collector.sizes()) >= 2, 60, "two batches")
+    finally:
+        query.stop()
+    first_run = len(collector.rows())
+    assert 0 < first_run < 100
+    produce(bootstrap, topic, range(100, 150), partition=lambda i: i % 2)
+    query = df.writeStream.foreachBatch(collector).option("checkpointLocation", checkpoint).start()
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    rows = collector.rows()
+    assert len(rows) == 150
+    assert sorted(int(v) for _, _, v in rows) == list(range(150))
+
+
+def test_commit_offsets_to_group_shows_the_querys_lag_without_joining(spark, bootstrap, new_topic):
+    topic = new_topic(2)
+    group = f"{topic}-group"
+    produce(bootstrap, topic, range(60), partition=lambda i: i % 2)
+    df = stream(
+        spark,
+        bootstrap,
+        subscribe=topic,
+        startingOffsets="earliest",
+        maxOffsetsPerTrigger=20,
+        commitOffsetsToGroup=group,
+    )
+    run_available_now(df)
+    with AdminClient(bootstrap) as admin:
+        lag = {p.topic_partition: (p.committed, p.lag) for p in admin.group_lag(group)}
+        assert lag == {TP(topic, 0): (30, 0), TP(topic, 1): (30, 0)}
+        produce(bootstrap, topic, range(10), partition=0)
+        assert {p.topic_partition: p.lag for p in admin.group_lag(group)} == {TP(topic, 0): 10, TP(topic, 1): 0}
+        description = admin.describe_groups([group])[group]
+        assert not description.members  # committed from outside the group protocol
+
+
+def test_kafka_group_id_also_receives_the_commits(spark, bootstrap, new_topic):
+    topic = new_topic(1)
+    group = f"{topic}-g"
+    produce(bootstrap, topic, range(7), partition=0)
+    run_available_now(stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest", kafka__group__id=group))
+    with AdminClient(bootstrap) as admin:
+        assert admin.list_group_offsets(group)[TP(topic, 0)].offset == 7
+
+
+def test_option_errors_reach_the_user_with_the_projects_message(spark, bootstrap, new_topic):
+    topic = new_topic(1)
+    with pytest.raises(Exception, match="ending offset not valid in streaming queries"):
+        run_available_now(stream(spark, bootstrap, subscribe=topic, endingOffsets="latest"))
+
+
+# -- writeStream ------------------------------------------------------------------------------------------
+
+
+def test_write_stream_copies_a_topic_with_a_checkpoint(spark, bootstrap, new_topic):
+    source, target = new_topic(2), new_topic(3)
+    produce(bootstrap, source, range(50), partition=lambda i: i % 2)
+    df = stream(spark, bootstrap, subscribe=source, startingOffsets="earliest", maxOffsetsPerTrigger=20)
+    query = (
+        df.selectExpr("CAST(offset AS STRING) AS key", "value")
+        .writeStream.format("kafkalog")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", target)
+        .option("checkpointLocation", tempfile.mkdtemp())
+        .queryName(sink_name(target))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(120)
+    assert query.exception() is None
+    copied = spark.read.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("subscribe", target)
+    values = sorted(int(r.value) for r in copied.load().selectExpr("CAST(value AS STRING) AS value").collect())
+    assert values == list(range(50))
+
+
+def test_write_stream_fails_the_query_on_an_undeliverable_record(spark, bootstrap, new_topic):
+    source, target = new_topic(1), new_topic(1, max_message_bytes="2000")
+    produce(bootstrap, source, ["small", "x" * 10_000, "small"], partition=0)
+    df = stream(spark, bootstrap, subscribe=source, startingOffsets="earliest")
+    query = (
+        df.select("value")
+        .writeStream.format("kafkalog")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", target)
+        .option("checkpointLocation", tempfile.mkdtemp())
+        .trigger(availableNow=True)
+        .start()
+    )
+    with pytest.raises(Exception, match="could not be written to Kafka") as excinfo:
+        query.awaitTermination(120)
+    assert re.search(r"too large|TOO_LARGE", str(excinfo.value), re.IGNORECASE)
