@@ -196,6 +196,7 @@ class Group:
                 f"{client_id}-{uuid.uuid4()}" if group_instance_id is None else f"{group_instance_id}-{uuid.uuid4()}"
             )
             if static_id is not None:  # a static member restarted: it takes over its old slot
+                previous_leader = self.leader_id or ""
                 old = self.members.pop(static_id)
                 if self.leader_id == static_id:
                     self.leader_id = new_id
@@ -211,7 +212,11 @@ class Group:
                     old.protocols = protocols
                     old.session_timeout_ms, old.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
                     old.last_heartbeat_ms = now
-                    return new_id, self._result_for(new_id)
+                    # the previous leader id, no members: a restarted leader must not assign again, since a
+                    # Stable group keeps the assignment it has (Kafka's updateStaticMemberAndRebalance)
+                    return new_id, JoinResult(
+                        new_id, self.generation, self.protocol_type, self.protocol_name, previous_leader
+                    )
                 return self._join_known(old, protocols, session_timeout_ms, rebalance_timeout_ms, now, force=True)
             if self.max_size is not None and len(self.members) + len(self.pending_members) >= self.max_size:
                 raise GroupError(

@@ -284,6 +284,7 @@ class GroupCoordinator:
                 raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group_id} does not exist")
             group = self.groups[group_id] = self._new_group(group_id)
         now = self.now()
+        requested_id = member_id
         member_id, immediate = group.join(
             member_id=member_id,
             group_instance_id=group_instance_id,
@@ -297,6 +298,12 @@ class GroupCoordinator:
             now=now,
         )
         if immediate is not None:
+            if not requested_id and group_instance_id is not None:
+                # a static member took over its slot without a rebalance: store its new member id, or a
+                # coordinator loading the group later would fence it (FENCED_INSTANCE_ID) as an impostor
+                code = await self._store_group(group)
+                if code != ErrorCode.NONE:
+                    raise GroupError(code, f"storing group {group_id} failed")
             return immediate
         fut = asyncio.get_running_loop().create_future()
         waiters = self._join_waiters.setdefault(group_id, {})

@@ -269,6 +269,20 @@ def test_static_member_restarting_in_a_stable_group_keeps_its_assignment_unless_
     assert assignment == b"B"
 
 
+def test_a_restarted_static_leader_is_told_the_previous_leader_and_no_members_so_it_does_not_assign():
+    g = Group("g")
+    a, _ = join(g, instance="a")
+    b, _ = join(g, instance="b")
+    g.complete_join(0)
+    assert g.leader_id == a
+    g.sync(member_id=a, group_instance_id="a", generation=1, assignments={a: b"A", b: b"B"}, now=0)
+    new_a, immediate = join(g, instance="a", now=5)
+    assert immediate is not None and immediate.member_id == new_a
+    assert immediate.leader_id == a != new_a and immediate.members == ()
+    assert g.leader_id == new_a and g.state is S.STABLE and g.generation == 1
+    assert g.sync(member_id=new_a, group_instance_id="a", generation=1, assignments={}, now=5) == b"A"
+
+
 def test_leave_by_group_instance_id():
     g = Group("g")
     join(g, instance="i-1")

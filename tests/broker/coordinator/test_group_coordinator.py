@@ -318,6 +318,60 @@ def test_a_restarted_coordinator_loads_offsets_and_group_metadata_from_the_log(t
         b.stop()
 
 
+def _join_static(w, group, instance, member_id=""):
+    Req = API_BY_KEY[ApiKey.JOIN_GROUP].Request
+    return w.call(
+        ApiKey.JOIN_GROUP,
+        5,
+        Req(
+            group_id=group,
+            session_timeout_ms=10_000,
+            rebalance_timeout_ms=10_000,
+            member_id=member_id,
+            group_instance_id=instance,
+            protocol_type="consumer",
+            protocols=_protocols(),
+        ),
+    )
+
+
+def _heartbeat_static(w, group, generation, member_id, instance):
+    Req = API_BY_KEY[ApiKey.HEARTBEAT].Request
+    return w.call(
+        ApiKey.HEARTBEAT,
+        3,
+        Req(group_id=group, generation_id=generation, member_id=member_id, group_instance_id=instance),
+    )
+
+
+def test_a_static_member_restarted_without_a_rebalance_survives_a_coordinator_restart(tmp_path):
+    name = f"memory:static-{uuid.uuid4().hex[:8]}"
+    g = "g-static"
+    b = EmbeddedBroker(0, zookeeper_connect=name, log_dir=tmp_path, **GROUP_SETTINGS).start()
+    try:
+        _coordinated_by(b, g)
+        with Wire(b.bootstrap_servers) as w:
+            first = _join_static(w, g, "i-1")
+            assert first.error_code == ErrorCode.NONE and first.generation_id == 1
+            _sync(w, g, 1, first.member_id, [(first.member_id, b"mine")])
+            restarted = _join_static(w, g, "i-1")  # the same instance, restarted: a new member id, no rebalance
+            assert restarted.error_code == ErrorCode.NONE and restarted.generation_id == 1
+            assert restarted.member_id != first.member_id
+            assert _sync(w, g, 1, restarted.member_id).assignment == b"mine"
+    finally:
+        b.stop()
+    b = EmbeddedBroker(0, zookeeper_connect=name, log_dir=tmp_path, **GROUP_SETTINGS).start()
+    try:
+        _coordinated_by(b, g)
+        with Wire(b.bootstrap_servers) as w:
+            hb = _heartbeat_static(w, g, 1, restarted.member_id, "i-1")
+            assert hb.error_code == ErrorCode.NONE  # not FENCED_INSTANCE_ID: the new member id was stored
+            fenced = _heartbeat_static(w, g, 1, first.member_id, "i-1")
+            assert fenced.error_code == ErrorCode.FENCED_INSTANCE_ID
+    finally:
+        b.stop()
+
+
 def test_only_the_leader_of_the_groups_partition_coordinates_it(tmp_path_factory):
     name = f"memory:two-{uuid.uuid4().hex[:8]}"
     brokers = [
