@@ -196,7 +196,6 @@ class Group:
                 f"{client_id}-{uuid.uuid4()}" if group_instance_id is None else f"{group_instance_id}-{uuid.uuid4()}"
             )
             if static_id is not None:  # a static member restarted: it takes over its old slot
-                previous_leader = self.leader_id or ""
                 old = self.members.pop(static_id)
                 if self.leader_id == static_id:
                     self.leader_id = new_id
@@ -212,11 +211,9 @@ class Group:
                     old.protocols = protocols
                     old.session_timeout_ms, old.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
                     old.last_heartbeat_ms = now
-                    # the previous leader id, no members: a restarted leader must not assign again, since a
-                    # Stable group keeps the assignment it has (Kafka's updateStaticMemberAndRebalance)
-                    return new_id, JoinResult(
-                        new_id, self.generation, self.protocol_type, self.protocol_name, previous_leader
-                    )
+                    # a restarted leader is named leader with every member (JoinGroup v9+ adds skip_assignment,
+                    # KIP-814); SyncGroup in the Stable group hands it its current assignment whatever it sends
+                    return new_id, self._result_for(new_id)
                 return self._join_known(old, protocols, session_timeout_ms, rebalance_timeout_ms, now, force=True)
             if self.max_size is not None and len(self.members) + len(self.pending_members) >= self.max_size:
                 raise GroupError(

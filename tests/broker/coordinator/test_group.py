@@ -269,7 +269,7 @@ def test_static_member_restarting_in_a_stable_group_keeps_its_assignment_unless_
     assert assignment == b"B"
 
 
-def test_a_restarted_static_leader_is_told_the_previous_leader_and_no_members_so_it_does_not_assign():
+def test_a_restarted_static_leader_stays_leader_of_the_same_generation_and_keeps_its_assignment():
     g = Group("g")
     a, _ = join(g, instance="a")
     b, _ = join(g, instance="b")
@@ -278,7 +278,7 @@ def test_a_restarted_static_leader_is_told_the_previous_leader_and_no_members_so
     g.sync(member_id=a, group_instance_id="a", generation=1, assignments={a: b"A", b: b"B"}, now=0)
     new_a, immediate = join(g, instance="a", now=5)
     assert immediate is not None and immediate.member_id == new_a
-    assert immediate.leader_id == a != new_a and immediate.members == ()
+    assert immediate.leader_id == new_a and {m[0] for m in immediate.members} == {new_a, b}  # KIP-814 shape
     assert g.leader_id == new_a and g.state is S.STABLE and g.generation == 1
     assert g.sync(member_id=new_a, group_instance_id="a", generation=1, assignments={}, now=5) == b"A"
 
