@@ -311,8 +311,10 @@ class StreamPlanner:
 
     # -- micro-batches ---------------------------------------------------------------------------
     def prepare_available_now(self) -> None:
-        """``Trigger.AvailableNow``: every later end stays within the latest offsets of this moment."""
-        self._available_now = self.fetch_latest(self.initial_offsets())
+        """``Trigger.AvailableNow``: every later end stays within the latest offsets of this moment. (The
+        starting limit is not resolved here: a restarted query starts from its checkpoint, where a
+        starting timestamp that matches no record any more must not fail it.)"""
+        self._available_now = self.fetch_latest()
 
     def latest_offset(self, start: Mapping[TopicPartition, int], all_available: bool) -> dict[TopicPartition, int]:
         """The end of the next micro-batch from ``start`` (``start`` itself: no batch now)."""

@@ -319,6 +319,17 @@ def test_a_deleted_and_recreated_topic_is_data_loss(spark, bootstrap, new_topic,
     assert collector.rows() == [(0, 5, "after"), (0, 6, "after"), (0, 7, "after")]
 
 
+def test_a_deleted_topic_is_data_loss_naming_its_partitions(spark, bootstrap, new_topic):
+    topic = new_topic(2)
+    checkpoint = tempfile.mkdtemp()
+    produce(bootstrap, topic, range(10), partition=lambda i: i % 2)
+    run_available_now(stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest"), Collector(), checkpoint)
+    with AdminClient(bootstrap) as admin:
+        admin.delete_topics([topic])
+    with pytest.raises(Exception, match=rf"\['{topic}-0', '{topic}-1'\] are gone"):
+        run_available_now(stream(spark, bootstrap, subscribe=topic), Collector(), checkpoint)
+
+
 # -- restart, group commits -------------------------------------------------------------------------------
 
 
