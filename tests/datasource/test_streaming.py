@@ -212,6 +212,15 @@ def test_min_offsets_per_trigger_waits_for_enough_records_or_max_trigger_delay(s
         query.stop()
 
 
+def test_available_now_does_not_wait_for_min_offsets_per_trigger(spark, bootstrap, new_topic):
+    topic = new_topic(1)
+    produce(bootstrap, topic, range(5), partition=0)
+    collector = Collector()
+    df = stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest", minOffsetsPerTrigger=100)
+    run_available_now(df, collector, timeout=60)
+    assert collector.sizes() == [5]
+
+
 def test_max_bytes_per_trigger_bounds_each_batch_by_log_bytes(spark, bootstrap, new_topic):
     topic = new_topic(1)
     produce(bootstrap, topic, [b"x" * 1000] * 200, partition=0)
