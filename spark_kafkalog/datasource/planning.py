@@ -10,9 +10,11 @@ them) so that it is unit-tested without a cluster:
 4. ``ScanBounds.narrow``: pushed-down filters prune partitions and narrow ranges;
 5. ``split_ranges``: ``minPartitions`` / ``maxRecordsPerPartition`` splitting with Spark's rounding.
 
-``plan_batch`` runs them in that order. Unlike Spark, which keeps ``earliest``/``latest`` unresolved until
-each task starts, offsets are bound here, at planning: every query plans again (each action re-reads
-"latest"), empty ranges are dropped and ``maxRecordsPerPartition`` sees real sizes. A streaming reader
+``plan_batch`` runs them in that order. As in Spark, ``earliest``/``latest`` (``EARLIEST``/``LATEST``)
+stay unresolved in the ranges and each read task resolves them when it runs (``split_late_bound``), so an
+action re-run on the same DataFrame (whose plan Spark 4.3 caches) sees the records that arrived since;
+``minPartitions`` / ``maxRecordsPerPartition`` resolve them on the driver to size the pieces and keep them
+on the outer pieces. Plans with pushed-down filters resolve every offset at planning. A streaming reader
 reuses steps 3-5 with offsets from its checkpointed JSON (``offsets``). Functions are stateless;
 ``OffsetRange`` is immutable and picklable.
 """
@@ -54,10 +56,12 @@ __all__ = [
     "PlanningError",
     "ScanBounds",
     "UnknownTopicError",
+    "check_range",
     "plan_batch",
     "plan_ranges",
     "resolve_limit",
     "resolve_partitions",
+    "split_late_bound",
     "split_ranges",
 ]
 
@@ -226,8 +230,10 @@ def resolve_limit(
     source: OffsetSource,
     *,
     role: str,
+    keep_sentinels: bool = False,
 ) -> dict[TopicPartition, int]:
-    """Offsets for ``limit`` (``role`` "starting" or "ending") with every sentinel resolved.
+    """Offsets for ``limit`` (``role`` "starting" or "ending") with every sentinel resolved, or, with
+    ``keep_sentinels``, with ``EARLIEST``/``LATEST`` left for the read task to resolve (Spark's late binding).
 
     Timestamps without a matching record resolve to the high watermark, except a starting timestamp
     with strategy ``error``, which raises ``PlanningError`` as Spark does.
@@ -236,12 +242,14 @@ def resolve_limit(
         return {}
     if isinstance(limit, (EarliestLimit, LatestLimit)):
         sentinel = EARLIEST if isinstance(limit, EarliestLimit) else LATEST
+        if keep_sentinels:
+            return {tp: sentinel for tp in partitions}
         return source.list_offsets({tp: sentinel for tp in partitions})
     if isinstance(limit, SpecificOffsetsLimit):
         _check_covers(limit, partitions, role)
         offsets = limit.for_partitions(partitions)
         sentinels = {tp: o for tp, o in offsets.items() if o < 0}
-        if sentinels:
+        if sentinels and not keep_sentinels:
             offsets.update(source.list_offsets(sentinels))
         return offsets
     if isinstance(limit, SpecificTimestampsLimit):
@@ -266,8 +274,9 @@ def resolve_limit(
 
 
 def plan_ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]) -> list[OffsetRange]:
-    """One range per partition from resolved offsets, sorted; empty ranges are kept (``split_ranges`` drops
-    them). Both maps must name the same partitions; a start past its end raises ``PlanningError``."""
+    """One range per partition, sorted; empty ranges are kept (``split_ranges`` drops them). Both maps must
+    name the same partitions; a start past its end raises ``PlanningError`` (checked here when both are
+    offsets, by ``check_range`` in the task when a sentinel was left unresolved)."""
     if set(start) != set(end):
         raise PlanningError(
             f"different topic partitions for starting offsets topics{sorted(map(str, start))} and ending offsets "
@@ -276,13 +285,66 @@ def plan_ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition
     ranges = []
     for tp in sorted(start):
         s, e = start[tp], end[tp]
-        if s > e:
-            raise PlanningError(
-                f"Beginning offset {s} is after the ending offset {e} for topic {tp.topic} partition {tp.partition}. "
-                "You either provided an invalid fromOffset, or the Kafka topic has been damaged"
-            )
+        if s >= 0 and e >= 0:
+            check_range(tp, s, e)
         ranges.append(OffsetRange(tp.topic, tp.partition, s, e))
     return ranges
+
+
+def check_range(tp: TopicPartition, start: int, end: int) -> None:
+    """Spark's check of a resolved range: the start must not pass the end."""
+    if start > end:
+        raise PlanningError(
+            f"Beginning offset {start} is after the ending offset {end} for topic {tp.topic} partition "
+            f"{tp.partition}. You either provided an invalid fromOffset, or the Kafka topic has been damaged"
+        )
+
+
+def _is_bound(r: OffsetRange) -> bool:
+    return r.start >= 0 and r.end >= 0
+
+
+def split_late_bound(
+    ranges: Sequence[OffsetRange],
+    source: OffsetSource,
+    min_partitions: int | None = None,
+    max_records_per_partition: int | None = None,
+) -> list[OffsetRange]:
+    """``split_ranges`` for ranges that may keep ``EARLIEST``/``LATEST`` sentinels (late binding).
+
+    Without splitting options every range stays whole, sentinels included (only bound empty ranges are
+    dropped), so each read task resolves them when it runs. With them, the sentinels are resolved here to
+    size the pieces, as Spark does, and the first piece of a partition keeps the start sentinel and the
+    last piece the end sentinel; a partition that is empty now keeps one unresolved range.
+    """
+    if min_partitions is None and max_records_per_partition is None:
+        return [r for r in ranges if not _is_bound(r) or r.size > 0]
+    specs = {r.topic_partition: EARLIEST for r in ranges if r.start == EARLIEST}
+    found_start = source.list_offsets(specs) if specs else {}
+    specs = {r.topic_partition: LATEST for r in ranges if r.end == LATEST}
+    found_end = source.list_offsets(specs) if specs else {}
+    original = {r.topic_partition: r for r in ranges}
+    bound = []
+    for r in ranges:
+        tp = r.topic_partition
+        start, end = found_start.get(tp, r.start), found_end.get(tp, r.end)
+        check_range(tp, start, end)
+        bound.append(OffsetRange(r.topic, r.partition, start, end))
+    pieces = split_ranges(bound, min_partitions, max_records_per_partition)
+    first: dict[TopicPartition, int] = {}
+    last: dict[TopicPartition, int] = {}
+    for i, piece in enumerate(pieces):
+        first.setdefault(piece.topic_partition, i)
+        last[piece.topic_partition] = i
+    out = list(pieces)
+    for tp, i in first.items():
+        if original[tp].start < 0:
+            out[i] = OffsetRange(tp.topic, tp.partition, original[tp].start, out[i].end)
+    for tp, i in last.items():
+        if original[tp].end < 0:
+            out[i] = OffsetRange(tp.topic, tp.partition, out[i].start, original[tp].end)
+    out.extend(r for tp, r in original.items() if tp not in first and not _is_bound(r))
+    return out
 
 
 def _round_half_up(x: float) -> int:
@@ -400,9 +462,12 @@ def plan_batch(options: SourceOptions, source: OffsetSource, bounds: ScanBounds 
         _check_covers(ending, partitions, "ending")
         partitions = [tp for tp in partitions if bounds.allows(tp)]
         starting, ending = _restricted(starting, partitions), _restricted(ending, partitions)
-    start = resolve_limit(starting, partitions, source, role="starting")
-    end = resolve_limit(ending, partitions, source, role="ending")
+    late = bounds is None  # pushed-down bounds narrow real offsets: those plans resolve everything here
+    start = resolve_limit(starting, partitions, source, role="starting", keep_sentinels=late)
+    end = resolve_limit(ending, partitions, source, role="ending", keep_sentinels=late)
     ranges = plan_ranges(start, end)
+    if late:
+        return split_late_bound(ranges, source, options.min_partitions, options.max_records_per_partition)
     if bounds is not None:
         by_time = None
         if bounds.timestamp_min is not None:

@@ -4,7 +4,8 @@
 ``kafka_schema(options.include_headers)``, each holding up to about ``TARGET_ROWS`` records or
 ``TARGET_BYTES`` of record data, and starting with a new fetch response once ``MIN_ROWS`` are pending
 (uncompressed record data is then decoded where the response holds it, without a copy). Data loss
-(reference section 3.5, executor part) is handled as Spark's ``KafkaDataConsumer`` does:
+(reference section 3.5, executor part) is handled as Spark's ``KafkaDataConsumer`` does. A range's
+``EARLIEST``/``LATEST`` sentinels (late binding) are resolved by ListOffsets when the task starts.
 
 - the range's start was deleted by retention (the fetch answers OFFSET_OUT_OF_RANGE): with
   ``failOnDataLoss`` the read fails naming the offsets; without it, it continues from the log start
@@ -26,8 +27,9 @@ import pyarrow as pa
 
 from spark_kafkalog.client import ClientConfig, KafkaClient, OffsetOutOfRangeError, OffsetSpec
 from spark_kafkalog.datasource.arrow_decode import BatchDecoder
+from spark_kafkalog.datasource.offsets import EARLIEST, LATEST
 from spark_kafkalog.datasource.options import SinkOptions, SourceOptions
-from spark_kafkalog.datasource.planning import OffsetRange, report_data_loss
+from spark_kafkalog.datasource.planning import OffsetRange, check_range, report_data_loss
 
 __all__ = ["TARGET_BYTES", "TARGET_ROWS", "client_config", "open_client", "read_offset_range"]
 
@@ -82,10 +84,17 @@ def read_offset_range(
     """Records ``[start, end)`` of one partition as Arrow batches (see the module docstring)."""
     tp = offset_range.topic_partition
     start, end = offset_range.start, offset_range.end
-    if start >= end:
+    if 0 <= end <= start:
         return
+    if start == EARLIEST:  # late binding, as Spark's tasks resolve the sentinels
+        start = client.list_offsets({tp: OffsetSpec.EARLIEST})[tp]
     latest = client.list_offsets({tp: OffsetSpec.LATEST})[tp]
-    if latest < end:
+    if end == LATEST:
+        end = latest
+        check_range(tp, start, end)
+        if start >= end:
+            return
+    elif latest < end:
         report_data_loss(
             f"Cannot fetch offsets [{max(start, latest)}, {end}) of {tp}: the partition now ends at offset {latest} "
             "(truncated, or the topic was deleted and recreated since the query was planned)",

@@ -18,6 +18,7 @@ from spark_kafkalog.datasource.planning import (
     OffsetRange,
     PlanningError,
     ScanBounds,
+    check_range,
     plan_batch,
     plan_ranges,
     resolve_partitions,
@@ -66,6 +67,19 @@ def opts(**extra):
 
 def R(tp, start, end, topic="t"):
     return OffsetRange(topic, tp, start, end)
+
+
+def bound_plan(options, logs):
+    """``plan_batch`` with the ranges as the read tasks bind them: sentinels resolved, empty ranges read nothing."""
+    out = []
+    for r in plan_batch(options, logs):
+        tp = r.topic_partition
+        start = logs.list_offsets({tp: -2})[tp] if r.start == -2 else r.start
+        end = logs.list_offsets({tp: -1})[tp] if r.end == -1 else r.end
+        check_range(tp, start, end)
+        if start < end:
+            out.append(OffsetRange(r.topic, r.partition, start, end))
+    return out
 
 
 # -- splitting: Spark's KafkaOffsetRangeCalculator ---------------------------------------------------
@@ -170,13 +184,13 @@ def test_assigned_partition_that_does_not_exist_is_data_loss():
 
 def test_earliest_to_latest_covers_each_partitions_log():
     logs = Logs({"t": [(2, [0] * 10), (0, [0] * 4), (0, [])]})
-    assert plan_batch(opts(), logs) == [R(0, 2, 10), R(1, 0, 4)]
+    assert bound_plan(opts(), logs) == [R(0, 2, 10), R(1, 0, 4)]
 
 
 def test_specific_offsets_with_sentinels_are_resolved():
     logs = Logs({"t": [(2, [0] * 10), (0, [0] * 4)]})
     o = opts(startingOffsets='{"t":{"0":-2,"1":1}}', endingOffsets='{"t":{"0":5,"1":-1}}')
-    assert plan_batch(o, logs) == [R(0, 2, 5), R(1, 1, 4)]
+    assert bound_plan(o, logs) == [R(0, 2, 5), R(1, 1, 4)]
 
 
 def test_specific_offsets_must_name_every_subscribed_partition():
@@ -192,7 +206,7 @@ def test_start_past_the_end_is_reported_like_spark():
     with pytest.raises(
         PlanningError, match="Beginning offset 20 is after the ending offset 10 for topic t partition 0"
     ):
-        plan_batch(opts(startingOffsets='{"t":{"0":20}}'), logs)
+        bound_plan(opts(startingOffsets='{"t":{"0":20}}'), logs)
     with pytest.raises(PlanningError, match="different topic partitions"):
         plan_ranges({TP("t", 0): 0}, {TP("t", 1): 0})
 
@@ -206,16 +220,16 @@ def test_timestamps_resolve_to_the_first_offset_at_or_after_them():
 def test_starting_timestamp_without_match_fails_or_starts_at_latest_by_strategy():
     logs = Logs({"t": [(0, [10, 20]), (0, [10, 90])]})
     with pytest.raises(PlanningError, match="No offset matched from request of topic-partition t-0 and timestamp 50"):
-        plan_batch(opts(startingTimestamp="50"), logs)
+        bound_plan(opts(startingTimestamp="50"), logs)
     o = opts(startingTimestamp="50", startingOffsetsByTimestampStrategy="latest")
-    assert plan_batch(o, logs) == [R(1, 1, 2)]  # t-0 starts at latest (2): empty, dropped
+    assert bound_plan(o, logs) == [R(1, 1, 2)]  # t-0 starts at latest (2): empty, dropped
 
 
 def test_min_partitions_and_max_records_split_resolved_sizes():
     logs = Logs({"t": [(0, [0] * 100), (0, [0] * 10)]})
-    assert len(plan_batch(opts(minPartitions="11"), logs)) == 11
+    assert len(bound_plan(opts(minPartitions="11"), logs)) == 11
     # Unlike Spark (which sees the unresolved sentinel size 1), earliest..latest is split by real sizes.
-    assert [r.size for r in plan_batch(opts(maxRecordsPerPartition="40"), logs)] == [33, 33, 34, 10]
+    assert [r.size for r in bound_plan(opts(maxRecordsPerPartition="40"), logs)] == [33, 33, 34, 10]
 
 
 # -- pushdown bounds ----------------------------------------------------------------------------------

@@ -196,9 +196,11 @@ def test_fail_on_data_loss_when_the_topic_was_recreated_shorter_after_planning(s
 
     topic = new_topic(1)
     produce(bootstrap, topic, [(0, None, b"old", None, None)] * 50)
-    strict = reader(spark, bootstrap, subscribe=topic).load()
-    lenient = reader(spark, bootstrap, subscribe=topic, failOnDataLoss="false").load()
-    assert strict.count() == 50 and lenient.count() == 50  # both planned as [0, 50)
+    ending = f'{{"{topic}":{{"0":50}}}}'  # earliest..latest would bind to the new log (as in Spark)
+    strict = reader(spark, bootstrap, subscribe=topic, endingOffsets=ending).load()
+    lenient = reader(spark, bootstrap, subscribe=topic, endingOffsets=ending, failOnDataLoss="false").load()
+    late = reader(spark, bootstrap, subscribe=topic).load()
+    assert strict.count() == 50 and lenient.count() == 50 and late.count() == 50  # planned as [0, 50)
     with AdminClient(bootstrap) as admin:
         admin.delete_topics([topic])
         admin.create_topics([NewTopic(topic, 1, 1)])
@@ -207,16 +209,23 @@ def test_fail_on_data_loss_when_the_topic_was_recreated_shorter_after_planning(s
         strict.collect()
     assert "the partition now ends at offset 10" in error_text(info) and "failOnDataLoss" in error_text(info)
     assert [r.value for r in lenient.collect()] == [b"new"] * 10
+    assert [r.value for r in late.collect()] == [b"new"] * 10
 
 
-def test_a_dataframe_keeps_its_plan_and_a_new_load_sees_new_records(spark, bootstrap, new_topic):
-    topic = new_topic(1)
+def test_rerunning_an_action_on_the_same_dataframe_sees_new_records_as_sparks_late_binding(spark, bootstrap, new_topic):
+    topic = new_topic(2)
     produce(bootstrap, topic, [(0, None, b"x", None, None)] * 5)
     df = reader(spark, bootstrap, subscribe=topic).load()
     assert df.count() == 5
-    produce(bootstrap, topic, [(0, None, b"y", None, None)] * 3)
-    assert df.count() == 5  # Spark 4.3 caches a Python data source's read plan per DataFrame
-    assert reader(spark, bootstrap, subscribe=topic).load().count() == 8
+    produce(bootstrap, topic, [(0, None, b"y", None, None)] * 3 + [(1, None, b"z", None, None)] * 2)
+    assert df.count() == 10  # Spark 4.3 caches the plan per DataFrame; the tasks resolve earliest/latest
+    split = reader(spark, bootstrap, subscribe=topic, maxRecordsPerPartition="3").load()
+    assert split.count() == 10
+    produce(bootstrap, topic, [(1, None, b"w", None, None)] * 4)
+    assert split.count() == 14  # the last piece of each partition ends at "latest"
+    fixed = reader(spark, bootstrap, subscribe=topic, endingOffsets=f'{{"{topic}":{{"0":8,"1":6}}}}').load()
+    produce(bootstrap, topic, [(0, None, b"v", None, None)])
+    assert fixed.count() == 14
 
 
 # -- pushdown ----------------------------------------------------------------------------------------------
