@@ -112,13 +112,21 @@ def _acks(key: str, v: Any) -> int:
     raise ConfigError(f"setting {key!r} must be one of all, -1, 0, 1; got {v!r}")
 
 
-def _callable_or_name(names: Mapping[str, Any]) -> Callable[[str, Any], Any]:
+def _callable_or_name(names: Mapping[str, Any], *, importable: bool = False) -> Callable[[str, Any], Any]:
+    """A callable setting given as an object, a built-in name (or a Java class name ending in one), or, with
+    ``importable``, a Python path ``module:Name`` / ``module.Name`` imported on first use (so Spark
+    executors can load it by name)."""
+
     def parse(key: str, v: Any) -> Any:
         if isinstance(v, str):
-            found = names.get(v.strip()) or names.get(v.strip().rsplit(".", 1)[-1])
+            text = v.strip()
+            found = names.get(text) or names.get(text.rsplit(".", 1)[-1])
+            if found is None and importable and ("." in text or ":" in text):
+                return _import_object(key, text, names)
             if found is None:
+                hint = "a Python callable, 'module:Name'" if importable else "a Python callable"
                 raise ConfigError(
-                    f"setting {key!r}: unknown name {v!r}; pass a Python callable or one of {', '.join(sorted(set(names)))}"
+                    f"setting {key!r}: unknown name {v!r}; pass {hint} or one of {', '.join(sorted(set(names)))}"
                 )
             return found
         if v is None or callable(v) or hasattr(v, "partition"):
@@ -126,6 +134,22 @@ def _callable_or_name(names: Mapping[str, Any]) -> Callable[[str, Any], Any]:
         raise ConfigError(f"setting {key!r} must be a callable, got {type(v).__name__}")
 
     return parse
+
+
+def _import_object(key: str, path: str, names: Mapping[str, Any]) -> Any:
+    import importlib
+
+    module_name, sep, attr = path.partition(":") if ":" in path else path.rpartition(".")
+    try:
+        obj = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise ConfigError(
+            f"setting {key!r}: cannot import {path!r} ({e}); pass 'module:Name' of an importable Python class or "
+            f"callable, or one of {', '.join(sorted(set(names)))}"
+        ) from None
+    if not (callable(obj) or hasattr(obj, "partition")):
+        raise ConfigError(f"setting {key!r}: {path!r} is a {type(obj).__name__}, not a class or callable")
+    return obj
 
 
 def _bytes_serializer(value: Any) -> bytes | None:
@@ -227,7 +251,7 @@ def _partitioner_names() -> dict[str, Any]:
 
 
 def _partitioner(key: str, v: Any) -> Any:
-    return _callable_or_name(_partitioner_names())(key, v)
+    return _callable_or_name(_partitioner_names(), importable=True)(key, v)
 
 
 @dataclass(frozen=True)

@@ -169,3 +169,14 @@ def test_group_settings_are_parsed_with_kafka_defaults():
 def test_bad_group_settings_raise_config_errors_naming_the_setting(props, message):
     with pytest.raises(ConfigError, match=message):
         ClientConfig.create(props)
+
+
+def test_a_partitioner_may_be_named_by_its_python_import_path():
+    by_colon = ClientConfig.create({"partitioner.class": "spark_kafkalog.client.partitioner:RoundRobinPartitioner"})
+    assert by_colon.partitioner is RoundRobinPartitioner
+    by_dots = ClientConfig.create({"partitioner.class": "collections.OrderedDict"})  # any importable callable
+    assert by_dots.partitioner.__name__ == "OrderedDict"
+    with pytest.raises(ConfigError, match=r"cannot import 'com.example.MyPartitioner'.*module:Name"):
+        ClientConfig.create({"partitioner.class": "com.example.MyPartitioner"})
+    with pytest.raises(ConfigError, match="not a class or callable"):
+        ClientConfig.create({"partitioner.class": "math:pi"})

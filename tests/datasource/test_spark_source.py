@@ -440,3 +440,22 @@ def test_invalid_stream_options_reach_the_user_as_the_option_error_not_pysparks_
     text = error_text(excinfo)
     assert "KafkaOptionError: Option 'kafka.bootstrap.servers' must be specified" in text
     assert "UnboundLocalError" not in text
+
+
+def test_kafka_partitioner_class_may_name_an_importable_python_class(spark, bootstrap, new_topic):
+    topic = new_topic(3)
+    df = spark.createDataFrame([("same-key", f"v{i}") for i in range(30)], "key string, value string").coalesce(1)
+    (
+        df.write.format("kafkalog")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", topic)
+        .option("kafka.partitioner.class", "spark_kafkalog.client.partitioner:RoundRobinPartitioner")
+        .mode("append")
+        .save()
+    )
+    counts = reader(spark, bootstrap, subscribe=topic).load().groupBy("partition").count().collect()
+    assert sorted(r["count"] for r in counts) == [10, 10, 10]  # one key everywhere: round robin, not murmur2
+    bad = df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
+    with pytest.raises(AnalysisException) as info:
+        bad.option("kafka.partitioner.class", "no_such_module:Partitioner").mode("append").save()
+    assert "kafka.partitioner.class" in error_text(info) and "no_such_module:Partitioner" in error_text(info)
