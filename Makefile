@@ -8,11 +8,13 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP) install-kcat
 
-# Re-install when the project metadata changes; a no-op otherwise (idempotent).
-$(STAMP): pyproject.toml
+# Re-install when the project metadata changes; a no-op otherwise (idempotent). The editable install is
+# in setuptools' compat mode (a path entry, not an import hook) so Spark's scan for pyspark_* modules finds
+# pyspark_kafkalog and format("kafkalog") works in any session without register().
+$(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 # kcat for the kcat -G group test: apt-installed (quietly) when missing and we are root; else that test skips.
