@@ -231,6 +231,7 @@ def stop_all(members: list[ThreadMember]) -> None:
 
 # -- kafka-python ---------------------------------------------------------------------------------
 def _kafka_python_assignors():
+    from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
     from kafka.coordinator.assignors.range import RangePartitionAssignor
     from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
     from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
@@ -239,10 +240,11 @@ def _kafka_python_assignors():
         "range": RangePartitionAssignor,
         "roundrobin": RoundRobinPartitionAssignor,
         "sticky": StickyPartitionAssignor,
+        "cooperative-sticky": CooperativeStickyAssignor,
     }
 
 
-@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky"])
+@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
 def test_kafka_python_members_split_the_partitions_on_join_and_leave(gcluster, group, assignor):
     cls = _kafka_python_assignors()[assignor]
     topic = new_topic(gcluster)
@@ -383,6 +385,75 @@ def test_a_killed_confluent_member_is_replaced_and_its_commits_are_not_read_agai
     for p in victims:  # the survivors resumed the victim's partitions exactly at its last commit
         first = min(o for q, o, _ in by_survivors if q == p)
         assert first == at_kill.get(p, 0), (p, first, at_kill)
+
+
+def test_a_frozen_member_is_expired_and_rejoins_when_it_thaws(gcluster, group):
+    """SIGSTOP keeps the member's connections open but silences its heartbeats: the coordinator expires its
+    session and the others take its partitions; after SIGCONT it is told to rejoin and gets a share again."""
+    topic = new_topic(gcluster)
+    others = [ConfluentMember(gcluster, group, topic) for _ in range(2)]
+    frozen = ProcessMember(gcluster, group, topic)
+    try:
+        wait_split([*others, frozen])
+        os.kill(frozen.proc.pid, signal.SIGSTOP)
+        stopped_at = time.monotonic()
+        wait_split(others, timeout=SESSION_MS / 1000 + 5)
+        assert time.monotonic() - stopped_at >= SESSION_MS / 1000 - 1.5
+        os.kill(frozen.proc.pid, signal.SIGCONT)
+        wait_split([*others, frozen], timeout=SESSION_MS / 1000 + MAX_POLL_MS / 1000)
+        values = [b"t%03d" % i for i in range(60)]
+        produce(gcluster, topic, values)
+        wait_until(
+            lambda: (
+                sorted([v for m in others for _, _, v in m.records] + [v for _, _, v in frozen.consumed])
+                == sorted(values)
+            ),
+            20,
+            "the three members to read every record once",
+        )
+    finally:
+        if frozen.proc.poll() is None:
+            os.kill(frozen.proc.pid, signal.SIGCONT)
+            frozen.kill()
+        stop_all(others)
+
+
+def test_a_mixed_group_of_kafka_python_and_confluent_members_survives_churn(gcluster, group):
+    """Members of both clients (one range protocol) join and leave in quick succession, some while a
+    rebalance is in progress; once the churn stops the survivors split the partitions and read each new
+    record exactly once."""
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
+
+    topic = new_topic(gcluster)
+
+    def new_member(i: int) -> ThreadMember:
+        if i % 2:
+            return KafkaPythonMember(gcluster, group, topic, RangePartitionAssignor)
+        return ConfluentMember(gcluster, group, topic)
+
+    members = [new_member(i) for i in range(4)]
+    try:
+        wait_split(members)
+        for step in range(6):  # add two, drop one, without waiting for the group to settle
+            members += [new_member(step), new_member(step + 1)]
+            time.sleep(0.2)
+            members.pop(step % len(members)).stop()
+            time.sleep(0.1 * (step % 3))
+        while len(members) > PARTITIONS:
+            members.pop(0).stop()
+        wait_split(members, timeout=MAX_POLL_MS / 1000 + 10)
+        values = [b"m%03d" % i for i in range(120)]
+        produce(gcluster, topic, values)
+        wait_until(
+            lambda: len([v for m in members for _, _, v in m.records if v.startswith(b"m")]) >= len(values),
+            20,
+            "the survivors to read every new record",
+        )
+        time.sleep(0.5)
+        new = [v for m in members for _, _, v in m.records if v.startswith(b"m")]
+        assert sorted(new) == sorted(values)
+    finally:
+        stop_all(members)
 
 
 # -- static membership ----------------------------------------------------------------------------
