@@ -6,8 +6,11 @@
 
 Pure modules (no pyspark): ``options`` (parsing and validation), ``offsets`` (Spark's offsets JSON and
 limits), ``planning`` (offset ranges, splitting, pushdown bounds), ``arrow_decode`` (fetched batches to
-Arrow), ``scan`` (one task's read), ``sink`` (one task's write). ``source`` holds the pyspark classes;
-it is imported only when one of its names is used, so the pure modules load without pyspark.
+Arrow), ``scan`` (one task's read), ``sink`` (one task's write), ``stream_options`` and ``stream_planning``
+(readStream/writeStream options, micro-batch limits and data-loss rules). ``source`` and ``stream_source``
+hold the pyspark classes; they are imported only when one of their names is used, so the pure modules load
+without pyspark. ``readStream``/``writeStream`` with ``format("kafkalog")`` go through
+``KafkaLogDataSource.streamReader``/``streamWriter``.
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@
 Where each step runs (PySpark 4.3): ``DataSource.schema`` at ``load()``; ``reader`` (options checked) and
 ``partitions`` (offset ranges planned with a ``KafkaClient``) in a planning worker when a query runs;
 ``read`` in a task, one offset range per task, each opening and closing its own client; ``writer`` at
-``save()`` and ``DataSourceArrowWriter.write`` in each task, each with its own ``Producer``.
+``save()`` and ``DataSourceArrowWriter.write`` in each task, each with its own ``Producer``. Streams:
+``streamReader``/``streamWriter`` (options checked first) return ``stream_source``'s micro-batch reader
+and Arrow stream writer.
 
 Filter pushdown: a reader that defines ``pushFilters`` makes every read fail unless
 ``spark.sql.python.filterPushdown.enabled`` is on (``DATA_SOURCE_PUSHDOWN_DISABLED``), and the reader
