@@ -136,7 +136,7 @@ def test_consume_as_a_group_member_commits_and_continues_where_it_stopped(cluste
     produce(bs, topic, [b"a%d" % i for i in range(10)], 2)
     first = cli("consume", "--bootstrap-server", bs, "--topic", topic, "--group", group, "--from-beginning")
     assert first.returncode == 0, first.stderr
-    assert sorted(line.split("\t")[1] for line in first.stdout.splitlines()) == sorted("a%d" % i for i in range(10))
+    assert sorted(line.split("\t")[1] for line in first.stdout.splitlines()) == sorted(f"a{i}" for i in range(10))
     assert f"consumed 10 records as a member of group {group}" in first.stderr
     produce(bs, topic, [b"b%d" % i for i in range(4)], 2)
     second = cli("consume", "--bootstrap-server", bs, "--topic", topic, "--group", group, "--max-messages", "3")
