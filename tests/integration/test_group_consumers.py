@@ -282,6 +282,28 @@ def test_confluent_members_split_the_partitions_on_join_and_leave(gcluster, grou
         stop_all(members)
 
 
+@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python"])
+def test_added_partitions_are_assigned_after_the_leader_rejoins(gcluster, group, client):
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
+
+    topic = new_topic(gcluster)
+    if client == "confluent-kafka":
+        members = [ConfluentMember(gcluster, group, topic) for _ in range(2)]
+    else:
+        members = [
+            KafkaPythonMember(gcluster, group, topic, RangePartitionAssignor, metadata_max_age_ms=1000)
+            for _ in range(2)
+        ]
+    try:
+        wait_split(members)
+        with AdminClient(gcluster.bootstrap_servers) as admin:
+            admin.create_partitions({topic: PARTITIONS + 2})
+        owned = wait_split(members, timeout=15, partitions=PARTITIONS + 2)
+        assert sorted(map(sorted, owned)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    finally:
+        stop_all(members)
+
+
 MEMBER_PROCESS = r"""
 import sys, time
 from confluent_kafka import Consumer
