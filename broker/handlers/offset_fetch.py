@@ -2,16 +2,15 @@
 
 v0 reads ZooKeeper's ``/consumers/<group>/offsets/<topic>/<partition>`` on any broker, without the group
 coordinator (Kafka 0.8.2's storage; the node holds the offset as decimal ASCII, no metadata):
-UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist, INVALID_GROUP_ID for a group id that cannot be
-one path component, UNKNOWN_SERVER_ERROR when ZooKeeper is unreachable; a partition without a node answers
--1 with no error. v1+ ask the group's coordinator, which answers from its cache of ``__consumer_offsets``
+UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist and, as Kafka 0.8.2-2.x, with offset -1 for a
+partition without a node (nothing committed), INVALID_GROUP_ID for a group id that cannot be one path
+component, UNKNOWN_SERVER_ERROR when ZooKeeper is unreachable. v1+ ask the group's coordinator, which answers from its cache of ``__consumer_offsets``
 (never ZooKeeper). v2+: null topics means every partition the group committed, and group errors
 (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) go into the top-level error code; v0-1 carry them per
 partition. v8+ ask for several groups at once: one ``groups`` entry per requested group, in request order,
 each with its own error code (a failed group has no topics) and its own null-topics meaning. v9's
 ``member_id``/``member_epoch`` are for KIP-848 consumer groups; classic groups ignore them, as Kafka does.
-Gaps: ``require_stable`` (v7+) has nothing to wait for (no transactional offsets). A partition without a
-ZooKeeper node answers -1 with UNKNOWN_TOPIC_OR_PARTITION in Kafka 0.8.2-2.x; here -1 with no error.
+Gaps: ``require_stable`` (v7+) has nothing to wait for (no transactional offsets).
 """
 
 from __future__ import annotations
@@ -107,4 +106,6 @@ async def _read_zookeeper_offset(ctx, group_id: str, topic: str, partition: int)
     except Exception as e:  # the registry is unreachable, or the node is not a decimal
         ctx.log.warning("OffsetFetch v0 of group %s from ZooKeeper failed: %s", group_id, e)
         return _part(partition, code=ErrorCode.UNKNOWN_SERVER_ERROR)
-    return _part(partition, -1 if offset is None else offset)
+    if offset is None:  # no node: Kafka 0.8.2-2.x answer -1 with UNKNOWN_TOPIC_OR_PARTITION
+        return _part(partition, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    return _part(partition, offset)

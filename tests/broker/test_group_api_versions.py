@@ -360,7 +360,7 @@ def test_offset_commit_then_fetch_at_the_same_version(broker, wire, version):
     epoch = 7 if version >= 6 else -1
     assert got == {
         (TOPIC, 0): (11, epoch, "" if version == 0 else "m11", 0),
-        (TOPIC, 1): (-1, -1, "", 0),
+        (TOPIC, 1): (-1, -1, "", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if fetch_version == 0 else 0),
         (TOPIC, 2): (13, epoch, "" if version == 0 else "m13", 0),
     }
 
@@ -493,8 +493,8 @@ def test_offset_v0_errors_per_partition(broker, wire):
     resp = wire.call(ApiKey.OFFSET_COMMIT, 0, body)
     assert resp.topics[0].partitions[0].error_code == ErrorCode.OFFSET_METADATA_TOO_LARGE
     assert broker.broker.registry.fetch_consumer_offset(group, TOPIC, 0) is None
-    # nothing committed: -1
-    assert fetch(wire, group, [0], 0)[1] == {(TOPIC, 0): (-1, -1, "", 0)}
+    # nothing committed: -1, with UNKNOWN_TOPIC_OR_PARTITION as Kafka 0.8.2-2.x answer a missing node
+    assert fetch(wire, group, [0], 0)[1] == {(TOPIC, 0): (-1, -1, "", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
 
 
 # -- ListGroups / DescribeGroups / DeleteGroups / OffsetDelete ---------------------------------------------------

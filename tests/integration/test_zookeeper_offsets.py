@@ -126,7 +126,7 @@ def test_v0_reads_nodes_written_by_a_0_8_zookeeper_consumer(brokers, zk):
     group = new_group()
     zk.create(f"/consumers/{group}/offsets/{TOPIC}/0", b"1234", makepath=True)
     assert fetch(brokers[1], group, 0, version=0) == (1234, "", ErrorCode.NONE)
-    assert fetch(brokers[1], group, 1, version=0) == (-1, "", ErrorCode.NONE)  # no node
+    assert fetch(brokers[1], group, 1, version=0) == (-1, "", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)  # no node
 
 
 def test_v0_and_v1_plus_offsets_live_apart(brokers, zk):
