@@ -18,8 +18,9 @@ Waiting: a JoinGroup waits (long poll) until its rebalance completes: every memb
 rebalance timeout passed (those that did not are removed). A follower's SyncGroup waits for the leader's.
 A client that disconnects while its JoinGroup waits is removed from the group, so it does not hold the
 rebalance. A ticker (every ``TICK_S``) expires sessions, completes rebalances whose time is up, and every
-``offsets.retention.check.interval.ms`` removes offsets of groups without members committed more than
-``offsets.retention.minutes`` ago (or past an explicit v2-4 retention time).
+``offsets.retention.check.interval.ms`` removes expired offsets: ``offsets.retention.minutes`` after the
+group became Empty, or after the commit for groups known only by their offsets and for topics a Stable
+consumer group no longer subscribes to (KIP-211; ``expire_offsets``).
 
 ``stop`` fails every waiting request with NOT_COORDINATOR (the members find the next coordinator) and
 refuses new ones; the broker stops it before its listeners close, so no long poll holds the shutdown.
@@ -29,7 +30,6 @@ Event-loop only.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -238,6 +238,7 @@ class GroupCoordinator:
             if m.group_instance_id is not None:
                 g.static_members[m.group_instance_id] = m.member_id
         g.state = GroupState.STABLE if g.members else GroupState.EMPTY
+        g.state_timestamp_ms = value.current_state_timestamp  # when it became Empty: offset retention counts from it
         return g
 
     def _new_group(self, group_id: str) -> Group:
@@ -458,21 +459,22 @@ class GroupCoordinator:
             self._after_change(group)
 
     async def expire_offsets(self, now: int) -> int:
-        """Remove offsets of groups without members past their retention; returns how many were removed."""
+        """Remove expired committed offsets (Kafka's KIP-211 rules); returns how many were removed.
+
+        Retention (``offsets.retention.minutes``) counts from: the moment the group became Empty, for a group
+        that used the group protocol (so offsets of partitions it stopped committing while active survive
+        until it has been Empty that long); the last commit, for a group known only by its offsets (simple
+        consumers), and for offsets of topics a Stable consumer group no longer subscribes to. Offsets of
+        groups in any other state, or of subscribed topics, do not expire. An explicit v2-4 retention time
+        (``expire_timestamp``) overrides the rest. The group's metadata goes with its last offset when it is
+        Empty."""
         retention_ms = self.config["offsets.retention.minutes"] * 60_000
         removed = 0
         for group_id, offsets in list(self.store.offsets.items()):
             if self.partition_of(group_id) not in self.loaded:
                 continue
             group = self.groups.get(group_id)
-            if group is not None and not group.is_empty:
-                continue
-            expired = [
-                tp
-                for tp, c in offsets.items()
-                if (c.expire_timestamp >= 0 and now >= c.expire_timestamp)
-                or (c.expire_timestamp < 0 and now >= c.commit_timestamp + retention_ms)
-            ]
+            expired = _expired_offsets(group, offsets, now, retention_ms)
             if not expired:
                 continue
             drop_group = len(expired) == len(offsets) and (group is None or group.state is GroupState.EMPTY)
@@ -543,7 +545,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None and group_id not in self.store.offsets:
             return ErrorCode.GROUP_ID_NOT_FOUND, {}
-        subscribed = _subscribed_topics(group) if group is not None else set()
+        subscribed = (_subscribed_topics(group) or set()) if group is not None else set()
         result = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if tp[0] in subscribed else ErrorCode.NONE for tp in tps}
         deletable = [tp for tp, code in result.items() if code == ErrorCode.NONE]
         if deletable:
@@ -598,7 +600,7 @@ class GroupCoordinator:
             generation=group.generation,
             protocol=group.protocol_name,
             leader=group.leader_id,
-            current_state_timestamp=now,
+            current_state_timestamp=group.state_timestamp_ms if group.state_timestamp_ms >= 0 else now,
             members=[
                 MemberMetadata(
                     member_id=m.member_id,
@@ -650,15 +652,54 @@ def _append_error(code: int) -> ErrorCode:
     return ErrorCode.UNKNOWN_SERVER_ERROR
 
 
-def _subscribed_topics(group: Group) -> set[str]:
-    """Topics the consumer-protocol members subscribe to (from their JoinGroup metadata)."""
+def _expired_offsets(
+    group: Group | None, offsets: dict[tuple[str, int], CommittedOffset], now: int, retention_ms: int
+) -> list[tuple[str, int]]:
+    """The partitions of ``offsets`` past their retention (see ``GroupCoordinator.expire_offsets``)."""
+    keep_topics: set[str] = set()
+    if group is None or not group.protocol_type:
+
+        def base(c: CommittedOffset) -> int:
+            return c.commit_timestamp
+
+    elif group.state is GroupState.EMPTY:
+
+        def base(c: CommittedOffset) -> int:
+            return group.state_timestamp_ms if group.state_timestamp_ms >= 0 else c.commit_timestamp
+
+    elif group.state is GroupState.STABLE and group.protocol_type == "consumer":
+        subscribed = _subscribed_topics(group, strict=True)
+        if subscribed is None:  # a subscription it cannot read: nothing is known to be unsubscribed
+            return []
+        keep_topics = subscribed
+
+        def base(c: CommittedOffset) -> int:
+            return c.commit_timestamp
+
+    else:
+        return []
+    return [
+        tp
+        for tp, c in offsets.items()
+        if tp[0] not in keep_topics
+        and (now >= c.expire_timestamp if c.expire_timestamp >= 0 else now - base(c) >= retention_ms)
+    ]
+
+
+def _subscribed_topics(group: Group, *, strict: bool = False) -> set[str] | None:
+    """Topics the consumer-protocol members subscribe to (from their JoinGroup metadata); with ``strict``,
+    None when a member's metadata cannot be decoded (unreadable subscriptions are skipped otherwise)."""
     from spark_kafkalog.protocol import decode_data
 
     topics: set[str] = set()
     if group.protocol_type != "consumer":
         return topics
     for m in group.members.values():
-        with contextlib.suppress(Exception):
+        try:
             _, sub = decode_data("ConsumerProtocolSubscription", m.metadata_for(group.protocol_name))
-            topics.update(sub.topics)
+        except Exception:
+            if strict:
+                return None
+            continue
+        topics.update(sub.topics)
     return topics

@@ -283,6 +283,29 @@ def test_expired_offsets_of_an_empty_group_are_tombstoned(broker):
     assert got == {0: (-1, 0)}
 
 
+def test_an_emptied_group_keeps_offsets_it_committed_long_ago_until_it_has_been_empty_for_the_retention(broker):
+    g = "g-kip211"
+    _coordinated_by(broker, g)
+    gc = broker.broker.group_coordinator
+    retention = broker.config["offsets.retention.minutes"] * 60_000
+    with Wire(broker.bootstrap_servers) as w:
+        joined = _join_member(w, g)
+        _sync(w, g, 1, joined.member_id, [(joined.member_id, b"")])
+        assert _commit(w, g, "events", {1: 4}, generation=1, member_id=joined.member_id) == {1: ErrorCode.NONE}
+
+        def age_the_commit():  # as if the member had not committed partition 1 for two retention periods
+            gc.store.offsets[g][("events", 1)].commit_timestamp -= 2 * retention
+
+        broker.call(age_the_commit)
+        Leave = API_BY_KEY[ApiKey.LEAVE_GROUP].Request
+        w.call(ApiKey.LEAVE_GROUP, 3, Leave(group_id=g, members=[Leave.MemberIdentity(member_id=joined.member_id)]))
+        assert broker.call(lambda: gc.describe_group(g).state.value) == "Empty"
+        assert broker.call(lambda: gc.expire_offsets(gc.now() + 1000)) == 0
+        assert _fetch(w, g, "events", [1])[1] == {1: (4, 0)}
+        assert broker.call(lambda: gc.expire_offsets(gc.now() + retention + 1000)) == 1
+        assert _fetch(w, g, "events", [1])[1] == {1: (-1, 0)}
+
+
 def test_a_restarted_coordinator_loads_offsets_and_group_metadata_from_the_log(tmp_path, registry_name):
     name = f"memory:restart-{uuid.uuid4().hex[:8]}"
     g = "g-restart"
