@@ -459,7 +459,8 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "offsets.retention.minutes",
         "int",
         10080,
-        "Committed offsets of a group with no members are removed this long after their commit (Kafka: 7 days).",
+        "Committed offsets of a group are removed this long after it became empty (after the commit for groups "
+        "that only commit, and for topics a consumer group no longer subscribes to; Kafka: 7 days).",
         at_least=1,
         section="groups",
     ),
