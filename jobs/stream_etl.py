@@ -164,7 +164,7 @@ def run_stream(
 # -- checking, with the plain client ------------------------------------------------------------------------
 
 
-def _records(bootstrap_servers: str, topic: str):
+def topic_records(bootstrap_servers: str, topic: str):
     """Every record of ``topic`` below the high watermarks seen now, partition by partition (plain client)."""
     from spark_kafkalog.client import KafkaClient, TopicPartition
 
@@ -185,7 +185,7 @@ def expected_windows(
 ) -> dict[tuple[int, str], Window]:
     """The pipeline's aggregates computed in Python from the input topic as it is now: ``{(start_ms, item): Window}``."""
     acc: dict[tuple[int, str], list[int]] = {}
-    for _, rec in _records(bootstrap_servers, input_topic):
+    for _, rec in topic_records(bootstrap_servers, input_topic):
         try:
             order = json.loads(rec.value)
             item, cents = order["item"], round(float(order["amount"]) * 100)
@@ -206,7 +206,7 @@ def written_windows(bootstrap_servers: str, output_topic: str) -> tuple[dict[tup
     latest: dict[tuple[int, str], Window] = {}
     changed: list[str] = []
     count = 0
-    for _, rec in sorted(_records(bootstrap_servers, output_topic), key=lambda pr: (pr[0], pr[1].offset)):
+    for _, rec in sorted(topic_records(bootstrap_servers, output_topic), key=lambda pr: (pr[0], pr[1].offset)):
         count += 1
         v = json.loads(rec.value)
         w = Window(v["window_start_ms"], v["item"], v["orders"], v["revenue_cents"])
