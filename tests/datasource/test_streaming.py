@@ -4,6 +4,7 @@ processing-time trigger and ``processAllAvailable``."""
 
 from __future__ import annotations
 
+import datetime
 import re
 import tempfile
 import threading
@@ -18,8 +19,8 @@ pytestmark = pytest.mark.integration
 TP = TopicPartition
 
 
-def produce(bootstrap, topic, values, *, partition=None, timestamps=None) -> None:
-    with Producer(bootstrap, linger_ms=2) as producer:
+def produce(bootstrap, topic, values, *, partition=None, timestamps=None, linger_ms=2) -> None:
+    with Producer(bootstrap, linger_ms=linger_ms) as producer:
         futures = [
             producer.send(
                 topic,
@@ -86,6 +87,16 @@ def run_available_now(df, collector: Collector | None = None, checkpoint: str | 
 
 def input_rows(query) -> list[int]:
     return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
+
+
+def trigger_time(progress) -> float:
+    """Seconds since the epoch at which the trigger of a ``StreamingQueryProgress`` started."""
+    return datetime.datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
+
+
+def batch_of(query, rows: int):
+    """The progress of the first micro-batch of ``query`` that read ``rows`` records, or None."""
+    return next((p for p in query.recentProgress if p["numInputRows"] == rows), None)
 
 
 def wait_for(predicate, timeout: float = 60, what: str = "condition") -> None:
@@ -187,10 +198,13 @@ def test_available_now_honours_limits_stops_and_reads_nothing_after_its_snapshot
 
 
 def test_min_offsets_per_trigger_waits_for_enough_records_or_max_trigger_delay(spark, bootstrap, new_topic):
+    # Times are the triggers' own start times from Spark's progress (the same wall clock as the reader's
+    # maxTriggerDelay), so a slow test thread or a slow batch on a loaded machine cannot decide the outcome.
+    delay = 10
     topic = new_topic(1)
     collector = Collector()
     query = (
-        stream(spark, bootstrap, subscribe=topic, minOffsetsPerTrigger=50, maxTriggerDelay="6s")
+        stream(spark, bootstrap, subscribe=topic, minOffsetsPerTrigger=50, maxTriggerDelay=f"{delay}s")
         .writeStream.foreachBatch(collector)
         .trigger(processingTime="100 milliseconds")
         .option("checkpointLocation", tempfile.mkdtemp())
@@ -198,16 +212,19 @@ def test_min_offsets_per_trigger_waits_for_enough_records_or_max_trigger_delay(s
     )
     try:
         wait_for(lambda: query.lastProgress is not None, what="the first trigger")
+        first = trigger_time(query.recentProgress[0])  # the first trigger fires: maxTriggerDelay counts from it
         produce(bootstrap, topic, range(10), partition=0)
-        produced = time.monotonic()
-        time.sleep(2)
-        assert collector.sizes() == []  # 10 < 50 and the delay has not passed
-        wait_for(lambda: collector.sizes() == [10], 30, "the delayed batch")
-        assert time.monotonic() - produced >= 4
-        produce(bootstrap, topic, range(60), partition=0)
-        produced = time.monotonic()
-        wait_for(lambda: collector.sizes() == [10, 60], 30, "the batch of 60")
-        assert time.monotonic() - produced < 5.5  # enough records: no need to wait for the 6 s delay
+        produced = time.time()
+        wait_for(lambda: batch_of(query, 10) is not None, delay + 60, "the delayed batch")
+        delayed = trigger_time(batch_of(query, 10))
+        # 10 < 50: the triggers in between declined the records until maxTriggerDelay had passed
+        assert delayed - produced >= 2
+        assert delayed - first >= delay - 1
+        produce(bootstrap, topic, range(60), partition=0, linger_ms=60_000)  # one record batch: all 60 at once
+        wait_for(lambda: batch_of(query, 60) is not None, 60, "the batch of 60")
+        # a batch fired by the delay could not start before `delayed + delay`: this one fired because 60 >= 50
+        assert trigger_time(batch_of(query, 60)) - delayed < delay - 1
+        assert collector.sizes() == [10, 60]
     finally:
         query.stop()
 
