@@ -152,7 +152,11 @@ class KafkaPythonMember(ThreadMember):
         consumer.subscribe([self.topic])
         try:
             while not self._stop.is_set():
-                batch = consumer.poll(timeout_ms=100)
+                # 1 s, longer than a rebalance here: kafka-python 3.0.12 drops a JoinGroup/SyncGroup result that
+                # arrives after poll() gave up waiting if, by the next poll(), its leader's own metadata snapshot
+                # says no rejoin is needed; that member then never heartbeats again (seen when the leader first
+                # assigned a topic whose metadata it did not have yet, then rejoined for it)
+                batch = consumer.poll(timeout_ms=1000)
                 with self._lock:
                     for tp, records in batch.items():
                         self.records += [(tp.partition, r.offset, r.value) for r in records]
@@ -231,7 +235,6 @@ def stop_all(members: list[ThreadMember]) -> None:
 
 # -- kafka-python ---------------------------------------------------------------------------------
 def _kafka_python_assignors():
-    from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
     from kafka.coordinator.assignors.range import RangePartitionAssignor
     from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
     from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
@@ -240,11 +243,10 @@ def _kafka_python_assignors():
         "range": RangePartitionAssignor,
         "roundrobin": RoundRobinPartitionAssignor,
         "sticky": StickyPartitionAssignor,
-        "cooperative-sticky": CooperativeStickyAssignor,
     }
 
 
-@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky"])  # cooperative: confluent-kafka's below
 def test_kafka_python_members_split_the_partitions_on_join_and_leave(gcluster, group, assignor):
     cls = _kafka_python_assignors()[assignor]
     topic = new_topic(gcluster)
