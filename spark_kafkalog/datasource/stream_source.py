@@ -46,7 +46,12 @@ from spark_kafkalog.datasource.planning import OffsetRange
 from spark_kafkalog.datasource.scan import client_config, open_client, read_offset_range
 from spark_kafkalog.datasource.sink import RecordWriter, WriteColumns
 from spark_kafkalog.datasource.stream_options import StreamOptions
-from spark_kafkalog.datasource.stream_planning import StreamPlanner, from_offset_json, to_offset_json
+from spark_kafkalog.datasource.stream_planning import (
+    KafkaStreamSource,
+    StreamPlanner,
+    from_offset_json,
+    to_offset_json,
+)
 
 __all__ = ["KafkaLogStreamCommitMessage", "KafkaLogStreamReader", "KafkaLogStreamWriter", "StreamInputPartition"]
 
@@ -90,7 +95,7 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def planner(self) -> StreamPlanner:
         if self._planner is None:
             self._client = open_client(self.options.source, planning=True)
-            self._planner = StreamPlanner(self.options, self._client)
+            self._planner = StreamPlanner(self.options, KafkaStreamSource(self._client, self.options.source.strategy))
         return self._planner
 
     # -- driver: offsets -------------------------------------------------------------------------

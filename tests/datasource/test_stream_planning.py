@@ -5,6 +5,7 @@ scripted cluster (``FakeCluster``)."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -14,6 +15,7 @@ from spark_kafkalog.datasource.planning import DataLossError, OffsetRange
 from spark_kafkalog.datasource.stream_options import parse_duration_ms, parse_stream_options, parse_stream_sink_options
 from spark_kafkalog.datasource.stream_planning import (
     INT64_MAX,
+    KafkaStreamSource,
     StreamOffsetError,
     StreamPlanner,
     byte_limit,
@@ -306,3 +308,46 @@ def test_stale_latest_offsets_are_asked_again():
     answers = iter([5, 40])
     cluster.list_offsets = lambda specs: {tp: next(answers) for tp in specs}
     assert p.fetch_latest({A0: 30}) == {A0: 40}
+
+
+# -- KafkaStreamSource: Metadata only for the named topics ------------------------------------------------
+
+
+class MetadataClient:
+    """A client whose Metadata answers come from ``cluster`` ({topic: (partitions, error code)}); records
+    which topics each refresh asked for (None: every topic)."""
+
+    def __init__(self, cluster: dict[str, tuple[int, int]]) -> None:
+        self.cluster = cluster
+        self.asked: list[tuple[str, ...] | None] = []
+        self.metadata = self
+
+    def refresh_metadata(self, topics=None) -> None:
+        self.asked.append(None if topics is None else tuple(topics))
+
+    def topics(self):  # KafkaClient.topics() (every topic) and MetadataCache.topics() (what was answered)
+        if self.asked and self.asked[-1] is not None:
+            answered = {n: self.cluster.get(n, (0, 3)) for n in self.asked[-1]}  # 3: UNKNOWN_TOPIC_OR_PARTITION
+            return {
+                n: SimpleNamespace(partitions=range(p), error_code=e, is_internal=n.startswith("__"))
+                for n, (p, e) in answered.items()
+            }
+        self.asked.append(None)
+        return {n: p for n, (p, e) in self.cluster.items() if not e}
+
+
+@pytest.mark.parametrize(
+    ("options", "asked", "expected"),
+    [
+        ({"subscribe": "a,gone,creating"}, ("a", "creating", "gone"), {"a": 2}),
+        ({"assign": '{"a":[0],"b":[1]}'}, ("a", "b"), {"a": 2, "b": 3}),
+        ({"subscribePattern": "a|b"}, None, {"a": 2, "b": 3, "other": 1, "creating": 1}),
+    ],
+    ids=["subscribe", "assign", "pattern"],
+)
+def test_stream_source_asks_metadata_only_for_the_named_topics(options, asked, expected):
+    cluster = {"a": (2, 0), "b": (3, 0), "other": (1, 0), "creating": (1, 0) if asked is None else (0, 5)}
+    client = MetadataClient(cluster)
+    strategy = parse_stream_options({"kafka.bootstrap.servers": "h:9092", **options}).source.strategy
+    assert KafkaStreamSource(client, strategy).topics() == expected
+    assert client.asked == [asked]
