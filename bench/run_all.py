@@ -15,6 +15,7 @@ SCENARIOS = [
     ("broker: confluent-kafka produce/consume vs machine limits", "broker_bench.py"),
     ("broker: asyncio vs uvloop event loop", "event_loop_bench.py"),
     ("datasource: Spark kafkalog read vs Python data source ceiling, client, confluent-kafka", "datasource_bench.py"),
+    ("streaming: micro-batch latency, AvailableNow vs batch read rate", "streaming_bench.py"),
     ("client: produce/fetch vs kafka-python and confluent-kafka", "client_bench.py"),
     ("groups: offset commits/s, OffsetFetch latency, rebalance of 10 confluent-kafka members", "groups_bench.py"),
     ("abuse: attacks and crashes while healthy clients produce (issue 10's rerun)", "abuse.py"),
