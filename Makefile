@@ -14,7 +14,8 @@ install: $(STAMP) install-kcat
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
-	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
+	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat \
+	  || $(PY) -m pip install --quiet -e '.[dev]'  # a setuptools without compat mode: register(spark) then
 	touch $(STAMP)
 
 # kcat for the kcat -G group test: apt-installed (quietly) when missing and we are root; else that test skips.
