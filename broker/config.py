@@ -403,6 +403,56 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Allow an out-of-sync replica to become leader.",
         section="replication",
     ),
+    _K(
+        "auto.leader.rebalance.enable",
+        "boolean",
+        True,
+        "The controller moves leadership back to each partition's preferred (first) replica when it is alive "
+        "and in the ISR and its broker's imbalance exceeds `leader.imbalance.per.broker.percentage`.",
+        section="replication",
+    ),
+    _K(
+        "leader.imbalance.check.interval.seconds",
+        "int",
+        300,
+        "How often the controller checks the leader imbalance.",
+        at_least=1,
+        section="replication",
+    ),
+    _K(
+        "leader.imbalance.per.broker.percentage",
+        "int",
+        10,
+        "Share (percent) of the partitions a broker is preferred for but does not lead above which the "
+        "controller triggers a preferred-replica election.",
+        at_least=0,
+        at_most=100,
+        section="replication",
+    ),
+    _K(
+        "controlled.shutdown.enable",
+        "boolean",
+        True,
+        "A stopping broker first asks the controller (ControlledShutdown) to move the leadership of its "
+        "partitions to other in-sync replicas.",
+        section="replication",
+    ),
+    _K(
+        "controlled.shutdown.max.retries",
+        "int",
+        3,
+        "Attempts of the controlled shutdown before the broker stops anyway.",
+        at_least=1,
+        section="replication",
+    ),
+    _K(
+        "controlled.shutdown.retry.backoff.ms",
+        "int",
+        5000,
+        "Wait between controlled shutdown attempts.",
+        at_least=0,
+        section="replication",
+    ),
     # groups and offsets (broker.coordinator)
     _K("offsets.topic.num.partitions", "int", 50, "Partitions of `__consumer_offsets`.", at_least=1, section="groups"),
     _K(

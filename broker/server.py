@@ -188,7 +188,7 @@ class Broker:
         self._registered = True
         while self.broker_id not in self.metadata.brokers:
             await asyncio.sleep(0.005)
-        self.controller = Controller(self.broker_id, self.registry, self.run_blocking)
+        self.controller = Controller(self.broker_id, self.registry, self.run_blocking, cfg)
         self.controller.start()
 
     def _registration_record(self):

@@ -4,12 +4,19 @@ Every broker runs a ``Controller``; it competes for the ephemeral ``/controller`
 (at start-up and when the holder's session ends). The winner, for the lifetime of its controller epoch:
 
 * creates the state of every partition that has none (a new topic or new partitions): leader = the first
-  live replica in assignment order, leader epoch 0, ISR = the live replicas (at most the leader while
-  replication is not implemented);
-* when a leader's broker leaves, elects the next live replica that is in the ISR (with replication factor 1
-  there is none: the leader becomes -1, "offline", and the ISR keeps the last leader, as Kafka does with
-  unclean election off); when a broker returns, offline partitions whose ISR holds it get it as leader;
-  every change bumps the leader epoch;
+  live replica in assignment order, leader epoch 0, ISR = the live replicas;
+* when a leader's broker leaves, elects the first live replica in assignment order that is in the ISR and
+  shrinks the ISR to its live members (``election.offline_election``). With no live ISR member the leader
+  becomes -1, "offline", and the ISR keeps its last members, unless ``unclean.leader.election.enable`` (the
+  topic's override, else the broker's) allows a live replica outside the ISR, logged as a warning. When a
+  broker returns, offline partitions whose ISR holds it get it as leader; every change bumps the leader epoch;
+* controlled shutdown (``controlled_shutdown``, served as ControlledShutdown, key 7): moves the leadership
+  of every partition the stopping broker leads to another live ISR member and drops the broker from the
+  ISRs it follows in; the answer lists the replicated partitions it still leads (the broker retries);
+* preferred-replica election every ``leader.imbalance.check.interval.seconds`` with
+  ``auto.leader.rebalance.enable``: for each broker whose share of partitions it is preferred for (first
+  replica) but does not lead exceeds ``leader.imbalance.per.broker.percentage``, leadership moves back to it
+  where it is alive and in the ISR;
 * removes topics marked under ``/admin/delete_topics``.
 
 All writes are compare-and-set on the state node's version and carry the controller epoch. Registry
@@ -24,18 +31,33 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from . import election
 from .registry import ClusterRegistry, NoSuchTopicError, PartitionState, RegistryError, StaleStateError, TopicAssignment
 
 log = logging.getLogger("kafkalog.controller")
 
 
 class Controller:
-    """``run_blocking(fn, *args)`` runs a blocking registry call off the event loop (the broker's pool)."""
+    """``run_blocking(fn, *args)`` runs a blocking registry call off the event loop (the broker's pool);
+    ``config``: the broker's ``BrokerConfig`` (election and rebalance settings; None: Kafka's defaults)."""
 
-    def __init__(self, broker_id: int, registry: ClusterRegistry, run_blocking: Callable[..., Awaitable[Any]]) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        registry: ClusterRegistry,
+        run_blocking: Callable[..., Awaitable[Any]],
+        config: Any = None,
+    ) -> None:
         self.broker_id = broker_id
         self.registry = registry
         self.run_blocking = run_blocking
+        setting = (lambda key, default: default) if config is None else (lambda key, default: config[key])
+        self.unclean_default: bool = setting("unclean.leader.election.enable", False)
+        self.auto_rebalance: bool = setting("auto.leader.rebalance.enable", True)
+        self.rebalance_interval_s: float = setting("leader.imbalance.check.interval.seconds", 300)
+        self.imbalance_percentage: float = setting("leader.imbalance.per.broker.percentage", 10)
+        self._shutting_down: set[int] = set()
+        self._rebalance_task: asyncio.Task | None = None
         self.epoch: int | None = None
         self._events: asyncio.Queue = asyncio.Queue()
         self._subs: list[Any] = []
@@ -59,6 +81,7 @@ class Controller:
         if self._controller_sub is not None:
             self._controller_sub.cancel()
         self._unsubscribe()
+        self._stop_rebalancing()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
@@ -87,6 +110,26 @@ class Controller:
             sub.cancel()
         self._subs = []
 
+    def _stop_rebalancing(self) -> None:
+        if self._rebalance_task is not None:
+            self._rebalance_task.cancel()
+            self._rebalance_task = None
+
+    async def _rebalance_timer(self) -> None:
+        while True:
+            await asyncio.sleep(self.rebalance_interval_s)
+            self._events.put_nowait(("rebalance", None))
+
+    async def controlled_shutdown(self, broker_id: int) -> list[tuple[str, int]] | None:
+        """Move leadership away from ``broker_id`` (see the module docstring); runs on the controller's task.
+
+        Returns the replicated partitions the broker still leads (empty: it may stop), or None when this
+        broker is not the controller.
+        """
+        done = asyncio.get_running_loop().create_future()
+        self._events.put_nowait(("shutdown", (broker_id, done)))
+        return await done
+
     async def _run(self) -> None:
         while True:
             kind, value = await self._events.get()
@@ -100,6 +143,17 @@ class Controller:
                 log.exception("controller: %s event failed", kind)
 
     async def _handle(self, kind: str, value: Any) -> None:
+        if kind == "shutdown":
+            broker_id, done = value
+            try:
+                result = None if self.epoch is None else await self._controlled_shutdown(broker_id)
+            except BaseException as e:
+                if not done.done():
+                    done.set_exception(e)
+                raise
+            if not done.done():
+                done.set_result(result)
+            return
         if kind == "controller":
             if value is None:
                 epoch = await self.run_blocking(self.registry.try_become_controller, self.broker_id)
@@ -109,11 +163,13 @@ class Controller:
                 log.info("broker %d is no longer the controller (now %s)", self.broker_id, value)
                 self.epoch = None
                 self._unsubscribe()
+                self._stop_rebalancing()
             return
         if self.epoch is None:
             return
         if kind == "brokers":
             self._live = value
+            self._shutting_down &= set(value)
             await self._elect_all()
         elif kind == "topics":
             self._topics = value
@@ -121,6 +177,8 @@ class Controller:
         elif kind == "deletions":
             self._deletions = value
             await self._delete_topics()
+        elif kind == "rebalance":
+            await self._rebalance()
 
     async def _become_active(self, epoch: int) -> None:
         self.epoch = epoch
@@ -135,6 +193,8 @@ class Controller:
             reg.on_topics_changed(post("topics")),
             reg.on_topic_deletions(post("deletions")),
         ]
+        if self.auto_rebalance:
+            self._rebalance_task = loop.create_task(self._rebalance_timer(), name="controller-rebalance")
 
     async def _elect_all(self) -> None:
         for name, assignment in list(self._topics.items()):
@@ -150,37 +210,124 @@ class Controller:
     async def _elect(self, topic: str, p: int, replicas: tuple[int, ...], state: PartitionState | None) -> None:
         reg = self.registry
         live = [r for r in replicas if r in self._live]
+        unclean: bool | None = None
         for _ in range(5):
             if state is None:
                 if not live:
                     new = PartitionState(-1, 0, tuple(replicas[:1]), self.epoch)
                 else:
-                    new = PartitionState(live[0], 0, (live[0],), self.epoch)
+                    new = PartitionState(live[0], 0, tuple(live), self.epoch)
                 try:
                     await self.run_blocking(reg.create_partition_state, topic, p, new)
-                    log.info("%s-%d: created with leader %d", topic, p, new.leader)
+                    log.info("%s-%d: created with leader %d, isr %s", topic, p, new.leader, list(new.isr))
                     return
                 except StaleStateError:
                     state = await self.run_blocking(reg.partition_state, topic, p)
                     continue
-            leader_ok = state.leader in self._live and state.leader in replicas
-            if leader_ok:
+            if state.leader in self._live and state.leader in replicas:
                 return
-            candidates = [r for r in live if r in state.isr]
-            if candidates:
-                leader, isr = candidates[0], tuple(r for r in state.isr if r in self._live)
-            elif state.leader == -1:
+            if unclean is None and not any(r in self._live and r in state.isr for r in replicas):
+                unclean = await self._unclean_enabled(topic)
+            live_now = {b for b in self._live if b not in self._shutting_down}
+            chosen = election.offline_election(replicas, state.isr, live_now, unclean=bool(unclean))
+            if chosen.leader == -1 and state.leader == -1:
                 return  # already offline; wait for an in-sync replica to return
-            else:
-                leader, isr = -1, tuple(state.isr)
-            new = PartitionState(leader, state.leader_epoch + 1, isr, self.epoch, state.zk_version)
-            try:
-                await self.run_blocking(reg.update_partition_state, topic, p, new)
-                log.info("%s-%d: leader %d -> %d (epoch %d)", topic, p, state.leader, leader, new.leader_epoch)
+            if await self._write(topic, p, state, chosen):
+                if chosen.unclean:
+                    log.warning(
+                        "%s-%d: unclean leader election: %d was not in the ISR %s; records only the old ISR "
+                        "had are lost",
+                        topic,
+                        p,
+                        chosen.leader,
+                        list(state.isr),
+                    )
                 return
-            except StaleStateError:
-                state = await self.run_blocking(reg.partition_state, topic, p)
+            state = await self.run_blocking(reg.partition_state, topic, p)
+            if state is None:
+                return
         log.warning("%s-%d: gave up electing a leader after repeated concurrent changes", topic, p)
+
+    async def _unclean_enabled(self, topic: str) -> bool:
+        try:
+            config = await self.run_blocking(self.registry.topic_config, topic)
+        except NoSuchTopicError:
+            return False
+        return election.unclean_enabled(config, self.unclean_default)
+
+    async def _write(self, topic: str, p: int, state: PartitionState, chosen: election.Election) -> bool:
+        """Compare-and-set ``chosen`` over ``state`` with a new leader epoch; False when the state moved."""
+        new = PartitionState(chosen.leader, state.leader_epoch + 1, chosen.isr, self.epoch, state.zk_version)
+        try:
+            await self.run_blocking(self.registry.update_partition_state, topic, p, new)
+        except StaleStateError:
+            return False
+        log.info(
+            "%s-%d: leader %d -> %d, isr %s (epoch %d)",
+            topic,
+            p,
+            state.leader,
+            chosen.leader,
+            list(chosen.isr),
+            new.leader_epoch,
+        )
+        return True
+
+    async def _controlled_shutdown(self, broker_id: int) -> list[tuple[str, int]]:
+        self._shutting_down.add(broker_id)
+        live = {b for b in self._live if b not in self._shutting_down}
+        remaining = []
+        for name, assignment in list(self._topics.items()):
+            try:
+                states = await self.run_blocking(self.registry.partition_states, name)
+            except NoSuchTopicError:
+                continue
+            for p, replicas in sorted(assignment.partitions.items()):
+                if broker_id not in replicas:
+                    continue
+                state = states.get(p)
+                for _ in range(5):
+                    if state is None or broker_id not in (state.leader, *state.isr):
+                        break
+                    if state.leader == broker_id:
+                        chosen = election.shutdown_election(replicas, state.isr, live, self._shutting_down)
+                    elif len(state.isr) > 1:  # a follower leaves the ISR; never empty an ISR
+                        chosen = election.Election(state.leader, tuple(b for b in state.isr if b != broker_id))
+                    else:
+                        chosen = None
+                    if chosen is None or await self._write(name, p, state, chosen):
+                        break
+                    state = await self.run_blocking(self.registry.partition_state, name, p)
+                if state is not None and len(replicas) > 1:
+                    now = await self.run_blocking(self.registry.partition_state, name, p)
+                    if now is not None and now.leader == broker_id:
+                        remaining.append((name, p))
+        log.info("controlled shutdown of broker %d: %d partitions still led by it", broker_id, len(remaining))
+        return remaining
+
+    async def _rebalance(self) -> None:
+        """Preferred-replica election for brokers over ``leader.imbalance.per.broker.percentage``."""
+        rows: list[tuple[str, int, tuple[int, ...], PartitionState]] = []
+        for name, assignment in list(self._topics.items()):
+            if name in self._deletions:
+                continue
+            try:
+                states = await self.run_blocking(self.registry.partition_states, name)
+            except NoSuchTopicError:
+                continue
+            for p, replicas in sorted(assignment.partitions.items()):
+                if p in states:
+                    rows.append((name, p, replicas, states[p]))
+        imbalanced = election.imbalanced_brokers(((r[2], r[3].leader) for r in rows), self.imbalance_percentage)
+        live = {b for b in self._live if b not in self._shutting_down}
+        for broker_id, indexes in imbalanced.items():
+            if broker_id not in live:
+                continue
+            for i in indexes:
+                name, p, replicas, state = rows[i]
+                chosen = election.preferred_election(replicas, state.leader, state.isr, live)
+                if chosen is not None and await self._write(name, p, state, chosen):
+                    log.info("%s-%d: preferred replica %d leads again", name, p, chosen.leader)
 
     async def _delete_topics(self) -> None:
         for name in list(self._deletions):

@@ -1,0 +1,206 @@
+"""The controller against an in-process registry: election from the ISR, unclean election, controlled
+shutdown and preferred-replica election. Each "broker" is a registry view holding ``/brokers/ids/<id>``;
+the controller is the real ``Controller`` on an event loop, with the registry calls in a thread pool."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+
+from broker.cluster.controller import Controller
+from broker.cluster.memory_registry import MemoryRegistryStore
+from broker.cluster.registry import BrokerInfo, PartitionState, TopicAssignment
+from broker.config import BrokerConfig
+
+
+class Cluster:
+    def __init__(self, broker_ids, **config):
+        self.store = MemoryRegistryStore()
+        self.pool = concurrent.futures.ThreadPoolExecutor(4)
+        self.views = {}
+        for b in broker_ids:
+            self.start_broker(b)
+        props = {"broker.id": "0", "log.dirs": "/nonexistent", "zookeeper.connect": "memory:x"}
+        props.update({k.replace("_", "."): str(v).lower() for k, v in config.items()})
+        self.config = BrokerConfig.from_properties(props)
+        self.admin = self.store.view()
+        self.admin.start()
+        self.controller: Controller | None = None
+
+    def start_broker(self, b):
+        v = self.store.view()
+        v.start()
+        v.register_broker(BrokerInfo(b, "127.0.0.1", 9000 + b))
+        self.views[b] = v
+
+    def kill(self, b):
+        self.views.pop(b).close()
+
+    async def run_blocking(self, fn, *args):
+        return await asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(fn, *args))
+
+    async def start_controller(self):
+        self.controller = Controller(0, self.admin, self.run_blocking, self.config)
+        self.controller.start()
+        await self.until(lambda: self.controller.is_active)
+
+    async def until(self, condition, timeout=5.0):
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not condition():
+            assert asyncio.get_running_loop().time() < deadline, "condition not reached"
+            await asyncio.sleep(0.01)
+
+    def state(self, topic, p=0) -> PartitionState | None:
+        return self.admin.partition_state(topic, p)
+
+    def set_isr(self, topic, isr, p=0):
+        cur = self.state(topic, p)
+        self.admin.update_partition_state(
+            topic, p, PartitionState(cur.leader, cur.leader_epoch, tuple(isr), cur.controller_epoch, cur.zk_version)
+        )
+
+    async def close(self):
+        if self.controller is not None:
+            await self.controller.stop()
+        for v in list(self.views.values()) + [self.admin]:
+            v.close()
+        self.pool.shutdown()
+
+
+def run(brokers, test, **config):
+    async def main():
+        c = Cluster(brokers, **config)
+        try:
+            await c.start_controller()
+            await test(c)
+        finally:
+            await c.close()
+
+    asyncio.run(main())
+
+
+def test_new_partitions_get_the_first_live_replica_and_every_live_replica_in_the_isr():
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("t", {0: (2, 1, 3), 1: (3, 2, 1)}), {})
+        await c.until(lambda: c.state("t", 1) is not None)
+        assert (c.state("t", 0).leader, c.state("t", 0).isr) == (2, (2, 1))
+        assert (c.state("t", 1).leader, c.state("t", 1).isr) == (2, (2, 1))
+
+    run([1, 2], test)
+
+
+def test_leader_loss_elects_the_first_live_isr_replica_and_shrinks_the_isr():
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("t", {0: (1, 2, 3)}), {})
+        await c.until(lambda: c.state("t") is not None)
+        c.set_isr("t", (1, 3))  # 2 is out of sync: skipped although it comes first
+        c.kill(1)
+        await c.until(lambda: c.state("t").leader != 1)
+        st = c.state("t")
+        assert (st.leader, st.isr, st.leader_epoch) == (3, (3,), 1)
+
+    run([1, 2, 3], test)
+
+
+def test_without_a_live_isr_member_the_partition_goes_offline_until_one_returns():
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("t", {0: (1, 2)}), {})
+        await c.until(lambda: c.state("t") is not None)
+        c.set_isr("t", (1,))
+        c.kill(1)
+        await c.until(lambda: c.state("t").leader == -1)
+        assert c.state("t").isr == (1,)
+        await asyncio.sleep(0.1)
+        assert c.state("t").leader == -1  # 2 is alive but out of sync: no unclean election by default
+        c.start_broker(1)
+        await c.until(lambda: c.state("t").leader == 1)
+        assert c.state("t").isr == (1,)
+
+    run([1, 2], test)
+
+
+def test_unclean_election_enabled_by_the_broker_elects_an_out_of_sync_replica():
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("t", {0: (1, 2)}), {})
+        await c.until(lambda: c.state("t") is not None)
+        c.set_isr("t", (1,))
+        c.kill(1)
+        await c.until(lambda: c.state("t").leader == 2)
+        assert c.state("t").isr == (2,)
+
+    run([1, 2], test, unclean_leader_election_enable=True)
+
+
+def test_unclean_election_enabled_by_a_topic_override():
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("clean", {0: (1, 2)}), {})
+        c.admin.create_topic(TopicAssignment("dirty", {0: (1, 2)}), {"unclean.leader.election.enable": "true"})
+        await c.until(lambda: c.state("clean") is not None and c.state("dirty") is not None)
+        c.set_isr("clean", (1,))
+        c.set_isr("dirty", (1,))
+        c.kill(1)
+        await c.until(lambda: c.state("dirty").leader == 2)
+        assert c.state("clean").leader == -1
+
+    run([1, 2], test)
+
+
+def test_controlled_shutdown_moves_leadership_to_another_isr_member():
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("t", {0: (1, 2, 3), 1: (2, 1, 3), 2: (1, 3, 2)}), {})
+        c.admin.create_topic(TopicAssignment("single", {0: (1,)}), {})
+        await c.until(lambda: c.state("t", 2) is not None and c.state("single") is not None)
+        c.set_isr("t", (1, 3), p=2)
+        remaining = await c.controller.controlled_shutdown(1)
+        assert remaining == []  # "single" has replication factor 1: nowhere to move, not reported
+        assert (c.state("t", 0).leader, c.state("t", 0).isr) == (2, (2, 3))
+        assert (c.state("t", 1).leader, c.state("t", 1).isr) == (2, (2, 3))  # follower 1 left the ISR
+        assert (c.state("t", 2).leader, c.state("t", 2).isr) == (3, (3,))
+        assert c.state("single").leader == 1
+        c.kill(1)  # its partitions were moved: the departure changes nothing but the offline RF-1 one
+        await c.until(lambda: c.state("single").leader == -1)
+        assert c.state("t", 0).leader == 2 and c.state("t", 0).leader_epoch == 1
+
+    run([1, 2, 3], test)
+
+
+def test_controlled_shutdown_reports_partitions_without_another_isr_member():
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("t", {0: (1, 2)}), {})
+        await c.until(lambda: c.state("t") is not None)
+        c.set_isr("t", (1,))
+        assert await c.controller.controlled_shutdown(1) == [("t", 0)]
+        assert c.state("t").leader == 1
+
+    run([1, 2], test)
+
+
+def test_preferred_replica_election_moves_leadership_back():
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("t", {0: (1, 2), 1: (2, 1)}), {})
+        await c.until(lambda: c.state("t", 1) is not None)
+        c.kill(1)
+        await c.until(lambda: c.state("t", 0).leader == 2)
+        c.start_broker(1)
+        await asyncio.sleep(0.2)
+        assert c.state("t", 0).leader == 2  # back, but not in the ISR: not preferred yet
+        c.set_isr("t", (2, 1))  # the leader let it rejoin
+        await c.until(lambda: c.state("t", 0).leader == 1, timeout=5)
+        assert c.state("t", 0).isr == (2, 1) and c.state("t", 1).leader == 2
+
+    run([1, 2], test, leader_imbalance_check_interval_seconds=1)
+
+
+def test_no_preferred_replica_election_when_disabled():
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("t", {0: (1, 2)}), {})
+        await c.until(lambda: c.state("t") is not None)
+        c.kill(1)
+        await c.until(lambda: c.state("t").leader == 2)
+        c.start_broker(1)
+        c.set_isr("t", (2, 1))
+        await asyncio.sleep(1.5)
+        assert c.state("t").leader == 2
+
+    run([1, 2], test, leader_imbalance_check_interval_seconds=1, auto_leader_rebalance_enable=False)
