@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from broker.cluster.registry import BrokerInfo, PartitionState, TopicAssignment
@@ -90,11 +91,18 @@ def assign_replicas(
     *,
     rng: random.Random | None = None,
     start_partition: int = 0,
+    racks: Mapping[int, str | None] | None = None,
+    start_index: int | None = None,
 ) -> dict[int, list[int]]:
-    """Spread partitions and their replicas over brokers as Kafka's ZooKeeper-mode admin does.
+    """Spread partitions and their replicas over brokers as Kafka's ZooKeeper-mode admin does
+    (``AdminUtils.assignReplicasToBrokers``).
 
-    The first replica of partition p is broker ``(start + p) mod n`` (a random start); followers are
-    placed with a shift that grows every n partitions, so leaders and followers both spread evenly.
+    The first replica of partition p is broker ``(start + p) mod n`` (a random start, or ``start_index``);
+    followers are placed with a shift that grows every n partitions, so leaders and followers both spread
+    evenly. When ``racks`` (broker id -> ``broker.rack``) names a rack for every broker, the brokers are
+    first put in rack-alternated order (``rack_alternated_brokers``) and each follower goes to the next
+    broker, in shifted order, whose rack holds no replica of the partition yet (any rack once every rack has
+    one); with some brokers lacking a rack the plain assignment is used (Kafka's ``RackAwareMode.Safe``).
     Raises ``ValueError`` when the replication factor exceeds the number of brokers.
     """
     n = len(broker_ids)
@@ -105,9 +113,12 @@ def assign_replicas(
     if replication_factor > n:
         raise ValueError(f"replication factor {replication_factor} is larger than the {n} available brokers")
     rng = rng or random.Random()
-    brokers = sorted(broker_ids)
-    start = rng.randrange(n)
-    shift = rng.randrange(n)
+    rack_of = {b: (racks or {}).get(b) for b in broker_ids}
+    rack_aware = racks is not None and all(r is not None for r in rack_of.values())
+    brokers = rack_alternated_brokers(rack_of) if rack_aware else sorted(broker_ids)
+    start = rng.randrange(n) if start_index is None else start_index
+    shift = rng.randrange(n) if start_index is None else start_index
+    num_racks = len(set(rack_of.values()))
     out: dict[int, list[int]] = {}
     for i in range(num_partitions):
         p = start_partition + i
@@ -115,7 +126,32 @@ def assign_replicas(
             shift += 1
         first = (i + start) % n
         replicas = [brokers[first]]
-        for j in range(replication_factor - 1):
-            replicas.append(brokers[(first + 1 + (shift + j) % (n - 1)) % n])
+        if not rack_aware:
+            for j in range(replication_factor - 1):
+                replicas.append(brokers[(first + 1 + (shift + j) % (n - 1)) % n])
+        else:
+            used_racks = {rack_of[brokers[first]]}
+            k = 0
+            while len(replicas) < replication_factor:
+                b = brokers[(first + 1 + (shift * num_racks + k) % (n - 1)) % n]
+                k += 1
+                if (rack_of[b] not in used_racks or len(used_racks) == num_racks) and b not in replicas:
+                    replicas.append(b)
+                    used_racks.add(rack_of[b])
         out[p] = replicas
+    return out
+
+
+def rack_alternated_brokers(rack_of: Mapping[int, str | None]) -> list[int]:
+    """Brokers ordered rack by rack in turn (racks sorted, brokers of a rack by id), e.g. racks
+    {0: a, 1: c, 2: c, 3: b, 4: b, 5: a} -> [0, 3, 1, 5, 4, 2] (Kafka's ``getRackAlternatedBrokerList``)."""
+    by_rack: dict[str | None, list[int]] = {}
+    for b in sorted(rack_of):
+        by_rack.setdefault(rack_of[b], []).append(b)
+    queues = [by_rack[r] for r in sorted(by_rack, key=lambda r: (r is None, r or ""))]
+    out: list[int] = []
+    depth = 0
+    while len(out) < len(rack_of):
+        out.extend(q[depth] for q in queues if depth < len(q))
+        depth += 1
     return out

@@ -168,7 +168,7 @@ class TopicAdmin:
                 raise TopicAdminError(ErrorCode.INVALID_PARTITIONS, f"number of partitions must be at least 1, not {n}")
             _check_replication_factor(rf, live)
             self._check_request_limit(name, n)
-            replicas = {p: tuple(r) for p, r in assign_replicas(live, n, rf).items()}
+            replicas = {p: tuple(r) for p, r in assign_replicas(live, n, rf, racks=self._racks()).items()}
         plan = TopicPlan(name, replicas, new_topic_id(), overrides)
         _check_assignment_size(name, replicas, plan.topic_id, overrides)
         return plan
@@ -196,9 +196,14 @@ class TopicAdmin:
         else:
             rf = len(next(iter(t.replicas.values())))
             _check_replication_factor(rf, live, topic=name)
-            new = {p: tuple(r) for p, r in assign_replicas(live, count - current, rf, start_partition=current).items()}
+            placed = assign_replicas(live, count - current, rf, start_partition=current, racks=self._racks())
+            new = {p: tuple(r) for p, r in placed.items()}
         _check_assignment_size(name, {**{p: tuple(r) for p, r in t.replicas.items()}, **new}, t.topic_id, t.config)
         return TopicPlan(name, new, t.topic_id, existing=current)
+
+    def _racks(self) -> dict[int, str | None]:
+        """``broker.rack`` of every live broker, from its registration (placement is rack-aware when all have one)."""
+        return {b: info.rack for b, info in self.metadata.brokers.items()}
 
     def _check_request_limit(self, name: str, n: int) -> None:
         limit = self.config["max.partitions.per.request"]
