@@ -270,8 +270,16 @@ def cmd_topics(args: argparse.Namespace) -> int:
                     print(name)
             elif args.action == "describe":
                 names = [args.topic] if args.topic else sorted(admin.list_topics())
-                for desc in admin.describe_topics(names).values():
-                    _print_topic(desc)
+                descs = admin.describe_topics(names).values()
+                if args.under_replicated_partitions or args.unavailable_partitions:
+                    live = set(admin.describe_cluster()["brokers"])
+                    for desc in descs:
+                        for p in desc.partitions:
+                            if partition_listed(p, live, args.under_replicated_partitions, args.unavailable_partitions):
+                                _print_partition(desc.name, p)
+                else:
+                    for desc in descs:
+                        _print_topic(desc)
     except KafkaClientError as e:
         return _err(str(e))
     return 0
@@ -284,10 +292,22 @@ def _print_topic(desc) -> None:
         f"ReplicationFactor: {len(parts[0].replicas) if parts else 0}"
     )
     for p in parts:
-        print(
-            f"\tTopic: {desc.name}\tPartition: {p.partition}\tLeader: {p.leader}\t"
-            f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}"
-        )
+        _print_partition(desc.name, p)
+
+
+def _print_partition(topic: str, p) -> None:
+    print(
+        f"\tTopic: {topic}\tPartition: {p.partition}\tLeader: {p.leader if p.leader >= 0 else 'none'}\t"
+        f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}"
+    )
+
+
+def partition_listed(p, live: set[int], under_replicated: bool, unavailable: bool) -> bool:
+    """kafka-topics.sh's filters: under-replicated = ISR smaller than the replicas; unavailable = no leader
+    (-1) or a leader that is not a live broker. With both, a partition matching either is listed."""
+    return (under_replicated and len(p.isr) < len(p.replicas)) or (
+        unavailable and (p.leader < 0 or p.leader not in live)
+    )
 
 
 # -- produce / consume -------------------------------------------------------------------------------
@@ -455,6 +475,16 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("--partitions", type=int, default=-1)
     tp.add_argument("--replication-factor", type=int, default=-1)
     tp.add_argument("--config", action="append", metavar="KEY=VALUE", help="topic config (repeatable)")
+    tp.add_argument(
+        "--under-replicated-partitions",
+        action="store_true",
+        help="describe: list only partitions whose ISR is smaller than their replicas",
+    )
+    tp.add_argument(
+        "--unavailable-partitions",
+        action="store_true",
+        help="describe: list only partitions without a live leader",
+    )
     tp.set_defaults(func=cmd_topics)
 
     pr = sub.add_parser("produce", help="send lines from stdin as records")
