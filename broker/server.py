@@ -5,7 +5,8 @@ in-process registry for ``zookeeper.connect=memory:<name>``) -> bind the listene
 (brokers, topics, partition states) until the first snapshot is applied -> register ``/brokers/ids/<id>``
 (taking over the nodes a crashed previous run left, as recorded in the first log dir's
 ``zookeeper-registration``; see ``broker.cluster.registration_record``) -> serve requests -> compete for
-the controller. Stop order: resign the controller -> stop the group coordinator (its waiting JoinGroup and
+the controller. Stop order: controlled shutdown (the controller moves this broker's leaderships to other
+in-sync replicas; ``controlled.shutdown.*``) -> resign the controller -> stop the group coordinator (its waiting JoinGroup and
 SyncGroup requests answer NOT_COORDINATOR, so no long poll holds the shutdown) -> stop accepting and finish in-flight
 requests (waiting long polls answer at once) -> stop following the registry -> flush logs and write
 checkpoints (clean-shutdown marker) -> deregister -> close the registry. Both are idempotent; a failed start undoes what it did.
@@ -157,6 +158,7 @@ class Broker:
         await self.run_blocking(self.registry.start, connect_timeout_ms / 1000)
         self.replica_manager = ReplicaManager(self.broker_id, self.log_manager, self.metadata)
         self.topic_admin = TopicAdmin(cfg, self.metadata, self.registry, self.log_config_for, self.run_blocking)
+        self.controller = Controller(self.broker_id, self.registry, self.run_blocking, cfg)
         self.group_coordinator = GroupCoordinator(
             self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin
         )
@@ -174,6 +176,7 @@ class Broker:
             run_blocking=self.run_blocking,
             is_stopping=lambda: self.stopping,
             group_coordinator=self.group_coordinator,
+            controller=self.controller,
         )
         self.socket_server = SocketServer(cfg, self.handlers, self.services)
         await self.socket_server.start()
@@ -188,8 +191,23 @@ class Broker:
         self._registered = True
         while self.broker_id not in self.metadata.brokers:
             await asyncio.sleep(0.005)
-        self.controller = Controller(self.broker_id, self.registry, self.run_blocking, cfg)
         self.controller.start()
+
+    async def _controlled_shutdown(self) -> None:
+        """Ask the controller to move this broker's leaderships away (``broker.cluster.controlled_shutdown``)."""
+        from .cluster.controlled_shutdown import controlled_shutdown
+
+        cfg = self.config
+        try:
+            await controlled_shutdown(
+                self.broker_id,
+                self.metadata,
+                self.controller,
+                max_retries=cfg["controlled.shutdown.max.retries"],
+                backoff_s=cfg["controlled.shutdown.retry.backoff.ms"] / 1000,
+            )
+        except Exception:  # never keeps the broker from stopping
+            log.exception("broker %d: controlled shutdown failed", self.broker_id)
 
     def _registration_record(self):
         """The record of this broker's ZooKeeper registrations in its first log dir (locked by the log manager)."""
@@ -203,6 +221,8 @@ class Broker:
         if self._state in ("stopping", "stopped"):
             return
         self._state = "stopping"
+        if self._registered and self.config["controlled.shutdown.enable"]:
+            await self._controlled_shutdown()
         if self.controller is not None:
             await self.controller.stop()
         if self.group_coordinator is not None:  # waiting JoinGroup/SyncGroup answer NOT_COORDINATOR now

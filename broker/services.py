@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from .cluster.controller import Controller
     from .cluster.registry import ClusterRegistry
     from .config import BrokerConfig
     from .coordinator.group_coordinator import GroupCoordinator
@@ -53,6 +54,8 @@ class BrokerServices:
     is_stopping: Callable[[], bool]
     group_coordinator: GroupCoordinator | None = None
     """Consumer groups and committed offsets (``broker.coordinator``); None only in handler tests without one."""
+    controller: Controller | None = None
+    """This broker's controller (active only while it holds ``/controller``); serves ControlledShutdown."""
 
     @property
     def stopping(self) -> bool:

@@ -126,6 +126,8 @@ class Controller:
         Returns the replicated partitions the broker still leads (empty: it may stop), or None when this
         broker is not the controller.
         """
+        if self._task is None or self.epoch is None:
+            return None
         done = asyncio.get_running_loop().create_future()
         self._events.put_nowait(("shutdown", (broker_id, done)))
         return await done

@@ -33,6 +33,7 @@ MODULES = (
     "delete_records",
     "describe_configs",
     "describe_cluster",
+    "controlled_shutdown",
 )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import logging
 
 from broker.cluster.controller import Controller
 from broker.cluster.memory_registry import MemoryRegistryStore
@@ -204,3 +205,44 @@ def test_no_preferred_replica_election_when_disabled():
         assert c.state("t").leader == 2
 
     run([1, 2], test, leader_imbalance_check_interval_seconds=1, auto_leader_rebalance_enable=False)
+
+
+def test_a_clean_stop_moves_leadership_through_controlled_shutdown(tmp_path_factory, caplog):
+    """Real brokers: the stopping broker asks the controller over ControlledShutdown (or its own controller
+    when it is the controller); its partitions change leader before it leaves, never passing through -1."""
+    from spark_kafkalog.protocol import ApiKey, ErrorCode
+    from tests.waiting import wait_until
+
+    from .conftest import start_brokers
+    from .wire import Wire
+
+    caplog.set_level(logging.INFO, logger="kafkalog.controller")
+    brokers = start_brokers(3, tmp_path_factory, controlled_shutdown_retry_backoff_ms=100)
+    try:
+        reg = brokers[0].broker.registry.store.view()  # outlives the brokers
+        reg.start()
+        reg.create_topic(TopicAssignment("cs", {0: (0, 1, 2), 1: (1, 2, 0), 2: (2, 0, 1)}), {})
+        wait_until(lambda: len(reg.partition_states("cs")) == 3)
+        controller = reg.controller_id()
+        others = [b for b in brokers if b.broker.broker_id != controller]
+        with Wire(others[0].bootstrap_servers) as w:
+            resp = w.call(ApiKey.CONTROLLED_SHUTDOWN, 3, broker_id=others[1].broker.broker_id, broker_epoch=-1)
+        assert resp.error_code == ErrorCode.NOT_CONTROLLER
+        seen: list[PartitionState] = []
+        sub = reg.on_partition_states_changed("cs", lambda states: seen.extend(states.values()))
+        for victim in (others[0], next(b for b in brokers if b.broker.broker_id == controller)):
+            vid = victim.broker.broker_id
+            led = [p for p, st in reg.partition_states("cs").items() if st.leader == vid]
+            assert led, f"broker {vid} leads nothing"
+            victim.stop()
+            states = reg.partition_states("cs")
+            for p in led:
+                assert states[p].leader not in (vid, -1), states[p]
+            assert f"broker {vid}: controlled shutdown done" in caplog.text
+        wait_until(lambda: reg.controller_id() is not None)
+        sub.cancel()
+        assert all(st.leader != -1 for st in seen)
+        reg.close()
+    finally:
+        for b in brokers:
+            b.stop()

@@ -16,6 +16,7 @@ _API_MODULES = (
     "fetch",
     "list_offsets",
     "metadata",
+    "controlled_shutdown",
     "offset_commit",
     "offset_fetch",
     "find_coordinator",
