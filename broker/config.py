@@ -371,7 +371,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least=1,
         section="log",
     ),
-    # replication (a later issue; accepted now)
+    # replication (broker.replication)
     _K(
         "replica.lag.time.max.ms",
         "long",
@@ -393,6 +393,14 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "int",
         500,
         "Long-poll wait of follower fetches.",
+        at_least=0,
+        section="replication",
+    ),
+    _K(
+        "replica.fetch.backoff.ms",
+        "int",
+        1000,
+        "Pause of a follower's fetching of a partition (or from a broker) after an error.",
         at_least=0,
         section="replication",
     ),

@@ -156,7 +156,15 @@ class Broker:
             self.registry = make_registry(cfg)
         connect_timeout_ms = cfg["zookeeper.connection.timeout.ms"] or cfg["zookeeper.session.timeout.ms"]
         await self.run_blocking(self.registry.start, connect_timeout_ms / 1000)
-        self.replica_manager = ReplicaManager(self.broker_id, self.log_manager, self.metadata)
+        self.replica_manager = ReplicaManager(
+            self.broker_id,
+            self.log_manager,
+            self.metadata,
+            config=cfg,
+            registry=self.registry,
+            run_blocking=self.run_blocking,
+        )
+        self.replica_manager.start()
         self.topic_admin = TopicAdmin(cfg, self.metadata, self.registry, self.log_config_for, self.run_blocking)
         self.controller = Controller(self.broker_id, self.registry, self.run_blocking, cfg)
         self.group_coordinator = GroupCoordinator(
@@ -228,8 +236,10 @@ class Broker:
         if self.group_coordinator is not None:  # waiting JoinGroup/SyncGroup answer NOT_COORDINATOR now
             await self.group_coordinator.stop()
         if self.replica_manager is not None:  # long polls and acks=all waits answer now, not at their timeout
+            await self.replica_manager.stop()  # replica fetchers and ISR changes first
             for part in self.replica_manager.partitions.values():
                 part.data_notifier.notify()
+                part.append_notifier.notify()
         if self.socket_server is not None:
             await self.socket_server.stop()
         if self.metadata_sync is not None:

@@ -2,7 +2,12 @@
 
 Every requested partition is listed in the response (session-less full responses). Data comes from the
 log as a file region sent with ``sendfile``; consumers read up to the high watermark (the last stable
-offset is the same: no transactions), a replica (``replica_id`` >= 0) up to the log end.
+offset is the same: no transactions), a follower (``replica_id`` >= 0, a broker in the partition's
+replicas) up to the log end. A follower's fetch offset is its log end offset: every pass records it in the
+leader's replica state (``Partition.update_follower_fetch``), which may advance the high watermark and
+lets the replica manager add the follower back to the ISR; a broker id that is not a replica of the
+partition gets NOT_LEADER_OR_FOLLOWER. Follower long polls also wake on every append, consumers only when
+the high watermark moves.
 
 Limits: per partition ``partition_max_bytes``, overall ``max_bytes`` (v3+); from v3 the first partition
 with data may exceed both so a batch larger than the limits still makes progress (KIP-74); v0-2 are
@@ -47,7 +52,8 @@ async def handle(ctx, request):
         gone = ctx.disconnected is not None and ctx.disconnected.done()  # nobody left to answer
         if total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping or gone:
             return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
-        await wait_any([p.data_notifier for p in partitions], remaining, abandon=ctx.disconnected)
+        notifiers = [p.append_notifier if request.replica_id >= 0 else p.data_notifier for p in partitions]
+        await wait_any(notifiers, remaining, abandon=ctx.disconnected)
 
 
 def _read_all(ctx, request):
@@ -58,6 +64,7 @@ def _read_all(ctx, request):
     remaining = request.max_bytes if v >= 3 else 0x7FFFFFFF
     min_one = not hard_limit
     follower = request.replica_id >= 0
+    now_ms = b.replica_manager.now_ms() if follower else 0
     committed = v >= 4 and request.isolation_level == READ_COMMITTED
     total = 0
     any_error = False
@@ -77,6 +84,11 @@ def _read_all(ctx, request):
             part, code = b.replica_manager.leader_partition(topic.topic, fp.partition)
             if part is not None:
                 code = part.check_leader_epoch(fp.current_leader_epoch)
+            if code == ErrorCode.NONE and follower:
+                if part.update_follower_fetch(request.replica_id, fp.fetch_offset, now_ms):
+                    b.replica_manager.maybe_expand_isr(part, request.replica_id)
+                else:
+                    code = ErrorCode.NOT_LEADER_OR_FOLLOWER
             if code != ErrorCode.NONE:
                 entry.error_code = code
                 any_error = True

@@ -11,9 +11,12 @@ OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH, ...), with ``error_message
 idempotent batch is acknowledged with its original offsets and not appended again.
 
 acks: 0 sends no response at all (and closes the connection when the append failed, as Kafka does, so the
-producer notices); 1 answers once the leader appended; -1 (all) answers once the high
-watermark passed the batch (at once with replication factor 1), or REQUEST_TIMED_OUT after
-``timeout_ms``; any other value is INVALID_REQUIRED_ACKS.
+producer notices); 1 answers once the leader appended; -1 (all) is refused with NOT_ENOUGH_REPLICAS
+before the append while the ISR is smaller than ``min.insync.replicas``, and answers once the high
+watermark (the smallest log end offset in the ISR) passed the batch: NONE, or
+NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR has meanwhile shrunk below ``min.insync.replicas`` (the
+batch is committed, but by fewer replicas than asked), or REQUEST_TIMED_OUT after ``timeout_ms``; any
+other value is INVALID_REQUIRED_ACKS.
 Gaps: transactions are not supported (transactional batches are stored like any other); no quotas.
 """
 
@@ -127,3 +130,9 @@ async def _await_replication(broker, waits, timeout_s: float, disconnected=None)
         elif p.high_watermark < hw:
             e.error_code = ErrorCode.REQUEST_TIMED_OUT
             e.error_message = f"replication of offset {hw - 1} did not complete within the request timeout"
+        elif len(p.isr) < p.log.config.min_insync_replicas:
+            e.error_code = ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+            e.error_message = (
+                f"offset {hw - 1} is committed by ISR {list(p.isr)}, smaller than "
+                f"min.insync.replicas={p.log.config.min_insync_replicas}"
+            )

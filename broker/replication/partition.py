@@ -1,12 +1,23 @@
-"""One topic-partition hosted by this broker: its log, its role (leader or follower), leader epoch, ISR and
-high watermark.
+"""One topic-partition hosted by this broker: its log, its role (leader or follower), leader epoch, ISR,
+follower states and high watermark.
 
 The role comes from the partition state the controller writes to the registry
-(``/brokers/topics/<t>/partitions/<p>/state``). As leader, the partition appends producer batches and
-moves the high watermark to the smallest log end offset among the in-sync replicas; with replication
-factor 1 (this issue) the ISR is the leader alone, so the high watermark follows the log end offset.
-``data_notifier`` fires whenever new data becomes visible (the high watermark moved), waking long-poll
-fetches and acks=all produces.
+(``/brokers/topics/<t>/partitions/<p>/state``). As leader, the partition appends producer batches, tracks
+every follower's log end offset and last caught-up time from its Fetch requests (Kafka's ``Replica``
+state) and moves the high watermark to the smallest log end offset among the in-sync replicas (the
+leader included); the high watermark never moves back while this broker leads. As follower, the
+``ReplicaFetcher`` appends the leader's batches and sets the high watermark from fetch responses.
+
+ISR rules (Kafka's): a follower is caught up when its fetch offset reaches the leader's log end offset,
+or the leader's log end offset at its previous fetch (then it was caught up at that fetch's time); an
+ISR follower not caught up for ``replica.lag.time.max.ms`` is out of sync (``out_of_sync_replicas``); a
+follower outside the ISR whose log end offset reaches the high watermark and the start of the current
+leader epoch may rejoin at its next Fetch (``is_catching_up``). The ISR itself is changed only by the replica
+manager, which writes it to the registry first (``set_isr``).
+
+``data_notifier`` fires whenever new data becomes visible (the high watermark moved), waking consumer
+long polls and acks=all produces; ``append_notifier`` fires on every append as leader, waking follower
+long polls.
 
 Concurrency: event-loop only (the log's own background thread does retention and flushing).
 """
@@ -24,6 +35,8 @@ if TYPE_CHECKING:
     from broker.cluster.registry import PartitionState
     from broker.log import AppendInfo, PartitionLog
 
+UNKNOWN_OFFSET = -1
+
 
 @dataclass(frozen=True)
 class TopicPartition:
@@ -34,6 +47,41 @@ class TopicPartition:
         return f"{self.topic}-{self.partition}"
 
 
+@dataclass
+class ReplicaState:
+    """What the leader knows of one follower (times in ms of the broker's clock)."""
+
+    broker_id: int
+    log_end_offset: int = UNKNOWN_OFFSET
+    last_caught_up_ms: int = 0
+    last_fetch_leader_leo: int = UNKNOWN_OFFSET
+    last_fetch_ms: int = 0
+
+    def update_fetch(self, fetch_offset: int, leader_leo: int, now_ms: int) -> None:
+        """A Fetch from this follower at ``fetch_offset`` (its log end offset) while the leader is at ``leader_leo``."""
+        if fetch_offset >= leader_leo:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, now_ms)
+        elif fetch_offset >= self.last_fetch_leader_leo >= 0:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, self.last_fetch_ms)
+        self.log_end_offset = fetch_offset
+        self.last_fetch_leader_leo = leader_leo
+        self.last_fetch_ms = now_ms
+
+
+def high_watermark_for(
+    isr: tuple[int, ...], leader_id: int, leader_leo: int, followers: dict[int, ReplicaState]
+) -> int:
+    """The smallest log end offset over the ISR (the leader's own is ``leader_leo``); an ISR follower the
+    leader has not heard from yet counts as -1 (nothing committed through it)."""
+    hw = leader_leo
+    for r in isr:
+        if r == leader_id:
+            continue
+        st = followers.get(r)
+        hw = min(hw, st.log_end_offset if st is not None else UNKNOWN_OFFSET)
+    return hw
+
+
 class Partition:
     def __init__(self, tp: TopicPartition, broker_id: int, log: PartitionLog) -> None:
         self.tp = tp
@@ -41,9 +89,15 @@ class Partition:
         self.log = log
         self.leader_id = -1
         self.leader_epoch = -1
+        self.leader_epoch_start_offset = 0
         self.isr: tuple[int, ...] = ()
         self.replicas: tuple[int, ...] = ()
+        self.controller_epoch = 0
+        self.zk_version = -1
+        self.followers: dict[int, ReplicaState] = {}
+        self.isr_update_pending = False
         self.data_notifier = Notifier()
+        self.append_notifier = Notifier()
 
     def __repr__(self) -> str:
         return f"Partition({self.tp}, leader={self.leader_id}, epoch={self.leader_epoch}, isr={self.isr})"
@@ -53,20 +107,49 @@ class Partition:
         return self.leader_id == self.broker_id
 
     @property
+    def is_follower(self) -> bool:
+        return self.leader_id >= 0 and self.leader_id != self.broker_id
+
+    @property
     def high_watermark(self) -> int:
         return self.log.high_watermark
 
-    def apply_state(self, state: PartitionState, replicas: tuple[int, ...]) -> None:
-        """Take the role the controller assigned; a new epoch as leader starts a new leader epoch in the log."""
+    def apply_state(self, state: PartitionState, replicas: tuple[int, ...], now_ms: int = 0) -> None:
+        """Take the role the controller assigned; a new epoch as leader starts a new leader epoch in the log
+        and fresh follower states (ISR followers count as caught up at ``now_ms``)."""
         self.replicas = tuple(replicas)
         self.isr = tuple(state.isr)
+        self.controller_epoch = state.controller_epoch
+        self.zk_version = state.zk_version
         was_leader = self.is_leader
+        new_epoch = state.leader_epoch != self.leader_epoch
         self.leader_id = state.leader
         self.leader_epoch = state.leader_epoch
         if self.is_leader:
+            if not was_leader or new_epoch:
+                self.leader_epoch_start_offset = self.log.log_end_offset
+                self.followers = {
+                    r: ReplicaState(r, last_caught_up_ms=now_ms if r in self.isr else 0)
+                    for r in self.replicas
+                    if r != self.broker_id
+                }
+            else:
+                for r in self.replicas:
+                    if r != self.broker_id and r not in self.followers:
+                        self.followers[r] = ReplicaState(r)
             self.maybe_advance_high_watermark()
-        elif was_leader:
-            self.data_notifier.notify()  # waiters re-check and find NOT_LEADER_OR_FOLLOWER
+        else:
+            self.followers = {}
+            if was_leader:
+                self.data_notifier.notify()  # waiters re-check and find NOT_LEADER_OR_FOLLOWER
+                self.append_notifier.notify()
+
+    def set_isr(self, isr: tuple[int, ...], zk_version: int) -> None:
+        """The ISR this leader just wrote to the registry (node version ``zk_version``)."""
+        self.isr = tuple(isr)
+        self.zk_version = zk_version
+        self.maybe_advance_high_watermark()
+        self.data_notifier.notify()  # acks=all waiters re-check the ISR size
 
     def check_leader_epoch(self, current_leader_epoch: int) -> ErrorCode:
         """KIP-320 fencing: a client that knows a newer or older leader epoch than ours gets an error."""
@@ -77,7 +160,8 @@ class Partition:
         return ErrorCode.UNKNOWN_LEADER_EPOCH
 
     def append_as_leader(self, records, *, required_acks: int) -> AppendInfo:
-        """Append producer batches (v2, offsets unassigned). Raises ``LogAppendError`` with the error code."""
+        """Append producer batches (v2, offsets unassigned). Raises ``LogAppendError`` with the error code:
+        NOT_ENOUGH_REPLICAS for acks=all while the ISR is smaller than ``min.insync.replicas``."""
         from broker.log import LogAppendError
 
         min_insync_replicas = self.log.config.min_insync_replicas
@@ -88,13 +172,48 @@ class Partition:
             )
         info = self.log.append_as_leader(records, leader_epoch=self.leader_epoch)
         if not info.duplicate:
+            self.append_notifier.notify()
             self.maybe_advance_high_watermark()
         return info
 
+    def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
+        """Record a follower's Fetch; advances the high watermark. False when ``replica_id`` is no replica."""
+        st = self.followers.get(replica_id)
+        if st is None:
+            return False
+        st.update_fetch(fetch_offset, self.log.log_end_offset, now_ms)
+        self.maybe_advance_high_watermark()
+        return True
+
     def maybe_advance_high_watermark(self) -> None:
-        """With the leader as the only in-sync replica, everything appended is committed."""
-        if self.isr in ((), (self.broker_id,)):
-            leo = self.log.log_end_offset
-            if self.log.high_watermark != leo:
-                self.log.high_watermark = leo
-                self.data_notifier.notify()
+        """HW = min LEO over the ISR; it only moves forward (Kafka's ``maybeIncrementLeaderHW``)."""
+        if not self.is_leader:
+            return
+        hw = high_watermark_for(self.isr, self.broker_id, self.log.log_end_offset, self.followers)
+        if hw > self.log.high_watermark:
+            self.log.high_watermark = hw
+            self.data_notifier.notify()
+
+    def out_of_sync_replicas(self, now_ms: int, max_lag_ms: int) -> list[int]:
+        """ISR followers not caught up within ``max_lag_ms``."""
+        if not self.is_leader:
+            return []
+        out = []
+        for r in self.isr:
+            st = self.followers.get(r)
+            if r != self.broker_id and (st is None or now_ms - st.last_caught_up_ms > max_lag_ms):
+                out.append(r)
+        return out
+
+    def is_catching_up(self, replica_id: int) -> bool:
+        """Is follower ``replica_id`` outside the ISR but at the high watermark and this leader epoch's
+        start (judged from its latest Fetch)?"""
+        st = self.followers.get(replica_id)
+        return (
+            self.is_leader
+            and st is not None
+            and replica_id not in self.isr
+            and replica_id in self.replicas
+            and st.log_end_offset >= self.log.high_watermark
+            and st.log_end_offset >= self.leader_epoch_start_offset
+        )
