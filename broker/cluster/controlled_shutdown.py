@@ -5,7 +5,8 @@ ControlledShutdown v3 (``broker_epoch`` -1) to the current controller, or calls 
 when it holds ``/controller``, and repeats after ``controlled.shutdown.retry.backoff.ms`` while the answer is
 an error or lists partitions the broker still leads, at most ``controlled.shutdown.max.retries`` times. Then
 the broker stops anyway (Kafka does the same): with replication factor 1, or with no other in-sync replica,
-there is nowhere to move the leadership.
+there is nowhere to move the leadership. Unlike Kafka it does not retry when no remaining partition has
+another live replica (the last broker of a cluster stops at once: no retry could move anything).
 
 Runs on the broker's event loop; one short-lived connection per attempt, bounded by ``timeout_s``.
 """
@@ -78,6 +79,13 @@ async def controlled_shutdown(
         if error == ErrorCode.NONE and not remaining:
             log.info("broker %d: controlled shutdown done (controller %s)", broker_id, cid)
             return True
+        if error == ErrorCode.NONE and not any(_other_replica_alive(metadata, t, p, broker_id) for t, p in remaining):
+            log.info(
+                "broker %d: controlled shutdown done; %d partitions stay led here (no other replica is alive)",
+                broker_id,
+                len(remaining),
+            )
+            return True
         log.info(
             "broker %d: controlled shutdown attempt %d of %d: %s, %d partitions still led here",
             broker_id,
@@ -90,3 +98,9 @@ async def controlled_shutdown(
             await asyncio.sleep(backoff_s)
     log.warning("broker %d: controlled shutdown incomplete; stopping anyway", broker_id)
     return False
+
+
+def _other_replica_alive(metadata: Any, topic: str, partition: int, broker_id: int) -> bool:
+    t = metadata.topics.get(topic)
+    replicas = () if t is None else t.replicas.get(partition, ())
+    return any(r != broker_id and r in metadata.brokers for r in replicas)

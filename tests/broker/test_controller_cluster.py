@@ -246,3 +246,21 @@ def test_a_clean_stop_moves_leadership_through_controlled_shutdown(tmp_path_fact
     finally:
         for b in brokers:
             b.stop()
+
+
+def test_the_last_replica_stops_without_waiting_for_retries(tmp_path_factory, caplog):
+    import time
+
+    from tests.waiting import wait_until
+
+    from .conftest import start_brokers
+
+    caplog.set_level(logging.INFO, logger="kafkalog.controller")
+    (b,) = start_brokers(1, tmp_path_factory)  # controlled.shutdown.retry.backoff.ms: the default 5 s
+    reg = b.broker.registry
+    reg.create_topic(TopicAssignment("last", {0: (0, 7)}), {})  # broker 7 never starts
+    wait_until(lambda: reg.partition_state("last", 0) is not None)
+    started = time.monotonic()
+    b.stop()
+    assert time.monotonic() - started < 4
+    assert "broker 0: controlled shutdown done; 1 partitions stay led here" in caplog.text
