@@ -191,10 +191,9 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "default.replication.factor",
         "int",
         1,
-        "Replication factor of auto-created topics and of CreateTopics with -1. Must be 1: replication is not "
-        "implemented yet (planned), so topics with more than one replica are refused (INVALID_REPLICATION_FACTOR).",
+        "Replication factor of auto-created topics and of CreateTopics with -1; more than the live brokers is "
+        "INVALID_REPLICATION_FACTOR.",
         at_least=1,
-        at_most=1,
         section="topics",
     ),
     _K(

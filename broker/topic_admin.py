@@ -21,9 +21,8 @@ watches report the change. ``wait_for`` / ``has_leaders`` let a caller wait unti
 shows a leader for every partition. Deletion marks the topic under ``/admin/delete_topics``; the
 controller removes it.
 
-Replication is not implemented yet (planned): a replication factor above 1, asked for directly, through
-``default.replication.factor`` or by an assignment listing several replicas, is refused with
-INVALID_REPLICATION_FACTOR rather than stored and silently not honoured.
+Replication factor: at least 1 and at most the number of live brokers (INVALID_REPLICATION_FACTOR
+otherwise); an explicit assignment gives every partition the same number of distinct, live replicas.
 
 Errors are ``TopicAdminError(error_code, message)`` with Kafka's error codes. Registry calls block, so
 every coroutine here runs them in the broker's executor. Event-loop only.
@@ -60,7 +59,6 @@ if TYPE_CHECKING:
     from .log import LogConfig
     from .metadata_cache import MetadataCache
 
-SUPPORTED_REPLICATION_FACTOR = 1
 MAX_ASSIGNMENT_BYTES = 512 * 1024
 """Largest topic assignment (plus configuration) written to ZooKeeper in one request: half of ZooKeeper's
 default ``jute.maxbuffer`` (1 MiB), beyond which the server drops the connection and the session with it."""
@@ -403,19 +401,9 @@ class TopicAdmin:
         return all(t.leader(p) >= 0 for p in t.replicas)
 
 
-def _not_replicated(rf: int, what: str) -> TopicAdminError:
-    return TopicAdminError(
-        ErrorCode.INVALID_REPLICATION_FACTOR,
-        f"{what}: replication is not implemented yet (planned), so {SUPPORTED_REPLICATION_FACTOR} is the only "
-        f"replication factor accepted, not {rf}",
-    )
-
-
 def _check_replication_factor(rf: int, live: list[int], *, topic: str | None = None) -> None:
     if rf < 1:
         raise TopicAdminError(ErrorCode.INVALID_REPLICATION_FACTOR, f"replication factor must be at least 1, not {rf}")
-    if rf > SUPPORTED_REPLICATION_FACTOR:
-        raise _not_replicated(rf, f"topic {topic!r} has replication factor {rf}" if topic else "replication factor")
     if rf > len(live):
         raise TopicAdminError(
             ErrorCode.INVALID_REPLICATION_FACTOR,
@@ -436,12 +424,6 @@ def _check_assignment(
     if len(sizes) != 1 or 0 in sizes:
         raise TopicAdminError(
             ErrorCode.INVALID_REPLICA_ASSIGNMENT, "every partition needs the same, non-zero number of replicas"
-        )
-    (rf,) = sizes
-    if rf > SUPPORTED_REPLICATION_FACTOR:
-        p = parts[0]
-        raise _not_replicated(
-            rf, f"the assignment lists {rf} replicas per partition (partition {p}: {list(assignments[p])})"
         )
     out = {}
     for p, reps in assignments.items():

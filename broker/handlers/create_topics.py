@@ -5,8 +5,8 @@ configuration (INVALID_CONFIG names the key).
 Every topic is validated and the request is checked as a whole before anything is written
 (``broker.topic_admin``): more than ``max.partitions.per.request`` new partitions in total refuses every
 topic with INVALID_PARTITIONS; a topic that would put more than ``max.broker.partitions`` replicas on a
-broker is refused with POLICY_VIOLATION; a replication factor above 1 (or an assignment with several
-replicas) is INVALID_REPLICATION_FACTOR, since replication is not implemented yet. ``validate_only``
+broker is refused with POLICY_VIOLATION; a replication factor above the number of live brokers is
+INVALID_REPLICATION_FACTOR. ``validate_only``
 answers exactly what a real request would, without writing.
 
 Any broker accepts the request (Kafka routes it to the controller; here the registry transaction makes

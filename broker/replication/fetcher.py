@@ -309,9 +309,12 @@ class FetcherManager:
         self.fetchers: dict[int, ReplicaFetcher] = {}
         self._owner: dict[TopicPartition, int] = {}
         self._stopping: set[asyncio.Task] = set()
+        self._stopped = False
 
     def add(self, part: Partition) -> None:
-        """Follow ``part`` from its leader (again from the truncation step)."""
+        """Follow ``part`` from its leader (again from the truncation step); ignored once stopped."""
+        if self._stopped:
+            return
         self.remove(part.tp)
         fetcher = self.fetchers.get(part.leader_id)
         if fetcher is None:
@@ -334,6 +337,7 @@ class FetcherManager:
             task.add_done_callback(self._stopping.discard)
 
     async def stop(self) -> None:
+        self._stopped = True
         fetchers, self.fetchers = list(self.fetchers.values()), {}
         self._owner.clear()
         await asyncio.gather(*(f.stop() for f in fetchers), *self._stopping, return_exceptions=True)

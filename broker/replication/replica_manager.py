@@ -89,9 +89,9 @@ class ReplicaManager:
             self._isr_task.cancel()
             await asyncio.gather(self._isr_task, return_exceptions=True)
             self._isr_task = None
-        if self.fetchers is not None:
-            await self.fetchers.stop()
-            self.fetchers = None
+        fetchers, self.fetchers = self.fetchers, None  # first: states applied meanwhile start no fetcher
+        if fetchers is not None:
+            await fetchers.stop()
         if self._isr_writes:
             await asyncio.gather(*self._isr_writes, return_exceptions=True)
 
@@ -181,10 +181,13 @@ class ReplicaManager:
             await asyncio.sleep(interval)
             now = self.now_ms()
             for part in list(self.partitions.values()):
-                out = part.out_of_sync_replicas(now, self.max_lag_ms)
-                if out and not part.isr_update_pending:
-                    log.info("%s: shrinking ISR: replicas %s are out of sync", part.tp, out)
-                    self._write_isr(part, tuple(r for r in part.isr if r not in out))
+                try:
+                    out = part.out_of_sync_replicas(now, self.max_lag_ms)
+                    if out and not part.isr_update_pending:
+                        log.info("%s: shrinking ISR: replicas %s are out of sync", part.tp, out)
+                        self._write_isr(part, tuple(r for r in part.isr if r not in out))
+                except Exception:  # one partition's failure must not end the checks of all the others
+                    log.exception("%s: ISR expiration check failed", part.tp)
 
     def maybe_expand_isr(self, part: Partition, replica_id: int) -> None:
         """Add follower ``replica_id`` to the ISR when its Fetch (just recorded) shows it caught up."""

@@ -83,8 +83,6 @@ def test_topic_admin_places_replicas_by_the_registered_racks(monkeypatch):
     from broker.config import BrokerConfig
     from broker.metadata_cache import MetadataCache
 
-    # replication factors above 1 are refused while the replication data path lands; lift that here only
-    monkeypatch.setattr(topic_admin, "SUPPORTED_REPLICATION_FACTOR", 3)
     racks = {1: "a", 2: "a", 3: "b", 4: "b"}
     metadata = MetadataCache(1)
     metadata.set_brokers({b: BrokerInfo(b, "127.0.0.1", 9000 + b, rack=r) for b, r in racks.items()})

@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
-from broker.cluster.registry import TopicAssignment
 from broker.cluster.zk_registry import ZooKeeperRegistry
 from broker.embedded_cluster import EmbeddedCluster
+from spark_kafkalog.client import AdminClient, NewTopic
 from tests.integration.test_crash_restart import consume_all, produce_acked
 from tests.waiting import wait_until
 
@@ -32,7 +32,8 @@ def test_leader_killed_under_acks_all_loses_no_acknowledged_record(zookeeper, tm
     registry.start(10)
     try:
         topic = f"repl-{uuid.uuid4().hex[:8]}"
-        registry.create_topic(TopicAssignment(topic, {0: (1, 2, 3), 1: (2, 3, 1)}), {"min.insync.replicas": "2"})
+        with AdminClient(cluster.bootstrap_servers) as admin:  # RF 3 through CreateTopics
+            admin.create_topics([NewTopic(topic, 2, 3, {"min.insync.replicas": "2"})])
 
         def isr(p):
             st = registry.partition_state(topic, p)
