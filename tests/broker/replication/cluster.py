@@ -51,6 +51,14 @@ class Cluster:
         b = self.any()
         return b.call(lambda: b.broker.run_blocking(b.broker.registry.update_partition_state, topic, p, state))
 
+    def pause_fetching(self, i: int, topic: str, p: int = 0) -> None:
+        """Broker ``i`` stops copying the partition (a follower that is alive but no longer keeps up);
+        a restart of the broker or a new leader epoch makes it follow again."""
+        from broker.replication.partition import TopicPartition
+
+        rm = self.brokers[i].broker.replica_manager
+        self.brokers[i].call(lambda: rm.fetchers.remove(TopicPartition(topic, p)))
+
     def partition(self, i: int, topic: str, p: int = 0):
         return self.brokers[i].broker.replica_manager.get_partition(topic, p)
 

@@ -3,6 +3,8 @@ the ISR shrinks and expands, acks=all with ``min.insync.replicas``, catch-up aft
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from spark_kafkalog.protocol import ErrorCode
@@ -41,30 +43,41 @@ def test_acks_all_replicates_to_identical_logs_and_the_isr_follows_liveness(clus
     leader_log = c.log_bytes(0, "r3")
     assert leader_log and all(c.log_bytes(i, "r3") == leader_log for i in (1, 2))
 
-    # a follower stops: it leaves the ISR after replica.lag.time.max.ms; acks=all still works with two
-    c.stop(2)
+    # a follower stops keeping up (alive, registered, not fetching): after replica.lag.time.max.ms the
+    # leader drops it from the ISR itself (same leader epoch: not the controller's doing)
+    epoch = c.state("r3").leader_epoch
+    c.pause_fetching(2, "r3")
+    paused_at = time.monotonic()
     wait_until(lambda: sorted(c.state("r3").isr) == [0, 1], timeout_s=LAG_MS / 1000 * 5, what="ISR [0, 1]")
-    r = c.produce(0, "r3", [b"b"])
+    assert time.monotonic() - paused_at >= LAG_MS / 1000 * 0.9
+    assert c.state("r3").leader_epoch == epoch
+    r = c.produce(0, "r3", [b"b"])  # acks=all with min.insync.replicas=2 still works with two
     assert (r.error_code, r.base_offset) == (ErrorCode.NONE, 50)
 
-    # a second one stops: ISR [0] < min.insync.replicas=2 -> NOT_ENOUGH_REPLICAS before the append
-    c.stop(1)
-    wait_until(lambda: c.state("r3").isr == (0,), timeout_s=LAG_MS / 1000 * 5, what="ISR [0]")
+    # a second one, while an acks=all produce waits for it: when it leaves the ISR the batch is committed by
+    # the leader alone, fewer than min.insync.replicas=2 -> NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    c.pause_fetching(1, "r3")
+    r = c.produce(0, "r3", [b"c0"])
+    assert (r.error_code, r.base_offset) == (ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, 51)
+    assert c.state("r3").isr == (0,) and c.state("r3").leader_epoch == epoch
+    # ISR [0] < min.insync.replicas=2 -> NOT_ENOUGH_REPLICAS before the append
     r = c.produce(0, "r3", [b"c"])
     assert r.error_code == ErrorCode.NOT_ENOUGH_REPLICAS
-    assert c.offsets(0, "r3")[0] == 51  # nothing appended
+    assert c.offsets(0, "r3")[0] == 52  # nothing appended
     r = c.produce(0, "r3", [b"c1"], acks=1)  # acks=1 is not bound by min.insync.replicas
-    assert (r.error_code, r.base_offset) == (ErrorCode.NONE, 51)
+    assert (r.error_code, r.base_offset) == (ErrorCode.NONE, 52)
+    c.stop(2)
+    c.stop(1)
 
     # broker 2 restarts: it catches up from its own log end and rejoins the ISR; acks=all works again
     c.start(2)
     wait_until(lambda: sorted(c.state("r3").isr) == [0, 2], timeout_s=10, what="ISR [0, 2]")
     r = c.produce(0, "r3", [b"d"])
-    assert (r.error_code, r.base_offset) == (ErrorCode.NONE, 52)
-    wait_until(lambda: c.offsets(2, "r3") == (53, 53), what="broker 2 caught up")
+    assert (r.error_code, r.base_offset) == (ErrorCode.NONE, 53)
+    wait_until(lambda: c.offsets(2, "r3") == (54, 54), what="broker 2 caught up")
     assert c.log_bytes(2, "r3") == c.log_bytes(0, "r3")
 
     c.start(1)
     wait_until(lambda: sorted(c.state("r3").isr) == [0, 1, 2], timeout_s=10, what="ISR [0, 1, 2]")
-    wait_until(lambda: c.offsets(1, "r3") == (53, 53), what="broker 1 caught up")
+    wait_until(lambda: c.offsets(1, "r3") == (54, 54), what="broker 1 caught up")
     assert c.log_bytes(1, "r3") == c.log_bytes(0, "r3")
