@@ -268,6 +268,14 @@ class PartitionLog:
     def leader_epoch_entries(self) -> list[tuple[int, int]]:
         return self._epochs.entries
 
+    def assign_leader_epoch(self, epoch: int) -> None:
+        """A new leader epoch starts at the log end (a replica becoming leader; Kafka's ``makeLeader``), so
+        OffsetForLeaderEpoch places older epochs before any record of the new one is appended. No-op for an
+        epoch not above the latest."""
+        with self.lock:
+            if epoch > self._epochs.latest_epoch:
+                self._epochs.assign(epoch, self._leo)
+
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """``(epoch, end_offset)`` for OffsetForLeaderEpoch (see ``LeaderEpochCache.end_offset_for``)."""
         return self._epochs.end_offset_for(epoch, self._leo)

@@ -128,6 +128,7 @@ class Partition:
         if self.is_leader:
             if not was_leader or new_epoch:
                 self.leader_epoch_start_offset = self.log.log_end_offset
+                self.log.assign_leader_epoch(self.leader_epoch)
                 self.followers = {
                     r: ReplicaState(r, last_caught_up_ms=now_ms if r in self.isr else 0)
                     for r in self.replicas

@@ -133,3 +133,20 @@ def test_a_leader_that_loses_leadership_drops_records_the_new_leader_does_not_ha
         assert c.log_bytes(0, "div") == c.log_bytes(1, "div")
     finally:
         c.close()
+
+
+def test_a_new_leader_epoch_starts_at_the_log_end_before_any_append(tmp_path):
+    plog = PartitionLog.open(tmp_path / "t-0", LogConfig(), recover=False)
+    try:
+        plog.append_as_leader(batch([b"a", b"b"]), leader_epoch=0)
+        plog.assign_leader_epoch(3)
+        assert plog.leader_epoch_entries == [(0, 0), (3, 2)]
+        # a follower that wrote epoch 2 under another leader learns that epoch 0 is the last one here below
+        # it, ending at 2: it keeps nothing of its epoch 2
+        assert plog.end_offset_for_epoch(2) == (0, 2)
+        plog.assign_leader_epoch(1)  # older epochs change nothing
+        assert plog.leader_epoch_entries == [(0, 0), (3, 2)]
+        assert plog.append_as_leader(batch([b"c"]), leader_epoch=3).first_offset == 2
+        assert plog.leader_epoch_entries == [(0, 0), (3, 2)]
+    finally:
+        plog.close()
