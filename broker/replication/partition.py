@@ -178,10 +178,13 @@ class Partition:
         return info
 
     def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
-        """Record a follower's Fetch; advances the high watermark. False when ``replica_id`` is no replica."""
+        """Record a follower's Fetch; advances the high watermark. False when ``replica_id`` is no replica.
+        A fetch offset beyond the log end (a diverged follower, answered OFFSET_OUT_OF_RANGE) is not recorded."""
         st = self.followers.get(replica_id)
         if st is None:
             return False
+        if fetch_offset > self.log.log_end_offset:
+            return True
         st.update_fetch(fetch_offset, self.log.log_end_offset, now_ms)
         self.maybe_advance_high_watermark()
         return True

@@ -68,6 +68,8 @@ def test_leader_advances_the_high_watermark_with_follower_fetches(leader):
     assert leader.high_watermark == 10
     assert leader.log.leader_epoch_entries == [(3, 0)]
     assert not leader.update_follower_fetch(7, 10, 1200)  # not a replica
+    assert leader.update_follower_fetch(1, 12, 1300)  # beyond the log end: out of range, not recorded
+    assert leader.followers[1].log_end_offset == 10
 
 
 def test_isr_shrink_and_expand_candidates(leader):
