@@ -16,8 +16,18 @@ from broker.config import BrokerConfig
 
 
 class Cluster:
-    def __init__(self, broker_ids, **config):
-        self.store = MemoryRegistryStore()
+    """``new_registry()``: a started registry of the shared store (default: a new in-process store)."""
+
+    def __init__(self, broker_ids, new_registry=None, **config):
+        if new_registry is None:
+            store = MemoryRegistryStore()
+
+            def new_registry():
+                view = store.view()
+                view.start()
+                return view
+
+        self.new_registry = new_registry
         self.pool = concurrent.futures.ThreadPoolExecutor(4)
         self.views = {}
         for b in broker_ids:
@@ -25,13 +35,11 @@ class Cluster:
         props = {"broker.id": "0", "log.dirs": "/nonexistent", "zookeeper.connect": "memory:x"}
         props.update({k.replace("_", "."): str(v).lower() for k, v in config.items()})
         self.config = BrokerConfig.from_properties(props)
-        self.admin = self.store.view()
-        self.admin.start()
+        self.admin = new_registry()
         self.controller: Controller | None = None
 
     def start_broker(self, b):
-        v = self.store.view()
-        v.start()
+        v = self.new_registry()
         v.register_broker(BrokerInfo(b, "127.0.0.1", 9000 + b))
         self.views[b] = v
 
@@ -69,9 +77,9 @@ class Cluster:
         self.pool.shutdown()
 
 
-def run(brokers, test, **config):
+def run(brokers, test, new_registry=None, **config):
     async def main():
-        c = Cluster(brokers, **config)
+        c = Cluster(brokers, new_registry, **config)
         try:
             await c.start_controller()
             await test(c)
