@@ -76,10 +76,17 @@ def _choice(mapping: Mapping[str, Any]) -> Callable[[str, Any], Any]:
     return parse
 
 
+def _items(key: str, v: Any, expected: str) -> list[Any]:
+    """A list setting given as a comma-separated string or a list/tuple; ``expected`` describes it in errors."""
+    if isinstance(v, str):
+        return v.split(",")
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    raise ConfigError(f"setting {key!r} must be {expected}, got {v!r}")
+
+
 def _servers(key: str, v: Any) -> tuple[str, ...]:
-    items = v.split(",") if isinstance(v, str) else list(v) if isinstance(v, (list, tuple)) else None
-    if items is None:
-        raise ConfigError(f"setting {key!r} must be 'host:port[,host:port...]' or a list, got {v!r}")
+    items = _items(key, v, "'host:port[,host:port...]' or a list")
     out = []
     for item in items:
         item = str(item).strip()
@@ -207,9 +214,7 @@ def _assignors(key: str, v: Any) -> tuple[str, ...]:
     """Assignor names, comma-separated or a list; Java class names map to ours (``...RangeAssignor`` -> range)."""
     from spark_kafkalog.client.assignors import UnknownAssignorError, assignor_by_name
 
-    items = v.split(",") if isinstance(v, str) else list(v) if isinstance(v, (list, tuple)) else None
-    if items is None:
-        raise ConfigError(f"setting {key!r} must be assignor names (e.g. 'range,cooperative-sticky'), got {v!r}")
+    items = _items(key, v, "assignor names (e.g. 'range,cooperative-sticky')")
     names = []
     for item in items:
         name = str(getattr(item, "name", item)).strip()
