@@ -34,7 +34,7 @@ from broker.processes import death_signal_preexec
 from spark_kafkalog.records import decode_batch_records, iter_batches
 from tests.waiting import wait_until
 
-from .acked_producer import produce_acks_all
+from .host_clients import produce_acks_all
 from .netns import NetnsUnavailable, Network
 
 pytestmark = pytest.mark.integration
@@ -246,7 +246,8 @@ def test_an_isolated_leader_acknowledges_no_acks_all_write_and_nothing_acknowled
             [
                 sys.executable,
                 "-m",
-                "tests.integration.acked_producer",
+                "tests.integration.host_clients",
+                "produce",
                 site.address(victim),
                 t,
                 "isolated",
@@ -292,6 +293,21 @@ def test_an_isolated_leader_acknowledges_no_acks_all_write_and_nothing_acknowled
         # the writes did reach the isolated leader: it appended them (uncommitted) to its own log
         assert any(v.startswith(b"isolated-") for _, v in replica_records(site, victim, t)), t
 
+    # and a consumer on the isolated host sees only what was committed before the cut (the high watermark stayed)
+    for t in topics:
+        seen = site.net.run(
+            site.host(victim),
+            [sys.executable, "-m", "tests.integration.host_clients", "consume", site.address(victim), t],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=90,
+        )
+        report = json.loads(seen.stdout or "{}")
+        assert "records" in report, f"consumer on the isolated host: {seen.stdout!r} {seen.stderr[-2000:]!r}"
+        before = sorted((offset, value) for value, offset in acked[t].items() if value.startswith(b"before-"))
+        assert [(o, v.encode()) for o, v in report["records"]] == before
+
     site.net.heal(site.host(victim))
     wait_until(
         lambda: all(sorted(partition_state(zk, t)["isr"]) == list(BROKERS) and replicas_agree(site, t) for t in topics),
@@ -304,3 +320,34 @@ def test_an_isolated_leader_acknowledges_no_acks_all_write_and_nothing_acknowled
         expected = sorted((offset, value) for value, offset in acked[t].items())
         assert records == expected  # every acknowledged record exactly once, at its acknowledged offset
         assert consume_all(site.bootstrap(), t) == expected
+
+
+def test_a_cut_off_follower_leaves_the_isr_so_acks_all_writes_go_on_and_it_catches_up_when_the_cut_heals(site, zk):
+    controller = wait_until(lambda: zk.exists("/controller") and json.loads(zk.get("/controller")[0])["brokerid"], 30)
+    leader, follower = [b for b in BROKERS if b != controller]  # neither the controller nor the leader is cut
+    topic = create_topic(site, 2, [leader, follower, controller])
+    wait_until(lambda: has_leader_and_isr(zk, topic, leader, list(BROKERS)), 30, "the topic's leader and full ISR")
+    before = produce_acks_all(site.bootstrap(), topic, values("before", 30), idempotent=True)
+    assert all(isinstance(o, int) for o in before.values()), before
+    wait_until(lambda: replicas_agree(site, topic), 30, "followers caught up before the cut")
+
+    site.net.cut(site.host(follower))
+    cut_at = time.monotonic()
+    # the leader waits for the silent follower until replica.lag.time.max.ms, then drops it from the ISR
+    # (min.insync.replicas=2 still holds with the other two) and acknowledges
+    during = produce_acks_all(site.bootstrap(leader, controller), topic, values("during", 30), idempotent=True)
+    assert all(isinstance(o, int) for o in during.values()), during
+    assert time.monotonic() - cut_at >= LAG_MS / 1000 * 0.9  # not before the follower was out of sync
+    state = partition_state(zk, topic)
+    assert state["leader"] == leader and sorted(state["isr"]) == sorted([leader, controller]), state
+    assert len(replica_records(site, follower, topic)) == 30  # nothing reached it
+
+    site.net.heal(site.host(follower))
+    wait_until(
+        lambda: sorted(partition_state(zk, topic)["isr"]) == list(BROKERS) and replicas_agree(site, topic),
+        60,
+        f"broker {follower} caught up and back in the ISR",
+    )
+    expected = sorted((offset, value) for value, offset in (before | during).items())
+    assert replica_records(site, follower, topic) == expected
+    assert consume_all(site.bootstrap(), topic) == expected
