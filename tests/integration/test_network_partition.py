@@ -1,14 +1,17 @@
-"""A network partition, not a process death: three brokers as hosts in network namespaces (see ``netns``), the
-leader's link cut while a producer on the leader's own host keeps sending acks=all.
+"""Network partitions, not process deaths: three brokers as hosts in network namespaces (see ``netns``), one
+host's link cut and healed again.
 
-ZooKeeper runs in the root namespace on the bridge address, so the cut host loses ZooKeeper and both followers
-at once. The isolated leader must acknowledge none of those writes - with ``min.insync.replicas=2`` because its
-followers stopped fetching, and with ``min.insync.replicas=1`` too, since shrinking the ISR to itself needs a
-ZooKeeper write it cannot make - while the majority side, once the isolated broker's session expires
-(``zookeeper.session.timeout.ms`` 4 s), elects a leader from the ISR and acknowledges new writes. When the link
-comes back, the old leader must truncate what it appended alone, catch up and rejoin the ISR, and every
-acknowledged record (from before the cut and from the majority side) must be there exactly once, at the offset
-it was acknowledged at.
+ZooKeeper runs in the root namespace on the bridge address, so a cut host loses ZooKeeper and the other brokers
+at once. First the host of the controller and leader of two topics is cut while a producer on that host keeps
+sending acks=all. The isolated leader must acknowledge none of those writes - with ``min.insync.replicas=2``
+because its followers stopped fetching, and with ``min.insync.replicas=1`` too, since shrinking the ISR to
+itself needs a ZooKeeper write it cannot make - and a consumer on that host must see only what was committed
+before the cut, while the majority side, once the isolated broker's session expires
+(``zookeeper.session.timeout.ms`` 4 s), elects a controller and leaders from the ISR and acknowledges new
+writes. When the link comes back, the old leader must truncate what it appended alone, catch up and rejoin the
+ISR, and every acknowledged record (from before the cut and from the majority side) must be there exactly
+once, at the offset it was acknowledged at. Then a follower is cut: the leader must drop it from the ISR after
+``replica.lag.time.max.ms`` and go on acknowledging, and the follower must catch up after the heal.
 
 Needs root for ``ip netns``; skipped with ``ip``'s error where namespaces cannot be made.
 """
