@@ -17,7 +17,10 @@ Every broker runs a ``Controller``; it competes for the ephemeral ``/controller`
   ``auto.leader.rebalance.enable``: for each broker whose share of partitions it is preferred for (first
   replica) but does not lead exceeds ``leader.imbalance.per.broker.percentage``, leadership moves back to it
   where it is alive and in the ISR;
-* removes topics marked under ``/admin/delete_topics``.
+* removes topics marked under ``/admin/delete_topics``;
+* partition reassignment (``alter_reassignments`` / ``list_reassignments``, served as
+  AlterPartitionReassignments and ListPartitionReassignments): see ``broker.cluster.controller_reassignment``.
+  Partitions being reassigned are left out of the preferred-replica election.
 
 All writes are compare-and-set on the state node's version and carry the controller epoch. Registry
 events are queued onto the broker's event loop and handled in order by one task; the blocking registry
@@ -32,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import election
+from .controller_reassignment import PartitionResult, Reassignments
 from .registry import ClusterRegistry, NoSuchTopicError, PartitionState, RegistryError, StaleStateError, TopicAssignment
 
 log = logging.getLogger("kafkalog.controller")
@@ -66,6 +70,29 @@ class Controller:
         self._live: dict[int, Any] = {}
         self._topics: dict[str, TopicAssignment] = {}
         self._deletions: list[str] = []
+        self.reassignments = Reassignments(self)
+
+    # what ``Reassignments`` sees of the controller (its task only)
+    @property
+    def topics(self) -> dict[str, TopicAssignment]:
+        return self._topics
+
+    @property
+    def deletions(self) -> list[str]:
+        return self._deletions
+
+    @property
+    def live(self) -> dict[int, Any]:
+        return self._live
+
+    def live_not_stopping(self) -> set[int]:
+        """Live brokers not in a controlled shutdown."""
+        return {b for b in self._live if b not in self._shutting_down}
+
+    def post_states(self, topic: str) -> Callable[[Any], None]:
+        """A registry callback queueing ``topic``'s partition states onto the controller's task."""
+        post = self._poster(asyncio.get_running_loop())("states")
+        return lambda states: post((topic, states))
 
     @property
     def is_active(self) -> bool:
@@ -109,6 +136,7 @@ class Controller:
         for sub in self._subs:
             sub.cancel()
         self._subs = []
+        self.reassignments.stop()
 
     def _stop_rebalancing(self) -> None:
         if self._rebalance_task is not None:
@@ -126,10 +154,24 @@ class Controller:
         Returns the replicated partitions the broker still leads (empty: it may stop), or None when this
         broker is not the controller.
         """
+        return await self._request("shutdown", broker_id)
+
+    async def alter_reassignments(
+        self, requests: dict[tuple[str, int], tuple[int, ...] | None]
+    ) -> dict[tuple[str, int], PartitionResult] | None:
+        """Start (target replicas) or cancel (None) partition reassignments; None when not the controller."""
+        return await self._request("reassign", requests)
+
+    async def list_reassignments(self, wanted: dict[str, list[int]] | None) -> list | None:
+        """Ongoing reassignments ``[(topic, partition, ReplicaAssignment)]`` of ``{topic: partitions}`` (all
+        when None); None when not the controller."""
+        return await self._request("list", wanted)
+
+    async def _request(self, kind: str, value: Any) -> Any:
         if self._task is None or self.epoch is None:
             return None
         done = asyncio.get_running_loop().create_future()
-        self._events.put_nowait(("shutdown", (broker_id, done)))
+        self._events.put_nowait((kind, (value, done)))
         return await done
 
     async def _run(self) -> None:
@@ -145,10 +187,10 @@ class Controller:
                 log.exception("controller: %s event failed", kind)
 
     async def _handle(self, kind: str, value: Any) -> None:
-        if kind == "shutdown":
-            broker_id, done = value
+        if kind in ("shutdown", "reassign", "list"):
+            arg, done = value
             try:
-                result = None if self.epoch is None else await self._controlled_shutdown(broker_id)
+                result = None if self.epoch is None else await self._answer(kind, arg)
             except BaseException as e:
                 if not done.done():
                     done.set_exception(e)
@@ -176,11 +218,22 @@ class Controller:
         elif kind == "topics":
             self._topics = value
             await self._elect_all()
+            self.reassignments.sync_watches()
+        elif kind == "states":
+            await self.reassignments.states_changed(*value)
         elif kind == "deletions":
             self._deletions = value
             await self._delete_topics()
+            self.reassignments.sync_watches()
         elif kind == "rebalance":
             await self._rebalance()
+
+    async def _answer(self, kind: str, arg: Any) -> Any:
+        if kind == "shutdown":
+            return await self._controlled_shutdown(arg)
+        if kind == "reassign":
+            return await self.reassignments.alter(arg)
+        return self.reassignments.list(arg)
 
     async def _become_active(self, epoch: int) -> None:
         self.epoch = epoch
@@ -195,6 +248,7 @@ class Controller:
             reg.on_topics_changed(post("topics")),
             reg.on_topic_deletions(post("deletions")),
         ]
+        self.reassignments.sync_watches()
         if self.auto_rebalance:
             self._rebalance_task = loop.create_task(self._rebalance_timer(), name="controller-rebalance")
 
@@ -318,7 +372,7 @@ class Controller:
             except NoSuchTopicError:
                 continue
             for p, replicas in sorted(assignment.partitions.items()):
-                if p in states:
+                if p in states and not assignment.is_reassigning(p):
                     rows.append((name, p, replicas, states[p]))
         imbalanced = election.imbalanced_brokers(((r[2], r[3].leader) for r in rows), self.imbalance_percentage)
         live = {b for b in self._live if b not in self._shutting_down}

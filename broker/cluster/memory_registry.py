@@ -31,6 +31,7 @@ from .registry import (
     TopicExistsError,
     new_cluster_id,
 )
+from .zk_layout import check_replacement as _check_replacement
 from .zk_layout import consumer_offset_path
 
 if TYPE_CHECKING:
@@ -177,10 +178,30 @@ class MemoryRegistry(ClusterRegistry):
             n = len(t.partitions)
             if sorted(new) != list(range(n, n + len(new))):
                 raise ValueError(f"new partitions {sorted(new)} of {name!r} must continue from {n}")
-            updated = TopicAssignment(name, {**t.partitions, **{p: tuple(r) for p, r in new.items()}}, t.topic_id)
+            updated = TopicAssignment(
+                name,
+                {**t.partitions, **{p: tuple(r) for p, r in new.items()}},
+                t.topic_id,
+                t.adding_replicas,
+                t.removing_replicas,
+            )
             s.topics[name] = updated
             s.changed("topics")
             return updated
+
+    def replace_assignment(self, current: TopicAssignment, new: TopicAssignment) -> TopicAssignment:
+        _check_replacement(current, new)
+        s = self.store
+        with s.lock:
+            self._check()
+            held = s.topics.get(current.name)
+            if held is None:
+                raise NoSuchTopicError(current.name)
+            if held != current:
+                raise StaleStateError(f"assignment of topic {current.name!r} changed concurrently")
+            s.topics[current.name] = new
+            s.changed("topics")
+            return new
 
     def mark_topic_for_deletion(self, name: str) -> None:
         s = self.store

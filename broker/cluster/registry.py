@@ -13,8 +13,8 @@ ZooKeeper layout and node contents (JSON, UTF-8; Kafka 2.x ZooKeeper-mode format
          "endpoints":["PLAINTEXT://host:9092"],"rack":"r1","jmx_port":-1,"host":"host",
          "timestamp":"1528150180386","port":9092,"version":4}        ("rack" only when set)
     /brokers/topics/<t>              TopicAssignment.to_json() (version 3):
-        {"version":3,"topic_id":"<22-char base64url>","partitions":{"0":[1,2],"1":[2,3]},
-         "adding_replicas":{},"removing_replicas":{}}
+        {"version":3,"topic_id":"<22-char base64url>","partitions":{"0":[1,2],"1":[3,1,2]},
+         "adding_replicas":{"1":[3]},"removing_replicas":{"1":[2]}}        (partition 1: [1,2] -> [3,1])
     /brokers/topics/<t>/partitions/<p>/state    PartitionState.to_json() (version 1):
         {"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2]}
     /controller                      ephemeral {"version":1,"brokerid":1,"timestamp":"1528150180386"}
@@ -275,11 +275,18 @@ class TopicAssignment:
 
     ``partitions`` maps partition id to its replica list, preferred leader first. Nodes written by Kafka
     before 2.8 carry no topic id: ``from_json`` then gives ``ZERO_UUID``.
+
+    ``adding_replicas`` / ``removing_replicas`` (KIP-455) hold, for each partition being reassigned, the
+    replicas the reassignment adds and removes; both are subsets of the partition's replicas (which are then
+    the target replicas followed by the original ones), disjoint, and absent (not empty) for partitions that are
+    not being reassigned.
     """
 
     name: str
     partitions: Mapping[int, tuple[int, ...]]
     topic_id: uuid.UUID = field(default_factory=new_topic_id)
+    adding_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    removing_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         normalised = {}
@@ -293,6 +300,40 @@ class TopicAssignment:
                 )
             normalised[p] = replicas
         object.__setattr__(self, "partitions", dict(sorted(normalised.items())))
+        for attr in ("adding_replicas", "removing_replicas"):
+            moving = {p: tuple(r) for p, r in sorted(getattr(self, attr).items()) if r}
+            for p, r in moving.items():
+                if p not in normalised or not set(r) <= set(normalised[p]) or len(set(r)) != len(r):
+                    raise ValueError(
+                        f"topic {self.name!r} partition {p}: {attr} {list(r)} must be distinct replicas of "
+                        f"{list(normalised.get(p, ()))}"
+                    )
+            object.__setattr__(self, attr, moving)
+        for p, r in self.adding_replicas.items():
+            if set(r) & set(self.removing_replicas.get(p, ())):
+                raise ValueError(f"topic {self.name!r} partition {p}: a replica is both added and removed")
+
+    def is_reassigning(self, partition: int) -> bool:
+        """Is a reassignment of ``partition`` in progress (replicas being added or removed)?"""
+        return partition in self.adding_replicas or partition in self.removing_replicas
+
+    def reassigning_partitions(self) -> list[int]:
+        """Partitions with a reassignment in progress, sorted."""
+        return sorted(set(self.adding_replicas) | set(self.removing_replicas))
+
+    def with_partition(
+        self, partition: int, replicas: tuple[int, ...], adding: tuple[int, ...] = (), removing: tuple[int, ...] = ()
+    ) -> TopicAssignment:
+        """A copy with ``partition``'s replicas (and its adding/removing replicas) replaced."""
+        adding_map = {p: r for p, r in self.adding_replicas.items() if p != partition}
+        removing_map = {p: r for p, r in self.removing_replicas.items() if p != partition}
+        if adding:
+            adding_map[partition] = tuple(adding)
+        if removing:
+            removing_map[partition] = tuple(removing)
+        return TopicAssignment(
+            self.name, {**self.partitions, partition: tuple(replicas)}, self.topic_id, adding_map, removing_map
+        )
 
     def to_json(self) -> str:
         return _dumps(
@@ -300,21 +341,28 @@ class TopicAssignment:
                 "version": 3,
                 "topic_id": uuid_to_base64(self.topic_id),
                 "partitions": {str(p): list(r) for p, r in sorted(self.partitions.items())},
-                "adding_replicas": {},
-                "removing_replicas": {},
+                "adding_replicas": {str(p): list(r) for p, r in self.adding_replicas.items()},
+                "removing_replicas": {str(p): list(r) for p, r in self.removing_replicas.items()},
             }
         )
 
     @classmethod
     def from_json(cls, name: str, data: bytes | str) -> TopicAssignment:
+        """Any version (1-3) of the assignment node; versions before 2 have no adding/removing replicas."""
         what = f"/brokers/topics/{name}"
         obj = _loads(data, what)
         try:
             partitions = {int(p): tuple(int(b) for b in r) for p, r in obj["partitions"].items()}
+            adding = {int(p): tuple(int(b) for b in r) for p, r in (obj.get("adding_replicas") or {}).items()}
+            removing = {int(p): tuple(int(b) for b in r) for p, r in (obj.get("removing_replicas") or {}).items()}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"{what}: malformed assignment {obj!r:.200}") from exc
         raw_id = obj.get("topic_id")
-        return cls(name=name, partitions=partitions, topic_id=uuid_from_base64(raw_id) if raw_id else ZERO_UUID)
+        topic_id = uuid_from_base64(raw_id) if raw_id else ZERO_UUID
+        try:
+            return cls(name, partitions, topic_id, adding, removing)
+        except ValueError as exc:
+            raise ValueError(f"{what}: {exc}") from exc
 
 
 # -- subscriptions -----------------------------------------------------------------------------------
@@ -434,6 +482,14 @@ class ClusterRegistry(abc.ABC):
 
         NoSuchTopicError; ValueError when an id already exists or leaves a gap; StaleStateError when the
         assignment changed concurrently.
+        """
+
+    @abc.abstractmethod
+    def replace_assignment(self, current: TopicAssignment, new: TopicAssignment) -> TopicAssignment:
+        """Compare-and-set the topic's assignment node: write ``new`` if the node still holds ``current``.
+
+        The controller's write of partition reassignments (replicas, adding and removing replicas; same
+        name and topic id, same partition ids). NoSuchTopicError; StaleStateError when the node changed.
         """
 
     @abc.abstractmethod

@@ -21,8 +21,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from spark_kafkalog.protocol.topic_name import validate_topic_name
+
+if TYPE_CHECKING:
+    from broker.cluster.registry import TopicAssignment
 
 __all__ = [
     "PERSISTENT_PATHS",
@@ -54,6 +58,7 @@ __all__ = [
     "encode_config_change",
     "encode_offset",
     "decode_offset",
+    "check_replacement",
 ]
 
 # Persistent paths every Kafka broker creates at start-up (KafkaZkClient.createTopLevelPaths).
@@ -213,3 +218,13 @@ def decode_offset(data: bytes, *, what: str = "consumer offset") -> int:
         return int(data)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{what}: malformed offset {data!r:.200}") from exc
+
+
+def check_replacement(current: TopicAssignment, new: TopicAssignment) -> None:
+    """ValueError unless ``new`` may replace ``current`` in place (``ClusterRegistry.replace_assignment``):
+    the same topic name, topic id and partition ids; only replicas and adding/removing replicas change."""
+    if (new.name, new.topic_id, sorted(new.partitions)) != (current.name, current.topic_id, sorted(current.partitions)):
+        raise ValueError(
+            f"assignment of topic {current.name!r}: a replacement may change replicas only, not the name, topic id "
+            f"or partition ids ({sorted(current.partitions)} -> {sorted(new.partitions)})"
+        )

@@ -227,7 +227,9 @@ class ZooKeeperRegistry(ClusterRegistry):
                 f"topic {name!r} has partitions 0..{len(current.partitions) - 1}; new partition "
                 f"ids must be {expected}, got {sorted(new)}"
             )
-        updated = TopicAssignment(name, {**current.partitions, **new}, current.topic_id)
+        updated = TopicAssignment(
+            name, {**current.partitions, **new}, current.topic_id, current.adding_replicas, current.removing_replicas
+        )
         try:
             self._zk.set(path, updated.to_json().encode(), version=node[1].version)
         except BadVersionError:
@@ -235,6 +237,22 @@ class ZooKeeperRegistry(ClusterRegistry):
         except NoNodeError:
             raise NoSuchTopicError(name) from None
         return updated
+
+    def replace_assignment(self, current: TopicAssignment, new: TopicAssignment) -> TopicAssignment:
+        zl.check_replacement(current, new)
+        path = zl.topic_path(zl.check_topic(current.name))
+        node = self._zk.get_if_exists(path)
+        if node is None:
+            raise NoSuchTopicError(current.name)
+        if TopicAssignment.from_json(current.name, node[0]) != current:
+            raise StaleStateError(f"assignment of topic {current.name!r} changed concurrently")
+        try:
+            self._zk.set(path, new.to_json().encode(), version=node[1].version)
+        except BadVersionError:
+            raise StaleStateError(f"assignment of topic {current.name!r} changed concurrently") from None
+        except NoNodeError:
+            raise NoSuchTopicError(current.name) from None
+        return new
 
     def mark_topic_for_deletion(self, name: str) -> None:
         if self.topic(zl.check_topic(name)) is None:

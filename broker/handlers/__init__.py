@@ -34,6 +34,8 @@ MODULES = (
     "describe_configs",
     "describe_cluster",
     "controlled_shutdown",
+    "alter_partition_reassignments",
+    "list_partition_reassignments",
 )
 
 

@@ -38,6 +38,8 @@ _API_MODULES = (
     "create_partitions",
     "delete_groups",
     "incremental_alter_configs",
+    "alter_partition_reassignments",
+    "list_partition_reassignments",
     "offset_delete",
     "describe_cluster",
 )
