@@ -12,7 +12,8 @@ broker, serving every partition this broker follows from that leader:
    fetch offset = its log end offset (which tells the leader how far it is), waiting up to
    ``replica.fetch.wait.max.ms``, at most ``replica.fetch.max.bytes`` per partition. Batches are appended
    unchanged (``PartitionLog.append_as_follower``: offsets and epochs as the leader wrote them, CRC
-   checked); the high watermark becomes min(leader's high watermark, log end offset).
+   checked); a trailing batch cut short by the leader's byte limit is left for the next fetch
+   (``whole_batches``); the high watermark becomes min(leader's high watermark, log end offset).
 
 Errors: OFFSET_OUT_OF_RANGE truncates to the leader's high watermark when this log is ahead of it (and
 starts over at the leader's log start when behind it); epoch fencing, NOT_LEADER_OR_FOLLOWER and append
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -46,6 +48,30 @@ log = logging.getLogger("kafkalog.replication.fetcher")
 _FETCH = API_BY_KEY[ApiKey.FETCH]
 _EPOCHS = API_BY_KEY[ApiKey.OFFSET_FOR_LEADER_EPOCH]
 _RESPONSE_MAX_BYTES = 10 * 1024 * 1024
+# every entry starts | base_offset int64 | batch_length int32 | and occupies 12 + batch_length bytes
+_ENTRY_PREFIX = struct.Struct(">qi")
+
+
+def whole_batches(records) -> memoryview:
+    """The leading whole entries of a fetch response's records.
+
+    A leader answers up to ``replica.fetch.max.bytes`` per partition and stops there, so the last batch
+    may be cut short; it is dropped here and fetched whole next time (from the new log end). Lengths are
+    not judged here: a negative one is kept, for the append's validation to reject.
+    """
+    view = memoryview(records)
+    end = len(view)
+    pos = 0
+    while pos < end:
+        if end - pos < _ENTRY_PREFIX.size:
+            break
+        length = _ENTRY_PREFIX.unpack_from(view, pos)[1]
+        if length < 0:
+            return view
+        if pos + _ENTRY_PREFIX.size + length > end:
+            break
+        pos += _ENTRY_PREFIX.size + length
+    return view[:pos]
 
 
 def truncation_offset(
@@ -274,7 +300,7 @@ class ReplicaFetcher:
         plog = st.part.log
         code = r.error_code
         if code == ErrorCode.NONE:
-            records = r.records
+            records = whole_batches(r.records) if r.records is not None else None
             if records is not None and len(records):
                 try:
                     plog.append_as_follower(records)
