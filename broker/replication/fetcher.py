@@ -125,6 +125,7 @@ class ReplicaFetcher:
         self.now_ms = now_ms
         self.partitions: dict[TopicPartition, FetchState] = {}
         self._wake = asyncio.Event()
+        self._stopping = False
         self._conn: AsyncKafkaConnection | None = None
         self._task = asyncio.get_running_loop().create_task(
             self._run(), name=f"replica-fetcher-{broker_id}-from-{leader_id}"
@@ -138,6 +139,10 @@ class ReplicaFetcher:
         self.partitions.pop(tp, None)
 
     async def stop(self) -> None:
+        """Stop fetching. The run loop also checks a flag: on Python 3.11 ``asyncio.wait_for`` can swallow a
+        cancellation that arrives as a request fails, and the fetcher must stop all the same."""
+        self._stopping = True
+        self._wake.set()
         self._task.cancel()
         await asyncio.gather(self._task, return_exceptions=True)
         await self._close()
@@ -149,7 +154,7 @@ class ReplicaFetcher:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
-        while True:
+        while not self._stopping:
             if not self.partitions:
                 self._wake.clear()
                 await self._wake.wait()

@@ -171,10 +171,7 @@ class AsyncKafkaConnection:
         task = self._reader_task
         if task is not None and task is not asyncio.current_task() and not task.done():
             task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+            await asyncio.wait([task])  # a cancellation of the caller itself still propagates
         self._writer.close()
         try:
             await self._writer.wait_closed()

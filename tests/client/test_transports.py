@@ -158,3 +158,20 @@ def test_asyncio_transport_reports_a_disconnect(broker):
         await conn.close()
 
     asyncio.run(main())
+
+
+def test_asyncio_transport_close_does_not_swallow_the_callers_cancellation(broker):
+    """A task cancelled while ``close`` waits for the reader task ends cancelled (a replica fetcher being
+    stopped while it closes a lost connection must stop, not loop on)."""
+    broker.handlers[3] = lambda request, _: metadata_body()
+
+    async def main():
+        conn = await AsyncKafkaConnection.open(broker.host, broker.port, node_id=1)
+        closer = asyncio.ensure_future(conn.close())
+        await asyncio.sleep(0)  # closer now waits for the cancelled reader task
+        closer.cancel()
+        await asyncio.gather(closer, return_exceptions=True)
+        assert closer.cancelled()
+        await conn.close()
+
+    asyncio.run(main())
