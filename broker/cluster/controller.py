@@ -71,6 +71,7 @@ class Controller:
         self._topics: dict[str, TopicAssignment] = {}
         self._deletions: list[str] = []
         self.reassignments = Reassignments(self)
+        self._pending: set[asyncio.Future] = set()
 
     # what ``Reassignments`` sees of the controller (its task only)
     @property
@@ -113,6 +114,10 @@ class Controller:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
+        for done in self._pending:  # requests queued or interrupted: "not the controller"
+            if not done.done():
+                done.set_result(None)
+        self._pending.clear()
         if self.epoch is not None:
             self.epoch = None
             try:
@@ -171,6 +176,8 @@ class Controller:
         if self._task is None or self.epoch is None:
             return None
         done = asyncio.get_running_loop().create_future()
+        self._pending.add(done)
+        done.add_done_callback(self._pending.discard)
         self._events.put_nowait((kind, (value, done)))
         return await done
 

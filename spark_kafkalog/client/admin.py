@@ -1,7 +1,8 @@
 """``AdminClient``: create, delete and describe topics, add partitions, delete records, read topic configs,
 and administer consumer groups (``spark_kafkalog.client.group_admin``: list, describe, delete, offsets, lag).
 
-CreateTopics, DeleteTopics and CreatePartitions go to the controller named by Metadata (NOT_CONTROLLER
+CreateTopics, DeleteTopics, CreatePartitions and the partition reassignment requests
+(``spark_kafkalog.client.admin_reassignments``) go to the controller named by Metadata (NOT_CONTROLLER
 refreshes it and retries); DeleteRecords goes to each partition's leader; DescribeConfigs and Metadata go
 to any broker. Each call is sent at the highest version both sides support (CreateTopics with broker
 defaults - ``-1`` partitions or replication factor - needs v4+).
@@ -18,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from spark_kafkalog.client import admin_reassignments
+from spark_kafkalog.client.admin_reassignments import PartitionReassignment
 from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
@@ -31,7 +34,7 @@ from spark_kafkalog.client.group_admin import (
 from spark_kafkalog.client.types import NewTopic, PartitionDescription, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-__all__ = ["AdminClient", "AdminOperationError"]
+__all__ = ["AdminClient", "AdminOperationError", "PartitionReassignment"]
 
 _CREATE_TOPICS = int(ApiKey.CREATE_TOPICS)
 _DELETE_TOPICS = int(ApiKey.DELETE_TOPICS)
@@ -384,6 +387,30 @@ class AdminClient:
                 out[entry.name] = entry.value
         return out
 
+    # partition reassignment (spark_kafkalog.client.admin_reassignments) ----------------------------
+    def alter_partition_reassignments(
+        self, reassignments: Mapping[TopicPartition, Iterable[int] | None], *, timeout_ms: int | None = None
+    ) -> None:
+        """Move partitions to ``{tp: [broker ids]}`` (the first is the preferred leader), or cancel the ongoing
+        reassignment of ``{tp: None}``. Returns once the controller has started them (``list_partition_
+        reassignments`` shows them until the new replicas are in sync); failures raise ``AdminOperationError``."""
+        if not reassignments:
+            return
+        targets = {TopicPartition(*tp): None if r is None else list(r) for tp, r in reassignments.items()}
+        errors = admin_reassignments.alter_partition_reassignments(
+            self._controller_request, targets, self._timeout(timeout_ms)
+        )
+        if errors:
+            raise AdminOperationError("AlterPartitionReassignments", errors)
+
+    def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None, *, timeout_ms: int | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        """The ongoing reassignments (of ``partitions``; all when None)."""
+        return admin_reassignments.list_partition_reassignments(
+            self._controller_request, None if partitions is None else list(partitions), self._timeout(timeout_ms)
+        )
+
     def describe_cluster(self) -> dict[str, Any]:
         """``{"cluster_id", "controller_id", "brokers": {node_id: "host:port"}}`` from Metadata."""
         client = self.client
@@ -402,6 +429,8 @@ def _result_codes(api_key: int, response: Any) -> set[int]:
         return {t.error_code for t in response.responses}
     if api_key == _CREATE_PARTITIONS:
         return {t.error_code for t in response.results}
+    if api_key in (admin_reassignments.ALTER, admin_reassignments.LIST):
+        return {response.error_code}
     return set()
 
 
