@@ -5,8 +5,9 @@ in-process registry for ``zookeeper.connect=memory:<name>``) -> bind the listene
 (brokers, topics, partition states) until the first snapshot is applied -> register ``/brokers/ids/<id>``
 (taking over the nodes a crashed previous run left, as recorded in the first log dir's
 ``zookeeper-registration``; see ``broker.cluster.registration_record``) -> serve requests -> compete for
-the controller. Stop order: controlled shutdown (the controller moves this broker's leaderships to other
-in-sync replicas; ``controlled.shutdown.*``) -> resign the controller -> stop the group coordinator (its waiting JoinGroup and
+the controller. Stop order: stop the replica fetchers (Kafka's StopReplica) -> controlled shutdown (the
+controller moves this broker's leaderships to other in-sync replicas and takes it out of the ISRs it
+follows in; ``controlled.shutdown.*``) -> resign the controller -> stop the group coordinator (its waiting JoinGroup and
 SyncGroup requests answer NOT_COORDINATOR, so no long poll holds the shutdown) -> stop accepting and finish in-flight
 requests (waiting long polls answer at once) -> stop following the registry -> flush logs and write
 checkpoints (clean-shutdown marker) -> deregister -> close the registry. Both are idempotent; a failed start undoes what it did.
@@ -229,6 +230,10 @@ class Broker:
         if self._state in ("stopping", "stopped"):
             return
         self._state = "stopping"
+        if self.replica_manager is not None and self.replica_manager.fetchers is not None:
+            # Kafka's StopReplica for a stopping broker: it follows nothing from now on, so no leader adds it
+            # back to an ISR the controlled shutdown just took it out of
+            await self.replica_manager.fetchers.stop()
         if self._registered and self.config["controlled.shutdown.enable"]:
             await self._controlled_shutdown()
         if self.controller is not None:
