@@ -8,6 +8,8 @@
     kafkalog consume --bootstrap-server HOST:PORT --topic T [--from-beginning | --offset N] [--partition P]
                      [--max-messages N] [--group G [--timeout-ms MS]]
     kafkalog groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT ...
+    kafkalog partitions reassign --bootstrap-server HOST:PORT (--topic T --partition P --replicas 2,3,1 |
+                     --reassignment-json-file F --execute|--verify|--cancel | --list)
 
 Exit codes: 0 success, 1 failure (the message says why), 2 bad usage, 130 interrupted.
 Progress and status go to stderr; data (consumed records, ``bootstrap.servers=...``) to stdout.
@@ -32,7 +34,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_groups
+from . import cli_groups, cli_partitions
 
 
 def _log_setup(level: str = "INFO") -> None:
@@ -509,6 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
     co.set_defaults(func=cmd_consume)
 
     cli_groups.add_parser(sub)
+    cli_partitions.add_parser(sub)
     return p
 
 
@@ -518,6 +521,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return f"topics {args.action} needs --topic"
     if args.command == "groups":
         return cli_groups.usage_error(args)
+    if args.command == "partitions":
+        return cli_partitions.usage_error(args)
     if args.command == "cluster" and args.brokers < 1:
         return f"cluster up needs --brokers 1 or more, not {args.brokers}"
     if args.command == "consume" and args.group is not None and (args.offset is not None or args.partition is not None):
@@ -538,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(f"kafkalog: {problem}", file=sys.stderr)
         return 2
-    if args.command in ("topics", "produce", "consume", "groups"):
+    if args.command in ("topics", "produce", "consume", "groups", "partitions"):
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="kafkalog: warning: %(message)s")
     try:
         return args.func(args)
