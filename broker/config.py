@@ -465,11 +465,10 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     _K(
         "offsets.topic.replication.factor",
         "int",
-        1,
-        "Replication factor of `__consumer_offsets`. Must be 1 until replication is implemented (planned; Kafka's "
-        "default is 3).",
+        3,
+        "Replication factor of `__consumer_offsets` (Kafka's default 3). Created with at most as many replicas as "
+        "brokers are alive then (a warning says so when fewer), so a one-broker cluster works unchanged.",
         at_least=1,
-        at_most=1,
         section="groups",
     ),
     _K(

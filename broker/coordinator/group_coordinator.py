@@ -2,8 +2,10 @@
 broker leads, on the broker's event loop.
 
 Coordination: a group belongs to partition ``partition_for(group)`` of ``__consumer_offsets`` (created on
-the first FindCoordinator or commit: compacted, ``offsets.topic.num.partitions`` partitions); its leader is
-the coordinator. ``on_leadership`` (a replica-manager hook) loads a partition this broker starts leading
+the first FindCoordinator or commit: compacted, ``offsets.topic.num.partitions`` partitions, replication
+factor ``offsets.topic.replication.factor`` capped at the live brokers); its leader is the coordinator.
+When the leader changes (its broker died or stopped, a preferred-replica election) the new leader loads the
+partition and coordinates its groups with every acknowledged commit; clients move on NOT_COORDINATOR. ``on_leadership`` (a replica-manager hook) loads a partition this broker starts leading
 (``OffsetStore.load_partition``; COORDINATOR_LOAD_IN_PROGRESS meanwhile) and rebuilds its groups from their
 last GroupMetadataValue (members kept until their sessions expire); losing leadership drops them and fails
 their waiting requests with NOT_COORDINATOR. Groups of partitions not led here are NOT_COORDINATOR.
@@ -31,6 +33,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from broker.log import LogAppendError
@@ -61,6 +66,15 @@ TICK_S = 0.1
 CREATE_WAIT_S = 10.0
 
 
+@dataclass
+class _PendingWrite:
+    """A write to ``__consumer_offsets`` waiting for the high watermark; ``on_commit`` updates the cache."""
+
+    last_offset: int
+    on_commit: Callable[[], None]
+    abandoned: bool = False
+
+
 class GroupCoordinator:
     """Dependencies: the broker's config, metadata cache, replica manager (the offsets partitions),
     topic admin (to create ``__consumer_offsets``) and a clock (milliseconds; tests pass a manual one)."""
@@ -86,6 +100,8 @@ class GroupCoordinator:
         self.groups: dict[str, Group] = {}
         self.loaded: set[int] = set()
         self.loading: dict[int, asyncio.Task] = {}
+        self._pending: dict[int, deque[_PendingWrite]] = {}
+        """Per offsets partition, its writes not yet acknowledged, in log order."""
         self._join_waiters: dict[str, dict[str, asyncio.Future]] = {}
         self._sync_waiters: dict[str, dict[str, asyncio.Future]] = {}
         self._ticker: asyncio.Task | None = None
@@ -154,11 +170,23 @@ class GroupCoordinator:
         async with self._create_lock:
             if OFFSETS_TOPIC not in self.metadata.topics:
                 cfg = self.config
+                replication_factor = cfg["offsets.topic.replication.factor"]
+                live = len(self.metadata.brokers)
+                if 0 < live < replication_factor:
+                    log.warning(
+                        "creating %s with replication factor %d: offsets.topic.replication.factor=%d but only %d "
+                        "brokers are alive",
+                        OFFSETS_TOPIC,
+                        live,
+                        replication_factor,
+                        live,
+                    )
+                    replication_factor = live
                 try:
                     await self.topic_admin.create_topic(
                         OFFSETS_TOPIC,
                         self.num_partitions,
-                        cfg["offsets.topic.replication.factor"],
+                        replication_factor,
                         {
                             "cleanup.policy": "compact",
                             "segment.bytes": str(cfg["offsets.topic.segment.bytes"]),
@@ -189,6 +217,7 @@ class GroupCoordinator:
         if task is not None:
             task.cancel()
         self.loaded.discard(p)
+        self._pending.pop(p, None)
         for group_id in [g for g in self.groups if self.partition_of(g) == p]:
             self._fail_waiters(group_id, ErrorCode.NOT_COORDINATOR, "the coordinator moved")
             del self.groups[group_id]
@@ -478,12 +507,18 @@ class GroupCoordinator:
             if not expired:
                 continue
             drop_group = len(expired) == len(offsets) and (group is None or group.state is GroupState.EMPTY)
-            code = await self._append(group_id, tombstone_batch(group_id, expired, now, group_record=drop_group))
-            if code == ErrorCode.NONE:
+
+            def forget(group_id: str = group_id, expired: list = expired, drop_group: bool = drop_group) -> None:
                 self.store.delete_offsets(group_id, expired)
-                removed += len(expired)
                 if drop_group:
                     self.store.drop_group(group_id)
+
+            code = await self._append(
+                group_id, tombstone_batch(group_id, expired, now, group_record=drop_group), forget
+            )
+            if code == ErrorCode.NONE:
+                removed += len(expired)
+                if drop_group:
                     self.groups.pop(group_id, None)
                 log.info("group %s: expired %d committed offsets", group_id, len(expired))
         return removed
@@ -520,9 +555,11 @@ class GroupCoordinator:
             else:
                 valid[tp] = c
         if valid:
-            code = await self._append(group_id, offset_commit_batch(group_id, valid, self.now()))
-            if code == ErrorCode.NONE:
-                self.store.record_offsets(group_id, valid)
+            code = await self._append(
+                group_id,
+                offset_commit_batch(group_id, valid, self.now()),
+                lambda: self.store.record_offsets(group_id, valid),
+            )
             for tp in valid:
                 result[tp] = code
         return result
@@ -549,10 +586,13 @@ class GroupCoordinator:
         result = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if tp[0] in subscribed else ErrorCode.NONE for tp in tps}
         deletable = [tp for tp, code in result.items() if code == ErrorCode.NONE]
         if deletable:
-            code = await self._append(group_id, tombstone_batch(group_id, deletable, self.now(), group_record=False))
+            code = await self._append(
+                group_id,
+                tombstone_batch(group_id, deletable, self.now(), group_record=False),
+                lambda: self.store.delete_offsets(group_id, deletable),
+            )
             if code != ErrorCode.NONE:
                 return code, {}
-            self.store.delete_offsets(group_id, deletable)
         return ErrorCode.NONE, result
 
     async def delete_group(self, group_id: str) -> ErrorCode:
@@ -567,12 +607,15 @@ class GroupCoordinator:
             return ErrorCode.GROUP_ID_NOT_FOUND
         if group is not None and not group.is_empty:
             return ErrorCode.NON_EMPTY_GROUP
-        code = await self._append(group_id, tombstone_batch(group_id, list(offsets), self.now(), group_record=True))
+        code = await self._append(
+            group_id,
+            tombstone_batch(group_id, list(offsets), self.now(), group_record=True),
+            lambda: self.store.drop_group(group_id),
+        )
         if code == ErrorCode.NONE:
             if group is not None:
                 group.mark_dead(self.now())
             self.groups.pop(group_id, None)
-            self.store.drop_group(group_id)
         return code
 
     # -- listing ---------------------------------------------------------------------------------------
@@ -615,30 +658,52 @@ class GroupCoordinator:
                 for m in group.members.values()
             ],
         )
-        code = await self._append(group.group_id, group_metadata_batch(group.group_id, value, now))
-        if code == ErrorCode.NONE:
-            self.store.groups[group.group_id] = value
-        return code
 
-    async def _append(self, group_id: str, batch: bytearray) -> ErrorCode:
-        """Append to the group's partition and wait until acknowledged as acks=all requires."""
+        def remember() -> None:
+            self.store.groups[group.group_id] = value
+
+        return await self._append(group.group_id, group_metadata_batch(group.group_id, value, now), remember)
+
+    async def _append(self, group_id: str, batch: bytearray, on_commit: Callable[[], None]) -> ErrorCode:
+        """Append to the group's partition, wait until acknowledged as acks=all requires (the high watermark
+        passed it), then run ``on_commit``, the cache update.
+
+        Cache updates of a partition run in the order of their records in the log, whatever order the waiting
+        requests resume in: the first waiter to see the high watermark move applies every acknowledged write
+        before it. A write that timed out or lost the leadership (NOT_COORDINATOR) leaves the cache alone; if
+        its record survives, the next load of the partition applies it, as in Kafka."""
         p = self.partition_of(group_id)
         part, _ = self.replica_manager.leader_partition(OFFSETS_TOPIC, p)
         if part is None or p not in self.loaded:
             return ErrorCode.NOT_COORDINATOR
+        epoch = part.leader_epoch
         try:
             info = part.append_as_leader(batch, required_acks=-1)
         except LogAppendError as e:
             log.warning("group %s: appending to %s-%d failed: %s", group_id, OFFSETS_TOPIC, p, e)
             return _append_error(e.error_code)
+        write = _PendingWrite(info.last_offset, on_commit)
+        self._pending.setdefault(p, deque()).append(write)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.config["offsets.commit.timeout.ms"] / 1000
-        while part.is_leader and part.high_watermark <= info.last_offset:
+        while part.is_leader and part.leader_epoch == epoch and part.high_watermark <= info.last_offset:
             remaining = deadline - loop.time()
             if remaining <= 0:
+                write.abandoned = True
                 return ErrorCode.REQUEST_TIMED_OUT
             await wait_any([part.data_notifier], remaining)
-        return ErrorCode.NONE if part.is_leader else ErrorCode.NOT_COORDINATOR
+        if not (part.is_leader and part.leader_epoch == epoch and p in self.loaded):
+            write.abandoned = True
+            return ErrorCode.NOT_COORDINATOR
+        self._apply_acknowledged(p, part.high_watermark)
+        return ErrorCode.NONE
+
+    def _apply_acknowledged(self, p: int, high_watermark: int) -> None:
+        pending = self._pending.get(p)
+        while pending and pending[0].last_offset < high_watermark:
+            write = pending.popleft()
+            if not write.abandoned:
+                write.on_commit()
 
 
 def _append_error(code: int) -> ErrorCode:

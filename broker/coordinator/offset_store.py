@@ -2,9 +2,12 @@
 ``__consumer_offsets`` partitions, the record batches written to them, and loading a partition's log.
 
 The log is the truth, the cache is rebuilt from it: ``load_partition`` reads a partition from its log start
-to its high watermark and applies every record in log order (the last value of a key wins; a null value,
-a tombstone, deletes the offset or the group record), so an older log entry can never override a newer
-one. A commit reaches the cache only after its batch was appended (``record_offsets`` after the append).
+to its log end and applies every record in log order (the last value of a key wins; a null value, a
+tombstone, deletes the offset or the group record), so an older log entry can never override a newer one.
+It runs when this broker becomes the partition's leader: every acknowledged write is in its log (it was in
+the ISR), and what lies above its high watermark is what the followers will converge to, so the whole log
+counts (Kafka's coordinator loads to the log end too). A commit reaches the cache only after its batch was
+acknowledged (the coordinator applies ``record_offsets`` then, in log order).
 
 Record batches are built with ``RecordBatchBuilder`` (uncompressed v2, CreateTime = now); keys and values
 are Kafka's (``offsets_topic``). Event-loop only; ``load_partition`` yields to the loop between reads.
@@ -113,8 +116,7 @@ class OffsetStore:
             log.warning("skipping a __consumer_offsets record: %s", e)
 
     async def load_partition(self, plog: PartitionLog, partition: int) -> int:
-        """Rebuild the cache of ``partition`` from its log (everything below the high watermark); returns the
-        number of records applied."""
+        """Rebuild the cache of ``partition`` from its whole log; returns the number of records applied."""
         self.drop_partition(partition)
         count = 0
         for key, value in iter_log_records(plog):
@@ -126,9 +128,9 @@ class OffsetStore:
 
 
 def iter_log_records(plog: PartitionLog) -> Iterator[tuple[bytes | None, bytes | None]]:
-    """(key, value) of every record from the log start up to the high watermark, in offset order."""
+    """(key, value) of every record from the log start up to the log end, in offset order."""
     offset = plog.log_start_offset
-    end = plog.high_watermark
+    end = plog.log_end_offset
     while offset < end:
         data = plog.read(offset, LOAD_READ_BYTES, max_offset=end)
         if data.records is None:

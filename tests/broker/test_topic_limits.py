@@ -205,12 +205,11 @@ def test_the_default_replication_factor_resolves_to_one(wire):
 
 
 def test_replication_factor_settings():
-    # __consumer_offsets stays at one replica until its coordinator fails over (issue 13, second part)
     key = "offsets.topic.replication.factor"
-    with pytest.raises(ConfigError, match=rf"{key}=3: must be at most 1"):
-        BrokerConfig.from_properties({"broker.id": "1", "zookeeper.connect": "localhost:2181", key: "3"})
+    with pytest.raises(ConfigError, match=rf"{key}=0: must be at least 1"):
+        BrokerConfig.from_properties({"broker.id": "1", "zookeeper.connect": "localhost:2181", key: "0"})
     cfg = BrokerConfig.from_properties({"broker.id": "1", "zookeeper.connect": "localhost:2181"})
-    assert cfg[key] == 1 and cfg["default.replication.factor"] == 1
+    assert cfg[key] == 3 and cfg["default.replication.factor"] == 1  # Kafka's defaults
     cfg = BrokerConfig.from_properties(
         {"broker.id": "1", "zookeeper.connect": "localhost:2181", "default.replication.factor": "3"}
     )

@@ -63,10 +63,10 @@ def group() -> str:
     return f"g-{uuid.uuid4().hex[:8]}"
 
 
-def new_topic(cluster, partitions: int = PARTITIONS) -> str:
+def new_topic(cluster, partitions: int = PARTITIONS, replication_factor: int = 1) -> str:
     name = f"gt-{uuid.uuid4().hex[:8]}"
     with AdminClient(cluster.bootstrap_servers) as admin:
-        admin.create_topics([NewTopic(name, partitions, 1)])
+        admin.create_topics([NewTopic(name, partitions, replication_factor)])
     return name
 
 
@@ -732,45 +732,63 @@ def find_coordinator(cluster, group: str, broker_id: int):
         return w.call(ApiKey.FIND_COORDINATOR, 3, key=group, key_type=0)
 
 
-def test_the_coordinator_stops_and_returns_and_the_group_keeps_its_offsets(gcluster, group):
-    topic = new_topic(gcluster)
+@pytest.mark.parametrize("how", ["stop", "kill"])
+def test_the_coordinator_goes_and_another_broker_takes_the_group_over_with_its_offsets(gcluster, group, how):
+    """``__consumer_offsets`` has three replicas: when the coordinator's broker stops (controlled shutdown)
+    or is SIGKILLed, the new leader of the group's partition coordinates it with every committed offset, and
+    the member goes on committing there; the old broker returns as a follower."""
+    topic = new_topic(gcluster, replication_factor=3)
     member = ConfluentMember(gcluster, group, topic)
-    stopped = None
+    gone = None
     try:
         wait_split([member])
         produce(gcluster, topic, [b"c1-%03d" % i for i in range(60)])
         wait_until(lambda: committed(gcluster, group) == dict.fromkeys(range(PARTITIONS), 10), 20, "commits")
         coordinator = find_coordinator(gcluster, group, gcluster.broker_ids[0])
         assert coordinator.error_code == ErrorCode.NONE
-        stopped = coordinator.node_id
-        assert describe_leaders(gcluster, OFFSETS_TOPIC)[partition_for(group, OFFSETS_PARTITIONS)] == stopped
-        gcluster.stop_broker(stopped)
-        others = [b for b in gcluster.broker_ids if b != stopped]
-        for b in others:  # nobody coordinates the group while its partition has no leader, and they say so at once
-            wait_until(
-                lambda b=b: find_coordinator(gcluster, group, b).error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                10,
-                f"broker {b} to answer COORDINATOR_NOT_AVAILABLE",
+        gone = coordinator.node_id
+        group_partition = partition_for(group, OFFSETS_PARTITIONS)
+        assert describe_leaders(gcluster, OFFSETS_TOPIC)[group_partition] == gone
+        assert len(describe_isr(gcluster, OFFSETS_TOPIC)[group_partition]) == 3
+        if how == "stop":
+            gcluster.stop_broker(gone)
+        else:
+            gcluster.kill_broker(gone)
+        others = [b for b in gcluster.broker_ids if b != gone]
+        for b in others:
+            found = wait_until(
+                lambda b=b: (lambda r: r if r.error_code == ErrorCode.NONE and r.node_id != gone else None)(
+                    find_coordinator(gcluster, group, b)
+                ),
+                30,
+                f"broker {b} to name the new coordinator",
             )
-            t0 = time.monotonic()
-            assert find_coordinator(gcluster, group, b).error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
-            assert time.monotonic() - t0 < 1.0
-        with Producer(",".join(f"127.0.0.1:{gcluster.ports[b]}" for b in others)) as p:
-            led_by_others = [q for q, d in enumerate(describe_leaders(gcluster, topic)) if d in others]
+            assert found.node_id in others
+        survivors = ",".join(f"127.0.0.1:{gcluster.ports[b]}" for b in others)
+        with AdminClient(survivors) as admin:  # every commit made before is there
+            kept = {tp.partition: om.offset for tp, om in admin.list_group_offsets(group).items()}
+        assert all(kept.get(p, -1) >= 10 for p in range(PARTITIONS)), kept
+        with Producer(survivors) as p:
             for i in range(12):
-                p.send(topic, b"c2-%03d" % i, partition=led_by_others[i % len(led_by_others)])
+                p.send(topic, b"c2-%03d" % i, partition=i % PARTITIONS)
             p.flush()
-        wait_until(lambda: member.commit_errors, 20, "a commit to fail while the coordinator is away")
-        gcluster.start_broker(stopped)
-        stopped = None
+        ends = end_offsets(gcluster, topic, survivors)
+        with AdminClient(survivors) as admin:
+
+            def commits_reach_the_ends():
+                return {tp.partition: om.offset for tp, om in admin.list_group_offsets(group).items()} == ends
+
+            wait_until(commits_reach_the_ends, 40, f"the group to commit up to {ends} at the new coordinator")
+        gcluster.start_broker(gone)
+        gone = None
         produce(gcluster, topic, [b"c3-%03d" % i for i in range(60)])
         ends = end_offsets(gcluster, topic)
         wait_until(lambda: committed(gcluster, group) == ends, 30, f"the group to commit up to {ends}")
         with AdminClient(gcluster.bootstrap_servers) as admin:
             assert admin.describe_groups([group])[group].state == "Stable"
     finally:
-        if stopped is not None:
-            gcluster.start_broker(stopped)
+        if gone is not None:
+            gcluster.start_broker(gone)
         stop_all([member])
     values = [v for _, _, v in member.records]
     assert set(values) == {b"c1-%03d" % i for i in range(60)} | {b"c2-%03d" % i for i in range(12)} | {
@@ -781,6 +799,14 @@ def test_the_coordinator_stops_and_returns_and_the_group_keeps_its_offsets(gclus
     assert codes <= {"_WAIT_COORD", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR", "_TRANSPORT", "_TIMED_OUT"}, codes
 
 
+def describe_isr(cluster, topic: str) -> list[list[int]]:
+    """The ISR of each partition of ``topic``, in partition order."""
+    with AdminClient(cluster.bootstrap_servers) as admin:
+        return [
+            list(p.isr) for p in sorted(admin.describe_topics([topic])[topic].partitions, key=lambda d: d.partition)
+        ]
+
+
 def describe_leaders(cluster, topic: str) -> list[int]:
     """The leader of each partition of ``topic``, in partition order."""
     with AdminClient(cluster.bootstrap_servers) as admin:
@@ -788,11 +814,11 @@ def describe_leaders(cluster, topic: str) -> list[int]:
     return [p.leader for p in sorted(d.partitions, key=lambda p: p.partition)]
 
 
-def end_offsets(cluster, topic: str) -> dict[int, int]:
+def end_offsets(cluster, topic: str, bootstrap_servers: str | None = None) -> dict[int, int]:
     from kafka import KafkaConsumer
     from kafka import TopicPartition as KTP
 
-    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=None)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers or cluster.bootstrap_servers, group_id=None)
     try:
         ends = consumer.end_offsets([KTP(topic, p) for p in range(PARTITIONS)])
     finally:
