@@ -220,7 +220,8 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     _lock_dir(args.data_dir, "cluster data dir")
     if args.zookeeper_connect is None:
         _lock_dir(args.data_dir / "zookeeper", "ZooKeeper data dir")
-    overrides = dict(_split_kv(args.override or ()))
+    # topics created without a replication factor get min(3, brokers) replicas, as a production cluster would
+    overrides = {"default.replication.factor": str(min(3, args.brokers)), **dict(_split_kv(args.override or ()))}
     cluster = EmbeddedCluster(
         args.brokers,
         data_dir=args.data_dir,
@@ -467,7 +468,12 @@ def build_parser() -> argparse.ArgumentParser:
     clu.add_argument("--base-port", type=int, default=None, help="broker i listens on base-port + i - 1")
     clu.add_argument("--zookeeper-port", type=int, default=0)
     clu.add_argument("--zookeeper-connect", default=None, help="use this ZooKeeper instead of starting one")
-    clu.add_argument("--override", action="append", metavar="KEY=VALUE", help="broker property (repeatable)")
+    clu.add_argument(
+        "--override",
+        action="append",
+        metavar="KEY=VALUE",
+        help="broker property (repeatable); default.replication.factor defaults to min(3, brokers)",
+    )
     clu.set_defaults(func=cmd_cluster_up)
 
     tp = sub.add_parser("topics", help="create, list, describe or delete topics")

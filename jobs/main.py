@@ -1,7 +1,8 @@
 """The main job (`make run`): a real cluster, a generated topic, the batch pipeline and the streaming pipeline.
 
 1. starts an embedded cluster: a real ZooKeeper and 3 broker processes;
-2. creates a 6-partition input topic and produces 100,000 order events with kafkalog's producer
+2. creates its topics replicated on min(3, brokers) brokers (with 3: min.insync.replicas 2, Kafka's usual
+   production setting; `__consumer_offsets` has 3 replicas too), a 6-partition input topic, and produces 100,000 order events with kafkalog's producer
    (idempotent, acks=all, lz4), printing progress and throughput;
 3. runs `jobs/batch_etl.py`'s pipeline in a local Spark session: `spark.read.format("kafkalog")` over the
    input topic, per-user aggregation, `df.write.format("kafkalog")` to an output topic, and checks the
@@ -47,17 +48,20 @@ def run(records: int = 100_000, brokers: int = 3, partitions: int = 6, stream_se
     with EmbeddedCluster(brokers) as cluster, tempfile.TemporaryDirectory(prefix="stream-etl-") as checkpoint:
         bs = cluster.bootstrap_servers
         say(f"cluster up: ZooKeeper at {cluster.zookeeper_connect}, {brokers} brokers at {bs}")
+        rf = min(3, brokers)
+        topic_config = {"min.insync.replicas": "2"} if rf == 3 else {}
         with AdminClient(bs) as admin:
             admin.create_topics(
                 [
-                    NewTopic("orders", partitions, 1, {}),
-                    NewTopic("user-totals", 3, 1, {}),
-                    NewTopic("window-revenue", 3, 1, {}),
+                    NewTopic("orders", partitions, rf, topic_config),
+                    NewTopic("user-totals", 3, rf, topic_config),
+                    NewTopic("window-revenue", 3, rf, topic_config),
                 ]
             )
             leaders = {p.partition: p.leader for p in admin.describe_topics(["orders"])["orders"].partitions}
         say(
-            f"topics created: orders ({partitions} partitions, leaders {leaders}), user-totals, window-revenue (3 each)"
+            f"topics created (replication factor {rf}): orders ({partitions} partitions, leaders {leaders}), "
+            "user-totals, window-revenue (3 each)"
         )
 
         started = time.monotonic()

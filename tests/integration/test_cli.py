@@ -97,6 +97,7 @@ def test_topics_produce_consume(cli_cluster):
     assert "cli-t" in run("topics", "list", "--bootstrap-server", bootstrap).stdout.split()
     desc = run("topics", "describe", "--bootstrap-server", bootstrap, "--topic", "cli-t").stdout
     assert "PartitionCount: 3" in desc and desc.count("Leader: ") == 3
+    assert "ReplicationFactor: 2" in desc  # cluster up: default.replication.factor is min(3, brokers)
 
     lines = "".join(f"k{i % 3}:value {i}\n" for i in range(30))
     r = run(
