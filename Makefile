@@ -8,10 +8,11 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP) install-kcat
 
-# Re-install when the project metadata changes; a no-op otherwise (idempotent). The editable install is
+# Re-install when the project metadata or the C kernels (setup.py, spark_kafkalog/_kernels_src/*.c: compiled
+# into spark_kafkalog._kernels by the editable install) change; a no-op otherwise (idempotent). The editable install is
 # in setuptools' compat mode (a path entry, not an import hook) so Spark's scan for pyspark_* modules finds
 # pyspark_kafkalog and format("kafkalog") works in any session without register().
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml setup.py Makefile $(wildcard spark_kafkalog/_kernels_src/*.c spark_kafkalog/_kernels_src/*.h)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
 	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat \
@@ -52,4 +53,4 @@ docs: install
 	$(PY) -c 'from broker.handlers import render_docs; print(render_docs(), end="")' > docs/broker-apis.md
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis spark_kafkalog/_kernels.*.so
