@@ -244,3 +244,26 @@ class RecordAccumulator:
     def topics_queued(self) -> Iterable[str]:
         with self._cond:
             return {tp.topic for tp, q in self._queues.items() if q}
+
+    # whole batches (client.batch_producer) --------------------------------------------------------
+    def append_prebuilt(self, batch: ProducerBatch, *, max_block: float) -> None:
+        """Queue an already closed, full batch behind the partition's others (waiting up to ``max_block``
+        seconds for ``buffer.memory``)."""
+        need = batch.size_in_bytes
+        with self._cond:
+            if self._used + need > self.buffer_memory and self._used > 0:
+                deadline = time.monotonic() + max_block
+                while self._used + need > self.buffer_memory and self._used > 0:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise KafkaTimeoutError(
+                            f"buffer.memory ({self.buffer_memory} bytes) stayed full for max.block.ms; "
+                            f"batch for {batch.tp} not sent",
+                            topic=batch.tp.topic,
+                            partition=batch.tp.partition,
+                        )
+                    self._cond.wait(remaining)
+            batch.reserved = need
+            self._used += need
+            self._incomplete.add(batch)
+            self._queues.setdefault(batch.tp, deque()).append(batch)

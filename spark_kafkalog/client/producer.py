@@ -211,6 +211,43 @@ class Producer:
     def stats(self) -> dict[str, Any]:
         return {"produce_requests": self._sender.requests_sent, **self._client.stats}
 
+    # whole batches -----------------------------------------------------------------------------
+    def send_batch(
+        self,
+        topic: str,
+        values: Any,
+        keys: Any = None,
+        *,
+        partition: Any = None,
+        timestamps: Any = None,
+        headers: Any = None,
+        on_delivery: Any = None,
+        batch_bytes: int | None = None,
+    ) -> Any:
+        """Queue many records at once, encoded as whole record batches (``client.batch_producer``).
+
+        ``values``/``keys``: Arrow binary or string arrays, or sequences of bytes/str/None (keys ``None``:
+        no keys); ``partition``: one partition, a per-row column (null: the partitioner picks) or ``None``;
+        ``timestamps``: ms since the epoch per row (int64 or Arrow timestamp array), one int, or ``None``
+        (now); ``headers``: per-row lists of ``(key, value)`` or an Arrow ``list<struct<key, value>>``;
+        ``on_delivery(BatchMetadata | None, error | None)`` runs once per batch. Returns a
+        ``BatchSendResult`` (``result()`` waits for every batch; ``partitions`` per row).
+        """
+        from spark_kafkalog.client.batch_producer import send_batch
+
+        return send_batch(
+            self,
+            topic,
+            values,
+            keys,
+            partition=partition,
+            timestamps=timestamps,
+            headers=headers,
+            on_delivery=on_delivery,
+            batch_bytes=batch_bytes,
+        )
+
+
 
 def _check_headers(headers: Sequence[tuple[str, Any]] | None) -> list[tuple[str, bytes | None]]:
     if not headers:
