@@ -22,11 +22,14 @@ How a group of batches is decoded (``BatchDecoder.add`` then ``build``), per gro
    outside ``[start, end)`` are skipped; each compressed record section is decompressed once
    (``records.decompress``); uncompressed sections that all view one fetch response are decoded where
    they are, other groups are joined into one buffer;
-2. record starts: for many small batches, numpy steps find the k-th record of every batch at once; for
-   few large ones, one tight Python loop follows the length varints (the only per-record Python work);
-3. every other field is decoded for all records at once with numpy (two-byte varints branch-free, longer
-   ones in a short loop over the few records that have them), checked (lengths, record ends, batch ends),
-   and records outside ``[start, end)`` are masked out;
+2. the record walk (``walk_records``): one pass over the records that finds each one's start by its length
+   varint and the positions and values of its fields (timestamp and offset deltas, key, value, header
+   count). Compiled (``spark_kafkalog._kernels.walk_records``, ``_kernels_src/decode.c``) when the extension
+   is built; else ``walk_records_numpy``, its reference: record starts by a Python loop over the length
+   varints (or, for many small batches, numpy steps finding the k-th record of every batch at once), the
+   fields with numpy for all records at once;
+3. lengths, record ends and batch ends are checked with numpy, and records outside ``[start, end)`` are
+   masked out;
 4. column buffers are handed to Arrow with ``pa.Array.from_buffers`` (validity bitmaps from
    ``np.packbits``); key and value bytes are gathered by Arrow's ``take`` over a zero-copy binary array
    that cuts the record data at every key (value) boundary.
@@ -45,6 +48,14 @@ import pyarrow as pa
 from spark_kafkalog.records import CorruptRecordError, decompress
 from spark_kafkalog.records.batch import BATCH_HEADER_SIZE, CODEC_MASK, CONTROL_BIT, HEADER_STRUCT, TIMESTAMP_TYPE_BIT
 from spark_kafkalog.records.varint import read_varlong
+
+try:
+    from spark_kafkalog import _kernels
+
+    if not hasattr(_kernels, "walk_records"):  # an extension built before the decode kernel was added
+        _kernels = None
+except ImportError:  # built without a C compiler: the numpy walk
+    _kernels = None
 
 __all__ = [
     "BatchDecoder",
@@ -185,6 +196,55 @@ def _record_starts(data, buf: np.ndarray, section_starts: np.ndarray, counts: np
     return _record_starts_loop(data, section_starts, counts)
 
 
+WALK_FIELDS = 11
+"""Rows of ``walk_records``: start, length, record_end, ts_delta, offset_delta, key_begin, key_length,
+value_begin, value_length, header_count, after (the position after the header count)."""
+
+
+def walk_records_numpy(data, buf: np.ndarray, section_starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The record walk in Python and numpy: ``WALK_FIELDS`` x n int64 (see ``_kernels_src/decode.c``).
+
+    The reference of the compiled ``walk_records``; raises ``IndexError`` where a field lies beyond ``data``.
+    """
+    size = len(buf)
+    starts = _record_starts(data, buf, section_starts, counts)
+    length, width = _varints(buf, starts)
+    body = starts + width
+    p = body + 1  # attributes (unused)
+    ts_delta, width = _varints(buf, p)
+    p += width
+    offset_delta, width = _varints(buf, p)
+    p += width
+    key_length, width = _varints(buf, p)
+    key_begin = p + width
+    p = key_begin + np.maximum(key_length, 0)
+    if (p < 0).any() or (p >= size).any():  # beyond the data (or wrapped around int64)
+        raise IndexError("record field beyond the data")
+    value_length, width = _varints(buf, p)
+    value_begin = p + width
+    p = value_begin + np.maximum(value_length, 0)
+    if (p < 0).any() or (p >= size).any():
+        raise IndexError("record field beyond the data")
+    header_count, width = _varints(buf, p)
+    fields = [starts, length, body + length, ts_delta, offset_delta, key_begin, key_length, value_begin]
+    return np.stack(fields + [value_length, header_count, p + width])
+
+
+def _walk_compiled(data, buf: np.ndarray, section_starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``walk_records_numpy`` in C (``spark_kafkalog._kernels.walk_records``), same result and errors."""
+    fields = np.empty((WALK_FIELDS, int(counts.sum())), np.int64)
+    status = _kernels.walk_records(buf, section_starts, counts, fields)
+    if status == 1:
+        raise IndexError("record field beyond the data")
+    if status:
+        raise CorruptRecordError("varint longer than 10 bytes")
+    return fields
+
+
+walk_records = walk_records_numpy if _kernels is None else _walk_compiled
+"""The record walk used by ``BatchDecoder``: compiled when the extension is built, else numpy."""
+
+
 def _base_and_offset(buffer) -> tuple[object, int]:
     """The object whose memory ``buffer`` views, and where in it ``buffer`` starts (``buffer``, 0 when unknown)."""
     view = memoryview(buffer)
@@ -321,11 +381,19 @@ class BatchDecoder:
             section_starts = np.cumsum(section_sizes) - section_sizes
         base_offsets, counts, base_ts, max_ts, log_append = (np.array(column, np.int64) for column in zip(*meta))
         buf = np.frombuffer(data, np.uint8)
-        starts = _record_starts(data, buf, section_starts, counts)
-
-        length, size = _varints(buf, starts)
-        body = starts + size
-        record_end = body + length
+        (
+            starts,
+            length,
+            record_end,
+            ts_delta,
+            offset_delta,
+            key_begin,
+            key_length,
+            value_begin,
+            value_length,
+            header_count,
+            p,
+        ) = walk_records(data, buf, section_starts, counts)
         section_ends = section_starts + section_sizes
         last_of_batch = np.cumsum(counts) - 1
         followed = np.ones(len(starts), bool)  # records that have a next record in the same batch
@@ -336,11 +404,6 @@ class BatchDecoder:
             or (record_end[last_of_batch] != section_ends).any()
         ):
             self._raise_corrupt(meta, counts, record_end, section_ends, length)
-        p = body + 1  # attributes (unused)
-        ts_delta, size = _varints(buf, p)
-        p += size
-        offset_delta, size = _varints(buf, p)
-        p += size
         offsets = np.repeat(base_offsets, counts) + offset_delta
         keep = offsets >= self.start
         if self.end is not None:
@@ -349,21 +412,18 @@ class BatchDecoder:
             index = np.flatnonzero(keep)
             if not index.size:
                 return None
-            offsets, p, record_end, ts_delta = offsets[index], p[index], record_end[index], ts_delta[index]
+            offsets, record_end, ts_delta = offsets[index], record_end[index], ts_delta[index]
+            key_begin, key_length, value_begin, value_length = (
+                key_begin[index],
+                key_length[index],
+                value_begin[index],
+                value_length[index],
+            )
+            header_count, p = header_count[index], p[index]
             batch_of = np.repeat(np.arange(len(counts)), counts)[index]
         else:
             batch_of = np.repeat(np.arange(len(counts)), counts)
         n = len(offsets)
-        key_length, size = _varints(buf, p)
-        p += size
-        key_begin = p
-        p = p + np.maximum(key_length, 0)
-        value_length, size = _varints(buf, p)
-        p += size
-        value_begin = p
-        p = p + np.maximum(value_length, 0)
-        header_count, size = _varints(buf, p)
-        p += size
         if (key_length < -1).any() or (value_length < -1).any() or (header_count < 0).any() or (p > record_end).any():
             bad = int(
                 np.flatnonzero((key_length < -1) | (value_length < -1) | (header_count < 0) | (p > record_end))[0]
