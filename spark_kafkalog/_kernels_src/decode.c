@@ -23,10 +23,11 @@
  *     | 9   | header_count   | headers count varint                                          |
  *     | 10  | after          | position after the headers count varint                       |
  *
- * Records of a section follow each other by their length varint (next = body + |length|), as the
- * reference (arrow_decode._walk_numpy) does; the caller checks lengths, record ends and section ends.
- * The attributes byte after the length varint is skipped. Returns 0, WALK_TRUNCATED when a field lies
- * beyond data (or a position would overflow), WALK_LONG_VARINT for a varint longer than 10 bytes.
+ * Records of a section follow each other by their length varint (next = body + length, or body + ~length
+ * for a negative one), as the reference (arrow_decode.walk_records_numpy) does; record_end wraps around
+ * int64 as numpy's does; the caller checks lengths, record ends and section ends. The attributes byte
+ * after the length varint is skipped. Returns 0, WALK_TRUNCATED when a field lies beyond data (a field
+ * position past int64 included), WALK_LONG_VARINT for a varint longer than 10 bytes.
  * Every read is bounds-checked against data. Stateless; the GIL is held throughout.
  */
 #define PY_SSIZE_T_CLEAN
@@ -77,9 +78,9 @@ static int walk(const uint8_t *buf, int64_t size, const int64_t *section_starts,
             if ((status = read_varint(buf, size, &p, &length))) return status;
             body = p;
             fields[n + r] = length;
-            if ((status = add_position(body, length, &fields[2 * n + r]))) return status;
-            magnitude = length < 0 ? (length == INT64_MIN ? INT64_MAX : -length) : length;
-            if ((status = add_position(body, magnitude, &pos))) return status;
+            fields[2 * n + r] = (int64_t)((uint64_t)body + (uint64_t)length);
+            magnitude = length < 0 ? ~length : length;
+            if (add_position(body, magnitude, &pos)) pos = INT64_MAX; /* the next read, if any, fails */
             p = body + 1; /* attributes */
             if ((status = read_varint(buf, size, &p, &ts))) return status;
             if ((status = read_varint(buf, size, &p, &od))) return status;

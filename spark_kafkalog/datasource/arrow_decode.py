@@ -131,8 +131,9 @@ def _record_starts_loop(data, section_starts: np.ndarray, counts: np.ndarray) ->
     """Start of every record: in each section, ``count`` consecutive records found by following their
     length varints.
 
-    Lengths are trusted here (a negative one is read as its magnitude); ``_decode`` re-decodes them and
-    checks that every record ends where the next begins and the last one where its section ends.
+    Lengths are trusted here (a negative one steps ``~length`` bytes, its magnitude minus one, as the
+    compiled walk does); ``_decode`` checks that every record ends where the next begins and the last one
+    where its section ends.
     """
     starts: list[int] = []
     append = starts.append
@@ -149,7 +150,7 @@ def _record_starts_loop(data, section_starts: np.ndarray, counts: np.ndarray) ->
                     pos += step
                 else:
                     length, pos = read_varlong(data, pos)
-                    pos += abs(length)
+                    pos += length if length >= 0 else ~length
     return np.array(starts, np.int64)
 
 
@@ -181,7 +182,9 @@ def _record_starts_across(buf: np.ndarray, section_starts: np.ndarray, counts: n
         at = pos[:live]
         out[first[:live] + k] = at
         length, size = _varints(buf, at)
-        at += size + np.abs(length)
+        at += size + (length ^ (length >> 63))  # ~length when negative, as in the loop
+        if (at < 0).any():  # wrapped around int64: numpy would index from the end
+            raise IndexError("record beyond the data")
     return out
 
 
