@@ -17,15 +17,16 @@ except ``zookeeper.session.timeout.ms``, recorded in the JSON). Scenarios:
   acknowledgement of the first record sent after the old leader's process is gone (only a new leader can
   acknowledge that one), and ``unavailable_s``, the longest stretch without any acknowledgement from the
   signal until then. The same for SIGKILL of an ISR follower (``sigkill_follower``: acks=all waits for
-  every ISR member, so a dead follower stalls writes until it leaves the ISR). The broker is restarted and the ISR is full again before the next repetition; median
-  and max are reported. Goals: SIGKILL (leader or follower) within the session timeout plus 1 s,
-  controlled shutdown under 1 s of unavailability.
-* end-to-end latency: records sent at ``--latency-rate`` records/s (acks=all, ``linger.ms=0``) carry their
-  send time; a consumer (manual assignment, long polls) in the same process takes the difference when it
-  sees them (a record is visible once the high watermark passes it, so replication is included); p50/p99,
-  with RF 1 acks=1 in the same run as the baseline.
+  every ISR member, so a dead follower stalls writes until it leaves the ISR). The broker is restarted
+  and the ISR is full again before the next repetition; median and max are reported. Goals: SIGKILL
+  (leader or follower) within the session timeout plus 1 s, controlled shutdown under 1 s unavailable.
+* end-to-end latency (measured first, on a quiet cluster): records sent at ``--latency-rate`` records/s
+  (acks=all, ``linger.ms=0``) carry their send time; a consumer (manual assignment, long polls) in the
+  same process takes the difference when it sees them (a record is visible once the high watermark
+  passes it, so replication is included); p50/p99, with RF 1 acks=1 in the same run as the baseline.
 
-Writes ``bench/results/replication.json`` and ``replication.png``. Run:
+The machine's 1-, 5- and 15-minute load averages are recorded between the phases (other work on a shared
+machine shows there). Writes ``bench/results/replication.json`` and ``replication.png``. Run:
 ``python -m bench.replication_bench [--quick]``.
 """
 
@@ -386,20 +387,25 @@ def main(argv: list[str] | None = None) -> dict:
                 "min.insync.replicas": 2,
                 "value_bytes": VALUE_BYTES,
             },
-            "throughput": throughput(bs, counts, rounds),
-            "kafka_published_ratio": round(KAFKA_PUBLISHED_RATIO, 3),
-            "ratio_goal": 0.5,
-            "latency": {
-                "acks1_rf1": end_to_end(bs, "bench-latency-rf1", "1", args.latency_rate, latency_s),
-                "acksall_rf3": end_to_end(bs, "bench-latency-rf3", "all", args.latency_rate, latency_s),
-            },
+            "load_average": {"start": os.getloadavg()},
+        }
+        # latency first, on a quiet cluster: after the throughput runs the brokers still flush and follow
+        result["latency"] = {
+            "acks1_rf1": end_to_end(bs, "bench-latency-rf1", "1", args.latency_rate, latency_s),
+            "acksall_rf3": end_to_end(bs, "bench-latency-rf3", "all", args.latency_rate, latency_s),
         }
         print(f"latency: {json.dumps(result['latency'])}", flush=True)
+        result["load_average"]["after_latency"] = os.getloadavg()
+        result["throughput"] = throughput(bs, counts, rounds)
+        result["kafka_published_ratio"] = round(KAFKA_PUBLISHED_RATIO, 3)
+        result["ratio_goal"] = 0.5
+        result["load_average"]["after_throughput"] = os.getloadavg()
         result["failover"] = {
             "sigkill": failover(cluster, "bench-failover", "sigkill", repetitions),
             "controlled_shutdown": failover(cluster, "bench-failover", "controlled", repetitions),
             "sigkill_follower": failover(cluster, "bench-failover", "sigkill_follower", repetitions),
         }
+        result["load_average"]["end"] = os.getloadavg()
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=2))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
