@@ -9,7 +9,11 @@ takes at most one batch per partition for one broker, up to ``max.request.size``
 partitions. Memory is bounded by ``buffer.memory`` (estimated uncompressed bytes): ``append`` blocks
 until enough batches complete, up to ``max.block.ms``.
 
-Thread-safe: every method takes the accumulator's condition lock.
+Thread-safe: every method takes the accumulator's lock. ``Producer.send`` appends to the open batch of a
+partition itself (the common case, no call into the accumulator): holding ``lock``, it appends to the
+last batch of ``queues[tp]`` when that batch is ``appendable`` and the record fits (see
+``ProducerBatch.try_append``), and calls ``append`` for everything else. Batches are encoded when
+drained, outside the lock.
 """
 
 from __future__ import annotations
@@ -55,8 +59,10 @@ class RecordAccumulator:
         self.compression = compression
         self.buffer_memory = buffer_memory
         self.clock = clock
-        self._cond = threading.Condition()
-        self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self.lock = threading.Lock()
+        self._cond = threading.Condition(self.lock)
+        self.queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._queues = self.queues
         self._used = 0
         self._flushing = 0
         self._drain_index = 0
@@ -77,7 +83,7 @@ class RecordAccumulator:
         max_block: float,
     ) -> AppendResult:
         """Add a record to the partition's open batch (opening one when needed)."""
-        with self._cond:
+        with self.lock:
             queue = self._queues.get(tp)
             if queue:
                 last = queue[-1]
@@ -98,6 +104,8 @@ class RecordAccumulator:
                         )
                     self._cond.wait(remaining)
                 queue = self._queues.get(tp)
+            if queue:
+                queue[-1].appendable = False
             batch = ProducerBatch(tp, self.compression, self.batch_size, self.clock())
             batch.reserved = need
             self._used += need
@@ -112,7 +120,7 @@ class RecordAccumulator:
 
     def release(self, batch: ProducerBatch) -> None:
         """Forget a completed batch and return its memory."""
-        with self._cond:
+        with self.lock:
             self._incomplete.discard(batch)
             if batch.reserved:
                 self._used -= batch.reserved
@@ -126,7 +134,7 @@ class RecordAccumulator:
         nodes: set[int] = set()
         unknown: set[str] = set()
         next_check = float("inf")
-        with self._cond:
+        with self.lock:
             force = self.closing or self._flushing > 0
             for tp, queue in self._queues.items():
                 if not queue or tp in muted:
@@ -162,7 +170,7 @@ class RecordAccumulator:
         """Up to one sendable batch per partition led by ``node``, closed, removed from their queues."""
         out: list[ProducerBatch] = []
         size = 0
-        with self._cond:
+        with self.lock:
             force = self.closing or self._flushing > 0
             items = list(self._queues.items())
             if items:  # rotate the starting partition so that max.request.size starves none
@@ -183,14 +191,16 @@ class RecordAccumulator:
                 if out and size + batch_size > max_request_size:
                     continue
                 queue.popleft()
-                batch.close()
+                batch.appendable = False
                 out.append(batch)
-                size += len(batch.data or b"")
+                size += batch_size
+        for batch in out:  # encoded outside the lock: send() goes on appending to other batches
+            batch.close()
         return out
 
     def reenqueue(self, batch: ProducerBatch, retry_after: float) -> None:
         """Put a batch back at the head of its queue for a retry; sequenced batches stay in sequence order."""
-        with self._cond:
+        with self.lock:
             batch.retry_after = retry_after
             batch.in_flight = False
             queue = self._queues.setdefault(batch.tp, deque())
@@ -203,46 +213,50 @@ class RecordAccumulator:
     def expired(self, now: float, delivery_timeout: float) -> list[ProducerBatch]:
         """Remove and return queued batches older than ``delivery_timeout`` seconds."""
         out = []
-        with self._cond:
+        with self.lock:
             for queue in self._queues.values():
                 while queue and now - queue[0].created >= delivery_timeout:
-                    out.append(queue.popleft())
+                    batch = queue.popleft()
+                    batch.appendable = False
+                    out.append(batch)
         return out
 
     def head_sequences(self, tp: TopicPartition) -> list[int]:
-        with self._cond:
+        with self.lock:
             return [b.base_sequence for b in self._queues.get(tp, ()) if b.base_sequence >= 0]
 
     def all_batches(self) -> list[ProducerBatch]:
-        with self._cond:
+        with self.lock:
             return [b for q in self._queues.values() for b in q]
 
     def take_all(self) -> list[ProducerBatch]:
         """Remove and return every queued batch (for an abort)."""
-        with self._cond:
+        with self.lock:
             out = [b for q in self._queues.values() for b in q]
+            for batch in out:
+                batch.appendable = False
             self._queues.clear()
             return out
 
     def incomplete(self) -> list[ProducerBatch]:
         """Every batch not yet completed (queued or in flight)."""
-        with self._cond:
+        with self.lock:
             return list(self._incomplete)
 
     def has_queued(self) -> bool:
-        with self._cond:
+        with self.lock:
             return any(self._queues.values())
 
     def begin_flush(self) -> None:
-        with self._cond:
+        with self.lock:
             self._flushing += 1
 
     def end_flush(self) -> None:
-        with self._cond:
+        with self.lock:
             self._flushing -= 1
 
     def topics_queued(self) -> Iterable[str]:
-        with self._cond:
+        with self.lock:
             return {tp.topic for tp, q in self._queues.items() if q}
 
     # whole batches (client.batch_producer) --------------------------------------------------------

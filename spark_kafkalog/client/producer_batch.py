@@ -1,12 +1,16 @@
 """One partition's batch of records being produced, and the per-record futures it completes.
 
-A ``ProducerBatch`` wraps a ``RecordBatchBuilder``: records are encoded as they are appended (by
-``Producer.send`` under the accumulator's lock); the sender closes the batch (compressing it once),
-stamps the producer id, epoch and base sequence of an idempotent producer into the header (recomputing
-the CRC-32C), sends it, and finally completes it exactly once with the partition's base offset or an
-error. ``RecordFuture`` is a lightweight ``concurrent.futures.Future`` look-alike (``result``,
-``exception``, ``done``, ``add_done_callback``) sharing its batch's completion event, so a record costs
-one small object instead of a lock and a condition.
+A ``ProducerBatch`` collects ``(timestamp_ms, key, value, headers)`` tuples as ``Producer.send``
+appends them (under the accumulator's lock) and encodes them all at once when the sender closes it
+(``records.build_batch``: one pass, compressed once); the sender then stamps the producer id, epoch and
+base sequence of an idempotent producer into the header (recomputing the CRC-32C), sends it, and
+finally completes it exactly once with the partition's base offset or an error. A batch accepts records
+while ``appendable``: until it is full (its estimated size reaches ``batch.size``) or drained.
+
+``RecordFuture`` is a ``concurrent.futures.Future`` look-alike (``result``, ``exception``, ``done``,
+``add_done_callback``): a tuple ``(batch, offset delta, timestamp)`` sharing its batch's completion
+event, so a record costs one small object and no lock; ``add_done_callback`` functions are kept by the
+batch.
 
 Thread-safety: appends happen under the accumulator's lock, everything else on the sender thread;
 ``RecordFuture`` methods may be called from any thread.
@@ -22,7 +26,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from spark_kafkalog.client.types import RecordMetadata, TopicPartition
-from spark_kafkalog.records import Compression, RecordBatchBuilder, crc32c
+from spark_kafkalog.records import Compression, crc32c
+from spark_kafkalog.records.batch import BATCH_HEADER_SIZE
+from spark_kafkalog.records.batch_builder import build_batch
 
 __all__ = ["DeliveryCallback", "ProducerBatch", "RecordFuture", "stamp_producer_state"]
 
@@ -54,19 +60,13 @@ def estimate_record_size(key: bytes | None, value: bytes | None, headers: Sequen
     return size
 
 
-class RecordFuture:
-    """The pending ``RecordMetadata`` of one sent record."""
+class RecordFuture(tuple):
+    """The pending ``RecordMetadata`` of one sent record: ``(batch, offset delta, timestamp)``."""
 
-    __slots__ = ("_batch", "_delta", "_timestamp", "_callbacks")
-
-    def __init__(self, batch: ProducerBatch, delta: int, timestamp: int) -> None:
-        self._batch = batch
-        self._delta = delta
-        self._timestamp = timestamp
-        self._callbacks: list[Callable[[RecordFuture], None]] | None = None
+    __slots__ = ()
 
     def done(self) -> bool:
-        return self._batch.done.is_set()
+        return self[0].done.is_set()
 
     def cancelled(self) -> bool:
         return False
@@ -79,33 +79,40 @@ class RecordFuture:
         return False
 
     def _metadata(self) -> RecordMetadata:
-        batch = self._batch
-        offset = batch.base_offset + self._delta if batch.base_offset >= 0 else -1
-        timestamp = batch.log_append_time if batch.log_append_time >= 0 else self._timestamp
+        batch, delta, timestamp = self
+        offset = batch.base_offset + delta if batch.base_offset >= 0 else -1
+        if batch.log_append_time >= 0:
+            timestamp = batch.log_append_time
         return RecordMetadata(batch.tp.topic, batch.tp.partition, offset, timestamp)
 
     def result(self, timeout: float | None = None) -> RecordMetadata:
         """Where the record landed; raises its delivery error, or ``TimeoutError`` after ``timeout``."""
-        if not self._batch.done.wait(timeout):
-            raise TimeoutError(f"record for {self._batch.tp} not acknowledged within {timeout}s")
-        if self._batch.error is not None:
-            raise self._batch.error
+        batch = self[0]
+        if not batch.done.wait(timeout):
+            raise TimeoutError(f"record for {batch.tp} not acknowledged within {timeout}s")
+        if batch.error is not None:
+            raise batch.error
         return self._metadata()
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        if not self._batch.done.wait(timeout):
-            raise TimeoutError(f"record for {self._batch.tp} not acknowledged within {timeout}s")
-        return self._batch.error
+        batch = self[0]
+        if not batch.done.wait(timeout):
+            raise TimeoutError(f"record for {batch.tp} not acknowledged within {timeout}s")
+        return batch.error
 
     def add_done_callback(self, fn: Callable[[RecordFuture], None]) -> None:
         """Call ``fn(future)`` once the record is acknowledged or failed (at once when it already is)."""
-        with self._batch.lock:
-            if not self._batch.done.is_set():
-                if self._callbacks is None:
-                    self._callbacks = []
-                self._callbacks.append(fn)
+        batch = self[0]
+        with batch.lock:
+            if not batch.done.is_set():
+                batch.done_callbacks.append((self, fn))
                 return
         _safe_call(fn, self)
+
+    def __repr__(self) -> str:
+        batch, delta, _ = self
+        state = "pending" if not batch.done.is_set() else ("failed" if batch.error is not None else "done")
+        return f"RecordFuture({batch.tp}, delta={delta}, {state})"
 
 
 def _safe_call(fn: Callable, *args: Any) -> None:
@@ -120,12 +127,15 @@ class ProducerBatch:
 
     def __init__(self, tp: TopicPartition, compression: Compression, batch_size: int, now: float) -> None:
         self.tp = tp
-        self.builder = RecordBatchBuilder(compression)
+        self.compression = compression
         self.batch_size = batch_size
         self.created = now
-        self.futures: list[RecordFuture] = []
-        self.callbacks: list[tuple[int, DeliveryCallback]] = []  # (record index, on_delivery)
+        self.records: list[tuple[int, bytes | None, bytes | None, Sequence[tuple[str, bytes | None]]]] = []
+        self.callbacks: list[tuple[int, int, DeliveryCallback]] = []  # (record index, timestamp, on_delivery)
+        self.done_callbacks: list[tuple[RecordFuture, Callable[[RecordFuture], None]]] = []
+        self.appendable = True  # False once full or drained (accumulator lock)
         self.full = False
+        self.count = 0  # records, once closed
         self.data: bytearray | None = None  # built bytes once closed
         self.attempts = 0
         self.last_attempt = 0.0
@@ -140,14 +150,14 @@ class ProducerBatch:
         self.error: BaseException | None = None
         self.lock = threading.Lock()
         self.done = threading.Event()
-        self.estimated_size = self.builder.estimated_size()
+        self.estimated_size = BATCH_HEADER_SIZE
 
     def __len__(self) -> int:
-        return len(self.futures)
+        return self.record_count
 
     @property
     def record_count(self) -> int:
-        return len(self.futures)
+        return self.count if self.data is not None else len(self.records)
 
     def try_append(
         self,
@@ -159,27 +169,33 @@ class ProducerBatch:
         callback: DeliveryCallback | None,
     ) -> RecordFuture | None:
         """Append a record unless the batch is closed or would exceed ``batch.size`` (an empty batch takes
-        any record); returns its future or ``None``."""
-        if self.data is not None or self.full:
+        any record); returns its future or ``None``. ``Producer.send`` inlines the common case."""
+        if not self.appendable:
             return None
-        if self.futures and self.estimated_size + record_size > self.batch_size:
+        records = self.records
+        size = self.estimated_size + record_size
+        if records and size > self.batch_size:
             self.full = True
+            self.appendable = False
             return None
-        delta = self.builder.append(timestamp_ms, key, value, headers)
-        future = RecordFuture(self, delta, timestamp_ms)
+        index = len(records)
+        records.append((timestamp_ms, key, value, headers))
         if callback is not None:
-            self.callbacks.append((len(self.futures), callback))
-        self.futures.append(future)
-        self.estimated_size = self.builder.estimated_size()
-        if self.estimated_size >= self.batch_size:
+            self.callbacks.append((index, timestamp_ms, callback))
+        self.estimated_size = size
+        if size >= self.batch_size:
             self.full = True
-        return future
+            self.appendable = False
+        return RecordFuture((self, index, timestamp_ms))
 
     def close(self) -> bytearray:
-        """Stop appending and build the batch bytes (once)."""
+        """Stop appending and build the batch bytes (once); the record tuples are dropped."""
         if self.data is None:
-            self.data = bytearray(self.builder.build())
-            self.builder = None  # type: ignore[assignment]  # free the encoded records
+            self.appendable = False
+            records = self.records
+            self.count = len(records)
+            self.data = bytearray(build_batch(records, self.compression))
+            self.records = []
         return self.data
 
     @property
@@ -194,7 +210,7 @@ class ProducerBatch:
 
     @property
     def last_sequence(self) -> int:
-        return self.base_sequence + len(self.futures) - 1
+        return self.base_sequence + self.record_count - 1
 
     # completion --------------------------------------------------------------------------------
     def complete(self, base_offset: int, log_append_time: int = -1) -> bool:
@@ -213,19 +229,27 @@ class ProducerBatch:
             self.log_append_time = log_append_time
             self.error = error
             self.done.set()
-        for index, callback in self.callbacks:
-            if error is None:
-                _safe_call(callback, self.futures[index]._metadata(), None)
-            else:
-                _safe_call(callback, None, error)
-        for future in self.futures:
-            if future._callbacks:
-                for fn in future._callbacks:
-                    _safe_call(fn, future)
+        if self.callbacks:
+            tp = self.tp
+            for index, timestamp, callback in self.callbacks:
+                if error is not None:
+                    _safe_call(callback, None, error)
+                    continue
+                offset = base_offset + index if base_offset >= 0 else -1
+                if log_append_time >= 0:
+                    timestamp = log_append_time
+                _safe_call(callback, RecordMetadata(tp.topic, tp.partition, offset, timestamp), None)
+        with self.lock:
+            done_callbacks, self.done_callbacks = self.done_callbacks, []
+        for future, fn in done_callbacks:
+            _safe_call(fn, future)
         return True
 
     def age(self, now: float | None = None) -> float:
         return (time.monotonic() if now is None else now) - self.created
 
     def __repr__(self) -> str:
-        return f"ProducerBatch({self.tp}, records={len(self.futures)}, sequence={self.base_sequence}, attempts={self.attempts})"
+        return (
+            f"ProducerBatch({self.tp}, records={self.record_count}, sequence={self.base_sequence}, "
+            f"attempts={self.attempts})"
+        )

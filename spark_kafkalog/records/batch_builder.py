@@ -1,9 +1,12 @@
-"""Building v2 record batches: ``RecordBatchBuilder`` and transaction control batches.
+"""Building v2 record batches: ``RecordBatchBuilder``, ``build_batch`` and transaction control batches.
 
-The header layout is in ``batch``, the record layout in ``batch_reader``. The builder writes
-``base_timestamp`` = the first record's timestamp, ``max_timestamp`` = the largest, offset deltas
-0, 1, 2, ... in append order (or as given), and the CRC-32C last. A builder is not thread-safe: one
-producer thread appends and builds.
+The header layout is in ``batch``, the record layout in ``batch_reader``. Both write ``base_timestamp``
+= the first record's timestamp, ``max_timestamp`` = the largest, offset deltas 0, 1, 2, ... in append
+order (the builder also takes given deltas), and the CRC-32C last. ``RecordBatchBuilder`` encodes each
+record as it is appended; ``build_batch`` encodes a whole list of ``(timestamp_ms, key, value,
+headers)`` tuples in one pass (the producer's drain-time path; the compiled ``encode_record_tuples`` of
+``spark_kafkalog._kernels`` when built, the same bytes). A builder is not thread-safe: one producer
+thread appends and builds; ``build_batch`` is stateless.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Sequence
+from operator import itemgetter
 
 from spark_kafkalog.records.batch import (
     ATTRIBUTES_OFFSET,
@@ -22,9 +26,9 @@ from spark_kafkalog.records.batch import (
 )
 from spark_kafkalog.records.compression import Compression, compress
 from spark_kafkalog.records.crc import crc32c
-from spark_kafkalog.records.varint import encode_varint
+from spark_kafkalog.records.varint import _CACHE, _CACHE_MAX, _CACHE_MIN, encode_varint
 
-__all__ = ["RecordBatchBuilder", "build_control_batch"]
+__all__ = ["RecordBatchBuilder", "build_batch", "build_control_batch", "encode_record_tuples"]
 
 _NULL = encode_varint(-1)
 _ZERO = encode_varint(0)
@@ -179,6 +183,127 @@ class RecordBatchBuilder:
         crc = crc32c(payload, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:]))
         struct.pack_into(">I", header, 17, crc)
         return b"".join((header, payload))
+
+
+# varints of 0..8191 by value (1 or 2 bytes) and their sizes: the common lengths and deltas of records
+_SMALL = _CACHE[-_CACHE_MIN:]
+_SMALL_SIZE = [len(v) for v in _SMALL]
+
+_timestamp_of = itemgetter(0)
+
+RecordTuple = tuple[int, "bytes | None", "bytes | None", Sequence[tuple[str, "bytes | None"]]]
+
+
+def _encode_one(timestamp_delta: int, offset_delta: int, key, value, headers) -> bytes:
+    """One record (length prefix included); the general case of ``encode_record_tuples``."""
+    varint = encode_varint
+    parts = [_ATTRIBUTES, varint(timestamp_delta), varint(offset_delta)]
+    if key is None:
+        parts.append(_NULL)
+    else:
+        parts += (varint(len(key)), key)
+    if value is None:
+        parts.append(_NULL)
+    else:
+        parts += (varint(len(value)), value)
+    if headers:
+        parts.append(varint(len(headers)))
+        for header_key, header_value in headers:
+            encoded = header_key.encode("utf-8")
+            parts += (varint(len(encoded)), encoded)
+            if header_value is None:
+                parts.append(_NULL)
+            else:
+                parts += (varint(len(header_value)), header_value)
+    else:
+        parts.append(_ZERO)
+    body = b"".join(parts)
+    return varint(len(body)) + body
+
+
+def _encode_record_tuples_py(records: Sequence[RecordTuple], base_timestamp: int) -> bytes:
+    """Pure-Python ``encode_record_tuples``: non-null key and value, no headers and 1-2 byte varints
+    take the inlined path, everything else ``_encode_one``."""
+    small, size = _SMALL, _SMALL_SIZE
+    hi = _CACHE_MAX
+    parts: list[bytes] = []
+    extend = parts.extend
+    offset_delta = 0
+    for timestamp, key, value, headers in records:
+        delta = timestamp - base_timestamp
+        if key is not None and value is not None and not headers and 0 <= delta < hi and offset_delta < hi:
+            kl = len(key)
+            vl = len(value)
+            if kl < hi and vl < hi:
+                body = 2 + size[delta] + size[offset_delta] + size[kl] + kl + size[vl] + vl
+                if body < hi:
+                    extend((small[body], _ATTRIBUTES, small[delta], small[offset_delta], small[kl], key, small[vl]))
+                    extend((value, _ZERO))
+                    offset_delta += 1
+                    continue
+        parts.append(_encode_one(delta, offset_delta, key, value, headers))
+        offset_delta += 1
+    return b"".join(parts)
+
+
+try:
+    from spark_kafkalog._kernels import encode_record_tuples as _encode_record_tuples_c  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # no compiler at install time, or a build from before this kernel
+    _encode_record_tuples_c = None
+
+
+def encode_record_tuples(records: Sequence[RecordTuple], base_timestamp: int) -> bytes:
+    """The records section of a v2 batch holding ``records`` (``(timestamp_ms, key, value, headers)``
+    tuples; headers are ``(str, bytes | None)`` pairs) with offset deltas 0..n-1 and timestamp deltas from
+    ``base_timestamp``: the compiled kernel when built and the records are plain (bytes, lists, tuples),
+    else the pure-Python reference; the same bytes either way."""
+    if _encode_record_tuples_c is not None:
+        encoded = _encode_record_tuples_c(records, base_timestamp)
+        if encoded is not None:
+            return encoded
+    return _encode_record_tuples_py(records, base_timestamp)
+
+
+def build_batch(
+    records: Sequence[RecordTuple],
+    compression: int = Compression.NONE,
+    *,
+    base_offset: int = 0,
+    partition_leader_epoch: int = -1,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+) -> bytes:
+    """One v2 batch of ``records`` - ``(timestamp_ms, key, value, headers)`` tuples, offset deltas 0..n-1,
+    CreateTime - compressed with ``compression``: the bytes ``RecordBatchBuilder`` builds from the same
+    appends. ``b""`` for no records."""
+    if not records:
+        return b""
+    base_timestamp = records[0][0]
+    max_timestamp = max(-1, max(map(_timestamp_of, records)))  # -1 (none) below, as RecordBatchBuilder
+    payload = encode_record_tuples(records, base_timestamp)
+    if compression:
+        payload = compress(Compression(compression), payload)
+    header = bytearray(
+        HEADER_STRUCT.pack(
+            base_offset,
+            BATCH_HEADER_SIZE - LOG_OVERHEAD + len(payload),
+            partition_leader_epoch,
+            2,
+            0,
+            int(compression),
+            len(records) - 1,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            len(records),
+        )
+    )
+    crc = crc32c(payload, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:]))
+    struct.pack_into(">I", header, 17, crc)
+    return b"".join((header, payload))
 
 
 def build_control_batch(

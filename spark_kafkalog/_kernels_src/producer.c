@@ -1,0 +1,245 @@
+/* The per-record producer's compiled kernels (Producer.send and its drain-time batch encoding).
+ *
+ * key_partition(key, num_partitions) -> int
+ *   Kafka's default partition of one keyed record: toPositive(murmur2(key)) % num_partitions, Java's
+ *   Utils.murmur2 bit for bit (seed 0x9747b28c, m 0x5bd1e995, r 24, little-endian blocks, the tail from
+ *   its last byte down). Reference: spark_kafkalog.records.murmur2.default_partition.
+ *
+ * encode_record_tuples(records, base_timestamp) -> bytes | None
+ *   The records section of a v2 batch holding `records`, a list of (timestamp_ms, key, value, headers)
+ *   tuples, offset deltas 0..n-1, timestamp deltas from base_timestamp (wrapped to int64 as Java's long).
+ *   key/value: bytes or None; headers: an empty sequence or a list/tuple of (str, bytes | None) pairs.
+ *   Each record: varint length, attributes 0, varlong timestamp delta, varint offset delta, varint key
+ *   length (-1 null) + key, varint value length (-1 null) + value, varint header count, then per header
+ *   varint key length + UTF-8 key, varint value length (-1 null) + value.
+ *   Returns None (no error set) for anything else - other bytes-like types, a timestamp outside int64,
+ *   a malformed header - and the caller uses the pure-Python reference, which handles or rejects it:
+ *   spark_kafkalog.records.batch_builder._encode_record_tuples_py (the same bytes).
+ *
+ * Both hold the GIL throughout and keep no state.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline uint64_t zigzag(int64_t n) { return ((uint64_t)n << 1) ^ (uint64_t)(n >> 63); }
+
+static inline Py_ssize_t zz_size(int64_t n) {
+    uint64_t v = zigzag(n);
+    Py_ssize_t size = 1;
+    while (v > 0x7f) {
+        v >>= 7;
+        size++;
+    }
+    return size;
+}
+
+static inline uint8_t *put_zz(uint8_t *p, int64_t n) {
+    uint64_t v = zigzag(n);
+    while (v > 0x7f) {
+        *p++ = (uint8_t)((v & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static PyObject *key_partition(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "key_partition(key, num_partitions) takes 2 arguments");
+        return NULL;
+    }
+    long long num_partitions = PyLong_AsLongLong(args[1]);
+    if (num_partitions == -1 && PyErr_Occurred()) return NULL;
+    if (num_partitions <= 0) {
+        PyErr_Format(PyExc_ValueError, "num_partitions must be positive, not %lld", num_partitions);
+        return NULL;
+    }
+    Py_buffer view;
+    const uint8_t *k;
+    Py_ssize_t length;
+    int release = 0;
+    if (PyBytes_CheckExact(args[0])) {
+        k = (const uint8_t *)PyBytes_AS_STRING(args[0]);
+        length = PyBytes_GET_SIZE(args[0]);
+    } else {
+        if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+        k = (const uint8_t *)view.buf;
+        length = view.len;
+        release = 1;
+    }
+    const uint32_t m = 0x5bd1e995u;
+    uint32_t h = 0x9747b28cu ^ (uint32_t)length;
+    Py_ssize_t blocks = length / 4;
+    for (Py_ssize_t j = 0; j < blocks; j++) {
+        const uint8_t *b = k + 4 * j;
+        uint32_t w = (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
+        w *= m;
+        w ^= w >> 24;
+        w *= m;
+        h *= m;
+        h ^= w;
+    }
+    const uint8_t *t = k + 4 * blocks;
+    switch (length & 3) {
+        case 3: h ^= (uint32_t)t[2] << 16; /* fall through */
+        case 2: h ^= (uint32_t)t[1] << 8;  /* fall through */
+        case 1:
+            h ^= t[0];
+            h *= m;
+    }
+    h ^= h >> 13;
+    h *= m;
+    h ^= h >> 15;
+    if (release) PyBuffer_Release(&view);
+    return PyLong_FromLongLong((long long)((h & 0x7fffffffu) % (unsigned long long)num_partitions));
+}
+
+/* Size of a field (bytes or None): -1 for null, -2 for anything else. */
+static inline Py_ssize_t field_len(PyObject *o) {
+    if (o == Py_None) return -1;
+    if (PyBytes_CheckExact(o)) return PyBytes_GET_SIZE(o);
+    return -2;
+}
+
+/* The headers section's size (count varint included), or -1 when the headers need the Python path. */
+static Py_ssize_t headers_size(PyObject *headers) {
+    if (!PyList_CheckExact(headers) && !PyTuple_CheckExact(headers)) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(headers);
+    Py_ssize_t size = zz_size(n);
+    PyObject **items = PySequence_Fast_ITEMS(headers);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = items[i];
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) return -1;
+        PyObject *hk = PyTuple_GET_ITEM(pair, 0);
+        if (!PyUnicode_CheckExact(hk)) return -1;
+        Py_ssize_t kl;
+        if (PyUnicode_AsUTF8AndSize(hk, &kl) == NULL) {
+            PyErr_Clear();
+            return -1;
+        }
+        Py_ssize_t vl = field_len(PyTuple_GET_ITEM(pair, 1));
+        if (vl == -2) return -1;
+        size += zz_size(kl) + kl + zz_size(vl) + (vl > 0 ? vl : 0);
+    }
+    return size;
+}
+
+static uint8_t *put_headers(uint8_t *p, PyObject *headers) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(headers);
+    PyObject **items = PySequence_Fast_ITEMS(headers);
+    p = put_zz(p, n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = items[i];
+        Py_ssize_t kl;
+        const char *key = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(pair, 0), &kl); /* cached: checked above */
+        p = put_zz(p, kl);
+        memcpy(p, key, (size_t)kl);
+        p += kl;
+        PyObject *v = PyTuple_GET_ITEM(pair, 1);
+        if (v == Py_None) {
+            p = put_zz(p, -1);
+        } else {
+            Py_ssize_t vl = PyBytes_GET_SIZE(v);
+            p = put_zz(p, vl);
+            memcpy(p, PyBytes_AS_STRING(v), (size_t)vl);
+            p += vl;
+        }
+    }
+    return p;
+}
+
+/* Reads record i's fields; 0 on success, 1 when it needs the Python path. */
+static int record_fields(PyObject *record, int64_t base, int64_t *delta, PyObject **key, PyObject **value,
+                         PyObject **headers) {
+    if (!PyTuple_CheckExact(record) || PyTuple_GET_SIZE(record) != 4) return 1;
+    int overflow = 0;
+    long long ts = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(record, 0), &overflow);
+    if (overflow || (ts == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 1;
+    }
+    *delta = (int64_t)((uint64_t)ts - (uint64_t)base);
+    *key = PyTuple_GET_ITEM(record, 1);
+    *value = PyTuple_GET_ITEM(record, 2);
+    *headers = PyTuple_GET_ITEM(record, 3);
+    return 0;
+}
+
+static PyObject *encode_record_tuples(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "encode_record_tuples(records, base_timestamp) takes 2 arguments");
+        return NULL;
+    }
+    PyObject *records = args[0];
+    if (!PyList_CheckExact(records)) Py_RETURN_NONE;
+    int overflow = 0;
+    long long base = PyLong_AsLongLongAndOverflow(args[1], &overflow);
+    if (overflow || (base == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(records);
+    /* pass 1: sizes and checks (the list is not changed meanwhile: the GIL is held throughout) */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t delta;
+        PyObject *key = NULL, *value = NULL, *headers = NULL;
+        if (record_fields(PyList_GET_ITEM(records, i), (int64_t)base, &delta, &key, &value, &headers)) Py_RETURN_NONE;
+        Py_ssize_t kl = field_len(key), vl = field_len(value);
+        if (kl == -2 || vl == -2) Py_RETURN_NONE;
+        Py_ssize_t hs = 1;
+        if (PyObject_IsTrue(headers) != 0) { /* non-empty (or an error: the Python path reports it) */
+            PyErr_Clear();
+            hs = headers_size(headers);
+            if (hs < 0) Py_RETURN_NONE;
+        }
+        Py_ssize_t body = 1 + zz_size(delta) + zz_size(i) + zz_size(kl) + (kl > 0 ? kl : 0) + zz_size(vl) +
+                          (vl > 0 ? vl : 0) + hs;
+        total += zz_size(body) + body;
+    }
+    PyObject *result = PyBytes_FromStringAndSize(NULL, total);
+    if (result == NULL) return NULL;
+    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(result);
+    /* pass 2: write */
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t delta;
+        PyObject *key = NULL, *value = NULL, *headers = NULL;
+        record_fields(PyList_GET_ITEM(records, i), (int64_t)base, &delta, &key, &value, &headers);
+        Py_ssize_t kl = field_len(key), vl = field_len(value);
+        int has_headers = PyObject_IsTrue(headers) == 1;
+        Py_ssize_t hs = has_headers ? headers_size(headers) : 1;
+        Py_ssize_t body = 1 + zz_size(delta) + zz_size(i) + zz_size(kl) + (kl > 0 ? kl : 0) + zz_size(vl) +
+                          (vl > 0 ? vl : 0) + hs;
+        p = put_zz(p, body);
+        *p++ = 0;
+        p = put_zz(p, delta);
+        p = put_zz(p, i);
+        p = put_zz(p, kl);
+        if (kl > 0) {
+            memcpy(p, PyBytes_AS_STRING(key), (size_t)kl);
+            p += kl;
+        }
+        p = put_zz(p, vl);
+        if (vl > 0) {
+            memcpy(p, PyBytes_AS_STRING(value), (size_t)vl);
+            p += vl;
+        }
+        if (has_headers) {
+            p = put_headers(p, headers);
+        } else {
+            *p++ = 0;
+        }
+    }
+    return result;
+}
+
+PyMethodDef kernels_producer_methods[] = {
+    {"key_partition", (PyCFunction)(void (*)(void))key_partition, METH_FASTCALL,
+     "key_partition(key, num_partitions) -> int: Kafka's default partition of one key (murmur2)"},
+    {"encode_record_tuples", (PyCFunction)(void (*)(void))encode_record_tuples, METH_FASTCALL,
+     "encode_record_tuples(records, base_timestamp) -> bytes | None: the records section of a v2 batch "
+     "from (timestamp_ms, key, value, headers) tuples; None when the Python path must handle them"},
+    {NULL, NULL, 0, NULL},
+};
