@@ -22,9 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from spark_kafkalog.datasource.options import KafkaOptionError, SinkOptions
+from spark_kafkalog.records.columnar import BinaryColumn, header_sections
 
 __all__ = ["KafkaWriteError", "RecordWriter", "WriteColumns", "check_write_schema"]
 
@@ -83,15 +86,14 @@ def check_write_schema(fields: Mapping[str, str], options: SinkOptions) -> Write
     )
 
 
-def _binary_values(batch: pa.RecordBatch, name: str) -> list:
-    column = batch.column(name)
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        column = column.cast(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary())
-    return column.to_pylist()
-
-
 class RecordWriter:
-    """Sends the rows of Arrow batches through ``producer`` (see the module docstring)."""
+    """Sends the rows of Arrow batches through ``producer`` (see the module docstring).
+
+    Each Arrow batch goes out through ``Producer.send_batch`` once per topic: keys hashed over the whole
+    column, rows grouped by partition and encoded as whole record batches (``records.columnar``), the
+    same partitions and record bytes as per-row ``send``. Batches hold up to ``kafka.batch.size`` bytes
+    when that option is set, else up to 512 KiB (see ``client.batch_producer``).
+    """
 
     def __init__(self, options: SinkOptions, columns: WriteColumns, producer) -> None:
         self.options = options
@@ -100,17 +102,19 @@ class RecordWriter:
         self.rows = 0
         self.failed = 0
         self._first_error: BaseException | None = None
+        batch_size = options.client_properties.get("batch.size")
+        self._batch_bytes = int(batch_size) if batch_size else None
 
     def _on_delivery(self, metadata, error) -> None:
         if error is not None:
-            self.failed += 1
+            self.failed += metadata.count if metadata is not None else 1
             if self._first_error is None:
                 self._first_error = error
 
     def _raise_if_failed(self) -> None:
         if self._first_error is not None:
             raise KafkaWriteError(
-                f"{self.failed} record(s) could not be written to Kafka; first error: {self._first_error}"
+                f"{self.failed} batch(es) of records could not be written to Kafka; first error: {self._first_error}"
             ) from self._first_error
 
     def write(self, batch: pa.RecordBatch) -> None:
@@ -119,31 +123,49 @@ class RecordWriter:
         if not n:
             return
         cols = self.columns
-        values = _binary_values(batch, "value")
-        keys = _binary_values(batch, "key") if cols.key else [None] * n
-        topics = batch.column("topic").to_pylist() if cols.topic else [self.options.topic] * n
-        partitions = batch.column("partition").to_pylist() if cols.partition else [None] * n
-        headers = batch.column("headers").to_pylist() if cols.headers else None
-        send = self.producer.send
-        callback = self._on_delivery
-        for i in range(n):
-            topic = topics[i]
-            if topic is None:
+        headers = None
+        if cols.headers:
+            try:
+                headers = header_sections(batch.column("headers"))
+            except ValueError as e:
+                row = int(str(e).split("row ", 1)[1].split(";", 1)[0])
                 raise KafkaWriteError(
-                    f"null topic present in the data (row {self.rows + i} of this task). Use the topic option for "
+                    f"null header or header key in row {self.rows + row} of this task; Kafka header keys are "
+                    "non-null strings"
+                ) from None
+        if cols.topic:
+            topics = batch.column("topic")
+            if topics.null_count:
+                row = int(pc.index(pc.is_null(topics), True).as_py())
+                raise KafkaWriteError(
+                    f"null topic present in the data (row {self.rows + row} of this task). Use the topic option for "
                     "setting a topic, or give every row a non-null 'topic'"
                 )
-            row_headers = None
-            if headers is not None and headers[i]:
-                row_headers = []
-                for h in headers[i]:
-                    if h is None or h["key"] is None:
-                        raise KafkaWriteError(
-                            f"null header or header key in row {self.rows + i} of this task; Kafka header keys are non-null strings"
-                        )
-                    row_headers.append((h["key"], h["value"]))
-            send(topic, values[i], keys[i], partition=partitions[i], headers=row_headers, on_delivery=callback)
+            for topic in pc.unique(topics).to_pylist():
+                self._send(
+                    batch, topic, np.flatnonzero(pc.equal(topics, topic).to_numpy(zero_copy_only=False)), headers
+                )
+        else:
+            self._send(batch, self.options.topic, None, headers)
         self.rows += n
+
+    def _send(self, batch: pa.RecordBatch, topic: str, rows, headers) -> None:
+        """Send ``rows`` (all when ``None``) of ``batch`` to ``topic``."""
+        if rows is not None and len(rows) != batch.num_rows:
+            indices = pa.array(rows)
+            batch = batch.take(indices)
+            if headers is not None:
+                headers = headers.take(indices)
+        cols = self.columns
+        self.producer.send_batch(
+            topic,
+            batch.column("value"),
+            batch.column("key") if cols.key else None,
+            partition=batch.column("partition") if cols.partition else None,
+            headers=None if headers is None else BinaryColumn.of(headers),
+            on_delivery=self._on_delivery,
+            batch_bytes=self._batch_bytes,
+        )
 
     def finish(self) -> int:
         """Flush and wait for every record; raises ``KafkaWriteError`` if any failed. Returns the row count."""

@@ -48,6 +48,7 @@ __all__ = [
     "encode_records",
     "encode_records_reference",
     "group_rows",
+    "header_sections",
     "key_partitions",
     "key_partitions_reference",
     "record_sizes",
@@ -178,11 +179,8 @@ def split_rows(rows: np.ndarray, sizes: np.ndarray, batch_bytes: int) -> list[np
 
 
 # records ----------------------------------------------------------------------------------------------
-def encode_headers(headers: Any) -> BinaryColumn:
-    """Each row's headers section (count varint, then per header: key length, UTF-8 key, value length or -1,
-    value) from a pyarrow ``list<struct<key: string, value: binary>>`` array or a sequence of per-row
-    ``[(key, value), ...]`` (or dicts with ``key``/``value``); a null or empty row has no section (null).
-    Raises ``ValueError`` naming the row of a null header or header key."""
+def header_sections(headers: Any) -> pa.Array:
+    """Each row's encoded headers section as a binary array (see ``encode_headers``)."""
     rows = headers.to_pylist() if isinstance(headers, (pa.Array, pa.ChunkedArray)) else headers
     parts: list[bytes | None] = []
     varint = encode_varint
@@ -211,7 +209,15 @@ def encode_headers(headers: Any) -> BinaryColumn:
                 out.append(varint(len(value)))
                 out.append(bytes(value))
         parts.append(b"".join(out))
-    return BinaryColumn.of(pa.array(parts, type=pa.binary()))
+    return pa.array(parts, type=pa.binary())
+
+
+def encode_headers(headers: Any) -> BinaryColumn:
+    """Each row's headers section (count varint, then per header: key length, UTF-8 key, value length or -1,
+    value) from a pyarrow ``list<struct<key: string, value: binary>>`` array or a sequence of per-row
+    ``[(key, value), ...]`` (or dicts with ``key``/``value``); a null or empty row has no section (null).
+    Raises ``ValueError`` naming the row of a null header or header key. Per-row Python."""
+    return BinaryColumn.of(header_sections(headers))
 
 
 def encode_records_reference(
