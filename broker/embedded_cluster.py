@@ -103,6 +103,7 @@ class EmbeddedCluster:
             for b in self.broker_ids:
                 self._await_ready(b)
                 say(f"broker {b} serving at {self.host}:{self.ports[b]}")
+            self._await_membership()
         except BaseException:
             self.stop()
             raise
@@ -159,6 +160,29 @@ class EmbeddedCluster:
             f"broker {broker_id} did not start (exit code {proc.poll()}); last lines of "
             f"{self.broker_log(broker_id)}:\n{self._tail(broker_id)}"
         )
+
+    def _await_membership(self) -> None:
+        """Wait until every broker's metadata lists every broker, so that what a client asks right after
+        ``start`` (a topic with one replica per broker) is judged against the whole cluster."""
+        from spark_kafkalog.client.socket_transport import SocketConnection
+        from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+
+        request = API_BY_KEY[ApiKey.METADATA].Request(topics=[], allow_auto_topic_creation=False)
+        expected = set(self.broker_ids)
+        deadline = time.monotonic() + self._timeout
+        for b in self.broker_ids:
+            seen: set[int] = set()
+            while seen != expected:
+                if time.monotonic() > deadline:
+                    raise ClusterStartError(f"broker {b} sees brokers {sorted(seen)}, not all of {sorted(expected)}")
+                conn = SocketConnection.open(self.host, self.ports[b], node_id=b, request_timeout=10.0)
+                try:
+                    response = conn.request(ApiKey.METADATA, request, timeout=10.0)
+                finally:
+                    conn.close()
+                seen = {broker.node_id for broker in response.brokers}
+                if seen != expected:
+                    time.sleep(0.02)
 
     def _tail(self, broker_id: int, lines: int = 20) -> str:
         try:

@@ -6,7 +6,8 @@ Every broker runs a ``Controller``; it competes for the ephemeral ``/controller`
 * creates the state of every partition that has none (a new topic or new partitions): leader = the first
   live replica in assignment order, leader epoch 0, ISR = the live replicas;
 * when a leader's broker leaves, elects the first live replica in assignment order that is in the ISR and
-  shrinks the ISR to its live members (``election.offline_election``). With no live ISR member the leader
+  shrinks the ISR to its live members (``election.offline_election``); when a follower's broker leaves, the
+  live leader's ISR loses it (``election.dead_followers_removed``, a new leader epoch as in Kafka). With no live ISR member the leader
   becomes -1, "offline", and the ISR keeps its last members, unless ``unclean.leader.election.enable`` (the
   topic's override, else the broker's) allows a live replica outside the ISR, logged as a warning. When a
   broker returns, offline partitions whose ISR holds it get it as leader; every change bumps the leader epoch;
@@ -288,7 +289,13 @@ class Controller:
                     state = await self.run_blocking(reg.partition_state, topic, p)
                     continue
             if state.leader in self._live and state.leader in replicas:
-                return
+                shrunk = election.dead_followers_removed(state.leader, state.isr, self._live)
+                if shrunk is None or await self._write(topic, p, state, shrunk):
+                    return
+                state = await self.run_blocking(reg.partition_state, topic, p)
+                if state is None:
+                    return
+                continue
             if unclean is None and not any(r in self._live and r in state.isr for r in replicas):
                 unclean = await self._unclean_enabled(topic)
             live_now = {b for b in self._live if b not in self._shutting_down}

@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Election", "offline_election", "shutdown_election", "preferred_election", "imbalanced_brokers"]
+__all__ = [
+    "Election",
+    "offline_election",
+    "dead_followers_removed",
+    "shutdown_election",
+    "preferred_election",
+    "imbalanced_brokers",
+]
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,16 @@ def offline_election(
             if r in live:
                 return Election(r, (r,), unclean=True)
     return Election(-1, tuple(isr))
+
+
+def dead_followers_removed(leader: int, isr: Sequence[int], live: Collection[int]) -> Election | None:
+    """Kafka's removal of a failed broker's replicas from the ISRs it followed in (``OfflineReplica``):
+    the live leader keeps leading with the ISR shrunk to its live members, so acks=all stops waiting for
+    the dead broker at once instead of after ``replica.lag.time.max.ms``. None when the leader is not live
+    or every ISR member is."""
+    if leader not in live or all(r in live for r in isr):
+        return None
+    return Election(leader, tuple(r for r in isr if r in live))
 
 
 def shutdown_election(

@@ -112,6 +112,18 @@ def test_leader_loss_elects_the_first_live_isr_replica_and_shrinks_the_isr():
     run([1, 2, 3], test)
 
 
+def test_a_dead_follower_leaves_the_isr_at_once():
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("t", {0: (1, 2, 3)}), {})
+        await c.until(lambda: c.state("t") is not None)
+        c.kill(2)
+        await c.until(lambda: c.state("t").isr == (1, 3))
+        st = c.state("t")
+        assert (st.leader, st.leader_epoch) == (1, 1)  # the leader stays; a new leader epoch as in Kafka
+
+    run([1, 2, 3], test)
+
+
 def test_without_a_live_isr_member_the_partition_goes_offline_until_one_returns():
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (1, 2)}), {})

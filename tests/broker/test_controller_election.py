@@ -6,6 +6,7 @@ import pytest
 
 from broker.cluster.election import (
     Election,
+    dead_followers_removed,
     imbalanced_brokers,
     offline_election,
     preferred_election,
@@ -96,3 +97,18 @@ def test_imbalance_is_per_preferred_broker_and_above_the_percentage():
 )
 def test_topic_override_of_unclean_election(config, default, expected):
     assert unclean_enabled(config, default) is expected
+
+
+@pytest.mark.parametrize(
+    ("leader", "isr", "live", "expected"),
+    [
+        (1, (1, 2, 3), {1, 2, 3}, None),  # everyone alive: nothing to change
+        (1, (1, 2, 3), {1, 3}, Election(1, (1, 3))),  # a dead follower leaves the ISR
+        (1, (1, 2, 3), {1}, Election(1, (1,))),
+        (1, (1, 2), {2, 3}, None),  # a dead leader is the offline election's business
+        (1, (1,), {1, 2}, None),
+        (2, (3, 2, 1), {2, 1}, Election(2, (2, 1))),  # the ISR keeps its order
+    ],
+)
+def test_dead_followers_leave_the_isr_of_a_live_leader(leader, isr, live, expected):
+    assert dead_followers_removed(leader, isr, live) == expected
