@@ -17,6 +17,7 @@ SCENARIOS = [
     ("datasource: Spark kafkalog read vs Python data source ceiling, client, confluent-kafka", "datasource_bench.py"),
     ("streaming: micro-batch latency, AvailableNow vs batch read rate", "streaming_bench.py"),
     ("client: produce/fetch vs kafka-python and confluent-kafka", "client_bench.py"),
+    ("write path: C kernel vs NumPy vs Python record encoding", "encode_choice.py"),
     ("write: Spark kafkalog write vs the Arrow-writer ceiling, Producer.send_batch", "write_bench.py"),
     ("groups: offset commits/s, OffsetFetch latency, rebalance of 10 confluent-kafka members", "groups_bench.py"),
     ("replication: acks=all RF 3 vs acks=1 RF 1 throughput, failover time, end-to-end latency", "replication_bench.py"),
