@@ -63,12 +63,12 @@ BatchCallback = Callable[["BatchMetadata | None", "BaseException | None"], None]
 
 
 class BatchMetadata(NamedTuple):
-    """Where one record batch landed: its records have offsets ``base_offset .. base_offset + count - 1``."""
+    """Where one record batch landed: its records have offsets ``base_offset .. base_offset + record_count - 1``."""
 
     topic: str
     partition: int
     base_offset: int
-    count: int
+    record_count: int
     log_append_time: int  # -1 unless the topic uses LogAppendTime
 
 
@@ -77,7 +77,6 @@ class PrebuiltBatch(ProducerBatch):
 
     def __init__(self, tp: TopicPartition, data: bytearray, count: int, now: float) -> None:
         super().__init__(tp, Compression.NONE, len(data), now)
-        self.builder = None  # type: ignore[assignment]
         self.data = data
         self.count = count
         self.full = True

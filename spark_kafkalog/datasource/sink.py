@@ -107,7 +107,7 @@ class RecordWriter:
 
     def _on_delivery(self, metadata, error) -> None:
         if error is not None:
-            self.failed += metadata.count if metadata is not None else 1
+            self.failed += metadata.record_count if metadata is not None else 1
             if self._first_error is None:
                 self._first_error = error
 

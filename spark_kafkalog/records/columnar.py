@@ -37,7 +37,7 @@ from spark_kafkalog.records.murmur2 import default_partition
 from spark_kafkalog.records.varint import encode_varint
 
 try:
-    from spark_kafkalog import _kernels  # type: ignore[attr-defined]
+    from spark_kafkalog import _kernels
 except ImportError:  # built without a C compiler: the reference implementations below
     _kernels = None
 

@@ -90,7 +90,7 @@ def test_send_batch_lands_records_where_send_puts_them(bootstrap, codec):
         for key, value, headers, ts in keyed:
             producer.send(by_record, value, key, headers=headers, timestamp_ms=ts)
         metadata = result.result(30)
-    assert sum(m.count for m in metadata) == len(keyed)
+    assert sum(m.record_count for m in metadata) == len(keyed)
     assert len(metadata) > 3  # batch_bytes 2000 cut the rows into several batches per partition
     assert result.partitions.tolist() == [default_partition(r[0], 3) for r in keyed]
     assert read_all(bootstrap, by_batch, 3) == read_all(bootstrap, by_record, 3)
@@ -156,7 +156,7 @@ def test_on_delivery_runs_once_per_batch_and_a_closed_producer_refuses(bootstrap
     )
     producer.flush(30)
     assert sorted(m.base_offset for m, e in seen) == [m.base_offset for m in result.result(1)]
-    assert all(e is None and m.partition == 1 for m, e in seen) and sum(m.count for m, _ in seen) == 300
+    assert all(e is None and m.partition == 1 for m, e in seen) and sum(m.record_count for m, _ in seen) == 300
     producer.close()
     with pytest.raises(ProducerClosedError):
         producer.send_batch(topic, [b"late"])
