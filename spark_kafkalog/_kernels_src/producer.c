@@ -5,8 +5,9 @@
  *   Utils.murmur2 bit for bit (seed 0x9747b28c, m 0x5bd1e995, r 24, little-endian blocks, the tail from
  *   its last byte down). Reference: spark_kafkalog.records.murmur2.default_partition.
  *
- * encode_record_tuples(records, base_timestamp) -> bytes | None
- *   The records section of a v2 batch holding `records`, a list of (timestamp_ms, key, value, headers)
+ * encode_record_tuples(records, base_timestamp, header_room=0) -> bytearray | None
+ *   `header_room` zero bytes (room for the batch header, written in place by the caller), then the
+ *   records section of a v2 batch holding `records`, a list of (timestamp_ms, key, value, headers)
  *   tuples, offset deltas 0..n-1, timestamp deltas from base_timestamp (wrapped to int64 as Java's long).
  *   key/value: bytes or None; headers: an empty sequence or a list/tuple of (str, bytes | None) pairs.
  *   Each record: varint length, attributes 0, varlong timestamp delta, varint offset delta, varint key
@@ -168,9 +169,18 @@ static int record_fields(PyObject *record, int64_t base, int64_t *delta, PyObjec
 }
 
 static PyObject *encode_record_tuples(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "encode_record_tuples(records, base_timestamp) takes 2 arguments");
+    if (nargs != 2 && nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "encode_record_tuples(records, base_timestamp, header_room=0) takes 2 or 3 arguments");
         return NULL;
+    }
+    Py_ssize_t room = 0;
+    if (nargs == 3) {
+        room = PyLong_AsSsize_t(args[2]);
+        if (room == -1 && PyErr_Occurred()) return NULL;
+        if (room < 0) {
+            PyErr_SetString(PyExc_ValueError, "header_room must not be negative");
+            return NULL;
+        }
     }
     PyObject *records = args[0];
     if (!PyList_CheckExact(records)) Py_RETURN_NONE;
@@ -182,7 +192,7 @@ static PyObject *encode_record_tuples(PyObject *self, PyObject *const *args, Py_
     }
     Py_ssize_t count = PyList_GET_SIZE(records);
     /* pass 1: sizes and checks (the list is not changed meanwhile: the GIL is held throughout) */
-    Py_ssize_t total = 0;
+    Py_ssize_t total = room;
     for (Py_ssize_t i = 0; i < count; i++) {
         int64_t delta;
         PyObject *key = NULL, *value = NULL, *headers = NULL;
@@ -199,9 +209,11 @@ static PyObject *encode_record_tuples(PyObject *self, PyObject *const *args, Py_
                           (vl > 0 ? vl : 0) + hs;
         total += zz_size(body) + body;
     }
-    PyObject *result = PyBytes_FromStringAndSize(NULL, total);
+    PyObject *result = PyByteArray_FromStringAndSize(NULL, total);
     if (result == NULL) return NULL;
-    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(result);
+    uint8_t *p = (uint8_t *)PyByteArray_AS_STRING(result);
+    memset(p, 0, (size_t)room);
+    p += room;
     /* pass 2: write */
     for (Py_ssize_t i = 0; i < count; i++) {
         int64_t delta;
@@ -239,7 +251,8 @@ PyMethodDef kernels_producer_methods[] = {
     {"key_partition", (PyCFunction)(void (*)(void))key_partition, METH_FASTCALL,
      "key_partition(key, num_partitions) -> int: Kafka's default partition of one key (murmur2)"},
     {"encode_record_tuples", (PyCFunction)(void (*)(void))encode_record_tuples, METH_FASTCALL,
-     "encode_record_tuples(records, base_timestamp) -> bytes | None: the records section of a v2 batch "
-     "from (timestamp_ms, key, value, headers) tuples; None when the Python path must handle them"},
+     "encode_record_tuples(records, base_timestamp, header_room=0) -> bytearray | None: header_room zero "
+     "bytes, then the records section of a v2 batch from (timestamp_ms, key, value, headers) tuples; None "
+     "when the Python path must handle them"},
     {NULL, NULL, 0, NULL},
 };

@@ -13,7 +13,7 @@ Thread-safe: every method takes the accumulator's lock. ``Producer.send`` append
 partition itself (the common case, no call into the accumulator): holding ``lock``, it appends to the
 last batch of ``queues[tp]`` when that batch is ``appendable`` and the record fits (see
 ``ProducerBatch.try_append``), and calls ``append`` for everything else. Batches are encoded when
-drained, outside the lock.
+sent, by the sender thread, outside the lock.
 """
 
 from __future__ import annotations
@@ -167,7 +167,8 @@ class RecordAccumulator:
         now: float,
         muted: Collection[TopicPartition] = (),
     ) -> list[ProducerBatch]:
-        """Up to one sendable batch per partition led by ``node``, closed, removed from their queues."""
+        """Up to one sendable batch per partition led by ``node``, removed from their queues and closed to
+        appends (the sender builds their bytes, outside the lock, stamped when idempotent)."""
         out: list[ProducerBatch] = []
         size = 0
         with self.lock:
@@ -194,8 +195,6 @@ class RecordAccumulator:
                 batch.appendable = False
                 out.append(batch)
                 size += batch_size
-        for batch in out:  # encoded outside the lock: send() goes on appending to other batches
-            batch.close()
         return out
 
     def reenqueue(self, batch: ProducerBatch, retry_after: float) -> None:

@@ -24,34 +24,14 @@ from typing import Any
 from spark_kafkalog.client.accumulator import RecordAccumulator
 from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.errors import (
-    ConfigError,
-    KafkaClientError,
-    KafkaTimeoutError,
-    ProducerClosedError,
-    RecordTooLargeError,
-)
+from spark_kafkalog.client.errors import ConfigError, KafkaClientError, KafkaTimeoutError, ProducerClosedError
 from spark_kafkalog.client.metadata import TopicInfo
-from spark_kafkalog.client.partitioner import DefaultPartitioner, UniformStickyPartitioner, make_partitioner
-from spark_kafkalog.client.producer_batch import (
-    _RECORD_OVERHEAD,
-    DeliveryCallback,
-    RecordFuture,
-    estimate_record_size,
-)
+from spark_kafkalog.client.partitioner import make_partitioner
+from spark_kafkalog.client.producer_batch import DeliveryCallback, RecordFuture
+from spark_kafkalog.client.send_path import make_send
 from spark_kafkalog.client.sender import Sender
-from spark_kafkalog.client.types import TopicPartition
-from spark_kafkalog.protocol import ErrorCode
 
 __all__ = ["Producer"]
-
-_monotonic = time.monotonic
-_time = time.time
-
-try:  # Kafka's default partition of one key, compiled (see records.murmur2 for the reference)
-    from spark_kafkalog._kernels import key_partition as _key_partition  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # no compiler at install time, or a build from before this kernel
-    from spark_kafkalog.records.murmur2 import default_partition as _key_partition
 
 
 class Producer:
@@ -82,25 +62,15 @@ class Producer:
         self._partition, self._record_appended = make_partitioner(
             cfg.partitioner, batch_size=cfg.batch_size, ignore_keys=cfg.partitioner_ignore_keys
         )
-        partitioner = getattr(self._partition, "__self__", None)
-        # Kafka's built-in partitioners learn only of the records they placed stickily (as Java's
-        # BuiltInPartitioner); a plugged-in partitioner's hook hears of every record.
-        self._builtin_partitioner = type(partitioner) in (DefaultPartitioner, UniformStickyPartitioner)
-        self._keyed_murmur2 = type(partitioner) is DefaultPartitioner and not partitioner.ignore_keys
-        self._serialize_key = cfg.key_serializer_fn()
-        self._serialize_value = cfg.value_serializer_fn()
-        self._raw_keys = cfg.key_serializer is None  # bytes and None pass as they are
-        self._raw_values = cfg.value_serializer is None
-        self._topics: dict[str, tuple[TopicInfo | None, float, int, list[int], list[TopicPartition]]] = {}
-        self._peek = self._client.metadata.peek
-        self._max_block = cfg.max_block_ms / 1000.0
-        self._max_request_size = cfg.max_request_size
-        self._batch_size = self._accumulator.batch_size
-        self._append_lock = self._accumulator.lock
-        self._queues = self._accumulator.queues
+        # topic -> [metadata entry, next check (wall ns), partition count, partitions with a leader,
+        #          TopicPartition by index, expiry (monotonic s)]: send_path's per-topic state
+        self._topics: dict[str, list[Any]] = {}
         self._close_lock = threading.Lock()
         self._closed = False
         self._sender = Sender(self._client, self._accumulator, cfg, idempotent=self.idempotent)
+        self._send = make_send(self)
+        if type(self).send is Producer.send:
+            self.send = self._send  # type: ignore[method-assign]  # one call per record instead of two
         self._sender.start()
 
     # sending -----------------------------------------------------------------------------------
@@ -117,104 +87,17 @@ class Producer:
     ) -> RecordFuture:
         """Queue one record; returns a future of its ``RecordMetadata`` (see the module docstring).
 
-        The common case (bytes or ``None`` key and value under the default serializers, the default
-        partitioner, a record that fits the partition's open batch) takes no call into the accumulator:
-        the record tuple is appended to the open batch under the accumulator's lock and encoded with
-        the whole batch when the sender drains it.
+        The per-record path is ``send_path.make_send``'s closure (an instance's ``send`` is that function).
         """
-        if self._closed or self._sender.fatal_error is not None:
-            self._raise_unusable(topic)
-        state = self._topics.get(topic)
-        if state is None or state[0] is not self._peek(topic) or _monotonic() >= state[1]:
-            state = self._topic_state(topic)
-        _, _, num_partitions, available, tps = state
-        if self._raw_keys and (key is None or type(key) is bytes):
-            key_bytes = key
-        else:
-            key_bytes = self._serialize_key(key)
-        if self._raw_values and (value is None or type(value) is bytes):
-            value_bytes = value
-        else:
-            value_bytes = self._serialize_value(value)
-        header_list = _check_headers(headers) if headers else ()
-        sticky = False
-        if partition is None:
-            if key_bytes is not None and self._keyed_murmur2:
-                partition = _key_partition(key_bytes, num_partitions)
-            else:
-                partition = self._partition(topic, key_bytes, value_bytes, num_partitions, available)
-                if type(partition) is not int or not 0 <= partition < num_partitions:
-                    raise KafkaClientError(
-                        f"partitioner returned {partition!r} for topic {topic} with {num_partitions} partitions",
-                        retriable=False,
-                        topic=topic,
-                    )
-                sticky = True
-        elif type(partition) is not int or not 0 <= partition < num_partitions:
-            raise KafkaClientError(
-                f"partition {partition!r} of topic {topic} does not exist (the topic has {num_partitions} partitions)",
-                error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                retriable=False,
-                topic=topic,
-                partition=partition if isinstance(partition, int) else None,
-            )
-        size = _RECORD_OVERHEAD
-        if key_bytes is not None:
-            size += len(key_bytes)
-        if value_bytes is not None:
-            size += len(value_bytes)
-        if header_list:
-            size = estimate_record_size(key_bytes, value_bytes, header_list)
-        if size > self._max_request_size:
-            raise RecordTooLargeError(
-                f"record of about {size} bytes for {topic}-{partition} exceeds max.request.size "
-                f"({self.config.max_request_size})",
-                topic=topic,
-                partition=partition,
-            )
-        if timestamp_ms is None:
-            timestamp_ms = int(_time() * 1000)
-        elif type(timestamp_ms) is not int or timestamp_ms < 0:
-            raise ValueError(f"timestamp_ms must be a non-negative int (milliseconds), got {timestamp_ms!r}")
-        tp = tps[partition]
-        future = None
-        wake = False
-        with self._append_lock:  # the accumulator's lock: see RecordAccumulator
-            queue = self._queues.get(tp)
-            if queue:
-                batch = queue[-1]
-                if batch.appendable:
-                    estimated = batch.estimated_size + size
-                    if estimated <= self._batch_size:
-                        records = batch.records
-                        index = len(records)
-                        records.append((timestamp_ms, key_bytes, value_bytes, header_list))
-                        batch.estimated_size = estimated
-                        if on_delivery is not None:
-                            batch.callbacks.append((index, timestamp_ms, on_delivery))
-                        if estimated >= self._batch_size:
-                            batch.full = True
-                            batch.appendable = False
-                            wake = True
-                        future = RecordFuture((batch, index, timestamp_ms))
-        if future is None:
-            result = self._accumulator.append(
-                tp,
-                timestamp_ms,
-                key_bytes,
-                value_bytes,
-                header_list,
-                size,
-                on_delivery,
-                max_block=self._max_block,
-            )
-            future = result.future
-            wake = result.batch_full or result.new_batch
-        if self._record_appended is not None and (sticky or not self._builtin_partitioner):
-            self._record_appended(topic, partition, size, num_partitions, available)
-        if wake:
-            self._sender.wakeup()
-        return future
+        return self._send(
+            topic,
+            value,
+            key,
+            partition=partition,
+            timestamp_ms=timestamp_ms,
+            headers=headers,
+            on_delivery=on_delivery,
+        )
 
     def _raise_unusable(self, topic: str) -> None:
         if self._closed:
@@ -222,18 +105,11 @@ class Producer:
         error = self._sender.fatal_error
         raise KafkaClientError(f"the producer failed: {error}", retriable=False) from error
 
-    def _topic_state(self, topic: str) -> tuple[TopicInfo | None, float, int, list[int], list[TopicPartition]]:
-        """``(metadata entry, expiry, partition count, partitions with a leader, TopicPartition by index)``;
-        ``send`` reuses it while the metadata cache holds the same entry and it has not expired."""
+    def _topic_info(self, topic: str) -> TopicInfo:
+        """The topic's metadata (fetched when missing or stale, waiting up to ``max.block.ms``)."""
         if not isinstance(topic, str) or not topic:
             raise ValueError(f"topic must be a non-empty string, got {topic!r}")
-        info = self._client.topic_info(topic, timeout_ms=self.config.max_block_ms)
-        available = sorted(p for p, meta in info.partitions.items() if meta.leader >= 0)
-        expires = info.fetched_at + self._client.metadata.max_age
-        count = len(info.partitions)
-        state = (info, expires, count, available, [TopicPartition(topic, p) for p in range(count)])
-        self._topics[topic] = state
-        return state
+        return self._client.topic_info(topic, timeout_ms=self.config.max_block_ms)
 
     def partitions_for(self, topic: str) -> list[int]:
         return self._client.partitions_for(topic)
@@ -320,25 +196,3 @@ class Producer:
             on_delivery=on_delivery,
             batch_bytes=batch_bytes,
         )
-
-
-def _check_headers(headers: Sequence[tuple[str, Any]] | None) -> list[tuple[str, bytes | None]]:
-    if not headers:
-        return []
-    out = []
-    for i, item in enumerate(headers):
-        try:
-            key, value = item
-        except (TypeError, ValueError):
-            raise TypeError(f"header {i} must be a (str, bytes | None) pair, got {item!r}") from None
-        if not isinstance(key, str):
-            raise TypeError(f"header {i} key must be a str, got {type(key).__name__}")
-        if value is not None and not isinstance(value, bytes):
-            if isinstance(value, (bytearray, memoryview)):
-                value = bytes(value)
-            elif isinstance(value, str):
-                value = value.encode("utf-8")
-            else:
-                raise TypeError(f"header {key!r} value must be bytes or None, got {type(value).__name__}")
-        out.append((key, value))
-    return out

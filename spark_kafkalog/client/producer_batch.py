@@ -191,22 +191,35 @@ class ProducerBatch:
     def close(self) -> bytearray:
         """Stop appending and build the batch bytes (once); the record tuples are dropped."""
         if self.data is None:
-            self.appendable = False
-            records = self.records
-            self.count = len(records)
-            self.data = bytearray(build_batch(records, self.compression))
-            self.records = []
+            self._build(-1, -1, -1)
+        assert self.data is not None
         return self.data
+
+    def _build(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
+        self.appendable = False
+        records = self.records
+        self.count = len(records)
+        self.data = build_batch(
+            records,
+            self.compression,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=base_sequence,
+        )
+        self.records = []
 
     @property
     def size_in_bytes(self) -> int:
         return len(self.data) if self.data is not None else self.estimated_size
 
     def stamp(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
-        """Set the idempotence fields (the batch must be closed)."""
-        data = self.close()
+        """Set the idempotence fields: built with them when not yet built (one CRC), else rewritten in place
+        (a re-stamped retry; the CRC is recomputed)."""
         self.producer_id, self.producer_epoch, self.base_sequence = producer_id, producer_epoch, base_sequence
-        stamp_producer_state(data, producer_id, producer_epoch, base_sequence)
+        if self.data is None:
+            self._build(producer_id, producer_epoch, base_sequence)
+        else:
+            stamp_producer_state(self.data, producer_id, producer_epoch, base_sequence)
 
     @property
     def last_sequence(self) -> int:

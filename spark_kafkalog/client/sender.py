@@ -256,9 +256,11 @@ class Sender(threading.Thread):
     def _send_produce(self, conn: SocketConnection, batches: list[ProducerBatch], now: float) -> None:
         idem = self.idempotence
         cfg = self.config
-        if idem is not None:
-            for batch in batches:
+        for batch in batches:  # built here, outside the accumulator's lock; stamped when idempotent
+            if idem is not None:
                 idem.prepare(batch)
+            else:
+                batch.close()
         R = _PRODUCE_SPEC.Request
         by_topic: dict[str, list[Any]] = {}
         for batch in batches:

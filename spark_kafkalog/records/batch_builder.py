@@ -221,12 +221,12 @@ def _encode_one(timestamp_delta: int, offset_delta: int, key, value, headers) ->
     return varint(len(body)) + body
 
 
-def _encode_record_tuples_py(records: Sequence[RecordTuple], base_timestamp: int) -> bytes:
+def _encode_record_tuples_py(records: Sequence[RecordTuple], base_timestamp: int, header_room: int = 0) -> bytearray:
     """Pure-Python ``encode_record_tuples``: non-null key and value, no headers and 1-2 byte varints
     take the inlined path, everything else ``_encode_one``."""
     small, size = _SMALL, _SMALL_SIZE
     hi = _CACHE_MAX
-    parts: list[bytes] = []
+    parts: list[bytes] = [bytes(header_room)]
     extend = parts.extend
     offset_delta = 0
     for timestamp, key, value, headers in records:
@@ -243,7 +243,7 @@ def _encode_record_tuples_py(records: Sequence[RecordTuple], base_timestamp: int
                     continue
         parts.append(_encode_one(delta, offset_delta, key, value, headers))
         offset_delta += 1
-    return b"".join(parts)
+    return bytearray(b"").join(parts)
 
 
 try:
@@ -252,16 +252,16 @@ except ImportError:  # no compiler at install time, or a build from before this 
     _encode_record_tuples_c = None
 
 
-def encode_record_tuples(records: Sequence[RecordTuple], base_timestamp: int) -> bytes:
-    """The records section of a v2 batch holding ``records`` (``(timestamp_ms, key, value, headers)``
-    tuples; headers are ``(str, bytes | None)`` pairs) with offset deltas 0..n-1 and timestamp deltas from
-    ``base_timestamp``: the compiled kernel when built and the records are plain (bytes, lists, tuples),
-    else the pure-Python reference; the same bytes either way."""
+def encode_record_tuples(records: Sequence[RecordTuple], base_timestamp: int, header_room: int = 0) -> bytearray:
+    """``header_room`` zero bytes, then the records section of a v2 batch holding ``records``
+    (``(timestamp_ms, key, value, headers)`` tuples; headers are ``(str, bytes | None)`` pairs) with offset
+    deltas 0..n-1 and timestamp deltas from ``base_timestamp``: the compiled kernel when built and the
+    records are plain (bytes, lists, tuples), else the pure-Python reference; the same bytes either way."""
     if _encode_record_tuples_c is not None:
-        encoded = _encode_record_tuples_c(records, base_timestamp)
+        encoded = _encode_record_tuples_c(records, base_timestamp, header_room)
         if encoded is not None:
             return encoded
-    return _encode_record_tuples_py(records, base_timestamp)
+    return _encode_record_tuples_py(records, base_timestamp, header_room)
 
 
 def build_batch(
@@ -273,37 +273,38 @@ def build_batch(
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
-) -> bytes:
+) -> bytearray:
     """One v2 batch of ``records`` - ``(timestamp_ms, key, value, headers)`` tuples, offset deltas 0..n-1,
     CreateTime - compressed with ``compression``: the bytes ``RecordBatchBuilder`` builds from the same
-    appends. ``b""`` for no records."""
+    appends, in a new ``bytearray`` (the records are encoded behind room for the header, which is then
+    written in place: no copy of an uncompressed batch). ``bytearray()`` for no records."""
     if not records:
-        return b""
+        return bytearray()
     base_timestamp = records[0][0]
     max_timestamp = max(-1, max(map(_timestamp_of, records)))  # -1 (none) below, as RecordBatchBuilder
-    payload = encode_record_tuples(records, base_timestamp)
+    buf = encode_record_tuples(records, base_timestamp, BATCH_HEADER_SIZE)
     if compression:
-        payload = compress(Compression(compression), payload)
-    header = bytearray(
-        HEADER_STRUCT.pack(
-            base_offset,
-            BATCH_HEADER_SIZE - LOG_OVERHEAD + len(payload),
-            partition_leader_epoch,
-            2,
-            0,
-            int(compression),
-            len(records) - 1,
-            base_timestamp,
-            max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            len(records),
-        )
+        payload = compress(Compression(compression), memoryview(buf)[BATCH_HEADER_SIZE:])
+        buf = bytearray(BATCH_HEADER_SIZE) + payload
+    HEADER_STRUCT.pack_into(
+        buf,
+        0,
+        base_offset,
+        len(buf) - LOG_OVERHEAD,
+        partition_leader_epoch,
+        2,
+        0,
+        int(compression),
+        len(records) - 1,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(records),
     )
-    crc = crc32c(payload, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:]))
-    struct.pack_into(">I", header, 17, crc)
-    return b"".join((header, payload))
+    struct.pack_into(">I", buf, 17, crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:]))
+    return buf
 
 
 def build_control_batch(

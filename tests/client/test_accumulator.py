@@ -65,7 +65,8 @@ def test_a_full_batch_is_sendable_at_once_and_later_records_open_a_new_batch():
     assert acc.ready(clock.now, leaders({A0: 1})).ready_nodes == {1}
     drained = acc.drain(1, leaders({A0: 1}), 10**6, clock.now)
     assert len(drained) == 1 and drained[0].record_count < 6
-    assert drained[0].data is not None  # closed on drain
+    assert not drained[0].appendable  # closed to appends on drain
+    assert drained[0].close() == drained[0].data  # built once
 
 
 def test_drain_takes_one_batch_per_partition_of_the_node_within_max_request_size():
