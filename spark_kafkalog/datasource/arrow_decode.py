@@ -233,10 +233,14 @@ def walk_records_numpy(data, buf: np.ndarray, section_starts: np.ndarray, counts
     return np.stack(fields + [value_length, header_count, p + width])
 
 
-def _walk_compiled(data, buf: np.ndarray, section_starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``walk_records_numpy`` in C (``spark_kafkalog._kernels.walk_records``), same result and errors."""
+def _walk_compiled(data, buf: np.ndarray | None, section_starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``walk_records_numpy`` in C (``spark_kafkalog._kernels.walk_records``), same result and errors.
+
+    ``data`` may also be a list of one buffer per section (``buf`` None), positions then being within
+    each section's buffer: the numpy walk cannot do that.
+    """
     fields = np.empty((WALK_FIELDS, int(counts.sum())), np.int64)
-    status = _kernels.walk_records(buf, section_starts, counts, fields)
+    status = _kernels.walk_records(data, section_starts, counts, fields)
     if status == 1:
         raise IndexError("record field beyond the data")
     if status:
@@ -266,8 +270,33 @@ def _base_and_offset(buffer) -> tuple[object, int]:
 _BINARY = pa.binary()
 
 
-def _binary_array(data: bytes, begin: np.ndarray, length: np.ndarray, type_: pa.DataType = _BINARY) -> pa.Array:
+def _binary_array(
+    data, begin: np.ndarray, length: np.ndarray, type_: pa.DataType = _BINARY, counts: np.ndarray | None = None
+) -> pa.Array:
     """A binary (or string) array of ``data[begin:begin+length]``; a negative length is null.
+
+    ``data`` is one buffer, or (compiled gather only) a list of one buffer per section, ``counts`` then
+    giving the number of segments in each. Compiled: ``_kernels.gather_binary`` copies the segments
+    into one buffer; else ``_binary_array_take``.
+    """
+    if _kernels is None:
+        return _binary_array_take(data, begin, length, type_)
+    n = len(length)
+    offsets = np.empty(n + 1, np.int32)
+    if counts is None:
+        counts = np.array([n], np.int64)
+    try:
+        values = _kernels.gather_binary(data, counts, begin, length, offsets)
+    except ValueError as e:
+        raise CorruptRecordError(str(e)) from None
+    valid = length >= 0
+    nulls = n - int(np.count_nonzero(valid))
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(type_, n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(values)], null_count=nulls)
+
+
+def _binary_array_take(data, begin: np.ndarray, length: np.ndarray, type_: pa.DataType = _BINARY) -> pa.Array:
+    """``_binary_array`` with Arrow's ``take`` (the reference of the compiled gather).
 
     The segments are increasing and disjoint, so ``data`` cut at every segment boundary is a valid binary
     array (gap, segment, gap, segment, ..., gap) without copying; Arrow's ``take`` of the odd elements
@@ -379,11 +408,17 @@ class BatchDecoder:
         in_place = (
             all(s[0] is data for s in sections) and (section_starts[1:] >= (section_starts + section_sizes)[:-1]).all()
         )
-        if not in_place:  # several buffers (or out of order): one copy
+        # several buffers (or out of order): the compiled walk and gather read them where they are (the
+        # header decoding needs one buffer); else one copy
+        separate = not in_place and _kernels is not None and not self.include_headers
+        if separate:
+            data = [memoryview(b)[at : at + n] for b, at, n, _ in sections]
+            section_starts = np.zeros(len(sections), np.int64)
+        elif not in_place:
             data = b"".join([memoryview(b)[at : at + n] for b, at, n, _ in sections])
             section_starts = np.cumsum(section_sizes) - section_sizes
         base_offsets, counts, base_ts, max_ts, log_append = (np.array(column, np.int64) for column in zip(*meta))
-        buf = np.frombuffer(data, np.uint8)
+        buf = None if separate else np.frombuffer(data, np.uint8)
         (
             starts,
             length,
@@ -424,8 +459,10 @@ class BatchDecoder:
             )
             header_count, p = header_count[index], p[index]
             batch_of = np.repeat(np.arange(len(counts)), counts)[index]
+            kept_per_section = np.bincount(batch_of, minlength=len(counts)).astype(np.int64)
         else:
             batch_of = np.repeat(np.arange(len(counts)), counts)
+            kept_per_section = counts
         n = len(offsets)
         if (key_length < -1).any() or (value_length < -1).any() or (header_count < 0).any() or (p > record_end).any():
             bad = int(
@@ -449,8 +486,8 @@ class BatchDecoder:
             bad = int(np.flatnonzero(out_of_range)[0])
             self._raise_timestamp(int(offsets[bad]), int(timestamps_ms[bad]), bool(log_append_rec[bad]))
         columns = [
-            _binary_array(data, key_begin, key_length),
-            _binary_array(data, value_begin, value_length),
+            _binary_array(data, key_begin, key_length, counts=kept_per_section),
+            _binary_array(data, value_begin, value_length, counts=kept_per_section),
             _constant_string(self.topic, n),
             _numeric(np.full(n, self.partition, np.int32), pa.int32()),
             _numeric(offsets, pa.int64()),

@@ -115,8 +115,9 @@ def test_the_walk_refuses_buffers_of_the_wrong_shape():
         arrow_decode._kernels.walk_records(data, b"abc", np.array([2], np.int64), np.empty(22, np.int64))
 
 
+@pytest.mark.parametrize("include_headers", [False, True])
 @pytest.mark.parametrize("codec", list(Compression))
-def test_decoding_with_either_walk_gives_the_same_arrow_batch(codec, monkeypatch):
+def test_decoding_compiled_gives_the_same_arrow_batch_as_numpy(codec, include_headers, monkeypatch):
     rng = random.Random(11)
     batches = []
     for b in range(5):
@@ -126,8 +127,46 @@ def test_decoding_with_either_walk_gives_the_same_arrow_batch(codec, monkeypatch
             value = None if rng.random() < 0.1 else rng.randbytes(rng.choice((0, 100, 1024, 20_000)))
             builder.append(1_700_000_000_000 + i, key, value, [("h", b"x")] * rng.choice((0, 1)), offset_delta=i)
         batches.append(builder.build())
-    compiled = decode_batches(batches, "t", 0, 7, 430, include_headers=True)
+    compiled = decode_batches(batches, "t", 0, 7, 430, include_headers=include_headers)
     monkeypatch.setattr(arrow_decode, "walk_records", walk_records_numpy)
-    reference = decode_batches(batches, "t", 0, 7, 430, include_headers=True)
+    monkeypatch.setattr(arrow_decode, "_kernels", None)
+    reference = decode_batches(batches, "t", 0, 7, 430, include_headers=include_headers)
     assert compiled.equals(reference)
     assert compiled.num_rows > 0
+
+
+segments = st.lists(
+    st.tuples(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 400), st.integers(-1, 300)), max_size=20)),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(segments)
+def test_the_compiled_gather_copies_what_arrows_take_copies(sections):
+    """One buffer per section (the compiled gather only) and the same sections joined (both)."""
+    buffers, begins, lengths, counts, shifted = [], [], [], [], []
+    at = 0
+    for data, cuts in sections:
+        cuts = [(min(b, len(data)), min(n, len(data) - min(b, len(data)))) for b, n in cuts]
+        buffers.append(data)
+        counts.append(len(cuts))
+        begins += [b for b, _ in cuts]
+        shifted += [at + b for b, _ in cuts]
+        lengths += [n for _, n in cuts]
+        at += len(data)
+    begin, length = np.array(begins, np.int64), np.array(lengths, np.int64)
+    joined = b"".join(buffers)
+    want = arrow_decode._binary_array_take(joined, np.array(shifted, np.int64), length)
+    separate = arrow_decode._binary_array(buffers, begin, length, counts=np.array(counts, np.int64))
+    together = arrow_decode._binary_array(joined, np.array(shifted, np.int64), length)
+    assert separate.equals(want) and together.equals(want)
+    assert separate.to_pylist() == [None if n < 0 else joined[b : b + n] for b, n in zip(shifted, lengths)]
+
+
+def test_the_compiled_gather_refuses_segments_outside_their_buffer():
+    with pytest.raises(CorruptRecordError, match="outside its buffer"):
+        arrow_decode._binary_array(
+            [b"abc", b"de"], np.array([0, 1], np.int64), np.array([3, 2], np.int64), counts=np.array([1, 1], np.int64)
+        )
