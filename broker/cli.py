@@ -34,7 +34,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_groups, cli_partitions
+from . import cli_configs, cli_groups, cli_partitions
 
 
 def _log_setup(level: str = "INFO") -> None:
@@ -518,6 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_groups.add_parser(sub)
     cli_partitions.add_parser(sub)
+    cli_configs.add_parser(sub)
     return p
 
 
