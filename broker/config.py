@@ -107,6 +107,21 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         "Listeners as `NAME://host:port` (only PLAINTEXT); an empty host binds every interface, port 0 picks a free port.",
     ),
     _K(
+        "metrics.port",
+        "int",
+        -1,
+        "Port of the Prometheus metrics endpoint (`http://<metrics.host>:<port>/metrics`); -1 serves none, 0 picks a "
+        "free port (logged).",
+        at_least=-1,
+        at_most=65535,
+    ),
+    _K(
+        "metrics.host",
+        "string",
+        None,
+        "Address the metrics endpoint binds (default: the first listener's host, else all interfaces).",
+    ),
+    _K(
         "advertised.listeners",
         "list",
         None,

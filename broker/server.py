@@ -37,6 +37,7 @@ from .event_loop import loop_name, new_event_loop
 from .handlers import register_all
 from .metadata_cache import MetadataCache
 from .metadata_sync import MetadataSync
+from .metrics import BrokerMetrics
 from .network import SocketServer
 from .producer_ids import ProducerIdAllocator
 from .replication.replica_manager import ReplicaManager
@@ -81,6 +82,7 @@ class Broker:
         self.handlers = HandlerRegistry()
         register_all(self.handlers)
         self.producer_ids = ProducerIdAllocator(self.broker_id)
+        self.metrics = BrokerMetrics()
         self.topic_admin: TopicAdmin | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.log_manager: Any = None
@@ -186,9 +188,12 @@ class Broker:
             is_stopping=lambda: self.stopping,
             group_coordinator=self.group_coordinator,
             controller=self.controller,
+            metrics=self.metrics,
         )
+        self.replica_manager.metrics = self.metrics
         self.socket_server = SocketServer(cfg, self.handlers, self.services)
         await self.socket_server.start()
+        self._serve_metrics()
         self.metadata_sync = MetadataSync(
             self.broker_id, self.registry, self.metadata, self.replica_manager, self.log_config_for, self.run_blocking
         )
@@ -217,6 +222,68 @@ class Broker:
             )
         except Exception:  # never keeps the broker from stopping
             log.exception("broker %d: controlled shutdown failed", self.broker_id)
+
+    def _serve_metrics(self) -> None:
+        """Register the scrape-time gauges and, with ``metrics.port`` >= 0, serve ``/metrics``."""
+        self.metrics.watch(self._metrics_snapshot, asyncio.get_running_loop())
+        port = self.config["metrics.port"]
+        if port < 0:
+            return
+        host = self.config["metrics.host"]
+        if host is None:
+            host = self.config.listeners[0].host if self.config.listeners else ""
+        bound = self.metrics.serve(host or "0.0.0.0", port)
+        log.info("broker %d: metrics at http://%s:%d/metrics", self.broker_id, host or "0.0.0.0", bound)
+
+    def _metrics_snapshot(self):
+        """The scrape-time figures of ``broker.metrics`` (event loop)."""
+        from .coordinator.group import GroupState
+        from .metrics import BrokerSnapshot, ReplicaFigures
+
+        snap = BrokerSnapshot()
+        rm = self.replica_manager
+        if rm is not None:
+            for tp, part in list(rm.partitions.items()):
+                plog = part.log
+                snap.replicas.append(
+                    ReplicaFigures(
+                        tp.topic,
+                        tp.partition,
+                        plog.size_in_bytes,
+                        len(plog.segments),
+                        plog.log_start_offset,
+                        plog.log_end_offset,
+                        plog.high_watermark,
+                        part.is_leader,
+                        part.is_leader and len(part.isr) < len(part.replicas),
+                    )
+                )
+        if self.controller is not None and self.controller.is_active:
+            snap.active_controller = True
+            live = self.metadata.brokers
+            snap.offline_partitions = sum(
+                1
+                for t in list(self.metadata.topics.values())
+                for p in t.replicas
+                if t.leader(p) < 0 or t.leader(p) not in live
+            )
+        gc = self.group_coordinator
+        if gc is not None:
+            for group_id, g in list(gc.groups.items()):
+                if gc.partition_of(group_id) in gc.loaded:
+                    snap.groups_by_state[g.state.value] = snap.groups_by_state.get(g.state.value, 0) + 1
+            for state in GroupState:
+                snap.groups_by_state.setdefault(state.value, 0)
+            for group_id, offsets in list(gc.store.offsets.items()):
+                if gc.partition_of(group_id) not in gc.loaded or rm is None:
+                    continue
+                for (topic, p), committed in list(offsets.items()):
+                    part = rm.get_partition(topic, p)
+                    if part is not None and committed.offset >= 0:
+                        snap.lag.append((group_id, topic, p, max(part.high_watermark - committed.offset, 0)))
+        if self.socket_server is not None:
+            snap.connections = self.socket_server.connection_count
+        return snap
 
     def _registration_record(self):
         """The record of this broker's ZooKeeper registrations in its first log dir (locked by the log manager)."""
@@ -247,6 +314,7 @@ class Broker:
                 part.append_notifier.notify()
         if self.socket_server is not None:
             await self.socket_server.stop()
+        self.metrics.close()
         if self.metadata_sync is not None:
             await self.metadata_sync.stop()
         if self.log_manager is not None:

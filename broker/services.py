@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .coordinator.group_coordinator import GroupCoordinator
     from .log import LogConfig
     from .metadata_cache import MetadataCache
+    from .metrics import BrokerMetrics
     from .producer_ids import ProducerIdAllocator
     from .replication.replica_manager import ReplicaManager
     from .topic_admin import TopicAdmin
@@ -56,6 +57,8 @@ class BrokerServices:
     """Consumer groups and committed offsets (``broker.coordinator``); None only in handler tests without one."""
     controller: Controller | None = None
     """This broker's controller (active only while it holds ``/controller``); serves ControlledShutdown."""
+    metrics: BrokerMetrics | None = None
+    """Counters of requests and traffic (``broker.metrics``); None in handler tests without one."""
 
     @property
     def stopping(self) -> bool:

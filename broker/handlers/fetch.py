@@ -51,9 +51,18 @@ async def handle(ctx, request):
         remaining = deadline - loop.time()
         gone = ctx.disconnected is not None and ctx.disconnected.done()  # nobody left to answer
         if total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping or gone:
+            if total and ctx.services.metrics is not None:
+                _count_bytes_out(ctx.services.metrics, responses, follower=request.replica_id >= 0)
             return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
         notifiers = [p.append_notifier if request.replica_id >= 0 else p.data_notifier for p in partitions]
         await wait_any(notifiers, remaining, abandon=ctx.disconnected)
+
+
+def _count_bytes_out(metrics, responses, *, follower: bool) -> None:
+    for topic in responses:
+        size = sum(len(p.records) for p in topic.partitions if p.records is not None)
+        if size:
+            metrics.fetched(topic.topic, size, follower=follower)
 
 
 def _read_all(ctx, request):

@@ -271,14 +271,26 @@ class ClientConnection:
         ctx = RequestContext(
             self.server.services, header, self.peer, self.listener, self.connection_id, disconnected=self.disconnected
         )
-        task = self.loop.create_task(
-            entry.handler(ctx, request.body), name=f"{request.api.name}-{header.correlation_id}"
-        )
+        received = self.loop.time()
+        metrics = self.server.services.metrics
+        handling = entry.handler(ctx, request.body)
+        if metrics is not None:
+            handling = self._timed(handling, request.api.name, header.api_version, received, metrics)
+        task = self.loop.create_task(handling, name=f"{request.api.name}-{header.correlation_id}")
         self._in_flight.append(task)
         if pooled is not None:
             frame.release()  # the request's fields hold their own views; the pool checks they are gone
             task.add_done_callback(lambda _t, buf=pooled: self._pending_releases.append(buf))
         await self._put((request, task))
+
+    async def _timed(self, handling, name: str, version: int, received: float, metrics) -> Any:
+        """Run a handler and record its request's queue and handling time (the write wait is not counted:
+        a response waits there behind the earlier ones of its connection, which is the client's pipelining)."""
+        started = self.loop.time()
+        try:
+            return await handling
+        finally:
+            metrics.request_done(name, version, self.loop.time() - received, started - received)
 
     def _ready(self, frame_parts: list) -> tuple[None, asyncio.Future]:
         fut = self.loop.create_future()

@@ -68,6 +68,8 @@ class ReplicaManager:
         self._isr_task: asyncio.Task | None = None
         self._isr_writes: set[asyncio.Task] = set()
         self.partitions: dict[TopicPartition, Partition] = {}
+        self.metrics: Any = None
+        """``broker.metrics.BrokerMetrics`` (ISR shrink/expand counters); None in tests without one."""
         self.leadership_listeners: list[Callable[[TopicPartition, bool], None]] = []
         """Called with (partition, is leader now) when this broker starts or stops leading a partition
         (the group coordinator loads and unloads ``__consumer_offsets`` partitions from it)."""
@@ -219,6 +221,8 @@ class ReplicaManager:
         finally:
             part.isr_update_pending = False
         if self.partitions.get(tp) is part and part.is_leader and part.leader_epoch == epoch:
+            if self.metrics is not None:
+                (self.metrics.isr_expands if len(isr) > len(part.isr) else self.metrics.isr_shrinks).inc()
             part.set_isr(isr, written.zk_version)
             log.info("%s: ISR now %s (state version %d)", tp, list(isr), written.zk_version)
 

@@ -1,0 +1,237 @@
+"""Prometheus metrics of one broker, served over HTTP at ``/metrics`` when ``metrics.port`` >= 0.
+
+Names follow Kafka's JMX metrics as the Prometheus JMX exporter's usual Kafka rules render them
+(``kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec,topic=t`` ->
+``kafka_server_brokertopicmetrics_bytesin_total{topic="t"}``); per-group lag uses kafka_exporter's
+``kafka_consumergroup_lag``. Every series carries no broker label: one endpoint per broker, as with Kafka.
+
+Counted as they happen (``BrokerMetrics`` methods, called on the broker's event loop):
+
+    kafka_network_requestmetrics_requests_total{request,version}       requests answered (or acks=0 done)
+    kafka_network_requestmetrics_totaltimems{request}                  histogram, receipt -> response ready
+    kafka_network_requestmetrics_requestqueuetimems{request}           histogram, receipt -> handler started
+    kafka_server_brokertopicmetrics_bytesin_total{topic}               produced bytes appended as leader
+    kafka_server_brokertopicmetrics_messagesin_total{topic}            produced records appended as leader
+    kafka_server_brokertopicmetrics_bytesout_total{topic}              bytes sent to consumers
+    kafka_server_brokertopicmetrics_replicationbytesout_total{topic}   bytes sent to followers
+    kafka_server_replicamanager_isrshrinks_total / _isrexpands_total   ISR changes this broker made as leader
+
+Read when scraped, from a snapshot taken on the event loop (so the HTTP thread never walks live state):
+
+    kafka_log_log_size{topic,partition}, kafka_log_log_numlogsegments, kafka_log_log_logendoffset,
+    kafka_log_log_logstartoffset, kafka_cluster_partition_highwatermark   every local replica
+    kafka_server_replicamanager_partitioncount, _leadercount, _underreplicatedpartitions (led here, ISR short)
+    kafka_controller_kafkacontroller_activecontrollercount (1 on the controller), _offlinepartitionscount
+      (partitions without a live leader, reported by the active controller only, as Kafka)
+    kafka_coordinator_group_groupmetadatamanager_numgroups{state}   groups this broker coordinates, by state
+    kafka_consumergroup_lag{group,topic,partition}   high watermark - committed offset, for the groups this
+      broker coordinates and the partitions it holds a replica of (a follower's high watermark trails the
+      leader's by at most a fetch)
+    kafka_server_socketservermetrics_connection_count   open client connections
+
+Concurrency: counters are thread-safe (prometheus_client); the HTTP server is prometheus_client's own
+daemon thread; ``collect`` waits at most ``SNAPSHOT_TIMEOUT_S`` for the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+log = logging.getLogger("kafkalog.metrics")
+
+SNAPSHOT_TIMEOUT_S = 5.0
+_TIME_BUCKETS_MS = (0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+
+
+@dataclass
+class ReplicaFigures:
+    topic: str
+    partition: int
+    size: int
+    segments: int
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+    is_leader: bool
+    under_replicated: bool
+
+
+@dataclass
+class BrokerSnapshot:
+    """What the scrape-time gauges report, read on the event loop."""
+
+    replicas: list[ReplicaFigures] = field(default_factory=list)
+    active_controller: bool = False
+    offline_partitions: int = 0
+    groups_by_state: dict[str, int] = field(default_factory=dict)
+    lag: list[tuple[str, str, int, int]] = field(default_factory=list)
+    """(group, topic, partition, lag)"""
+    connections: int = 0
+
+
+class BrokerMetrics:
+    """The metrics of one broker; ``snapshot`` returns a ``BrokerSnapshot`` and runs on ``loop``."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "kafka_network_requestmetrics_requests", "Requests served.", ["request", "version"], registry=r
+        )
+        self.total_time = Histogram(
+            "kafka_network_requestmetrics_totaltimems",
+            "Time from a request's receipt to its response being ready, in ms.",
+            ["request"],
+            buckets=_TIME_BUCKETS_MS,
+            registry=r,
+        )
+        self.queue_time = Histogram(
+            "kafka_network_requestmetrics_requestqueuetimems",
+            "Time from a request's receipt to its handler starting, in ms.",
+            ["request"],
+            buckets=_TIME_BUCKETS_MS,
+            registry=r,
+        )
+        self.bytes_in = Counter(
+            "kafka_server_brokertopicmetrics_bytesin", "Produced bytes appended here as leader.", ["topic"], registry=r
+        )
+        self.messages_in = Counter(
+            "kafka_server_brokertopicmetrics_messagesin",
+            "Produced records appended here as leader.",
+            ["topic"],
+            registry=r,
+        )
+        self.bytes_out = Counter(
+            "kafka_server_brokertopicmetrics_bytesout", "Record bytes sent to consumers.", ["topic"], registry=r
+        )
+        self.replication_bytes_out = Counter(
+            "kafka_server_brokertopicmetrics_replicationbytesout",
+            "Record bytes sent to followers.",
+            ["topic"],
+            registry=r,
+        )
+        self.isr_shrinks = Counter(
+            "kafka_server_replicamanager_isrshrinks", "ISR shrinks made by this broker as leader.", registry=r
+        )
+        self.isr_expands = Counter(
+            "kafka_server_replicamanager_isrexpands", "ISR expansions made by this broker as leader.", registry=r
+        )
+        self._server: Any = None
+        self._thread: Any = None
+        self.port: int | None = None
+
+    # -- events (event loop) -----------------------------------------------------------------------
+    def request_done(self, request: str, version: int, total_s: float, queue_s: float) -> None:
+        self.requests.labels(request, str(version)).inc()
+        self.total_time.labels(request).observe(total_s * 1000)
+        self.queue_time.labels(request).observe(queue_s * 1000)
+
+    def produced(self, topic: str, size: int, records: int) -> None:
+        self.bytes_in.labels(topic).inc(size)
+        self.messages_in.labels(topic).inc(records)
+
+    def fetched(self, topic: str, size: int, *, follower: bool) -> None:
+        (self.replication_bytes_out if follower else self.bytes_out).labels(topic).inc(size)
+
+    # -- scrape-time gauges ------------------------------------------------------------------------
+    def watch(self, snapshot: Callable[[], BrokerSnapshot], loop: asyncio.AbstractEventLoop) -> None:
+        """Register the gauges read from ``snapshot()`` (run on ``loop`` at each scrape)."""
+        self.registry.register(_SnapshotCollector(snapshot, loop))
+
+    # -- HTTP ------------------------------------------------------------------------------------
+    def serve(self, host: str, port: int) -> int:
+        """Serve ``/metrics`` on ``host:port`` (0: any free port) in a daemon thread; returns the port."""
+        from prometheus_client import start_http_server
+
+        self._server, self._thread = start_http_server(port, addr=host, registry=self.registry)
+        self.port = self._server.server_port
+        return self.port
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+class _SnapshotCollector(Collector):
+    def __init__(self, snapshot: Callable[[], BrokerSnapshot], loop: asyncio.AbstractEventLoop) -> None:
+        self._snapshot = snapshot
+        self._loop = loop
+
+    def describe(self) -> list:
+        return []  # nothing to describe up front: registering must not take a snapshot
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        async def take() -> BrokerSnapshot:
+            return self._snapshot()
+
+        try:
+            snap = asyncio.run_coroutine_threadsafe(take(), self._loop).result(SNAPSHOT_TIMEOUT_S)
+        except Exception as e:  # a stopping broker: the counters are still served
+            log.debug("metrics snapshot failed: %r", e)
+            return
+        yield from _gauges(snap)
+
+
+def _gauges(snap: BrokerSnapshot) -> Iterator[GaugeMetricFamily]:
+    labels = ["topic", "partition"]
+    per_replica = [
+        ("kafka_log_log_size", "Bytes of the replica's segments.", lambda r: r.size),
+        ("kafka_log_log_numlogsegments", "Segments of the replica.", lambda r: r.segments),
+        ("kafka_log_log_logstartoffset", "First offset of the replica.", lambda r: r.log_start_offset),
+        ("kafka_log_log_logendoffset", "Next offset of the replica.", lambda r: r.log_end_offset),
+        ("kafka_cluster_partition_highwatermark", "High watermark known here.", lambda r: r.high_watermark),
+    ]
+    for name, text, value in per_replica:
+        g = GaugeMetricFamily(name, text, labels=labels)
+        for r in snap.replicas:
+            g.add_metric([r.topic, str(r.partition)], value(r))
+        yield g
+    led = [r for r in snap.replicas if r.is_leader]
+    yield GaugeMetricFamily(
+        "kafka_server_replicamanager_partitioncount", "Replicas hosted here.", value=len(snap.replicas)
+    )
+    yield GaugeMetricFamily("kafka_server_replicamanager_leadercount", "Partitions led here.", value=len(led))
+    yield GaugeMetricFamily(
+        "kafka_server_replicamanager_underreplicatedpartitions",
+        "Partitions led here whose ISR is smaller than their replicas.",
+        value=sum(r.under_replicated for r in led),
+    )
+    yield GaugeMetricFamily(
+        "kafka_controller_kafkacontroller_activecontrollercount",
+        "1 on the active controller.",
+        value=int(snap.active_controller),
+    )
+    yield GaugeMetricFamily(
+        "kafka_controller_kafkacontroller_offlinepartitionscount",
+        "Partitions without a live leader (the active controller reports them).",
+        value=snap.offline_partitions,
+    )
+    g = GaugeMetricFamily(
+        "kafka_coordinator_group_groupmetadatamanager_numgroups",
+        "Groups coordinated here, by state.",
+        labels=["state"],
+    )
+    for state, n in sorted(snap.groups_by_state.items()):
+        g.add_metric([state], n)
+    yield g
+    g = GaugeMetricFamily(
+        "kafka_consumergroup_lag",
+        "High watermark minus committed offset.",
+        labels=["consumergroup", "topic", "partition"],
+    )
+    for group, topic, p, lag in snap.lag:
+        g.add_metric([group, topic, str(p)], lag)
+    yield g
+    yield GaugeMetricFamily(
+        "kafka_server_socketservermetrics_connection_count", "Open client connections.", value=snap.connections
+    )
