@@ -204,33 +204,35 @@ release_starts:
     return result;
 }
 
-/* gather_binary(data, counts, begin, length, offsets) -> bytes: the bytes [begin, begin + length) of every
- * record back to back (nothing for a negative length), and offsets (int32, n + 1) the Arrow offsets of
- * them. data as for walk_records; counts: records of each section in begin/length, in order. ValueError
- * for a segment outside its buffer or more than 2^31 - 1 bytes in all. */
+/* gather_binary(data, counts, begin, length, offsets, out): the bytes [begin, begin + length) of every
+ * record back to back into out (nothing for a negative length; out must hold exactly their sum), and
+ * their Arrow offsets into offsets (int32, n + 1). data as for walk_records; counts: records of each
+ * section in begin/length, in order. ValueError for a segment outside its buffer, more than 2^31 - 1
+ * bytes in all or an out of another size. */
 static PyObject *gather_binary(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *data_obj, *counts_obj, *begin_obj, *length_obj, *offsets_obj, *result = NULL;
-    if (!PyArg_ParseTuple(args, "OOOOO:gather_binary", &data_obj, &counts_obj, &begin_obj, &length_obj,
-                          &offsets_obj))
+    PyObject *data_obj, *counts_obj, *begin_obj, *length_obj, *offsets_obj, *out_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOO:gather_binary", &data_obj, &counts_obj, &begin_obj, &length_obj,
+                          &offsets_obj, &out_obj))
         return NULL;
-    Py_buffer counts, begin, length, offsets;
+    Py_buffer counts, begin, length, offsets, out;
     Sources sources = {NULL, 0};
     if (int64_buffer(counts_obj, &counts, 0, "counts") < 0) return NULL;
     if (int64_buffer(begin_obj, &begin, 0, "begin") < 0) goto release_counts;
     if (int64_buffer(length_obj, &length, 0, "length") < 0) goto release_begin;
     if (PyObject_GetBuffer(offsets_obj, &offsets, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) goto release_length;
+    if (PyObject_GetBuffer(out_obj, &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) goto release_offsets;
     Py_ssize_t sections = counts.len / 8;
     const int64_t *count = (const int64_t *)counts.buf, *b = (const int64_t *)begin.buf;
     const int64_t *len = (const int64_t *)length.buf;
     int32_t *off = (int32_t *)offsets.buf;
     int64_t n = total_count(count, sections);
-    if (n < 0) goto release_offsets;
+    if (n < 0) goto release_out;
     if (begin.len != n * 8 || length.len != n * 8 || offsets.len != (n + 1) * 4) {
         PyErr_SetString(PyExc_ValueError, "gather_binary: begin and length need sum(counts) entries, offsets one more");
-        goto release_offsets;
+        goto release_out;
     }
-    if (get_sources(data_obj, sections, &sources) < 0) goto release_offsets;
+    if (get_sources(data_obj, sections, &sources) < 0) goto release_out;
     int64_t total = 0;
     off[0] = 0;
     for (Py_ssize_t s = 0, r = 0; s < sections; s++) {
@@ -250,17 +252,24 @@ static PyObject *gather_binary(PyObject *self, PyObject *args) {
             off[r + 1] = (int32_t)total;
         }
     }
-    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
-    if (result == NULL) goto release_all;
-    char *out = PyBytes_AS_STRING(result);
+    if (total != out.len) {
+        PyErr_Format(PyExc_ValueError, "gather_binary: %lld bytes to gather into a buffer of %zd", (long long)total,
+                     out.len);
+        goto release_all;
+    }
+    char *dest = (char *)out.buf;
     for (Py_ssize_t s = 0, r = 0; s < sections; s++) {
         const char *buf = (const char *)source_of(&sources, s)->buf;
         for (int64_t end = r + count[s]; r < end; r++) {
-            if (len[r] > 0) memcpy(out + off[r], buf + b[r], (size_t)len[r]);
+            if (len[r] > 0) memcpy(dest + off[r], buf + b[r], (size_t)len[r]);
         }
     }
+    Py_INCREF(Py_None);
+    result = Py_None;
 release_all:
     release_sources(&sources);
+release_out:
+    PyBuffer_Release(&out);
 release_offsets:
     PyBuffer_Release(&offsets);
 release_length:
@@ -278,7 +287,7 @@ PyMethodDef kernels_decode_methods[] = {
      "timestamp and offset deltas, key/value positions and lengths, header count and the position after it, "
      "into fields (int64, 11 x n); 0, 1 (truncated) or 2 (varint longer than 10 bytes)."},
     {"gather_binary", gather_binary, METH_VARARGS,
-     "gather_binary(data, counts, begin, length, offsets) -> bytes: the segments back to back (none for a "
-     "negative length), their Arrow offsets into offsets (int32, n + 1)."},
+     "gather_binary(data, counts, begin, length, offsets, out): the segments back to back into out (none for "
+     "a negative length), their Arrow offsets into offsets (int32, n + 1)."},
     {NULL, NULL, 0, NULL},
 };

@@ -277,7 +277,7 @@ def _binary_array(
 
     ``data`` is one buffer, or (compiled gather only) a list of one buffer per section, ``counts`` then
     giving the number of segments in each. Compiled: ``_kernels.gather_binary`` copies the segments
-    into one buffer; else ``_binary_array_take``.
+    into one buffer of Arrow's pool; else ``_binary_array_take``.
     """
     if _kernels is None:
         return _binary_array_take(data, begin, length, type_)
@@ -285,14 +285,16 @@ def _binary_array(
     offsets = np.empty(n + 1, np.int32)
     if counts is None:
         counts = np.array([n], np.int64)
+    valid = length >= 0
+    # out of Arrow's memory pool, which keeps freed memory for the next batch (no fresh page faults)
+    values = pa.allocate_buffer(int(length.sum(where=valid)), resizable=False)
     try:
-        values = _kernels.gather_binary(data, counts, begin, length, offsets)
+        _kernels.gather_binary(data, counts, begin, length, offsets, values)
     except ValueError as e:
         raise CorruptRecordError(str(e)) from None
-    valid = length >= 0
     nulls = n - int(np.count_nonzero(valid))
     bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
-    return pa.Array.from_buffers(type_, n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(values)], null_count=nulls)
+    return pa.Array.from_buffers(type_, n, [bitmap, pa.py_buffer(offsets), values], null_count=nulls)
 
 
 def _binary_array_take(data, begin: np.ndarray, length: np.ndarray, type_: pa.DataType = _BINARY) -> pa.Array:
