@@ -5,8 +5,9 @@
  *   Utils.murmur2 bit for bit (seed 0x9747b28c, m 0x5bd1e995, r 24, little-endian blocks, the tail from
  *   its last byte down). Reference: spark_kafkalog.records.murmur2.default_partition.
  *
- * encode_record_tuples(records, base_timestamp, header_room=0) -> bytearray | None
- *   `header_room` zero bytes (room for the batch header, written in place by the caller), then the
+ * encode_record_tuples(records, base_timestamp, header_room=0) -> (bytearray, max_timestamp) | None
+ *   max_timestamp: the largest record timestamp (base_timestamp when there are no records);
+ *   bytearray: `header_room` zero bytes (room for the batch header, written in place by the caller), then the
  *   records section of a v2 batch holding `records`, a list of (timestamp_ms, key, value, headers)
  *   tuples, offset deltas 0..n-1, timestamp deltas from base_timestamp (wrapped to int64 as Java's long).
  *   key/value: bytes or None; headers: an empty sequence or a list/tuple of (str, bytes | None) pairs.
@@ -17,7 +18,21 @@
  *   a malformed header - and the caller uses the pure-Python reference, which handles or rejects it:
  *   spark_kafkalog.records.batch_builder._encode_record_tuples_py (the same bytes).
  *
- * Both hold the GIL throughout and keep no state.
+ * append_record(queue, batch_size, size, timestamp, key, value, headers, callback, future_type, wakeup)
+ *     -> future | None
+ *   Producer.send's append to a partition's open batch, the last ProducerBatch of `queue` (a deque, or
+ *   None): when that batch is `appendable` and its `estimated_size` plus `size` stays within
+ *   `batch_size`, appends (timestamp, key, value, headers) to its `records`, (index, timestamp,
+ *   callback) to its `callbacks` when `callback` is not None, adds `size` to `estimated_size`, and
+ *   returns future_type((batch, index, timestamp)) (future_type: a tuple subclass); a batch that reaches
+ *   `batch_size` is marked `full` and no longer `appendable`, and `wakeup()` is called. Returns None -
+ *   marking the batch full when the record does not fit - for the caller's slow path. It runs no
+ *   Python code before its decision is made and the record appended, so under the GIL it is atomic
+ *   with respect to every other thread: the accumulator needs no lock around it, as long as batches
+ *   leave the queue before they stop being appendable (see client.accumulator). Reference:
+ *   ProducerBatch.try_append under the accumulator's lock.
+ *
+ * They hold the GIL throughout and keep no state but interned attribute names.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -153,7 +168,7 @@ static uint8_t *put_headers(uint8_t *p, PyObject *headers) {
 
 /* Reads record i's fields; 0 on success, 1 when it needs the Python path. */
 static int record_fields(PyObject *record, int64_t base, int64_t *delta, PyObject **key, PyObject **value,
-                         PyObject **headers) {
+                         PyObject **headers, long long *max_ts) {
     if (!PyTuple_CheckExact(record) || PyTuple_GET_SIZE(record) != 4) return 1;
     int overflow = 0;
     long long ts = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(record, 0), &overflow);
@@ -162,6 +177,7 @@ static int record_fields(PyObject *record, int64_t base, int64_t *delta, PyObjec
         return 1;
     }
     *delta = (int64_t)((uint64_t)ts - (uint64_t)base);
+    if (ts > *max_ts) *max_ts = ts;
     *key = PyTuple_GET_ITEM(record, 1);
     *value = PyTuple_GET_ITEM(record, 2);
     *headers = PyTuple_GET_ITEM(record, 3);
@@ -193,10 +209,12 @@ static PyObject *encode_record_tuples(PyObject *self, PyObject *const *args, Py_
     Py_ssize_t count = PyList_GET_SIZE(records);
     /* pass 1: sizes and checks (the list is not changed meanwhile: the GIL is held throughout) */
     Py_ssize_t total = room;
+    long long max_ts = base;
     for (Py_ssize_t i = 0; i < count; i++) {
         int64_t delta;
         PyObject *key = NULL, *value = NULL, *headers = NULL;
-        if (record_fields(PyList_GET_ITEM(records, i), (int64_t)base, &delta, &key, &value, &headers)) Py_RETURN_NONE;
+        if (record_fields(PyList_GET_ITEM(records, i), (int64_t)base, &delta, &key, &value, &headers, &max_ts))
+            Py_RETURN_NONE;
         Py_ssize_t kl = field_len(key), vl = field_len(value);
         if (kl == -2 || vl == -2) Py_RETURN_NONE;
         Py_ssize_t hs = 1;
@@ -218,7 +236,7 @@ static PyObject *encode_record_tuples(PyObject *self, PyObject *const *args, Py_
     for (Py_ssize_t i = 0; i < count; i++) {
         int64_t delta;
         PyObject *key = NULL, *value = NULL, *headers = NULL;
-        record_fields(PyList_GET_ITEM(records, i), (int64_t)base, &delta, &key, &value, &headers);
+        record_fields(PyList_GET_ITEM(records, i), (int64_t)base, &delta, &key, &value, &headers, &max_ts);
         Py_ssize_t kl = field_len(key), vl = field_len(value);
         int has_headers = PyObject_IsTrue(headers) == 1;
         Py_ssize_t hs = has_headers ? headers_size(headers) : 1;
@@ -244,6 +262,143 @@ static PyObject *encode_record_tuples(PyObject *self, PyObject *const *args, Py_
             *p++ = 0;
         }
     }
+    return Py_BuildValue("(NL)", result, max_ts);
+}
+
+static PyObject *s_appendable, *s_estimated_size, *s_records, *s_callbacks, *s_full;
+
+static int intern_names(void) {
+    if (s_full != NULL) return 0;
+    s_appendable = PyUnicode_InternFromString("appendable");
+    s_estimated_size = PyUnicode_InternFromString("estimated_size");
+    s_records = PyUnicode_InternFromString("records");
+    s_callbacks = PyUnicode_InternFromString("callbacks");
+    s_full = PyUnicode_InternFromString("full");
+    return (s_appendable && s_estimated_size && s_records && s_callbacks && s_full) ? 0 : -1;
+}
+
+/* Allocating a GC-tracked object may run a collection, and with it finalizers: Python code, during which
+ * another thread can take the GIL. So every such object is allocated first; from the decision on there
+ * are only non-GC allocations (ints, list growth) and attribute writes of existing keys. */
+static PyObject *append_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError,
+                        "append_record(queue, batch_size, size, timestamp, key, value, headers, callback, "
+                        "future_type, wakeup) takes 10 arguments");
+        return NULL;
+    }
+    PyObject *queue = args[0], *timestamp = args[3], *callback = args[7], *future_type = args[8];
+    if (queue == Py_None) Py_RETURN_NONE;
+    if (intern_names() < 0) return NULL;
+    if (!PyType_Check(future_type) || !PyType_IsSubtype((PyTypeObject *)future_type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "future_type must be a tuple subclass");
+        return NULL;
+    }
+    long long batch_size = PyLong_AsLongLong(args[1]);
+    if (batch_size == -1 && PyErr_Occurred()) return NULL;
+    long long size = PyLong_AsLongLong(args[2]);
+    if (size == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t n = PyObject_Size(queue);
+    if (n < 0) return NULL;
+    if (n == 0) Py_RETURN_NONE;
+    PyObject *batch = PySequence_GetItem(queue, n - 1);
+    if (batch == NULL) return NULL;
+    PyObject *result = NULL, *record = NULL, *future = NULL, *entry = NULL, *last = NULL;
+    PyObject *appendable = NULL, *estimated_obj = NULL, *records = NULL, *callbacks = NULL;
+    int wake = 0;
+    /* GC allocations first (see above) */
+    record = PyTuple_Pack(4, timestamp, args[4], args[5], args[6]);
+    if (record == NULL) goto done;
+    future = ((PyTypeObject *)future_type)->tp_alloc((PyTypeObject *)future_type, 3);
+    if (future == NULL) goto done;
+    if (callback != Py_None) {
+        entry = PyTuple_New(3);
+        if (entry == NULL) goto done;
+    }
+    /* the decision and the append: no GC allocation from here on */
+    n = PyObject_Size(queue);
+    if (n < 0) goto done;
+    last = n > 0 ? PySequence_GetItem(queue, n - 1) : NULL;
+    if (n > 0 && last == NULL) goto done;
+    if (last != batch) { /* the queue moved on meanwhile: the slow path decides */
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    appendable = PyObject_GetAttr(batch, s_appendable);
+    if (appendable == NULL) goto done;
+    if (appendable != Py_True) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    estimated_obj = PyObject_GetAttr(batch, s_estimated_size);
+    if (estimated_obj == NULL) goto done;
+    long long estimated = PyLong_AsLongLong(estimated_obj);
+    if (estimated == -1 && PyErr_Occurred()) goto done;
+    estimated += size;
+    if (estimated > batch_size) { /* an appendable batch holds a record already: this one opens the next */
+        if (PyObject_SetAttr(batch, s_full, Py_True) < 0 || PyObject_SetAttr(batch, s_appendable, Py_False) < 0)
+            goto done;
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    records = PyObject_GetAttr(batch, s_records);
+    if (records == NULL) goto done;
+    if (callback != Py_None) {
+        callbacks = PyObject_GetAttr(batch, s_callbacks);
+        if (callbacks == NULL) goto done;
+    }
+    if (!PyList_CheckExact(records) || (callbacks != NULL && !PyList_CheckExact(callbacks))) {
+        PyErr_SetString(PyExc_TypeError, "batch.records and batch.callbacks must be lists");
+        goto done;
+    }
+    Py_ssize_t index = PyList_GET_SIZE(records);
+    PyObject *index_obj = PyLong_FromSsize_t(index); /* ints are not GC-tracked */
+    if (index_obj == NULL) goto done;
+    PyObject *new_estimated = PyLong_FromLongLong(estimated);
+    if (new_estimated == NULL) {
+        Py_DECREF(index_obj);
+        goto done;
+    }
+    PyTuple_SET_ITEM(future, 0, Py_NewRef(batch));
+    PyTuple_SET_ITEM(future, 1, index_obj);
+    PyTuple_SET_ITEM(future, 2, Py_NewRef(timestamp));
+    if (PyList_Append(records, record) < 0) {
+        Py_DECREF(new_estimated);
+        goto done;
+    }
+    int failed = PyObject_SetAttr(batch, s_estimated_size, new_estimated) < 0;
+    Py_DECREF(new_estimated);
+    if (failed) goto done;
+    if (entry != NULL) {
+        PyTuple_SET_ITEM(entry, 0, Py_NewRef(index_obj));
+        PyTuple_SET_ITEM(entry, 1, Py_NewRef(timestamp));
+        PyTuple_SET_ITEM(entry, 2, Py_NewRef(callback));
+        if (PyList_Append(callbacks, entry) < 0) goto done;
+    }
+    if (estimated >= batch_size) {
+        if (PyObject_SetAttr(batch, s_full, Py_True) < 0 || PyObject_SetAttr(batch, s_appendable, Py_False) < 0)
+            goto done;
+        wake = 1;
+    }
+    result = Py_NewRef(future);
+done:
+    Py_XDECREF(callbacks);
+    Py_XDECREF(records);
+    Py_XDECREF(estimated_obj);
+    Py_XDECREF(appendable);
+    Py_XDECREF(last);
+    Py_XDECREF(entry);
+    Py_XDECREF(future);
+    Py_XDECREF(record);
+    Py_DECREF(batch);
+    if (wake && result != NULL) { /* after the append: Python code may run again */
+        PyObject *woken = PyObject_CallNoArgs(args[9]);
+        if (woken == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        Py_DECREF(woken);
+    }
     return result;
 }
 
@@ -251,8 +406,11 @@ PyMethodDef kernels_producer_methods[] = {
     {"key_partition", (PyCFunction)(void (*)(void))key_partition, METH_FASTCALL,
      "key_partition(key, num_partitions) -> int: Kafka's default partition of one key (murmur2)"},
     {"encode_record_tuples", (PyCFunction)(void (*)(void))encode_record_tuples, METH_FASTCALL,
-     "encode_record_tuples(records, base_timestamp, header_room=0) -> bytearray | None: header_room zero "
-     "bytes, then the records section of a v2 batch from (timestamp_ms, key, value, headers) tuples; None "
+     "encode_record_tuples(records, base_timestamp, header_room=0) -> (bytearray, max_timestamp) | None: "
+     "header_room zero bytes, then the records section of a v2 batch from (timestamp_ms, key, value, headers) tuples; None "
      "when the Python path must handle them"},
+    {"append_record", (PyCFunction)(void (*)(void))append_record, METH_FASTCALL,
+     "append_record(queue, batch_size, size, timestamp, key, value, headers, callback, future_type, wakeup) "
+     "-> future | None: Producer.send's append to the open batch at the end of queue (see producer.c)"},
     {NULL, NULL, 0, NULL},
 };

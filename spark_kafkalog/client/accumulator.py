@@ -10,10 +10,14 @@ partitions. Memory is bounded by ``buffer.memory`` (estimated uncompressed bytes
 until enough batches complete, up to ``max.block.ms``.
 
 Thread-safe: every method takes the accumulator's lock. ``Producer.send`` appends to the open batch of a
-partition itself (the common case, no call into the accumulator): holding ``lock``, it appends to the
-last batch of ``queues[tp]`` when that batch is ``appendable`` and the record fits (see
-``ProducerBatch.try_append``), and calls ``append`` for everything else. Batches are encoded when
-sent, by the sender thread, outside the lock.
+partition itself (the common case, no call into the accumulator): it appends to the last batch of
+``queues[tp]`` when that batch is ``appendable`` and the record fits (see ``ProducerBatch.try_append``),
+and calls ``append`` for everything else. That append holds ``lock``, or - with the compiled
+``producer_batch.append_record``, which is atomic under the GIL - no lock at all; so that this is safe,
+every append to a batch already in a queue goes through ``append_record`` when it is built, and a batch
+leaves its queue (``drain``, ``expired``) before it stops being appendable, so a batch an append finds
+at the end of a queue is never one being built or sent. Batches are encoded when sent, by the sender
+thread, outside the lock.
 """
 
 from __future__ import annotations
@@ -25,7 +29,13 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import NamedTuple
 
 from spark_kafkalog.client.errors import KafkaTimeoutError
-from spark_kafkalog.client.producer_batch import DeliveryCallback, ProducerBatch, RecordFuture
+from spark_kafkalog.client.producer_batch import (
+    DeliveryCallback,
+    ProducerBatch,
+    RecordFuture,
+    _no_wakeup,
+    append_record,
+)
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.records import Compression
 
@@ -87,7 +97,21 @@ class RecordAccumulator:
             queue = self._queues.get(tp)
             if queue:
                 last = queue[-1]
-                future = last.try_append(timestamp_ms, key, value, headers, record_size, callback)
+                if append_record is not None:  # atomic with the lock-free appends of send()
+                    future = append_record(
+                        queue,
+                        self.batch_size,
+                        record_size,
+                        timestamp_ms,
+                        key,
+                        value,
+                        headers,
+                        callback,
+                        RecordFuture,
+                        _no_wakeup,
+                    )
+                else:
+                    future = last.try_append(timestamp_ms, key, value, headers, record_size, callback)
                 if future is not None:
                     return AppendResult(future, last.full, False)
             need = max(self.batch_size, record_size + 61)

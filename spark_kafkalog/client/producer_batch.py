@@ -30,7 +30,7 @@ from spark_kafkalog.records import Compression, crc32c
 from spark_kafkalog.records.batch import BATCH_HEADER_SIZE
 from spark_kafkalog.records.batch_builder import build_batch
 
-__all__ = ["DeliveryCallback", "ProducerBatch", "RecordFuture", "stamp_producer_state"]
+__all__ = ["DeliveryCallback", "ProducerBatch", "RecordFuture", "append_record", "stamp_producer_state"]
 
 log = logging.getLogger("kafkalog.producer")
 
@@ -45,6 +45,16 @@ _CRC_OFFSET = 17
 _CRC_START = 21
 # record overhead upper bound: length, attributes, timestamp/offset deltas, key/value lengths, header count
 _RECORD_OVERHEAD = 5 + 1 + 10 + 5 + 5 + 5 + 5
+
+
+try:  # the compiled lock-free append (see accumulator); None: appends take the accumulator's lock
+    from spark_kafkalog._kernels import append_record  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # no compiler at install time, or a build from before this kernel
+    append_record = None
+
+
+def _no_wakeup() -> None:
+    pass
 
 
 def stamp_producer_state(buf: bytearray, producer_id: int, producer_epoch: int, base_sequence: int) -> None:

@@ -8,7 +8,8 @@ once a millisecond of wall-clock time: a new metadata entry or ``metadata.max.ag
 serialisation (bytes and ``None`` pass as they are under the default serializers), placement (Kafka's
 murmur2 of a key under the default partitioner, compiled when ``spark_kafkalog._kernels`` is built,
 else the partitioner), the size checks, the timestamp, and the append of a ``(timestamp, key, value,
-headers)`` tuple to the partition's open batch under the accumulator's lock (see ``accumulator``);
+headers)`` tuple to the partition's open batch (compiled and lock-free, or under the accumulator's lock:
+see ``accumulator``);
 ``RecordAccumulator.append`` takes over whenever that batch is missing, closed or full. Records are
 encoded with their whole batch when the sender drains it (``records.build_batch``).
 
@@ -25,7 +26,12 @@ from typing import TYPE_CHECKING, Any
 from spark_kafkalog.client.errors import KafkaClientError, RecordTooLargeError
 from spark_kafkalog.client.metadata import TopicInfo
 from spark_kafkalog.client.partitioner import DefaultPartitioner, UniformStickyPartitioner
-from spark_kafkalog.client.producer_batch import _RECORD_OVERHEAD, RecordFuture, estimate_record_size
+from spark_kafkalog.client.producer_batch import (
+    _RECORD_OVERHEAD,
+    RecordFuture,
+    append_record,
+    estimate_record_size,
+)
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 
@@ -89,6 +95,7 @@ def make_send(producer: Producer) -> Callable[..., RecordFuture]:
 
     overhead = _RECORD_OVERHEAD
     new_future = RecordFuture
+    append_compiled = append_record
     bytes_type = bytes
 
     def send(
@@ -157,29 +164,44 @@ def make_send(producer: Producer) -> Callable[..., RecordFuture]:
         elif type(timestamp_ms) is not int or timestamp_ms < 0:
             raise ValueError(f"timestamp_ms must be a non-negative int (milliseconds), got {timestamp_ms!r}")
         tp = state[4][partition]
-        future = None
-        wake = False
-        lock_acquire()
-        try:
-            queue = queues_get(tp)
-            if queue:
-                batch = queue[-1]
-                if batch.appendable:
-                    estimated = batch.estimated_size + size
-                    if estimated <= batch_size:
-                        records = batch.records
-                        index = len(records)
-                        records.append((timestamp_ms, key_bytes, value_bytes, header_list))
-                        batch.estimated_size = estimated
-                        if on_delivery is not None:
-                            batch.callbacks.append((index, timestamp_ms, on_delivery))
-                        if estimated >= batch_size:
-                            batch.full = True
-                            batch.appendable = False
-                            wake = True
-                        future = new_future((batch, index, timestamp_ms))
-        finally:
-            lock_release()
+        if append_compiled is not None:  # atomic under the GIL: no lock (see accumulator)
+            future = append_compiled(
+                queues_get(tp),
+                batch_size,
+                size,
+                timestamp_ms,
+                key_bytes,
+                value_bytes,
+                header_list,
+                on_delivery,
+                new_future,
+                wakeup,
+            )
+            wake = False  # append_record woke the sender if the batch became full
+        else:
+            future = None
+            wake = False
+            lock_acquire()
+            try:
+                queue = queues_get(tp)
+                if queue:
+                    batch = queue[-1]
+                    if batch.appendable:
+                        estimated = batch.estimated_size + size
+                        if estimated <= batch_size:
+                            records = batch.records
+                            index = len(records)
+                            records.append((timestamp_ms, key_bytes, value_bytes, header_list))
+                            batch.estimated_size = estimated
+                            if on_delivery is not None:
+                                batch.callbacks.append((index, timestamp_ms, on_delivery))
+                            if estimated >= batch_size:
+                                batch.full = True
+                                batch.appendable = False
+                                wake = True
+                            future = new_future((batch, index, timestamp_ms))
+            finally:
+                lock_release()
         if future is None:
             result = append_slow(
                 tp, timestamp_ms, key_bytes, value_bytes, header_list, size, on_delivery, max_block=max_block

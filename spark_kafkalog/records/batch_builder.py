@@ -14,7 +14,6 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Sequence
-from operator import itemgetter
 
 from spark_kafkalog.records.batch import (
     ATTRIBUTES_OFFSET,
@@ -189,8 +188,6 @@ class RecordBatchBuilder:
 _SMALL = _CACHE[-_CACHE_MIN:]
 _SMALL_SIZE = [len(v) for v in _SMALL]
 
-_timestamp_of = itemgetter(0)
-
 RecordTuple = tuple[int, "bytes | None", "bytes | None", Sequence[tuple[str, "bytes | None"]]]
 
 
@@ -221,7 +218,9 @@ def _encode_one(timestamp_delta: int, offset_delta: int, key, value, headers) ->
     return varint(len(body)) + body
 
 
-def _encode_record_tuples_py(records: Sequence[RecordTuple], base_timestamp: int, header_room: int = 0) -> bytearray:
+def _encode_record_tuples_py(
+    records: Sequence[RecordTuple], base_timestamp: int, header_room: int = 0
+) -> tuple[bytearray, int]:
     """Pure-Python ``encode_record_tuples``: non-null key and value, no headers and 1-2 byte varints
     take the inlined path, everything else ``_encode_one``."""
     small, size = _SMALL, _SMALL_SIZE
@@ -229,7 +228,10 @@ def _encode_record_tuples_py(records: Sequence[RecordTuple], base_timestamp: int
     parts: list[bytes] = [bytes(header_room)]
     extend = parts.extend
     offset_delta = 0
+    max_timestamp = base_timestamp
     for timestamp, key, value, headers in records:
+        if timestamp > max_timestamp:
+            max_timestamp = timestamp
         delta = timestamp - base_timestamp
         if key is not None and value is not None and not headers and 0 <= delta < hi and offset_delta < hi:
             kl = len(key)
@@ -243,7 +245,7 @@ def _encode_record_tuples_py(records: Sequence[RecordTuple], base_timestamp: int
                     continue
         parts.append(_encode_one(delta, offset_delta, key, value, headers))
         offset_delta += 1
-    return bytearray(b"").join(parts)
+    return bytearray(b"").join(parts), max_timestamp
 
 
 try:
@@ -252,8 +254,10 @@ except ImportError:  # no compiler at install time, or a build from before this 
     _encode_record_tuples_c = None
 
 
-def encode_record_tuples(records: Sequence[RecordTuple], base_timestamp: int, header_room: int = 0) -> bytearray:
-    """``header_room`` zero bytes, then the records section of a v2 batch holding ``records``
+def encode_record_tuples(
+    records: Sequence[RecordTuple], base_timestamp: int, header_room: int = 0
+) -> tuple[bytearray, int]:
+    """``(buffer, max timestamp)``: ``header_room`` zero bytes, then the records section of a v2 batch holding ``records``
     (``(timestamp_ms, key, value, headers)`` tuples; headers are ``(str, bytes | None)`` pairs) with offset
     deltas 0..n-1 and timestamp deltas from ``base_timestamp``: the compiled kernel when built and the
     records are plain (bytes, lists, tuples), else the pure-Python reference; the same bytes either way."""
@@ -281,8 +285,8 @@ def build_batch(
     if not records:
         return bytearray()
     base_timestamp = records[0][0]
-    max_timestamp = max(-1, max(map(_timestamp_of, records)))  # -1 (none) below, as RecordBatchBuilder
-    buf = encode_record_tuples(records, base_timestamp, BATCH_HEADER_SIZE)
+    buf, max_timestamp = encode_record_tuples(records, base_timestamp, BATCH_HEADER_SIZE)
+    max_timestamp = max(max_timestamp, -1)  # -1 (none) below, as RecordBatchBuilder
     if compression:
         payload = compress(Compression(compression), memoryview(buf)[BATCH_HEADER_SIZE:])
         buf = bytearray(BATCH_HEADER_SIZE) + payload

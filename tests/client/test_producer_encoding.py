@@ -71,8 +71,9 @@ def test_build_batch_writes_the_bytes_the_record_builder_writes(records, codec):
 @settings(max_examples=150, deadline=None)
 @given(records=record_lists())
 def test_the_python_encoder_matches_the_record_builder(records):
-    section = batch_builder._encode_record_tuples_py(records, records[0][0])
+    section, max_timestamp = batch_builder._encode_record_tuples_py(records, records[0][0])
     assert build_batch(records)[61:] == section == builder_bytes(records, Compression.NONE)[61:]
+    assert max_timestamp == max(r[0] for r in records)
 
 
 @needs_kernels
@@ -80,7 +81,9 @@ def test_the_python_encoder_matches_the_record_builder(records):
 @given(records=record_lists())
 def test_the_compiled_encoder_matches_the_python_encoder(records):
     base = records[0][0]
-    assert _kernels.encode_record_tuples(records, base) == batch_builder._encode_record_tuples_py(records, base)
+    compiled = _kernels.encode_record_tuples(records, base, 61)
+    assert compiled == batch_builder._encode_record_tuples_py(records, base, 61)
+    assert compiled[0][:61] == bytes(61) and compiled[1] == max(r[0] for r in records)
 
 
 @needs_kernels
