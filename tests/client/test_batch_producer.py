@@ -194,3 +194,11 @@ def test_confluent_kafka_reads_what_send_batch_wrote(bootstrap, codec):
     for m in got:
         key, value, headers, ts = expected[m.timestamp()[1]]
         assert (m.key(), m.value(), m.headers() or []) == (key, value, headers)
+
+
+def test_another_partitioner_is_asked_row_by_row(bootstrap):
+    topic = new_topic(bootstrap, 3)
+    with Producer(bootstrap, partitioner="round_robin") as producer:
+        result = producer.send_batch(topic, [b"%d" % i for i in range(30)], [b"same-key"] * 30)
+        result.result(30)
+    assert result.partitions.tolist() == [i % 3 for i in range(30)]
