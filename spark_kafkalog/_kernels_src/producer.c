@@ -309,6 +309,10 @@ static PyObject *append_record(PyObject *self, PyObject *const *args, Py_ssize_t
     /* GC allocations first (see above) */
     record = PyTuple_Pack(4, timestamp, args[4], args[5], args[6]);
     if (record == NULL) goto done;
+    if (PyTuple_CheckExact(args[6]) && PyTuple_GET_SIZE(args[6]) == 0 && PyLong_CheckExact(timestamp) &&
+        (args[4] == Py_None || PyBytes_CheckExact(args[4])) && (args[5] == Py_None || PyBytes_CheckExact(args[5])))
+        PyObject_GC_UnTrack(record); /* no container inside: it can be in no cycle (as the GC itself concludes
+                                        for such tuples, one collection later) */
     future = ((PyTypeObject *)future_type)->tp_alloc((PyTypeObject *)future_type, 3);
     if (future == NULL) goto done;
     if (callback != Py_None) {

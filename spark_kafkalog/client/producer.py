@@ -8,6 +8,12 @@ pass as they are and ``str`` is UTF-8 encoded), picks the partition (explicit, e
 (``retries``, ``retry.backoff.ms``, bounded by ``delivery.timeout.ms``); idempotent by default
 (``enable.idempotence``; see ``sender`` and ``idempotence`` for ordering and duplicates).
 
+The per-record path is ``send_path``'s (a closure; the record is appended as a tuple to its partition's
+open batch, compiled and lock-free when ``spark_kafkalog._kernels`` is built) and records are encoded a
+whole batch at a time when the sender sends it (``records.build_batch``). Placement follows Java's
+built-in partitioner: murmur2 of the key, else sticky; the sticky partition moves after ``batch.size``
+bytes of the records it placed itself (keyed and explicit-partition records do not count).
+
 Every record's future completes exactly once - with its metadata or its error - and its ``on_delivery``
 callback (called on the sender thread; exceptions it raises are logged) runs once. Errors found in
 ``send`` itself are raised there: a serializer failure, an unknown topic or partition, a record larger

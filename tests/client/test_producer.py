@@ -296,3 +296,17 @@ def test_flush_times_out_while_a_broker_is_silent_and_close_fails_what_is_left(c
     producer.close(0.2)
     assert time.monotonic() - started < 5
     assert isinstance(future.exception(1), ProducerClosedError)
+
+
+def test_keyed_and_explicit_records_do_not_move_the_sticky_partition_of_null_keys(cluster):
+    # Java's BuiltInPartitioner counts only the bytes of records it placed itself: here 150 keyed and
+    # 150 explicit records (well over batch.size on every partition) leave the null-key partition alone.
+    with Producer(cluster.brokers[0].address, batch_size=1000, **FAST) as producer:
+        first = producer.send("t", b"null key")
+        for i in range(150):
+            producer.send("t", b"v" * 20, key=b"key-%d" % i)
+            producer.send("t", b"v" * 20, partition=i % 3)
+        second = producer.send("t", b"null key again")
+        assert first.result(5).partition == second.result(5).partition
+        moved = {producer.send("t", b"x" * 100).result(5).partition for _ in range(40)}
+    assert len(moved) > 1  # null-key records themselves still move it after batch.size bytes
