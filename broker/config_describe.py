@@ -1,10 +1,12 @@
 """What DescribeConfigs and CreateTopics (v5+) report: every config of a topic or a broker with its value,
 source and synonyms.
 
-Sources are Kafka's ``config_source`` codes: 1 topic override (``/config/topics``), 4 set in
-``server.properties``, 5 default. A topic config's synonyms are, in precedence order, the topic override
-and the broker key that sets its default (``log.retention.ms`` for ``retention.ms``). Types are Kafka's
-``ConfigType`` codes (v3+).
+Sources are Kafka's ``config_source`` codes: 1 topic override (``/config/topics``), 2 this broker's
+dynamic config (``/config/brokers/<id>``), 3 the cluster-wide dynamic default (``/config/brokers/<default>``),
+4 set in ``server.properties``, 5 default. A topic config's synonyms are, in precedence order, the topic
+override and the broker key that sets its default (``log.retention.ms`` for ``retention.ms``) from each
+source that sets it. ``dynamic`` (``broker.dynamic_config.DynamicBrokerConfig``) holds the dynamic broker
+values; without it only static sources are reported. Types are Kafka's ``ConfigType`` codes (v3+).
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .config import CONFIG_KEYS, _to_property
+from .dynamic_config import DYNAMIC_BROKER_KEYS, DynamicBrokerConfig
 
 if TYPE_CHECKING:
     from .services import BrokerServices
 
-TOPIC, DEFAULT, STATIC_BROKER = 1, 5, 4
+TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT_BROKER, STATIC_BROKER, DEFAULT = 1, 2, 3, 4, 5
 CONFIG_TYPES = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7, "password": 9}
 
 
@@ -31,23 +34,44 @@ class DescribedConfig:
     type: int
     doc: str
     sensitive: bool = False
+    read_only: bool = False
 
     @property
     def is_default(self) -> bool:
         return self.source == DEFAULT
 
 
-def describe_topic_configs(broker: BrokerServices, overrides: Mapping[str, str]) -> list[DescribedConfig]:
-    cfg = broker.log_config_for(overrides)
+def _dynamic_synonyms(dynamic: DynamicBrokerConfig | None, key: str) -> list[tuple[str, str | None, int]]:
+    if dynamic is None:
+        return []
+    out: list[tuple[str, str | None, int]] = []
+    if key in dynamic.per_broker:
+        out.append((key, dynamic.per_broker[key], DYNAMIC_BROKER))
+    if key in dynamic.cluster_default:
+        out.append((key, dynamic.cluster_default[key], DYNAMIC_DEFAULT_BROKER))
+    return out
+
+
+def describe_topic_configs(
+    broker: BrokerServices, overrides: Mapping[str, str], dynamic: DynamicBrokerConfig | None = None
+) -> list[DescribedConfig]:
+    if dynamic is not None and (dynamic.per_broker or dynamic.cluster_default):
+        cfg = dynamic.log_defaults().with_topic_overrides(overrides)
+    else:
+        cfg = broker.log_config_for(overrides)
     originals = broker.config.originals
     out = []
     for e in cfg.describe(overrides):
         synonyms = []
         if e.name in overrides:
             synonyms.append((e.name, overrides[e.name], TOPIC))
+        dyn = _dynamic_synonyms(dynamic, e.synonym)
+        synonyms += dyn
         if e.synonym in originals:
             synonyms.append((e.synonym, originals[e.synonym], STATIC_BROKER))
         source = int(e.source)
+        if source != TOPIC and dyn:
+            source = dyn[0][2]
         out.append(
             DescribedConfig(
                 e.name, e.value, source, synonyms or [(e.synonym, e.value, DEFAULT)], CONFIG_TYPES.get(e.type, 0), e.doc
@@ -56,22 +80,49 @@ def describe_topic_configs(broker: BrokerServices, overrides: Mapping[str, str])
     return out
 
 
-def describe_broker_configs(broker: BrokerServices) -> list[DescribedConfig]:
+def describe_broker_configs(
+    broker: BrokerServices, dynamic: DynamicBrokerConfig | None = None
+) -> list[DescribedConfig]:
+    """Every broker config of this broker, dynamic values first (read-only unless dynamic)."""
     originals = broker.config.originals
     out = []
     for key in CONFIG_KEYS:
         value = broker.config[key.name]
         text = None if value is None else _to_property(value)
         source = STATIC_BROKER if key.name in originals else DEFAULT
+        synonyms = _dynamic_synonyms(dynamic, key.name) + [(key.name, text, source)]
+        if synonyms[0][2] in (DYNAMIC_BROKER, DYNAMIC_DEFAULT_BROKER):
+            text, source = synonyms[0][1], synonyms[0][2]
         out.append(
             DescribedConfig(
                 key.name,
                 text,
                 source,
-                [(key.name, text, source)],
+                synonyms,
                 CONFIG_TYPES.get(key.type, 0),
                 key.doc,
                 key.type == "password",
+                key.name not in DYNAMIC_BROKER_KEYS,
+            )
+        )
+    return out
+
+
+def describe_default_broker_configs(dynamic: DynamicBrokerConfig) -> list[DescribedConfig]:
+    """The cluster-wide dynamic defaults (``/config/brokers/<default>``): what Kafka lists for the broker
+    resource named ``""``."""
+    by_name = {k.name: k for k in CONFIG_KEYS}
+    out = []
+    for name, value in sorted(dynamic.cluster_default.items()):
+        key = by_name.get(name)
+        out.append(
+            DescribedConfig(
+                name,
+                value,
+                DYNAMIC_DEFAULT_BROKER,
+                [(name, value, DYNAMIC_DEFAULT_BROKER)],
+                CONFIG_TYPES.get(key.type, 0) if key else 0,
+                key.doc if key else "",
             )
         )
     return out

@@ -7,6 +7,11 @@ partition-state watch; a state change updates the cache and makes the replica ma
 the leader or follower role; a deleted topic leaves the cache and its local logs are deleted. The first
 topics snapshot also deletes local logs of topics that no longer exist.
 
+Config changes (a notification under ``/config/changes``, written by AlterConfigs and
+IncrementalAlterConfigs on any broker) re-read this broker's dynamic broker configs (``/config/brokers/<default>``
+and ``/<id>``, kept in ``dynamic_config``) and every topic's overrides; a topic whose effective ``LogConfig``
+changed gets it at once (retention, segment size, cleanup policy, min.insync.replicas... of its open logs).
+
 ``ready`` is set once the first brokers and topics snapshots and every known topic's states are applied.
 Event-loop only, apart from the registry callbacks, which only post events.
 """
@@ -19,7 +24,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .cluster.registry import ClusterRegistry, NoSuchTopicError, RegistryError, TopicAssignment
-from .config import ConfigError
+from .config import BrokerConfig, ConfigError
+from .dynamic_config import DEFAULT_ENTITY, DynamicBrokerConfig
 
 if TYPE_CHECKING:
     from .log import LogConfig
@@ -46,8 +52,12 @@ class MetadataSync:
         self.registry = registry
         self.metadata = metadata
         self.replica_manager = replica_manager
-        self.log_config_for = log_config_for
+        self._static_log_config_for = log_config_for
         self.run_blocking = run_blocking
+        static = getattr(replica_manager, "config", None)
+        if static is None:
+            static = BrokerConfig.from_properties({"broker.id": str(broker_id)})
+        self.dynamic_config = DynamicBrokerConfig(static)
         self.ready = asyncio.Event()
         self._events: asyncio.Queue = asyncio.Queue()
         self._subs: list[Any] = []
@@ -64,6 +74,7 @@ class MetadataSync:
         self._task = self._loop.create_task(self._run(), name="metadata-sync")
         reg = self.registry
         self._subs = [
+            reg.on_config_changes(self._post("configs")),
             reg.on_brokers_changed(self._post("brokers")),
             reg.on_controller_changed(self._post("controller")),
             reg.on_topics_changed(self._post("topics")),
@@ -116,6 +127,8 @@ class MetadataSync:
             log.info("ZooKeeper session re-established; broker %d registered again", self.broker_id)
         elif kind == "topics":
             await self._topics_changed(value)
+        elif kind == "configs":
+            await self._configs_changed()
         elif kind == "states":
             self._pending_states.discard(topic)
             assignment = self._assignments.get(topic)
@@ -125,6 +138,39 @@ class MetadataSync:
             self.replica_manager.apply_topic(
                 topic, dict(assignment.partitions), value, self.log_config_for(self._configs.get(topic, {}))
             )
+
+    def log_config_for(self, overrides: Mapping[str, str]) -> LogConfig:
+        """A topic's effective config: its overrides over the broker defaults with the dynamic ones applied."""
+        if not self.dynamic_config.cluster_default and not self.dynamic_config.per_broker:
+            return self._static_log_config_for(overrides)
+        return self.dynamic_config.log_defaults().with_topic_overrides(overrides)
+
+    async def _configs_changed(self) -> None:
+        reg, run = self.registry, self.run_blocking
+        try:
+            defaults_changed = self.dynamic_config.update(
+                await run(reg.broker_config, DEFAULT_ENTITY), await run(reg.broker_config, str(self.broker_id))
+            )
+        except ConfigError as e:
+            log.error("invalid dynamic broker config in the registry (%s); keeping the previous values", e)
+            defaults_changed = False
+        if "topics" not in self._seen:
+            return  # the first topics snapshot reads every config
+        for name in list(self._assignments):
+            try:
+                config = await run(reg.topic_config, name)
+                self.log_config_for(config)
+            except NoSuchTopicError:
+                continue
+            except ConfigError as e:
+                log.error("topic %s has an invalid configuration (%s); keeping the previous one", name, e)
+                continue
+            if config == self._configs.get(name) and not defaults_changed:
+                continue
+            self._configs[name] = config
+            if name in self.metadata.topics:
+                await self._apply("states", name, dict(self.metadata.topics[name].states))
+            log.info("topic %s: config now %s", name, config)
 
     async def _topics_changed(self, topics: dict[str, TopicAssignment]) -> None:
         first = "topics" not in self._seen

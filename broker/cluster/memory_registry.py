@@ -31,8 +31,8 @@ from .registry import (
     TopicExistsError,
     new_cluster_id,
 )
+from .zk_layout import broker_config_path, consumer_offset_path
 from .zk_layout import check_replacement as _check_replacement
-from .zk_layout import consumer_offset_path
 
 if TYPE_CHECKING:
     from .registration_record import RegistrationRecord
@@ -49,6 +49,8 @@ class MemoryRegistryStore:
         self.brokers: dict[int, tuple[BrokerInfo, MemoryRegistry]] = {}
         self.topics: dict[str, TopicAssignment] = {}
         self.configs: dict[str, dict[str, str]] = {}
+        self.broker_configs: dict[str, dict[str, str]] = {}
+        self.config_changes = 0
         self.states: dict[str, dict[int, PartitionState]] = {}
         self.deletions: set[str] = set()
         self.controller: tuple[int, MemoryRegistry] | None = None
@@ -166,7 +168,24 @@ class MemoryRegistry(ClusterRegistry):
             if name not in s.topics:
                 raise NoSuchTopicError(name)
             s.configs[name] = dict(config)
+            s.config_changes += 1
             s.changed("topics")
+            s.changed("configs")
+
+    def broker_config(self, entity: str) -> dict[str, str]:
+        broker_config_path(entity)
+        with self.store.lock:
+            self._check()
+            return dict(self.store.broker_configs.get(entity, {}))
+
+    def set_broker_config(self, entity: str, config: Mapping[str, str]) -> None:
+        broker_config_path(entity)
+        s = self.store
+        with s.lock:
+            self._check()
+            s.broker_configs[entity] = dict(config)
+            s.config_changes += 1
+            s.changed("configs")
 
     def add_partitions(self, name: str, new: Mapping[int, tuple[int, ...]]) -> TopicAssignment:
         s = self.store
@@ -327,6 +346,8 @@ class MemoryRegistry(ClusterRegistry):
             return dict(s.states.get(topic, {}))
         if what == "controller":
             return None if s.controller is None else s.controller[0]
+        if what == "configs":
+            return s.config_changes
         raise AssertionError(what)
 
     def _watch(self, what: str, topic: str | None, callback: Callable) -> Subscription:
@@ -369,6 +390,9 @@ class MemoryRegistry(ClusterRegistry):
 
     def on_controller_changed(self, callback) -> Subscription:
         return self._watch("controller", None, callback)
+
+    def on_config_changes(self, callback) -> Subscription:
+        return self._watch("configs", None, callback)
 
     def on_session_reestablished(self, callback) -> Subscription:
         return Subscription()  # an in-process registry has no sessions to lose

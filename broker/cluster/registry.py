@@ -21,6 +21,9 @@ ZooKeeper layout and node contents (JSON, UTF-8; Kafka 2.x ZooKeeper-mode format
     /controller_epoch                decimal integer, e.g. "3"; the first elected controller gets epoch 1
     /config/topics/<t>               {"version":1,"config":{"cleanup.policy":"compact"}}
     /config/changes/config_change_<10-digit seq>   persistent sequential {"version":2,"entity_path":"topics/<t>"}
+                                     (or "brokers/<id>", "brokers/<default>")
+    /config/brokers/<id>             {"version":1,"config":{"log.retention.ms":"60000"}}  dynamic broker configs
+    /config/brokers/<default>        the same, cluster-wide defaults of every broker
     /admin/delete_topics/<t>         empty; present while the topic awaits deletion
     /consumers/<g>/offsets/<t>/<p>   decimal offset, e.g. "42" (0.8 ZooKeeper offset storage)
 
@@ -475,6 +478,19 @@ class ClusterRegistry(abc.ABC):
     @abc.abstractmethod
     def set_topic_config(self, name: str, config: Mapping[str, str]) -> None:
         """Replace the topic's overrides and write a config change notification; NoSuchTopicError."""
+
+    @abc.abstractmethod
+    def broker_config(self, entity: str) -> dict[str, str]:
+        """Dynamic configs of ``entity``: a broker id (``"1"``) or ``"<default>"`` (cluster-wide); empty when none."""
+
+    @abc.abstractmethod
+    def set_broker_config(self, entity: str, config: Mapping[str, str]) -> None:
+        """Replace ``entity``'s dynamic broker configs and write a config change notification."""
+
+    @abc.abstractmethod
+    def on_config_changes(self, callback: Callable[[int], None]) -> Subscription:
+        """Watch config change notifications (``/config/changes``): callback(count of notifications) after any
+        topic or broker config write; re-read the configs you follow when it is called."""
 
     @abc.abstractmethod
     def add_partitions(self, name: str, new: Mapping[int, tuple[int, ...]]) -> TopicAssignment:

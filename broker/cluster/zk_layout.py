@@ -10,6 +10,7 @@ nodes::
     /controller_epoch                decimal integer, "0" before any election
     /config/topics/<t>               {"version":1,"config":{"cleanup.policy":"compact"}}
     /config/changes/config_change_<10-digit seq>                 {"version":2,"entity_path":"topics/<t>"}
+    /config/brokers/<id> and /config/brokers/<default>           {"version":1,"config":{"log.retention.ms":"5"}}
     /consumers/<g>/offsets/<t>/<p>   decimal offset, e.g. "42"
 
 JSON is written compact (no spaces), as Kafka writes it. Decoders raise ValueError naming the node and quoting
@@ -45,6 +46,9 @@ __all__ = [
     "partition_path",
     "partition_state_path",
     "topic_config_path",
+    "broker_config_path",
+    "CONFIG_CHANGES",
+    "BROKER_DEFAULT_ENTITY",
     "deletion_path",
     "consumer_offset_path",
     "encode_cluster_id",
@@ -55,6 +59,7 @@ __all__ = [
     "decode_controller_epoch",
     "encode_topic_config",
     "decode_topic_config",
+    "decode_entity_config",
     "encode_config_change",
     "encode_offset",
     "decode_offset",
@@ -84,7 +89,10 @@ CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
 CLUSTER_ID = "/cluster/id"
 DELETE_TOPICS = "/admin/delete_topics"
+CONFIG_CHANGES = "/config/changes"
 CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
+BROKER_DEFAULT_ENTITY = "<default>"
+"""The entity name of the cluster-wide dynamic broker defaults (``/config/brokers/<default>``)."""
 
 
 def _dumps(obj: dict) -> bytes:
@@ -135,6 +143,13 @@ def partition_state_path(topic: str, partition: int) -> str:
 
 def topic_config_path(topic: str) -> str:
     return f"/config/topics/{topic}"
+
+
+def broker_config_path(entity: str) -> str:
+    """``/config/brokers/<id>`` or ``/config/brokers/<default>``; ValueError for any other entity name."""
+    if entity != BROKER_DEFAULT_ENTITY and not (entity.isdigit() and entity.isascii()):
+        raise ValueError(f"broker config entity must be a broker id or {BROKER_DEFAULT_ENTITY}, not {entity!r}")
+    return f"/config/brokers/{entity}"
 
 
 def deletion_path(topic: str) -> str:
@@ -197,16 +212,22 @@ def encode_topic_config(config: Mapping[str, object]) -> bytes:
 
 
 def decode_topic_config(topic: str, data: bytes) -> dict[str, str]:
+    return decode_entity_config(topic_config_path(topic), data)
+
+
+def decode_entity_config(path: str, data: bytes) -> dict[str, str]:
+    """The ``config`` map of a ``/config/<type>/<entity>`` node (same format for topics and brokers)."""
     try:
         obj = json.loads(data)
         return {str(k): str(v) for k, v in obj["config"].items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{topic_config_path(topic)}: malformed config node {data!r:.200}") from exc
+        raise ValueError(f"{path}: malformed config node {data!r:.200}") from exc
 
 
-def encode_config_change(topic: str) -> bytes:
-    """The notification a config change of ``topic`` leaves under ``/config/changes`` (version 2)."""
-    return _dumps({"version": 2, "entity_path": f"topics/{topic}"})
+def encode_config_change(topic: str, entity_type: str = "topics") -> bytes:
+    """The notification a config change of ``topic`` (or of another entity: ``brokers/<id>``) leaves under
+    ``/config/changes`` (version 2)."""
+    return _dumps({"version": 2, "entity_path": f"{entity_type}/{topic}"})
 
 
 def encode_offset(offset: int) -> bytes:

@@ -215,6 +215,26 @@ class ZooKeeperRegistry(ClusterRegistry):
             f"topic {name!r}: config node kept changing; gave up after {_CONFIG_WRITE_ATTEMPTS} attempts"
         )
 
+    def broker_config(self, entity: str) -> dict[str, str]:
+        path = zl.broker_config_path(entity)
+        node = self._zk.get_if_exists(path)
+        return {} if node is None else zl.decode_entity_config(path, node[0])
+
+    def set_broker_config(self, entity: str, config: Mapping[str, str]) -> None:
+        """Write ``/config/brokers/<entity>`` (created when missing) and the change notification in one transaction."""
+        path = zl.broker_config_path(entity)
+        data, change = zl.encode_topic_config(config), zl.encode_config_change(entity, "brokers")
+        for _ in range(_CONFIG_WRITE_ATTEMPTS):
+            write = SetOp(path, data) if self._zk.exists(path) is not None else CreateOp(path, data)
+            try:
+                self._zk.commit([write, CreateOp(zl.CONFIG_CHANGE_PREFIX, change, sequential=True)])
+                return
+            except (NodeExistsError, NoNodeError) as exc:
+                log.debug("set_broker_config(%r): %s; retrying", entity, exc)
+                if isinstance(exc, NoNodeError) and exc.path in (path, zl.CONFIG_CHANGE_PREFIX):
+                    self._zk.ensure_path(exc.path.rsplit("/", 1)[0])
+        raise StaleStateError(f"broker config {entity!r}: node kept changing; gave up after {_CONFIG_WRITE_ATTEMPTS}")
+
     def add_partitions(self, name: str, new: Mapping[int, tuple[int, ...]]) -> TopicAssignment:
         path = zl.topic_path(zl.check_topic(name))
         node = self._zk.get_if_exists(path)
@@ -368,6 +388,9 @@ class ZooKeeperRegistry(ClusterRegistry):
 
     def on_controller_changed(self, callback) -> Subscription:
         return self._zk.watch("controller", self._read_controller, callback)
+
+    def on_config_changes(self, callback) -> Subscription:
+        return self._zk.watch("config-changes", lambda w: len(self._zk.children(zl.CONFIG_CHANGES, w)), callback)
 
     def on_session_reestablished(self, callback) -> Subscription:
         return self._zk.on_session_reestablished(callback)

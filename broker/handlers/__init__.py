@@ -32,6 +32,8 @@ MODULES = (
     "create_partitions",
     "delete_records",
     "describe_configs",
+    "alter_configs",
+    "incremental_alter_configs",
     "describe_cluster",
     "controlled_shutdown",
     "alter_partition_reassignments",

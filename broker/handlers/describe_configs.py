@@ -1,13 +1,17 @@
 """DescribeConfigs (key 32), v0-4: topic configs (every topic-level key with its value and source: topic
-override, ``server.properties`` or default) and this broker's static configs. ``configuration_keys`` null
-means all. v0 reports ``is_default``; v1+ ``config_source`` and, when asked, synonyms; v3+ type and
-documentation. A broker resource must name this broker (or be empty); other resource types (broker
-loggers, client quotas, ...) are INVALID_REQUEST.
+override, this broker's or the cluster-wide dynamic broker config, ``server.properties`` or default) and
+this broker's configs (dynamic values from ``/config/brokers/<id>`` and ``<default>`` first; read-only
+unless dynamic). ``configuration_keys`` null means all. v0 reports ``is_default``; v1+ ``config_source``
+and, when asked, synonyms; v3+ type and documentation. A broker resource must name this broker; an empty
+name lists the cluster-wide dynamic defaults (as Kafka does); other resource types (broker loggers,
+client quotas, ...) are INVALID_REQUEST.
 """
 
 from __future__ import annotations
 
-from broker.config_describe import describe_broker_configs, describe_topic_configs
+from broker.config import ConfigError
+from broker.config_describe import describe_broker_configs, describe_default_broker_configs, describe_topic_configs
+from broker.dynamic_config import DEFAULT_ENTITY, DynamicBrokerConfig
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -22,6 +26,7 @@ async def handle(ctx, request):
     Result = Resp.DescribeConfigsResult
     Entry = Result.DescribeConfigsResourceResult
     results = []
+    dynamic = await _dynamic_config(b)
     for res in request.resources:
         out = Result(
             error_code=ErrorCode.NONE,
@@ -37,13 +42,16 @@ async def handle(ctx, request):
                 out.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 out.error_message = f"topic {res.resource_name!r} does not exist"
                 continue
-            described = describe_topic_configs(b, t.config)
+            described = describe_topic_configs(b, t.config, dynamic)
         elif res.resource_type == BROKER:
-            if res.resource_name not in ("", str(b.broker_id)):
+            if res.resource_name == "":
+                described = describe_default_broker_configs(dynamic)
+            elif res.resource_name == str(b.broker_id):
+                described = describe_broker_configs(b, dynamic)
+            else:
                 out.error_code = ErrorCode.INVALID_REQUEST
                 out.error_message = f"this is broker {b.broker_id}; ask broker {res.resource_name} for its configs"
                 continue
-            described = describe_broker_configs(b)
         else:
             out.error_code = ErrorCode.INVALID_REQUEST
             out.error_message = f"resource type {res.resource_type} is not supported (2 topic, 4 broker)"
@@ -56,7 +64,7 @@ async def handle(ctx, request):
                 Entry(
                     name=d.name,
                     value=None if d.sensitive else d.value,
-                    read_only=res.resource_type == BROKER,
+                    read_only=d.read_only,
                     is_default=d.is_default,
                     config_source=d.source,
                     is_sensitive=d.sensitive,
@@ -68,3 +76,15 @@ async def handle(ctx, request):
                 )
             )
     return Resp(throttle_time_ms=0, results=results)
+
+
+async def _dynamic_config(b) -> DynamicBrokerConfig:
+    """This broker's dynamic broker configs as the registry holds them now (invalid ones are left out)."""
+    dynamic = DynamicBrokerConfig(b.config)
+    default = await b.run_blocking(b.registry.broker_config, DEFAULT_ENTITY)
+    own = await b.run_blocking(b.registry.broker_config, str(b.broker_id))
+    try:
+        dynamic.update(default, own)
+    except ConfigError:
+        pass
+    return dynamic

@@ -3,8 +3,9 @@ and administer consumer groups (``spark_kafkalog.client.group_admin``: list, des
 
 CreateTopics, DeleteTopics, CreatePartitions and the partition reassignment requests
 (``spark_kafkalog.client.admin_reassignments``) go to the controller named by Metadata (NOT_CONTROLLER
-refreshes it and retries); DeleteRecords goes to each partition's leader; DescribeConfigs and Metadata go
-to any broker. Each call is sent at the highest version both sides support (CreateTopics with broker
+refreshes it and retries); DeleteRecords goes to each partition's leader; DescribeConfigs, AlterConfigs and
+IncrementalAlterConfigs (``spark_kafkalog.client.admin_configs``) go to the broker a broker resource names,
+else to any broker, as does Metadata. Each call is sent at the highest version both sides support (CreateTopics with broker
 defaults - ``-1`` partitions or replication factor - needs v4+).
 
 Per-topic failures are collected: a call raises one ``AdminOperationError`` listing every failed topic,
@@ -19,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spark_kafkalog.client import admin_reassignments
+from spark_kafkalog.client import admin_configs, admin_reassignments
+from spark_kafkalog.client.admin_configs import AlterConfigOp, ConfigEntry, ConfigResource
 from spark_kafkalog.client.admin_reassignments import PartitionReassignment
 from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
@@ -34,7 +36,14 @@ from spark_kafkalog.client.group_admin import (
 from spark_kafkalog.client.types import NewTopic, PartitionDescription, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-__all__ = ["AdminClient", "AdminOperationError", "PartitionReassignment"]
+__all__ = [
+    "AdminClient",
+    "AdminOperationError",
+    "AlterConfigOp",
+    "ConfigEntry",
+    "ConfigResource",
+    "PartitionReassignment",
+]
 
 _CREATE_TOPICS = int(ApiKey.CREATE_TOPICS)
 _DELETE_TOPICS = int(ApiKey.DELETE_TOPICS)
@@ -386,6 +395,53 @@ class AdminClient:
             for entry in result.configs:
                 out[entry.name] = entry.value
         return out
+
+    # configs of topics and brokers (spark_kafkalog.client.admin_configs) ----------------------------
+    def _config_send(self, what: str):
+        client = self.client
+
+        def send(api_key: int, body: Any, *, node_id: int | None) -> tuple[int, Any]:
+            def attempt() -> tuple[int, Any]:
+                if node_id is not None and client.metadata.broker(node_id) is None:
+                    client.refresh_metadata_once([])
+                    if client.metadata.broker(node_id) is None:
+                        raise KafkaClientError(f"{what}: broker {node_id} is not in the cluster")
+                return client.send_request(api_key, body, node_id=node_id)
+
+            return client.call_with_retries(attempt, what=what)
+
+        return send
+
+    def describe_resource_configs(
+        self, resources: Iterable[ConfigResource], *, keys: Iterable[str] | None = None, synonyms: bool = False
+    ) -> dict[ConfigResource, list[ConfigEntry]]:
+        """Every config of each resource with its value and source (``ConfigEntry``); a broker resource
+        ``(4, "1")`` is asked of broker 1, ``(4, "")`` gives the cluster-wide dynamic defaults."""
+        out, errors = admin_configs.describe_configs(self._config_send("DescribeConfigs"), resources, keys, synonyms)
+        if errors:
+            raise AdminOperationError("DescribeConfigs", errors)
+        return out
+
+    def alter_configs(
+        self, configs: Mapping[ConfigResource, Mapping[str, str]], *, validate_only: bool = False
+    ) -> None:
+        """Replace each resource's whole set of dynamic configs (AlterConfigs): keys left out are removed."""
+        errors = admin_configs.alter_configs(
+            self._config_send("AlterConfigs"), configs, incremental=False, validate_only=validate_only
+        )
+        if errors:
+            raise AdminOperationError("AlterConfigs", errors)
+
+    def incremental_alter_configs(
+        self, ops: Mapping[ConfigResource, Iterable[AlterConfigOp]], *, validate_only: bool = False
+    ) -> None:
+        """Change keys one by one (IncrementalAlterConfigs): ``AlterConfigOp(name, value, op)`` with op
+        ``SET``, ``DELETE``, ``APPEND`` or ``SUBTRACT`` (``spark_kafkalog.client.admin_configs``)."""
+        errors = admin_configs.alter_configs(
+            self._config_send("IncrementalAlterConfigs"), ops, incremental=True, validate_only=validate_only
+        )
+        if errors:
+            raise AdminOperationError("IncrementalAlterConfigs", errors)
 
     # partition reassignment (spark_kafkalog.client.admin_reassignments) ----------------------------
     def alter_partition_reassignments(

@@ -1,0 +1,161 @@
+"""Config administration for ``AdminClient``: DescribeConfigs (key 32), AlterConfigs (33) and
+IncrementalAlterConfigs (44).
+
+Resources are ``ConfigResource(type, name)``: ``TOPIC`` (2) by topic name, ``BROKER`` (4) by broker id, or
+``""`` for the cluster-wide dynamic defaults. A broker resource with an id is sent to that broker (Kafka's
+routing; it describes its own configs), everything else to any broker. ``alter_configs`` replaces each
+resource's dynamic set; ``incremental_alter_configs`` takes ``AlterConfigOp``s (SET, DELETE, APPEND,
+SUBTRACT). Per-resource failures raise one ``AdminOperationError`` keyed by resource. Thread-safe like
+``KafkaClient``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from spark_kafkalog.client.errors import KafkaClientError, error_for_code
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+
+__all__ = [
+    "AlterConfigOp",
+    "ConfigEntry",
+    "ConfigResource",
+    "TOPIC",
+    "BROKER",
+    "SET",
+    "DELETE",
+    "APPEND",
+    "SUBTRACT",
+    "SOURCE_NAMES",
+    "describe_configs",
+    "alter_configs",
+]
+
+TOPIC, BROKER = 2, 4
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+SOURCE_NAMES = {
+    1: "DYNAMIC_TOPIC_CONFIG",
+    2: "DYNAMIC_BROKER_CONFIG",
+    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    4: "STATIC_BROKER_CONFIG",
+    5: "DEFAULT_CONFIG",
+    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+}
+_DESCRIBE = int(ApiKey.DESCRIBE_CONFIGS)
+_ALTER = int(ApiKey.ALTER_CONFIGS)
+_INCREMENTAL = int(ApiKey.INCREMENTAL_ALTER_CONFIGS)
+
+Send = Callable[..., tuple[int, Any]]
+"""``KafkaClient.send_request`` behind retries: (api key, body, node_id=) -> (version, response)."""
+
+
+class ConfigResource(NamedTuple):
+    type: int
+    name: str
+
+
+class AlterConfigOp(NamedTuple):
+    name: str
+    value: str | None = None
+    op: int = SET
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One described config: its value (None when sensitive or unset), source (``SOURCE_NAMES``) and the
+    synonyms ``(name, value, source)`` in precedence order."""
+
+    name: str
+    value: str | None
+    source: int
+    read_only: bool
+    sensitive: bool
+    synonyms: tuple[tuple[str, str | None, int], ...] = ()
+
+    @property
+    def source_name(self) -> str:
+        return SOURCE_NAMES.get(self.source, f"UNKNOWN({self.source})")
+
+
+def _node(resource: ConfigResource) -> int | None:
+    return int(resource.name) if resource.type == BROKER and resource.name.isdigit() else None
+
+
+def describe_configs(
+    send: Send, resources: Iterable[ConfigResource], keys: Iterable[str] | None, synonyms: bool
+) -> tuple[dict[ConfigResource, list[ConfigEntry]], dict[ConfigResource, KafkaClientError]]:
+    """One DescribeConfigs per target broker; returns (entries by resource, failures by resource)."""
+    R = API_BY_KEY[_DESCRIBE].Request
+    wanted = None if keys is None else list(keys)
+    out: dict[ConfigResource, list[ConfigEntry]] = {}
+    errors: dict[ConfigResource, KafkaClientError] = {}
+    by_node: dict[int | None, list[ConfigResource]] = {}
+    for r in resources:
+        r = ConfigResource(*r)
+        by_node.setdefault(_node(r), []).append(r)
+    for node, group in by_node.items():
+        body = R(
+            resources=[
+                R.DescribeConfigsResource(resource_type=r.type, resource_name=r.name, configuration_keys=wanted)
+                for r in group
+            ],
+            include_synonyms=synonyms,
+            include_documentation=False,
+        )
+        _, response = send(_DESCRIBE, body, node_id=node)
+        for result in response.results:
+            res = ConfigResource(result.resource_type, result.resource_name)
+            if result.error_code:
+                errors[res] = error_for_code(result.error_code, "DescribeConfigs", detail=result.error_message)
+                continue
+            out[res] = [
+                ConfigEntry(
+                    e.name,
+                    e.value,
+                    e.config_source if e.config_source >= 0 else (5 if e.is_default else 4),
+                    e.read_only,
+                    e.is_sensitive,
+                    tuple((s.name, s.value, s.source) for s in e.synonyms),
+                )
+                for e in result.configs
+            ]
+    return out, errors
+
+
+def alter_configs(
+    send: Send,
+    changes: Mapping[ConfigResource, Mapping[str, str] | Iterable[AlterConfigOp]],
+    *,
+    incremental: bool,
+    validate_only: bool,
+) -> dict[ConfigResource, KafkaClientError]:
+    """AlterConfigs (``{resource: {name: value}}``) or IncrementalAlterConfigs (``{resource: [ops]}``);
+    returns the failed resources."""
+    api = _INCREMENTAL if incremental else _ALTER
+    R = API_BY_KEY[api].Request
+    by_node: dict[int | None, list[Any]] = {}
+    for res, configs in changes.items():
+        res = ConfigResource(*res)
+        if incremental:
+            ops = [AlterConfigOp(*o) for o in configs]  # type: ignore[misc]
+            items = [
+                R.AlterConfigsResource.AlterableConfig(name=o.name, config_operation=o.op, value=o.value) for o in ops
+            ]
+        else:
+            assert isinstance(configs, Mapping)
+            items = [R.AlterConfigsResource.AlterableConfig(name=k, value=v) for k, v in configs.items()]
+        by_node.setdefault(_node(res), []).append(
+            R.AlterConfigsResource(resource_type=res.type, resource_name=res.name, configs=items)
+        )
+    errors: dict[ConfigResource, KafkaClientError] = {}
+    what = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
+    for node, group in by_node.items():
+        _, response = send(api, R(resources=group, validate_only=validate_only), node_id=node)
+        for r in response.responses:
+            if r.error_code:
+                errors[ConfigResource(r.resource_type, r.resource_name)] = error_for_code(
+                    r.error_code, what, detail=r.error_message
+                )
+    return errors
