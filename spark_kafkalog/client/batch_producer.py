@@ -287,6 +287,7 @@ def send_batch(
     parts = _partition_rows(producer, topic, value_column, key_column, sizes, partition, num_partitions, available)
     if batch_bytes is None:
         batch_bytes = max(cfg.batch_size, min(cfg.max_request_size // 2, 512 * 1024))
+    batch_bytes = min(batch_bytes, cfg.max_request_size)  # a batch must fit in one request
     compression = cfg.compression_type
     accumulator = producer._accumulator
     max_block = cfg.max_block_ms / 1000.0
