@@ -13,7 +13,9 @@ For each value size (100 B, 1 KiB) and codec, a 2-partition topic of ``--records
 
 The broker is an ``EmbeddedCluster`` broker process on the same machine. Spark's batch write rate is
 measured per value size too (``spark.range`` rows into a topic). MB/s counts key + value bytes. Target:
-kafkalog >= 70% of the ceiling. Writes ``bench/results/datasource.json`` and ``datasource.png``.
+kafkalog >= 70% of the ceiling. Writes ``bench/results/datasource.json`` and ``datasource.png``, with the
+machine's load averages before and after (other processes share the cores) and whether the compiled
+record walk (``spark_kafkalog._kernels``) was used.
 
 Run: ``python bench/datasource_bench.py [--quick]``.
 """
@@ -306,9 +308,12 @@ def main() -> None:
     repeats = args.repeats or (1 if args.quick else 5)
     codecs = ("none", "lz4") if args.quick else CODECS
 
-    from broker.embedded_cluster import EmbeddedCluster
-    from spark_kafkalog.datasource import kafkalog_session
+    import os
 
+    from broker.embedded_cluster import EmbeddedCluster
+    from spark_kafkalog.datasource import arrow_decode, kafkalog_session
+
+    load_before = os.getloadavg()
     started = time.perf_counter()
     spark = kafkalog_session("local[2]", "kafkalog-bench", conf={"spark.ui.enabled": "false"})
     spark.sparkContext.setLogLevel("ERROR")
@@ -394,6 +399,11 @@ def main() -> None:
             "quick": args.quick,
         },
         "machine": machine_info(("pyspark", "pyarrow", "numpy", "confluent-kafka")),
+        "load_average_1_5_15_min": {
+            "before": [round(v, 2) for v in load_before],
+            "after": [round(v, 2) for v in os.getloadavg()],
+        },
+        "compiled_decode": arrow_decode._kernels is not None,
         "cases": cases,
         "spark_write": writes,
         "target": {"min_ratio_to_ceiling": TARGET, "cases_below": below},
