@@ -11,12 +11,14 @@ values; without it only static sources are reported. Types are Kafka's ``ConfigT
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .config import CONFIG_KEYS, _to_property
 from .dynamic_config import DYNAMIC_BROKER_KEYS, DynamicBrokerConfig
+from .log.config import LogConfig
 
 if TYPE_CHECKING:
     from .services import BrokerServices
@@ -69,15 +71,19 @@ def describe_topic_configs(
         synonyms += dyn
         if e.synonym in originals:
             synonyms.append((e.synonym, originals[e.synonym], STATIC_BROKER))
+        else:
+            synonyms.append((e.synonym, _builtin_defaults().get(e.name), DEFAULT))
         source = int(e.source)
         if source != TOPIC and dyn:
             source = dyn[0][2]
-        out.append(
-            DescribedConfig(
-                e.name, e.value, source, synonyms or [(e.synonym, e.value, DEFAULT)], CONFIG_TYPES.get(e.type, 0), e.doc
-            )
-        )
+        out.append(DescribedConfig(e.name, e.value, source, synonyms, CONFIG_TYPES.get(e.type, 0), e.doc))
     return out
+
+
+@functools.cache
+def _builtin_defaults() -> dict[str, str]:
+    """Every topic config's value when nothing sets it (the DEFAULT_CONFIG synonym)."""
+    return {e.name: e.value for e in LogConfig.broker_defaults({}).describe({})}
 
 
 def describe_broker_configs(
