@@ -51,10 +51,7 @@ def broker_entity(name: str) -> str:
 
 
 def _is_list(resource_type: int, key: str) -> bool:
-    if resource_type == TOPIC:
-        spec = TOPIC_CONFIG_KEYS.get(key)
-    else:
-        spec = KEYS_BY_NAME.get(key)
+    spec: Any = TOPIC_CONFIG_KEYS.get(key) if resource_type == TOPIC else KEYS_BY_NAME.get(key)
     return spec is not None and spec.type == "list"
 
 
@@ -142,7 +139,7 @@ async def alter_resource(
         nulls = [k for k, _, v in configs if v is None]
         if nulls:
             raise AlterError(ErrorCode.INVALID_REQUEST, f"{nulls[0]}: AlterConfigs does not take a null value")
-        new = {k: v for k, _, v in configs}
+        new = {k: v for k, _, v in configs if v is not None}
     try:
         if resource_type == TOPIC:
             b.log_config_for(new)

@@ -64,7 +64,7 @@ def describe_topic_configs(
     originals = broker.config.originals
     out = []
     for e in cfg.describe(overrides):
-        synonyms = []
+        synonyms: list[tuple[str, str | None, int]] = []
         if e.name in overrides:
             synonyms.append((e.name, overrides[e.name], TOPIC))
         dyn = _dynamic_synonyms(dynamic, e.synonym)

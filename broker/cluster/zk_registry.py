@@ -30,6 +30,7 @@ from broker.cluster.registry import (
     ClusterRegistry,
     NoSuchTopicError,
     PartitionState,
+    RegistryError,
     RegistryUnavailableError,
     StaleStateError,
     Subscription,
@@ -57,6 +58,9 @@ __all__ = ["ZooKeeperRegistry", "parse_connect_string"]
 log = logging.getLogger(__name__)
 
 _CONFIG_WRITE_ATTEMPTS = 10
+CONFIG_CHANGES_KEPT = 100
+"""Config change notifications kept under ``/config/changes``: each config write deletes older ones (Kafka
+purges them after 15 minutes; brokers here only need to hear that something changed)."""
 
 
 class ZooKeeperRegistry(ClusterRegistry):
@@ -204,6 +208,7 @@ class ZooKeeperRegistry(ClusterRegistry):
                         CreateOp(zl.CONFIG_CHANGE_PREFIX, change, sequential=True),
                     ]
                 )
+                self._purge_config_changes()
                 return
             except (NodeExistsError, NoNodeError, BadVersionError) as exc:
                 # the config node was created or deleted concurrently, or the assignment changed or went (or a
@@ -228,12 +233,26 @@ class ZooKeeperRegistry(ClusterRegistry):
             write = SetOp(path, data) if self._zk.exists(path) is not None else CreateOp(path, data)
             try:
                 self._zk.commit([write, CreateOp(zl.CONFIG_CHANGE_PREFIX, change, sequential=True)])
+                self._purge_config_changes()
                 return
             except (NodeExistsError, NoNodeError) as exc:
                 log.debug("set_broker_config(%r): %s; retrying", entity, exc)
                 if isinstance(exc, NoNodeError) and exc.path in (path, zl.CONFIG_CHANGE_PREFIX):
                     self._zk.ensure_path(exc.path.rsplit("/", 1)[0])
         raise StaleStateError(f"broker config {entity!r}: node kept changing; gave up after {_CONFIG_WRITE_ATTEMPTS}")
+
+    def _purge_config_changes(self) -> None:
+        """Delete all but the newest ``CONFIG_CHANGES_KEPT`` notifications (sequence order; a concurrent purge's
+        deletions are fine)."""
+        try:
+            children = sorted(self._zk.children(zl.CONFIG_CHANGES))
+            for child in children[: max(0, len(children) - CONFIG_CHANGES_KEPT)]:
+                try:
+                    self._zk.delete(f"{zl.CONFIG_CHANGES}/{child}")
+                except NoNodeError:
+                    pass
+        except RegistryError as exc:  # the write itself succeeded; the next one purges
+            log.debug("purging config change notifications: %s", exc)
 
     def add_partitions(self, name: str, new: Mapping[int, tuple[int, ...]]) -> TopicAssignment:
         path = zl.topic_path(zl.check_topic(name))

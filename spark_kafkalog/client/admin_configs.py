@@ -139,7 +139,7 @@ def alter_configs(
     for res, configs in changes.items():
         res = ConfigResource(*res)
         if incremental:
-            ops = [AlterConfigOp(*o) for o in configs]  # type: ignore[misc]
+            ops = [AlterConfigOp(*o) for o in configs]
             items = [
                 R.AlterConfigsResource.AlterableConfig(name=o.name, config_operation=o.op, value=o.value) for o in ops
             ]
