@@ -32,12 +32,21 @@
  *   leave the queue before they stop being appendable (see client.accumulator). Reference:
  *   ProducerBatch.try_append under the accumulator's lock.
  *
+ * make_send(context) -> send
+ *   Producer.send compiled for its common case - send(topic, value, key) by position, a bytes key, a
+ *   bytes or None value, the default serializers and partitioner, a topic whose cached partition state
+ *   is current, a partition whose open batch takes the record - and handing every other call, unchanged,
+ *   to the Python send in the context (which also takes over when the append finds no room). The same
+ *   steps as client.send_path's Python send: the closed/failed check, the topic state, murmur2, the size
+ *   check, the timestamp (time.time_ns's clock), append_record.
+ *
  * They hold the GIL throughout and keep no state but interned attribute names.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 static inline uint64_t zigzag(int64_t n) { return ((uint64_t)n << 1) ^ (uint64_t)(n >> 63); }
 
@@ -59,6 +68,34 @@ static inline uint8_t *put_zz(uint8_t *p, int64_t n) {
     }
     *p++ = (uint8_t)v;
     return p;
+}
+
+/* toPositive(murmur2(key)) % num_partitions, as Java's Utils.murmur2 (see above) */
+static long long murmur2_partition(const uint8_t *k, Py_ssize_t length, long long num_partitions) {
+    const uint32_t m = 0x5bd1e995u;
+    uint32_t h = 0x9747b28cu ^ (uint32_t)length;
+    Py_ssize_t blocks = length / 4;
+    for (Py_ssize_t j = 0; j < blocks; j++) {
+        const uint8_t *b = k + 4 * j;
+        uint32_t w = (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
+        w *= m;
+        w ^= w >> 24;
+        w *= m;
+        h *= m;
+        h ^= w;
+    }
+    const uint8_t *t = k + 4 * blocks;
+    switch (length & 3) {
+        case 3: h ^= (uint32_t)t[2] << 16; /* fall through */
+        case 2: h ^= (uint32_t)t[1] << 8;  /* fall through */
+        case 1:
+            h ^= t[0];
+            h *= m;
+    }
+    h ^= h >> 13;
+    h *= m;
+    h ^= h >> 15;
+    return (long long)((h & 0x7fffffffu) % (unsigned long long)num_partitions);
 }
 
 static PyObject *key_partition(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -85,31 +122,9 @@ static PyObject *key_partition(PyObject *self, PyObject *const *args, Py_ssize_t
         length = view.len;
         release = 1;
     }
-    const uint32_t m = 0x5bd1e995u;
-    uint32_t h = 0x9747b28cu ^ (uint32_t)length;
-    Py_ssize_t blocks = length / 4;
-    for (Py_ssize_t j = 0; j < blocks; j++) {
-        const uint8_t *b = k + 4 * j;
-        uint32_t w = (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
-        w *= m;
-        w ^= w >> 24;
-        w *= m;
-        h *= m;
-        h ^= w;
-    }
-    const uint8_t *t = k + 4 * blocks;
-    switch (length & 3) {
-        case 3: h ^= (uint32_t)t[2] << 16; /* fall through */
-        case 2: h ^= (uint32_t)t[1] << 8;  /* fall through */
-        case 1:
-            h ^= t[0];
-            h *= m;
-    }
-    h ^= h >> 13;
-    h *= m;
-    h ^= h >> 15;
+    long long partition = murmur2_partition(k, length, num_partitions);
     if (release) PyBuffer_Release(&view);
-    return PyLong_FromLongLong((long long)((h & 0x7fffffffu) % (unsigned long long)num_partitions));
+    return PyLong_FromLongLong(partition);
 }
 
 /* Size of a field (bytes or None): -1 for null, -2 for anything else. */
@@ -280,24 +295,9 @@ static int intern_names(void) {
 /* Allocating a GC-tracked object may run a collection, and with it finalizers: Python code, during which
  * another thread can take the GIL. So every such object is allocated first; from the decision on there
  * are only non-GC allocations (ints, list growth) and attribute writes of existing keys. */
-static PyObject *append_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError,
-                        "append_record(queue, batch_size, size, timestamp, key, value, headers, callback, "
-                        "future_type, wakeup) takes 10 arguments");
-        return NULL;
-    }
-    PyObject *queue = args[0], *timestamp = args[3], *callback = args[7], *future_type = args[8];
-    if (queue == Py_None) Py_RETURN_NONE;
-    if (intern_names() < 0) return NULL;
-    if (!PyType_Check(future_type) || !PyType_IsSubtype((PyTypeObject *)future_type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "future_type must be a tuple subclass");
-        return NULL;
-    }
-    long long batch_size = PyLong_AsLongLong(args[1]);
-    if (batch_size == -1 && PyErr_Occurred()) return NULL;
-    long long size = PyLong_AsLongLong(args[2]);
-    if (size == -1 && PyErr_Occurred()) return NULL;
+static PyObject *do_append(PyObject *queue, long long batch_size, long long size, PyObject *timestamp,
+                           PyObject *key, PyObject *value, PyObject *headers, PyObject *callback,
+                           PyObject *future_type, PyObject *wakeup) {
     Py_ssize_t n = PyObject_Size(queue);
     if (n < 0) return NULL;
     if (n == 0) Py_RETURN_NONE;
@@ -307,10 +307,10 @@ static PyObject *append_record(PyObject *self, PyObject *const *args, Py_ssize_t
     PyObject *appendable = NULL, *estimated_obj = NULL, *records = NULL, *callbacks = NULL;
     int wake = 0;
     /* GC allocations first (see above) */
-    record = PyTuple_Pack(4, timestamp, args[4], args[5], args[6]);
+    record = PyTuple_Pack(4, timestamp, key, value, headers);
     if (record == NULL) goto done;
-    if (PyTuple_CheckExact(args[6]) && PyTuple_GET_SIZE(args[6]) == 0 && PyLong_CheckExact(timestamp) &&
-        (args[4] == Py_None || PyBytes_CheckExact(args[4])) && (args[5] == Py_None || PyBytes_CheckExact(args[5])))
+    if (PyTuple_CheckExact(headers) && PyTuple_GET_SIZE(headers) == 0 && PyLong_CheckExact(timestamp) &&
+        (key == Py_None || PyBytes_CheckExact(key)) && (value == Py_None || PyBytes_CheckExact(value)))
         PyObject_GC_UnTrack(record); /* no container inside: it can be in no cycle (as the GC itself concludes
                                         for such tuples, one collection later) */
     future = ((PyTypeObject *)future_type)->tp_alloc((PyTypeObject *)future_type, 3);
@@ -396,7 +396,7 @@ done:
     Py_XDECREF(record);
     Py_DECREF(batch);
     if (wake && result != NULL) { /* after the append: Python code may run again */
-        PyObject *woken = PyObject_CallNoArgs(args[9]);
+        PyObject *woken = PyObject_CallNoArgs(wakeup);
         if (woken == NULL) {
             Py_DECREF(result);
             return NULL;
@@ -406,6 +406,132 @@ done:
     return result;
 }
 
+static PyObject *append_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError,
+                        "append_record(queue, batch_size, size, timestamp, key, value, headers, callback, "
+                        "future_type, wakeup) takes 10 arguments");
+        return NULL;
+    }
+    PyObject *queue = args[0], *future_type = args[8];
+    if (queue == Py_None) Py_RETURN_NONE;
+    if (intern_names() < 0) return NULL;
+    if (!PyType_Check(future_type) || !PyType_IsSubtype((PyTypeObject *)future_type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "future_type must be a tuple subclass");
+        return NULL;
+    }
+    long long batch_size = PyLong_AsLongLong(args[1]);
+    if (batch_size == -1 && PyErr_Occurred()) return NULL;
+    long long size = PyLong_AsLongLong(args[2]);
+    if (size == -1 && PyErr_Occurred()) return NULL;
+    return do_append(queue, batch_size, size, args[3], args[4], args[5], args[6], args[7], future_type, args[9]);
+}
+
+/* send(topic, value, key) of the common case, compiled: see make_send below. The context is this
+ * function object's self, a tuple: */
+enum {
+    CTX_PRODUCER,     /* ._closed must be False */
+    CTX_SENDER,       /* .fatal_error must be None */
+    CTX_TOPICS,       /* dict topic -> [entry, next check (wall ns), partition count, available, tps, expiry] */
+    CTX_QUEUES,       /* the accumulator's dict TopicPartition -> deque of batches */
+    CTX_BATCH_SIZE,   /* int */
+    CTX_MAX_REQUEST,  /* int: larger records go to the fallback, which raises */
+    CTX_OVERHEAD,     /* int: the record size estimate's overhead (producer_batch._RECORD_OVERHEAD) */
+    CTX_FUTURE_TYPE,  /* RecordFuture */
+    CTX_WAKEUP,       /* sender.wakeup */
+    CTX_FALLBACK,     /* the Python send: every call this path does not finish goes there, unchanged */
+    CTX_SIZE
+};
+
+static PyObject *s_closed, *s_fatal_error, *empty_tuple;
+
+static PyObject *fast_send(PyObject *ctx, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    PyObject *fallback = PyTuple_GET_ITEM(ctx, CTX_FALLBACK);
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) || nargs != 3) goto slow;
+    PyObject *topic = args[0], *value = args[1], *key = args[2];
+    if (!PyBytes_CheckExact(key) || (value != Py_None && !PyBytes_CheckExact(value)) || !PyUnicode_CheckExact(topic))
+        goto slow;
+    PyObject *flag = PyObject_GetAttr(PyTuple_GET_ITEM(ctx, CTX_PRODUCER), s_closed);
+    if (flag == NULL) return NULL;
+    Py_DECREF(flag);
+    if (flag != Py_False) goto slow;
+    flag = PyObject_GetAttr(PyTuple_GET_ITEM(ctx, CTX_SENDER), s_fatal_error);
+    if (flag == NULL) return NULL;
+    Py_DECREF(flag);
+    if (flag != Py_None) goto slow;
+    PyObject *state = PyDict_GetItemWithError(PyTuple_GET_ITEM(ctx, CTX_TOPICS), topic); /* borrowed */
+    if (state == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        goto slow;
+    }
+    if (!PyList_CheckExact(state) || PyList_GET_SIZE(state) < 5) goto slow;
+    struct timespec now;
+    if (clock_gettime(CLOCK_REALTIME, &now) != 0) goto slow; /* time.time_ns()'s clock */
+    long long now_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+    long long next_check = PyLong_AsLongLong(PyList_GET_ITEM(state, 1));
+    if (next_check == -1 && PyErr_Occurred()) return NULL;
+    if (now_ns >= next_check || now_ns < 0) goto slow;
+    long long count = PyLong_AsLongLong(PyList_GET_ITEM(state, 2));
+    if (count == -1 && PyErr_Occurred()) return NULL;
+    PyObject *tps = PyList_GET_ITEM(state, 4);
+    if (count <= 0 || !PyList_CheckExact(tps) || PyList_GET_SIZE(tps) != count) goto slow;
+    Py_ssize_t key_len = PyBytes_GET_SIZE(key);
+    long long size = PyLong_AsLongLong(PyTuple_GET_ITEM(ctx, CTX_OVERHEAD)) + key_len +
+                     (value != Py_None ? PyBytes_GET_SIZE(value) : 0);
+    if (size > PyLong_AsLongLong(PyTuple_GET_ITEM(ctx, CTX_MAX_REQUEST))) goto slow;
+    PyObject *tp = PyList_GET_ITEM(tps, murmur2_partition((const uint8_t *)PyBytes_AS_STRING(key), key_len, count));
+    PyObject *queue = PyDict_GetItemWithError(PyTuple_GET_ITEM(ctx, CTX_QUEUES), tp); /* borrowed */
+    if (queue == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        goto slow;
+    }
+    Py_INCREF(queue);
+    PyObject *timestamp = PyLong_FromLongLong(now_ns / 1000000);
+    if (timestamp == NULL) {
+        Py_DECREF(queue);
+        return NULL;
+    }
+    PyObject *future = do_append(queue, PyLong_AsLongLong(PyTuple_GET_ITEM(ctx, CTX_BATCH_SIZE)), size, timestamp, key,
+                                 value, empty_tuple, Py_None, PyTuple_GET_ITEM(ctx, CTX_FUTURE_TYPE),
+                                 PyTuple_GET_ITEM(ctx, CTX_WAKEUP));
+    Py_DECREF(timestamp);
+    Py_DECREF(queue);
+    if (future != Py_None) return future; /* the future, or NULL with the error */
+    Py_DECREF(future);
+slow:
+    return PyObject_Vectorcall(fallback, args, nargsf, kwnames);
+}
+
+static PyMethodDef fast_send_def = {"send", (PyCFunction)(void (*)(void))fast_send, METH_FASTCALL | METH_KEYWORDS,
+                                    "Producer.send (see client.send_path)"};
+
+static PyObject *make_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 1 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != CTX_SIZE) {
+        PyErr_SetString(PyExc_TypeError, "make_send(context) takes one tuple (see producer.c)");
+        return NULL;
+    }
+    if (intern_names() < 0) return NULL;
+    if (s_closed == NULL) {
+        s_closed = PyUnicode_InternFromString("_closed");
+        s_fatal_error = PyUnicode_InternFromString("fatal_error");
+        empty_tuple = PyTuple_New(0);
+        if (s_closed == NULL || s_fatal_error == NULL || empty_tuple == NULL) return NULL;
+    }
+    PyObject *future_type = PyTuple_GET_ITEM(args[0], CTX_FUTURE_TYPE);
+    if (!PyType_Check(future_type) || !PyType_IsSubtype((PyTypeObject *)future_type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "the future type must be a tuple subclass");
+        return NULL;
+    }
+    for (int i = CTX_BATCH_SIZE; i <= CTX_OVERHEAD; i++) {
+        if (!PyLong_CheckExact(PyTuple_GET_ITEM(args[0], i))) {
+            PyErr_SetString(PyExc_TypeError, "batch size, max request size and overhead must be ints");
+            return NULL;
+        }
+    }
+    return PyCFunction_New(&fast_send_def, args[0]);
+}
+
 PyMethodDef kernels_producer_methods[] = {
     {"key_partition", (PyCFunction)(void (*)(void))key_partition, METH_FASTCALL,
      "key_partition(key, num_partitions) -> int: Kafka's default partition of one key (murmur2)"},
@@ -413,6 +539,9 @@ PyMethodDef kernels_producer_methods[] = {
      "encode_record_tuples(records, base_timestamp, header_room=0) -> (bytearray, max_timestamp) | None: "
      "header_room zero bytes, then the records section of a v2 batch from (timestamp_ms, key, value, headers) tuples; None "
      "when the Python path must handle them"},
+    {"make_send", (PyCFunction)(void (*)(void))make_send, METH_FASTCALL,
+     "make_send(context) -> send: Producer.send's common case compiled, the rest passed to the fallback "
+     "in the context (see producer.c)"},
     {"append_record", (PyCFunction)(void (*)(void))append_record, METH_FASTCALL,
      "append_record(queue, batch_size, size, timestamp, key, value, headers, callback, future_type, wakeup) "
      "-> future | None: Producer.send's append to the open batch at the end of queue (see producer.c)"},

@@ -13,6 +13,11 @@ see ``accumulator``);
 ``RecordAccumulator.append`` takes over whenever that batch is missing, closed or full. Records are
 encoded with their whole batch when the sender drains it (``records.build_batch``).
 
+With ``spark_kafkalog._kernels`` built, the function returned is the compiled ``make_send`` of
+``_kernels_src/producer.c``: ``send(topic, value, key)`` by position with a bytes key, under the
+default serializers and partitioner, runs those same steps in C and hands every other call (and any
+record whose append needs the slow path) to this module's Python ``send``, unchanged.
+
 Thread-safe as ``Producer.send`` is: the only shared state it writes is under the accumulator's lock,
 or in the partitioner (thread-safe) and the per-topic cache (a dict entry replaced whole).
 """
@@ -41,6 +46,11 @@ if TYPE_CHECKING:
 __all__ = ["check_headers", "make_send", "partition_state"]
 
 _RECHECK_NS = 1_000_000  # the topic state is checked against the metadata cache at most once a millisecond
+
+try:  # send(topic, value, key)'s common case compiled (see _kernels_src/producer.c make_send)
+    from spark_kafkalog._kernels import make_send as compiled_send  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # no compiler at install time, or a build from before this kernel
+    compiled_send = None
 
 try:  # Kafka's default partition of one key, compiled (records.murmur2.default_partition is the reference)
     from spark_kafkalog._kernels import key_partition  # type: ignore[import-not-found,unused-ignore]
@@ -214,6 +224,20 @@ def make_send(producer: Producer) -> Callable[..., RecordFuture]:
             wakeup()
         return future
 
+    if compiled_send is not None and append_compiled is not None and keyed_murmur2 and raw_keys and raw_values:
+        context = (
+            producer,
+            sender,
+            topics,
+            accumulator.queues,
+            batch_size,
+            max_request_size,
+            overhead,
+            new_future,
+            wakeup,
+            send,
+        )
+        return compiled_send(context)  # type: ignore[no-any-return]
     return send
 
 

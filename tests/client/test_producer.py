@@ -73,8 +73,29 @@ def test_keyed_records_go_to_the_murmur2_partition(cluster):
     keys = [b"user-%d" % i for i in range(40)]
     with Producer(cluster.brokers[0].address, **FAST) as producer:
         futures = [producer.send("t", b"x", key=k) for k in keys]
+        positional = [producer.send("t", b"x", k) for k in keys]  # the compiled send's case, when built
         placed = [f.result(5).partition for f in futures]
-    assert placed == [default_partition(k, 3) for k in keys]
+        placed_positional = [f.result(5).partition for f in positional]
+    assert placed == placed_positional == [default_partition(k, 3) for k in keys]
+
+
+def test_positional_sends_keep_every_field_and_check_like_keyword_sends(cluster):
+    with Producer(cluster.brokers[0].address, max_request_size=1000, **FAST) as producer:
+        before = int(time.time() * 1000)
+        first = producer.send("t", b"value", b"key")
+        second = producer.send("t", None, b"key")
+        after = int(time.time() * 1000)
+        with pytest.raises(RecordTooLargeError):
+            producer.send("t", b"x" * 2000, b"key")
+        meta = first.result(5)
+        assert before <= meta.timestamp <= after
+        assert (second.result(5).partition, second.result(5).offset) == (meta.partition, meta.offset + 1)
+    records = [
+        r for _, p, data in cluster.logs[0].batches + cluster.logs[1].batches for r in decode_batch_records(data)
+    ]
+    assert [(r.key, r.value, r.headers) for r in records] == [(b"key", b"value", []), (b"key", None, [])]
+    with pytest.raises(ProducerClosedError):
+        producer.send("t", b"x", b"key")
 
 
 def test_delivery_callbacks_run_once_per_record(cluster):

@@ -1,5 +1,6 @@
 """``Producer.send`` from several threads at once against the in-process broker, in both append modes
-(the compiled lock-free ``append_record`` and the pure-Python append under the accumulator's lock):
+(the compiled ``send`` and lock-free ``append_record``, and the pure-Python send and append under the
+accumulator's lock):
 small batches make the sender drain while the threads append, and every record must land exactly
 once, where its future says, in each thread's order per partition, with its callback run once."""
 
@@ -46,6 +47,7 @@ def append_mode(request, monkeypatch):
             pytest.skip("spark_kafkalog._kernels is not built (no compiler at install time): only the Python path runs")
     else:
         monkeypatch.setattr(send_path, "append_record", None)
+        monkeypatch.setattr(send_path, "compiled_send", None)
         monkeypatch.setattr(accumulator, "append_record", None)
     return request.param
 
@@ -78,9 +80,11 @@ def test_concurrent_sends_land_once_each_in_order_where_their_futures_say(bootst
         def produce(thread: int) -> None:
             for i in range(PER_THREAD):
                 value = b"%d-%d" % (thread, i)
-                # keyed (murmur2), null-key (sticky) and explicit partitions interleaved
+                # keyed (murmur2; by position: the compiled send's case), null-key (sticky) and explicit
+                # partitions interleaved
                 if i % 3 == 0:
-                    future = producer.send(topic, value, key=b"k%d" % i, on_delivery=on_delivery)
+                    future = producer.send(topic, value, b"k%d" % i)
+                    future.add_done_callback(lambda f: on_delivery(f.result(), f.exception()))
                 elif i % 3 == 1:
                     future = producer.send(topic, value, on_delivery=on_delivery)
                 else:
