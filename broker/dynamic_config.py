@@ -7,7 +7,7 @@ default (DescribeConfigs sources 2, 3, 4, 5).
 
 Only the broker keys that set a topic config's default are dynamic here (``DYNAMIC_BROKER_KEYS``:
 ``log.retention.ms``, ``log.segment.bytes``, ``log.cleanup.policy``, ``message.max.bytes``,
-``min.insync.replicas``, ...): they apply at once to every topic without its own override. Any other key
+``min.insync.replicas``, ...; not ``unclean.leader.election.enable``): they apply at once to every topic without its own override. Any other key
 (listeners, thread counts, ``log.retention.hours``, ...) is refused with the key named; it needs a
 ``server.properties`` change and a restart.
 
@@ -25,8 +25,10 @@ from .log.config import TOPIC_CONFIG_KEYS, LogConfig
 __all__ = ["DYNAMIC_BROKER_KEYS", "DynamicBrokerConfig", "check_dynamic_broker_config", "DEFAULT_ENTITY"]
 
 DEFAULT_ENTITY = "<default>"
-DYNAMIC_BROKER_KEYS = frozenset(k.synonym for k in TOPIC_CONFIG_KEYS.values())
-"""Broker keys that may be set dynamically: the broker-level synonyms of the topic configs."""
+DYNAMIC_BROKER_KEYS = frozenset(k.synonym for k in TOPIC_CONFIG_KEYS.values()) - {"unclean.leader.election.enable"}
+"""Broker keys that may be set dynamically: the broker-level synonyms of the topic configs, except
+``unclean.leader.election.enable`` (the controller reads its default from ``server.properties``; the topic
+config ``unclean.leader.election.enable`` is dynamic)."""
 
 DYNAMIC_BROKER, DYNAMIC_DEFAULT_BROKER = 2, 3
 
