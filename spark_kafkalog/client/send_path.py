@@ -237,7 +237,7 @@ def make_send(producer: Producer) -> Callable[..., RecordFuture]:
             wakeup,
             send,
         )
-        return compiled_send(context)  # type: ignore[no-any-return]
+        return compiled_send(context)
     return send
 
 
