@@ -365,6 +365,18 @@ class BatchDecoder:
         together then needs no copy); True when nothing is pending."""
         return not self._sections or _base_and_offset(buffer)[0] is self._sections[-1][0]
 
+    def wants_build_before(self, buffer) -> bool:
+        """Whether to ``build`` the pending records before adding ``buffer`` (a batch of another fetch
+        response): decoding them together would need a copy (pending batches in another buffer, without
+        the compiled walk or with headers), or pending uncompressed batches pin a pooled fetch buffer that
+        the next response could otherwise reuse. Decompressed batches from several responses are decoded
+        together when compiled (fewer, larger Arrow batches)."""
+        if self.shares_buffer(buffer):
+            return False
+        if _kernels is None or self.include_headers:
+            return True
+        return any(view is not None for _, _, _, view in self._sections)
+
     def add(self, buffer) -> None:
         (base_offset, batch_length, _, magic, _, attributes, last_delta, base_ts, max_ts, _, _, _, count) = (
             HEADER_STRUCT.unpack_from(buffer, 0)

@@ -3,7 +3,8 @@
 ``read_offset_range(options, offset_range, client)`` yields ``pyarrow.RecordBatch``es of
 ``kafka_schema(options.include_headers)``, each holding up to about ``TARGET_ROWS`` records or
 ``TARGET_BYTES`` of record data, and starting with a new fetch response once ``MIN_ROWS`` are pending
-(uncompressed record data is then decoded where the response holds it, without a copy). Data loss
+when ``BatchDecoder.wants_build_before`` says so (uncompressed record data is then decoded where the
+response holds it, without a copy, and the response's pooled buffer is free for the next one). Data loss
 (reference section 3.5, executor part) is handled as Spark's ``KafkaDataConsumer`` does. A range's
 ``EARLIEST``/``LATEST`` sentinels (late binding) are resolved by ListOffsets when the task starts.
 
@@ -39,7 +40,8 @@ TARGET_BYTES = 16 * 1024 * 1024
 """Decompressed record bytes per Arrow batch."""
 MIN_ROWS = 4096
 """Records decoded together at least: uncompressed batches of one fetch response are decoded in place, so
-a new response starts a new Arrow batch once this many records are pending."""
+a new response starts a new Arrow batch once this many records are pending (compressed ones, compiled,
+are decoded across responses up to ``TARGET_ROWS`` / ``TARGET_BYTES``)."""
 
 # Defaults for settings the user did not give as kafka.* options: a larger per-partition fetch than the
 # Java consumer's 1 MiB (one task reads one partition, so fewer, larger fetches are cheaper) and the OS's
@@ -107,7 +109,7 @@ def read_offset_range(
         try:
             for fetched in client.fetch_batches(tp, position, end, timeout_ms=options.poll_timeout_ms):
                 data = fetched.batch.data
-                if decoder.records >= MIN_ROWS and not decoder.shares_buffer(data):
+                if decoder.records >= MIN_ROWS and decoder.wants_build_before(data):
                     yield from _built(decoder)  # the next response starts: decode this one in place
                 decoder.add(data)
                 position = fetched.batch.last_offset + 1

@@ -170,3 +170,25 @@ def test_the_compiled_gather_refuses_segments_outside_their_buffer():
         arrow_decode._binary_array(
             [b"abc", b"de"], np.array([0, 1], np.int64), np.array([3, 2], np.int64), counts=np.array([1, 1], np.int64)
         )
+
+
+@pytest.mark.parametrize("include_headers", [False, True])
+def test_a_new_response_cuts_the_arrow_batch_only_where_decoding_across_it_would_cost(include_headers):
+    from spark_kafkalog.datasource.arrow_decode import BatchDecoder
+
+    def response(codec, base_offset):
+        builder = RecordBatchBuilder(codec, base_offset=base_offset)
+        builder.append(1, b"k", b"v")
+        return memoryview(bytearray(builder.build()))
+
+    plain = BatchDecoder("t", 0, include_headers=include_headers)
+    plain.add(response(Compression.NONE, 0))
+    assert not plain.wants_build_before(plain._sections[0][3])  # the same response: decoded in place
+    assert plain.wants_build_before(response(Compression.NONE, 1))  # would pin the first response's buffer
+
+    packed = BatchDecoder("t", 0, include_headers=include_headers)
+    packed.add(response(Compression.LZ4, 0))
+    # decompressed batches pin nothing: compiled, they are decoded with the next response's batches
+    assert packed.wants_build_before(response(Compression.LZ4, 1)) == include_headers
+    packed.add(response(Compression.LZ4, 1))
+    assert packed.build().column("offset").to_pylist() == [0, 1]
