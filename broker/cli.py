@@ -2,14 +2,18 @@
 
     kafkalog zookeeper start [--data-dir D] [--port P]
     kafkalog broker start --config server.properties [--override key=value ...]
-    kafkalog cluster up --brokers N --data-dir DIR [--base-port P] [--zookeeper-port P]
-    kafkalog topics create|list|describe|delete --bootstrap-server HOST:PORT ...
+    kafkalog cluster up --brokers N --data-dir DIR [--base-port P] [--zookeeper-port P] [--restart-failed]
+    kafkalog cluster restart-broker --data-dir DIR --broker N
+    kafkalog topics create|list|describe|delete|alter --bootstrap-server HOST:PORT ... [--if-not-exists]
     kafkalog produce --bootstrap-server HOST:PORT --topic T [--key-separator S] [--acks A] [--compression C]
-    kafkalog consume --bootstrap-server HOST:PORT --topic T [--from-beginning | --offset N] [--partition P]
-                     [--max-messages N] [--group G [--timeout-ms MS]]
+    kafkalog consume --bootstrap-server HOST:PORT --topic T [--from-beginning] [--partition P [--offset O]]
+                     [--group G] [--max-messages N] [--timeout-ms MS] [--property K=V ... | --format F]
+    kafkalog offsets --bootstrap-server HOST:PORT [--topic T [--partitions 0,1]] [--time -1|-2|-3|MS]
+    kafkalog dump-log --files F.log[,F.index,...] [--print-data-log] [--deep-iteration]
     kafkalog groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT ...
     kafkalog partitions reassign --bootstrap-server HOST:PORT (--topic T --partition P --replicas 2,3,1 |
                      --reassignment-json-file F --execute|--verify|--cancel | --list)
+    kafkalog --version
 
 Exit codes: 0 success, 1 failure (the message says why), 2 bad usage, 130 interrupted.
 Progress and status go to stderr; data (consumed records, ``bootstrap.servers=...``) to stdout.
@@ -29,12 +33,11 @@ import os
 import signal
 import socket
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_configs, cli_groups, cli_partitions
+from . import cli_cluster, cli_configs, cli_consume, cli_dump_log, cli_groups, cli_offsets, cli_partitions
 
 
 def _log_setup(level: str = "INFO") -> None:
@@ -130,15 +133,6 @@ def _check_zookeeper_listens(connect: str) -> None:
         time.sleep(0.25)
 
 
-def _wait_for_signal() -> None:
-    """Block until SIGINT or SIGTERM."""
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    while not stop.wait(0.5):
-        pass
-
-
 # -- zookeeper ---------------------------------------------------------------------------------------
 def cmd_zookeeper_start(args: argparse.Namespace) -> int:
     from .cluster.zookeeper_server import JavaNotFoundError, ZooKeeperError, run_foreground
@@ -220,30 +214,54 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     _lock_dir(args.data_dir, "cluster data dir")
     if args.zookeeper_connect is None:
         _lock_dir(args.data_dir / "zookeeper", "ZooKeeper data dir")
+    try:
+        zk_port, broker_ports = cli_cluster.choose_ports(
+            args.data_dir,
+            args.brokers,
+            "127.0.0.1",
+            args.base_port,
+            args.zookeeper_port,
+            own_zookeeper=args.zookeeper_connect is None,
+        )
+    except cli_cluster.PortError as e:
+        return _err(str(e))
     # topics created without a replication factor get min(3, brokers) replicas, as a production cluster would
     overrides = {"default.replication.factor": str(min(3, args.brokers)), **dict(_split_kv(args.override or ()))}
     cluster = EmbeddedCluster(
         args.brokers,
         data_dir=args.data_dir,
-        base_port=args.base_port,
-        zookeeper_port=args.zookeeper_port,
+        broker_ports=broker_ports,
+        zookeeper_port=zk_port or 0,
         zookeeper_connect=args.zookeeper_connect,
         broker_config=overrides,
     )
     started = time.monotonic()
+
+    def say(msg: str) -> None:
+        print(f"[{time.monotonic() - started:5.1f}s] {msg}", file=sys.stderr, flush=True)
+
     try:
-        cluster.start(
-            progress=lambda msg: print(f"[{time.monotonic() - started:5.1f}s] {msg}", file=sys.stderr, flush=True)
-        )
+        cluster.start(progress=say)
     except (ClusterStartError, OSError, RuntimeError) as e:
         return _err(str(e))
+    cli_cluster.write_ports(
+        args.data_dir, cluster.zookeeper.port if cluster.zookeeper is not None else None, cluster.ports
+    )
     print(f"bootstrap.servers={cluster.bootstrap_servers}", flush=True)
     print(f"zookeeper.connect={cluster.zookeeper_connect}", file=sys.stderr, flush=True)
     try:
-        _wait_for_signal()
+        cli_cluster.Watcher(cluster, args.restart_failed, say).run()
     finally:
         print("stopping the cluster", file=sys.stderr, flush=True)
         cluster.stop()
+    return 0
+
+
+def cmd_cluster_restart_broker(args: argparse.Namespace) -> int:
+    try:
+        print(cli_cluster.request_restart(args.data_dir, args.broker))
+    except RuntimeError as e:
+        return _err(str(e))
     return 0
 
 
@@ -263,8 +281,18 @@ def cmd_topics(args: argparse.Namespace) -> int:
         with AdminClient(args.bootstrap_server) as admin:
             if args.action == "create":
                 config = dict(_split_kv(args.config or ()))
-                admin.create_topics([NewTopic(args.topic, args.partitions, args.replication_factor, config)])
+                if args.if_not_exists and args.topic in admin.list_topics(include_internal=True):
+                    return 0  # kafka-topics --if-not-exists: nothing to do, nothing printed
+                try:
+                    admin.create_topics([NewTopic(args.topic, args.partitions, args.replication_factor, config)])
+                except KafkaClientError as e:
+                    if not (args.if_not_exists and _topic_exists_error(e)):
+                        raise
+                    return 0  # created by someone else meanwhile
                 print(f"created topic {args.topic}")
+            elif args.action == "alter":
+                admin.create_partitions({args.topic: args.partitions})
+                print(f"topic {args.topic} now has {args.partitions} partitions")
             elif args.action == "delete":
                 admin.delete_topics([args.topic])
                 print(f"deleted topic {args.topic}")
@@ -286,6 +314,16 @@ def cmd_topics(args: argparse.Namespace) -> int:
     except KafkaClientError as e:
         return _err(str(e))
     return 0
+
+
+def _topic_exists_error(e: Exception) -> bool:
+    """Whether a CreateTopics failure is TOPIC_ALREADY_EXISTS (for ``--if-not-exists``)."""
+    from spark_kafkalog.protocol import ErrorCode
+
+    codes = [getattr(e, "error_code", None)] + [
+        getattr(err, "error_code", None) for err in getattr(e, "errors", {}).values()
+    ]
+    return ErrorCode.TOPIC_ALREADY_EXISTS in codes or "already exists" in str(e)
 
 
 def _print_topic(desc) -> None:
@@ -313,7 +351,7 @@ def partition_listed(p, live: set[int], under_replicated: bool, unavailable: boo
     )
 
 
-# -- produce / consume -------------------------------------------------------------------------------
+# -- produce --------------------------------------------------------------------------------------
 def cmd_produce(args: argparse.Namespace) -> int:
     from spark_kafkalog.client import KafkaClientError, Producer
 
@@ -349,100 +387,12 @@ def cmd_produce(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_record(partition: int, offset: int, key: bytes | None, value: bytes | None) -> None:
-    k = "null" if key is None else bytes(key).decode(errors="replace")
-    v = "null" if value is None else bytes(value).decode(errors="replace")
-    print(f"{k}\t{v}\tpartition={partition}\toffset={offset}")
-
-
-def cmd_consume(args: argparse.Namespace) -> int:
-    from spark_kafkalog.client import KafkaClient, KafkaClientError, TopicPartition
-
-    if args.group is not None:
-        return _consume_as_group(args)
-    shown = 0
-    try:
-        with KafkaClient(args.bootstrap_server) as client:
-            parts = [args.partition] if args.partition is not None else client.partitions_for(args.topic)
-            tps = [TopicPartition(args.topic, p) for p in parts]
-            if args.offset is not None:
-                starts = {tp: args.offset for tp in tps}
-            else:
-                starts = client.list_offsets({tp: -2 if args.from_beginning else -1 for tp in tps})
-            ends = client.list_offsets({tp: -1 for tp in tps})
-            for tp in tps:
-                for fb in client.fetch_batches(tp, starts[tp], ends[tp]):
-                    for rec in fb.batch.records():
-                        if rec.offset < starts[tp] or rec.offset >= ends[tp]:
-                            continue
-                        _print_record(tp.partition, rec.offset, rec.key, rec.value)
-                        shown += 1
-                        if args.max_messages is not None and shown >= args.max_messages:
-                            return 0
-    except KafkaClientError as e:
-        return _err(str(e))
-    except BrokenPipeError:
-        return 0
-    print(f"consumed {shown} records", file=sys.stderr)
-    return 0
-
-
-def _consume_as_group(args: argparse.Namespace) -> int:
-    """``consume --group G``: a member of consumer group G (subscribe; partitions shared with the group's other
-    members), starting from the group's committed offsets (``--from-beginning``: earliest where it has none),
-    committing what it printed. Stops once its partitions are read to their end (or after ``--max-messages``,
-    or ``--timeout-ms`` without a record once it has partitions)."""
-    from spark_kafkalog.client import Consumer, KafkaClientError, TopicPartition
-
-    shown = 0
-    idle_ms = args.timeout_ms if args.timeout_ms is not None else 10_000
-    try:
-        with Consumer(
-            args.bootstrap_server,
-            group_id=args.group,
-            auto_offset_reset="earliest" if args.from_beginning else "latest",
-            enable_auto_commit=False,
-        ) as consumer:
-            consumer.subscribe([args.topic])
-            last_record = time.monotonic()
-            done = False
-            while not done:
-                records = consumer.poll(timeout_ms=200)
-                printed: dict[TopicPartition, int] = {}
-                for rec in records:
-                    _print_record(rec.partition, rec.offset, rec.key, rec.value)
-                    printed[TopicPartition(rec.topic, rec.partition)] = rec.offset + 1
-                    shown += 1
-                    if args.max_messages is not None and shown >= args.max_messages:
-                        done = True
-                        break
-                if printed:
-                    consumer.commit(printed)
-                    last_record = time.monotonic()
-                elif not consumer.assignment():
-                    last_record = time.monotonic()  # still joining: the idle time starts with partitions
-                elif _caught_up(consumer) or (time.monotonic() - last_record) * 1000 >= idle_ms:
-                    done = True
-    except KafkaClientError as e:
-        return _err(str(e))
-    except BrokenPipeError:
-        return 0
-    print(f"consumed {shown} records as a member of group {args.group}", file=sys.stderr)
-    return 0
-
-
-def _caught_up(consumer) -> bool:
-    """The consumer has partitions and has read each to its current end."""
-    assigned = consumer.assignment()
-    if not assigned:
-        return False
-    ends = consumer.client.list_offsets(dict.fromkeys(assigned, -1))
-    return all(consumer.position(tp) >= ends[tp] for tp in assigned)
-
-
 # -- parser ------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
+    from spark_kafkalog import __version__
+
     p = argparse.ArgumentParser(prog="kafkalog", description="kafkalog: a Kafka-compatible broker and tools")
+    p.add_argument("--version", action="version", version=f"kafkalog {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     zk = sub.add_parser("zookeeper", help="run a ZooKeeper server (from the jars in pyspark)")
@@ -465,8 +415,14 @@ def build_parser() -> argparse.ArgumentParser:
     clu = cl_sub.add_parser("up", help="start a cluster and keep it up until SIGINT/SIGTERM")
     clu.add_argument("--brokers", type=int, default=3)
     clu.add_argument("--data-dir", required=True, type=Path)
-    clu.add_argument("--base-port", type=int, default=None, help="broker i listens on base-port + i - 1")
-    clu.add_argument("--zookeeper-port", type=int, default=0)
+    clu.add_argument(
+        "--base-port",
+        type=int,
+        default=None,
+        help="broker i listens on base-port + i - 1 (default: the ports recorded in the data dir, else 9092..)",
+    )
+    clu.add_argument("--zookeeper-port", type=int, default=None, help="default: the recorded port, else 2181 when free")
+    clu.add_argument("--restart-failed", action="store_true", help="start a broker that died again")
     clu.add_argument("--zookeeper-connect", default=None, help="use this ZooKeeper instead of starting one")
     clu.add_argument(
         "--override",
@@ -475,14 +431,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="broker property (repeatable); default.replication.factor defaults to min(3, brokers)",
     )
     clu.set_defaults(func=cmd_cluster_up)
+    clr = cl_sub.add_parser("restart-broker", help="ask the running `cluster up` on a data dir to restart a broker")
+    clr.add_argument("--data-dir", required=True, type=Path)
+    clr.add_argument("--broker", required=True, type=int)
+    clr.set_defaults(func=cmd_cluster_restart_broker)
 
     tp = sub.add_parser("topics", help="create, list, describe or delete topics")
-    tp.add_argument("action", choices=("create", "list", "describe", "delete"))
+    tp.add_argument("action", choices=("create", "list", "describe", "delete", "alter"))
     tp.add_argument("--bootstrap-server", required=True)
     tp.add_argument("--topic")
     tp.add_argument("--partitions", type=int, default=-1)
     tp.add_argument("--replication-factor", type=int, default=-1)
     tp.add_argument("--config", action="append", metavar="KEY=VALUE", help="topic config (repeatable)")
+    tp.add_argument("--if-not-exists", action="store_true", help="create: succeed quietly when the topic exists")
     tp.add_argument(
         "--under-replicated-partitions",
         action="store_true",
@@ -504,18 +465,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--compression", default="none", choices=("none", "gzip", "snappy", "lz4", "zstd"))
     pr.set_defaults(func=cmd_produce)
 
-    co = sub.add_parser("consume", help="print records (key, value, partition, offset)")
-    co.add_argument("--bootstrap-server", required=True)
-    co.add_argument("--topic", required=True)
-    co.add_argument("--partition", type=int, default=None)
-    start = co.add_mutually_exclusive_group()
-    start.add_argument("--from-beginning", action="store_true")
-    start.add_argument("--offset", type=int, default=None)
-    co.add_argument("--max-messages", type=int, default=None)
-    co.add_argument("--group", default=None, help="consume as a member of this consumer group, committing offsets")
-    co.add_argument("--timeout-ms", type=int, default=None, help="with --group: stop after this long without records")
-    co.set_defaults(func=cmd_consume)
-
+    cli_consume.add_parser(sub)
+    cli_offsets.add_parser(sub)
+    cli_dump_log.add_parser(sub)
     cli_groups.add_parser(sub)
     cli_partitions.add_parser(sub)
     cli_configs.add_parser(sub)
@@ -530,17 +482,23 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return cli_groups.usage_error(args)
     if args.command == "partitions":
         return cli_partitions.usage_error(args)
-    if args.command == "cluster" and args.brokers < 1:
+    if args.command == "cluster" and args.action == "up" and args.brokers < 1:
         return f"cluster up needs --brokers 1 or more, not {args.brokers}"
-    if args.command == "consume" and args.group is not None and (args.offset is not None or args.partition is not None):
-        return "consume --group takes its partitions from the group; it cannot be combined with --partition or --offset"
-    if args.command == "consume" and args.offset is not None:
-        if args.partition is None:
-            return "consume --offset needs --partition (an offset belongs to one partition)"
-        if args.offset < 0:
-            return f"consume --offset must be 0 or more, not {args.offset}"
-    if args.command == "consume" and args.partition is not None and args.partition < 0:
-        return f"--partition must be 0 or more, not {args.partition}"
+    if args.command == "cluster" and args.action == "restart-broker" and args.broker < 1:
+        return f"cluster restart-broker needs a broker id of 1 or more, not {args.broker}"
+    if args.command == "topics" and args.action == "alter":
+        if not args.topic:
+            return "topics alter needs --topic"
+        if args.partitions < 1:
+            return "topics alter needs --partitions N (the new total, more than the topic has)"
+    if args.command == "topics" and args.if_not_exists and args.action != "create":
+        return "--if-not-exists applies to topics create only"
+    if args.command == "consume":
+        return cli_consume.usage_error(args)
+    if args.command == "offsets":
+        return cli_offsets.usage_error(args)
+    if args.command == "dump-log":
+        return cli_dump_log.usage_error(args)
     return None
 
 
@@ -550,7 +508,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(f"kafkalog: {problem}", file=sys.stderr)
         return 2
-    if args.command in ("topics", "produce", "consume", "groups", "partitions"):
+    if args.command in ("topics", "produce", "consume", "groups", "partitions", "offsets"):
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="kafkalog: warning: %(message)s")
     try:
         return args.func(args)

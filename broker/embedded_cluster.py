@@ -1,8 +1,9 @@
 """``EmbeddedCluster``: a real ZooKeeper server plus N broker processes, from Python or ``kafkalog cluster up``.
 
 Each broker is a child process (``python -m broker.cli broker start --config <dir>/server.properties``)
-with its own log directory under ``data_dir`` and a fixed port (``base_port + i``, or free ports picked
-once), so a broker restarted with ``start_broker`` comes back at the same address. A broker reports
+with its own log directory under ``data_dir`` and a fixed port (``broker_ports[id]``, else ``base_port + i``,
+else free ports picked once), so a broker restarted with ``start_broker`` comes back at the same address.
+``exited_brokers`` lists brokers whose process ended by itself (``cluster up`` reports them). A broker reports
 readiness by printing one line ``kafkalog broker <id> serving on <endpoints>`` on stdout; its log goes to
 ``<data_dir>/broker-<id>/broker.log``. Children get SIGTERM when the thread that started them dies
 (Linux PDEATHSIG).
@@ -43,6 +44,7 @@ class EmbeddedCluster:
         zookeeper_connect: str | None = None,
         zookeeper_port: int = 0,
         base_port: int | None = None,
+        broker_ports: Mapping[int, int] | None = None,
         host: str = "127.0.0.1",
         broker_config: Mapping[str, Any] | None = None,
         start_timeout_s: float = 90.0,
@@ -62,7 +64,7 @@ class EmbeddedCluster:
         self._extra = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (broker_config or {}).items()}
         self._timeout = start_timeout_s
         self.zookeeper: Any = None
-        self.ports: dict[int, int] = {}
+        self.ports: dict[int, int] = dict(broker_ports or {})
         self.processes: dict[int, subprocess.Popen] = {}
 
     # -- addresses ------------------------------------------------------------------------------
@@ -97,7 +99,8 @@ class EmbeddedCluster:
                 self.zookeeper.start()
                 say(f"ZooKeeper serving at {self.zookeeper.connect_string}")
             for i, b in enumerate(self.broker_ids):
-                self.ports[b] = self._base_port + i if self._base_port else free_port(self.host)
+                if b not in self.ports:
+                    self.ports[b] = self._base_port + i if self._base_port else free_port(self.host)
             for b in self.broker_ids:
                 self._launch(b)
             for b in self.broker_ids:
@@ -205,6 +208,19 @@ class EmbeddedCluster:
         if proc.stdout:
             proc.stdout.close()
         return proc.returncode
+
+    def exited_brokers(self) -> dict[int, int]:
+        """``{broker id: exit code}`` of the broker processes that ended on their own (a crash, a kill from
+        outside); they stay listed until ``forget_broker``."""
+        return {b: proc.returncode for b, proc in self.processes.items() if proc.poll() is not None}
+
+    def forget_broker(self, broker_id: int) -> None:
+        """Drop a broker process that has ended (see ``exited_brokers``), so ``start_broker`` may start it."""
+        proc = self.processes.get(broker_id)
+        if proc is not None and proc.poll() is not None:
+            del self.processes[broker_id]
+            if proc.stdout:
+                proc.stdout.close()
 
     def kill_broker(self, broker_id: int) -> None:
         """SIGKILL the broker's process: a crash (no flush, no deregistration).

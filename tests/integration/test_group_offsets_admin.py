@@ -134,16 +134,19 @@ def test_consume_as_a_group_member_commits_and_continues_where_it_stopped(cluste
     topic = new_topic(cluster, 2)
     bs = cluster.bootstrap_servers
     produce(bs, topic, [b"a%d" % i for i in range(10)], 2)
-    first = cli("consume", "--bootstrap-server", bs, "--topic", topic, "--group", group, "--from-beginning")
+    first = cli(
+        "consume", "--bootstrap-server", bs, "--topic", topic, "--group", group, "--from-beginning",
+        "--max-messages", "10", "--timeout-ms", "60000",
+    )  # fmt: skip
     assert first.returncode == 0, first.stderr
-    assert sorted(line.split("\t")[1] for line in first.stdout.splitlines()) == sorted(f"a{i}" for i in range(10))
-    assert f"consumed 10 records as a member of group {group}" in first.stderr
+    assert sorted(first.stdout.splitlines()) == sorted(f"a{i}" for i in range(10))  # values only, as Kafka's
+    assert "Processed a total of 10 messages" in first.stderr
     produce(bs, topic, [b"b%d" % i for i in range(4)], 2)
     second = cli("consume", "--bootstrap-server", bs, "--topic", topic, "--group", group, "--max-messages", "3")
-    values = [line.split("\t")[1] for line in second.stdout.splitlines()]
+    values = second.stdout.splitlines()
     assert second.returncode == 0 and len(values) == 3 and all(v.startswith("b") for v in values)
     third = cli("consume", "--bootstrap-server", bs, "--topic", topic, "--group", group, "--timeout-ms", "3000")
-    rest = [line.split("\t")[1] for line in third.stdout.splitlines()]
+    rest = third.stdout.splitlines()
     assert sorted(values + rest) == ["b0", "b1", "b2", "b3"]  # nothing read twice, nothing skipped
     with AdminClient(bs) as admin:
         assert [row.lag for row in admin.group_lag(group)] == [0, 0]
