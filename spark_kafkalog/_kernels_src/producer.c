@@ -199,6 +199,42 @@ static int record_fields(PyObject *record, int64_t base, int64_t *delta, PyObjec
     return 0;
 }
 
+typedef struct {
+    const char *key;
+    Py_ssize_t key_len; /* -1: null */
+    const char *value;
+    Py_ssize_t value_len; /* -1: null */
+    int64_t delta;        /* timestamp delta */
+    Py_ssize_t body;      /* the record's length */
+    PyObject *headers;    /* NULL: none (written as count 0); else a list/tuple checked by headers_size */
+} record_plan;
+
+/* Writes the planned records (offset delta = position); needs the GIL only for records with headers. */
+static void write_records(uint8_t *p, const record_plan *plan, Py_ssize_t count) {
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const record_plan *r = &plan[i];
+        p = put_zz(p, r->body);
+        *p++ = 0;
+        p = put_zz(p, r->delta);
+        p = put_zz(p, i);
+        p = put_zz(p, r->key_len);
+        if (r->key_len > 0) {
+            memcpy(p, r->key, (size_t)r->key_len);
+            p += r->key_len;
+        }
+        p = put_zz(p, r->value_len);
+        if (r->value_len > 0) {
+            memcpy(p, r->value, (size_t)r->value_len);
+            p += r->value_len;
+        }
+        if (r->headers != NULL) {
+            p = put_headers(p, r->headers);
+        } else {
+            *p++ = 0;
+        }
+    }
+}
+
 static PyObject *encode_record_tuples(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 && nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "encode_record_tuples(records, base_timestamp, header_room=0) takes 2 or 3 arguments");
@@ -222,62 +258,55 @@ static PyObject *encode_record_tuples(PyObject *self, PyObject *const *args, Py_
         Py_RETURN_NONE;
     }
     Py_ssize_t count = PyList_GET_SIZE(records);
-    /* pass 1: sizes and checks (the list is not changed meanwhile: the GIL is held throughout) */
+    record_plan *plan = PyMem_Malloc(sizeof(record_plan) * (size_t)(count > 0 ? count : 1));
+    if (plan == NULL) return PyErr_NoMemory();
+    /* pass 1: sizes and checks, with the GIL (Python objects are read); the list is not changed meanwhile */
     Py_ssize_t total = room;
     long long max_ts = base;
+    int any_headers = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
         int64_t delta;
         PyObject *key = NULL, *value = NULL, *headers = NULL;
         if (record_fields(PyList_GET_ITEM(records, i), (int64_t)base, &delta, &key, &value, &headers, &max_ts))
-            Py_RETURN_NONE;
+            goto python_path;
         Py_ssize_t kl = field_len(key), vl = field_len(value);
-        if (kl == -2 || vl == -2) Py_RETURN_NONE;
+        if (kl == -2 || vl == -2) goto python_path;
         Py_ssize_t hs = 1;
+        PyObject *header_list = NULL;
         if (PyObject_IsTrue(headers) != 0) { /* non-empty (or an error: the Python path reports it) */
             PyErr_Clear();
             hs = headers_size(headers);
-            if (hs < 0) Py_RETURN_NONE;
+            if (hs < 0) goto python_path;
+            header_list = headers;
+            any_headers = 1;
         }
         Py_ssize_t body = 1 + zz_size(delta) + zz_size(i) + zz_size(kl) + (kl > 0 ? kl : 0) + zz_size(vl) +
                           (vl > 0 ? vl : 0) + hs;
+        plan[i] = (record_plan){kl > 0 ? PyBytes_AS_STRING(key) : NULL, kl, vl > 0 ? PyBytes_AS_STRING(value) : NULL,
+                                vl, delta, body, header_list};
         total += zz_size(body) + body;
     }
     PyObject *result = PyByteArray_FromStringAndSize(NULL, total);
-    if (result == NULL) return NULL;
-    uint8_t *p = (uint8_t *)PyByteArray_AS_STRING(result);
-    memset(p, 0, (size_t)room);
-    p += room;
-    /* pass 2: write */
-    for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t delta;
-        PyObject *key = NULL, *value = NULL, *headers = NULL;
-        record_fields(PyList_GET_ITEM(records, i), (int64_t)base, &delta, &key, &value, &headers, &max_ts);
-        Py_ssize_t kl = field_len(key), vl = field_len(value);
-        int has_headers = PyObject_IsTrue(headers) == 1;
-        Py_ssize_t hs = has_headers ? headers_size(headers) : 1;
-        Py_ssize_t body = 1 + zz_size(delta) + zz_size(i) + zz_size(kl) + (kl > 0 ? kl : 0) + zz_size(vl) +
-                          (vl > 0 ? vl : 0) + hs;
-        p = put_zz(p, body);
-        *p++ = 0;
-        p = put_zz(p, delta);
-        p = put_zz(p, i);
-        p = put_zz(p, kl);
-        if (kl > 0) {
-            memcpy(p, PyBytes_AS_STRING(key), (size_t)kl);
-            p += kl;
-        }
-        p = put_zz(p, vl);
-        if (vl > 0) {
-            memcpy(p, PyBytes_AS_STRING(value), (size_t)vl);
-            p += vl;
-        }
-        if (has_headers) {
-            p = put_headers(p, headers);
-        } else {
-            *p++ = 0;
-        }
+    if (result == NULL) {
+        PyMem_Free(plan);
+        return NULL;
     }
+    uint8_t *out = (uint8_t *)PyByteArray_AS_STRING(result);
+    memset(out, 0, (size_t)room);
+    /* pass 2: write. Without headers only bytes contents are read - immutable objects the list keeps
+     * alive - into a buffer nobody else sees yet: a large batch is written without the GIL. */
+    if (!any_headers && total > (1 << 16)) {
+        Py_BEGIN_ALLOW_THREADS
+        write_records(out + room, plan, count);
+        Py_END_ALLOW_THREADS
+    } else {
+        write_records(out + room, plan, count);
+    }
+    PyMem_Free(plan);
     return Py_BuildValue("(NL)", result, max_ts);
+python_path:
+    PyMem_Free(plan);
+    Py_RETURN_NONE;
 }
 
 static PyObject *s_appendable, *s_estimated_size, *s_records, *s_callbacks, *s_full;
