@@ -438,12 +438,14 @@ class Sender(threading.Thread):
             readable = [c for c in conns if not c.closed]
         for item in readable:
             if item is self._wakeup_r:
-                self._wake_pending = False
                 try:
                     while self._wakeup_r.recv(4096):
                         pass
                 except (BlockingIOError, OSError):
                     pass
+                # only now: a wakeup() between clearing and draining would have its byte drained and set the
+                # flag, and every later wakeup() would then skip writing while nothing wakes this thread up
+                self._wake_pending = False
                 continue
             for request in item.poll():
                 self._on_response(request)
