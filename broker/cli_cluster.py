@@ -10,7 +10,8 @@ A run on a data dir with this file uses the recorded ports again (so ``bootstrap
 ``zookeeper.connect`` survive restarts); a recorded port that is now taken by another process is refused in one
 line rather than silently moved. A first run takes Kafka's defaults when they are free (ZooKeeper 2181, broker
 ``i`` 9092 + i - 1), else free ports; ``--base-port`` / ``--zookeeper-port`` choose explicitly (and are then
-recorded). Brokers beyond those recorded (a run with more ``--brokers``) get new ports the same way.
+recorded). A recorded port still held by the previous run's exiting children is waited for up to 5 s.
+Brokers beyond those recorded (a run with more ``--brokers``) get new ports the same way.
 
 Watching: while ``cluster up`` runs it checks its broker processes every half second; a broker that exits
 is reported as one line on stderr (``kafkalog: broker 2 (127.0.0.1:9093) died: killed by SIGKILL; its log:
@@ -40,6 +41,7 @@ KAFKA_BROKER_PORT = 9092
 ZOOKEEPER_PORT = 2181
 RESTART_PREFIX = "restart-broker-"
 RESTART_WAIT_S = 120.0
+RECORDED_PORT_WAIT_S = 5.0  # a previous run's children (SIGTERMed when it was killed) may still be exiting
 
 
 class PortError(Exception):
@@ -80,6 +82,15 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+def _wait_free(host: str, port: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not port_free(host, port):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.25)
+    return True
+
+
 def choose_ports(
     data_dir: Path, brokers: int, host: str, base_port: int | None, zookeeper_port: int | None, own_zookeeper: bool
 ) -> tuple[int | None, dict[int, int]]:
@@ -96,7 +107,7 @@ def choose_ports(
                 raise PortError(f"port {port} for {key.split('.port')[0]} is in use")
         elif key in recorded:
             port = recorded[key]
-            if not port_free(host, port):
+            if not _wait_free(host, port, RECORDED_PORT_WAIT_S):
                 raise PortError(
                     f"port {port} recorded for {key.split('.port')[0]} in {data_dir / PORTS_FILE} is in use by "
                     "another process; free it, or choose ports with --base-port/--zookeeper-port"

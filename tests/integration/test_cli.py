@@ -299,6 +299,16 @@ def test_client_commands_against_a_dead_address_fail_within_seconds_naming_it(ar
     assert f"cannot connect to any bootstrap server: {dead} (connection refused)" in line
 
 
+def test_cluster_up_refuses_a_recorded_port_that_another_process_holds(tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        (tmp_path / "ports.properties").write_text(f"zookeeper.port={closed_port()}\nbroker.1.port={port}\n")
+        line = fails_in_one_line("cluster", "up", "--brokers", "1", "--data-dir", str(tmp_path), code=1)
+    assert f"port {port} recorded for broker.1 in {tmp_path / 'ports.properties'} is in use" in line
+
+
 def test_restart_broker_without_a_running_cluster_says_so(tmp_path):
     line = fails_in_one_line("cluster", "restart-broker", "--data-dir", str(tmp_path), "--broker", "1", code=1)
     assert f"no kafkalog cluster up has run on {tmp_path}" in line
