@@ -532,8 +532,11 @@ slow:
     return PyObject_Vectorcall(fallback, args, nargsf, kwnames);
 }
 
-static PyMethodDef fast_send_def = {"send", (PyCFunction)(void (*)(void))fast_send, METH_FASTCALL | METH_KEYWORDS,
-                                    "Producer.send (see client.send_path)"};
+static PyMethodDef fast_send_def = {
+    "send", (PyCFunction)(void (*)(void))fast_send, METH_FASTCALL | METH_KEYWORDS,
+    "send($self, topic, value=None, key=None, *, partition=None, timestamp_ms=None, headers=None, "
+    "on_delivery=None)\n--\n\nQueue one record; returns a future of its RecordMetadata (Producer.send; the "
+    "common case compiled, see client.send_path)."};
 
 static PyObject *make_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 1 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != CTX_SIZE) {

@@ -3,6 +3,7 @@ timeouts, and the errors raised by send()."""
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 
@@ -96,6 +97,15 @@ def test_positional_sends_keep_every_field_and_check_like_keyword_sends(cluster)
     assert [(r.key, r.value, r.headers) for r in records] == [(b"key", b"value", []), (b"key", None, [])]
     with pytest.raises(ProducerClosedError):
         producer.send("t", b"x", b"key")
+    assert list(inspect.signature(producer.send).parameters) == [
+        "topic",
+        "value",
+        "key",
+        "partition",
+        "timestamp_ms",
+        "headers",
+        "on_delivery",
+    ]
 
 
 def test_delivery_callbacks_run_once_per_record(cluster):
