@@ -191,7 +191,8 @@ class Watcher:
             n = self.failures[b] = self.failures.get(b, 0) + 1
             delay = 30.0 if n >= 3 else 1.0
             first = str(e).splitlines()[0]
-            print(f"kafkalog: broker {b} did not restart ({first}); next attempt in {delay:.0f} s", file=sys.stderr)
+            retry = f"; next attempt in {delay:.0f} s" if self.restart_failed else ""
+            print(f"kafkalog: broker {b} did not restart ({first}){retry}", file=sys.stderr, flush=True)
             if self.restart_failed:
                 self.next_attempt[b] = time.monotonic() + delay
             return
