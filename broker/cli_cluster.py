@@ -182,11 +182,9 @@ class Watcher:
                 self._start(b)
 
     def _start(self, b: int) -> None:
-        from .embedded_cluster import ClusterStartError
-
         try:
             self.cluster.start_broker(b)
-        except (ClusterStartError, OSError, RuntimeError) as e:
+        except (OSError, RuntimeError) as e:  # ClusterStartError is a RuntimeError
             self.cluster.forget_broker(b)
             n = self.failures[b] = self.failures.get(b, 0) + 1
             delay = 30.0 if n >= 3 else 1.0
