@@ -121,7 +121,10 @@ def make_send(producer: Producer) -> Callable[..., RecordFuture]:
         if producer._closed or sender.fatal_error is not None:
             producer._raise_unusable(topic)
         now_ns = time_ns()
-        state = topics_get(topic)
+        try:
+            state = topics_get(topic)
+        except TypeError:  # unhashable: not a topic name
+            raise ValueError(f"topic must be a non-empty string, got {topic!r}") from None
         if state is None or now_ns >= state[1]:
             state = current_state(topic, state, now_ns)
         num_partitions = state[2]

@@ -305,6 +305,9 @@ def test_send_rejects_bad_records_at_once(cluster):
             producer.send("t", 12345)
         with pytest.raises(ValueError, match="timestamp_ms"):
             producer.send("t", b"x", timestamp_ms=-5)
+        for topic in ("", None, ["t"]):
+            with pytest.raises(ValueError, match="topic must be a non-empty string"):
+                producer.send(topic, b"x", b"k")
     with pytest.raises(ProducerClosedError):
         producer.send("t", b"x")
 
