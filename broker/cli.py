@@ -13,6 +13,7 @@
     kafkalog groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT ...
     kafkalog partitions reassign --bootstrap-server HOST:PORT (--topic T --partition P --replicas 2,3,1 |
                      --reassignment-json-file F --execute|--verify|--cancel | --list)
+    kafkalog status --bootstrap-server HOST:PORT [--watch [SECONDS]] [--include-internal]
     kafkalog --version
 
 Exit codes: 0 success, 1 failure (the message says why), 2 bad usage, 130 interrupted.
@@ -37,7 +38,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_cluster, cli_configs, cli_consume, cli_dump_log, cli_groups, cli_offsets, cli_partitions
+from . import cli_cluster, cli_configs, cli_consume, cli_dump_log, cli_groups, cli_offsets, cli_partitions, cli_status
 
 
 def _log_setup(level: str = "INFO") -> None:
@@ -471,6 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_groups.add_parser(sub)
     cli_partitions.add_parser(sub)
     cli_configs.add_parser(sub)
+    cli_status.add_parser(sub)
     return p
 
 

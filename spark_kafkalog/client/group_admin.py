@@ -160,19 +160,32 @@ class GroupAdmin:
 
     # groups ------------------------------------------------------------------------------------
     def list_groups(self, states: Iterable[str] | None = None) -> list[GroupListing]:
-        """Every group of the cluster (ListGroups to each broker); ``states`` filters (ListGroups v4+)."""
+        """Every group of the cluster (ListGroups to each broker); ``states`` filters (ListGroups v4+).
+
+        A broker that cannot be reached is retried until it answers or leaves the cluster's metadata (a dead
+        broker's coordinated groups move to the new leaders of their ``__consumer_offsets`` partitions, which
+        list them), so one dead broker delays the listing by its session timeout, not by the whole deadline."""
         wanted = None if states is None else {s.lower() for s in states}
         self.client.refresh_metadata([])
         R = API_BY_KEY[ApiKey.LIST_GROUPS].Request
         found: dict[str, GroupListing] = {}
         for node in sorted(self.client.metadata.brokers):  # each broker lists the groups it coordinates
+            tries = [0]
 
-            def attempt(node: int = node) -> Any:
+            def attempt(node: int = node, tries: list[int] = tries) -> Any:
+                tries[0] += 1
+                if tries[0] > 1:
+                    self.client.refresh_metadata_once([])
+                    if node not in self.client.metadata.brokers:
+                        return None
                 return self.client.send_request(
                     ApiKey.LIST_GROUPS, lambda v: R(states_filter=sorted(wanted or []), types_filter=[]), node_id=node
                 )
 
-            version, response = self.client.call_with_retries(attempt, what="ListGroups")
+            answer = self.client.call_with_retries(attempt, what="ListGroups")
+            if answer is None:
+                continue  # the broker left the cluster
+            version, response = answer
             if response.error_code != ErrorCode.NONE:
                 raise error_for_code(response.error_code, "ListGroups", broker=str(node))
             for g in response.groups:
