@@ -2,7 +2,7 @@
 
     kafkalog zookeeper start [--data-dir D] [--port P]
     kafkalog broker start --config server.properties [--override key=value ...]
-    kafkalog cluster up --brokers N --data-dir DIR [--base-port P] [--zookeeper-port P] [--restart-failed]
+    kafkalog cluster up --brokers N --data-dir DIR [--base-port P] [--zookeeper-port P] [--restart-failed] [--metrics]
     kafkalog cluster restart-broker --data-dir DIR --broker N
     kafkalog topics create|list|describe|delete|alter --bootstrap-server HOST:PORT ... [--if-not-exists]
     kafkalog produce --bootstrap-server HOST:PORT --topic T [--key-separator S] [--acks A] [--compression C]
@@ -235,6 +235,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         zookeeper_port=zk_port or 0,
         zookeeper_connect=args.zookeeper_connect,
         broker_config=overrides,
+        metrics=args.metrics,
     )
     started = time.monotonic()
 
@@ -424,6 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     clu.add_argument("--zookeeper-port", type=int, default=None, help="default: the recorded port, else 2181 when free")
     clu.add_argument("--restart-failed", action="store_true", help="start a broker that died again")
+    clu.add_argument("--metrics", action="store_true", help="serve each broker's Prometheus metrics (a free port each)")
     clu.add_argument("--zookeeper-connect", default=None, help="use this ZooKeeper instead of starting one")
     clu.add_argument(
         "--override",

@@ -48,6 +48,7 @@ class EmbeddedCluster:
         host: str = "127.0.0.1",
         broker_config: Mapping[str, Any] | None = None,
         start_timeout_s: float = 90.0,
+        metrics: bool = False,
     ) -> None:
         if brokers < 1:
             raise ValueError(f"a cluster needs at least one broker, not {brokers}")
@@ -65,6 +66,9 @@ class EmbeddedCluster:
         self._timeout = start_timeout_s
         self.zookeeper: Any = None
         self.ports: dict[int, int] = dict(broker_ports or {})
+        self.metrics_ports: dict[int, int] = {}
+        """With ``metrics``: each broker's Prometheus port (``metrics.port``; a free port per broker)."""
+        self._metrics = metrics
         self.processes: dict[int, subprocess.Popen] = {}
 
     # -- addresses ------------------------------------------------------------------------------
@@ -101,16 +105,22 @@ class EmbeddedCluster:
             for i, b in enumerate(self.broker_ids):
                 if b not in self.ports:
                     self.ports[b] = self._base_port + i if self._base_port else free_port(self.host)
+                if self._metrics and b not in self.metrics_ports:
+                    self.metrics_ports[b] = free_port(self.host)
             for b in self.broker_ids:
                 self._launch(b)
             for b in self.broker_ids:
                 self._await_ready(b)
-                say(f"broker {b} serving at {self.host}:{self.ports[b]}")
+                metrics = f", metrics at {self.metrics_url(b)}" if b in self.metrics_ports else ""
+                say(f"broker {b} serving at {self.host}:{self.ports[b]}{metrics}")
             self._await_membership()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def metrics_url(self, broker_id: int) -> str:
+        return f"http://{self.host}:{self.metrics_ports[broker_id]}/metrics"
 
     def _properties(self, broker_id: int) -> dict[str, str]:
         props = {
@@ -120,6 +130,8 @@ class EmbeddedCluster:
             "zookeeper.connect": self.zookeeper_connect,
             "zookeeper.session.timeout.ms": "6000",
         }
+        if broker_id in self.metrics_ports:
+            props["metrics.port"] = str(self.metrics_ports[broker_id])
         props.update(self._extra)
         return props
 
