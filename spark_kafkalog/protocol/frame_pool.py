@@ -37,11 +37,20 @@ def size_class(size: int) -> int:
 
 
 def _exported(buf: bytearray) -> bool:
+    """Has ``buf`` live exports (memoryviews)? A resize raises BufferError then. Shrinking by one byte and
+    putting it back never reallocates, where growing a full buffer first (``append``) copies all of it."""
+    if not buf:
+        try:
+            buf.append(0)
+        except BufferError:
+            return True
+        buf.pop()
+        return False
     try:
-        buf.append(0)  # a bytearray with live exports cannot be resized: BufferError
+        last = buf.pop()
     except BufferError:
         return True
-    buf.pop()
+    buf.append(last)
     return False
 
 

@@ -59,3 +59,19 @@ def test_pool_keeps_at_most_max_bytes_and_only_size_classes():
     assert not pool.release(c)  # a third would exceed max_bytes
     assert pool.pooled_bytes == 262_144
     assert not pool.release(bytearray(100_000))  # not a size class: never pooled
+
+
+def test_the_export_check_never_reallocates_a_pooled_buffer():
+    """Checking a large buffer for live views must not grow it (a realloc copies all of it, per frame)."""
+    import sys
+
+    from spark_kafkalog.protocol.frame_pool import _exported
+
+    buf = bytearray(b"x" * (1 << 20))
+    allocated = sys.getsizeof(buf)
+    assert not _exported(buf)
+    assert sys.getsizeof(buf) == allocated and bytes(buf[-1:]) == b"x" and len(buf) == 1 << 20
+    view = memoryview(buf)
+    assert _exported(buf)
+    view.release()
+    assert not _exported(bytearray())
