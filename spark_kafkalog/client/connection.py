@@ -107,7 +107,7 @@ class KafkaConnection:
         self.close_reason: BaseException | None = None
         self._software = (client_software_name, client_software_version)
         self._decoder = FrameDecoder(max_frame_size)
-        self._outbox: list[bytes] = []
+        self._outbox: list[bytes | bytearray] = []
         self._in_flight: deque[InFlightRequest] = deque()
         self._next_correlation_id = 0
         self._handshake: InFlightRequest | None = None
@@ -185,7 +185,7 @@ class KafkaConnection:
         self._in_flight.append(request)
         return request
 
-    def data_to_send(self) -> bytes:
+    def data_to_send(self) -> bytes | bytearray:
         """Bytes queued since the last call (framed requests, in order)."""
         if not self._outbox:
             return b""

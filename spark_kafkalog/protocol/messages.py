@@ -96,8 +96,11 @@ def encode_request(
     *,
     client_id: str | None = None,
     framed: bool = False,
-) -> bytes:
-    """Header plus body of a request (with the int32 size prefix when ``framed``)."""
+) -> bytes | bytearray:
+    """Header plus body of a request (with the int32 size prefix when ``framed``).
+
+    A framed request is returned as the encoder's own ``bytearray``, its size written in place: a produce
+    request's record batches are copied once (into the encoder), not four times."""
     spec = api_spec(api_key)
     _check_version(spec, version)
     flexible = spec.is_flexible(version)
@@ -111,6 +114,9 @@ def encode_request(
     if flexible:
         w.uvarint(0)
     encode_struct(spec.request, version, flexible, body, w)
+    if framed and len(w) == len(w.buf):  # everything is in the encoder's buffer (no opaque regions)
+        INT32.pack_into(w.buf, 0, len(w.buf) - 4)
+        return w.buf
     data = w.getvalue()
     if framed:
         data = INT32.pack(len(data) - 4) + data[4:]
