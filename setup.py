@@ -19,6 +19,7 @@ setup(
         Extension(
             "spark_kafkalog._kernels",
             sources=[str(p) for p in SOURCES],
+            depends=[str(p) for p in sorted(Path("spark_kafkalog/_kernels_src").glob("*.h"))],
             define_macros=[("KERNELS_PARTS", "".join(f"X({part})" for part in PARTS))],
             extra_compile_args=["-O3", "-std=c11"],
             optional=True,

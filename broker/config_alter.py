@@ -158,3 +158,33 @@ async def alter_resource(
         raise AlterError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist") from None
     except RegistryError as e:
         raise AlterError(ErrorCode.UNKNOWN_SERVER_ERROR, f"could not write the config: {e}") from None
+
+
+async def alter_resources(services: Any, request: Any, response_cls: Any, ops_of: Any, *, incremental: bool) -> list:
+    """AlterConfigs / IncrementalAlterConfigs over every resource of ``request``: one
+    ``response_cls.AlterConfigsResourceResponse`` per resource, in order; ``ops_of(resource)`` gives its
+    ``(key, operation, value)`` list. A resource named twice is INVALID_REQUEST (both times)."""
+    named = Counter((r.resource_type, r.resource_name) for r in request.resources)
+    responses = []
+    for res in request.resources:
+        out = response_cls.AlterConfigsResourceResponse(
+            error_code=ErrorCode.NONE,
+            error_message=None,
+            resource_type=res.resource_type,
+            resource_name=res.resource_name,
+        )
+        responses.append(out)
+        try:
+            if named[(res.resource_type, res.resource_name)] > 1:
+                raise AlterError(ErrorCode.INVALID_REQUEST, f"resource {res.resource_name!r} is named more than once")
+            await alter_resource(
+                services,
+                res.resource_type,
+                res.resource_name,
+                ops_of(res),
+                incremental=incremental,
+                validate_only=request.validate_only,
+            )
+        except AlterError as e:
+            out.error_code, out.error_message = e.code, e.message
+    return responses

@@ -8,10 +8,8 @@ UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (other resource types, a resource or
 
 from __future__ import annotations
 
-from collections import Counter
-
-from broker.config_alter import AlterError, alter_resource
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from broker.config_alter import alter_resources
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
 API_KEY = ApiKey.ALTER_CONFIGS
 VERSIONS = (0, 2)
@@ -20,27 +18,7 @@ _API = API_BY_KEY[API_KEY]
 
 async def handle(ctx, request):
     Resp = _API.Response
-    named = Counter((r.resource_type, r.resource_name) for r in request.resources)
-    responses = []
-    for res in request.resources:
-        out = Resp.AlterConfigsResourceResponse(
-            error_code=ErrorCode.NONE,
-            error_message=None,
-            resource_type=res.resource_type,
-            resource_name=res.resource_name,
-        )
-        responses.append(out)
-        try:
-            if named[(res.resource_type, res.resource_name)] > 1:
-                raise AlterError(ErrorCode.INVALID_REQUEST, f"resource {res.resource_name!r} is named more than once")
-            await alter_resource(
-                ctx.services,
-                res.resource_type,
-                res.resource_name,
-                [(c.name, 0, c.value) for c in res.configs],
-                incremental=False,
-                validate_only=request.validate_only,
-            )
-        except AlterError as e:
-            out.error_code, out.error_message = e.code, e.message
+    responses = await alter_resources(
+        ctx.services, request, Resp, lambda res: [(c.name, 0, c.value) for c in res.configs], incremental=False
+    )
     return Resp(throttle_time_ms=0, responses=responses)

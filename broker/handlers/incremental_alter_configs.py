@@ -10,10 +10,8 @@ resource or key named twice, an unknown operation).
 
 from __future__ import annotations
 
-from collections import Counter
-
-from broker.config_alter import AlterError, alter_resource
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from broker.config_alter import alter_resources
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 VERSIONS = (0, 1)
@@ -22,27 +20,11 @@ _API = API_BY_KEY[API_KEY]
 
 async def handle(ctx, request):
     Resp = _API.Response
-    named = Counter((r.resource_type, r.resource_name) for r in request.resources)
-    responses = []
-    for res in request.resources:
-        out = Resp.AlterConfigsResourceResponse(
-            error_code=ErrorCode.NONE,
-            error_message=None,
-            resource_type=res.resource_type,
-            resource_name=res.resource_name,
-        )
-        responses.append(out)
-        try:
-            if named[(res.resource_type, res.resource_name)] > 1:
-                raise AlterError(ErrorCode.INVALID_REQUEST, f"resource {res.resource_name!r} is named more than once")
-            await alter_resource(
-                ctx.services,
-                res.resource_type,
-                res.resource_name,
-                [(c.name, c.config_operation, c.value) for c in res.configs],
-                incremental=True,
-                validate_only=request.validate_only,
-            )
-        except AlterError as e:
-            out.error_code, out.error_message = e.code, e.message
+    responses = await alter_resources(
+        ctx.services,
+        request,
+        Resp,
+        lambda res: [(c.name, c.config_operation, c.value) for c in res.configs],
+        incremental=True,
+    )
     return Resp(throttle_time_ms=0, responses=responses)

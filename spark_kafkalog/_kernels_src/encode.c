@@ -14,6 +14,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include "murmur2.h"
 
 typedef struct {
     Py_buffer offsets, data, nulls;
@@ -218,7 +219,6 @@ static PyObject *murmur2_partitions(PyObject *self, PyObject *args) {
     result = PyBytes_FromStringAndSize(NULL, n * 4);
     if (result == NULL) goto out;
     int32_t *outp = (int32_t *)PyBytes_AS_STRING(result);
-    const uint32_t m = 0x5bd1e995u;
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t a = off[i], b = off[i + 1];
         if (a < 0 || b < a || b > db.len) {
@@ -226,31 +226,7 @@ static PyObject *murmur2_partitions(PyObject *self, PyObject *args) {
             PyErr_Format(PyExc_ValueError, "key %zd has offsets outside its data", i);
             goto out;
         }
-        const uint8_t *k = data + a;
-        uint32_t len = (uint32_t)(b - a);
-        uint32_t h = 0x9747b28cu ^ len;
-        uint32_t blocks = len / 4;
-        for (uint32_t j = 0; j < blocks; j++) {
-            uint32_t w = (uint32_t)k[4 * j] | ((uint32_t)k[4 * j + 1] << 8) | ((uint32_t)k[4 * j + 2] << 16) |
-                         ((uint32_t)k[4 * j + 3] << 24);
-            w *= m;
-            w ^= w >> 24;
-            w *= m;
-            h *= m;
-            h ^= w;
-        }
-        const uint8_t *t = k + 4 * blocks;
-        switch (len & 3) {
-            case 3: h ^= (uint32_t)t[2] << 16; /* fall through */
-            case 2: h ^= (uint32_t)t[1] << 8;  /* fall through */
-            case 1:
-                h ^= t[0];
-                h *= m;
-        }
-        h ^= h >> 13;
-        h *= m;
-        h ^= h >> 15;
-        outp[i] = (int32_t)((h & 0x7fffffffu) % (uint64_t)num_partitions);
+        outp[i] = (int32_t)kafka_key_partition(data + a, (size_t)(b - a), num_partitions);
     }
 out:
     PyBuffer_Release(&ob);

@@ -47,6 +47,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include "murmur2.h"
 
 static inline uint64_t zigzag(int64_t n) { return ((uint64_t)n << 1) ^ (uint64_t)(n >> 63); }
 
@@ -70,32 +71,9 @@ static inline uint8_t *put_zz(uint8_t *p, int64_t n) {
     return p;
 }
 
-/* toPositive(murmur2(key)) % num_partitions, as Java's Utils.murmur2 (see above) */
+/* toPositive(murmur2(key)) % num_partitions, as Java's Utils.murmur2 (murmur2.h) */
 static long long murmur2_partition(const uint8_t *k, Py_ssize_t length, long long num_partitions) {
-    const uint32_t m = 0x5bd1e995u;
-    uint32_t h = 0x9747b28cu ^ (uint32_t)length;
-    Py_ssize_t blocks = length / 4;
-    for (Py_ssize_t j = 0; j < blocks; j++) {
-        const uint8_t *b = k + 4 * j;
-        uint32_t w = (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
-        w *= m;
-        w ^= w >> 24;
-        w *= m;
-        h *= m;
-        h ^= w;
-    }
-    const uint8_t *t = k + 4 * blocks;
-    switch (length & 3) {
-        case 3: h ^= (uint32_t)t[2] << 16; /* fall through */
-        case 2: h ^= (uint32_t)t[1] << 8;  /* fall through */
-        case 1:
-            h ^= t[0];
-            h *= m;
-    }
-    h ^= h >> 13;
-    h *= m;
-    h ^= h >> 15;
-    return (long long)((h & 0x7fffffffu) % (unsigned long long)num_partitions);
+    return (long long)kafka_key_partition(k, (size_t)length, (int64_t)num_partitions);
 }
 
 static PyObject *key_partition(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
