@@ -48,8 +48,9 @@ def committed(cluster: Cluster, group: str, topic: str) -> dict[int, int]:
 
 def test_offsets_topic_has_three_replicas_and_a_group_moves_with_its_offsets(cluster):
     cluster.create_topic("events", {0: (0, 1, 2), 1: (1, 2, 0)})
-    for p in (0, 1):
-        cluster.produce(0 if p == 0 else 1, "events", [b"v%d" % i for i in range(20)], p=p)
+    for p in (0, 1):  # partition p is led by broker p, its first replica, once the controller says so
+        wait_until(lambda p=p: getattr(cluster.partition(p, "events", p), "is_leader", False), 20)
+        assert cluster.produce(p, "events", [b"v%d" % i for i in range(20)], p=p).error_code == 0
     group = "failover-group"
     with AdminClient(bootstrap(cluster)) as admin:
         admin.alter_group_offsets(group, {TopicPartition("events", 0): 5, TopicPartition("events", 1): 6})
