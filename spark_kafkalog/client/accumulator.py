@@ -115,18 +115,7 @@ class RecordAccumulator:
                 if future is not None:
                     return AppendResult(future, last.full, False)
             need = max(self.batch_size, record_size + 61)
-            if self._used + need > self.buffer_memory and self._used > 0:
-                deadline = time.monotonic() + max_block  # real time: the wait is real
-                while self._used + need > self.buffer_memory and self._used > 0:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise KafkaTimeoutError(
-                            f"buffer.memory ({self.buffer_memory} bytes) stayed full for max.block.ms; "
-                            f"record for {tp} not sent",
-                            topic=tp.topic,
-                            partition=tp.partition,
-                        )
-                    self._cond.wait(remaining)
+            if self._wait_for_memory(need, max_block, tp, "record"):
                 queue = self._queues.get(tp)
             if queue:
                 queue[-1].appendable = False
@@ -282,24 +271,31 @@ class RecordAccumulator:
         with self.lock:
             return {tp.topic for tp, q in self._queues.items() if q}
 
+    def _wait_for_memory(self, need: int, max_block: float, tp: TopicPartition, what: str) -> bool:
+        """Under the lock: wait up to ``max_block`` seconds (real time: the wait is real) until ``need`` more
+        bytes fit in ``buffer.memory`` (always when nothing is reserved); True when it had to wait. Raises
+        ``KafkaTimeoutError`` naming the ``what`` (record, batch) for ``tp`` that was not sent."""
+        if self._used + need <= self.buffer_memory or self._used == 0:
+            return False
+        deadline = time.monotonic() + max_block
+        while self._used + need > self.buffer_memory and self._used > 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise KafkaTimeoutError(
+                    f"buffer.memory ({self.buffer_memory} bytes) stayed full for max.block.ms; {what} for {tp} not sent",
+                    topic=tp.topic,
+                    partition=tp.partition,
+                )
+            self._cond.wait(remaining)
+        return True
+
     # whole batches (client.batch_producer) --------------------------------------------------------
     def append_prebuilt(self, batch: ProducerBatch, *, max_block: float) -> None:
         """Queue an already closed, full batch behind the partition's others (waiting up to ``max_block``
         seconds for ``buffer.memory``)."""
         need = batch.size_in_bytes
         with self._cond:
-            if self._used + need > self.buffer_memory and self._used > 0:
-                deadline = time.monotonic() + max_block
-                while self._used + need > self.buffer_memory and self._used > 0:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise KafkaTimeoutError(
-                            f"buffer.memory ({self.buffer_memory} bytes) stayed full for max.block.ms; "
-                            f"batch for {batch.tp} not sent",
-                            topic=batch.tp.topic,
-                            partition=batch.tp.partition,
-                        )
-                    self._cond.wait(remaining)
+            self._wait_for_memory(need, max_block, batch.tp, "batch")
             batch.reserved = need
             self._used += need
             self._incomplete.add(batch)

@@ -117,35 +117,7 @@ class RecordBatchBuilder:
             delta = offset_delta
         else:
             raise ValueError(f"offset delta {offset_delta} does not follow {self._last_delta}")
-        varint = encode_varint
-        parts = [_ATTRIBUTES, varint(timestamp_ms - self._base_timestamp), varint(delta)]
-        if key is None:
-            parts.append(_NULL)
-        else:
-            parts.append(varint(len(key)))
-            parts.append(key)
-        if value is None:
-            parts.append(_NULL)
-        else:
-            parts.append(varint(len(value)))
-            parts.append(value)
-        if headers:
-            parts.append(varint(len(headers)))
-            for header_key, header_value in headers:
-                encoded = header_key.encode("utf-8")
-                parts.append(varint(len(encoded)))
-                parts.append(encoded)
-                if header_value is None:
-                    parts.append(_NULL)
-                else:
-                    parts.append(varint(len(header_value)))
-                    parts.append(header_value)
-        else:
-            parts.append(_ZERO)
-        body = b"".join(parts)
-        buffer = self._buffer
-        buffer += varint(len(body))
-        buffer += body
+        self._buffer += _encode_one(timestamp_ms - self._base_timestamp, delta, key, value, headers)
         self._count += 1
         self._last_delta = delta
         return delta
