@@ -1,6 +1,6 @@
 /* Record batch v2 record encoding: the records section of a batch from column buffers.
  *
- * encode_records(rows, ts_deltas, values, keys, headers) -> bytes
+ * encode_records(rows, ts_deltas, values, keys, headers[, headroom]) -> bytearray
  *   rows       int64 buffer: the row indices to encode, in record order (offset delta = position)
  *   ts_deltas  int64 buffer aligned with rows (timestamp - base timestamp), or None for all 0
  *   values, keys, headers: None (keys: every key null; headers: no headers) or a tuple
@@ -8,7 +8,8 @@
  *              a header entry is the already-encoded headers section (count varint + headers).
  * Each record: varint length, attributes 0, varint timestamp delta, varint offset delta, varint key
  * length (-1 null) + key, varint value length (-1 null) + value, headers section (0x00 when none).
- * Same bytes as spark_kafkalog.records.batch_builder.RecordBatchBuilder.append.
+ * Same bytes as spark_kafkalog.records.batch_builder.RecordBatchBuilder.append. The result starts with
+ * ``headroom`` zero bytes (room for the batch header, written in place by the caller).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -104,7 +105,13 @@ static inline int64_t field_len(const column_t *c, int64_t r) {
 
 static PyObject *encode_records(PyObject *self, PyObject *args) {
     PyObject *rows_obj, *ts_obj, *values_obj, *keys_obj, *headers_obj;
-    if (!PyArg_ParseTuple(args, "OOOOO", &rows_obj, &ts_obj, &values_obj, &keys_obj, &headers_obj)) return NULL;
+    Py_ssize_t headroom = 0;
+    if (!PyArg_ParseTuple(args, "OOOOO|n", &rows_obj, &ts_obj, &values_obj, &keys_obj, &headers_obj, &headroom))
+        return NULL;
+    if (headroom < 0) {
+        PyErr_SetString(PyExc_ValueError, "headroom must be >= 0");
+        return NULL;
+    }
     Py_buffer rows_buf, ts_buf;
     column_t values, keys, headers;
     int have_ts = 0;
@@ -151,9 +158,11 @@ static PyObject *encode_records(PyObject *self, PyObject *args) {
                        varint_size(vl) + (vl > 0 ? vl : 0) + (hl >= 1 ? hl : 1);
         total += varint_size(body) + body;
     }
-    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    result = PyByteArray_FromStringAndSize(NULL, headroom + (Py_ssize_t)total);
     if (result == NULL) goto done;
-    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(result);
+    uint8_t *p = (uint8_t *)PyByteArray_AS_STRING(result);
+    memset(p, 0, (size_t)headroom);
+    p += headroom;
 
     /* pass 2: write */
     for (Py_ssize_t i = 0; i < count; i++) {
@@ -236,7 +245,8 @@ out:
 
 PyMethodDef kernels_encode_methods[] = {
     {"encode_records", encode_records, METH_VARARGS,
-     "encode_records(rows, ts_deltas, values, keys, headers) -> bytes: the records section of a v2 batch"},
+     "encode_records(rows, ts_deltas, values, keys, headers[, headroom]) -> bytearray: the records section of a v2 "
+     "batch after headroom zero bytes"},
     {"murmur2_partitions", murmur2_partitions, METH_VARARGS,
      "murmur2_partitions(offsets, data, num_partitions) -> bytes of int32: Kafka's default partition per key"},
     {NULL, NULL, 0, NULL},

@@ -43,9 +43,8 @@ from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import Compression
 from spark_kafkalog.records.columnar import (
     BinaryColumn,
-    build_batch,
+    encode_batch,
     encode_headers,
-    encode_records,
     group_rows,
     key_partitions,
     record_sizes,
@@ -292,14 +291,11 @@ def send_batch(
     accumulator = producer._accumulator
     max_block = cfg.max_block_ms / 1000.0
     batches: list[PrebuiltBatch] = []
+    crc = producer._sender.idempotence is None  # else stamping the producer state computes the CRC
     for p, rows in group_rows(parts, num_partitions):
         tp = TopicPartition(topic, p)
         for run in split_rows(rows, sizes, batch_bytes):
-            run_ts = ts[run]
-            base = int(run_ts[0])
-            deltas = run_ts - base
-            records = encode_records(run, deltas if deltas.any() else None, value_column, key_column, header_column)
-            data = build_batch(records, len(run), base, int(run_ts.max()), compression)
+            data = encode_batch(run, ts[run], value_column, key_column, header_column, compression, crc=crc)
             batch = PrebuiltBatch(tp, data, len(run), accumulator.clock())
             if on_delivery is not None:
                 batch.batch_callbacks.append(on_delivery)

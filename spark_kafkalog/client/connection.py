@@ -40,7 +40,7 @@ from spark_kafkalog.protocol import (
     FrameDecoder,
     ProtocolError,
     decode_response,
-    encode_request,
+    encode_request_chunks,
     peek_correlation_id,
 )
 
@@ -107,7 +107,7 @@ class KafkaConnection:
         self.close_reason: BaseException | None = None
         self._software = (client_software_name, client_software_version)
         self._decoder = FrameDecoder(max_frame_size)
-        self._outbox: list[bytes | bytearray] = []
+        self._outbox: list[Any] = []  # bytes-likes: the first chunk of every request is bytes/bytearray
         self._in_flight: deque[InFlightRequest] = deque()
         self._next_correlation_id = 0
         self._handshake: InFlightRequest | None = None
@@ -177,8 +177,7 @@ class KafkaConnection:
     ) -> InFlightRequest | None:
         correlation_id = self._next_correlation_id
         self._next_correlation_id = (correlation_id + 1) % _CORRELATION_ID_LIMIT
-        data = encode_request(api_key, version, correlation_id, body, client_id=self.client_id, framed=True)
-        self._outbox.append(data)
+        self._outbox.extend(encode_request_chunks(api_key, version, correlation_id, body, client_id=self.client_id))
         if not expect_response:
             return None
         request = InFlightRequest(api_key, version, correlation_id, context, time.monotonic())
@@ -186,12 +185,18 @@ class KafkaConnection:
         return request
 
     def data_to_send(self) -> bytes | bytearray:
-        """Bytes queued since the last call (framed requests, in order)."""
+        """Bytes queued since the last call (framed requests, in order), joined into one buffer."""
         if not self._outbox:
             return b""
         data = self._outbox[0] if len(self._outbox) == 1 else b"".join(self._outbox)
         self._outbox.clear()
         return data
+
+    def chunks_to_send(self) -> list[Any]:
+        """The buffers queued since the last call, in order, for a gathering write (``socket.sendmsg``):
+        encoded request bytes and the caller-owned ``SendBuffer`` memory of produce requests, uncopied."""
+        chunks, self._outbox = self._outbox, []
+        return chunks
 
     # receiving ---------------------------------------------------------------------------------
     def check_frame_size(self, size: int) -> list[InFlightRequest]:

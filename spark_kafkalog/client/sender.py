@@ -56,7 +56,7 @@ from spark_kafkalog.client.producer_batch import ProducerBatch
 from spark_kafkalog.client.retry import backoff_ms
 from spark_kafkalog.client.socket_transport import SocketConnection
 from spark_kafkalog.client.types import TopicPartition
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode, SendBuffer
 from spark_kafkalog.records import Compression
 
 __all__ = ["Sender"]
@@ -71,6 +71,13 @@ _MAX_IDEMPOTENT_IN_FLIGHT = 5
 
 _TOO_LARGE = frozenset((int(ErrorCode.MESSAGE_TOO_LARGE), int(ErrorCode.RECORD_LIST_TOO_LARGE)))
 _PRODUCER_STATE_LOST = frozenset((int(ErrorCode.UNKNOWN_PRODUCER_ID), int(ErrorCode.INVALID_PRODUCER_EPOCH)))
+_BY_REFERENCE = 32 * 1024  # batches this large go into the request uncopied (sent with sendmsg)
+
+
+def _records(data: bytearray | None) -> Any:
+    """A batch as the ``records`` of a produce request: large ones by reference (the sender is the only one
+    touching a batch's bytes while it is in flight; stamping happens before it is queued)."""
+    return SendBuffer(data) if data is not None and len(data) >= _BY_REFERENCE else data
 
 
 class Sender(threading.Thread):
@@ -265,7 +272,7 @@ class Sender(threading.Thread):
         by_topic: dict[str, list[Any]] = {}
         for batch in batches:
             by_topic.setdefault(batch.tp.topic, []).append(
-                R.TopicProduceData.PartitionProduceData(index=batch.tp.partition, records=batch.data)
+                R.TopicProduceData.PartitionProduceData(index=batch.tp.partition, records=_records(batch.data))
             )
             batch.attempts += 1
             batch.last_attempt = now

@@ -33,6 +33,7 @@ __all__ = ["SocketConnection", "format_address", "split_host_port"]
 
 _SIZE = struct.Struct(">i")
 _READ_AHEAD = 64 * 1024
+_IOV_MAX = 1024  # Linux's limit on the buffers of one sendmsg
 
 
 def split_host_port(address: str) -> tuple[str, int]:
@@ -242,16 +243,33 @@ class SocketConnection:
 
     # I/O -------------------------------------------------------------------------------------------
     def _flush(self) -> None:
-        data = self.protocol.data_to_send()
-        if not data:
+        chunks = self.protocol.chunks_to_send()
+        if not chunks:
             return
         try:
             self._sock.settimeout(None)
-            self._sock.sendall(data)
-            self.bytes_sent += len(data)
+            if len(chunks) == 1:
+                self._sock.sendall(chunks[0])
+                self.bytes_sent += len(chunks[0])
+            else:
+                self._send_gathered(chunks)
         except OSError as e:
             self._lost(e)
             raise self.protocol.close_reason from None  # type: ignore[misc]
+
+    def _send_gathered(self, chunks: list[Any]) -> None:
+        """Send every chunk in order with as few ``sendmsg`` calls as the kernel allows (at most
+        ``_IOV_MAX`` buffers a call), resuming inside a chunk after a partial write."""
+        views = [memoryview(c).cast("B") for c in chunks]
+        i = 0
+        while i < len(views):
+            sent = self._sock.sendmsg(views[i : i + _IOV_MAX])
+            self.bytes_sent += sent
+            while i < len(views) and sent >= views[i].nbytes:
+                sent -= views[i].nbytes
+                i += 1
+            if sent:
+                views[i] = views[i][sent:]
 
     def _lost(self, error: OSError | None) -> None:
         text = f"connection to broker {self.peer} lost" + (f": {error}" if error else " (closed by the broker)")

@@ -21,10 +21,12 @@ from .messages import (
     decode_response_header,
     encode_data,
     encode_request,
+    encode_request_chunks,
     encode_response,
     encode_response_parts,
     peek_correlation_id,
 )
+from .primitives import SendBuffer
 from .schema import ApiSpec, DataSpec, Message, VersionRange
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "ProtocolError",
     "Request",
     "RequestHeader",
+    "SendBuffer",
     "UnsupportedVersionError",
     "VersionRange",
     "api_spec",
@@ -54,6 +57,7 @@ __all__ = [
     "decode_response",
     "decode_response_header",
     "encode_request",
+    "encode_request_chunks",
     "encode_response",
     "encode_response_parts",
     "error_info",

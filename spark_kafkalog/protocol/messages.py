@@ -24,7 +24,7 @@ from .api_keys import ApiKey
 from .apis import API_BY_KEY, DATA_BY_NAME
 from .codec import decode_with, encode_struct
 from .exceptions import DecodeError, UnsupportedVersionError
-from .primitives import INT32, Reader, Writer
+from .primitives import INT32, Reader, SendBuffer, Writer
 from .schema import ApiSpec
 
 
@@ -88,6 +88,23 @@ def _write_tags(w: Writer, tags: dict[int, bytes] | None) -> None:
 
 
 # requests ----------------------------------------------------------------------------------------
+def _request_writer(
+    spec: ApiSpec, version: int, correlation_id: int, body: Any, client_id: str | None, framed: bool
+) -> Writer:
+    flexible = spec.is_flexible(version)
+    w = Writer()
+    if framed:
+        w.int32(0)
+    w.int16(spec.key)
+    w.int16(version)
+    w.int32(correlation_id)
+    w.nullable_string(client_id)
+    if flexible:
+        w.uvarint(0)
+    encode_struct(spec.request, version, flexible, body, w)
+    return w
+
+
 def encode_request(
     api_key: int,
     version: int,
@@ -103,17 +120,7 @@ def encode_request(
     request's record batches are copied once (into the encoder), not four times."""
     spec = api_spec(api_key)
     _check_version(spec, version)
-    flexible = spec.is_flexible(version)
-    w = Writer()
-    if framed:
-        w.int32(0)
-    w.int16(api_key)
-    w.int16(version)
-    w.int32(correlation_id)
-    w.nullable_string(client_id)
-    if flexible:
-        w.uvarint(0)
-    encode_struct(spec.request, version, flexible, body, w)
+    w = _request_writer(spec, version, correlation_id, body, client_id, framed)
     if framed and len(w) == len(w.buf):  # everything is in the encoder's buffer (no opaque regions)
         INT32.pack_into(w.buf, 0, len(w.buf) - 4)
         return w.buf
@@ -121,6 +128,24 @@ def encode_request(
     if framed:
         data = INT32.pack(len(data) - 4) + data[4:]
     return data
+
+
+def encode_request_chunks(
+    api_key: int, version: int, correlation_id: int, body: Any, *, client_id: str | None = None
+) -> list[Any]:
+    """A framed request as buffers to send in order (``socket.sendmsg``): the encoder's bytes, and the
+    memory of every ``SendBuffer`` in its ``records`` fields, which is not copied. The first chunk starts with
+    the int32 size of the whole frame payload; a request without ``SendBuffer``s is one chunk."""
+    spec = api_spec(api_key)
+    _check_version(spec, version)
+    w = _request_writer(spec, version, correlation_id, body, client_id, framed=True)
+    if len(w) == len(w.buf):
+        INT32.pack_into(w.buf, 0, len(w.buf) - 4)
+        return [w.buf]
+    size = len(w) - 4
+    chunks = [part.view if isinstance(part, SendBuffer) else part for part in w.parts()]
+    chunks[0] = INT32.pack(size) + chunks[0][4:]
+    return chunks
 
 
 def decode_request_header(frame: Any) -> tuple[RequestHeader, Reader]:

@@ -27,7 +27,8 @@ the error with the current position).
 ``Writer`` accumulates bytes in a ``bytearray``. Values that are not bytes-like but have a length (a file
 region to be sent with ``sendfile``) can be written as opaque *parts*: ``Writer.parts()`` then returns
 the byte chunks and those objects in order, so the network layer can interleave ``send`` and
-``sendfile`` without copying the region into memory.
+``sendfile`` without copying the region into memory. A ``SendBuffer`` is such a part too: bytes a request
+carries by reference (a produce request's record batches), sent with ``sendmsg`` from where they are.
 
 Neither class is thread-safe; each encode or decode owns its instance.
 """
@@ -304,6 +305,20 @@ class Reader:
         if n == -1:
             return None
         return self.raw(self._length(n, "records"))
+
+
+class SendBuffer:
+    """A bytes-like value written into a ``records`` field by reference: ``Writer`` keeps it as an opaque part
+    and the transport sends it from the caller's memory (``socket.sendmsg``), so a large record batch is not
+    copied into the request. The owner must not change the bytes until the request is sent."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, data: Any) -> None:
+        self.view = memoryview(data).cast("B")
+
+    def __len__(self) -> int:
+        return self.view.nbytes
 
 
 class Writer:

@@ -11,7 +11,9 @@ int32 offsets widened. The steps, each over whole arrays:
 * ``encode_records``: the records section of one batch (lengths, zigzag varints, fields), the same bytes
   as ``RecordBatchBuilder.append`` row by row;
 * ``build_batch``: the 61-byte header, compression of the records section (gzip by ISA-L, see
-  ``GZIP_LEVEL``; the other codecs as ``records.compression``), one CRC-32C.
+  ``GZIP_LEVEL``; the other codecs as ``records.compression``), one CRC-32C;
+* ``encode_batch``: both for one batch; uncompressed records are encoded after room for the header (one
+  copy of the values, no more).
 
 ``encode_records`` and ``key_partitions`` run in the C extension ``spark_kafkalog._kernels`` when it was
 built (``make install``), else in the pure-Python reference implementations here (``*_reference``), which
@@ -45,6 +47,7 @@ __all__ = [
     "HAVE_KERNELS",
     "BinaryColumn",
     "build_batch",
+    "encode_batch",
     "encode_batches",
     "encode_headers",
     "encode_records",
@@ -232,10 +235,12 @@ def encode_records_reference(
     values: BinaryColumn,
     keys: BinaryColumn | None,
     headers: BinaryColumn | None,
-) -> bytes:
-    """The records section for ``rows`` (offset deltas 0, 1, ...), one Python loop per record."""
+    headroom: int = 0,
+) -> bytearray:
+    """``headroom`` zero bytes, then the records section for ``rows`` (offset deltas 0, 1, ...), one Python
+    loop per record."""
     varint = encode_varint
-    out = bytearray()
+    out = bytearray(headroom)
     for delta, row in enumerate(rows.tolist()):
         key = keys.value(row) if keys is not None else None
         value = values.value(row)
@@ -252,7 +257,7 @@ def encode_records_reference(
         )
         out += varint(len(body))
         out += body
-    return bytes(out)
+    return out
 
 
 def encode_records(
@@ -261,22 +266,62 @@ def encode_records(
     values: BinaryColumn,
     keys: BinaryColumn | None,
     headers: BinaryColumn | None,
-) -> bytes:
-    """The records section of a batch holding ``rows`` (int64 row indices) in that order; ``ts_deltas``
-    (int64, aligned with ``rows``) are timestamp minus the batch's base timestamp, ``None`` for all 0."""
+    headroom: int = 0,
+) -> bytearray:
+    """``headroom`` zero bytes, then the records section of a batch holding ``rows`` (int64 row indices) in
+    that order; ``ts_deltas`` (int64, aligned with ``rows``) are timestamp minus the batch's base timestamp,
+    ``None`` for all 0."""
     if _kernels is None:
-        return encode_records_reference(rows, ts_deltas, values, keys, headers)
+        return encode_records_reference(rows, ts_deltas, values, keys, headers, headroom)
     return _kernels.encode_records(
         np.ascontiguousarray(rows, dtype=np.int64),
         None if ts_deltas is None else np.ascontiguousarray(ts_deltas, dtype=np.int64),
         values.buffers(),
         None if keys is None else keys.buffers(),
         None if headers is None else headers.buffers(),
+        headroom,
     )
 
 
+def _pack_header(
+    buf: bytearray,
+    payload_size: int,
+    count: int,
+    base_timestamp: int,
+    max_timestamp: int,
+    compression: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+) -> None:
+    HEADER_STRUCT.pack_into(
+        buf,
+        0,
+        0,
+        BATCH_HEADER_SIZE - LOG_OVERHEAD + payload_size,
+        -1,
+        2,
+        0,
+        int(compression),
+        count - 1,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        count,
+    )
+
+
+def _compressed(compression: int, records: Any) -> Any:
+    if compression == Compression.GZIP:
+        deflate = isal_zlib.compressobj(GZIP_LEVEL, isal_zlib.DEFLATED, 31)
+        return deflate.compress(records) + deflate.flush()
+    return compress(compression, records)
+
+
 def build_batch(
-    records: bytes,
+    records: Any,
     count: int,
     base_timestamp: int,
     max_timestamp: int,
@@ -287,31 +332,50 @@ def build_batch(
     base_sequence: int = -1,
 ) -> bytearray:
     """A v2 batch (base offset 0, CreateTime) around an encoded records section of ``count`` records."""
-    if compression == Compression.GZIP:
-        deflate = isal_zlib.compressobj(GZIP_LEVEL, isal_zlib.DEFLATED, 31)
-        payload = deflate.compress(records) + deflate.flush()
-    else:
-        payload = compress(compression, records) if compression else records
-    header = bytearray(
-        HEADER_STRUCT.pack(
-            0,
-            BATCH_HEADER_SIZE - LOG_OVERHEAD + len(payload),
-            -1,
-            2,
-            0,
-            int(compression),
-            count - 1,
-            base_timestamp,
-            max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            count,
-        )
+    payload = _compressed(compression, records) if compression else records
+    header = bytearray(BATCH_HEADER_SIZE)
+    _pack_header(
+        header,
+        len(payload),
+        count,
+        base_timestamp,
+        max_timestamp,
+        compression,
+        producer_id,
+        producer_epoch,
+        base_sequence,
     )
     _CRC.pack_into(header, _CRC_OFFSET, crc32c(payload, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:])))
     header += payload
     return header
+
+
+def encode_batch(
+    rows: np.ndarray,
+    timestamps: np.ndarray,
+    values: BinaryColumn,
+    keys: BinaryColumn | None,
+    headers: BinaryColumn | None,
+    compression: int = Compression.NONE,
+    *,
+    crc: bool = True,
+) -> bytearray:
+    """One v2 batch (base offset 0, CreateTime, no producer state) of ``rows`` in that order, ``timestamps``
+    aligned with ``rows``. Uncompressed, the records are encoded straight after room for the header, which is
+    then written in place (no copy of the records). ``crc=False`` leaves the CRC field 0, for a caller that
+    stamps producer state and computes it then (``producer_batch.stamp_producer_state``)."""
+    base = int(timestamps[0])
+    deltas = timestamps - base
+    ts_deltas = deltas if deltas.any() else None
+    max_timestamp = int(timestamps.max())
+    if compression:
+        records = encode_records(rows, ts_deltas, values, keys, headers)
+        return build_batch(records, len(rows), base, max_timestamp, compression)
+    batch = encode_records(rows, ts_deltas, values, keys, headers, BATCH_HEADER_SIZE)
+    _pack_header(batch, len(batch) - BATCH_HEADER_SIZE, len(rows), base, max_timestamp, compression, -1, -1, -1)
+    if crc:
+        _CRC.pack_into(batch, _CRC_OFFSET, crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:]))
+    return batch
 
 
 def encode_batches(
@@ -336,9 +400,5 @@ def encode_batches(
     sizes = record_sizes(values, keys, headers)
     out = []
     for run in split_rows(rows, sizes, batch_bytes):
-        run_ts = ts[run]
-        base = int(run_ts[0])
-        deltas = run_ts - base
-        records = encode_records(run, deltas if deltas.any() else None, values, keys, headers)
-        out.append((build_batch(records, len(run), base, int(run_ts.max()), compression), len(run)))
+        out.append((encode_batch(run, ts[run], values, keys, headers, compression), len(run)))
     return out

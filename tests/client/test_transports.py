@@ -175,3 +175,45 @@ def test_asyncio_transport_close_does_not_swallow_the_callers_cancellation(broke
         await conn.close()
 
     asyncio.run(main())
+
+
+class _TrickleSocket:
+    """A socket whose ``sendmsg`` writes at most ``limit`` bytes a call, like a full send buffer would."""
+
+    def __init__(self, sock: socket.socket, limit: int) -> None:
+        self._sock, self._limit, self.calls = sock, limit, 0
+
+    def settimeout(self, timeout):
+        self._sock.settimeout(timeout)
+
+    def sendmsg(self, buffers):
+        self.calls += 1
+        out, room = [], self._limit
+        for b in buffers:
+            if room <= 0:
+                break
+            piece = memoryview(b)[:room]
+            out.append(piece)
+            room -= piece.nbytes
+        return self._sock.sendmsg(out)
+
+
+def test_a_gathered_send_resumes_inside_a_chunk_after_partial_writes():
+    from spark_kafkalog.client.connection import KafkaConnection
+
+    near, far = socket.socketpair()
+    try:
+        trickle = _TrickleSocket(near, limit=7)
+        conn = SocketConnection(trickle, KafkaConnection("test"))  # type: ignore[arg-type]
+        chunks = [b"head", memoryview(bytearray(b"0123456789abcdefghij")), b"", b"tail!", bytearray(b"xyz")]
+        conn._send_gathered(chunks)
+        expected = b"".join(chunks)
+        got = b""
+        while len(got) < len(expected):
+            got += far.recv(100)
+        assert got == expected
+        assert conn.bytes_sent == len(expected)
+        assert trickle.calls == -(-len(expected) // 7)  # every call wrote its 7 bytes: nothing resent, nothing lost
+    finally:
+        near.close()
+        far.close()

@@ -61,3 +61,37 @@ def test_data_payload_round_trip_is_lossless(case, data):
     value = data.draw(struct_strategy(spec.struct, version, flexible))
     encoded = encode_struct(spec.struct, version, flexible, value).getvalue()
     assert decode_struct(spec.struct, version, flexible, encoded, where=name) == value
+
+
+def test_a_send_buffer_travels_in_a_request_uncopied():
+    from spark_kafkalog.protocol import SendBuffer, encode_request_chunks
+
+    produce = API_BY_KEY[0].Request
+    batches = [bytearray(b"first batch bytes"), bytearray(b"second")]
+
+    def body(records):
+        return produce(
+            transactional_id=None,
+            acks=-1,
+            timeout_ms=30_000,
+            topic_data=[
+                produce.TopicProduceData(
+                    name="t",
+                    partition_data=[
+                        produce.TopicProduceData.PartitionProduceData(index=i, records=records(b))
+                        for i, b in enumerate(batches)
+                    ],
+                )
+            ],
+        )
+
+    for version in (3, 9):  # int32-length records, then compact (flexible) records
+        copied = encode_request(0, version, 5, body(bytes), client_id="c", framed=True)
+        chunks = encode_request_chunks(0, version, 5, body(SendBuffer), client_id="c")
+        assert b"".join(chunks) == copied
+        # header and lengths, batch, lengths, batch, then the tag buffers of a flexible version
+        assert [type(c) is memoryview for c in chunks] == [False, True, False, True] + [False] * (version >= 9)
+        batches[1][0:1] = b"S"  # the chunk is the caller's memory, not a copy
+        assert bytes(chunks[3]) == b"Second"
+        batches[1][0:1] = b"s"
+        assert encode_request_chunks(0, version, 5, body(bytes), client_id="c") == [copied]

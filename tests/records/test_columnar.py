@@ -10,8 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spark_kafkalog.records import Compression, RecordBatch, RecordBatchBuilder, columnar, default_partition
+from spark_kafkalog.records.batch import validate_batch
 from spark_kafkalog.records.columnar import (
     BinaryColumn,
+    build_batch,
+    encode_batch,
     encode_batches,
     encode_headers,
     encode_records_reference,
@@ -78,10 +81,28 @@ def test_kernel_encodes_records_exactly_as_the_reference(records, rnd):
     rnd.shuffle(order)
     picked = np.array(order[: rnd.randint(1, len(order))], dtype=np.int64)
     deltas = np.array(ts, dtype=np.int64)[picked] - ts[int(picked[0])]
+    headroom = rnd.choice((0, 61))
     for k, h, d in ((key_col, header_col, deltas), (None, None, None)):
-        assert columnar.encode_records(picked, d, value_col, k, h) == encode_records_reference(
-            picked, d, value_col, k, h
-        )
+        encoded = columnar.encode_records(picked, d, value_col, k, h, headroom)
+        assert encoded == encode_records_reference(picked, d, value_col, k, h, headroom)
+        assert encoded[:headroom] == bytes(headroom)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows)
+def test_an_uncompressed_batch_built_in_place_is_the_batch_built_around_its_records(records):
+    keys, values, hdrs, ts = (list(c) for c in zip(*records))
+    key_col, value_col, header_col = BinaryColumn.of(keys), BinaryColumn.of(values), encode_headers(hdrs)
+    picked = np.arange(len(records), dtype=np.int64)
+    stamps = np.array(ts, dtype=np.int64)
+    deltas = stamps - stamps[0]
+    records_section = columnar.encode_records(picked, deltas if deltas.any() else None, value_col, key_col, header_col)
+    expected = build_batch(records_section, len(records), int(stamps[0]), int(stamps.max()))
+    in_place = encode_batch(picked, stamps, value_col, key_col, header_col)
+    assert in_place == expected
+    validate_batch(in_place)  # size, magic and CRC-32C, as the broker checks them
+    unsigned = encode_batch(picked, stamps, value_col, key_col, header_col, crc=False)
+    assert unsigned[:17] == expected[:17] and unsigned[17:21] == bytes(4) and unsigned[21:] == expected[21:]
 
 
 @settings(max_examples=100, deadline=None)
