@@ -4,7 +4,8 @@ Timestamps: -2 earliest (log start offset), -1 latest (high watermark for consum
 replica, ``replica_id`` >= 0), -3 (v7, KIP-734) the offset of the record with the largest timestamp,
 t >= 0 the earliest offset whose timestamp is >= t (offset -1, timestamp -1 when there is none).
 v0 answers ``old_style_offsets``: up to ``max_num_offsets`` segment base offsets older than the time,
-descending (the 0.8 ``getOffsetsBefore``). v4+ ``current_leader_epoch`` is fenced as in Fetch.
+descending (the 0.8 ``getOffsetsBefore``; consumers never see an offset above the high watermark).
+v4+ ``current_leader_epoch`` is fenced as in Fetch.
 A topic-partition named twice is INVALID_REQUEST for both (v2+), as Kafka does.
 """
 
@@ -16,6 +17,7 @@ API_KEY = ApiKey.LIST_OFFSETS
 VERSIONS = (0, 7)
 _API = API_BY_KEY[API_KEY]
 EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
+CONSUMER = -1  # replica_id of consumers (-2: a debugging client, answered like a replica)
 
 
 async def handle(ctx, request):
@@ -52,7 +54,7 @@ async def handle(ctx, request):
             plog = part.log
             ts = p.timestamp
             if v == 0:
-                entry.old_style_offsets = _old_style(plog, ts, p.max_num_offsets, request.replica_id >= 0)
+                entry.old_style_offsets = _old_style(plog, ts, p.max_num_offsets, request.replica_id == CONSUMER)
                 continue
             entry.leader_epoch = part.leader_epoch
             if ts == EARLIEST:
@@ -73,9 +75,18 @@ async def handle(ctx, request):
     return Resp(throttle_time_ms=0, topics=topics)
 
 
-def _old_style(plog, ts: int, max_num: int, replica: bool) -> list[int]:
-    """getOffsetsBefore: segment base offsets at or before the time, descending, the latest offset first for
-    -1 (the high watermark for consumers, the log end for replicas)."""
+def _old_style(plog, ts: int, max_num: int, consumer: bool) -> list[int]:
+    """getOffsetsBefore (Kafka's ``fetchOffsetsBefore``): up to ``max_num`` segment base offsets of segments
+    last modified at or before the time, plus the log end offset (counted as modified now) when the active
+    segment is not empty, descending; -1 (latest) starts from the log end, -2 (earliest) gives the log start. For a consumer
+    (``replica_id`` -1), as Kafka's ``Partition.legacyFetchOffsetsForTimestamp``: offsets above the high
+    watermark are dropped and the high watermark put first instead (here without repeating it when it
+    is itself a segment base offset)."""
     if max_num <= 0:
         return []
-    return plog.legacy_offsets_before(ts, max_num, end_offset=None if replica else plog.high_watermark)
+    offsets = plog.legacy_offsets_before(ts, max_num)
+    if consumer:
+        hw = plog.high_watermark
+        if any(o > hw for o in offsets):
+            offsets = [hw] + [o for o in offsets if o < hw]
+    return offsets
