@@ -1,0 +1,239 @@
+"""The seeds' ``Producer`` (kafka.javaapi.producer.Producer, Kafka 0.8): ``send(ProducerData | list)``, ``close``.
+
+``producer.type=sync``: ``send`` hands the data to the event handler in the caller's thread and returns once
+it was acknowledged (per ``request.required.acks``); failures raise (``FailedToSendMessageException`` after
+the retries, an encoder's or partitioner's own exception at once). Concurrent ``send`` calls are serialised.
+
+``producer.type=async``: ``send`` puts one item per message (``ProducerData`` with a single value) on a queue
+of ``queue.buffering.max.messages``; when it is full, ``queue.enqueue.timeout.ms`` 0 raises
+``QueueFullException`` at once, -1 blocks, > 0 blocks that long then raises. A send thread (0.8's
+``ProducerSendThread``) takes items off the queue and hands a batch to the event handler when it holds
+``batch.num.messages`` items or ``queue.buffering.max.ms`` passed since the last batch went out. A batch that
+fails is logged and counted (``failed_batches``, ``last_error``), not retried again. ``close`` sends what is
+queued (plus the callback handler's ``last_batch_before_close``), then stops the thread.
+
+The event handler (``event.handler``, default ``DefaultEventHandler``) serializes, partitions and sends; the
+callback handler's hooks run at the pipeline's stages (``plugins.CallbackHandler``). The plug-in interfaces
+and default encoders and partitioner are re-exported from ``plugins``. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from spark_kafkalog.client.errors import KafkaClientError, ProducerClosedError
+from spark_kafkalog.legacy.event_handler import DefaultEventHandler, FailedToSendMessageException
+from spark_kafkalog.legacy.plugins import (
+    CallbackHandler,
+    DefaultEncoder,
+    DefaultPartitioner,
+    Encoder,
+    EventHandler,
+    Partitioner,
+    StringEncoder,
+    load_plugin,
+)
+from spark_kafkalog.legacy.producer_config import ProducerConfig
+
+__all__ = [
+    "CallbackHandler",
+    "DefaultEncoder",
+    "DefaultEventHandler",
+    "DefaultPartitioner",
+    "Encoder",
+    "EventHandler",
+    "FailedToSendMessageException",
+    "Partitioner",
+    "Producer",
+    "ProducerConfig",
+    "ProducerData",
+    "QueueFullException",
+    "StringEncoder",
+]
+
+log = logging.getLogger("kafkalog.legacy.producer")
+
+_SHUTDOWN = object()
+
+
+class QueueFullException(KafkaClientError):
+    """Async mode: the event queue stayed full for ``queue.enqueue.timeout.ms``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=True)
+
+
+class ProducerData:
+    """``ProducerData(topic, key, data)``: one message, or many with one key when ``data`` is a list or tuple.
+
+    ``key`` and the values are objects for ``key.serializer.class`` and ``serializer.class``; ``None`` as key
+    means no key (a random partition).
+    """
+
+    __slots__ = ("topic", "key", "data")
+
+    def __init__(self, topic: str, key: Any = None, data: Any = None) -> None:
+        if not isinstance(topic, str) or not topic:
+            raise ValueError(f"ProducerData needs a non-empty topic name, got {topic!r}")
+        self.topic = topic
+        self.key = key
+        self.data = data
+
+    @property
+    def messages(self) -> list[Any]:
+        """The values, one per message."""
+        return list(self.data) if isinstance(self.data, (list, tuple)) else [self.data]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProducerData):
+            return NotImplemented
+        return (self.topic, self.key, self.data) == (other.topic, other.key, other.data)
+
+    def __repr__(self) -> str:
+        return f"ProducerData(topic={self.topic!r}, key={self.key!r}, data={self.data!r})"
+
+
+class Producer:
+    """``Producer({"metadata.broker.list": "localhost:9092"})`` (see the module docstring); a context manager."""
+
+    def __init__(self, config: Mapping[str, Any] | ProducerConfig) -> None:
+        self.config = cfg = config if isinstance(config, ProducerConfig) else ProducerConfig(config)
+        callbacks = cfg.callback_handler
+        self.callbacks: CallbackHandler = (
+            CallbackHandler() if callbacks is None else load_plugin("callback.handler", callbacks, CallbackHandler)
+        )
+        self.callbacks.init(cfg)
+        handler = cfg.event_handler
+        self.event_handler: EventHandler = (
+            DefaultEventHandler() if handler is None else load_plugin("event.handler", handler, EventHandler)
+        )
+        init = getattr(self.event_handler, "init", None)
+        if callable(init):
+            init(cfg, self.callbacks)
+        self.failed_batches = 0
+        self.last_error: BaseException | None = None
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._queue: queue.Queue[Any] | None = None
+        self._thread: threading.Thread | None = None
+        if cfg.is_async:
+            self._queue = queue.Queue(cfg.queue_buffering_max_messages)
+            self._thread = threading.Thread(target=self._run, name="kafkalog-legacy-producer-send", daemon=True)
+            self._thread.start()
+
+    # sending -----------------------------------------------------------------------------------
+    def send(self, data: ProducerData | Iterable[ProducerData]) -> None:
+        """Send one ``ProducerData`` or a list of them (sync: acknowledged on return; async: queued)."""
+        batch = [data] if isinstance(data, ProducerData) else list(data)
+        for item in batch:
+            if not isinstance(item, ProducerData):
+                raise TypeError(f"Producer.send takes ProducerData or a list of them, got {type(item).__name__}")
+        if self._closed:
+            raise ProducerClosedError("cannot send: the producer is closed")
+        if self._queue is None:
+            with self._send_lock:
+                self._handle(batch)
+        else:
+            for item in batch:
+                for value in item.messages:
+                    self._enqueue(ProducerData(item.topic, item.key, value))
+
+    def _handle(self, batch: list[ProducerData]) -> None:
+        batch = self.callbacks.before_sending(batch)
+        try:
+            self.event_handler.handle(batch)
+        except BaseException as e:
+            self.callbacks.after_sending(batch, e)
+            raise
+        self.callbacks.after_sending(batch, None)
+
+    def _enqueue(self, item: ProducerData) -> None:
+        assert self._queue is not None
+        replaced = self.callbacks.before_enqueue(item)
+        if replaced is None:
+            return
+        timeout_ms = self.config.queue_enqueue_timeout_ms
+        try:
+            if timeout_ms == 0:
+                self._queue.put_nowait(replaced)
+            else:
+                self._queue.put(replaced, timeout=None if timeout_ms < 0 else timeout_ms / 1000.0)
+        except queue.Full:
+            self.callbacks.after_enqueue(replaced, False)
+            waited = "at once" if timeout_ms == 0 else f"after waiting {timeout_ms} ms (queue.enqueue.timeout.ms)"
+            raise QueueFullException(
+                f"the event queue is full ({self.config.queue_buffering_max_messages} messages, "
+                f"queue.buffering.max.messages): {replaced!r} not queued {waited}"
+            ) from None
+        self.callbacks.after_enqueue(replaced, True)
+
+    # the send thread ---------------------------------------------------------------------------
+    def _run(self) -> None:
+        assert self._queue is not None
+        cfg = self.config
+        linger = cfg.queue_buffering_max_ms / 1000.0
+        batch: list[ProducerData] = []
+        last_send = time.monotonic()
+        while True:
+            try:
+                item = self._queue.get(timeout=max(0.0, last_send + linger - time.monotonic()))
+            except queue.Empty:
+                item = None
+            if item is _SHUTDOWN:
+                break
+            if item is not None:
+                batch.append(item)
+            if len(batch) >= cfg.batch_num_messages or item is None:
+                if batch:
+                    self._handle_async(batch, dequeued=True)
+                batch = []
+                last_send = time.monotonic()
+        try:
+            batch += self.callbacks.last_batch_before_close()
+        except Exception as e:
+            log.exception("callback handler's last_batch_before_close failed")
+            self.last_error = e
+        if batch:
+            self._handle_async(batch, dequeued=True)
+
+    def _handle_async(self, batch: list[ProducerData], *, dequeued: bool) -> None:
+        try:
+            if dequeued:
+                batch = self.callbacks.after_dequeuing(batch)
+            self._handle(batch)
+        except Exception as e:
+            self.failed_batches += 1
+            self.last_error = e
+            log.error("error handling a batch of %d events: %s", len(batch), e)
+
+    # closing -----------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Send what is queued (async), stop the send thread, close the handlers. Idempotent."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            if self._thread is not None:
+                assert self._queue is not None
+                self._queue.put(_SHUTDOWN)
+                self._thread.join()
+        finally:
+            try:
+                close = getattr(self.event_handler, "close", None)
+                if callable(close):
+                    close()
+            finally:
+                self.callbacks.close()
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
