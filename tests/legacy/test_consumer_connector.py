@@ -1,0 +1,417 @@
+"""Kafka 0.8's ZooKeeper-coordinated ConsumerConnector against the session's real ZooKeeper (one chroot for
+this module) and in-process brokers: the znodes of design section 5.6, the range split over three connectors
+and its rebalances (join, session expiry, death, broker leaving), topic filters picking up new topics, and
+offsets surviving restarts in every storage mode and across the seeds' migration steps (and back).
+Records are produced with kafka-python."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+
+import pytest
+from kafka import KafkaProducer
+from kazoo.client import KazooClient
+
+from broker.server import EmbeddedBroker
+from spark_kafkalog.client.errors import ConfigError
+from spark_kafkalog.legacy import (
+    ConsumerConfig,
+    ConsumerConnector,
+    ConsumerTimeoutException,
+    MessageAndMetadata,
+    Whitelist,
+)
+
+from ..waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+SETTINGS = {"group_initial_rebalance_delay_ms": 0, "offsets_topic_num_partitions": 1}
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def chroot() -> str:
+    return f"/legacy-connector-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def connect(zookeeper, chroot) -> str:
+    return zookeeper.connect_string + chroot
+
+
+@pytest.fixture(scope="module")
+def brokers(connect, tmp_path_factory):
+    started = [
+        EmbeddedBroker(i, zookeeper_connect=connect, log_dir=tmp_path_factory.mktemp(f"b{i}"), **SETTINGS).start()
+        for i in range(2)
+    ]
+    yield started
+    for s in started:
+        s.stop()
+
+
+@pytest.fixture(scope="module")
+def zk(connect, brokers):
+    client = KazooClient(hosts=connect, timeout=10)
+    client.start(10)
+    yield client
+    client.stop()
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def producer(brokers):
+    p = KafkaProducer(bootstrap_servers=brokers[0].bootstrap_servers, acks=1, linger_ms=1)
+    yield p
+    p.close()
+
+
+def create_topic(brokers, partitions: int, replication: int = 1, assignments=None, name: str | None = None) -> str:
+    name = name or f"t-{uuid.uuid4().hex[:8]}"
+    b = brokers[0]
+    if assignments:
+        b.call(lambda: b.broker.topic_admin.create_topic(name, assignments=assignments))
+    else:
+        b.call(lambda: b.broker.topic_admin.create_topic(name, partitions, replication))
+    wait_until(
+        lambda: all(s.call(lambda s=s: s.broker.topic_admin.has_leaders(name, partitions)) for s in brokers),
+        20,
+        f"leaders of {name}",
+    )
+    return name
+
+
+def produce(producer, topic: str, partitions: int, per_partition: int, tag: str = "m") -> set[bytes]:
+    sent = set()
+    for p in range(partitions):
+        for i in range(per_partition):
+            value = f"{tag}-{p}-{i}".encode()
+            producer.send(topic, key=b"k%d" % i, value=value, partition=p)
+            sent.add(value)
+    producer.flush(30)
+    return sent
+
+
+def connector(connect: str, group: str, name: str, **overrides) -> ConsumerConnector:
+    props = {
+        "zookeeper.connect": connect,
+        "group.id": group,
+        "consumer.id": name,
+        "auto.offset.reset": "smallest",
+        "auto.commit.enable": "false",
+        "consumer.timeout.ms": 100,
+        "fetch.wait.max.ms": 50,
+        "rebalance.backoff.ms": 200,
+        "rebalance.max.retries": 50,
+        "zookeeper.session.timeout.ms": 2000,
+    }
+    props.update({k.replace("_", "."): v for k, v in overrides.items()})
+    return ConsumerConnector(props)
+
+
+def drain(streams, messages: list[MessageAndMetadata], want: int | None = None, idle_s: float = 0.5, limit_s=20):
+    """Read every stream until ``want`` messages arrived in total (or, without ``want``, nothing came for ``idle_s``)."""
+    deadline = time.monotonic() + limit_s
+    last = time.monotonic()
+    while time.monotonic() < deadline:
+        got = False
+        for s in streams:
+            try:
+                messages.append(next(s))
+                got = True
+            except ConsumerTimeoutException:
+                pass
+        if got:
+            last = time.monotonic()
+        if want is not None and len(messages) >= want:
+            return messages
+        if want is None and time.monotonic() - last > idle_s:
+            return messages
+    if want is not None:
+        raise AssertionError(f"got {len(messages)} messages of {want} within {limit_s}s")
+    return messages
+
+
+def owned_by(group_connectors) -> dict[str, list[int]]:
+    return {c.consumer_id: sorted(tp.partition for tp in c.owned_partitions()) for c in group_connectors}
+
+
+def expire_session(connect: str, c: ConsumerConnector) -> None:
+    """Expire the connector's ZooKeeper session: a second client on the same session id closes it."""
+    session_id, password = c._registry.zk.client_id
+    other = KazooClient(hosts=connect, client_id=(session_id, password), timeout=10)
+    other.start(10)
+    other.stop()
+    other.close()
+
+
+def test_unknown_and_missing_settings_are_named():
+    with pytest.raises(ConfigError, match="'fetch.size'"):
+        ConsumerConfig({"zookeeper.connect": "x", "group.id": "g", "fetch.size": 1})
+    with pytest.raises(ConfigError, match="'group.id' is required"):
+        ConsumerConfig({"zookeeper.connect": "x"})
+    cfg = ConsumerConfig({"zookeeper.connect": "x", "group.id": "g", "offsets.storage": "kafka"})
+    assert cfg.dual_commit_enabled is True  # 0.8.2's default with kafka storage
+    assert ConsumerConfig({"zookeeper.connect": "x", "group.id": "g"}).dual_commit_enabled is False
+    assert cfg.consumer_id_string().startswith("g_")
+
+
+def test_znodes_follow_the_seeds_layout(connect, brokers, zk, producer):
+    topic = create_topic(brokers, 2)
+    sent = produce(producer, topic, 2, 5)
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    c = connector(connect, group, "alpha")
+    try:
+        streams = c.create_message_streams({topic: 2})[topic]
+        assert c.consumer_id == f"{group}_alpha"
+        data, stat = zk.get(f"/consumers/{group}/ids/{group}_alpha")
+        reg = json.loads(data)
+        assert reg["version"] == 1 and reg["subscription"] == {topic: 2} and reg["pattern"] == "static"
+        assert reg["timestamp"].isdigit() and abs(int(reg["timestamp"]) / 1000 - time.time()) < 60
+        assert stat.ephemeralOwner != 0
+        for p in range(2):
+            owner, ostat = zk.get(f"/consumers/{group}/owners/{topic}/{p}")
+            assert owner.decode() == f"{group}_alpha-{p}" and ostat.ephemeralOwner != 0
+        got = drain(streams, [], want=10)
+        assert {m.message for m in got} == sent
+        assert all(m.topic == topic for m in got)
+        # each partition goes to one stream: stream i reads partition i (thread alpha-i)
+        c.commit_offsets()
+        for p in range(2):
+            value, ostat = zk.get(f"/consumers/{group}/offsets/{topic}/{p}")
+            assert value == b"5" and ostat.ephemeralOwner == 0
+    finally:
+        c.shutdown()
+    assert zk.exists(f"/consumers/{group}/ids/{group}_alpha") is None
+    assert zk.get_children(f"/consumers/{group}/owners/{topic}") == []
+    with pytest.raises(StopIteration):
+        next(streams[0])
+
+
+def test_three_connectors_split_the_range_and_rebalance_on_join_and_session_expiry(connect, brokers, zk, producer):
+    topic = create_topic(brokers, 6)
+    sent = produce(producer, topic, 6, 10)
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    cs: list[ConsumerConnector] = []
+    streams = []
+    try:
+        for name in ("c1", "c2", "c3"):
+            c = connector(connect, group, name)
+            streams += c.create_message_streams({topic: 1})[topic]
+            cs.append(c)
+            if name == "c1":
+                assert owned_by(cs) == {f"{group}_c1": [0, 1, 2, 3, 4, 5]}
+            if name == "c2":
+                wait_until(
+                    lambda: owned_by(cs) == {f"{group}_c1": [0, 1, 2], f"{group}_c2": [3, 4, 5]}, 30, "the split in two"
+                )
+        expected = {f"{group}_c1": [0, 1], f"{group}_c2": [2, 3], f"{group}_c3": [4, 5]}
+        wait_until(lambda: owned_by(cs) == expected, 30, "the split in three")
+        for c in cs:
+            for tp, thread in c.owned_partitions().items():
+                assert zk.get(f"/consumers/{group}/owners/{topic}/{tp.partition}")[0].decode() == thread
+        got = drain(streams, [], want=len(sent))
+        assert Counter(m.message for m in got) == Counter(sent)  # no partition read by two connectors
+        by_consumer = {
+            c.consumer_id: {(m.partition) for m in got if m.partition in expected[c.consumer_id]} for c in cs
+        }
+        assert by_consumer == {k: set(v) for k, v in expected.items()}
+
+        # c3's session expires: its znodes vanish, it registers again with a new session, all rebalance back
+        c1, c2, c3 = cs
+        ids_node = f"/consumers/{group}/ids/{c3.consumer_id}"
+        old_session = zk.exists(ids_node).ephemeralOwner
+        before = c1.rebalance_count
+        expire_session(connect, c3)
+        wait_until(
+            lambda: (zk.exists(ids_node) or None) and zk.exists(ids_node).ephemeralOwner != old_session,
+            30,
+            "c3's registration under a new session",
+        )
+        wait_until(lambda: c1.rebalance_count > before and owned_by(cs) == expected, 30, "the split in three again")
+        assert zk.get(f"/consumers/{group}/owners/{topic}/4")[0].decode() == f"{c3.consumer_id}-0"
+    finally:
+        for c in cs:
+            c.shutdown()
+
+
+KILLED_CONSUMER = """
+import sys, time
+from spark_kafkalog.legacy import ConsumerConnector
+c = ConsumerConnector({"zookeeper.connect": sys.argv[1], "group.id": sys.argv[2], "consumer.id": "c3",
+                       "auto.commit.enable": "false", "rebalance.backoff.ms": 200, "rebalance.max.retries": 50,
+                       "zookeeper.session.timeout.ms": 2000})
+c.create_message_streams({sys.argv[3]: 1})
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_connector_is_rebalanced_away_when_its_session_expires(connect, brokers, zk):
+    topic = create_topic(brokers, 6)
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    cs = [connector(connect, group, name) for name in ("c1", "c2")]
+    for c in cs:
+        c.create_message_streams({topic: 1})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_CONSUMER, connect, group, topic], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        wait_until(
+            lambda: (
+                owned_by(cs) == {f"{group}_c1": [0, 1], f"{group}_c2": [2, 3]}
+                and zk.get_children(f"/consumers/{group}/owners/{topic}") == [str(p) for p in range(6)]
+            ),
+            30,
+            "the split in three with a connector in another process",
+        )
+        assert zk.get(f"/consumers/{group}/owners/{topic}/5")[0] == f"{group}_c3-0".encode()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        wait_until(
+            lambda: owned_by(cs) == {f"{group}_c1": [0, 1, 2], f"{group}_c2": [3, 4, 5]},
+            30,
+            "the survivors' split after c3's session expired",
+        )
+        assert sorted(zk.get_children(f"/consumers/{group}/ids")) == [f"{group}_c1", f"{group}_c2"]
+    finally:
+        proc.kill()
+        proc.wait(10)
+        for c in cs:
+            c.shutdown()
+
+
+def test_a_whitelist_picks_up_a_topic_created_later(connect, brokers, zk, producer):
+    prefix = f"wl{uuid.uuid4().hex[:6]}"
+    first = create_topic(brokers, 2, name=f"{prefix}-a")
+    other = create_topic(brokers, 1, name=f"x{prefix}")
+    sent = produce(producer, first, 2, 3, "a")
+    produce(producer, other, 1, 3, "other")
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    c = connector(connect, group, "w")
+    try:
+        streams = c.create_message_streams_by_filter(Whitelist(f"{prefix}-.*"), 2)
+        reg = json.loads(zk.get(f"/consumers/{group}/ids/{group}_w")[0])
+        assert reg["subscription"] == {f"{prefix}-.*": 2} and reg["pattern"] == "white_list"
+        got = drain(streams, [], want=6)
+        c.commit_offsets()  # auto commit is off: the rebalance for the new topic restarts from the commits
+        second = create_topic(brokers, 2, name=f"{prefix}-b")
+        wait_until(lambda: any(tp.topic == second for tp in c.owned_partitions()), 30, "the new topic's partitions")
+        sent |= produce(producer, second, 2, 3, "b")
+        drain(streams, got, want=12)
+        drain(streams, got)  # and nothing more: the other topic is not allowed
+        assert Counter(m.message for m in got) == Counter(sent)
+        assert {m.topic for m in got} == {first, second}
+        # thread i of every allowed topic feeds stream i
+        assert c.owned_partitions() == {
+            tp: f"{group}_w-{tp.partition}" for tp in c.owned_partitions() if tp.topic in (first, second)
+        }
+    finally:
+        c.shutdown()
+
+
+def kafka_offsets(brokers, group: str, topic: str, partitions: int) -> dict[int, int]:
+    from spark_kafkalog.client import KafkaClient, TopicPartition
+    from spark_kafkalog.client.group_admin import GroupAdmin
+
+    with KafkaClient(brokers[0].bootstrap_servers) as client:
+        found = GroupAdmin(client).list_group_offsets(group, [TopicPartition(topic, p) for p in range(partitions)])
+    return {tp.partition: om.offset for tp, om in found.items()}
+
+
+def zk_offsets(zk, group: str, topic: str) -> dict[int, int]:
+    path = f"/consumers/{group}/offsets/{topic}"
+    if not zk.exists(path):
+        return {}
+    return {int(p): int(zk.get(f"{path}/{p}")[0]) for p in zk.get_children(path)}
+
+
+@pytest.mark.parametrize(
+    ("storage", "dual", "in_zookeeper", "in_kafka"),
+    [("zookeeper", "false", True, False), ("kafka", "false", False, True), ("kafka", "true", True, True)],
+)
+def test_offsets_survive_a_restart(connect, brokers, zk, producer, storage, dual, in_zookeeper, in_kafka):
+    topic = create_topic(brokers, 2)
+    sent = produce(producer, topic, 2, 10, "a")
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    settings = {"offsets.storage": storage, "dual.commit.enabled": dual, "auto.commit.enable": "true"}
+    c = connector(connect, group, "r1", **settings)
+    got = drain(c.create_message_streams({topic: 1})[topic], [], want=7)
+    c.shutdown()  # commits what was handed out
+    per_partition = Counter(m.partition for m in got)
+    expected = {p: per_partition.get(p, 0) for p in range(2)}  # an untouched partition commits its reset offset
+    assert (zk_offsets(zk, group, topic) == expected) is in_zookeeper
+    assert (kafka_offsets(brokers, group, topic, 2) == expected) is in_kafka
+    sent |= produce(producer, topic, 2, 5, "b")
+    c = connector(connect, group, "r2", **settings)
+    try:
+        streams = c.create_message_streams({topic: 1})[topic]
+        drain(streams, got, want=len(sent))
+        drain(streams, got)  # nothing beyond
+    finally:
+        c.shutdown()
+    assert Counter(m.message for m in got) == Counter(sent)
+
+
+def test_migration_to_kafka_and_back_reads_everything_once(connect, brokers, zk, producer):
+    topic = create_topic(brokers, 2)
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    steps = [
+        ("zookeeper", "false"),
+        ("kafka", "true"),
+        ("kafka", "false"),
+        ("zookeeper", "true"),
+        ("zookeeper", "false"),
+    ]
+    sent: set[bytes] = set()
+    got: list[MessageAndMetadata] = []
+    for i, (storage, dual) in enumerate(steps):
+        sent |= produce(producer, topic, 2, 4, f"step{i}")
+        # a rolling bounce of one consumer: the new config starts where the last one stopped
+        c = connector(
+            connect, group, f"m{i}", offsets_storage=storage, dual_commit_enabled=dual, auto_commit_enable="true"
+        )
+        try:
+            streams = c.create_message_streams({topic: 1})[topic]
+            drain(streams, got, want=len(sent))
+            drain(streams, got)
+        finally:
+            c.shutdown()
+        assert Counter(m.message for m in got) == Counter(sent), f"after step {i}: {storage} dual={dual}"
+    assert zk_offsets(zk, group, topic) == {0: 20, 1: 20}
+    assert kafka_offsets(brokers, group, topic, 2) == {0: 16, 1: 16}  # kafka stopped at the last dual step
+
+
+def test_a_broker_leaving_rebalances_and_consumption_goes_on(connect, brokers, zk, producer, tmp_path):
+    extra = EmbeddedBroker(2, zookeeper_connect=connect, log_dir=tmp_path / "b2", **SETTINGS).start()
+    stopped = False
+    try:
+        topic = create_topic([*brokers, extra], 2, 2, assignments={0: [2, 0], 1: [2, 1]})
+        sent = produce(producer, topic, 2, 5, "before")
+        group = f"g-{uuid.uuid4().hex[:6]}"
+        c = connector(connect, group, "b", auto_commit_enable="true")
+        try:
+            streams = c.create_message_streams({topic: 1})[topic]
+            got = drain(streams, [], want=10)
+            before = c.rebalance_count
+            extra.stop()
+            stopped = True
+            wait_until(lambda: c.rebalance_count > before, 30, "a rebalance after broker 2 left")
+            sent |= produce(producer, topic, 2, 5, "after")
+            drain(streams, got, want=20, limit_s=60)
+            drain(streams, got)
+            assert Counter(m.message for m in got) == Counter(sent)
+        finally:
+            c.shutdown()
+    finally:
+        if not stopped:
+            extra.stop()
