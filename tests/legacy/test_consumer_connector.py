@@ -180,10 +180,14 @@ def test_znodes_follow_the_seeds_layout(connect, brokers, zk, producer):
         for p in range(2):
             owner, ostat = zk.get(f"/consumers/{group}/owners/{topic}/{p}")
             assert owner.decode() == f"{group}_alpha-{p}" and ostat.ephemeralOwner != 0
-        got = drain(streams, [], want=10)
-        assert {m.message for m in got} == sent
-        assert all(m.topic == topic for m in got)
         # each partition goes to one stream: stream i reads partition i (thread alpha-i)
+        got = []
+        for i, stream in enumerate(streams):
+            mine = drain([stream], [], want=5)
+            assert {(m.topic, m.partition) for m in mine} == {(topic, i)}
+            assert [m.offset for m in mine] == list(range(5))
+            got += mine
+        assert {m.message for m in got} == sent
         c.commit_offsets()
         for p in range(2):
             value, ostat = zk.get(f"/consumers/{group}/offsets/{topic}/{p}")
@@ -415,3 +419,24 @@ def test_a_broker_leaving_rebalances_and_consumption_goes_on(connect, brokers, z
     finally:
         if not stopped:
             extra.stop()
+
+
+@pytest.mark.parametrize(("api_version", "compression"), [((0, 9), None), ((0, 10), "gzip"), ((0, 10), None)])
+def test_old_message_formats_are_consumed(connect, brokers, api_version, compression):
+    """kafka-python as a 0.9 client writes v0 message sets (magic 0), as a 0.10 client v1 (magic 1)."""
+    topic = create_topic(brokers, 1)
+    old = KafkaProducer(
+        bootstrap_servers=brokers[0].bootstrap_servers, api_version=api_version, compression_type=compression
+    )
+    try:
+        for i in range(6):
+            old.send(topic, key=b"k%d" % i, value=b"old-%d" % i)
+        old.flush(30)
+    finally:
+        old.close()
+    c = connector(connect, f"g-{uuid.uuid4().hex[:6]}", "old")
+    try:
+        got = drain(c.create_message_streams({topic: 1})[topic], [], want=6)
+    finally:
+        c.shutdown()
+    assert [(m.key, m.message, m.offset) for m in got] == [(b"k%d" % i, b"old-%d" % i, i) for i in range(6)]
