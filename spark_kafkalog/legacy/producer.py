@@ -10,7 +10,8 @@ of ``queue.buffering.max.messages``; when it is full, ``queue.enqueue.timeout.ms
 ``ProducerSendThread``) takes items off the queue and hands a batch to the event handler when it holds
 ``batch.num.messages`` items or ``queue.buffering.max.ms`` passed since the last batch went out. A batch that
 fails is logged and counted (``failed_batches``, ``last_error``), not retried again. ``close`` sends what is
-queued (plus the callback handler's ``last_batch_before_close``), then stops the thread.
+queued (plus the callback handler's ``last_batch_before_close``), then stops the thread; a ``send`` running
+when ``close`` is called is waited for, later ones raise ``ProducerClosedError``.
 
 The event handler (``event.handler``, default ``DefaultEventHandler``) serializes, partitions and sends; the
 callback handler's hooks run at the pipeline's stages (``plugins.CallbackHandler``). The plug-in interfaces
@@ -118,7 +119,8 @@ class Producer:
         self.failed_batches = 0
         self.last_error: BaseException | None = None
         self._closed = False
-        self._close_lock = threading.Lock()
+        self._state = threading.Condition()  # guards _closed and _active_sends
+        self._active_sends = 0
         self._send_lock = threading.Lock()
         self._queue: queue.Queue[Any] | None = None
         self._thread: threading.Thread | None = None
@@ -134,15 +136,22 @@ class Producer:
         for item in batch:
             if not isinstance(item, ProducerData):
                 raise TypeError(f"Producer.send takes ProducerData or a list of them, got {type(item).__name__}")
-        if self._closed:
-            raise ProducerClosedError("cannot send: the producer is closed")
-        if self._queue is None:
-            with self._send_lock:
-                self._handle(batch)
-        else:
-            for item in batch:
-                for value in item.messages:
-                    self._enqueue(ProducerData(item.topic, item.key, value))
+        with self._state:
+            if self._closed:
+                raise ProducerClosedError("cannot send: the producer is closed")
+            self._active_sends += 1
+        try:
+            if self._queue is None:
+                with self._send_lock:
+                    self._handle(batch)
+            else:
+                for item in batch:
+                    for value in item.messages:
+                        self._enqueue(ProducerData(item.topic, item.key, value))
+        finally:
+            with self._state:
+                self._active_sends -= 1
+                self._state.notify_all()
 
     def _handle(self, batch: list[ProducerData]) -> None:
         batch = self.callbacks.before_sending(batch)
@@ -215,10 +224,12 @@ class Producer:
     # closing -----------------------------------------------------------------------------------
     def close(self) -> None:
         """Send what is queued (async), stop the send thread, close the handlers. Idempotent."""
-        with self._close_lock:
+        with self._state:
             if self._closed:
                 return
             self._closed = True
+            while self._active_sends:  # data being queued goes out before the shutdown marker
+                self._state.wait()
         try:
             if self._thread is not None:
                 assert self._queue is not None

@@ -299,6 +299,22 @@ def test_full_queue_blocks_until_there_is_room_with_timeout_minus_one():
     assert ("after_enqueue", b"m4", True) in recorder.events
 
 
+def test_close_waits_for_a_send_in_progress_and_delivers_its_data():
+    producer, handler, _ = blocked_async_producer(-1)
+    sender = threading.Thread(target=producer.send, args=(ProducerData("t", None, b"m4"),))
+    sender.start()
+    closer = threading.Thread(target=producer.close)
+    wait_until(lambda: producer._active_sends == 1, 10, "the send to block on the full queue")
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive(), "close returned while data was still being queued"
+    handler.release.set()
+    sender.join(10)
+    closer.join(10)
+    assert not sender.is_alive() and not closer.is_alive()
+    assert [b[0].data for b in handler.batches] == [b"m1", b"m2", b"m3", b"m4"]
+
+
 def test_event_handler_replaces_sending_in_sync_mode():
     handler = BlockingHandler()
     handler.release.set()
