@@ -399,6 +399,8 @@ def test_a_broker_leaving_rebalances_and_consumption_goes_on(connect, brokers, z
     extra = EmbeddedBroker(2, zookeeper_connect=connect, log_dir=tmp_path / "b2", **SETTINGS).start()
     stopped = False
     try:
+        b0 = brokers[0]
+        wait_until(lambda: b0.call(lambda: 2 in b0.broker.topic_admin.metadata.brokers), 30, "broker 0 seeing broker 2")
         topic = create_topic([*brokers, extra], 2, 2, assignments={0: [2, 0], 1: [2, 1]})
         sent = produce(producer, topic, 2, 5, "before")
         group = f"g-{uuid.uuid4().hex[:6]}"
