@@ -203,3 +203,19 @@ def test_compressed_wrapper_yields_only_messages_at_or_after_the_fetch_offset():
         (23, 24, b"v3", 1003),
     ]
     assert message_set.valid_bytes == message_set.size
+
+
+def test_reads_what_kafka_python_produced_in_record_batches(brokers):
+    from kafka import KafkaProducer
+
+    topic = create_topic(brokers)
+    producer = KafkaProducer(bootstrap_servers=brokers[0].bootstrap_servers, compression_type="lz4", linger_ms=50)
+    for i in range(6):
+        producer.send(topic, value=b"kp-%d" % i, key=b"k", partition=0)
+    producer.flush(30)
+    producer.close()
+    with consumer_of(brokers, topic) as consumer:  # Fetch v0: the broker down-converts the v2 batches
+        fetched = list(consumer.fetch(FetchRequest(topic, 0, 2, 100_000)))
+    assert [(m.offset, m.message.key, m.message.value, m.message.magic) for m in fetched] == [
+        (i, b"k", b"kp-%d" % i, 0) for i in range(2, 6)
+    ]
