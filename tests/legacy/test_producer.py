@@ -366,6 +366,7 @@ def read_with_kafka_python(broker, topic: str, expected: int, partitions: int = 
     return got
 
 
+@pytest.mark.integration
 def test_sync_send_places_keys_by_murmur2_and_kafka_python_reads_them(broker):
     topic = create_topic([broker], partitions=3)
     config = {"metadata.broker.list": broker.bootstrap_servers, "serializer.class": "kafka.serializer.StringEncoder"}
@@ -381,6 +382,7 @@ def test_sync_send_places_keys_by_murmur2_and_kafka_python_reads_them(broker):
     assert read_with_kafka_python(broker, topic, 20) == expected
 
 
+@pytest.mark.integration
 def test_null_keys_go_to_random_partitions(broker):
     topic = create_topic([broker], partitions=3)
     with Producer({"metadata.broker.list": broker.bootstrap_servers}) as producer:
@@ -390,6 +392,7 @@ def test_null_keys_go_to_random_partitions(broker):
     assert sum(map(len, got.values())) == 30 and sum(1 for v in got.values() if v) > 1
 
 
+@pytest.mark.integration
 def test_sync_send_runs_the_callbacks_around_the_event_handler(broker):
     topic = create_topic([broker], partitions=3)
     recorder = Recorder()
@@ -409,6 +412,7 @@ def test_sync_send_runs_the_callbacks_around_the_event_handler(broker):
     assert read_all(broker, topic) == {0: [], 1: [(b"4", b"four")], 2: [(b"2", b"two"), (b"2", b"deux")]}
 
 
+@pytest.mark.integration
 def test_async_send_batches_by_count_and_by_queue_time(broker):
     topic = create_topic([broker], partitions=3)
     recorder = Recorder()
@@ -437,6 +441,7 @@ def test_async_send_batches_by_count_and_by_queue_time(broker):
     assert [v for _, v in read_all(broker, topic)[0]] == [b"v0", b"v3", b"v6", b"late-0", b"late-1", b"late-2"]
 
 
+@pytest.mark.integration
 def test_async_close_sends_everything_still_queued(broker):
     topic = create_topic([broker], partitions=1)
     recorder = Recorder()
@@ -460,6 +465,7 @@ def test_async_close_sends_everything_still_queued(broker):
     assert producer.failed_batches == 0
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("version", "codec", "stored_timestamps"),
     [
@@ -492,6 +498,7 @@ def test_old_produce_versions_and_codecs_round_trip(broker, version, codec, stor
     assert read_with_kafka_python(broker, topic, 6, 1) == {0: want}
 
 
+@pytest.mark.integration
 def test_acks_zero_sends_without_waiting_for_an_answer(broker):
     topic = create_topic([broker], partitions=1)
     config = {"metadata.broker.list": broker.bootstrap_servers, "request.required.acks": 0, "produce.api.version": 0}
@@ -501,6 +508,7 @@ def test_acks_zero_sends_without_waiting_for_an_answer(broker):
     wait_until(lambda: len(read_partition(broker, topic, 0)) == 2, 30, "the two messages")
 
 
+@pytest.mark.integration
 def test_auto_created_topic_takes_the_brokers_partition_count(broker):
     topic = f"auto-{time.monotonic_ns()}"
     with Producer({"metadata.broker.list": broker.bootstrap_servers}) as producer:
@@ -513,6 +521,7 @@ class OutOfRange(Partitioner):
         return 7
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("settings", "key", "value", "message"),
     [
