@@ -120,7 +120,9 @@ class DefaultEventHandler(EventHandler):
             time.sleep(self.config.retry_backoff_ms / 1000.0)
             for topic in {m.topic for m in outstanding}:
                 self.client.metadata.invalidate(topic)
-        detail = "; ".join(f"{tp.topic}-{tp.partition}: {err}" for tp, err in sorted(failures.items()))
+        detail = "; ".join(
+            f"{tp.topic}{'' if tp.partition < 0 else f'-{tp.partition}'}: {err}" for tp, err in sorted(failures.items())
+        )
         raise FailedToSendMessageException(
             f"failed to send {len(outstanding)} messages after {attempt} attempts "
             f"(message.send.max.retries={self.config.message_send_max_retries}): {detail}",

@@ -227,6 +227,7 @@ class ProducerConfig:
             "bootstrap.servers": self.broker_list,
             "client.id": self.client_id,
             "request.timeout.ms": self.request_timeout_ms + 5000,  # the broker waits up to request.timeout.ms
+            "default.api.timeout.ms": self.request_timeout_ms,  # metadata waits (a new topic's leader) per attempt
             "retry.backoff.ms": max(self.retry_backoff_ms, 1),
             "metadata.max.age.ms": refresh if refresh >= 0 else 2**31 - 1,
         }

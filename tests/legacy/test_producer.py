@@ -324,6 +324,16 @@ def test_event_handler_replaces_sending_in_sync_mode():
     assert handler.batches == [batch] and handler.closed
 
 
+def test_sync_send_to_an_address_without_a_broker_fails_within_seconds():
+    started = time.monotonic()
+    with Producer({"metadata.broker.list": NOWHERE}) as producer:
+        with pytest.raises(
+            FailedToSendMessageException, match=r"t: cannot connect to any bootstrap server: 127.0.0.1:1"
+        ):
+            producer.send(ProducerData("t", None, b"x"))
+    assert time.monotonic() - started < 30
+
+
 def test_send_after_close_is_refused():
     producer = Producer({"metadata.broker.list": NOWHERE, "event.handler": BlockingHandler()})
     producer.close()
