@@ -42,6 +42,12 @@ _API_MODULES = (
     "list_partition_reassignments",
     "offset_delete",
     "describe_cluster",
+    "add_partitions_to_txn",
+    "add_offsets_to_txn",
+    "end_txn",
+    "txn_offset_commit",
+    "describe_transactions",
+    "list_transactions",
 )
 _DATA_MODULES: tuple[str, ...] = (
     "consumer_protocol_subscription",
