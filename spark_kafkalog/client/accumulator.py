@@ -250,6 +250,22 @@ class RecordAccumulator:
             self._queues.clear()
             return out
 
+    def queued_partitions(self) -> set[TopicPartition]:
+        with self.lock:
+            return {tp for tp, q in self._queues.items() if q}
+
+    def take_partitions(self, partitions: set[TopicPartition]) -> list[ProducerBatch]:
+        """Remove and return the queued batches of ``partitions`` (they failed before being sent)."""
+        with self.lock:
+            out: list[ProducerBatch] = []
+            for tp in partitions:
+                queue = self._queues.pop(tp, None)
+                if queue:
+                    for batch in queue:
+                        batch.appendable = False
+                    out.extend(queue)
+            return out
+
     def incomplete(self) -> list[ProducerBatch]:
         """Every batch not yet completed (queued or in flight)."""
         with self.lock:

@@ -9,7 +9,7 @@ reads the settings that concern it.
 Unknown keys raise ``ConfigError`` naming the key (with the closest known name). Java keys that have no
 meaning here (``security.protocol=PLAINTEXT``, ``reconnect.backoff.ms``, metrics settings, ...) are
 accepted with a ``UserWarning``; settings we cannot honour
-(TLS, SASL, transactions) raise ``ConfigError``. ``ClientConfig`` is immutable and thread-safe.
+(TLS, SASL, interceptors) raise ``ConfigError``. ``ClientConfig`` is immutable and thread-safe.
 """
 
 from __future__ import annotations
@@ -310,6 +310,8 @@ _OPTIONS: dict[str, _Option] = {
     "batch.size": _Option("batch_size", _int(0)),
     "compression.type": _Option("compression_type", _compression),
     "enable.idempotence": _Option("enable_idempotence", _bool),
+    "transactional.id": _Option("transactional_id", _str),
+    "transaction.timeout.ms": _Option("transaction_timeout_ms", _int(1)),
     "max.in.flight.requests.per.connection": _Option("max_in_flight", _int(1)),
     "delivery.timeout.ms": _Option("delivery_timeout_ms", _int(1)),
     "max.request.size": _Option("max_request_size", _int(1)),
@@ -349,8 +351,6 @@ IGNORED_KEYS = frozenset(
 """Java client keys that are accepted with a warning because they mean nothing to this client."""
 
 _UNSUPPORTED = {
-    "transactional.id": "transactional producers are not supported (idempotence is: enable.idempotence=true)",
-    "transaction.timeout.ms": "transactional producers are not supported",
     "interceptor.classes": "interceptors are Java classes; wrap send()/poll() in Python instead",
 }
 _UNSUPPORTED_PREFIXES = ("ssl.", "sasl.")
@@ -401,6 +401,8 @@ class ClientConfig:
     batch_size: int = 16384
     compression_type: Compression = Compression.NONE
     enable_idempotence: bool = True
+    transactional_id: str | None = None  # a transactional producer (init_transactions, ...), idempotent
+    transaction_timeout_ms: int = 60000
     max_in_flight: int = 5
     delivery_timeout_ms: int = 120000
     max_request_size: int = 1048576
@@ -508,6 +510,13 @@ class ClientConfig:
             conflicts.append("retries=0 (needs > 0)")
         if self.max_in_flight > 5:
             conflicts.append(f"max.in.flight.requests.per.connection={self.max_in_flight} (needs <= 5)")
+        if self.transactional_id is not None:
+            if not self.enable_idempotence or conflicts:
+                raise ConfigError(
+                    "transactional.id needs an idempotent producer; it conflicts with "
+                    + ", ".join(conflicts or ["enable.idempotence=false"])
+                )
+            return True
         if not self.enable_idempotence:
             return False
         if conflicts:

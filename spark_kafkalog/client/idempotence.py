@@ -32,6 +32,7 @@ class IdempotenceState:
     def __init__(self) -> None:
         self.producer_id = -1
         self.producer_epoch = -1
+        self.transactional = False  # batches carry the transactional attribute (a transactional producer)
         self.needs_reset = False
         self._next_sequence: dict[TopicPartition, int] = {}
         self.recovering: set[TopicPartition] = set()
@@ -62,7 +63,7 @@ class IdempotenceState:
         ):
             return
         sequence = self._next_sequence.get(batch.tp, 0)
-        batch.stamp(self.producer_id, self.producer_epoch, sequence)
+        batch.stamp(self.producer_id, self.producer_epoch, sequence, self.transactional)
         self._next_sequence[batch.tp] = increment_sequence(sequence, batch.record_count)
 
     def is_current(self, batch: ProducerBatch) -> bool:

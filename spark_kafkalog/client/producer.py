@@ -36,6 +36,8 @@ from spark_kafkalog.client.partitioner import make_partitioner
 from spark_kafkalog.client.producer_batch import DeliveryCallback, RecordFuture
 from spark_kafkalog.client.send_path import make_send
 from spark_kafkalog.client.sender import Sender
+from spark_kafkalog.client.transactions import TransactionError, TransactionManager
+from spark_kafkalog.client.types import TopicPartition
 
 __all__ = ["Producer"]
 
@@ -75,7 +77,16 @@ class Producer:
         self._closed = False
         self._sender = Sender(self._client, self._accumulator, cfg, idempotent=self.idempotent)
         self._send = make_send(self)
-        if type(self).send is Producer.send:
+        self._transactions: TransactionManager | None = None
+        if cfg.transactional_id is not None:
+            idem = self._sender.idempotence
+            assert idem is not None
+            idem.transactional = True
+            self._transactions = TransactionManager(
+                KafkaClient(cfg, _producer=True), cfg.transactional_id, cfg.transaction_timeout_ms, idem
+            )
+            self._sender.transactions = self._transactions
+        elif type(self).send is Producer.send:
             self.send = self._send  # type: ignore[method-assign]  # one call per record instead of two
         self._sender.start()
 
@@ -93,8 +104,11 @@ class Producer:
     ) -> RecordFuture:
         """Queue one record; returns a future of its ``RecordMetadata`` (see the module docstring).
 
-        The per-record path is ``send_path.make_send``'s closure (an instance's ``send`` is that function).
+        The per-record path is ``send_path.make_send``'s closure (an instance's ``send`` is that function,
+        unless the producer is transactional: records then need an open transaction).
         """
+        if self._transactions is not None:
+            self._transactions.check_can_send()
         return self._send(
             topic,
             value,
@@ -156,6 +170,8 @@ class Producer:
             self._sender.force_close()
             self._sender.join()
         self._client.close()
+        if self._transactions is not None:
+            self._transactions.client.close()
 
     def __enter__(self) -> Producer:
         return self
@@ -166,6 +182,70 @@ class Producer:
     @property
     def stats(self) -> dict[str, Any]:
         return {"produce_requests": self._sender.requests_sent, **self._client.stats}
+
+    # transactions ------------------------------------------------------------------------------
+    def _txn(self) -> TransactionManager:
+        if self._transactions is None:
+            raise TransactionError("this producer has no transactional.id: transactions are not available")
+        if self._closed:
+            raise ProducerClosedError("the producer is closed")
+        return self._transactions
+
+    def _timeout(self, timeout: float | None) -> float:
+        return self.config.max_block_ms / 1000.0 if timeout is None else timeout
+
+    def init_transactions(self, timeout: float | None = None) -> None:
+        """Register ``transactional.id`` with its transaction coordinator (InitProducerId): fences every
+        older producer of the id and aborts its open transaction. Call once before ``begin_transaction``;
+        waits up to ``timeout`` seconds (``max.block.ms`` by default)."""
+        txn = self._txn()
+        txn.init(self._timeout(timeout))
+        self._sender.wakeup()
+
+    def begin_transaction(self) -> None:
+        """Start a transaction: records sent from now on are committed or aborted together."""
+        self._txn().begin()
+
+    def send_offsets_to_transaction(
+        self, offsets: Mapping[Any, Any], group_metadata: Any, timeout: float | None = None
+    ) -> None:
+        """Commit consumer offsets as part of the transaction (consume-transform-produce): ``offsets`` maps
+        ``TopicPartition`` to the next offset to read (an int, or an object with ``offset`` and ``metadata``);
+        ``group_metadata`` is the group id or a consumer's ``group_metadata()``. The group sees them when the
+        transaction commits."""
+        txn = self._txn()
+        group_id = group_metadata if isinstance(group_metadata, str) else group_metadata.group_id
+        tps = {TopicPartition(*tp) if not isinstance(tp, TopicPartition) else tp: v for tp, v in offsets.items()}
+        txn.send_offsets(
+            tps, group_id, None if isinstance(group_metadata, str) else group_metadata, self._timeout(timeout)
+        )
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        """Flush, then commit the transaction (EndTxn). Raises ``TransactionError`` with ``abortable`` set when
+        a record of the transaction failed (call ``abort_transaction``), ``ProducerFencedError`` when another
+        producer took over the transactional id (close this one)."""
+        txn = self._txn()
+        txn.check_can_send()  # raises if not in a transaction or already failed
+        seconds = self._timeout(timeout)
+        self.flush(seconds)
+        txn.end(True, seconds)
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        """Abort the transaction: records not yet sent fail with ``TransactionError``, sent ones are discarded
+        by read_committed consumers (EndTxn writes abort markers). After an abortable error the producer id's
+        epoch is bumped (KIP-360) so the producer can go on."""
+        txn = self._txn()
+        seconds = self._timeout(timeout)
+        aborted = TransactionError("the transaction was aborted before this record was sent")
+        for batch in self._accumulator.take_all():
+            self._sender.fail_unsent(batch, aborted)
+        deadline = time.monotonic() + seconds
+        for batch in self._accumulator.incomplete():  # in flight: wait for their answers
+            batch.done.wait(max(0.0, deadline - time.monotonic()))
+        txn.end(False, max(0.0, deadline - time.monotonic()))
+        if self._sender.idempotence is not None and self._sender.idempotence.needs_reset:
+            txn.init(max(0.1, deadline - time.monotonic()))
+            self._sender.wakeup()
 
     # whole batches -----------------------------------------------------------------------------
     def send_batch(
@@ -190,6 +270,9 @@ class Producer:
         ``BatchSendResult`` (``result()`` waits for every batch; ``partitions`` per row).
         """
         from spark_kafkalog.client.batch_producer import send_batch
+
+        if self._transactions is not None:
+            self._transactions.check_can_send()
 
         return send_batch(
             self,

@@ -27,7 +27,7 @@ from typing import Any
 
 from spark_kafkalog.client.types import RecordMetadata, TopicPartition
 from spark_kafkalog.records import Compression, crc32c
-from spark_kafkalog.records.batch import BATCH_HEADER_SIZE
+from spark_kafkalog.records.batch import BATCH_HEADER_SIZE, TRANSACTIONAL_BIT
 from spark_kafkalog.records.batch_builder import build_batch
 
 __all__ = ["DeliveryCallback", "ProducerBatch", "RecordFuture", "append_record", "stamp_producer_state"]
@@ -43,6 +43,7 @@ _PRODUCER_STATE_OFFSET = 43
 _CRC = struct.Struct(">I")
 _CRC_OFFSET = 17
 _CRC_START = 21
+_ATTRIBUTES_LOW_BYTE = 22  # attributes: int16 at 21
 # record overhead upper bound: length, attributes, timestamp/offset deltas, key/value lengths, header count
 _RECORD_OVERHEAD = 5 + 1 + 10 + 5 + 5 + 5 + 5
 
@@ -57,9 +58,14 @@ def _no_wakeup() -> None:
     pass
 
 
-def stamp_producer_state(buf: bytearray, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
-    """Write producer id, epoch and base sequence into the v2 batch ``buf`` and recompute its CRC."""
+def stamp_producer_state(
+    buf: bytearray, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool = False
+) -> None:
+    """Write producer id, epoch and base sequence (and the transactional attribute when ``transactional``) into
+    the v2 batch ``buf`` and recompute its CRC."""
     _PRODUCER_STATE.pack_into(buf, _PRODUCER_STATE_OFFSET, producer_id, producer_epoch, base_sequence)
+    if transactional:
+        buf[_ATTRIBUTES_LOW_BYTE] |= TRANSACTIONAL_BIT
     _CRC.pack_into(buf, _CRC_OFFSET, crc32c(memoryview(buf)[_CRC_START:]))
 
 
@@ -205,7 +211,7 @@ class ProducerBatch:
         assert self.data is not None
         return self.data
 
-    def _build(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
+    def _build(self, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool = False) -> None:
         self.appendable = False
         records = self.records
         self.count = len(records)
@@ -215,6 +221,7 @@ class ProducerBatch:
             producer_id=producer_id,
             producer_epoch=producer_epoch,
             base_sequence=base_sequence,
+            transactional=transactional,
         )
         self.records = []
 
@@ -222,14 +229,14 @@ class ProducerBatch:
     def size_in_bytes(self) -> int:
         return len(self.data) if self.data is not None else self.estimated_size
 
-    def stamp(self, producer_id: int, producer_epoch: int, base_sequence: int) -> None:
-        """Set the idempotence fields: built with them when not yet built (one CRC), else rewritten in place
-        (a re-stamped retry; the CRC is recomputed)."""
+    def stamp(self, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool = False) -> None:
+        """Set the idempotence fields (and the transactional attribute): built with them when not yet built
+        (one CRC), else rewritten in place (a prebuilt batch, a re-stamped retry; the CRC is recomputed)."""
         self.producer_id, self.producer_epoch, self.base_sequence = producer_id, producer_epoch, base_sequence
         if self.data is None:
-            self._build(producer_id, producer_epoch, base_sequence)
+            self._build(producer_id, producer_epoch, base_sequence, transactional)
         else:
-            stamp_producer_state(self.data, producer_id, producer_epoch, base_sequence)
+            stamp_producer_state(self.data, producer_id, producer_epoch, base_sequence, transactional)
 
     @property
     def last_sequence(self) -> int:

@@ -55,6 +55,7 @@ from spark_kafkalog.client.pool import ConnectionPool
 from spark_kafkalog.client.producer_batch import ProducerBatch
 from spark_kafkalog.client.retry import backoff_ms
 from spark_kafkalog.client.socket_transport import SocketConnection
+from spark_kafkalog.client.transactions import FENCING_ERRORS, TransactionManager
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode, SendBuffer
 from spark_kafkalog.records import Compression
@@ -89,6 +90,7 @@ class Sender(threading.Thread):
         self.accumulator = accumulator
         self.config = config
         self.idempotence = IdempotenceState() if idempotent else None
+        self.transactions: TransactionManager | None = None  # set by a transactional Producer before start()
         self.fatal_error: BaseException | None = None
         self._pool = ConnectionPool(config, client.metadata)
         self._in_flight: dict[TopicPartition, int] = {}
@@ -161,6 +163,9 @@ class Sender(threading.Thread):
 
     def _muted(self) -> set[TopicPartition]:
         muted = set()
+        txn = self.transactions
+        if txn is not None:
+            muted = txn.not_added(self.accumulator.queued_partitions())
         idem = self.idempotence
         for tp, n in self._in_flight.items():
             if n <= 0:
@@ -177,11 +182,14 @@ class Sender(threading.Thread):
         cfg = self.config
         send_allowed = True
         idem = self.idempotence
+        txn = self.transactions
         if idem is not None and not idem.has_producer_id:
             send_allowed = False
-            if not self._has_in_flight() and now >= self._pid_retry_at:
-                self._init_producer_id()
+            if txn is None and not self._has_in_flight() and now >= self._pid_retry_at:
+                self._init_producer_id()  # a transactional producer's id comes from init_transactions
                 send_allowed = idem.has_producer_id
+        if txn is not None and send_allowed:
+            self._add_partitions_to_txn(txn)
         check = self.accumulator.ready(now, self._leader, self._muted())
         timeout = min(check.next_check, 1.0)
         if check.unknown_leaders:
@@ -203,6 +211,24 @@ class Sender(threading.Thread):
         self._expire(now)
         self._poll(max(timeout, 0.0))
         self._check_request_timeouts()
+
+    # transactions ------------------------------------------------------------------------------
+    def fail_unsent(self, batch: ProducerBatch, error: BaseException) -> None:
+        """Fail a batch taken from the accumulator before it was sent (an aborted transaction)."""
+        batch.fail(error)
+        self.accumulator.release(batch)
+
+    def _add_partitions_to_txn(self, txn: TransactionManager) -> None:
+        """AddPartitionsToTxn for the partitions with queued batches not yet in the transaction (they stay
+        muted until added); a failure fails their batches and makes the transaction abortable."""
+        new = txn.not_added(self.accumulator.queued_partitions())
+        if not new:
+            return
+        try:
+            txn.add_partitions(new, self.config.max_block_ms / 1000.0)
+        except KafkaClientError as e:
+            for batch in self.accumulator.take_partitions(new):
+                self._finish(batch, error=e)
 
     # InitProducerId ----------------------------------------------------------------------------
     def _init_producer_id(self) -> None:
@@ -279,7 +305,7 @@ class Sender(threading.Thread):
             batch.in_flight = True
             self._in_flight[batch.tp] = self._in_flight.get(batch.tp, 0) + 1
         body = R(
-            transactional_id=None,
+            transactional_id=None if self.transactions is None else self.transactions.transactional_id,
             acks=cfg.acks,
             timeout_ms=cfg.request_timeout_ms,
             topic_data=[R.TopicProduceData(name=name, partition_data=parts) for name, parts in by_topic.items()],
@@ -361,6 +387,11 @@ class Sender(threading.Thread):
         error = error_for_code(code, "Produce", broker=peer, topic=tp.topic, partition=tp.partition, detail=message)
         idem = self.idempotence
         retriable = error.retriable
+        if self.transactions is not None and (
+            code in FENCING_ERRORS or code in _PRODUCER_STATE_LOST or code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+        ):
+            self._finish(batch, error=error)  # fencing is fatal, a broken sequence aborts the transaction
+            return
         if code in REFRESH_METADATA_ERRORS:
             self.client.metadata.invalidate(tp.topic)
             retriable = True
@@ -413,6 +444,8 @@ class Sender(threading.Thread):
             batch.complete(base_offset, log_append_time)
         else:
             batch.fail(error)
+            if self.transactions is not None:
+                self.transactions.fail(error)
         self.accumulator.release(batch)
         idem = self.idempotence
         if idem is not None and batch.tp in idem.recovering:

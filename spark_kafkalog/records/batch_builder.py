@@ -249,9 +249,10 @@ def build_batch(
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
+    transactional: bool = False,
 ) -> bytearray:
     """One v2 batch of ``records`` - ``(timestamp_ms, key, value, headers)`` tuples, offset deltas 0..n-1,
-    CreateTime - compressed with ``compression``: the bytes ``RecordBatchBuilder`` builds from the same
+    CreateTime, the transactional attribute when ``transactional`` - compressed with ``compression``: the bytes ``RecordBatchBuilder`` builds from the same
     appends, in a new ``bytearray`` (the records are encoded behind room for the header, which is then
     written in place: no copy of an uncompressed batch). ``bytearray()`` for no records."""
     if not records:
@@ -270,7 +271,7 @@ def build_batch(
         partition_leader_epoch,
         2,
         0,
-        int(compression),
+        int(compression) | (TRANSACTIONAL_BIT if transactional else 0),
         len(records) - 1,
         base_timestamp,
         max_timestamp,

@@ -63,7 +63,7 @@ def test_unknown_key_names_the_key_and_suggests_the_closest_one():
         ({"check.crcs": "yes"}, r"'check.crcs' must be true or false"),
         ({"bootstrap.servers": "localhost"}, r"'localhost' is not host:port"),
         ({"bootstrap.servers": " , "}, r"names no server"),
-        ({"transactional.id": "t1"}, r"'transactional.id' is not supported"),
+        ({"transaction.timeout.ms": "0"}, r"'transaction.timeout.ms' must be >= 1, got 0"),
         ({"security.protocol": "SASL_SSL"}, r"'security.protocol' must be one of plaintext"),
         ({"key.serializer": "AvroSerializer"}, r"'key.serializer': unknown name 'AvroSerializer'"),
     ],
@@ -180,3 +180,24 @@ def test_a_partitioner_may_be_named_by_its_python_import_path():
         ClientConfig.create({"partitioner.class": "com.example.MyPartitioner"})
     with pytest.raises(ConfigError, match="not a class or callable"):
         ClientConfig.create({"partitioner.class": "math:pi"})
+
+
+@pytest.mark.parametrize(
+    "props, message",
+    [
+        ({"enable.idempotence": "false"}, "enable.idempotence=false"),
+        ({"acks": "1"}, r"acks=1 \(needs all\)"),
+        ({"max.in.flight.requests.per.connection": "6"}, "max.in.flight.requests.per.connection=6"),
+    ],
+)
+def test_a_transactional_id_needs_an_idempotent_producer(props, message):
+    config = ClientConfig.create({"transactional.id": "t1", **props})
+    with pytest.raises(
+        ConfigError, match="transactional.id needs an idempotent producer; it conflicts with " + message
+    ):
+        config.idempotence_enabled()
+
+
+def test_a_transactional_producer_is_idempotent():
+    config = ClientConfig.create({"transactional.id": "t1", "transaction.timeout.ms": "30000"})
+    assert config.idempotence_enabled() and config.transaction_timeout_ms == 30000

@@ -1,0 +1,415 @@
+"""The transactional producer's state (Kafka's ``TransactionManager``): ``init_transactions``, ``begin``,
+the partitions and group offsets of a transaction, ``commit`` and ``abort``, against the transaction
+coordinator of ``transactional.id``.
+
+States (``TxnState``)::
+
+    UNINITIALIZED --init_transactions--> READY --begin--> IN_TRANSACTION --commit--> COMMITTING --> READY
+                                                              |  \\--abort--> ABORTING --> READY
+                                  a failed send or call ----> ABORTABLE_ERROR --abort--> ABORTING
+    fencing (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...) -> FATAL_ERROR
+
+Requests, as the Java client sends them: FindCoordinator (key type 1) and InitProducerId(transactional id,
+``transaction.timeout.ms``; v3+ with the current producer id and epoch, so an abortable error or a restart
+bumps the epoch) on the coordinator; AddPartitionsToTxn (v0-3) for every partition before its first batch of
+a transaction is sent (from the sender thread: ``add_partitions``); AddOffsetsToTxn then TxnOffsetCommit (to
+the group's coordinator) for ``send_offsets``; EndTxn. Coordinator moves (NOT_COORDINATOR,
+COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS) and CONCURRENT_TRANSACTIONS (the previous
+transaction's markers are still being written) are retried with backoff until the caller's deadline.
+
+Threads: the caller's thread runs ``init``/``begin``/``commit``/``abort``/``send_offsets``, the sender
+thread ``add_partitions``; ``lock`` guards the state. Coordinator requests go through a ``KafkaClient`` of
+this object's own (the sender's client stays free for produce requests).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from spark_kafkalog.client.client import KafkaClient
+from spark_kafkalog.client.errors import KafkaClientError, KafkaTimeoutError, error_for_code
+from spark_kafkalog.client.retry import backoff_ms
+from spark_kafkalog.client.types import TopicPartition
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+__all__ = ["TransactionError", "TransactionManager", "TxnState", "ProducerFencedError", "FENCING_ERRORS"]
+
+log = logging.getLogger("kafkalog.producer")
+
+_TXN_KEY_TYPE = 1
+_FIND_BATCHED_FROM = 4
+_INIT_PID_WITH_EPOCH_FROM = 3
+_ADD_PARTITIONS_CLIENT_MAX = 3  # v4+ is the brokers' batched form (KIP-890)
+
+_COORDINATOR_MOVED = frozenset(
+    (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+)
+_RETRY = _COORDINATOR_MOVED | {ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.REQUEST_TIMED_OUT}
+FENCING_ERRORS = frozenset(
+    (
+        ErrorCode.PRODUCER_FENCED,
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+        ErrorCode.UNSUPPORTED_VERSION,
+    )
+)
+
+
+class TxnState(enum.Enum):
+    UNINITIALIZED = "uninitialized"
+    INITIALIZING = "initializing"
+    READY = "ready"
+    IN_TRANSACTION = "in transaction"
+    COMMITTING = "committing"
+    ABORTING = "aborting"
+    ABORTABLE_ERROR = "abortable error"
+    FATAL_ERROR = "fatal error"
+
+
+class TransactionError(KafkaClientError):
+    """A transaction call not allowed in the current state, or a transaction that must be aborted."""
+
+    def __init__(self, message: str, *, abortable: bool = False, error_code: int | None = None) -> None:
+        super().__init__(message, error_code=error_code, retriable=False)
+        self.abortable = abortable
+
+
+class ProducerFencedError(TransactionError):
+    """Another producer with the same ``transactional.id`` (a newer epoch) took over: close this one."""
+
+
+class TransactionManager:
+    """One transactional id's state; see the module docstring. ``idempotence`` is the sender's
+    ``IdempotenceState`` (producer id, epoch, sequences), set here instead of by the sender."""
+
+    def __init__(self, client: KafkaClient, transactional_id: str, timeout_ms: int, idempotence: Any) -> None:
+        self.client = client
+        self.transactional_id = transactional_id
+        self.timeout_ms = timeout_ms
+        self.idempotence = idempotence
+        self.lock = threading.Lock()
+        self.state = TxnState.UNINITIALIZED
+        self.last_error: BaseException | None = None
+        self.partitions: set[TopicPartition] = set()  # added to the current transaction
+        self._offsets_added = False
+        self._coordinator: int | None = None
+        self._group_coordinators: dict[str, int] = {}
+
+    # state ---------------------------------------------------------------------------------------
+    def _require(self, what: str, *allowed: TxnState) -> None:
+        if self.state in allowed:
+            return
+        if self.state is TxnState.FATAL_ERROR:
+            raise ProducerFencedError(f"cannot {what}: the producer failed for good ({self.last_error})")
+        if self.state is TxnState.ABORTABLE_ERROR:
+            raise TransactionError(
+                f"cannot {what}: the transaction failed ({self.last_error}); call abort_transaction()", abortable=True
+            )
+        raise TransactionError(f"cannot {what} in state '{self.state.value}'")
+
+    def fail(self, error: BaseException) -> None:
+        """A send or request of the current transaction failed: fatal when fenced, else abortable."""
+        with self.lock:
+            if self.state is TxnState.FATAL_ERROR:
+                return
+            self.last_error = error
+            code = getattr(error, "error_code", None)
+            if isinstance(error, ProducerFencedError) or code in FENCING_ERRORS:
+                self.state = TxnState.FATAL_ERROR
+            elif self.state in (TxnState.IN_TRANSACTION, TxnState.COMMITTING, TxnState.ABORTABLE_ERROR):
+                self.state = TxnState.ABORTABLE_ERROR
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.state in (TxnState.IN_TRANSACTION, TxnState.COMMITTING, TxnState.ABORTING)
+
+    # coordinator calls ---------------------------------------------------------------------------
+    def _find_coordinator(self, key: str, key_type: int) -> int:
+        R = API_BY_KEY[ApiKey.FIND_COORDINATOR].Request
+
+        def build(version: int) -> Any:
+            if version >= _FIND_BATCHED_FROM:
+                return R(key_type=key_type, coordinator_keys=[key])
+            return R(key=key, key_type=key_type)
+
+        version, response = self.client.send_request(ApiKey.FIND_COORDINATOR, build, min_version=1)
+        found = response.coordinators[0] if version >= _FIND_BATCHED_FROM else response
+        if found.error_code != ErrorCode.NONE:
+            raise error_for_code(found.error_code, "FindCoordinator", detail=f"{key!r}: {found.error_message}")
+        if self.client.broker_address(found.node_id) is None:
+            self.client.refresh_metadata_once([])
+        return int(found.node_id)
+
+    def _call(self, what: str, deadline: float, attempt: Any) -> Any:
+        """Run ``attempt()`` until it succeeds, retrying coordinator moves, lost connections and concurrent
+        transactions with backoff until ``deadline`` (monotonic seconds)."""
+        cfg = self.client.config
+        tries = 0
+        while True:
+            try:
+                return attempt()
+            except KafkaClientError as e:
+                code = getattr(e, "error_code", None)
+                if code in _COORDINATOR_MOVED or code is None and e.retriable:
+                    self._coordinator = None
+                    self._group_coordinators.clear()
+                if not (e.retriable or code in _RETRY):
+                    raise
+                tries += 1
+                delay = backoff_ms(tries, cfg.retry_backoff_ms, cfg.retry_backoff_max_ms) / 1000.0
+                if time.monotonic() + delay > deadline:
+                    raise KafkaTimeoutError(
+                        f"{what} for transactional id {self.transactional_id!r} timed out: {e}"
+                    ) from e
+                log.debug("%s: %s; retrying in %.0f ms", what, e, delay * 1000)
+                time.sleep(delay)
+
+    def _txn_request(self, api_key: int, build: Any, what: str, *, max_version: int | None = None) -> tuple[int, Any]:
+        if self._coordinator is None:
+            self._coordinator = self._find_coordinator(self.transactional_id, _TXN_KEY_TYPE)
+        try:
+            return self.client.send_request(api_key, build, node_id=self._coordinator, max_version=max_version)
+        except KafkaClientError:
+            self._coordinator = None
+            raise
+
+    @staticmethod
+    def _check(code: int, what: str, detail: str = "") -> None:
+        if code == ErrorCode.NONE:
+            return
+        if code in (ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH):
+            raise ProducerFencedError(
+                f"{what}: {ErrorCode(code).name}: another producer with the same transactional.id took over{detail}",
+                error_code=code,
+            )
+        raise error_for_code(code, what, detail=detail or None)
+
+    # init ----------------------------------------------------------------------------------------
+    def init(self, timeout_s: float) -> None:
+        """InitProducerId with the transactional id: fences older producers of the id and completes (aborts)
+        their open transaction; a second call after an abortable error bumps the epoch (KIP-360)."""
+        with self.lock:
+            self._require("init_transactions", TxnState.UNINITIALIZED, TxnState.READY, TxnState.ABORTABLE_ERROR)
+            self.state = TxnState.INITIALIZING
+        deadline = time.monotonic() + timeout_s
+        idem = self.idempotence
+        R = API_BY_KEY[ApiKey.INIT_PRODUCER_ID].Request
+
+        def build(version: int) -> Any:
+            known = version >= _INIT_PID_WITH_EPOCH_FROM and idem.producer_id >= 0
+            return R(
+                transactional_id=self.transactional_id,
+                transaction_timeout_ms=self.timeout_ms,
+                producer_id=idem.producer_id if known else -1,
+                producer_epoch=idem.producer_epoch if known else -1,
+            )
+
+        def attempt() -> Any:
+            _, response = self._txn_request(ApiKey.INIT_PRODUCER_ID, build, "InitProducerId")
+            self._check(response.error_code, "InitProducerId", f" (transactional id {self.transactional_id!r})")
+            return response
+
+        try:
+            response = self._call("InitProducerId", deadline, attempt)
+        except BaseException as e:
+            with self.lock:
+                self.state = TxnState.UNINITIALIZED
+                if isinstance(e, ProducerFencedError):
+                    self.state, self.last_error = TxnState.FATAL_ERROR, e
+            raise
+        idem.set_producer_id(response.producer_id, response.producer_epoch)
+        with self.lock:
+            self.state = TxnState.READY
+            self.partitions.clear()
+            self._offsets_added = False
+        log.info(
+            "transactional id %r: producer id %d epoch %d",
+            self.transactional_id,
+            response.producer_id,
+            response.producer_epoch,
+        )
+
+    # a transaction -------------------------------------------------------------------------------
+    def begin(self) -> None:
+        with self.lock:
+            self._require("begin_transaction", TxnState.READY)
+            self.state = TxnState.IN_TRANSACTION
+            self.partitions.clear()
+            self._offsets_added = False
+
+    def check_can_send(self) -> None:
+        """For ``send``: records of a transactional producer need an open transaction."""
+        if self.state is not TxnState.IN_TRANSACTION:
+            with self.lock:
+                self._require("send", TxnState.IN_TRANSACTION)
+
+    def not_added(self, partitions: Iterable[TopicPartition]) -> set[TopicPartition]:
+        return {tp for tp in partitions if tp not in self.partitions}
+
+    def add_partitions(self, partitions: Iterable[TopicPartition], timeout_s: float) -> None:
+        """AddPartitionsToTxn for ``partitions`` (the sender thread, before their first batch is sent);
+        raises ``TransactionError`` (the transaction is then abortable) or ``ProducerFencedError``."""
+        new = sorted(self.not_added(partitions))
+        if not new:
+            return
+        idem = self.idempotence
+        R = API_BY_KEY[ApiKey.ADD_PARTITIONS_TO_TXN].Request
+        by_topic: dict[str, list[int]] = {}
+        for tp in new:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+
+        def build(version: int) -> Any:
+            topics = [R.AddPartitionsToTxnTopic(name=t, partitions=ps) for t, ps in by_topic.items()]
+            return R(
+                v3_and_below_transactional_id=self.transactional_id,
+                v3_and_below_producer_id=idem.producer_id,
+                v3_and_below_producer_epoch=idem.producer_epoch,
+                v3_and_below_topics=topics,
+            )
+
+        def attempt() -> None:
+            _, response = self._txn_request(
+                ApiKey.ADD_PARTITIONS_TO_TXN, build, "AddPartitionsToTxn", max_version=_ADD_PARTITIONS_CLIENT_MAX
+            )
+            errors = {
+                TopicPartition(t.name, p.partition_index): p.partition_error_code
+                for t in response.results_by_topic_v3_and_below
+                for p in t.results_by_partition
+            }
+            failed = {
+                tp: code
+                for tp, code in errors.items()
+                if code not in (ErrorCode.NONE, ErrorCode.OPERATION_NOT_ATTEMPTED)
+            }
+            if not failed:
+                return
+            fencing = [c for c in failed.values() if c in FENCING_ERRORS]  # a fencing error anywhere decides
+            code = fencing[0] if fencing else next(iter(failed.values()))
+            self._check(
+                code, "AddPartitionsToTxn", f" ({', '.join(f'{tp}: {ErrorCode(c).name}' for tp, c in failed.items())})"
+            )
+
+        try:
+            self._call("AddPartitionsToTxn", time.monotonic() + timeout_s, attempt)
+        except KafkaClientError as e:
+            self.fail(e)
+            raise
+        with self.lock:
+            self.partitions.update(new)
+
+    def send_offsets(
+        self, offsets: Mapping[TopicPartition, Any], group_id: str, group_metadata: Any, timeout_s: float
+    ) -> None:
+        """AddOffsetsToTxn, then TxnOffsetCommit of ``offsets`` (``TopicPartition`` -> offset, or an object with
+        ``offset`` and ``metadata``/``leader_epoch``) to the group's coordinator: the offsets become the group's
+        committed offsets when the transaction commits. ``group_metadata`` (a consumer's ``group_metadata()``:
+        generation id, member id, group instance id) fences zombie group members (TxnOffsetCommit v3+)."""
+        with self.lock:
+            self._require("send_offsets_to_transaction", TxnState.IN_TRANSACTION)
+        deadline = time.monotonic() + timeout_s
+        idem = self.idempotence
+        try:
+            if not self._offsets_added:
+                R = API_BY_KEY[ApiKey.ADD_OFFSETS_TO_TXN].Request
+                body = R(
+                    transactional_id=self.transactional_id,
+                    producer_id=idem.producer_id,
+                    producer_epoch=idem.producer_epoch,
+                    group_id=group_id,
+                )
+
+                def add() -> None:
+                    _, response = self._txn_request(ApiKey.ADD_OFFSETS_TO_TXN, body, "AddOffsetsToTxn")
+                    self._check(response.error_code, "AddOffsetsToTxn", f" (group {group_id!r})")
+
+                self._call("AddOffsetsToTxn", deadline, add)
+                self._offsets_added = True
+            self._call("TxnOffsetCommit", deadline, lambda: self._txn_offset_commit(offsets, group_id, group_metadata))
+        except KafkaClientError as e:
+            self.fail(e)
+            raise
+
+    def _txn_offset_commit(self, offsets: Mapping[TopicPartition, Any], group_id: str, group_metadata: Any) -> None:
+        node = self._group_coordinators.get(group_id)
+        if node is None:
+            node = self._group_coordinators[group_id] = self._find_coordinator(group_id, 0)
+        idem = self.idempotence
+        R = API_BY_KEY[ApiKey.TXN_OFFSET_COMMIT].Request
+        by_topic: dict[str, list[Any]] = {}
+        for tp, value in sorted(offsets.items()):
+            offset = value if isinstance(value, int) else value.offset
+            metadata = "" if isinstance(value, int) else (getattr(value, "metadata", "") or "")
+            epoch = -1 if isinstance(value, int) else getattr(value, "leader_epoch", -1)
+            by_topic.setdefault(tp.topic, []).append(
+                R.TxnOffsetCommitRequestTopic.TxnOffsetCommitRequestPartition(
+                    partition_index=tp.partition,
+                    committed_offset=offset,
+                    committed_leader_epoch=-1 if epoch is None else epoch,
+                    committed_metadata=metadata,
+                )
+            )
+        generation = getattr(group_metadata, "generation_id", -1)
+        member = getattr(group_metadata, "member_id", "") or ""
+        instance = getattr(group_metadata, "group_instance_id", None)
+        body = R(
+            transactional_id=self.transactional_id,
+            group_id=group_id,
+            producer_id=idem.producer_id,
+            producer_epoch=idem.producer_epoch,
+            generation_id=generation,
+            member_id=member,
+            group_instance_id=instance,
+            topics=[R.TxnOffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
+        )
+        try:
+            _, response = self.client.send_request(ApiKey.TXN_OFFSET_COMMIT, body, node_id=node)
+        except KafkaClientError:
+            self._group_coordinators.pop(group_id, None)
+            raise
+        for topic in response.topics:
+            for p in topic.partitions:
+                if p.error_code in _COORDINATOR_MOVED:
+                    self._group_coordinators.pop(group_id, None)
+                self._check(p.error_code, "TxnOffsetCommit", f" ({topic.name}-{p.partition_index}, group {group_id!r})")
+
+    def end(self, commit: bool, timeout_s: float) -> None:
+        """EndTxn (when the transaction added anything), then READY. The caller has flushed (commit) or
+        failed the unsent batches (abort) already."""
+        what = "commit_transaction" if commit else "abort_transaction"
+        with self.lock:
+            if commit:
+                self._require(what, TxnState.IN_TRANSACTION, TxnState.COMMITTING)
+                self.state = TxnState.COMMITTING
+            else:
+                self._require(what, TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR, TxnState.ABORTING)
+                self.state = TxnState.ABORTING
+            started = bool(self.partitions) or self._offsets_added
+        if started:
+            idem = self.idempotence
+            R = API_BY_KEY[ApiKey.END_TXN].Request
+            body = R(
+                transactional_id=self.transactional_id,
+                producer_id=idem.producer_id,
+                producer_epoch=idem.producer_epoch,
+                committed=commit,
+            )
+
+            def attempt() -> None:
+                _, response = self._txn_request(ApiKey.END_TXN, body, "EndTxn")
+                self._check(response.error_code, "EndTxn", f" (transactional id {self.transactional_id!r})")
+
+            try:
+                self._call("EndTxn", time.monotonic() + timeout_s, attempt)
+            except KafkaClientError as e:
+                self.fail(e)
+                raise
+        with self.lock:
+            self.state = TxnState.READY
+            self.partitions.clear()
+            self._offsets_added = False
