@@ -24,6 +24,8 @@ _EXPORTS = {
     "CallbackHandler": "producer",
     "EventHandler": "producer",
     "QueueFullException": "producer",
+    "FailedToSendMessageException": "event_handler",
+    "DefaultEventHandler": "event_handler",
     # the low-level consumer (kafka.javaapi.consumer.SimpleConsumer)
     "SimpleConsumer": "simple_consumer",
     "FetchRequest": "simple_consumer",
@@ -31,6 +33,9 @@ _EXPORTS = {
     "ByteBufferMessageSet": "simple_consumer",
     "MultiFetchResponse": "simple_consumer",
     "OffsetOutOfRangeException": "simple_consumer",
+    "NotLeaderForPartitionException": "message_set",
+    "UnknownTopicOrPartitionException": "message_set",
+    "MessageSizeTooLargeException": "message_set",
     "LATEST_TIME": "simple_consumer",
     "EARLIEST_TIME": "simple_consumer",
     # the high-level consumer (kafka.consumer.ConsumerConnector, ZooKeeper-coordinated)
