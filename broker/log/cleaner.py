@@ -1,21 +1,29 @@
 """Log compaction (``cleanup.policy=compact``): keep the latest record per key in the cleanable part of a log.
 
 The cleanable part is the run of segments from the log start up to (not including) the first segment that
-is the active one, not wholly below the high watermark, or whose newest record is younger than
-``min.compaction.lag.ms``. Its *dirty* part starts at ``PartitionLog.first_dirty_offset`` (the cleaner's
+is the active one, not wholly below the last stable offset (the high watermark, or the first offset of the
+oldest ongoing transaction: nothing at or beyond the first unstable offset is cleaned), or whose newest
+record is younger than ``min.compaction.lag.ms``. Its *dirty* part starts at ``PartitionLog.first_dirty_offset`` (the cleaner's
 checkpoint). A log is cleaned when dirty bytes / cleanable bytes >= ``min.cleanable.dirty.ratio``.
 
 One cleaning:
 
-1. builds an offset map ``key -> last offset`` over the dirty part;
+1. builds an offset map ``key -> last offset`` over the dirty part, leaving out records of aborted
+   transactions (the ``.txnindex`` entries: a transactional batch of producer P at offsets within an
+   aborted transaction's [first offset, marker offset]);
 2. rewrites the cleanable segments in groups (at most ``segment.bytes`` of source data each) into new
-   segments ``<base>.log.cleaned``: a record survives when no later record of its key is in the map,
+   segments ``<base>.log.cleaned``: records of aborted transactions never survive; a record survives
+   when no later record of its key is in the map,
    a tombstone (null value) only while its segment was written less than ``delete.retention.ms`` ago, a
    keyless record never. Offsets are kept (gaps are expected). Each v2 batch keeps its base offset, last
    offset delta, partition leader epoch and producer fields; a batch keeping every record is copied
    byte for byte, one keeping some is re-encoded with its codec, one keeping none is dropped, except
    that an empty batch (header only) is kept when it is the last batch of its producer or of the group
-   (so producer state and the group's offset range survive). Control batches are kept as they are;
+   (so producer state and the group's offset range survive). Control batches (transaction markers) are
+   kept as they are, always: Kafka removes a marker once its transaction's data is gone and
+   ``delete.retention.ms`` passed; keeping it is allowed (it costs one small batch per transaction).
+   Committed transactional records are compacted like any other. The new segment gets the
+   ``.txnindex`` entries of the segments it replaces;
 3. swaps each group in (``PartitionLog.swap_cleaned``: ``.cleaned`` -> ``.swap``, old segments ->
    ``.deleted``, ``.swap`` -> final; the loader finishes an interrupted swap) and moves the checkpoint.
 
@@ -34,6 +42,7 @@ from typing import NamedTuple
 from broker.log.log_loader import CLEANED_SUFFIX
 from broker.log.partition_log import PartitionLog
 from broker.log.segment import MAX_RELATIVE_OFFSET, LogSegment
+from broker.log.transaction_index import AbortedTxn
 from spark_kafkalog.records import RecordBatchBuilder, decode_batch_records
 from spark_kafkalog.records.batch import (
     ATTRIBUTES_OFFSET,
@@ -86,7 +95,7 @@ def cleanable_range(plog: PartitionLog, now_ms: int) -> CleanableRange | None:
     """The part of ``plog`` the cleaner may rewrite now, or None when it has no dirty data."""
     segments = plog.segments
     config = plog.config
-    hw = plog.high_watermark
+    hw = plog.last_stable_offset
     end_index = len(segments) - 1
     for i, segment in enumerate(segments[:-1]):
         if segments[i + 1].base_offset > hw:
@@ -118,13 +127,31 @@ def _batches(segment: LogSegment):
         segment.file.release()
 
 
-def _build_offset_map(segments, first_dirty: int) -> dict[bytes, int]:
+class _Aborted:
+    """The aborted transactions of a log, by producer: is a transactional batch part of one?"""
+
+    def __init__(self, entries: list[AbortedTxn]) -> None:
+        self._by_producer: dict[int, list[tuple[int, int]]] = {}
+        for entry in entries:
+            self._by_producer.setdefault(entry.producer_id, []).append((entry.first_offset, entry.last_offset))
+
+    def __contains__(self, header: BatchHeader) -> bool:
+        if not header.attributes & TRANSACTIONAL_BIT or header.attributes & CONTROL_BIT:
+            return False
+        ranges = self._by_producer.get(header.producer_id)
+        return ranges is not None and any(first <= header.base_offset <= last for first, last in ranges)
+
+
+_NO_ABORTS = _Aborted([])
+
+
+def _build_offset_map(segments, first_dirty: int, aborted: _Aborted = _NO_ABORTS) -> dict[bytes, int]:
     offsets: dict[bytes, int] = {}
     for segment in segments:
         if segment.next_offset <= first_dirty:
             continue
         for header, data in _batches(segment):
-            if header.attributes & CONTROL_BIT:
+            if header.attributes & CONTROL_BIT or header in aborted:
                 continue
             for record in decode_batch_records(data, header=header):
                 if record.key is not None and record.offset >= first_dirty:
@@ -203,10 +230,11 @@ def clean_log(plog: PartitionLog, now_ms: int, *, force: bool = False) -> Cleane
         if not segment.file.acquire():
             return None  # the list changed under us; try again next round
     try:
-        offset_map = _build_offset_map(cleanable.segments, cleanable.first_dirty_offset)
+        aborted = _Aborted(plog.aborted_transactions(plog.log_start_offset, cleanable.end_offset))
+        offset_map = _build_offset_map(cleanable.segments, cleanable.first_dirty_offset, aborted)
         stats = [0, 0, 0, 0, 0]  # segments out, bytes in, bytes out, records in, records out
         for group in _groups(cleanable.segments, config.segment_bytes):
-            new = _clean_group(plog, group, offset_map, now_ms, stats)
+            new = _clean_group(plog, group, offset_map, now_ms, stats, aborted)
             if not plog.swap_cleaned(group, new):
                 new.file.close()
                 new.delete_files()
@@ -242,7 +270,12 @@ def clean_log(plog: PartitionLog, now_ms: int, *, force: bool = False) -> Cleane
 
 
 def _clean_group(
-    plog: PartitionLog, group: list[LogSegment], offset_map: dict[bytes, int], now_ms: int, stats: list[int]
+    plog: PartitionLog,
+    group: list[LogSegment],
+    offset_map: dict[bytes, int],
+    now_ms: int,
+    stats: list[int],
+    aborted: _Aborted = _NO_ABORTS,
 ) -> LogSegment:
     config = plog.config
     new = LogSegment.create(plog.dir, group[0].base_offset, now_ms, suffix=CLEANED_SUFFIX)
@@ -256,10 +289,12 @@ def _clean_group(
                 _append(new, data, header, config.index_interval_bytes, now_ms)
                 continue
             records = decode_batch_records(data, header=header)
+            is_aborted = header in aborted
             kept = [
                 r
                 for r in records
-                if r.key is not None
+                if not is_aborted
+                and r.key is not None
                 and offset_map.get(r.key, -1) <= r.offset
                 and not (r.value is None and drop_tombstones)
             ]
@@ -276,6 +311,9 @@ def _clean_group(
             _append(new, out, header, config.index_interval_bytes, now_ms)
     if new.size == 0 and last_header is not None:
         _append(new, _empty_batch(last_header), last_header, config.index_interval_bytes, now_ms)
+    for segment in group:
+        for entry in segment.txn_index.entries:
+            new.txn_index.append(entry)
     new.on_become_inactive()
     new.flush()
     newest_write = max(s.last_modified_ms for s in group)

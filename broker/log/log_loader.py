@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from broker.log.segment import LOG_SUFFIX, LogSegment, parse_segment_name, segment_path
+from broker.log.transaction_index import TXN_INDEX_SUFFIX
 from spark_kafkalog.records.batch import BatchHeader
 
 __all__ = ["DELETED_SUFFIX", "CLEANED_SUFFIX", "SWAP_SUFFIX", "load_segments"]
@@ -35,6 +36,8 @@ log = logging.getLogger("kafkalog.log")
 DELETED_SUFFIX = ".deleted"
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
+_INDEX_KINDS = (".index", ".timeindex", TXN_INDEX_SUFFIX)
+_KINDS = (LOG_SUFFIX, *_INDEX_KINDS)
 
 
 def _unlink(path: Path) -> None:
@@ -64,7 +67,7 @@ def _settle_leftovers(directory: Path) -> tuple[list[int], list[int]]:
             bases.add(base)
         elif suffix == LOG_SUFFIX + SWAP_SUFFIX:
             swaps.add(base)
-        elif suffix in (".index", ".timeindex", ".index.swap", ".timeindex.swap"):
+        elif suffix in _INDEX_KINDS or suffix in tuple(k + SWAP_SUFFIX for k in _INDEX_KINDS):
             indexes.setdefault(base, []).append(path)
     for base, paths in indexes.items():
         for path in paths:
@@ -78,14 +81,14 @@ def _complete_swap(directory: Path, base: int, bases: list[int], now_ms: int, in
     """Put the swap segment at ``base`` in place of the segments it covers; returns the remaining bases."""
     segment = LogSegment.open(directory, base, now_ms, suffix=SWAP_SUFFIX)
     try:
-        segment.recover(interval)
+        segment.recover(interval, keep_txn_index=True)
         end = max(segment.next_offset, base + 1)
     finally:
         segment.close()
     for old in [b for b in bases if base <= b < end]:
-        for kind in (LOG_SUFFIX, ".index", ".timeindex"):
+        for kind in _KINDS:
             _unlink(segment_path(directory, old, kind))
-    for kind in (LOG_SUFFIX, ".index", ".timeindex"):
+    for kind in _KINDS:
         swap = segment_path(directory, base, kind, SWAP_SUFFIX)
         if swap.exists():
             os.replace(swap, segment_path(directory, base, kind))
@@ -136,6 +139,6 @@ def load_segments(
     if corrupt_from is not None:
         for base in bases[corrupt_from:]:
             log.warning("%s: deleting segment %d after the truncation point", directory, base)
-            for kind in (LOG_SUFFIX, ".index", ".timeindex"):
+            for kind in _KINDS:
                 _unlink(segment_path(directory, base, kind))
     return segments, recovered

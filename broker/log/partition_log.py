@@ -3,8 +3,16 @@
 State: ``log_start_offset`` (first offset consumers may fetch; moves with retention and DeleteRecords),
 ``log_end_offset`` (next offset to assign), ``high_watermark`` (set by the replica layer, clamped to
 [log start, log end]), ``recovery_point`` (everything below it was fsynced), the leader epoch cache
-(``leader-epoch-checkpoint``), and idempotent-producer state (``*.snapshot``). The checkpoints of the log
-start, recovery point and high watermark are written by the ``LogManager`` for all logs of a directory.
+(``leader-epoch-checkpoint``), and idempotent/transactional producer state (``*.snapshot``). The
+checkpoints of the log start, recovery point and high watermark are written by the ``LogManager`` for all
+logs of a directory.
+
+Transactions: ``last_stable_offset`` is min(first unstable offset, high watermark): the first offset of
+the oldest ongoing transaction, or the high watermark when none is ongoing; read_committed consumers read
+below it. Every ABORT marker appends ``(producer id, first offset, marker offset, LSO after the abort)``
+to the ``.txnindex`` of the segment holding the marker (leader appends, follower appends, and the replay
+of producer state after a crash or truncation, which adds only entries beyond the last one of that
+segment, so recomputed entries are never duplicated); ``collect_aborted_transactions`` answers Fetch.
 
 Appends (``append_as_leader``, ``append_as_follower``) validate the whole request first (``validation``),
 then write it with one ``pwrite`` per segment, so nothing partial is ever appended. The active (last)
@@ -42,12 +50,19 @@ from broker.log.errors import LogAppendError, LogClosedError, OffsetOutOfRangeEr
 from broker.log.file_region import FileRegion
 from broker.log.leader_epoch import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from broker.log.log_loader import DELETED_SUFFIX, SWAP_SUFFIX, load_segments
-from broker.log.producer_state import ProducerStateEntry, ProducerStateManager
+from broker.log.producer_state import (
+    CompletedTxn,
+    EndTxnMarker,
+    ProducerStateEntry,
+    ProducerStateManager,
+    read_end_txn_marker,
+)
 from broker.log.segment import MAX_RELATIVE_OFFSET, LogSegment
+from broker.log.transaction_index import AbortedTxn
 from broker.log.validation import validate_follower_batches, validate_leader_batches
 from spark_kafkalog.protocol import ErrorCode
-from spark_kafkalog.records import decode_batch_records, set_log_append_time
-from spark_kafkalog.records.batch import LOG_OVERHEAD, BatchHeader
+from spark_kafkalog.records import CorruptRecordError, build_control_batch, decode_batch_records, set_log_append_time
+from spark_kafkalog.records.batch import CONTROL_BIT, LOG_OVERHEAD, BatchHeader
 
 __all__ = ["AppendInfo", "FetchData", "PartitionLog", "parse_partition_dir"]
 
@@ -57,6 +72,30 @@ _DIR_NAME = re.compile(r"^(.+)-(\d+)$")
 # base_offset, batch_length, partition_leader_epoch: the first 16 bytes of a batch, outside the CRC
 _OFFSET_LENGTH_EPOCH = struct.Struct(">qii")
 SNAPSHOTS_TO_KEEP = 3
+
+
+def _leader_marker(buf, pos: int, header: BatchHeader) -> EndTxnMarker:
+    """The marker of a control batch appended as leader; INVALID_RECORD when it is not one."""
+    if header.producer_id < 0:
+        raise LogAppendError(ErrorCode.INVALID_RECORD, "a control batch needs a producer id")
+    try:
+        return read_end_txn_marker(memoryview(buf)[pos : pos + header.batch_length + LOG_OVERHEAD], header)
+    except (ValueError, CorruptRecordError) as e:
+        raise LogAppendError(ErrorCode.INVALID_RECORD, f"control batch: {e}") from None
+
+
+def _segment_marker(segment: LogSegment, position: int, header: BatchHeader) -> EndTxnMarker | None:
+    """The marker of the control batch at ``position`` of ``segment`` (None, logged, when unreadable)."""
+    fd = segment.file.pin()
+    try:
+        data = os.pread(fd, header.batch_length + LOG_OVERHEAD, position)
+    finally:
+        segment.file.release()
+    try:
+        return read_end_txn_marker(data, header)
+    except (ValueError, CorruptRecordError) as e:
+        log.warning("%s: control batch at offset %d: %s", segment.file.path, header.base_offset, e)
+        return None
 
 
 class AppendInfo(NamedTuple):
@@ -158,8 +197,11 @@ class PartitionLog:
         epochs = LeaderEpochCache.load(directory / LEADER_EPOCH_CHECKPOINT)
         if epochs.unreadable:  # the log is the truth: rebuild the epochs from every batch
             recover, recovery_point = True, 0
+        first_recovered: list[int] = []
 
         def on_batch(header: BatchHeader) -> None:
+            if not first_recovered:
+                first_recovered.append(header.base_offset)
             if header.partition_leader_epoch >= 0:
                 epochs.assign(header.partition_leader_epoch, header.base_offset)
 
@@ -188,6 +230,9 @@ class PartitionLog:
         epochs.truncate_from_start(start)
         if epochs.unreadable:
             epochs.flush()  # replaces the unreadable file
+        if first_recovered:
+            # the recovered segments' .txnindex files were reset: replay them from a snapshot below them
+            plog._producers.delete_snapshots(above=first_recovered[0])
         plog._rebuild_producer_state()
         return plog
 
@@ -205,10 +250,26 @@ class PartitionLog:
                 found = segment.translate_offset(start)
                 if found is None:
                     continue
-                for _, header in segment.iter_headers(found[0]):
+                for position, header in segment.iter_headers(found[0]):
                     if header.producer_id >= 0 and header.base_offset >= start:
-                        producers.update(header)
+                        marker = None
+                        if header.attributes & CONTROL_BIT:
+                            marker = _segment_marker(segment, position, header)
+                        completed = producers.update(header, marker)
+                        if completed is not None and completed.aborted:
+                            self._index_abort(completed, segment)
         producers.evict_below(self._log_start_offset)
+
+    def _index_abort(self, completed: CompletedTxn, segment: LogSegment | None = None) -> None:
+        """Add an ABORT marker's entry to the ``.txnindex`` of its segment unless it is already there."""
+        if segment is None:
+            view = self._view
+            segment = view.segments[max(bisect.bisect_right(view.bases, completed.last_offset) - 1, 0)]
+        index = segment.txn_index
+        if completed.last_offset <= index.last_offset():
+            return
+        lso = self._producers.last_stable_offset_after(completed)
+        index.append(AbortedTxn(completed.producer_id, completed.first_offset, completed.last_offset, lso))
 
     # -- properties ---------------------------------------------------------------------------------
     @property
@@ -242,6 +303,38 @@ class PartitionLog:
     @property
     def recovery_point(self) -> int:
         return self._recovery_point
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        """First offset of the oldest ongoing transaction (None: none ongoing)."""
+        return self._producers.first_unstable_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """min(first unstable offset, high watermark), at least the log start: read_committed reads below it."""
+        hw = self._high_watermark
+        first_unstable = self._producers.first_unstable_offset
+        if first_unstable is None:
+            return hw
+        return min(max(first_unstable, self._log_start_offset), hw)
+
+    def aborted_transactions(self, start: int, upper: int) -> list[AbortedTxn]:
+        """The ``.txnindex`` entries with ``last_offset >= start`` and ``first_offset < upper``, walking the
+        segments from the one holding ``start`` until an entry's last stable offset reaches ``upper``
+        (Kafka's ``collectAbortedTransactions``). Safe from any thread."""
+        view = self._view
+        out: list[AbortedTxn] = []
+        for segment in view.segments[max(bisect.bisect_right(view.bases, start) - 1, 0) :]:
+            found, complete = segment.txn_index.collect(start, upper)
+            out.extend(found)
+            if complete:
+                break
+        return out
+
+    def collect_aborted_transactions(self, start: int, upper: int) -> list[tuple[int, int]]:
+        """``[(producer_id, first_offset)]`` of the aborted transactions a read of [start, upper) may hold
+        (Fetch's ``aborted_transactions``)."""
+        return [(t.producer_id, t.first_offset) for t in self.aborted_transactions(start, upper)]
 
     @property
     def size_in_bytes(self) -> int:
@@ -316,14 +409,22 @@ class PartitionLog:
         entries = []  # (position, size, base offset, last offset, max timestamp)
         max_timestamp = offset_of_max = -1
         num_records = 0
+        aborts: list[CompletedTxn] = []
         for pos, header in batches:
             batch_max = append_time if append_time >= 0 else header.max_timestamp
+            marker = None
+            if header.attributes & CONTROL_BIT:
+                marker = _leader_marker(buf, pos, header)
             if header.producer_id >= 0:
-                duplicate = producers.check(header, pending)
+                duplicate = producers.check(header, pending, marker)
                 if duplicate is not None:
                     duplicates.append(duplicate)
                     continue
-                producers.stage(pending, producers.get(header.producer_id), header, offset, batch_max)
+                completed = producers.stage(
+                    pending, producers.get(header.producer_id), header, offset, batch_max, marker
+                )
+                if completed is not None and completed.aborted:
+                    aborts.append(completed)
             last = offset + header.last_offset_delta
             entries.append((pos, header.batch_length + LOG_OVERHEAD, offset, last, batch_max))
             if batch_max > max_timestamp:
@@ -350,12 +451,30 @@ class PartitionLog:
         self._write(buf, entries, now)
         if pending:
             producers.commit(pending)
+        for completed in aborts:
+            self._index_abort(completed)
         self._unflushed_messages += num_records
         if self._unflushed_messages >= config.flush_interval_messages:
             self.flush()
         return AppendInfo(
             first_offset, offset - 1, max_timestamp, offset_of_max, append_time, self._log_start_offset, num_records
         )
+
+    def append_control_marker(
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, leader_epoch: int
+    ) -> AppendInfo:
+        """Append an end-transaction marker (WriteTxnMarkers on the leader): a v2 control batch with one
+        COMMIT or ABORT record, base sequence -1, transactional and control attributes, timestamp now.
+        Raises ``LogAppendError``: INVALID_PRODUCER_EPOCH (epoch below the producer's current one),
+        TRANSACTION_COORDINATOR_FENCED (coordinator epoch below the latest marker's)."""
+        batch = build_control_batch(
+            "commit" if commit else "abort",
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            coordinator_epoch=coordinator_epoch,
+            timestamp_ms=self._time.milliseconds(),
+        )
+        return self.append_as_leader(bytearray(batch), leader_epoch=leader_epoch, is_from_client=False)
 
     def append_as_follower(self, records) -> AppendInfo:
         """Append batches copied from the leader (offsets and epochs already set; must start at or after
@@ -379,8 +498,18 @@ class PartitionLog:
             if epoch >= 0 and epoch > self._epochs.latest_epoch:
                 self._epochs.assign(epoch, header.base_offset)
         self._write(records, entries, now)
-        for _, header in batches:
-            self._producers.update(header)
+        for pos, header in batches:
+            marker = None
+            if header.attributes & CONTROL_BIT and header.producer_id >= 0:
+                try:
+                    marker = read_end_txn_marker(
+                        memoryview(records)[pos : pos + header.batch_length + LOG_OVERHEAD], header
+                    )
+                except (ValueError, CorruptRecordError) as e:
+                    log.warning("%s: control batch at offset %d: %s", self._dir.name, header.base_offset, e)
+            completed = self._producers.update(header, marker)
+            if completed is not None and completed.aborted:
+                self._index_abort(completed)
         self._unflushed_messages += num_records
         if self._unflushed_messages >= self._config.flush_interval_messages:
             self.flush()

@@ -1,4 +1,5 @@
-"""``LogSegment``: one ``<base>.log`` file of RecordBatch v2 bytes with its offset and time indexes.
+"""``LogSegment``: one ``<base>.log`` file of RecordBatch v2 bytes with its offset and time indexes, and
+(only when it holds an ABORT marker) its aborted-transaction index ``<base>.txnindex``.
 
 The ``.log`` file is the batches exactly as appended (offsets assigned, see ``docs/log-format.md``);
 the indexes are derived data (see ``index``). A segment knows its size in bytes, its next offset (one
@@ -11,7 +12,8 @@ a maximum position, and always whole first batch when ``min_one_batch``.
 
 Recovery: ``recover`` re-reads the whole file, checks every batch (size within the file, magic 2,
 CRC-32C, offsets increasing and within 2^31-1 of the base), truncates the file at the first batch that
-fails, and rebuilds both indexes on the way. ``load`` trusts the file (a clean shutdown) and only checks
+fails, and rebuilds both indexes on the way (the ``.txnindex`` is reset: the log rebuilds it while
+replaying producer state). ``load`` trusts the file (a clean shutdown) and only checks
 the index files, rebuilding them from batch headers when missing or inconsistent.
 
 Descriptors: the ``.log`` file is a ``SharedFile`` opened on demand. Every method that touches the file
@@ -36,6 +38,7 @@ from pathlib import Path
 from broker.log.errors import CorruptIndexError
 from broker.log.file_region import FileRegion, SharedFile
 from broker.log.index import OffsetIndex, TimeIndex
+from broker.log.transaction_index import TXN_INDEX_SUFFIX, TransactionIndex
 from spark_kafkalog.records import CorruptRecordError, decode_batch_records, validate_batch
 from spark_kafkalog.records.batch import BATCH_HEADER_SIZE, HEADER_STRUCT, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader
 
@@ -85,6 +88,7 @@ class LogSegment:
         "file",
         "index",
         "time_index",
+        "txn_index",
         "size",
         "next_offset",
         "largest_timestamp",
@@ -102,6 +106,7 @@ class LogSegment:
         self.file = SharedFile(segment_path(directory, base_offset, LOG_SUFFIX, suffix), fd)
         self.index = OffsetIndex(segment_path(directory, base_offset, INDEX_SUFFIX, suffix))
         self.time_index = TimeIndex(segment_path(directory, base_offset, TIME_INDEX_SUFFIX, suffix))
+        self.txn_index = TransactionIndex(segment_path(directory, base_offset, TXN_INDEX_SUFFIX, suffix))
         self.size = 0
         self.next_offset = base_offset
         self.largest_timestamp = -1
@@ -119,6 +124,7 @@ class LogSegment:
         segment = cls(directory, base_offset, -1, suffix, now_ms)
         segment.index.reset()
         segment.time_index.reset()
+        segment.txn_index.reset()
         return segment
 
     @classmethod
@@ -243,14 +249,24 @@ class LogSegment:
         self.bytes_since_index_entry += header.batch_length + LOG_OVERHEAD
 
     # -- recovery -----------------------------------------------------------------------------------
-    def recover(self, index_interval_bytes: int, on_batch: Callable[[BatchHeader], None] | None = None) -> int:
+    def recover(
+        self,
+        index_interval_bytes: int,
+        on_batch: Callable[[BatchHeader], None] | None = None,
+        *,
+        keep_txn_index: bool = False,
+    ) -> int:
         """Check every batch, truncate at the first bad one, rebuild the indexes; returns bytes removed.
 
         ``on_batch`` sees each valid header (leader epoch cache and producer state are rebuilt from them).
+        The ``.txnindex`` is reset (the log rebuilds it when it replays producer state) unless
+        ``keep_txn_index`` (a compaction swap being completed: its entries were copied, not replayed).
         Leaves the file closed (it opens again on first use).
         """
         fd = self.file.pin()
         try:
+            if not keep_txn_index:
+                self.txn_index.reset()
             return self._recover(fd, index_interval_bytes, on_batch)
         finally:
             self.file.release()
@@ -452,6 +468,7 @@ class LogSegment:
             self.file.release()
         self.index.truncate_to_position(position)
         self.time_index.truncate_to(found[1].base_offset - self.base_offset)
+        self.txn_index.truncate_to(found[1].base_offset)
         self._reset_statistics_after_truncation()
         return removed
 
@@ -488,6 +505,7 @@ class LogSegment:
                 self.file.release()
         self.index.flush(fsync=True)
         self.time_index.flush(fsync=True)
+        self.txn_index.flush()
 
     def close(self) -> None:
         """Write pending index entries and drop the segment's file reference (regions stay readable)."""
@@ -500,13 +518,14 @@ class LogSegment:
 
     @property
     def paths(self) -> list[Path]:
-        return [self.file.path, self.index.path, self.time_index.path]
+        return [self.file.path, self.index.path, self.time_index.path, self.txn_index.path]
 
     def change_suffix(self, new_suffix: str) -> None:
         """Rename the three files to ``<base>.<kind><new_suffix>`` (open descriptors stay valid)."""
         self.file.rename(segment_path(self.directory, self.base_offset, LOG_SUFFIX, new_suffix))
         self.index.rename(segment_path(self.directory, self.base_offset, INDEX_SUFFIX, new_suffix))
         self.time_index.rename(segment_path(self.directory, self.base_offset, TIME_INDEX_SUFFIX, new_suffix))
+        self.txn_index.rename(segment_path(self.directory, self.base_offset, TXN_INDEX_SUFFIX, new_suffix))
         self.suffix = new_suffix
 
     def delete_files(self) -> None:

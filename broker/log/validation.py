@@ -10,7 +10,9 @@ Leader append (``validate_leader_batches``), each v2 batch of the request in ord
 | size <= ``segment.bytes``                          | RECORD_LIST_TOO_LARGE           |
 | known codec, CRC-32C of attributes..end            | CORRUPT_MESSAGE                 |
 | records_count >= 1, last_offset_delta = count - 1  | INVALID_RECORD                  |
-| not a control batch (producers cannot send them)   | INVALID_RECORD                  |
+| not a control batch (producers cannot send them;   | INVALID_RECORD                  |
+|   ``allow_control``: markers appended by the log)  |                                 |
+| transactional batch: producer id and epoch >= 0    | INVALID_RECORD                  |
 | compacted topic: every record has a key            | INVALID_RECORD                  |
 
 Records are only decoded for compacted topics (keys); otherwise the CRC vouches for the bytes, and
@@ -58,6 +60,7 @@ from spark_kafkalog.records.batch import (
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     MIN_BATCH_LENGTH,
+    TRANSACTIONAL_BIT,
     BatchHeader,
 )
 from spark_kafkalog.records.crc import crc32c
@@ -113,7 +116,7 @@ def validate_leader_batches(
         if end - pos < BATCH_HEADER_SIZE or buf[pos + MAGIC_OFFSET] != 2:
             raise _frame_error(buf, pos, end)
         fields = _unpack_header(buf, pos)
-        _, length, _, _, crc, attributes, last_delta, _, _, _, _, _, count = fields
+        _, length, _, _, crc, attributes, last_delta, _, _, producer_id, producer_epoch, _, count = fields
         size = length + LOG_OVERHEAD
         if length < MIN_BATCH_LENGTH or size > end - pos:
             raise LogAppendError(
@@ -147,6 +150,12 @@ def validate_leader_batches(
         if attributes & CONTROL_BIT and not allow_control:
             raise LogAppendError(
                 ErrorCode.INVALID_RECORD, f"batch at byte {pos}: producers cannot append control batches"
+            )
+        if attributes & TRANSACTIONAL_BIT and (producer_id < 0 or producer_epoch < 0):
+            raise LogAppendError(
+                ErrorCode.INVALID_RECORD,
+                f"batch at byte {pos}: a transactional batch needs a producer id and epoch, "
+                f"not {producer_id}/{producer_epoch}",
             )
         header = _new_header(BatchHeader, fields)
         if compacted:
