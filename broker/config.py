@@ -560,6 +560,71 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         at_least=0,
         section="groups",
     ),
+    # transactions (broker.coordinator.txn_coordinator)
+    _K(
+        "transaction.state.log.num.partitions",
+        "int",
+        50,
+        "Partitions of `__transaction_state`.",
+        at_least=1,
+        section="transactions",
+    ),
+    _K(
+        "transaction.state.log.replication.factor",
+        "int",
+        3,
+        "Replication factor of `__transaction_state` (capped at the brokers alive when it is created, with a warning).",
+        at_least=1,
+        section="transactions",
+    ),
+    _K(
+        "transaction.state.log.min.isr",
+        "int",
+        2,
+        "`min.insync.replicas` of `__transaction_state` (capped at its replication factor).",
+        at_least=1,
+        section="transactions",
+    ),
+    _K(
+        "transaction.state.log.segment.bytes",
+        "int",
+        104857600,
+        "Segment size of `__transaction_state`.",
+        at_least=1024,
+        section="transactions",
+    ),
+    _K(
+        "transaction.max.timeout.ms",
+        "int",
+        900000,
+        "Largest `transaction.timeout.ms` a producer may ask for (INVALID_TRANSACTION_TIMEOUT beyond).",
+        at_least=1,
+        section="transactions",
+    ),
+    _K(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "int",
+        10000,
+        "How often the coordinator aborts transactions open longer than their timeout (fencing their producers).",
+        at_least=1,
+        section="transactions",
+    ),
+    _K(
+        "transactional.id.expiration.ms",
+        "int",
+        604800000,
+        "A transactional id without a transaction for this long is removed (Kafka: 7 days).",
+        at_least=1,
+        section="transactions",
+    ),
+    _K(
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
+        "int",
+        3600000,
+        "How often the coordinator looks for expired transactional ids.",
+        at_least=1,
+        section="transactions",
+    ),
 )
 
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in CONFIG_KEYS}
@@ -740,6 +805,7 @@ def render_docs() -> str:
         "log": "Log store (defaults of every topic)",
         "replication": "Replication",
         "groups": "Groups and offsets",
+        "transactions": "Transactions",
     }
     for section, title in sections.items():
         out += [f"## {title}", "", "| key | type | default | meaning |", "|---|---|---|---|"]

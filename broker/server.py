@@ -33,6 +33,7 @@ from .api import HandlerRegistry
 from .cluster.registry import BrokerInfo, ClusterRegistry
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
+from .coordinator.txn_coordinator import TransactionCoordinator
 from .event_loop import loop_name, new_event_loop
 from .handlers import register_all
 from .metadata_cache import MetadataCache
@@ -85,6 +86,7 @@ class Broker:
         self.metrics = BrokerMetrics()
         self.topic_admin: TopicAdmin | None = None
         self.group_coordinator: GroupCoordinator | None = None
+        self.txn_coordinator: TransactionCoordinator | None = None
         self.log_manager: Any = None
         self.replica_manager: ReplicaManager | None = None
         self.socket_server: SocketServer | None = None
@@ -174,6 +176,10 @@ class Broker:
             self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin
         )
         self.group_coordinator.start()
+        self.txn_coordinator = TransactionCoordinator(
+            self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin, self.producer_ids
+        )
+        self.txn_coordinator.start()
         self.services = BrokerServices(
             broker_id=self.broker_id,
             config=cfg,
@@ -189,6 +195,7 @@ class Broker:
             group_coordinator=self.group_coordinator,
             controller=self.controller,
             metrics=self.metrics,
+            txn_coordinator=self.txn_coordinator,
         )
         self.replica_manager.metrics = self.metrics
         self.socket_server = SocketServer(cfg, self.handlers, self.services)
@@ -307,6 +314,8 @@ class Broker:
             await self.controller.stop()
         if self.group_coordinator is not None:  # waiting JoinGroup/SyncGroup answer NOT_COORDINATOR now
             await self.group_coordinator.stop()
+        if self.txn_coordinator is not None:
+            await self.txn_coordinator.stop()
         if self.replica_manager is not None:  # long polls and acks=all waits answer now, not at their timeout
             await self.replica_manager.stop()  # replica fetchers and ISR changes first
             for part in self.replica_manager.partitions.values():

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .cluster.registry import ClusterRegistry
     from .config import BrokerConfig
     from .coordinator.group_coordinator import GroupCoordinator
+    from .coordinator.txn_coordinator import TransactionCoordinator
     from .log import LogConfig
     from .metadata_cache import MetadataCache
     from .metrics import BrokerMetrics
@@ -59,6 +60,8 @@ class BrokerServices:
     """This broker's controller (active only while it holds ``/controller``); serves ControlledShutdown."""
     metrics: BrokerMetrics | None = None
     """Counters of requests and traffic (``broker.metrics``); None in handler tests without one."""
+    txn_coordinator: TransactionCoordinator | None = None
+    """Transactional ids and their transactions (``__transaction_state``); None in handler tests without one."""
 
     @property
     def stopping(self) -> bool:

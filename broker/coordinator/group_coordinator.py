@@ -47,7 +47,9 @@ from .group import Group, GroupError, GroupState, JoinResult, Member
 from .offset_store import (
     CommittedOffset,
     OffsetStore,
+    end_txn_marker,
     group_metadata_batch,
+    iter_log_batches,
     offset_commit_batch,
     tombstone_batch,
 )
@@ -108,6 +110,8 @@ class GroupCoordinator:
         self._create_lock = asyncio.Lock()
         self._stopped = False
         self._next_expiry_ms = 0
+        self._marker_scan: dict[int, int] = {}
+        """Per offsets partition with pending transactional offsets: the log offset to look for markers from."""
         replica_manager.leadership_listeners.append(self.on_leadership)
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -218,6 +222,7 @@ class GroupCoordinator:
             task.cancel()
         self.loaded.discard(p)
         self._pending.pop(p, None)
+        self._marker_scan.pop(p, None)
         for group_id in [g for g in self.groups if self.partition_of(g) == p]:
             self._fail_waiters(group_id, ErrorCode.NOT_COORDINATOR, "the coordinator moved")
             del self.groups[group_id]
@@ -230,6 +235,8 @@ class GroupCoordinator:
             if part is None:
                 return
             count = await self.store.load_partition(part.log, p)
+            if self.store.pending_producers(p):
+                self._marker_scan[p] = part.log.log_end_offset
             now = self.now()
             for group_id, value in list(self.store.groups.items()):
                 if self.partition_of(group_id) == p:
@@ -469,6 +476,7 @@ class GroupCoordinator:
             await asyncio.sleep(TICK_S)
             try:
                 self.tick()
+                self.scan_markers()
                 now = self.now()
                 if now >= self._next_expiry_ms:
                     self._next_expiry_ms = now + self.config["offsets.retention.check.interval.ms"]
@@ -523,7 +531,82 @@ class GroupCoordinator:
                 log.info("group %s: expired %d committed offsets", group_id, len(expired))
         return removed
 
+    def scan_markers(self) -> None:
+        """Apply the transaction markers that reached (acknowledged, below the high watermark) the offsets
+        partitions with pending transactional offsets: COMMIT makes the producer's offsets committed, ABORT
+        drops them. Markers are appended by WriteTxnMarkers (``broker.handlers.write_txn_markers``); reading
+        them back from the log keeps the log the only interface between the two."""
+        for p, start in list(self._marker_scan.items()):
+            part = self.replica_manager.get_partition(OFFSETS_TOPIC, p)
+            if part is None or p not in self.loaded:
+                continue
+            hw = part.high_watermark
+            if start >= hw:
+                continue
+            pending = self.store.pending_producers(p)
+            for batch in iter_log_batches(part.log, start, hw):
+                if batch.is_control and batch.header.producer_id in pending:
+                    commit = end_txn_marker(batch)
+                    if commit is not None:
+                        self.store.end_txn(batch.header.producer_id, p, commit)
+                start = batch.next_offset
+            if self.store.pending_producers(p):
+                self._marker_scan[p] = start
+            else:
+                del self._marker_scan[p]
+
     # -- offsets --------------------------------------------------------------------------------------
+    async def commit_txn_offsets(
+        self,
+        group_id: str,
+        *,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        group_instance_id: str | None,
+        generation: int,
+        offsets: dict[tuple[str, int], CommittedOffset],
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """TxnOffsetCommit: append the offsets as a transactional batch of ``producer_id`` (the log checks its
+        epoch); they stay pending until the producer's COMMIT marker reaches the partition (``scan_markers``).
+        Kafka's checks: a named member must be in the group, a generation >= 0 must be the current one."""
+        self._check(group_id)
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = self._new_group(group_id)
+        if member_id and member_id not in group.members:
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"{member_id} is not a member of group {group_id}")
+        if generation >= 0 and generation != group.generation:
+            raise GroupError(ErrorCode.ILLEGAL_GENERATION, f"group {group_id} is at generation {group.generation}")
+        limit = self.config["offset.metadata.max.bytes"]
+        result: dict[tuple[str, int], ErrorCode] = {}
+        valid = {}
+        for tp, c in offsets.items():
+            if c.metadata is not None and len(c.metadata.encode()) > limit:
+                result[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                valid[tp] = c
+        if valid:
+            p = self.partition_of(group_id)
+            part = self.replica_manager.get_partition(OFFSETS_TOPIC, p)
+            first = part.log.log_end_offset if part is not None else 0
+
+            def pend() -> None:
+                self.store.add_pending(producer_id, group_id, valid)
+                self._marker_scan[p] = min(self._marker_scan.get(p, first), first)
+
+            batch = offset_commit_batch(
+                group_id, valid, self.now(), producer_id=producer_id, producer_epoch=producer_epoch
+            )
+            code = await self._append(group_id, batch, pend)
+            for tp in valid:
+                result[tp] = code
+        return result
+
+    def unstable_offsets(self, group_id: str) -> set[tuple[str, int]]:
+        """Partitions of the group with transactional offsets not yet committed or aborted (require_stable)."""
+        return self.store.unstable(group_id)
+
     async def commit_offsets(
         self,
         group_id: str,
@@ -714,6 +797,8 @@ def _append_error(code: int) -> ErrorCode:
         return ErrorCode.NOT_COORDINATOR
     if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
         return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+    if code in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_TXN_STATE):
+        return ErrorCode(code)  # a transactional commit of a fenced producer
     return ErrorCode.UNKNOWN_SERVER_ERROR
 
 

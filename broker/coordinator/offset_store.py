@@ -63,12 +63,46 @@ class OffsetStore:
         self.num_partitions = num_partitions
         self.offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
         self.groups: dict[str, object] = {}
+        self.pending_txn: dict[int, dict[str, dict[tuple[str, int], CommittedOffset]]] = {}
+        """Offsets committed in transactions not yet ended, by producer id, then group (TxnOffsetCommit)."""
+
+    # -- transactional offsets ------------------------------------------------------------------
+    def add_pending(self, producer_id: int, group: str, offsets: dict[tuple[str, int], CommittedOffset]) -> None:
+        self.pending_txn.setdefault(producer_id, {}).setdefault(group, {}).update(offsets)
+
+    def end_txn(self, producer_id: int, partition: int, commit: bool) -> None:
+        """A COMMIT (the pending offsets of the partition's groups become committed) or ABORT marker of
+        ``producer_id`` on ``__consumer_offsets`` partition ``partition``."""
+        by_group = self.pending_txn.get(producer_id)
+        if not by_group:
+            return
+        for group in [g for g in by_group if self.partition_of(g) == partition]:
+            offsets = by_group.pop(group)
+            if commit:
+                self.record_offsets(group, offsets)
+        if not by_group:
+            del self.pending_txn[producer_id]
+
+    def pending_producers(self, partition: int) -> set[int]:
+        return {
+            pid
+            for pid, by_group in self.pending_txn.items()
+            if any(self.partition_of(g) == partition for g in by_group)
+        }
+
+    def unstable(self, group: str) -> set[tuple[str, int]]:
+        """Partitions of ``group`` with a transactional offset not yet committed or aborted."""
+        out: set[tuple[str, int]] = set()
+        for by_group in self.pending_txn.values():
+            out.update(by_group.get(group, ()))
+        return out
 
     def partition_of(self, group: str) -> int:
         return partition_for(group, self.num_partitions)
 
     def groups_of_partition(self, partition: int) -> set[str]:
-        return {g for g in set(self.offsets) | set(self.groups) if self.partition_of(g) == partition}
+        known = set(self.offsets) | set(self.groups) | {g for by_group in self.pending_txn.values() for g in by_group}
+        return {g for g in known if self.partition_of(g) == partition}
 
     # -- cache updates ------------------------------------------------------------------------
     def record_offsets(self, group: str, offsets: dict[tuple[str, int], CommittedOffset]) -> None:
@@ -87,6 +121,10 @@ class OffsetStore:
     def drop_group(self, group: str) -> None:
         self.offsets.pop(group, None)
         self.groups.pop(group, None)
+        for pid in list(self.pending_txn):
+            self.pending_txn[pid].pop(group, None)
+            if not self.pending_txn[pid]:
+                del self.pending_txn[pid]
 
     def drop_partition(self, partition: int) -> set[str]:
         """Forget the groups of a partition this broker no longer leads; returns them."""
@@ -119,12 +157,66 @@ class OffsetStore:
         """Rebuild the cache of ``partition`` from its whole log; returns the number of records applied."""
         self.drop_partition(partition)
         count = 0
-        for key, value in iter_log_records(plog):
-            self.apply_record(key, value)
-            count += 1
-            if count % 1000 == 0:
-                await asyncio.sleep(0)
+        for batch in iter_log_batches(plog):
+            header = batch.header
+            if batch.is_control:
+                marker = end_txn_marker(batch)
+                if marker is not None:
+                    self.end_txn(header.producer_id, partition, marker)
+                continue
+            for rec in batch.records():
+                if header.is_transactional and header.producer_id >= 0:
+                    self.apply_txn_record(header.producer_id, rec.key, rec.value)
+                else:
+                    self.apply_record(rec.key, rec.value)
+                count += 1
+                if count % 1000 == 0:
+                    await asyncio.sleep(0)
         return count
+
+    def apply_txn_record(self, producer_id: int, key: bytes | None, value: bytes | None) -> None:
+        """A transactional offset commit of the log (load path): pending until its producer's marker."""
+        try:
+            k = decode_key(key)
+            if isinstance(k, OffsetKey) and value is not None:
+                v = decode_offset_value(value)
+                c = CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, v.expire_timestamp)
+                self.add_pending(producer_id, k.group, {(k.topic, k.partition): c})
+        except OffsetsRecordError as e:
+            log.warning("skipping a transactional __consumer_offsets record: %s", e)
+
+
+def end_txn_marker(batch) -> bool | None:
+    """True for a COMMIT marker batch, False for ABORT, None for any other control batch. Control record
+    key: version int16, type int16 (0 ABORT, 1 COMMIT)."""
+    for rec in batch.records():
+        key = rec.key
+        if key is not None and len(key) >= 4:
+            kind = int.from_bytes(bytes(key[2:4]), "big", signed=True)
+            if kind in (0, 1):
+                return kind == 1
+    return None
+
+
+def iter_log_batches(plog: PartitionLog, start: int | None = None, end: int | None = None) -> Iterator:
+    """Every batch (``BatchView``) from ``start`` (the log start) below ``end`` (the log end), in order."""
+    offset = plog.log_start_offset if start is None else max(start, plog.log_start_offset)
+    end = plog.log_end_offset if end is None else end
+    while offset < end:
+        data = plog.read(offset, LOAD_READ_BYTES, max_offset=end)
+        if data.records is None:
+            break
+        with data.records as region:
+            buf = region.read_bytes()
+        advanced = False
+        for batch in iter_batches(buf):
+            if batch.next_offset <= offset:
+                continue
+            yield batch
+            offset = batch.next_offset
+            advanced = True
+        if not advanced:
+            break
 
 
 def iter_log_records(plog: PartitionLog) -> Iterator[tuple[bytes | None, bytes | None]]:
@@ -152,8 +244,17 @@ def iter_log_records(plog: PartitionLog) -> Iterator[tuple[bytes | None, bytes |
 
 
 # -- record batches -------------------------------------------------------------------------------
-def offset_commit_batch(group: str, offsets: dict[tuple[str, int], CommittedOffset], now_ms: int) -> bytearray:
-    b = RecordBatchBuilder()
+def offset_commit_batch(
+    group: str,
+    offsets: dict[tuple[str, int], CommittedOffset],
+    now_ms: int,
+    *,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+) -> bytearray:
+    """The commit's records; with ``producer_id`` >= 0 a transactional batch of that producer (TxnOffsetCommit,
+    no sequence numbers, as Kafka writes it)."""
+    b = RecordBatchBuilder(producer_id=producer_id, producer_epoch=producer_epoch, is_transactional=producer_id >= 0)
     for (topic, partition), c in offsets.items():
         value = encode_offset_value(
             c.offset, c.metadata, c.commit_timestamp, leader_epoch=c.leader_epoch, expire_timestamp=c.expire_timestamp

@@ -38,6 +38,13 @@ MODULES = (
     "controlled_shutdown",
     "alter_partition_reassignments",
     "list_partition_reassignments",
+    "add_partitions_to_txn",
+    "add_offsets_to_txn",
+    "end_txn",
+    "txn_offset_commit",
+    "describe_transactions",
+    "list_transactions",
+    "write_txn_markers",
 )
 
 

@@ -1,8 +1,10 @@
 """FindCoordinator (key 10), v0-6: the broker coordinating a group (key type 0): the leader of the group's
 ``__consumer_offsets`` partition, which is created (compacted, ``offsets.topic.num.partitions``) on the
-first lookup. COORDINATOR_NOT_AVAILABLE (retriable) while it has no leader. Key type 1 (transactions)
-answers COORDINATOR_NOT_AVAILABLE until transactions exist; other key types (2, share groups, included)
-are INVALID_REQUEST. v0-3 look up one ``key``; v4+ every key of ``coordinator_keys``, each answered in its
+first lookup. COORDINATOR_NOT_AVAILABLE (retriable) while it has no leader. Key type 1 (a transactional
+id): the leader of the id's ``__transaction_state`` partition (created, compacted,
+``transaction.state.log.num.partitions``, on the first lookup); COORDINATOR_NOT_AVAILABLE while it has no
+leader or that leader (this broker) is still loading it. Other key types (2, share groups, included) are
+INVALID_REQUEST. v0-3 look up one ``key``; v4+ every key of ``coordinator_keys``, each answered in its
 own ``coordinators`` entry with its own error (KIP-699), in request order.
 """
 
@@ -22,18 +24,24 @@ _BATCHED_FROM = 4
 async def _lookup(ctx, key_type: int, key: str) -> tuple[ErrorCode, str | None, int, str, int]:
     """(error, message, node id, host, port) of the coordinator of ``key``."""
     if key_type == 1:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "transaction coordinators are not available yet", -1, "", -1
-    if key_type != 0:
+        tc = ctx.services.txn_coordinator
+        if not key:
+            return ErrorCode.INVALID_REQUEST, "the transactional id is empty", -1, "", -1
+        if tc is None or ctx.services.stopping:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no transaction coordinator now", -1, "", -1
+        code, node = await tc.find_coordinator(key)
+    elif key_type != 0:
         message = f"unknown coordinator key type {key_type} (0 group, 1 transaction)"
         return ErrorCode.INVALID_REQUEST, message, -1, "", -1
-    if not key:
-        return ErrorCode.INVALID_GROUP_ID, "the group id is empty", -1, "", -1
-    if ctx.services.group_coordinator is None or ctx.services.stopping:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no group coordinator now", -1, "", -1
-    code, node = await coordinator(ctx).find_coordinator(key)
+    else:
+        if not key:
+            return ErrorCode.INVALID_GROUP_ID, "the group id is empty", -1, "", -1
+        if ctx.services.group_coordinator is None or ctx.services.stopping:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no group coordinator now", -1, "", -1
+        code, node = await coordinator(ctx).find_coordinator(key)
     info = ctx.services.metadata.brokers.get(node)
     if code != ErrorCode.NONE or info is None:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"group {key!r} has no coordinator yet", -1, "", -1
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{key!r} has no coordinator yet", -1, "", -1
     host, port = _endpoint(info, ctx.listener)
     return ErrorCode.NONE, None, node, host, port
 

@@ -1,15 +1,22 @@
-"""InitProducerId (key 22), v0-4: producer ids for idempotent producers (no transactions).
+"""InitProducerId (key 22), v0-4: producer ids for idempotent and transactional producers.
 
 Ids are unique across the cluster without coordination: ``broker.id`` in the top 23 bits and a
 millisecond clock-based counter below (``broker.producer_ids``), so ids also never repeat across
 restarts. v3+ may name the current id and epoch (KIP-360): the same id comes back with the epoch bumped,
-or a new id when the epoch would overflow. A non-null ``transactional_id`` is answered with
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED: transactions are not supported.
+or a new id when the epoch would overflow. With a ``transactional_id`` the transaction coordinator answers
+(``broker.coordinator.txn_coordinator``): the id's producer id with its epoch bumped (a new id when the epoch
+is exhausted), fencing older producers; an open transaction is aborted first (CONCURRENT_TRANSACTIONS until
+done, the client retries); INVALID_TRANSACTION_TIMEOUT above ``transaction.max.timeout.ms``;
+NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS; PRODUCER_FENCED (v4; INVALID_PRODUCER_EPOCH before) for a
+v3+ producer id and epoch that are not the current ones. An empty transactional id is INVALID_REQUEST.
 """
 
 from __future__ import annotations
 
+from broker.coordinator.txn_coordinator import TxnError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+from ._txns import txn_coordinator, wire_error
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 VERSIONS = (0, 4)
@@ -19,15 +26,17 @@ MAX_EPOCH = 32767
 
 async def handle(ctx, request):
     Resp = _API.Response
-    if request.transactional_id is not None:
-        return Resp(
-            throttle_time_ms=0,
-            error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-            producer_id=-1,
-            producer_epoch=-1,
-        )
-    alloc = ctx.services.producer_ids
     pid, epoch = getattr(request, "producer_id", -1), getattr(request, "producer_epoch", -1)
+    if request.transactional_id is not None:
+        try:
+            pid, epoch = await txn_coordinator(ctx).init_producer_id(
+                request.transactional_id, request.transaction_timeout_ms, pid, epoch
+            )
+        except TxnError as e:
+            code = wire_error(e.error_code, API_KEY, ctx.version)
+            return Resp(throttle_time_ms=0, error_code=code, producer_id=-1, producer_epoch=-1)
+        return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, producer_id=pid, producer_epoch=epoch)
+    alloc = ctx.services.producer_ids
     if ctx.version >= 3 and pid >= 0:
         if epoch < 0:
             return Resp(throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1)

@@ -10,7 +10,8 @@ component, UNKNOWN_SERVER_ERROR when ZooKeeper is unreachable. v1+ ask the group
 partition. v8+ ask for several groups at once: one ``groups`` entry per requested group, in request order,
 each with its own error code (a failed group has no topics) and its own null-topics meaning. v9's
 ``member_id``/``member_epoch`` are for KIP-848 consumer groups; classic groups ignore them, as Kafka does.
-Gaps: ``require_stable`` (v7+) has nothing to wait for (no transactional offsets).
+``require_stable`` (v7+): a partition with a transactional offset (TxnOffsetCommit) whose transaction has
+not ended is answered UNSTABLE_OFFSET_COMMIT (retriable), as Kafka.
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ def _requested(topics) -> list[tuple[str, int]] | None:
 
 async def handle(ctx, request):
     if ctx.version >= _BATCHED_FROM:
-        return Resp(throttle_time_ms=0, groups=[_fetch_group(ctx, g.group_id, g.topics) for g in request.groups])
+        return Resp(
+            throttle_time_ms=0,
+            groups=[_fetch_group(ctx, g.group_id, g.topics, request.require_stable) for g in request.groups],
+        )
     requested = _requested(request.topics)
     if ctx.version == 0:
         return await _fetch_from_zookeeper(ctx, request.group_id, requested or [])
@@ -56,22 +60,38 @@ async def handle(ctx, request):
             return Resp(throttle_time_ms=0, topics=[], error_code=e.error_code)
         found = {tp: None for tp in requested or []}
         return Resp(throttle_time_ms=0, topics=_topics(found, e.error_code), error_code=e.error_code)
-    return Resp(throttle_time_ms=0, topics=_topics(found), error_code=ErrorCode.NONE)
+    stable = getattr(request, "require_stable", False)
+    unstable = _unstable(ctx, request.group_id, found, requested is None) if stable else set()
+    return Resp(throttle_time_ms=0, topics=_topics(found, unstable=unstable), error_code=ErrorCode.NONE)
 
 
-def _fetch_group(ctx, group_id: str, topics):
+def _unstable(ctx, group_id: str, found, every_partition: bool) -> set[tuple[str, int]]:
+    """Partitions of ``found`` with pending transactional offsets (with ``every_partition``, added to
+    ``found`` when it lacks them)."""
+    pending = coordinator(ctx).unstable_offsets(group_id)
+    if every_partition:
+        for tp in pending:
+            found.setdefault(tp, None)
+    return pending & set(found)
+
+
+def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False):
     """One v8+ ``groups`` entry."""
     try:
-        found = coordinator(ctx).fetch_offsets(group_id, _requested(topics))
+        requested = _requested(topics)
+        found = coordinator(ctx).fetch_offsets(group_id, requested)
     except GroupError as e:
         return Group(group_id=group_id, topics=[], error_code=e.error_code)
-    return Group(group_id=group_id, topics=_topics(found, topic_cls=GroupTopic, part_cls=GroupPart))
+    unstable = _unstable(ctx, group_id, found, requested is None) if require_stable else set()
+    return Group(group_id=group_id, topics=_topics(found, topic_cls=GroupTopic, part_cls=GroupPart, unstable=unstable))
 
 
-def _topics(found, code=ErrorCode.NONE, topic_cls=Topic, part_cls=Part):
+def _topics(found, code=ErrorCode.NONE, topic_cls=Topic, part_cls=Part, unstable=frozenset()):
     by_topic: dict[str, list] = {}
     for (topic, partition), c in found.items():
-        if c is None:
+        if (topic, partition) in unstable:
+            entry = _part(partition, code=ErrorCode.UNSTABLE_OFFSET_COMMIT, cls=part_cls)
+        elif c is None:
             entry = _part(partition, code=code, cls=part_cls)
         else:
             entry = _part(partition, c.offset, c.leader_epoch, c.metadata, cls=part_cls)

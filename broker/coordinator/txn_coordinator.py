@@ -1,0 +1,535 @@
+"""The transaction coordinator: serves InitProducerId (with a transactional id), AddPartitionsToTxn,
+AddOffsetsToTxn, EndTxn, DescribeTransactions and ListTransactions for the transactional ids whose
+``__transaction_state`` partition this broker leads (Kafka's ZooKeeper-era coordinator, without KIP-890).
+
+Coordination mirrors the group coordinator: ``__transaction_state`` (compacted,
+``transaction.state.log.num.partitions``, replication factor ``transaction.state.log.replication.factor`` and
+``min.insync.replicas`` ``transaction.state.log.min.isr``, both capped at the live brokers) is created on the
+first FindCoordinator; a broker that starts leading a partition loads it (COORDINATOR_LOAD_IN_PROGRESS
+meanwhile) and completes the transactions it finds in PrepareCommit/PrepareAbort (sends their markers again);
+losing the leadership drops its ids and cancels their marker sends.
+
+Every state change is one record (``transaction_log``) appended to the id's partition and acknowledged by the
+ISR (acks=all) before it takes effect (``TxnMetadata.prepare``/``complete``); while one is in flight, or while
+a transaction's markers are, the id answers CONCURRENT_TRANSACTIONS. EndTxn answers once PrepareCommit/
+PrepareAbort is written; the markers (``txn_markers``) follow, then CompleteCommit/CompleteAbort is written.
+
+Timers (a ticker every ``TICK_S``): every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``
+an Ongoing transaction older than its timeout is aborted with the epoch bumped (Kafka's PrepareEpochFence),
+so the producer is fenced; every ``transaction.remove.expired.transaction.cleanup.interval.ms`` ids idle
+(Empty/Complete*) for ``transactional.id.expiration.ms`` are removed (tombstone). Event-loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from broker.log import LogAppendError
+from broker.log.clock import SYSTEM_CLOCK, Clock
+from broker.replication.notifier import wait_any
+from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.records.batch_builder import RecordBatchBuilder
+
+from .group_coordinator import _append_error
+from .offset_store import iter_log_records
+from .transaction_log import (
+    TRANSACTION_STATE_TOPIC,
+    TransactionLogError,
+    TxnLogValue,
+    decode_txn_key,
+    decode_txn_value,
+    encode_txn_key,
+    encode_txn_value,
+    transaction_partition_for,
+)
+from .txn_markers import TxnMarkerSender
+from .txn_metadata import TxnMetadata, TxnState
+
+if TYPE_CHECKING:
+    from broker.config import BrokerConfig
+    from broker.metadata_cache import MetadataCache
+    from broker.producer_ids import ProducerIdAllocator
+    from broker.replication.partition import TopicPartition
+    from broker.replication.replica_manager import ReplicaManager
+    from broker.topic_admin import TopicAdmin
+
+log = logging.getLogger("kafkalog.coordinator")
+
+TICK_S = 0.1
+CREATE_WAIT_S = 10.0
+
+
+class TxnError(Exception):
+    """A request refused with ``error_code`` (FENCED stands for PRODUCER_FENCED or INVALID_PRODUCER_EPOCH,
+    whichever the request's version knows)."""
+
+    def __init__(self, error_code: ErrorCode, message: str = "") -> None:
+        super().__init__(message or error_code.name)
+        self.error_code = error_code
+
+
+@dataclass
+class _PendingWrite:
+    last_offset: int
+    on_commit: Callable[[], None]
+    abandoned: bool = False
+
+
+class TransactionCoordinator:
+    def __init__(
+        self,
+        broker_id: int,
+        config: BrokerConfig,
+        metadata: MetadataCache,
+        replica_manager: ReplicaManager,
+        topic_admin: TopicAdmin,
+        producer_ids: ProducerIdAllocator,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self.metadata = metadata
+        self.replica_manager = replica_manager
+        self.topic_admin = topic_admin
+        self.producer_ids = producer_ids
+        self.clock = clock
+        self.num_partitions = config["transaction.state.log.num.partitions"]
+        self.txns: dict[str, TxnMetadata] = {}
+        self.loaded: dict[int, int] = {}
+        """Partitions loaded here -> their coordinator epoch (the partition's leader epoch at load)."""
+        self.loading: dict[int, asyncio.Task] = {}
+        self._pending: dict[int, deque[_PendingWrite]] = {}
+        self._completing: dict[str, asyncio.Task] = {}
+        """Per transactional id, the task sending its markers and writing CompleteCommit/CompleteAbort."""
+        self.markers = TxnMarkerSender(broker_id, metadata)
+        self._ticker: asyncio.Task | None = None
+        self._create_lock = asyncio.Lock()
+        self._stopped = False
+        self._next_abort_ms = 0
+        self._next_expire_ms = 0
+        replica_manager.leadership_listeners.append(self.on_leadership)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._ticker = asyncio.get_running_loop().create_task(self._tick_forever(), name="txn-coordinator")
+
+    async def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        tasks = [t for t in [self._ticker, *self.loading.values(), *self._completing.values()] if t is not None]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.markers.close()
+
+    def now(self) -> int:
+        return self.clock.milliseconds()
+
+    # -- coordination ------------------------------------------------------------------------------
+    def partition_of(self, transactional_id: str) -> int:
+        return transaction_partition_for(transactional_id, self.num_partitions)
+
+    def coordinator_error(self, transactional_id: str) -> ErrorCode:
+        if self._stopped:
+            return ErrorCode.NOT_COORDINATOR
+        p = self.partition_of(transactional_id)
+        if p in self.loading:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        if p in self.loaded:
+            return ErrorCode.NONE
+        if TRANSACTION_STATE_TOPIC not in self.metadata.topics:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return ErrorCode.NOT_COORDINATOR
+
+    def _check(self, transactional_id: str | None) -> None:
+        if not transactional_id:
+            raise TxnError(ErrorCode.INVALID_REQUEST, "the transactional id is empty")
+        code = self.coordinator_error(transactional_id)
+        if code != ErrorCode.NONE:
+            raise TxnError(code, f"broker {self.broker_id} does not coordinate {transactional_id!r} now")
+
+    async def find_coordinator(self, transactional_id: str) -> tuple[ErrorCode, int]:
+        """(error, node id); creates ``__transaction_state`` when missing. COORDINATOR_NOT_AVAILABLE while the
+        id's partition has no live leader or is still loading on it (as Kafka answers)."""
+        p = self.partition_of(transactional_id)
+        if TRANSACTION_STATE_TOPIC not in self.metadata.topics:
+            await self._ensure_topic(p)
+        topic = self.metadata.topics.get(TRANSACTION_STATE_TOPIC)
+        if topic is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
+        leader = topic.leader(p)
+        if leader < 0 or leader not in self.metadata.brokers:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
+        if leader == self.broker_id and p not in self.loaded:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
+        return ErrorCode.NONE, leader
+
+    async def _ensure_topic(self, partition: int) -> None:
+        from broker.topic_admin import TopicAdminError
+
+        async with self._create_lock:
+            if TRANSACTION_STATE_TOPIC not in self.metadata.topics:
+                cfg = self.config
+                rf = cfg["transaction.state.log.replication.factor"]
+                live = len(self.metadata.brokers)
+                if 0 < live < rf:
+                    log.warning(
+                        "creating %s with replication factor %d: transaction.state.log.replication.factor=%d but "
+                        "only %d brokers are alive",
+                        TRANSACTION_STATE_TOPIC,
+                        live,
+                        rf,
+                        live,
+                    )
+                    rf = live
+                min_isr = min(cfg["transaction.state.log.min.isr"], rf)
+                try:
+                    await self.topic_admin.create_topic(
+                        TRANSACTION_STATE_TOPIC,
+                        self.num_partitions,
+                        rf,
+                        {
+                            "cleanup.policy": "compact",
+                            "min.insync.replicas": str(min_isr),
+                            "segment.bytes": str(cfg["transaction.state.log.segment.bytes"]),
+                        },
+                    )
+                    log.info("created %s with %d partitions", TRANSACTION_STATE_TOPIC, self.num_partitions)
+                except TopicAdminError as e:
+                    if e.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                        log.warning("could not create %s: %s", TRANSACTION_STATE_TOPIC, e)
+                        return
+
+        def has_leader() -> bool:
+            topic = self.metadata.topics.get(TRANSACTION_STATE_TOPIC)
+            return topic is not None and topic.leader(partition) >= 0
+
+        await self.topic_admin.wait_for(has_leader, CREATE_WAIT_S)
+
+    def on_leadership(self, tp: TopicPartition, is_leader: bool) -> None:
+        """Replica-manager hook: load a partition this broker starts leading, unload one it stopped leading."""
+        if tp.topic != TRANSACTION_STATE_TOPIC or self._stopped:
+            return
+        p = tp.partition
+        if is_leader:
+            if p not in self.loaded and p not in self.loading:
+                self.loading[p] = asyncio.get_running_loop().create_task(self._load(p), name=f"load-txns-{p}")
+            return
+        task = self.loading.pop(p, None)
+        if task is not None:
+            task.cancel()
+        self.loaded.pop(p, None)
+        self._pending.pop(p, None)
+        for tid in [t for t in self.txns if self.partition_of(t) == p]:
+            done = self._completing.pop(tid, None)
+            if done is not None:
+                done.cancel()
+            del self.txns[tid]
+        log.info("%s-%d: no longer the transaction coordinator of its ids", TRANSACTION_STATE_TOPIC, p)
+
+    async def _load(self, p: int) -> None:
+        try:
+            part = self.replica_manager.get_partition(TRANSACTION_STATE_TOPIC, p)
+            if part is None:
+                return
+            epoch = part.leader_epoch
+            found: dict[str, TxnLogValue | None] = {}
+            count = 0
+            for key, value in iter_log_records(part.log):
+                count += 1
+                try:
+                    tid = decode_txn_key(key)
+                    found[tid] = None if value is None else decode_txn_value(value)
+                except TransactionLogError as e:
+                    log.warning("skipping a %s record: %s", TRANSACTION_STATE_TOPIC, e)
+                if count % 1000 == 0:
+                    await asyncio.sleep(0)
+            for tid, v in found.items():
+                if v is not None:
+                    self.txns[tid] = TxnMetadata.from_value(tid, v)
+            self.loaded[p] = epoch
+            if count:
+                log.info("%s-%d: loaded %d records", TRANSACTION_STATE_TOPIC, p, count)
+            for tid, meta in list(self.txns.items()):
+                if self.partition_of(tid) == p and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                    log.info("transaction %s: completing %s found at load", tid, meta.state.display)
+                    self._start_completion(meta)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s-%d: loading failed", TRANSACTION_STATE_TOPIC, p)
+        finally:
+            self.loading.pop(p, None)
+
+    # -- InitProducerId -------------------------------------------------------------------------------
+    async def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, expected_pid: int = -1, expected_epoch: int = -1
+    ) -> tuple[int, int]:
+        """(producer id, epoch) for ``transactional_id``; raises ``TxnError``."""
+        self._check(transactional_id)
+        if not 0 < timeout_ms <= self.config["transaction.max.timeout.ms"]:
+            raise TxnError(
+                ErrorCode.INVALID_TRANSACTION_TIMEOUT,
+                f"transaction timeout {timeout_ms} ms is not in (0, transaction.max.timeout.ms]",
+            )
+        meta = self.txns.get(transactional_id)
+        if meta is None:
+            meta = TxnMetadata(transactional_id, self.producer_ids.next_id(), -1, timeout_ms)
+            self.txns[transactional_id] = meta
+        if meta.pending is not None or transactional_id in self._completing:
+            raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: a state change is in progress")
+        if expected_pid >= 0:
+            current = (meta.producer_id, meta.producer_epoch) == (expected_pid, expected_epoch)
+            retry = (meta.last_producer_id, meta.last_producer_epoch) == (expected_pid, expected_epoch)
+            if retry and meta.state is TxnState.EMPTY:
+                return meta.producer_id, meta.producer_epoch
+            if not current:
+                raise TxnError(
+                    ErrorCode.PRODUCER_FENCED,
+                    f"{transactional_id}: producer {expected_pid} epoch {expected_epoch} is not the current one",
+                )
+        if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: markers are being written")
+        if meta.state is TxnState.ONGOING:
+            await self._fence_and_abort(meta)
+            raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: aborting its open transaction")
+        now = self.now()
+        if meta.producer_epoch < 0 or not meta.epoch_exhausted():
+            pid, epoch = meta.producer_id, meta.producer_epoch + 1
+        else:
+            pid, epoch = self.producer_ids.next_id(), 0
+        meta.prepare(
+            TxnState.EMPTY,
+            now,
+            producer_id=pid,
+            producer_epoch=epoch,
+            timeout_ms=timeout_ms,
+            partitions=set(),
+            start_ms=-1,
+        )
+        await self._write(meta)
+        return meta.producer_id, meta.producer_epoch
+
+    # -- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------------------------
+    def _validate(self, transactional_id: str, pid: int, epoch: int) -> TxnMetadata:
+        self._check(transactional_id)
+        meta = self.txns.get(transactional_id)
+        if meta is None or meta.producer_id != pid:
+            raise TxnError(ErrorCode.INVALID_PRODUCER_ID_MAPPING, f"{transactional_id} is not mapped to producer {pid}")
+        if meta.producer_epoch != epoch:
+            raise TxnError(ErrorCode.PRODUCER_FENCED, f"{transactional_id}: epoch {epoch} is not {meta.producer_epoch}")
+        if meta.pending is not None:
+            raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: a state change is in progress")
+        return meta
+
+    async def add_partitions(self, transactional_id: str, pid: int, epoch: int, tps: set[tuple[str, int]]) -> None:
+        """Add ``tps`` to the transaction (starting it); raises ``TxnError``."""
+        meta = self._validate(transactional_id, pid, epoch)
+        if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) or transactional_id in self._completing:
+            raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: the previous transaction is ending")
+        if meta.state is TxnState.ONGOING and tps <= meta.partitions:
+            return
+        now = self.now()
+        start = meta.start_ms if meta.state is TxnState.ONGOING else now
+        meta.prepare(TxnState.ONGOING, now, partitions=meta.partitions | tps, start_ms=start)
+        await self._write(meta)
+
+    # -- EndTxn -----------------------------------------------------------------------------------------
+    async def end_txn(self, transactional_id: str, pid: int, epoch: int, commit: bool) -> None:
+        """Commit or abort: answers once PrepareCommit/PrepareAbort is written; raises ``TxnError``."""
+        meta = self._validate(transactional_id, pid, epoch)
+        want = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
+        prepared = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
+        if meta.state is TxnState.ONGOING:
+            meta.prepare(prepared, self.now())
+            await self._write(meta)
+            self._start_completion(meta)
+            return
+        if meta.state is want:
+            return  # a retry of an EndTxn that succeeded
+        if meta.state is prepared:
+            raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: markers are being written")
+        raise TxnError(
+            ErrorCode.INVALID_TXN_STATE,
+            f"{transactional_id}: cannot {'commit' if commit else 'abort'} in state {meta.state.display}",
+        )
+
+    async def _fence_and_abort(self, meta: TxnMetadata) -> None:
+        """Abort an Ongoing transaction with the epoch bumped (PrepareEpochFence, then PrepareAbort)."""
+        epoch = meta.producer_epoch + 1 if not meta.epoch_exhausted() else meta.producer_epoch
+        meta.prepare(TxnState.PREPARE_ABORT, self.now(), producer_epoch=epoch, fenced=True)
+        await self._write(meta)
+        self._start_completion(meta)
+
+    def _start_completion(self, meta: TxnMetadata) -> None:
+        tid = meta.transactional_id
+        if tid not in self._completing:
+            task = asyncio.get_running_loop().create_task(self._complete(meta), name=f"txn-markers-{tid}")
+            self._completing[tid] = task
+
+    async def _complete(self, meta: TxnMetadata) -> None:
+        tid = meta.transactional_id
+        try:
+            commit = meta.state is TxnState.PREPARE_COMMIT
+            coordinator_epoch = self.loaded.get(self.partition_of(tid), 0)
+            await self.markers.write_markers(
+                meta.producer_id, meta.producer_epoch, commit, coordinator_epoch, set(meta.partitions)
+            )
+            while True:
+                try:
+                    meta.prepare(
+                        TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT, self.now(), partitions=set()
+                    )
+                    await self._write(meta)
+                    break
+                except TxnError as e:
+                    if e.error_code in (ErrorCode.NOT_COORDINATOR,):
+                        return
+                    log.info("transaction %s: writing its completion failed (%s); retrying", tid, e)
+                    await asyncio.sleep(0.1)
+            log.info("transaction %s: %s", tid, meta.state.display)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("transaction %s: completing failed", tid)
+        finally:
+            if self._completing.get(tid) is asyncio.current_task():
+                del self._completing[tid]
+
+    # -- tools ------------------------------------------------------------------------------------------------
+    def describe(self, transactional_id: str) -> TxnMetadata:
+        self._check(transactional_id)
+        meta = self.txns.get(transactional_id)
+        if meta is None or meta.producer_epoch < 0:
+            raise TxnError(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, f"{transactional_id} is unknown")
+        return meta
+
+    def list_transactions(
+        self, states: set[TxnState] | None, producer_ids: set[int] | None, min_duration_ms: int = -1
+    ) -> list[TxnMetadata]:
+        now = self.now()
+        out = []
+        for tid, meta in sorted(self.txns.items()):
+            if self.partition_of(tid) not in self.loaded or meta.producer_epoch < 0:
+                continue
+            if states and meta.state not in states:
+                continue
+            if producer_ids and meta.producer_id not in producer_ids:
+                continue
+            if min_duration_ms >= 0 and (meta.start_ms < 0 or now - meta.start_ms < min_duration_ms):
+                continue
+            out.append(meta)
+        return out
+
+    # -- timers -------------------------------------------------------------------------------------------------
+    async def _tick_forever(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            try:
+                now = self.now()
+                if now >= self._next_abort_ms:
+                    self._next_abort_ms = (
+                        now + self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"]
+                    )
+                    await self.abort_timed_out(now)
+                if now >= self._next_expire_ms:
+                    self._next_expire_ms = (
+                        now + self.config["transaction.remove.expired.transaction.cleanup.interval.ms"]
+                    )
+                    await self.expire_ids(now)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("transaction coordinator tick failed")
+
+    async def abort_timed_out(self, now: int) -> int:
+        """Abort (fencing the producer) every Ongoing transaction open longer than its timeout."""
+        aborted = 0
+        for tid, meta in list(self.txns.items()):
+            if self.partition_of(tid) not in self.loaded or meta.pending is not None:
+                continue
+            if meta.state is TxnState.ONGOING and meta.start_ms >= 0 and now - meta.start_ms > meta.timeout_ms:
+                log.info("transaction %s: open longer than %d ms, aborting", tid, meta.timeout_ms)
+                try:
+                    await self._fence_and_abort(meta)
+                    aborted += 1
+                except TxnError as e:
+                    log.info("transaction %s: timeout abort failed: %s", tid, e)
+        return aborted
+
+    async def expire_ids(self, now: int) -> int:
+        """Remove transactional ids idle for ``transactional.id.expiration.ms`` (a tombstone each)."""
+        limit = self.config["transactional.id.expiration.ms"]
+        removed = 0
+        for tid, meta in list(self.txns.items()):
+            p = self.partition_of(tid)
+            if p not in self.loaded or meta.pending is not None or tid in self._completing:
+                continue
+            if meta.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT) and (
+                meta.last_update_ms >= 0 and now - meta.last_update_ms >= limit
+            ):
+                b = RecordBatchBuilder()
+                b.append(now, encode_txn_key(tid), None)
+                meta.pending = meta.to_value()
+                try:
+                    await self._append(p, bytearray(b.build()), lambda tid=tid: self.txns.pop(tid, None))
+                    removed += 1
+                    log.info("transactional id %s expired", tid)
+                except TxnError as e:
+                    log.info("transactional id %s: expiry failed: %s", tid, e)
+                finally:
+                    meta.pending = None
+        return removed
+
+    # -- writes ---------------------------------------------------------------------------------------------------
+    async def _write(self, meta: TxnMetadata) -> None:
+        """Append ``meta.pending`` and wait for its acknowledgement, then complete it; raises ``TxnError`` (the
+        pending transition is dropped)."""
+        v = meta.pending
+        assert v is not None
+        b = RecordBatchBuilder()
+        b.append(self.now(), encode_txn_key(meta.transactional_id), encode_txn_value(v))
+        try:
+            await self._append(self.partition_of(meta.transactional_id), bytearray(b.build()), meta.complete)
+        except BaseException:
+            if meta.pending is v:
+                meta.abandon()
+            raise
+
+    async def _append(self, p: int, batch: bytearray, on_commit: Callable[[], object]) -> None:
+        """As the group coordinator's ``_append``: acks=all, ``on_commit`` runs in log order once the high
+        watermark passed the record; NOT_COORDINATOR when the leadership is lost meanwhile."""
+        part, _ = self.replica_manager.leader_partition(TRANSACTION_STATE_TOPIC, p)
+        if part is None or p not in self.loaded:
+            raise TxnError(ErrorCode.NOT_COORDINATOR, f"{TRANSACTION_STATE_TOPIC}-{p} is not led here")
+        epoch = part.leader_epoch
+        try:
+            info = part.append_as_leader(batch, required_acks=-1)
+        except LogAppendError as e:
+            log.warning("appending to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, p, e)
+            raise TxnError(_append_error(e.error_code), str(e)) from None
+        write = _PendingWrite(info.last_offset, on_commit)
+        self._pending.setdefault(p, deque()).append(write)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config["offsets.commit.timeout.ms"] / 1000
+        while part.is_leader and part.leader_epoch == epoch and part.high_watermark <= info.last_offset:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                write.abandoned = True
+                raise TxnError(ErrorCode.REQUEST_TIMED_OUT, "the write was not acknowledged in time")
+            await wait_any([part.data_notifier], remaining)
+        if not (part.is_leader and part.leader_epoch == epoch and p in self.loaded):
+            write.abandoned = True
+            raise TxnError(ErrorCode.NOT_COORDINATOR, "the coordinator moved")
+        pending = self._pending.get(p)
+        while pending and pending[0].last_offset < part.high_watermark:
+            w = pending.popleft()
+            if not w.abandoned:
+                w.on_commit()

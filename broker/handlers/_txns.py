@@ -1,0 +1,31 @@
+"""Helpers shared by the transaction handlers: the coordinator of a request and the fencing error a
+request's version knows (PRODUCER_FENCED came with KIP-588: InitProducerId v4, AddPartitionsToTxn v2,
+AddOffsetsToTxn v2, EndTxn v2, TxnOffsetCommit v3; older versions get INVALID_PRODUCER_EPOCH)."""
+
+from __future__ import annotations
+
+from broker.coordinator.txn_coordinator import TxnError
+from spark_kafkalog.protocol import ApiKey, ErrorCode
+
+_FENCED_FROM = {
+    ApiKey.INIT_PRODUCER_ID: 4,
+    ApiKey.ADD_PARTITIONS_TO_TXN: 2,
+    ApiKey.ADD_OFFSETS_TO_TXN: 2,
+    ApiKey.END_TXN: 2,
+    ApiKey.TXN_OFFSET_COMMIT: 3,
+}
+
+
+def txn_coordinator(ctx):
+    """The broker's transaction coordinator; ``TxnError(COORDINATOR_NOT_AVAILABLE)`` when it has none."""
+    tc = ctx.services.txn_coordinator
+    if tc is None:
+        raise TxnError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no transaction coordinator")
+    return tc
+
+
+def wire_error(code: ErrorCode, api_key: ApiKey, version: int) -> ErrorCode:
+    """``code`` as the request's version knows it."""
+    if code == ErrorCode.PRODUCER_FENCED and version < _FENCED_FROM[api_key]:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return code

@@ -1,0 +1,41 @@
+"""ListTransactions (key 66), v0-1: the transactional ids this broker coordinates, filtered by state names
+(Kafka's: Empty, Ongoing, PrepareCommit...; unknown names come back in ``unknown_state_filters``), producer
+ids, and (v1) a minimum running time in ms (only transactions with a start time at least that old).
+COORDINATOR_LOAD_IN_PROGRESS while a partition is loading.
+"""
+
+from __future__ import annotations
+
+from broker.coordinator.txn_metadata import TxnState
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+API_KEY = ApiKey.LIST_TRANSACTIONS
+VERSIONS = (0, 1)
+_API = API_BY_KEY[API_KEY]
+
+
+async def handle(ctx, request):
+    Resp = _API.Response
+    tc = ctx.services.txn_coordinator
+    states = {s for s in (TxnState.from_display(n) for n in request.state_filters) if s is not None}
+    unknown = [n for n in request.state_filters if TxnState.from_display(n) is None]
+    if tc is None or tc.loading:
+        code = ErrorCode.COORDINATOR_NOT_AVAILABLE if tc is None else ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return Resp(throttle_time_ms=0, error_code=code, unknown_state_filters=unknown, transaction_states=[])
+    if request.state_filters and not states:
+        found = []
+    else:
+        found = tc.list_transactions(
+            states or None, set(request.producer_id_filters) or None, getattr(request, "duration_filter", -1)
+        )
+    return Resp(
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        unknown_state_filters=unknown,
+        transaction_states=[
+            Resp.TransactionState(
+                transactional_id=m.transactional_id, producer_id=m.producer_id, transaction_state=m.state.display
+            )
+            for m in found
+        ],
+    )
