@@ -1,9 +1,13 @@
 """Fetch (key 1), v0-12: read record batches from partitions this broker leads, with long polling.
 
 Every requested partition is listed in the response (session-less full responses). Data comes from the
-log as a file region sent with ``sendfile``; consumers read up to the high watermark (the last stable
-offset is the same: no transactions), a follower (``replica_id`` >= 0, a broker in the partition's
-replicas) up to the log end. A follower's fetch offset is its log end offset: every pass records it in the
+log as a file region sent with ``sendfile``; read_uncommitted consumers read up to the high watermark,
+read_committed consumers (``isolation_level`` 1, v4+) up to the last stable offset (the first offset of
+the oldest ongoing transaction, at most the high watermark) and get ``aborted_transactions``: the
+producer id and first offset of every aborted transaction the data may hold (from the segments'
+``.txnindex``), for the client to drop; ``last_stable_offset`` is in every v4+ answer. A follower
+(``replica_id`` >= 0, a broker in the partition's replicas) reads up to the log end, isolation ignored.
+A follower's fetch offset is its log end offset: every pass records it in the
 leader's replica state (``Partition.update_follower_fetch``), which may advance the high watermark and
 lets the replica manager add the follower back to the ISR; a broker id that is not a replica of the
 partition gets NOT_LEADER_OR_FOLLOWER. Follower long polls also wake on every append, consumers only when
@@ -34,6 +38,7 @@ API_KEY = ApiKey.FETCH
 VERSIONS = (0, 12)
 _API = API_BY_KEY[API_KEY]
 READ_COMMITTED = 1
+_Aborted = _API.Response.FetchableTopicResponse.PartitionData.AbortedTransaction
 
 
 async def handle(ctx, request):
@@ -110,10 +115,12 @@ def _read_all(ctx, request):
                 continue
             plog = part.log
             hw = plog.high_watermark
+            lso = plog.last_stable_offset
             limit = max(min(fp.partition_max_bytes, remaining), 0)
-            data = plog.read(fp.fetch_offset, limit, max_offset=None if follower else hw, min_one_batch=min_one)
+            max_offset = None if follower else lso if committed else hw
+            data = plog.read(fp.fetch_offset, limit, max_offset=max_offset, min_one_batch=min_one)
             entry.high_watermark = hw
-            entry.last_stable_offset = hw
+            entry.last_stable_offset = lso
             entry.log_start_offset = data.log_start_offset
             if data.error != ErrorCode.NONE:
                 entry.error_code = data.error
@@ -135,6 +142,11 @@ def _read_all(ctx, request):
             else:
                 entry.records = region
                 size = len(region)
+                if committed and not follower:
+                    entry.aborted_transactions = [
+                        _Aborted(producer_id=pid, first_offset=first)
+                        for pid, first in plog.collect_aborted_transactions(fp.fetch_offset, lso)
+                    ]
             total += size
             remaining -= size
             if size:

@@ -1,8 +1,10 @@
 """ListOffsets (key 2), v0-7: offsets by time for partitions this broker leads.
 
-Timestamps: -2 earliest (log start offset), -1 latest (high watermark for consumers, log end for a
-replica, ``replica_id`` >= 0), -3 (v7, KIP-734) the offset of the record with the largest timestamp,
-t >= 0 the earliest offset whose timestamp is >= t (offset -1, timestamp -1 when there is none).
+Timestamps: -2 earliest (log start offset), -1 latest (high watermark for consumers, the last stable
+offset for read_committed consumers (``isolation_level`` 1, v2+), log end for a replica,
+``replica_id`` >= 0), -3 (v7, KIP-734) the offset of the record with the largest timestamp,
+t >= 0 the earliest offset whose timestamp is >= t below the high watermark (read_committed: below the
+last stable offset; offset -1, timestamp -1 when there is none).
 v0 answers ``old_style_offsets``: up to ``max_num_offsets`` segment base offsets older than the time,
 descending (the 0.8 ``getOffsetsBefore``; consumers never see an offset above the high watermark).
 v4+ ``current_leader_epoch`` is fenced as in Fetch.
@@ -17,6 +19,7 @@ API_KEY = ApiKey.LIST_OFFSETS
 VERSIONS = (0, 7)
 _API = API_BY_KEY[API_KEY]
 EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
+READ_COMMITTED = 1
 CONSUMER = -1  # replica_id of consumers (-2: a debugging client, answered like a replica)
 
 
@@ -57,10 +60,12 @@ async def handle(ctx, request):
                 entry.old_style_offsets = _old_style(plog, ts, p.max_num_offsets, request.replica_id == CONSUMER)
                 continue
             entry.leader_epoch = part.leader_epoch
+            committed = v >= 2 and request.isolation_level == READ_COMMITTED
+            visible = plog.last_stable_offset if committed else plog.high_watermark
             if ts == EARLIEST:
                 entry.offset = plog.log_start_offset
             elif ts == LATEST:
-                entry.offset = plog.log_end_offset if request.replica_id >= 0 else plog.high_watermark
+                entry.offset = plog.log_end_offset if request.replica_id >= 0 else visible
             elif ts == MAX_TIMESTAMP:
                 found = plog.offset_for_max_timestamp()
                 if found is not None:
@@ -69,7 +74,7 @@ async def handle(ctx, request):
                 entry.error_code = ErrorCode.INVALID_REQUEST
             else:
                 found = plog.offset_for_timestamp(ts)
-                if found is not None and found[0] < plog.high_watermark:
+                if found is not None and found[0] < visible:
                     entry.offset, entry.timestamp = found
         topics.append(Resp.ListOffsetsTopicResponse(name=t.name, partitions=parts))
     return Resp(throttle_time_ms=0, topics=topics)

@@ -17,7 +17,10 @@ watermark (the smallest log end offset in the ISR) passed the batch: NONE, or
 NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR has meanwhile shrunk below ``min.insync.replicas`` (the
 batch is committed, but by fewer replicas than asked), or REQUEST_TIMED_OUT after ``timeout_ms``; any
 other value is INVALID_REQUIRED_ACKS.
-Gaps: transactions are not supported (transactional batches are stored like any other); no quotas.
+Transactional batches (attributes bit 4) need a producer id and epoch (else INVALID_RECORD) and are checked
+like idempotent ones; a non-transactional batch of a producer inside a transaction is INVALID_TXN_STATE;
+control batches (transaction markers) from clients are INVALID_RECORD (markers come via WriteTxnMarkers).
+Gaps: no check that the coordinator added the partition to the transaction (KIP-890); no quotas.
 """
 
 from __future__ import annotations

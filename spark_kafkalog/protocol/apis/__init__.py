@@ -48,6 +48,7 @@ _API_MODULES = (
     "txn_offset_commit",
     "describe_transactions",
     "list_transactions",
+    "write_txn_markers",
 )
 _DATA_MODULES: tuple[str, ...] = (
     "consumer_protocol_subscription",
