@@ -545,10 +545,10 @@ class GroupCoordinator:
                 continue
             pending = self.store.pending_producers(p)
             for batch in iter_log_batches(part.log, start, hw):
-                if batch.is_control and batch.header.producer_id in pending:
+                if batch.is_control and batch.header().producer_id in pending:
                     commit = end_txn_marker(batch)
                     if commit is not None:
-                        self.store.end_txn(batch.header.producer_id, p, commit)
+                        self.store.end_txn(batch.header().producer_id, p, commit)
                 start = batch.next_offset
             if self.store.pending_producers(p):
                 self._marker_scan[p] = start

@@ -158,14 +158,14 @@ class OffsetStore:
         self.drop_partition(partition)
         count = 0
         for batch in iter_log_batches(plog):
-            header = batch.header
+            header = batch.header() if batch.magic == 2 else None
             if batch.is_control:
                 marker = end_txn_marker(batch)
                 if marker is not None:
                     self.end_txn(header.producer_id, partition, marker)
                 continue
             for rec in batch.records():
-                if header.is_transactional and header.producer_id >= 0:
+                if header is not None and header.is_transactional and header.producer_id >= 0:
                     self.apply_txn_record(header.producer_id, rec.key, rec.value)
                 else:
                     self.apply_record(rec.key, rec.value)
