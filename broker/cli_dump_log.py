@@ -1,7 +1,8 @@
 """``kafkalog dump-log``: Kafka's ``kafka-dump-log.sh`` for kafkalog's segment files (Kafka's on-disk format).
 
 ``dump-log --files A.log,B.index,C.timeindex [--print-data-log] [--deep-iteration] [--max-bytes N]``; the
-file kind comes from its suffix (``.log``, ``.index``, ``.timeindex``; others are ignored with a note).
+file kind comes from its suffix (``.log``, ``.index``, ``.timeindex``, ``.txnindex``; others are ignored
+with a note).
 
 ``.log``: one line per batch, with Kafka's field names and order::
 
@@ -23,7 +24,9 @@ records that cannot be decoded print ``| corrupt records: <reason>`` and the dum
 sanity checks: entries must increase strictly (offsets, positions, timestamps) and, when the segment's
 ``.log`` is next to the index, lie within it: an offset index entry must point at the start of a batch
 ending at its offset, a time index entry's offset must be inside the segment. Problems are listed after the
-entries. The exit code is 0 once the files could be read (as Kafka's tool), 1 when one cannot be.
+entries. ``.txnindex`` (aborted transactions) prints one line per entry as Kafka does,
+``version: 0 producerId: P firstOffset: F lastOffset: L lastStableOffset: S``, and names trailing bytes
+or an unknown version. The exit code is 0 once the files could be read (as Kafka's tool), 1 when one cannot be.
 
 Reads the files only (no lock): dumping a live broker's active segment may show a partial last batch.
 """
@@ -38,6 +41,7 @@ from typing import Any
 
 from broker.log.index import OffsetIndex, TimeIndex
 from broker.log.segment import parse_segment_name
+from broker.log.transaction_index import TransactionIndex
 from spark_kafkalog.records.batch import LOG_OVERHEAD, MIN_BATCH_LENGTH, parse_batch_header, validate_batch
 from spark_kafkalog.records.batch_reader import decode_batch_records
 from spark_kafkalog.records.compression import Compression
@@ -49,7 +53,7 @@ _CONTROL_VALUE = struct.Struct(">hi")  # version, coordinator epoch
 
 def add_parser(sub: Any) -> None:
     dp = sub.add_parser("dump-log", help="print the batches, records and index entries of segment files")
-    dp.add_argument("--files", required=True, help="comma-separated .log, .index and .timeindex files")
+    dp.add_argument("--files", required=True, help="comma-separated .log, .index, .timeindex and .txnindex files")
     dp.add_argument("--print-data-log", action="store_true", help="print keys and values (implies --deep-iteration)")
     dp.add_argument("--deep-iteration", action="store_true", help="print every record of every batch")
     dp.add_argument("--max-bytes", type=int, default=None, help="read at most this many bytes of each .log file")
@@ -76,6 +80,8 @@ def cmd_dump_log(args: argparse.Namespace) -> int:
             dump_log(path, deep=deep, data=args.print_data_log, max_bytes=args.max_bytes)
         elif path.suffix in (".index", ".timeindex"):
             dump_index(path)
+        elif path.suffix == ".txnindex":
+            dump_txn_index(path)
         else:
             print(f"Ignoring unknown file {path}", file=sys.stderr)
     return 0
@@ -249,3 +255,22 @@ def dump_index(path: Path, out: Any = None) -> None:
         print(f"Index problems in {path}:", file=out)
         for p in problems:
             print(f"  {p}", file=out)
+
+
+def dump_txn_index(path: Path, out: Any = None) -> None:
+    """Kafka's ``dumpTxnIndex``: one line per aborted transaction."""
+    out = out or sys.stdout
+    raw = path.read_bytes()
+    entry = TransactionIndex.ENTRY
+    print(f"Dumping {path}", file=out)
+    whole = len(raw) - len(raw) % entry.size
+    for n, (version, pid, first, last, lso) in enumerate(entry.iter_unpack(raw[:whole])):
+        if version != 0:
+            print(f"entry {n}: unknown version {version}; the rest is not read", file=out)
+            return
+        print(
+            f"version: {version} producerId: {pid} firstOffset: {first} lastOffset: {last} lastStableOffset: {lso}",
+            file=out,
+        )
+    if whole != len(raw):
+        print(f"{len(raw) - whole} trailing bytes are not a whole {entry.size}-byte entry", file=out)
