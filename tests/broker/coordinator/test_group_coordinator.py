@@ -149,10 +149,15 @@ def test_find_coordinator_creates_the_compacted_offsets_topic_and_names_its_lead
     assert broker.broker.metadata.topics[OFFSETS_TOPIC].config.get("cleanup.policy") == "compact"
 
 
-def test_find_coordinator_for_transactions_is_not_available_yet(broker):
-    with Wire(broker.bootstrap_servers) as w:
-        resp = w.call(ApiKey.FIND_COORDINATOR, 1, _req(ApiKey.FIND_COORDINATOR, key="tx", key_type=1))
-    assert resp.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+def test_find_coordinator_for_a_transactional_id_names_its_partition_leader(broker):
+    from tests.waiting import wait_until
+
+    def found():
+        with Wire(broker.bootstrap_servers) as w:
+            return w.call(ApiKey.FIND_COORDINATOR, 1, _req(ApiKey.FIND_COORDINATOR, key="tx", key_type=1))
+
+    resp = wait_until(lambda: (r := found()).error_code == ErrorCode.NONE and r, 20, "the transaction coordinator")
+    assert resp.node_id == broker.broker.broker_id
 
 
 def test_a_group_joins_syncs_heartbeats_commits_fetches_and_leaves(broker):
