@@ -750,6 +750,7 @@ class PartitionLog:
         try:
             for segment in held:
                 os.fsync(segment.file.fd)
+                segment.txn_index.flush()
         finally:
             for segment in held:
                 segment.file.release()
