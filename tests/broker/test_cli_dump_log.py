@@ -1,5 +1,5 @@
 """``kafkalog dump-log`` on segment files built here: compressed, idempotent, transactional and control batches
-(which kafkalog's own brokers never write, but Kafka's segments hold)."""
+(markers as Kafka's segments and kafkalog's own hold them; ``.txnindex`` dumps: test_cli_dump_txnindex)."""
 
 from __future__ import annotations
 
