@@ -548,7 +548,8 @@ class GroupCoordinator:
                 if batch.is_control and batch.header().producer_id in pending:
                     commit = end_txn_marker(batch)
                     if commit is not None:
-                        self.store.end_txn(batch.header().producer_id, p, commit)
+                        header = batch.header()
+                        self.store.end_txn(header.producer_id, p, commit, header.base_offset)
                 start = batch.next_offset
             if self.store.pending_producers(p):
                 self._marker_scan[p] = start
@@ -592,7 +593,7 @@ class GroupCoordinator:
             first = part.log.log_end_offset if part is not None else 0
 
             def pend() -> None:
-                self.store.add_pending(producer_id, group_id, valid)
+                self.store.add_pending(producer_id, group_id, valid, first)  # the batch's offset: appended at once
                 self._marker_scan[p] = min(self._marker_scan.get(p, first), first)
 
             batch = offset_commit_batch(

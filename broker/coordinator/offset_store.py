@@ -63,45 +63,57 @@ class OffsetStore:
         self.num_partitions = num_partitions
         self.offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
         self.groups: dict[str, object] = {}
-        self.pending_txn: dict[int, dict[str, dict[tuple[str, int], CommittedOffset]]] = {}
-        """Offsets committed in transactions not yet ended, by producer id, then group (TxnOffsetCommit)."""
+        self.pending_txn: dict[int, list[tuple[int, str, dict[tuple[str, int], CommittedOffset]]]] = {}
+        """Offsets committed in transactions not yet ended, by producer id: ``(log offset of their batch, group,
+        offsets)`` in log order (TxnOffsetCommit). A marker ends only the entries below its own offset: a
+        producer's next transaction may append offsets before the previous one's marker has been applied."""
 
     # -- transactional offsets ------------------------------------------------------------------
-    def add_pending(self, producer_id: int, group: str, offsets: dict[tuple[str, int], CommittedOffset]) -> None:
-        self.pending_txn.setdefault(producer_id, {}).setdefault(group, {}).update(offsets)
+    def add_pending(
+        self, producer_id: int, group: str, offsets: dict[tuple[str, int], CommittedOffset], log_offset: int
+    ) -> None:
+        self.pending_txn.setdefault(producer_id, []).append((log_offset, group, dict(offsets)))
 
-    def end_txn(self, producer_id: int, partition: int, commit: bool) -> None:
-        """A COMMIT (the pending offsets of the partition's groups become committed) or ABORT marker of
-        ``producer_id`` on ``__consumer_offsets`` partition ``partition``."""
-        by_group = self.pending_txn.get(producer_id)
-        if not by_group:
+    def end_txn(self, producer_id: int, partition: int, commit: bool, marker_offset: int) -> None:
+        """A COMMIT (the pending offsets become committed, in log order) or ABORT marker of ``producer_id`` at
+        ``marker_offset`` on ``__consumer_offsets`` partition ``partition``."""
+        entries = self.pending_txn.get(producer_id)
+        if not entries:
             return
-        for group in [g for g in by_group if self.partition_of(g) == partition]:
-            offsets = by_group.pop(group)
-            if commit:
-                self.record_offsets(group, offsets)
-        if not by_group:
+        kept = []
+        for entry in entries:
+            log_offset, group, offsets = entry
+            if log_offset < marker_offset and self.partition_of(group) == partition:
+                if commit:
+                    self.record_offsets(group, offsets)
+            else:
+                kept.append(entry)
+        if kept:
+            self.pending_txn[producer_id] = kept
+        else:
             del self.pending_txn[producer_id]
 
     def pending_producers(self, partition: int) -> set[int]:
         return {
             pid
-            for pid, by_group in self.pending_txn.items()
-            if any(self.partition_of(g) == partition for g in by_group)
+            for pid, entries in self.pending_txn.items()
+            if any(self.partition_of(group) == partition for _, group, _ in entries)
         }
 
     def unstable(self, group: str) -> set[tuple[str, int]]:
         """Partitions of ``group`` with a transactional offset not yet committed or aborted."""
         out: set[tuple[str, int]] = set()
-        for by_group in self.pending_txn.values():
-            out.update(by_group.get(group, ()))
+        for entries in self.pending_txn.values():
+            for _, g, offsets in entries:
+                if g == group:
+                    out.update(offsets)
         return out
 
     def partition_of(self, group: str) -> int:
         return partition_for(group, self.num_partitions)
 
     def groups_of_partition(self, partition: int) -> set[str]:
-        known = set(self.offsets) | set(self.groups) | {g for by_group in self.pending_txn.values() for g in by_group}
+        known = set(self.offsets) | set(self.groups) | {g for es in self.pending_txn.values() for _, g, _ in es}
         return {g for g in known if self.partition_of(g) == partition}
 
     # -- cache updates ------------------------------------------------------------------------
@@ -122,7 +134,7 @@ class OffsetStore:
         self.offsets.pop(group, None)
         self.groups.pop(group, None)
         for pid in list(self.pending_txn):
-            self.pending_txn[pid].pop(group, None)
+            self.pending_txn[pid] = [e for e in self.pending_txn[pid] if e[1] != group]
             if not self.pending_txn[pid]:
                 del self.pending_txn[pid]
 
@@ -162,11 +174,11 @@ class OffsetStore:
             if batch.is_control:
                 marker = end_txn_marker(batch)
                 if marker is not None:
-                    self.end_txn(header.producer_id, partition, marker)
+                    self.end_txn(header.producer_id, partition, marker, header.base_offset)
                 continue
             for rec in batch.records():
                 if header is not None and header.is_transactional and header.producer_id >= 0:
-                    self.apply_txn_record(header.producer_id, rec.key, rec.value)
+                    self.apply_txn_record(header.producer_id, rec.key, rec.value, header.base_offset)
                 else:
                     self.apply_record(rec.key, rec.value)
                 count += 1
@@ -174,14 +186,14 @@ class OffsetStore:
                     await asyncio.sleep(0)
         return count
 
-    def apply_txn_record(self, producer_id: int, key: bytes | None, value: bytes | None) -> None:
+    def apply_txn_record(self, producer_id: int, key: bytes | None, value: bytes | None, log_offset: int) -> None:
         """A transactional offset commit of the log (load path): pending until its producer's marker."""
         try:
             k = decode_key(key)
             if isinstance(k, OffsetKey) and value is not None:
                 v = decode_offset_value(value)
                 c = CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, v.expire_timestamp)
-                self.add_pending(producer_id, k.group, {(k.topic, k.partition): c})
+                self.add_pending(producer_id, k.group, {(k.topic, k.partition): c}, log_offset)
         except OffsetsRecordError as e:
             log.warning("skipping a transactional __consumer_offsets record: %s", e)
 

@@ -113,10 +113,11 @@ def read_end_txn_marker(batch, header: BatchHeader | None = None) -> EndTxnMarke
     records = decode_batch_records(batch, header=header)
     if len(records) != 1 or records[0].key is None or records[0].value is None:
         raise ValueError(f"a control batch holds one marker record, not {len(records)} records")
-    record = records[0]
+    key, value = records[0].key, records[0].value
+    assert key is not None and value is not None  # checked above
     try:
-        version, kind = _CONTROL_KEY.unpack_from(record.key)
-        _, coordinator_epoch = _CONTROL_VALUE.unpack_from(record.value)
+        version, kind = _CONTROL_KEY.unpack_from(key)
+        _, coordinator_epoch = _CONTROL_VALUE.unpack_from(value)
     except struct.error:
         raise ValueError("control record key or value too short") from None
     if version != 0 or kind not in (ABORT, COMMIT):

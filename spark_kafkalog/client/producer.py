@@ -225,7 +225,7 @@ class Producer:
         a record of the transaction failed (call ``abort_transaction``), ``ProducerFencedError`` when another
         producer took over the transactional id (close this one)."""
         txn = self._txn()
-        txn.check_can_send()  # raises if not in a transaction or already failed
+        txn.check_can_send("commit_transaction")  # raises if not in a transaction or already failed
         seconds = self._timeout(timeout)
         self.flush(seconds)
         txn.end(True, seconds)

@@ -243,11 +243,11 @@ class TransactionManager:
             self.partitions.clear()
             self._offsets_added = False
 
-    def check_can_send(self) -> None:
-        """For ``send``: records of a transactional producer need an open transaction."""
+    def check_can_send(self, what: str = "send") -> None:
+        """For ``send`` (and ``commit_transaction``): a transactional producer's records need an open transaction."""
         if self.state is not TxnState.IN_TRANSACTION:
             with self.lock:
-                self._require("send", TxnState.IN_TRANSACTION)
+                self._require(what, TxnState.IN_TRANSACTION)
 
     def not_added(self, partitions: Iterable[TopicPartition]) -> set[TopicPartition]:
         return {tp for tp in partitions if tp not in self.partitions}
