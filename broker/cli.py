@@ -38,7 +38,17 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_cluster, cli_configs, cli_consume, cli_dump_log, cli_groups, cli_offsets, cli_partitions, cli_status
+from . import (
+    cli_cluster,
+    cli_configs,
+    cli_consume,
+    cli_dump_log,
+    cli_groups,
+    cli_offsets,
+    cli_partitions,
+    cli_status,
+    cli_transactions,
+)
 
 
 def _log_setup(level: str = "INFO") -> None:
@@ -475,6 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_partitions.add_parser(sub)
     cli_configs.add_parser(sub)
     cli_status.add_parser(sub)
+    cli_transactions.add_parser(sub)
     return p
 
 
@@ -503,6 +514,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return cli_offsets.usage_error(args)
     if args.command == "dump-log":
         return cli_dump_log.usage_error(args)
+    if args.command == "transactions":
+        return cli_transactions.usage_error(args)
     return None
 
 

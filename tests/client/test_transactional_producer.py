@@ -179,3 +179,30 @@ def test_misuse_names_the_state(broker):
         producer.commit_transaction(30)
     finally:
         producer.close()
+
+
+def test_the_transactions_tool_lists_and_describes_them(broker, capsys):
+    from broker.cli import main
+
+    topic = _topic(broker, partitions=1)
+    tid = f"tool-{uuid.uuid4().hex[:6]}"
+    with _producer(broker, tid) as producer:
+        producer.begin_transaction()
+        producer.send(topic, b"x")
+        producer.flush(30)
+        capsys.readouterr()
+        assert main(["transactions", "list", "--bootstrap-server", broker.bootstrap_servers, "--state", "Ongoing"]) == 0
+        listed = capsys.readouterr().out.splitlines()
+        assert listed[0].split() == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]
+        assert [line.split()[0::3] for line in listed[1:] if line.startswith(tid)] == [[tid, "Ongoing"]]
+        args = ["transactions", "describe", "--bootstrap-server", broker.bootstrap_servers, "--transactional-id", tid]
+        assert main(args) == 0
+        header, row = capsys.readouterr().out.splitlines()
+        described = dict(zip(header.split(), row.split()))
+        assert described["TransactionState"] == "Ongoing" and described["TopicPartitions"] == f"{topic}-0"
+        producer.commit_transaction(30)
+    assert main(args) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert dict(zip(header.split(), row.split()))["TransactionState"] == "CompleteCommit"
+    assert main(["transactions", "describe", "--bootstrap-server", broker.bootstrap_servers]) == 2
+    assert "needs --transactional-id" in capsys.readouterr().err
