@@ -26,7 +26,9 @@ across all allowed topics for a filter); thread ``i``'s partitions go to stream 
 Concurrency: watch events and the auto-commit timer run on connector threads; ``commit_offsets`` and
 ``shutdown`` may be called from any thread; each stream is iterated by one thread. ``shutdown()`` is
 idempotent: it stops the fetcher, commits (with auto commit), releases ownership, deletes the ids znode,
-ends every stream's iteration and closes the connections.
+ends every stream's iteration and closes the connections. Call it also after a failed
+``create_message_streams``: until then the ZooKeeper session lives on (kazoo joins its threads at interpreter
+exit, which waits for ZooKeeper when it is unreachable).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -20,14 +21,17 @@ from kafka import KafkaProducer
 from kazoo.client import KazooClient
 
 from broker.server import EmbeddedBroker
+from spark_kafkalog.client import TopicPartition
 from spark_kafkalog.client.errors import ConfigError
 from spark_kafkalog.legacy import (
+    Blacklist,
     ConsumerConfig,
     ConsumerConnector,
     ConsumerTimeoutException,
     MessageAndMetadata,
     Whitelist,
 )
+from spark_kafkalog.legacy.consumer_connector import ConsumerRebalanceFailedException
 
 from ..waiting import wait_until
 
@@ -316,15 +320,68 @@ def test_a_whitelist_picks_up_a_topic_created_later(connect, brokers, zk, produc
         assert Counter(m.message for m in got) == Counter(sent)
         assert {m.topic for m in got} == {first, second}
         # thread i of every allowed topic feeds stream i
-        assert c.owned_partitions() == {
-            tp: f"{group}_w-{tp.partition}" for tp in c.owned_partitions() if tp.topic in (first, second)
-        }
+        assert c.owned_partitions() == {TopicPartition(t, p): f"{group}_w-{p}" for t in (first, second) for p in (0, 1)}
+        # a blacklist consumer allowing the same topics joins: threads v-0, w-0, w-1 split each topic's two partitions
+        v = connector(connect, group, "v")
+        try:
+            v.create_message_streams_by_filter(Blacklist(f"(?!{prefix}-).*"), 1)
+            reg = json.loads(zk.get(f"/consumers/{group}/ids/{group}_v")[0])
+            assert reg["subscription"] == {f"(?!{prefix}-).*": 1} and reg["pattern"] == "black_list"
+            wait_until(
+                lambda: (
+                    v.owned_partitions() == {TopicPartition(t, 0): f"{group}_v-0" for t in (first, second)}
+                    and c.owned_partitions() == {TopicPartition(t, 1): f"{group}_w-0" for t in (first, second)}
+                ),
+                30,
+                "the split between the blacklist and the whitelist consumer",
+            )
+        finally:
+            v.shutdown()
+    finally:
+        c.shutdown()
+
+
+def test_a_static_subscription_waits_for_its_topic(connect, brokers, producer):
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    name = f"late-{uuid.uuid4().hex[:6]}"
+    c = connector(connect, group, "s")
+    try:
+        streams = c.create_message_streams({name: 1})[name]
+        assert c.owned_partitions() == {}
+        with pytest.raises(ConsumerTimeoutException):
+            next(streams[0])
+        create_topic(brokers, 2, name=name)
+        wait_until(lambda: len(c.owned_partitions()) == 2, 30, "the partitions of the topic created later")
+        sent = produce(producer, name, 2, 3)
+        assert {m.message for m in drain(streams, [], want=6)} == sent
+    finally:
+        c.shutdown()
+
+
+def test_a_partition_still_owned_elsewhere_is_claimed_once_released(connect, brokers, zk):
+    topic = create_topic(brokers, 1)
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    # a consumer that registered no ids node (e.g. one that is still giving up its partitions) owns partition 0
+    zk.create(f"/consumers/{group}/owners/{topic}/0", b"someone-0", ephemeral=True, makepath=True)
+    x = connector(connect, group, "x", rebalance_max_retries=2, rebalance_backoff_ms=50)
+    try:
+        with pytest.raises(ConsumerRebalanceFailedException, match="rebalance.max.retries"):
+            x.create_message_streams({topic: 1})
+    finally:
+        x.shutdown()
+    assert zk.get_children(f"/consumers/{group}/ids") == []
+    c = connector(connect, group, "y")
+    try:
+        threading.Timer(0.5, zk.delete, [f"/consumers/{group}/owners/{topic}/0"]).start()
+        c.create_message_streams({topic: 1})  # retries every rebalance.backoff.ms until the owner let go
+        assert zk.get(f"/consumers/{group}/owners/{topic}/0")[0] == f"{group}_y-0".encode()
+        assert c.owned_partitions() == {TopicPartition(topic, 0): f"{group}_y-0"}
     finally:
         c.shutdown()
 
 
 def kafka_offsets(brokers, group: str, topic: str, partitions: int) -> dict[int, int]:
-    from spark_kafkalog.client import KafkaClient, TopicPartition
+    from spark_kafkalog.client import KafkaClient
     from spark_kafkalog.client.group_admin import GroupAdmin
 
     with KafkaClient(brokers[0].bootstrap_servers) as client:
