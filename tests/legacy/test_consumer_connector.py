@@ -499,3 +499,50 @@ def test_old_message_formats_are_consumed(connect, brokers, api_version, compres
     finally:
         c.shutdown()
     assert [(m.key, m.message, m.offset) for m in got] == [(b"k%d" % i, b"old-%d" % i, i) for i in range(6)]
+
+
+def test_consumers_joining_and_leaving_under_load_read_every_message_once(connect, brokers, producer):
+    """With auto commit, a rebalance commits what was handed out before the partition moves: no loss, no repeat."""
+    topic = create_topic(brokers, 4)
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    got: list[MessageAndMetadata] = []
+    stop = threading.Event()
+    readers: list[threading.Thread] = []
+
+    def read(stream):
+        while not stop.is_set():
+            try:
+                got.append(next(stream))
+            except ConsumerTimeoutException:
+                continue
+            except StopIteration:
+                return
+
+    def start(name: str) -> ConsumerConnector:
+        c = connector(connect, group, name, auto_commit_enable="true", auto_commit_interval_ms=200)
+        for stream in c.create_message_streams({topic: 2})[topic]:
+            readers.append(threading.Thread(target=read, args=(stream,), daemon=True))
+            readers[-1].start()
+        return c
+
+    sent: set[bytes] = set()
+    cs = [start("a")]
+    try:
+        for round_ in range(6):
+            sent |= produce(producer, topic, 4, 10, f"r{round_}")
+            if round_ == 1:
+                cs.append(start("b"))
+            if round_ == 2:
+                cs.append(start("c"))
+            if round_ == 4:
+                cs.pop(0).shutdown()  # "a" leaves
+            time.sleep(0.2)
+        wait_until(lambda: len(got) >= len(sent), 60, f"{len(sent)} messages")
+        time.sleep(0.5)  # and no more
+    finally:
+        for c in cs:
+            c.shutdown()
+        stop.set()
+        for t in readers:
+            t.join(10)
+    assert Counter(m.message for m in got) == Counter(sent)
