@@ -199,6 +199,16 @@ class BrokerInfo:
     def advertised_endpoints(self) -> tuple[str, ...]:
         return self.endpoints
 
+    def endpoint(self, listener: str) -> tuple[str, int]:
+        """``(host, port)`` of the named listener's advertised endpoint; the registered host and port when the
+        broker advertises no such listener."""
+        for url in self.advertised_endpoints:
+            name, _, hostport = url.partition("://")
+            if name == listener:
+                host, _, port = hostport.rpartition(":")
+                return host.strip("[]"), int(port)
+        return self.host, self.port
+
     @property
     def address(self) -> str:
         """``host:port``, e.g. for error messages."""

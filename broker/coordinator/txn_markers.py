@@ -132,12 +132,10 @@ class TxnMarkerSender:
         async with lock:
             conn = self._conns.get(node)
             if conn is None:
-                from broker.handlers.metadata import _endpoint
-
                 info = self.metadata.brokers.get(node)
                 if info is None:
                     raise KafkaClientError(f"broker {node} is not registered")
-                host, port = _endpoint(info, self.listener)
+                host, port = info.endpoint(self.listener)
                 conn = await AsyncKafkaConnection.open(
                     host, port, node_id=node, client_id=f"broker-{self.broker_id}-txn-markers"
                 )

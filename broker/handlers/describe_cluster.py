@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-from .metadata import _endpoint
-
 API_KEY = ApiKey.DESCRIBE_CLUSTER
 VERSIONS = (0, 1)
 _API = API_BY_KEY[API_KEY]
@@ -30,7 +28,7 @@ async def handle(ctx, request):
     brokers = [
         Resp.DescribeClusterBroker(broker_id=bid, host=h, port=p, rack=info.rack)
         for bid, info in sorted(cache.brokers.items())
-        for h, p in [_endpoint(info, ctx.listener)]
+        for h, p in [info.endpoint(ctx.listener)]
     ]
     return Resp(
         throttle_time_ms=0,

@@ -13,7 +13,6 @@ from __future__ import annotations
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from ._groups import coordinator
-from .metadata import _endpoint
 
 API_KEY = ApiKey.FIND_COORDINATOR
 VERSIONS = (0, 6)
@@ -42,7 +41,7 @@ async def _lookup(ctx, key_type: int, key: str) -> tuple[ErrorCode, str | None, 
     info = ctx.services.metadata.brokers.get(node)
     if code != ErrorCode.NONE or info is None:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{key!r} has no coordinator yet", -1, "", -1
-    host, port = _endpoint(info, ctx.listener)
+    host, port = info.endpoint(ctx.listener)
     return ErrorCode.NONE, None, node, host, port
 
 

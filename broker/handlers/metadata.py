@@ -28,15 +28,6 @@ AUTO_CREATE_WAIT_S = 1.0
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
-def _endpoint(info, listener: str) -> tuple[str, int]:
-    for url in info.advertised_endpoints:
-        name, _, hostport = url.partition("://")
-        if name == listener:
-            host, _, port = hostport.rpartition(":")
-            return host.strip("[]"), int(port)
-    return info.host, info.port
-
-
 async def handle(ctx, request):
     b = ctx.services
     cache = b.metadata
@@ -45,7 +36,7 @@ async def handle(ctx, request):
     brokers = [
         Resp.MetadataResponseBroker(node_id=bid, host=h, port=p, rack=info.rack)
         for bid, info in sorted(cache.brokers.items())
-        for h, p in [_endpoint(info, ctx.listener)]
+        for h, p in [info.endpoint(ctx.listener)]
     ]
     if request.topics is None or (v == 0 and not request.topics):
         wanted = [(name, None) for name in sorted(cache.topics)]
