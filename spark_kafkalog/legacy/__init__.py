@@ -41,6 +41,8 @@ _EXPORTS = {
     # the high-level consumer (kafka.consumer.ConsumerConnector, ZooKeeper-coordinated)
     "ConsumerConnector": "consumer_connector",
     "ConsumerConfig": "consumer_connector",
+    "Consumer": "consumer_connector",
+    "ConsumerRebalanceFailedException": "consumer_connector",
     "KafkaStream": "kafka_stream",
     "MessageAndMetadata": "kafka_stream",
     "ConsumerTimeoutException": "kafka_stream",

@@ -27,15 +27,12 @@ from spark_kafkalog.client.errors import REFRESH_METADATA_ERRORS, KafkaClientErr
 from spark_kafkalog.client.fetcher import fetch_request_for, partition_data, split_fetched
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.legacy.kafka_stream import Chunk, PartitionTopicInfo
+from spark_kafkalog.legacy.message_set import MessageSizeTooLargeException
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 __all__ = ["ConnectorFetcher", "MessageSizeTooLargeException"]
 
 log = logging.getLogger(__name__)
-
-
-class MessageSizeTooLargeException(Exception):
-    """A message of the partition is larger than ``fetch.message.max.bytes``: the consumer cannot progress."""
 
 
 class ConnectorFetcher:

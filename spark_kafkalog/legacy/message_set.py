@@ -46,7 +46,8 @@ class UnknownTopicOrPartitionException(KafkaClientError):
 
 
 class MessageSizeTooLargeException(KafkaClientError):
-    """No complete message fits in the fetch's ``max_size``: raise it to at least the size reported."""
+    """No complete message fits in the fetch's ``max_size`` (SimpleConsumer) or ``fetch.message.max.bytes``
+    (ConsumerConnector): raise it to at least the size reported; the consumer cannot progress otherwise."""
 
 
 class Message(NamedTuple):
