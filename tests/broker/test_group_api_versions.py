@@ -218,7 +218,6 @@ def test_find_coordinator_v4_plus_answers_every_key_of_a_batch_in_order(broker, 
 @pytest.mark.parametrize(
     "key_type, keys, expected",
     [
-        (1, ["tx-a", "tx-b"], [ErrorCode.COORDINATOR_NOT_AVAILABLE] * 2),
         (2, ["share-a"], [ErrorCode.INVALID_REQUEST]),
         (0, ["", "fine-group"], [ErrorCode.INVALID_GROUP_ID, ErrorCode.NONE]),
     ],
@@ -230,6 +229,24 @@ def test_find_coordinator_v4_gives_each_key_its_own_error(wire, key_type, keys, 
         assert (c.error_message is None) == (c.error_code == ErrorCode.NONE)
         if c.error_code != ErrorCode.NONE:
             assert (c.node_id, c.host, c.port) == (-1, "", -1)
+
+
+def test_find_coordinator_v4_names_each_transactional_ids_coordinator_once_loaded(wire):
+    """Key type 1 (transaction): COORDINATOR_NOT_AVAILABLE while ``__transaction_state`` is being created and
+    loaded, then this broker for every id."""
+    request = Req(ApiKey.FIND_COORDINATOR)(key_type=1, coordinator_keys=["tx-a", "tx-b"])
+    deadline = time.monotonic() + 30
+    while True:
+        resp = wire.call(ApiKey.FIND_COORDINATOR, 4, request)
+        codes = [c.error_code for c in resp.coordinators]
+        if codes == [ErrorCode.NONE] * 2 or time.monotonic() > deadline:
+            break
+        assert set(codes) <= {ErrorCode.NONE, ErrorCode.COORDINATOR_NOT_AVAILABLE}
+        time.sleep(0.1)
+    assert [(c.key, c.error_code, c.node_id) for c in resp.coordinators] == [
+        ("tx-a", ErrorCode.NONE, 0),
+        ("tx-b", ErrorCode.NONE, 0),
+    ]
 
 
 def test_find_coordinator_v4_with_no_keys_answers_no_coordinators(wire):
