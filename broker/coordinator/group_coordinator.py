@@ -1,14 +1,15 @@
 """The group coordinator: serves the group APIs for the groups whose ``__consumer_offsets`` partition this
 broker leads, on the broker's event loop.
 
-Coordination: a group belongs to partition ``partition_for(group)`` of ``__consumer_offsets`` (created on
-the first FindCoordinator or commit: compacted, ``offsets.topic.num.partitions`` partitions, replication
-factor ``offsets.topic.replication.factor`` capped at the live brokers); its leader is the coordinator.
+Coordination: a group belongs to partition ``partition_for(group)`` of ``__consumer_offsets``; its leader is
+the coordinator. The topic (created on the first FindCoordinator or commit: compacted,
+``offsets.topic.num.partitions`` partitions, replication factor ``offsets.topic.replication.factor`` capped at
+the live brokers), which partitions are coordinated here and the replicated writes are ``InternalTopic``'s.
 When the leader changes (its broker died or stopped, a preferred-replica election) the new leader loads the
-partition and coordinates its groups with every acknowledged commit; clients move on NOT_COORDINATOR. ``on_leadership`` (a replica-manager hook) loads a partition this broker starts leading
-(``OffsetStore.load_partition``; COORDINATOR_LOAD_IN_PROGRESS meanwhile) and rebuilds its groups from their
-last GroupMetadataValue (members kept until their sessions expire); losing leadership drops them and fails
-their waiting requests with NOT_COORDINATOR. Groups of partitions not led here are NOT_COORDINATOR.
+partition (``OffsetStore.load_partition``; COORDINATOR_LOAD_IN_PROGRESS meanwhile) and rebuilds its groups
+from their last GroupMetadataValue (members kept until their sessions expire), so it coordinates them with
+every acknowledged commit; losing leadership drops them and fails their waiting requests with
+NOT_COORDINATOR. Groups of partitions not led here are NOT_COORDINATOR (clients move on).
 
 Writes: a commit, a completed rebalance (GroupMetadataValue with every member's assignment, as Kafka's
 ``storeGroup``), DeleteGroups / OffsetDelete / offset expiry (tombstones) are appended to the group's
@@ -33,17 +34,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from broker.log import LogAppendError
 from broker.log.clock import SYSTEM_CLOCK, Clock
-from broker.replication.notifier import wait_any
 from spark_kafkalog.protocol import ErrorCode
 
 from .group import Group, GroupError, GroupState, JoinResult, Member
+from .internal_topic import InternalTopic
 from .offset_store import (
     CommittedOffset,
     OffsetStore,
@@ -58,7 +56,7 @@ from .offsets_topic import OFFSETS_TOPIC, GroupMetadataValue, MemberMetadata
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
     from broker.metadata_cache import MetadataCache
-    from broker.replication.partition import TopicPartition
+    from broker.replication.partition import Partition
     from broker.replication.replica_manager import ReplicaManager
     from broker.topic_admin import TopicAdmin
 
@@ -66,15 +64,6 @@ log = logging.getLogger("kafkalog.coordinator")
 
 TICK_S = 0.1
 CREATE_WAIT_S = 10.0
-
-
-@dataclass
-class _PendingWrite:
-    """A write to ``__consumer_offsets`` waiting for the high watermark; ``on_commit`` updates the cache."""
-
-    last_offset: int
-    on_commit: Callable[[], None]
-    abandoned: bool = False
 
 
 class GroupCoordinator:
@@ -91,41 +80,41 @@ class GroupCoordinator:
         *,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        self.broker_id = broker_id
-        self.config = config
-        self.metadata = metadata
+        self.broker_id, self.config, self.clock = broker_id, config, clock
         self.replica_manager = replica_manager
-        self.topic_admin = topic_admin
-        self.clock = clock
         self.num_partitions = config["offsets.topic.num.partitions"]
         self.store = OffsetStore(self.num_partitions)
         self.groups: dict[str, Group] = {}
-        self.loaded: set[int] = set()
-        self.loading: dict[int, asyncio.Task] = {}
-        self._pending: dict[int, deque[_PendingWrite]] = {}
-        """Per offsets partition, its writes not yet acknowledged, in log order."""
+        self.topic = InternalTopic(
+            OFFSETS_TOPIC,
+            self.num_partitions,
+            replication_factor=config["offsets.topic.replication.factor"],
+            segment_bytes=config["offsets.topic.segment.bytes"],
+            config=config,
+            metadata=metadata,
+            replica_manager=replica_manager,
+            topic_admin=topic_admin,
+            load=self._load,
+            unload=self._unload,
+        )
         self._join_waiters: dict[str, dict[str, asyncio.Future]] = {}
         self._sync_waiters: dict[str, dict[str, asyncio.Future]] = {}
-        self._ticker: asyncio.Task | None = None
-        self._create_lock = asyncio.Lock()
-        self._stopped = False
         self._next_expiry_ms = 0
         self._marker_scan: dict[int, int] = {}
         """Per offsets partition with pending transactional offsets: the log offset to look for markers from."""
-        replica_manager.leadership_listeners.append(self.on_leadership)
+
+    @property
+    def loaded(self) -> dict[int, int]:
+        """The offsets partitions coordinated here (-> their leader epoch when loaded)."""
+        return self.topic.loaded
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
-        self._ticker = asyncio.get_running_loop().create_task(self._tick_forever(), name="group-coordinator")
+        self.topic.start(self._on_tick, TICK_S, "group-coordinator")
 
     async def stop(self) -> None:
-        if self._stopped:
-            return
-        self._stopped = True
-        tasks = [t for t in [self._ticker, *self.loading.values()] if t is not None]
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        """Fail every waiting request with NOT_COORDINATOR once the timers and loads are cancelled."""
+        await self.topic.stop()
         for group_id in list(self.groups):
             self._fail_waiters(group_id, ErrorCode.NOT_COORDINATOR, "the coordinator is shutting down")
 
@@ -138,16 +127,7 @@ class GroupCoordinator:
 
     def coordinator_error(self, group_id: str) -> ErrorCode:
         """NONE when this broker coordinates ``group_id`` now, else the error to answer."""
-        if self._stopped:
-            return ErrorCode.NOT_COORDINATOR
-        p = self.partition_of(group_id)
-        if p in self.loading:
-            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-        if p in self.loaded:
-            return ErrorCode.NONE
-        if OFFSETS_TOPIC not in self.metadata.topics:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        return ErrorCode.NOT_COORDINATOR
+        return self.topic.coordinator_error(self.partition_of(group_id))
 
     async def find_coordinator(self, group_id: str) -> tuple[ErrorCode, int]:
         """(error, node id of the coordinator of ``group_id``); creates ``__consumer_offsets`` when missing.
@@ -155,101 +135,26 @@ class GroupCoordinator:
         Once the topic exists the answer is immediate: COORDINATOR_NOT_AVAILABLE (retriable) while the group's
         own partition has no live leader. Other partitions are not waited for: a stopped broker leaves its
         partitions leaderless, and that must not hold the lookups of groups coordinated elsewhere."""
-        p = self.partition_of(group_id)
-        if OFFSETS_TOPIC not in self.metadata.topics:
-            await self.ensure_offsets_topic(p)
-        topic = self.metadata.topics.get(OFFSETS_TOPIC)
-        if topic is None:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
-        leader = topic.leader(p)
-        if leader < 0 or leader not in self.metadata.brokers:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
-        return ErrorCode.NONE, leader
+        return await self.topic.find_leader(self.partition_of(group_id), CREATE_WAIT_S)
 
-    async def ensure_offsets_topic(self, partition: int) -> None:
-        """Create ``__consumer_offsets`` (once, whichever broker asks first) and wait briefly for ``partition``
-        to get a leader."""
-        from broker.topic_admin import TopicAdminError
-
-        async with self._create_lock:
-            if OFFSETS_TOPIC not in self.metadata.topics:
-                cfg = self.config
-                replication_factor = cfg["offsets.topic.replication.factor"]
-                live = len(self.metadata.brokers)
-                if 0 < live < replication_factor:
-                    log.warning(
-                        "creating %s with replication factor %d: offsets.topic.replication.factor=%d but only %d "
-                        "brokers are alive",
-                        OFFSETS_TOPIC,
-                        live,
-                        replication_factor,
-                        live,
-                    )
-                    replication_factor = live
-                try:
-                    await self.topic_admin.create_topic(
-                        OFFSETS_TOPIC,
-                        self.num_partitions,
-                        replication_factor,
-                        {
-                            "cleanup.policy": "compact",
-                            "segment.bytes": str(cfg["offsets.topic.segment.bytes"]),
-                        },
-                    )
-                    log.info("created %s with %d partitions", OFFSETS_TOPIC, self.num_partitions)
-                except TopicAdminError as e:
-                    if e.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
-                        log.warning("could not create %s: %s", OFFSETS_TOPIC, e)
-                        return
-
-        def has_leader() -> bool:
-            topic = self.metadata.topics.get(OFFSETS_TOPIC)
-            return topic is not None and topic.leader(partition) >= 0
-
-        await self.topic_admin.wait_for(has_leader, CREATE_WAIT_S)
-
-    def on_leadership(self, tp: TopicPartition, is_leader: bool) -> None:
-        """Replica-manager hook: this broker started (True) or stopped (False) leading ``tp``."""
-        if tp.topic != OFFSETS_TOPIC or self._stopped:
-            return
-        p = tp.partition
-        if is_leader:
-            if p not in self.loaded and p not in self.loading:
-                self.loading[p] = asyncio.get_running_loop().create_task(self._load(p), name=f"load-offsets-{p}")
-            return
-        task = self.loading.pop(p, None)
-        if task is not None:
-            task.cancel()
-        self.loaded.discard(p)
-        self._pending.pop(p, None)
+    def _unload(self, p: int) -> None:
+        """This broker stopped leading offsets partition ``p``: drop its groups, fail their waiting requests."""
         self._marker_scan.pop(p, None)
         for group_id in [g for g in self.groups if self.partition_of(g) == p]:
             self._fail_waiters(group_id, ErrorCode.NOT_COORDINATOR, "the coordinator moved")
             del self.groups[group_id]
         self.store.drop_partition(p)
-        log.info("%s-%d: no longer the group coordinator of its groups", OFFSETS_TOPIC, p)
 
-    async def _load(self, p: int) -> None:
-        try:
-            part = self.replica_manager.get_partition(OFFSETS_TOPIC, p)
-            if part is None:
-                return
-            count = await self.store.load_partition(part.log, p)
-            if self.store.pending_producers(p):
-                self._marker_scan[p] = part.log.log_end_offset
-            now = self.now()
-            for group_id, value in list(self.store.groups.items()):
-                if self.partition_of(group_id) == p:
-                    self.groups[group_id] = self._group_from_record(group_id, value, now)
-            self.loaded.add(p)
-            if count:
-                log.info("%s-%d: loaded %d records", OFFSETS_TOPIC, p, count)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("%s-%d: loading failed", OFFSETS_TOPIC, p)
-        finally:
-            self.loading.pop(p, None)
+    async def _load(self, p: int, part: Partition) -> int:
+        """Rebuild the offsets and groups of partition ``p`` from its log; the number of records read."""
+        count = await self.store.load_partition(part.log, p)
+        if self.store.pending_producers(p):
+            self._marker_scan[p] = part.log.log_end_offset
+        now = self.now()
+        for group_id, value in list(self.store.groups.items()):
+            if self.partition_of(group_id) == p:
+                self.groups[group_id] = self._group_from_record(group_id, value, now)
+        return count
 
     def _group_from_record(self, group_id: str, value: Any, now: int) -> Group:
         g = self._new_group(group_id)
@@ -471,20 +376,13 @@ class GroupCoordinator:
                     fut.set_exception(GroupError(code, message))
 
     # -- the periodic tick ------------------------------------------------------------------------
-    async def _tick_forever(self) -> None:
-        while True:
-            await asyncio.sleep(TICK_S)
-            try:
-                self.tick()
-                self.scan_markers()
-                now = self.now()
-                if now >= self._next_expiry_ms:
-                    self._next_expiry_ms = now + self.config["offsets.retention.check.interval.ms"]
-                    await self.expire_offsets(now)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("group coordinator tick failed")
+    async def _on_tick(self) -> None:
+        self.tick()
+        self.scan_markers()
+        now = self.now()
+        if now >= self._next_expiry_ms:
+            self._next_expiry_ms = now + self.config["offsets.retention.check.interval.ms"]
+            await self.expire_offsets(now)
 
     def tick(self) -> None:
         """Expire sessions and complete rebalances whose time has come."""
@@ -749,58 +647,9 @@ class GroupCoordinator:
         return await self._append(group.group_id, group_metadata_batch(group.group_id, value, now), remember)
 
     async def _append(self, group_id: str, batch: bytearray, on_commit: Callable[[], None]) -> ErrorCode:
-        """Append to the group's partition, wait until acknowledged as acks=all requires (the high watermark
-        passed it), then run ``on_commit``, the cache update.
-
-        Cache updates of a partition run in the order of their records in the log, whatever order the waiting
-        requests resume in: the first waiter to see the high watermark move applies every acknowledged write
-        before it. A write that timed out or lost the leadership (NOT_COORDINATOR) leaves the cache alone; if
-        its record survives, the next load of the partition applies it, as in Kafka."""
-        p = self.partition_of(group_id)
-        part, _ = self.replica_manager.leader_partition(OFFSETS_TOPIC, p)
-        if part is None or p not in self.loaded:
-            return ErrorCode.NOT_COORDINATOR
-        epoch = part.leader_epoch
-        try:
-            info = part.append_as_leader(batch, required_acks=-1)
-        except LogAppendError as e:
-            log.warning("group %s: appending to %s-%d failed: %s", group_id, OFFSETS_TOPIC, p, e)
-            return _append_error(e.error_code)
-        write = _PendingWrite(info.last_offset, on_commit)
-        self._pending.setdefault(p, deque()).append(write)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.config["offsets.commit.timeout.ms"] / 1000
-        while part.is_leader and part.leader_epoch == epoch and part.high_watermark <= info.last_offset:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                write.abandoned = True
-                return ErrorCode.REQUEST_TIMED_OUT
-            await wait_any([part.data_notifier], remaining)
-        if not (part.is_leader and part.leader_epoch == epoch and p in self.loaded):
-            write.abandoned = True
-            return ErrorCode.NOT_COORDINATOR
-        self._apply_acknowledged(p, part.high_watermark)
-        return ErrorCode.NONE
-
-    def _apply_acknowledged(self, p: int, high_watermark: int) -> None:
-        pending = self._pending.get(p)
-        while pending and pending[0].last_offset < high_watermark:
-            write = pending.popleft()
-            if not write.abandoned:
-                write.on_commit()
-
-
-def _append_error(code: int) -> ErrorCode:
-    """Kafka's mapping of append errors to what a group client understands."""
-    if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.REQUEST_TIMED_OUT):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
-        return ErrorCode.NOT_COORDINATOR
-    if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
-        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
-    if code in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_TXN_STATE):
-        return ErrorCode(code)  # a transactional commit of a fenced producer
-    return ErrorCode.UNKNOWN_SERVER_ERROR
+        """Append to the group's partition (acks=all) and run ``on_commit`` once acknowledged, in log order
+        (``InternalTopic.append``)."""
+        return await self.topic.append(self.partition_of(group_id), batch, on_commit, f"group {group_id}")
 
 
 def _expired_offsets(

@@ -2,7 +2,7 @@
 AddOffsetsToTxn, EndTxn, DescribeTransactions and ListTransactions for the transactional ids whose
 ``__transaction_state`` partition this broker leads (Kafka's ZooKeeper-era coordinator, without KIP-890).
 
-Coordination mirrors the group coordinator: ``__transaction_state`` (compacted,
+Coordination is the group coordinator's (``InternalTopic``): ``__transaction_state`` (compacted,
 ``transaction.state.log.num.partitions``, replication factor ``transaction.state.log.replication.factor`` and
 ``min.insync.replicas`` ``transaction.state.log.min.isr``, both capped at the live brokers) is created on the
 first FindCoordinator; a broker that starts leading a partition loads it (COORDINATOR_LOAD_IN_PROGRESS
@@ -24,18 +24,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from broker.log import LogAppendError
 from broker.log.clock import SYSTEM_CLOCK, Clock
-from broker.replication.notifier import wait_any
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records.batch_builder import RecordBatchBuilder
 
-from .group_coordinator import _append_error
+from .internal_topic import InternalTopic
 from .offset_store import iter_log_records
 from .transaction_log import (
     TRANSACTION_STATE_TOPIC,
@@ -54,14 +50,13 @@ if TYPE_CHECKING:
     from broker.config import BrokerConfig
     from broker.metadata_cache import MetadataCache
     from broker.producer_ids import ProducerIdAllocator
-    from broker.replication.partition import TopicPartition
+    from broker.replication.partition import Partition
     from broker.replication.replica_manager import ReplicaManager
     from broker.topic_admin import TopicAdmin
 
 log = logging.getLogger("kafkalog.coordinator")
 
 TICK_S = 0.1
-CREATE_WAIT_S = 10.0
 
 
 class TxnError(Exception):
@@ -71,13 +66,6 @@ class TxnError(Exception):
     def __init__(self, error_code: ErrorCode, message: str = "") -> None:
         super().__init__(message or error_code.name)
         self.error_code = error_code
-
-
-@dataclass
-class _PendingWrite:
-    last_offset: int
-    on_commit: Callable[[], None]
-    abandoned: bool = False
 
 
 class TransactionCoordinator:
@@ -92,41 +80,41 @@ class TransactionCoordinator:
         *,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        self.broker_id = broker_id
-        self.config = config
-        self.metadata = metadata
-        self.replica_manager = replica_manager
-        self.topic_admin = topic_admin
+        self.broker_id, self.config, self.clock = broker_id, config, clock
         self.producer_ids = producer_ids
-        self.clock = clock
         self.num_partitions = config["transaction.state.log.num.partitions"]
         self.txns: dict[str, TxnMetadata] = {}
-        self.loaded: dict[int, int] = {}
-        """Partitions loaded here -> their coordinator epoch (the partition's leader epoch at load)."""
-        self.loading: dict[int, asyncio.Task] = {}
-        self._pending: dict[int, deque[_PendingWrite]] = {}
+        self.topic = InternalTopic(
+            TRANSACTION_STATE_TOPIC,
+            self.num_partitions,
+            replication_factor=config["transaction.state.log.replication.factor"],
+            segment_bytes=config["transaction.state.log.segment.bytes"],
+            min_isr=config["transaction.state.log.min.isr"],
+            config=config,
+            metadata=metadata,
+            replica_manager=replica_manager,
+            topic_admin=topic_admin,
+            load=self._load,
+            unload=self._unload,
+            loaded_hook=self._complete_prepared,
+        )
         self._completing: dict[str, asyncio.Task] = {}
         """Per transactional id, the task sending its markers and writing CompleteCommit/CompleteAbort."""
         self.markers = TxnMarkerSender(broker_id, metadata)
-        self._ticker: asyncio.Task | None = None
-        self._create_lock = asyncio.Lock()
-        self._stopped = False
         self._next_abort_ms = 0
         self._next_expire_ms = 0
-        replica_manager.leadership_listeners.append(self.on_leadership)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
-        self._ticker = asyncio.get_running_loop().create_task(self._tick_forever(), name="txn-coordinator")
+        self.topic.start(self._on_tick, TICK_S, "txn-coordinator")
 
     async def stop(self) -> None:
-        if self._stopped:
-            return
-        self._stopped = True
-        tasks = [t for t in [self._ticker, *self.loading.values(), *self._completing.values()] if t is not None]
-        for t in tasks:
+        """Cancel the timers, loads and marker sends, then close the marker connections."""
+        await self.topic.stop()
+        sends = list(self._completing.values())
+        for t in sends:
             t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*sends, return_exceptions=True)
         await self.markers.close()
 
     def now(self) -> int:
@@ -137,16 +125,7 @@ class TransactionCoordinator:
         return transaction_partition_for(transactional_id, self.num_partitions)
 
     def coordinator_error(self, transactional_id: str) -> ErrorCode:
-        if self._stopped:
-            return ErrorCode.NOT_COORDINATOR
-        p = self.partition_of(transactional_id)
-        if p in self.loading:
-            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-        if p in self.loaded:
-            return ErrorCode.NONE
-        if TRANSACTION_STATE_TOPIC not in self.metadata.topics:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        return ErrorCode.NOT_COORDINATOR
+        return self.topic.coordinator_error(self.partition_of(transactional_id))
 
     def _check(self, transactional_id: str | None) -> None:
         if not transactional_id:
@@ -159,114 +138,44 @@ class TransactionCoordinator:
         """(error, node id); creates ``__transaction_state`` when missing. COORDINATOR_NOT_AVAILABLE while the
         id's partition has no live leader or is still loading on it (as Kafka answers)."""
         p = self.partition_of(transactional_id)
-        if TRANSACTION_STATE_TOPIC not in self.metadata.topics:
-            await self._ensure_topic(p)
-        topic = self.metadata.topics.get(TRANSACTION_STATE_TOPIC)
-        if topic is None:
+        code, leader = await self.topic.find_leader(p)
+        if code == ErrorCode.NONE and leader == self.broker_id and p not in self.topic.loaded:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
-        leader = topic.leader(p)
-        if leader < 0 or leader not in self.metadata.brokers:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
-        if leader == self.broker_id and p not in self.loaded:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1
-        return ErrorCode.NONE, leader
+        return code, leader
 
-    async def _ensure_topic(self, partition: int) -> None:
-        from broker.topic_admin import TopicAdminError
-
-        async with self._create_lock:
-            if TRANSACTION_STATE_TOPIC not in self.metadata.topics:
-                cfg = self.config
-                rf = cfg["transaction.state.log.replication.factor"]
-                live = len(self.metadata.brokers)
-                if 0 < live < rf:
-                    log.warning(
-                        "creating %s with replication factor %d: transaction.state.log.replication.factor=%d but "
-                        "only %d brokers are alive",
-                        TRANSACTION_STATE_TOPIC,
-                        live,
-                        rf,
-                        live,
-                    )
-                    rf = live
-                min_isr = min(cfg["transaction.state.log.min.isr"], rf)
-                try:
-                    await self.topic_admin.create_topic(
-                        TRANSACTION_STATE_TOPIC,
-                        self.num_partitions,
-                        rf,
-                        {
-                            "cleanup.policy": "compact",
-                            "min.insync.replicas": str(min_isr),
-                            "segment.bytes": str(cfg["transaction.state.log.segment.bytes"]),
-                        },
-                    )
-                    log.info("created %s with %d partitions", TRANSACTION_STATE_TOPIC, self.num_partitions)
-                except TopicAdminError as e:
-                    if e.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
-                        log.warning("could not create %s: %s", TRANSACTION_STATE_TOPIC, e)
-                        return
-
-        def has_leader() -> bool:
-            topic = self.metadata.topics.get(TRANSACTION_STATE_TOPIC)
-            return topic is not None and topic.leader(partition) >= 0
-
-        await self.topic_admin.wait_for(has_leader, CREATE_WAIT_S)
-
-    def on_leadership(self, tp: TopicPartition, is_leader: bool) -> None:
-        """Replica-manager hook: load a partition this broker starts leading, unload one it stopped leading."""
-        if tp.topic != TRANSACTION_STATE_TOPIC or self._stopped:
-            return
-        p = tp.partition
-        if is_leader:
-            if p not in self.loaded and p not in self.loading:
-                self.loading[p] = asyncio.get_running_loop().create_task(self._load(p), name=f"load-txns-{p}")
-            return
-        task = self.loading.pop(p, None)
-        if task is not None:
-            task.cancel()
-        self.loaded.pop(p, None)
-        self._pending.pop(p, None)
+    def _unload(self, p: int) -> None:
+        """This broker stopped leading ``p``: drop its ids and cancel their marker sends."""
         for tid in [t for t in self.txns if self.partition_of(t) == p]:
             done = self._completing.pop(tid, None)
             if done is not None:
                 done.cancel()
             del self.txns[tid]
-        log.info("%s-%d: no longer the transaction coordinator of its ids", TRANSACTION_STATE_TOPIC, p)
 
-    async def _load(self, p: int) -> None:
-        try:
-            part = self.replica_manager.get_partition(TRANSACTION_STATE_TOPIC, p)
-            if part is None:
-                return
-            epoch = part.leader_epoch
-            found: dict[str, TxnLogValue | None] = {}
-            count = 0
-            for key, value in iter_log_records(part.log):
-                count += 1
-                try:
-                    tid = decode_txn_key(key)
-                    found[tid] = None if value is None else decode_txn_value(value)
-                except TransactionLogError as e:
-                    log.warning("skipping a %s record: %s", TRANSACTION_STATE_TOPIC, e)
-                if count % 1000 == 0:
-                    await asyncio.sleep(0)
-            for tid, v in found.items():
-                if v is not None:
-                    self.txns[tid] = TxnMetadata.from_value(tid, v)
-            self.loaded[p] = epoch
-            if count:
-                log.info("%s-%d: loaded %d records", TRANSACTION_STATE_TOPIC, p, count)
-            for tid, meta in list(self.txns.items()):
-                if self.partition_of(tid) == p and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-                    log.info("transaction %s: completing %s found at load", tid, meta.state.display)
-                    self._start_completion(meta)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("%s-%d: loading failed", TRANSACTION_STATE_TOPIC, p)
-        finally:
-            self.loading.pop(p, None)
+    async def _load(self, p: int, part: Partition) -> int:
+        """Rebuild the ids of partition ``p`` from its log (last record per id wins, tombstones remove it);
+        the number of records read."""
+        found: dict[str, TxnLogValue | None] = {}
+        count = 0
+        for key, value in iter_log_records(part.log):
+            count += 1
+            try:
+                tid = decode_txn_key(key)
+                found[tid] = None if value is None else decode_txn_value(value)
+            except TransactionLogError as e:
+                log.warning("skipping a %s record: %s", TRANSACTION_STATE_TOPIC, e)
+            if count % 1000 == 0:
+                await asyncio.sleep(0)
+        for tid, v in found.items():
+            if v is not None:
+                self.txns[tid] = TxnMetadata.from_value(tid, v)
+        return count
+
+    def _complete_prepared(self, p: int) -> None:
+        """Once ``p`` is loaded: complete the transactions found in PrepareCommit/PrepareAbort (markers again)."""
+        for tid, meta in list(self.txns.items()):
+            if self.partition_of(tid) == p and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                log.info("transaction %s: completing %s found at load", tid, meta.state.display)
+                self._start_completion(meta)
 
     # -- InitProducerId -------------------------------------------------------------------------------
     async def init_producer_id(
@@ -378,7 +287,7 @@ class TransactionCoordinator:
         tid = meta.transactional_id
         try:
             commit = meta.state is TxnState.PREPARE_COMMIT
-            coordinator_epoch = self.loaded.get(self.partition_of(tid), 0)
+            coordinator_epoch = self.topic.loaded.get(self.partition_of(tid), 0)
             await self.markers.write_markers(
                 meta.producer_id, meta.producer_epoch, commit, coordinator_epoch, set(meta.partitions)
             )
@@ -417,7 +326,7 @@ class TransactionCoordinator:
         now = self.now()
         out = []
         for tid, meta in sorted(self.txns.items()):
-            if self.partition_of(tid) not in self.loaded or meta.producer_epoch < 0:
+            if self.partition_of(tid) not in self.topic.loaded or meta.producer_epoch < 0:
                 continue
             if states and meta.state not in states:
                 continue
@@ -429,31 +338,20 @@ class TransactionCoordinator:
         return out
 
     # -- timers -------------------------------------------------------------------------------------------------
-    async def _tick_forever(self) -> None:
-        while True:
-            await asyncio.sleep(TICK_S)
-            try:
-                now = self.now()
-                if now >= self._next_abort_ms:
-                    self._next_abort_ms = (
-                        now + self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"]
-                    )
-                    await self.abort_timed_out(now)
-                if now >= self._next_expire_ms:
-                    self._next_expire_ms = (
-                        now + self.config["transaction.remove.expired.transaction.cleanup.interval.ms"]
-                    )
-                    await self.expire_ids(now)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("transaction coordinator tick failed")
+    async def _on_tick(self) -> None:
+        now = self.now()
+        if now >= self._next_abort_ms:
+            self._next_abort_ms = now + self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"]
+            await self.abort_timed_out(now)
+        if now >= self._next_expire_ms:
+            self._next_expire_ms = now + self.config["transaction.remove.expired.transaction.cleanup.interval.ms"]
+            await self.expire_ids(now)
 
     async def abort_timed_out(self, now: int) -> int:
         """Abort (fencing the producer) every Ongoing transaction open longer than its timeout."""
         aborted = 0
         for tid, meta in list(self.txns.items()):
-            if self.partition_of(tid) not in self.loaded or meta.pending is not None:
+            if self.partition_of(tid) not in self.topic.loaded or meta.pending is not None:
                 continue
             if meta.state is TxnState.ONGOING and meta.start_ms >= 0 and now - meta.start_ms > meta.timeout_ms:
                 log.info("transaction %s: open longer than %d ms, aborting", tid, meta.timeout_ms)
@@ -470,7 +368,7 @@ class TransactionCoordinator:
         removed = 0
         for tid, meta in list(self.txns.items()):
             p = self.partition_of(tid)
-            if p not in self.loaded or meta.pending is not None or tid in self._completing:
+            if p not in self.topic.loaded or meta.pending is not None or tid in self._completing:
                 continue
             if meta.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT) and (
                 meta.last_update_ms >= 0 and now - meta.last_update_ms >= limit
@@ -504,32 +402,8 @@ class TransactionCoordinator:
             raise
 
     async def _append(self, p: int, batch: bytearray, on_commit: Callable[[], object]) -> None:
-        """As the group coordinator's ``_append``: acks=all, ``on_commit`` runs in log order once the high
-        watermark passed the record; NOT_COORDINATOR when the leadership is lost meanwhile."""
-        part, _ = self.replica_manager.leader_partition(TRANSACTION_STATE_TOPIC, p)
-        if part is None or p not in self.loaded:
-            raise TxnError(ErrorCode.NOT_COORDINATOR, f"{TRANSACTION_STATE_TOPIC}-{p} is not led here")
-        epoch = part.leader_epoch
-        try:
-            info = part.append_as_leader(batch, required_acks=-1)
-        except LogAppendError as e:
-            log.warning("appending to %s-%d failed: %s", TRANSACTION_STATE_TOPIC, p, e)
-            raise TxnError(_append_error(e.error_code), str(e)) from None
-        write = _PendingWrite(info.last_offset, on_commit)
-        self._pending.setdefault(p, deque()).append(write)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.config["offsets.commit.timeout.ms"] / 1000
-        while part.is_leader and part.leader_epoch == epoch and part.high_watermark <= info.last_offset:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                write.abandoned = True
-                raise TxnError(ErrorCode.REQUEST_TIMED_OUT, "the write was not acknowledged in time")
-            await wait_any([part.data_notifier], remaining)
-        if not (part.is_leader and part.leader_epoch == epoch and p in self.loaded):
-            write.abandoned = True
-            raise TxnError(ErrorCode.NOT_COORDINATOR, "the coordinator moved")
-        pending = self._pending.get(p)
-        while pending and pending[0].last_offset < part.high_watermark:
-            w = pending.popleft()
-            if not w.abandoned:
-                w.on_commit()
+        """``InternalTopic.append`` (acks=all, ``on_commit`` in log order once acknowledged); raises
+        ``TxnError`` with its error."""
+        code = await self.topic.append(p, batch, on_commit)
+        if code != ErrorCode.NONE:
+            raise TxnError(code, f"writing to {TRANSACTION_STATE_TOPIC}-{p} failed: {code.name}")
