@@ -10,6 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, TopicPartition
+from tests.waiting import wait_until
 
 from .test_handlers import batch, create, fetch, produce
 from .wire import Wire
@@ -35,8 +36,8 @@ def scrape(b: EmbeddedBroker) -> dict[tuple[str, tuple], float]:
 
 
 def test_metrics_count_what_was_produced_fetched_and_committed(broker):
-    before = scrape(broker)
-    assert before[("kafka_controller_kafkacontroller_activecontrollercount", ())] == 1
+    controller = ("kafka_controller_kafkacontroller_activecontrollercount", ())
+    wait_until(lambda: scrape(broker)[controller] == 1, 30, "the broker became the controller")
     sizes = []
     with Wire(broker.bootstrap_servers) as w:
         create(w, "m-topic")
