@@ -254,9 +254,12 @@ class GroupAdmin:
         partitions: Iterable[TopicPartition] | None = None,
         *,
         storage: str = "kafka",
+        require_stable: bool = False,
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         """Committed offsets of ``group_id`` (all its partitions when ``partitions`` is None) in ``storage``
-        (see the module docstring; ``"zookeeper"`` needs ``partitions``, as OffsetFetch v0 cannot ask for all)."""
+        (see the module docstring; ``"zookeeper"`` needs ``partitions``, as OffsetFetch v0 cannot ask for all).
+        ``require_stable`` (OffsetFetch v7+): while a transaction holds uncommitted offsets of a partition the
+        broker answers UNSTABLE_OFFSET_COMMIT, retried until the transaction ended."""
         R = API_BY_KEY[ApiKey.OFFSET_FETCH].Request
         Group = R.OffsetFetchRequestGroup
         wanted = None if partitions is None else sorted(set(partitions))
@@ -269,9 +272,9 @@ class GroupAdmin:
             if version >= _FETCH_BATCHED_FROM:
                 topics = None if wanted is None else _by_topic(wanted, Group.OffsetFetchRequestTopics)
                 group = Group(group_id=group_id, member_id=None, member_epoch=-1, topics=topics)
-                return R(groups=[group], require_stable=False)
+                return R(groups=[group], require_stable=require_stable)
             topics = None if wanted is None else _by_topic(wanted, R.OffsetFetchRequestTopic)
-            return R(group_id=group_id, topics=topics, require_stable=False)
+            return R(group_id=group_id, topics=topics, require_stable=require_stable)
 
         def check(response: Any, version: int) -> dict[TopicPartition, OffsetAndMetadata]:
             if version >= _FETCH_BATCHED_FROM:

@@ -202,6 +202,14 @@ class Producer:
         txn.init(self._timeout(timeout))
         self._sender.wakeup()
 
+    @property
+    def transaction_identity(self) -> tuple[str, int, int]:
+        """``(transactional id, producer id, epoch)`` after ``init_transactions``: what another process needs
+        to end this producer's open transaction (``TransactionManager.resume``)."""
+        txn = self._txn()
+        idem = txn.idempotence
+        return txn.transactional_id, idem.producer_id, idem.producer_epoch
+
     def begin_transaction(self) -> None:
         """Start a transaction: records sent from now on are committed or aborted together."""
         self._txn().begin()

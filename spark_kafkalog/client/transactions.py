@@ -84,6 +84,14 @@ class ProducerFencedError(TransactionError):
     """Another producer with the same ``transactional.id`` (a newer epoch) took over: close this one."""
 
 
+class _ProducerIdentity:
+    """The producer id and epoch of a transaction resumed from elsewhere (``TransactionManager.resume``)."""
+
+    def __init__(self, producer_id: int, producer_epoch: int) -> None:
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+
+
 class TransactionManager:
     """One transactional id's state; see the module docstring. ``idempotence`` is the sender's
     ``IdempotenceState`` (producer id, epoch, sequences), set here instead of by the sender."""
@@ -100,6 +108,19 @@ class TransactionManager:
         self._offsets_added = False
         self._coordinator: int | None = None
         self._group_coordinators: dict[str, int] = {}
+
+    @classmethod
+    def resume(
+        cls, client: KafkaClient, transactional_id: str, producer_id: int, producer_epoch: int
+    ) -> TransactionManager:
+        """The open transaction another process started with ``producer_id``/``producer_epoch`` (a Spark task
+        that wrote it and left it open), to be ended here with ``end`` (the driver's commit or abort). The
+        coordinator refuses the EndTxn (PRODUCER_FENCED / INVALID_PRODUCER_EPOCH) when a newer producer of the
+        id took over or the transaction timed out and was aborted."""
+        manager = cls(client, transactional_id, -1, _ProducerIdentity(producer_id, producer_epoch))
+        manager.state = TxnState.IN_TRANSACTION
+        manager._offsets_added = True  # unknown here what it added: always send EndTxn
+        return manager
 
     # state ---------------------------------------------------------------------------------------
     def _require(self, what: str, *allowed: TxnState) -> None:

@@ -83,7 +83,7 @@ _SOURCE_OPTIONS = (
     "minOffsetsPerTrigger",
     "maxTriggerDelay",
 )
-_SINK_OPTIONS = (BOOTSTRAP, "topic", "includeHeaders")
+_SINK_OPTIONS = (BOOTSTRAP, "topic", "includeHeaders", "exactlyOnce")
 _STREAMING_ONLY = ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")
 
 # kafka.* keys Spark refuses, with the reason it gives.
@@ -170,6 +170,12 @@ class SinkOptions:
     bootstrap_servers: str
     topic: str | None = None
     client_properties: Mapping[str, str] = field(default_factory=dict)
+    exactly_once: bool = False
+    """``exactlyOnce`` (or ``kafka.transactional.id``): each task writes in a Kafka transaction the driver
+    commits (``exactly_once``)."""
+    transactional_id_prefix: str | None = None
+    """``kafka.transactional.id``: the tasks' transactional ids are ``<prefix>-<partition>``; set by the
+    parser for streams (from ``checkpointLocation``) and batch writes (one per write) when not given."""
 
 
 def _lower(options: Mapping[str, str]) -> dict[str, str]:
@@ -568,4 +574,17 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
                 "Option 'topic' is empty; give a topic name, e.g. .option(\"topic\", \"events\"), or drop it and write a 'topic' column"
             )
     props = _client_properties(opts, _FORBIDDEN_SINK_KEYS)
-    return SinkOptions(bootstrap_servers=servers, topic=topic, client_properties=props)
+    prefix = props.pop("transactional.id", None)
+    exactly_once = _bool(opts, "exactlyOnce", False) or prefix is not None
+    if prefix is not None and not prefix.strip():
+        raise KafkaOptionError(
+            "Option 'kafka.transactional.id' is empty; give a prefix for the tasks' transactional ids, e.g. "
+            '.option("kafka.transactional.id", "orders-sink")'
+        )
+    return SinkOptions(
+        bootstrap_servers=servers,
+        topic=topic,
+        client_properties=props,
+        exactly_once=exactly_once,
+        transactional_id_prefix=prefix,
+    )

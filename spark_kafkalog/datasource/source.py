@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -66,6 +67,7 @@ from pyspark.sql.types import (
 )
 
 from spark_kafkalog.client import Producer
+from spark_kafkalog.datasource.exactly_once import TaskTransaction, end_transactions, write_task
 from spark_kafkalog.datasource.options import (
     KafkaOptionError,
     parse_include_headers,
@@ -241,9 +243,10 @@ def _pushdown_enabled_by_planner() -> bool:
 
 @dataclass
 class KafkaLogCommitMessage(WriterCommitMessage):
-    """What one write task sent."""
+    """What one write task sent; ``transaction``: its open transaction of an exactly-once write."""
 
     records: int
+    transaction: TaskTransaction | None = None
 
 
 class KafkaLogWriter(DataSourceArrowWriter):
@@ -254,6 +257,12 @@ class KafkaLogWriter(DataSourceArrowWriter):
         self.columns = columns
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaLogCommitMessage:
+        if self.options.exactly_once:
+            from spark_kafkalog.datasource.stream_source import task_partition_and_batch
+
+            partition, _ = task_partition_and_batch()
+            txn = write_task(self.options, self.columns, iterator, partition, None)
+            return KafkaLogCommitMessage(txn.records, txn)
         with Producer(client_config(self.options)) as producer:
             writer = RecordWriter(self.options, self.columns, producer)
             for batch in iterator:
@@ -261,10 +270,20 @@ class KafkaLogWriter(DataSourceArrowWriter):
             return KafkaLogCommitMessage(writer.finish())
 
     def commit(self, messages: list) -> None:
+        if self.options.exactly_once:
+            rows = end_transactions(self.options, [m.transaction for m in messages if m is not None], commit=True)
+            log.info("kafkalog write committed: %d records in transactions", rows)
+            return
         total = sum(m.records for m in messages if m is not None)
         log.info("kafkalog write committed: %d records", total)
 
     def abort(self, messages: list) -> None:
+        if self.options.exactly_once:
+            end_transactions(self.options, [m.transaction for m in messages if m is not None], commit=False)
+            log.warning(
+                "kafkalog write aborted; the tasks' transactions were aborted (nothing visible to read_committed)"
+            )
+            return
         sent = sum(m.records for m in messages if m is not None)
         log.warning(
             "kafkalog write aborted; %d records from successful tasks were already written (at-least-once)", sent
@@ -300,6 +319,8 @@ class KafkaLogDataSource(DataSource):
                 'Use mode("append"), e.g. df.write.format("kafkalog").mode("append").save()'
             )
         options = parse_sink_options(self.options)
+        if options.exactly_once and options.transactional_id_prefix is None:  # one prefix per batch write
+            options = replace(options, transactional_id_prefix=f"kafkalog-batch-{uuid.uuid4().hex[:16]}")
         columns = check_write_schema({f.name: f.dataType.simpleString() for f in schema.fields}, options)
         return KafkaLogWriter(options, columns)
 

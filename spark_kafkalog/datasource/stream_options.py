@@ -18,6 +18,7 @@ every streaming sink (``checkpointLocation``, ``queryName``, ``path``). Results 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -135,6 +136,18 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
 
 
 def parse_stream_sink_options(options: Mapping[str, str]) -> SinkOptions:
-    """Validated ``writeStream`` settings: the batch sink's, Spark's own streaming options ignored."""
+    """Validated ``writeStream`` settings: the batch sink's, Spark's own streaming options ignored. An
+    exactly-once sink without ``kafka.transactional.id`` takes its prefix from ``checkpointLocation`` (stable
+    across restarts of the query, distinct between queries)."""
     ignored = {name.lower() for name in STREAM_SINK_SPARK_OPTIONS}
-    return parse_sink_options({k: v for k, v in options.items() if str(k).lower() not in ignored})
+    parsed = parse_sink_options({k: v for k, v in options.items() if str(k).lower() not in ignored})
+    if parsed.exactly_once and parsed.transactional_id_prefix is None:
+        checkpoint = next((v for k, v in options.items() if str(k).lower() == "checkpointlocation" and v), None)
+        if checkpoint is None:
+            raise KafkaOptionError(
+                "exactlyOnce needs transactional ids that stay the same when the query restarts: set "
+                '.option("checkpointLocation", ...) on the query or .option("kafka.transactional.id", "<prefix>")'
+            )
+        digest = hashlib.sha256(str(checkpoint).rstrip("/").encode()).hexdigest()[:16]
+        parsed = replace(parsed, transactional_id_prefix=f"kafkalog-{digest}")
+    return parsed

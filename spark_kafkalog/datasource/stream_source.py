@@ -41,6 +41,7 @@ from pyspark.sql.streaming.datasource import (
 
 from spark_kafkalog.client import KafkaClient, Producer
 from spark_kafkalog.client.group_admin import GroupAdmin
+from spark_kafkalog.datasource.exactly_once import TaskTransaction, end_transactions, write_task
 from spark_kafkalog.datasource.options import SinkOptions
 from spark_kafkalog.datasource.planning import OffsetRange
 from spark_kafkalog.datasource.scan import client_config, open_client, read_offset_range
@@ -163,9 +164,23 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 @dataclass
 class KafkaLogStreamCommitMessage(WriterCommitMessage):
-    """What one write task of a micro-batch sent (every record acknowledged by the cluster)."""
+    """What one write task of a micro-batch sent (every record acknowledged by the cluster); ``transaction``:
+    the task's open transaction of an exactly-once sink, ended by the driver."""
 
     records: int
+    transaction: TaskTransaction | None = None
+
+
+def task_partition_and_batch() -> tuple[int, int | None]:
+    """Spark's partition id of the running task and the micro-batch id Spark sets as the local property
+    ``streaming.sql.batchId`` (``None`` outside a micro-batch)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        raise RuntimeError("exactlyOnce: no Spark task context (write() must run in a Spark task)")
+    batch = ctx.getLocalProperty("streaming.sql.batchId")
+    return ctx.partitionId(), None if batch is None else int(batch)
 
 
 class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
@@ -174,10 +189,9 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
     Spark's Kafka sink.
 
     ``commit(messages, batchId)`` and ``abort(messages, batchId)`` receive Spark's micro-batch id, which
-    increases by one per batch and is reused when Spark runs a batch again after a restart. Today they
-    only log; a transactional sink would open one Kafka transaction per task with a transactional id
-    derived from the query and ``batchId`` and commit or abort it here, so a re-run batch replaces
-    rather than repeats its records.
+    increases by one per batch and is reused when Spark runs a batch again after a restart. With
+    ``exactlyOnce`` each task writes in a transaction (``exactly_once.write_task``) and ``commit``/``abort``
+    end them all (``exactly_once.end_transactions``): exactly-once for read_committed readers.
     """
 
     def __init__(self, options: SinkOptions, columns: WriteColumns) -> None:
@@ -185,6 +199,12 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
         self.columns = columns
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaLogStreamCommitMessage:
+        if self.options.exactly_once:
+            partition, batch_id = task_partition_and_batch()
+            if batch_id is None:
+                raise RuntimeError("exactlyOnce: Spark did not set streaming.sql.batchId for this task")
+            txn = write_task(self.options, self.columns, iterator, partition, batch_id)
+            return KafkaLogStreamCommitMessage(txn.records, txn)
         with Producer(client_config(self.options)) as producer:
             writer = RecordWriter(self.options, self.columns, producer)
             for batch in iterator:
@@ -192,10 +212,18 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
             return KafkaLogStreamCommitMessage(writer.finish())
 
     def commit(self, messages: list, batchId: int) -> None:
+        if self.options.exactly_once:
+            rows = end_transactions(self.options, [m.transaction for m in messages if m is not None], commit=True)
+            log.info("kafkalog stream write: micro-batch %d committed, %d records in transactions", batchId, rows)
+            return
         total = sum(m.records for m in messages if m is not None)
         log.info("kafkalog stream write: micro-batch %d committed, %d records", batchId, total)
 
     def abort(self, messages: list, batchId: int) -> None:
+        if self.options.exactly_once:
+            end_transactions(self.options, [m.transaction for m in messages if m is not None], commit=False)
+            log.warning("kafkalog stream write: micro-batch %d aborted; its task transactions were aborted", batchId)
+            return
         sent = sum(m.records for m in messages if m is not None)
         log.warning(
             "kafkalog stream write: micro-batch %d aborted; %d records from successful tasks were already "
