@@ -173,3 +173,55 @@ def test_exactly_once_options(spark, bootstrap, new_topic):
         parse_stream_sink_options({**base, "exactlyOnce": "true"})
     with pytest.raises(KafkaOptionError, match="exactlyOnce"):
         parse_sink_options({**base, "exactlyOnce": "maybe"})
+
+
+def _run_driver(bootstrap, source, sink, checkpoint, mode, tmp_path, *, kill: bool) -> None:
+    """The driver of exactly_once_driver.py in its own process group; with ``kill``, SIGKILL the group (the
+    driver, its JVM and Python workers) once the driver is inside its commit."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    ready = tmp_path / f"ready-{mode}"
+    cmd = [sys.executable, "-m", "tests.datasource.exactly_once_driver", bootstrap, source, sink, checkpoint, mode]
+    proc = subprocess.Popen(
+        [*cmd, str(ready)], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        if not kill:
+            _, err = proc.communicate(timeout=240)
+            assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
+            return
+        deadline = time.monotonic() + 240
+        while not ready.exists():
+            assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, "the driver never reached its commit"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        # a minute each (two Spark drivers): the default suite runs the partial commit, -m slow both
+        pytest.param("hang-before-commit", marks=pytest.mark.slow),
+        "hang-after-first-commit",
+    ],
+)
+def test_a_driver_killed_in_its_commit_restarts_to_every_row_once(bootstrap, new_topic, tmp_path, mode):
+    source, sink = new_topic(partitions=2), new_topic(partitions=2)
+    values = [f"{mode}-{i}" for i in range(50)]
+    produce(bootstrap, source, values, 2)
+    checkpoint = str(tmp_path / "checkpoint")
+    _run_driver(bootstrap, source, sink, checkpoint, mode, tmp_path, kill=True)  # SIGKILL inside commit
+    seen = read_values(bootstrap, sink, "read_committed", 0, idle_s=1.0)
+    assert len(seen) < len(values)  # nothing (or one partition) committed before the kill
+    assert len(read_values(bootstrap, sink, "read_uncommitted", len(values))) == len(values)
+    _run_driver(bootstrap, source, sink, checkpoint, "normal", tmp_path, kill=False)  # restart from the checkpoint
+    assert sorted(read_values(bootstrap, sink, "read_committed", len(values))) == sorted(values)
