@@ -109,9 +109,10 @@ def current_coordinator(cluster, tid: str, alive: list[int], not_: int | None = 
     return wait_until(agreed, 60, f"the brokers {alive} to agree on the coordinator of {tid}")
 
 
-def read_committed(cluster, brokers, topics: list[str], sentinels: int) -> list[bytes]:
-    """Every value a read_committed confluent-kafka consumer gets from ``topics`` until it has seen
-    ``sentinels`` records whose value starts with ``sentinel`` (written after the transaction ended)."""
+def read_committed(cluster, brokers, topics: dict[str, int], sentinels: int) -> list[bytes]:
+    """Every value a read_committed confluent-kafka consumer (assigned every partition of ``topics``, name ->
+    partition count; no group) gets until it has seen ``sentinels`` records whose value starts with
+    ``sentinel`` (written after the transaction ended)."""
     consumer = confluent_kafka.Consumer(
         {
             "bootstrap.servers": addr(cluster, brokers),
@@ -121,7 +122,13 @@ def read_committed(cluster, brokers, topics: list[str], sentinels: int) -> list[
             "enable.auto.commit": False,
         }
     )
-    consumer.subscribe(topics)
+    consumer.assign(
+        [
+            confluent_kafka.TopicPartition(t, p, confluent_kafka.OFFSET_BEGINNING)
+            for t, n in topics.items()
+            for p in range(n)
+        ]
+    )
     out: list[bytes] = []
     deadline = time.monotonic() + 60
     try:
@@ -201,11 +208,19 @@ class ConfluentTxnProducer:
 PRODUCERS = {"ours": OurTxnProducer, "confluent": ConfluentTxnProducer}
 
 
+def live_brokers(cluster, broker: int) -> set[int]:
+    with Wire(addr(cluster, [broker])) as w:
+        return {b.node_id for b in w.call(ApiKey.METADATA, 1, topics=[]).brokers}
+
+
 def settle(cluster) -> None:
-    """Every broker up and ``__transaction_state`` fully replicated again (the next case starts from there)."""
+    """Every broker up, known live to every broker, and ``__transaction_state`` fully replicated again (the
+    next case starts from there)."""
     for b in cluster.broker_ids:
         if b not in cluster.processes:
             cluster.start_broker(b)
+    every = set(cluster.broker_ids)
+    wait_until(lambda: all(live_brokers(cluster, b) == every for b in every), 60, "every broker seen live by all")
     wait_until(lambda: full_isr(cluster, TRANSACTION_STATE_TOPIC), 60, "__transaction_state back to 3 in sync")
 
 
@@ -241,7 +256,7 @@ def failover_round(cluster, client: str, how: str) -> tuple[str, list[bytes]]:
         want = "CompleteCommit" if outcome == "committed" else "CompleteAbort"
         wait_until(lambda: txn_state(cluster, tid, new) in (want, "Empty"), 60, f"{tid} to reach {want}")
         write_sentinels(cluster, alive, topic, list(range(PARTITIONS)))
-        got = read_committed(cluster, alive, [topic], PARTITIONS)
+        got = read_committed(cluster, alive, {topic: PARTITIONS}, PARTITIONS)
     finally:
         producer.close()
         settle(cluster)
@@ -292,7 +307,7 @@ def test_a_transaction_left_in_prepare_commit_is_completed_by_the_new_coordinato
         wait_until(lambda: txn_state(tcluster, tid, y) == "CompleteCommit", 60, f"{tid} completed by broker {y}")
         write_sentinels(tcluster, [x, y], topic, list(range(PARTITIONS)))
         write_sentinels(tcluster, [x, y], stuck, [0])
-        got = read_committed(tcluster, [x, y], [topic, stuck], PARTITIONS + 1)
+        got = read_committed(tcluster, [x, y], {topic: PARTITIONS, stuck: 1}, PARTITIONS + 1)
     finally:
         producer.close()
         settle(tcluster)
