@@ -129,10 +129,12 @@ def run_stream(
     max_offsets_per_trigger: int | None = None,
     read_options: Mapping[str, str] | None = None,
     query_name: str | None = None,
+    exactly_once: bool = False,
 ):
     """Start the pipeline; returns the ``StreamingQuery`` (an ``available-now`` query ends by itself:
     ``awaitTermination()``; a ``processing`` one runs a micro-batch every ``processing_interval`` until
-    ``stop()``). ``group`` commits the processed offsets to that consumer group."""
+    ``stop()``). ``group`` commits the processed offsets to that consumer group. ``exactly_once``: the sink
+    writes each micro-batch in transactions its driver commits (read the output with read_committed)."""
     if trigger not in TRIGGERS:
         raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)}, got {trigger!r}")
     if output_mode not in OUTPUT_MODES:
@@ -151,6 +153,7 @@ def run_stream(
         .option("kafka.bootstrap.servers", bootstrap_servers)
         .option("topic", output_topic)
         .option("checkpointLocation", checkpoint)
+        .option("exactlyOnce", str(exactly_once).lower())
     )
     if query_name:
         writer = writer.queryName(query_name)
@@ -291,6 +294,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--duration", type=float, default=None, help="with --trigger processing: stop after this many seconds"
     )
+    parser.add_argument(
+        "--exactly-once",
+        action="store_true",
+        help="write each micro-batch in Kafka transactions (exactly-once for read_committed readers)",
+    )
     parser.add_argument("--master", default=None, help="Spark master when not run by spark-submit (default local[2])")
     return parser.parse_args(argv)
 
@@ -319,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         processing_interval=args.interval,
         group=args.group,
         max_offsets_per_trigger=args.max_offsets_per_trigger,
+        exactly_once=args.exactly_once,
     )
     seen: set[int] = set()
     deadline = None if args.duration is None else time.monotonic() + args.duration

@@ -60,7 +60,10 @@ def run_available_now(spark, bootstrap, source, target, checkpoint, **kwargs):
     return query
 
 
-def test_stream_etl_append_writes_each_window_once_when_the_watermark_closes_it(spark, bootstrap, new_topic):
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
+def test_stream_etl_append_writes_each_window_once_when_the_watermark_closes_it(
+    spark, bootstrap, new_topic, exactly_once
+):
     source, target = new_topic(2), new_topic(2)
     checkpoint = tempfile.mkdtemp()
     produce_events(
@@ -77,14 +80,14 @@ def test_stream_etl_append_writes_each_window_once_when_the_watermark_closes_it(
             ("mug", 3.00, 35),
         ],
     )
-    query = run_available_now(spark, bootstrap, source, target, checkpoint)
+    query = run_available_now(spark, bootstrap, source, target, checkpoint, exactly_once=exactly_once)
     assert watermark_ms(query) == BASE + 25_000  # 35 s - 10 s: windows 0 and 1 are closed, 2 and 3 open
     written, count, changed = written_windows(bootstrap, target)
     assert written == windows((0, "book", 2, 330), (0, "pen", 1, 30), (1, "book", 1, 500), (1, "lamp", 1, 777))
     assert count == 4 and changed == []
 
     produce_events(bootstrap, source, [("mug", 4.00, 36), ("pen", 9.99, 5), ("book", 1.00, 61)])  # pen is late
-    query = run_available_now(spark, bootstrap, source, target, checkpoint)
+    query = run_available_now(spark, bootstrap, source, target, checkpoint, exactly_once=exactly_once)
     assert watermark_ms(query) == BASE + 51_000
     written, count, changed = written_windows(bootstrap, target)
     assert written == windows(
