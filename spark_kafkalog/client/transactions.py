@@ -45,6 +45,7 @@ _TXN_KEY_TYPE = 1
 _FIND_BATCHED_FROM = 4
 _INIT_PID_WITH_EPOCH_FROM = 3
 _ADD_PARTITIONS_CLIENT_MAX = 3  # v4+ is the brokers' batched form (KIP-890)
+_CONCURRENT_TXN_BACKOFF_S = 0.02
 
 _COORDINATOR_MOVED = frozenset(
     (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
@@ -183,7 +184,12 @@ class TransactionManager:
                 if not (e.retriable or code in _RETRY):
                     raise
                 tries += 1
-                delay = backoff_ms(tries, cfg.retry_backoff_ms, cfg.retry_backoff_max_ms) / 1000.0
+                if code == ErrorCode.CONCURRENT_TRANSACTIONS:
+                    # the previous transaction's markers are being written (EndTxn answers before they are):
+                    # a short fixed wait, as Java's client does after a commit, not retry.backoff.ms
+                    delay = _CONCURRENT_TXN_BACKOFF_S
+                else:
+                    delay = backoff_ms(tries, cfg.retry_backoff_ms, cfg.retry_backoff_max_ms) / 1000.0
                 if time.monotonic() + delay > deadline:
                     raise KafkaTimeoutError(
                         f"{what} for transactional id {self.transactional_id!r} timed out: {e}"
