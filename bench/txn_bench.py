@@ -422,7 +422,7 @@ def _plot(result: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     prod = result["produce"]
     names = list(prod)
     modes = list(prod[names[0]]["modes"])
@@ -440,7 +440,7 @@ def _plot(result: dict, path: Path) -> None:
                 fontsize=7,
             )
     axes[0].set_xticks(range(len(names)), names)
-    axes[0].set_title("produce records/s (share of idempotent), acks=all RF 3")
+    axes[0].set_title("produce records/s (share of idempotent)")
     axes[0].legend(fontsize=8)
     txn_modes = [m for m in modes if m != "idempotent"]
     width = 0.8 / (2 * len(names))
@@ -462,7 +462,7 @@ def _plot(result: dict, path: Path) -> None:
         xs = [j + (i - 0.5) * width for j in range(len(topics))]
         axes[2].bar(xs, [cons[t]["median_records_per_s"][isolation] for t in topics], width, label=isolation)
     axes[2].set_xticks(range(len(topics)), [f"{t}\nratio {cons[t]['committed_over_uncommitted']:.2f}" for t in topics])
-    axes[2].set_title("confluent-kafka consume records/s of committed data")
+    axes[2].set_title("confluent-kafka consume records/s, committed data")
     axes[2].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
