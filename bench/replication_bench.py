@@ -48,6 +48,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.machine import machine_info  # noqa: E402
+from bench.stats import percentile, wait_for  # noqa: E402
 from broker.embedded_cluster import EmbeddedCluster  # noqa: E402
 from spark_kafkalog.client import AdminClient, Consumer, NewTopic, Producer, TopicPartition  # noqa: E402
 
@@ -60,10 +61,6 @@ KAFKA_PUBLISHED_RATIO = 421_823 / 821_557  # acks=all RF 3 vs acks=1 RF 1, one p
 
 def _value(size: int = VALUE_BYTES) -> bytes:
     return (os.urandom(size // 4).hex().encode() * 2)[:size]
-
-
-def _percentile(sorted_values: list[float], q: float) -> float:
-    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * q))]
 
 
 # -- throughput ---------------------------------------------------------------------------------
@@ -214,17 +211,6 @@ def _partition_state(admin: AdminClient, topic: str):
     return {p.partition: p for p in admin.describe_topics([topic])[topic].partitions}
 
 
-def _wait(cond, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.1)
-
-
 def _fully_replicated(bootstrap: str, topic: str, brokers: int) -> bool:
     with AdminClient(bootstrap) as admin:
         parts = _partition_state(admin, topic)
@@ -238,7 +224,7 @@ def failover(cluster: EmbeddedCluster, topic: str, how: str, repetitions: int) -
     reps = []
     for rep in range(repetitions):
         bs = cluster.bootstrap_servers
-        _wait(lambda: _fully_replicated(bs, topic, brokers), 120, f"{topic} fully replicated")
+        wait_for(lambda: _fully_replicated(bs, topic, brokers), 120, f"{topic} fully replicated")
         with AdminClient(bs) as admin:
             controller = admin.describe_cluster()["controller_id"]
             parts = _partition_state(admin, topic)
@@ -251,7 +237,7 @@ def failover(cluster: EmbeddedCluster, topic: str, how: str, repetitions: int) -
         producer = SteadyProducer(bs, topic, part.partition)
         producer.start()
         try:
-            _wait(lambda: producer.acked() >= 200, 60, "200 acknowledged records before the signal")
+            wait_for(lambda: producer.acked() >= 200, 60, "200 acknowledged records before the signal")
             t0 = time.monotonic()
             if how.startswith("sigkill"):
                 cluster.kill_broker(victim)
@@ -259,7 +245,7 @@ def failover(cluster: EmbeddedCluster, topic: str, how: str, repetitions: int) -
                 cluster.stop_broker(victim, timeout_s=60)
             gone = time.monotonic()
             deadline = SESSION_MS / 1000 + 60
-            t_next = _wait(
+            t_next = wait_for(
                 lambda: producer.first_ack_of_sent_after(gone), deadline, "an acknowledgement after failover"
             )
             time.sleep(0.2)
@@ -341,8 +327,8 @@ def end_to_end(bootstrap: str, topic: str, acks: str, rate: int, seconds: float)
         "rate": rate,
         "sent": total,
         "seen": len(latencies),
-        "p50_ms": round(_percentile(latencies, 0.5), 2),
-        "p99_ms": round(_percentile(latencies, 0.99), 2),
+        "p50_ms": round(percentile(latencies, 0.5), 2),
+        "p99_ms": round(percentile(latencies, 0.99), 2),
         "max_ms": round(latencies[-1], 2),
     }
 
@@ -377,7 +363,7 @@ def main(argv: list[str] | None = None) -> dict:
                 ]
             )
         for topic in ("bench-rf3", "bench-failover", "bench-latency-rf3"):
-            _wait(lambda t=topic: _fully_replicated(bs, t, 3), 60, f"{topic} fully replicated")
+            wait_for(lambda t=topic: _fully_replicated(bs, t, 3), 60, f"{topic} fully replicated")
         result = {
             "machine": machine_info(["confluent-kafka"]),
             "quick": quick,

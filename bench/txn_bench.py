@@ -51,6 +51,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.machine import machine_info  # noqa: E402
+from bench.stats import percentile, wait_for  # noqa: E402
 from broker.embedded_cluster import EmbeddedCluster  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic, Producer  # noqa: E402
 
@@ -68,15 +69,11 @@ def _value(round_: int, txn: int, index: int) -> bytes:
     return _HEADER.pack(round_, txn, index) + _PAD
 
 
-def _percentile(sorted_values: list[float], q: float) -> float:
-    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * q))]
-
-
 def _quantiles_ms(sorted_s: list[float]) -> dict:
     return {
         "count": len(sorted_s),
-        "p50": round(_percentile(sorted_s, 0.5) * 1000, 2),
-        "p99": round(_percentile(sorted_s, 0.99) * 1000, 2),
+        "p50": round(percentile(sorted_s, 0.5) * 1000, 2),
+        "p99": round(percentile(sorted_s, 0.99) * 1000, 2),
         "max": round(sorted_s[-1] * 1000, 2),
     }
 
@@ -346,13 +343,6 @@ def check_read_committed(bootstrap: str, topic: str, records: int, size: int, ro
 
 
 # -- main ---------------------------------------------------------------------------------------
-def _wait(cond, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while not (value := cond()):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.1)
-    return value
 
 
 def _fully_replicated(bootstrap: str, topics: list[str]) -> bool:
@@ -382,7 +372,7 @@ def main(argv: list[str] | None = None) -> dict:
         bs = cluster.bootstrap_servers
         with AdminClient(bs) as admin:
             admin.create_topics([NewTopic(t, 1, 3, {"min.insync.replicas": "2"}) for t in [*topics, warmup]])
-        _wait(lambda: _fully_replicated(bs, [*topics, warmup]), 120, "the bench topics fully replicated")
+        wait_for(lambda: _fully_replicated(bs, [*topics, warmup]), 120, "the bench topics fully replicated")
         result: dict = {
             "machine": machine_info(["confluent-kafka"]),
             "quick": quick,

@@ -232,27 +232,13 @@ def iter_log_batches(plog: PartitionLog, start: int | None = None, end: int | No
 
 
 def iter_log_records(plog: PartitionLog) -> Iterator[tuple[bytes | None, bytes | None]]:
-    """(key, value) of every record from the log start up to the log end, in offset order."""
-    offset = plog.log_start_offset
-    end = plog.log_end_offset
-    while offset < end:
-        data = plog.read(offset, LOAD_READ_BYTES, max_offset=end)
-        if data.records is None:
-            break
-        with data.records as region:
-            buf = region.read_bytes()
-        advanced = False
-        for batch in iter_batches(buf):
-            if batch.next_offset <= offset:
-                continue
-            if not batch.is_control:
-                for rec in batch.records():
-                    if rec.offset >= offset:
-                        yield rec.key, rec.value
-            offset = batch.next_offset
-            advanced = True
-        if not advanced:
-            break
+    """(key, value) of every data record from the log start up to the log end, in offset order."""
+    start = plog.log_start_offset
+    for batch in iter_log_batches(plog):
+        if not batch.is_control:
+            for rec in batch.records():
+                if rec.offset >= start:  # the first batch may begin below the log start
+                    yield rec.key, rec.value
 
 
 # -- record batches -------------------------------------------------------------------------------

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from broker.cluster.zk_layout import check_group
 from broker.coordinator.group import GroupError
-from broker.coordinator.offset_store import CommittedOffset
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-from ._groups import coordinator
+from ._groups import coordinator, requested_offsets
 
 API_KEY = ApiKey.OFFSET_COMMIT
 VERSIONS = (0, 9)
@@ -50,7 +49,6 @@ def _response(request, codes):
 
 
 async def handle(ctx, request):
-    b = ctx.services
     if ctx.version == 0:
         return await _commit_to_zookeeper(ctx, request)
     try:
@@ -68,18 +66,13 @@ async def handle(ctx, request):
             return _response(request, lambda t, p: ErrorCode.GROUP_ID_NOT_FOUND)
     now = gc.now()
     expire = now + request.retention_time_ms if 2 <= ctx.version <= 4 and request.retention_time_ms >= 0 else -1
-    offsets, unknown = {}, set()
-    for t in request.topics:
-        topic = b.metadata.topics.get(t.name)
-        for p in t.partitions:
-            tp = (t.name, p.partition_index)
-            if topic is None or p.partition_index not in topic.replicas:
-                unknown.add(tp)
-                continue
-            ts = p.commit_timestamp if ctx.version == 1 and p.commit_timestamp >= 0 else now
-            offsets[tp] = CommittedOffset(
-                p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "", ts, expire
-            )
+    explicit_time = ctx.version == 1  # v1 carries a commit timestamp per partition (-1: now)
+    offsets, unknown = requested_offsets(
+        ctx,
+        request.topics,
+        lambda p: p.commit_timestamp if explicit_time and p.commit_timestamp >= 0 else now,
+        expire,
+    )
     try:
         codes = await gc.commit_offsets(
             request.group_id,

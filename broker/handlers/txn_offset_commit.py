@@ -11,10 +11,9 @@ the transaction coordinator is not asked whether the group's partition was added
 from __future__ import annotations
 
 from broker.coordinator.group import GroupError
-from broker.coordinator.offset_store import CommittedOffset
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-from ._groups import coordinator
+from ._groups import coordinator, requested_offsets
 from ._txns import wire_error
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
@@ -42,21 +41,10 @@ def _response(request, codes):
 
 
 async def handle(ctx, request):
-    topics = ctx.services.metadata.topics
     try:
         gc = coordinator(ctx)
         now = gc.now()
-        offsets, unknown = {}, set()
-        for t in request.topics:
-            topic = topics.get(t.name)
-            for p in t.partitions:
-                tp = (t.name, p.partition_index)
-                if topic is None or p.partition_index not in topic.replicas:
-                    unknown.add(tp)
-                    continue
-                offsets[tp] = CommittedOffset(
-                    p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "", now, -1
-                )
+        offsets, unknown = requested_offsets(ctx, request.topics, lambda p: now)
         codes = await gc.commit_txn_offsets(
             request.group_id,
             producer_id=request.producer_id,
