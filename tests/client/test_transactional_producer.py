@@ -8,13 +8,13 @@ from __future__ import annotations
 import time
 import uuid
 
-import confluent_kafka
 import pytest
 
 from spark_kafkalog.client import AdminClient, NewTopic, Producer, TopicPartition
 from spark_kafkalog.client.group_admin import GroupAdmin
 from spark_kafkalog.client.transactions import ProducerFencedError, TransactionError
 from tests.broker.conftest import start_brokers
+from tests.confluent_read import confluent_values
 
 pytestmark = pytest.mark.integration
 
@@ -46,34 +46,7 @@ def _producer(broker, tid: str, **extra) -> Producer:
 
 
 def _read(broker, topic: str, isolation: str, expect: int, idle_s: float = 2.0) -> list[bytes]:
-    """Every record value confluent-kafka returns, once ``expect`` arrived and nothing more for ``idle_s``."""
-    consumer = confluent_kafka.Consumer(
-        {
-            "bootstrap.servers": broker.bootstrap_servers,
-            "group.id": f"r-{uuid.uuid4().hex[:6]}",
-            "auto.offset.reset": "earliest",
-            "isolation.level": isolation,
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([topic])
-    out: list[bytes] = []
-    deadline = time.monotonic() + 30
-    idle_until = None
-    try:
-        while time.monotonic() < deadline:
-            m = consumer.poll(0.3)
-            if m is None or m.error():
-                if len(out) >= expect:
-                    idle_until = idle_until or time.monotonic() + idle_s
-                    if time.monotonic() > idle_until:
-                        break
-                continue
-            idle_until = None
-            out.append(m.value())
-    finally:
-        consumer.close()
-    return sorted(out)
+    return sorted(confluent_values(broker.bootstrap_servers, topic, isolation, expect, idle_s=idle_s, timeout_s=30))
 
 
 def test_committed_records_are_read_and_aborted_ones_are_not(broker):

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import tempfile
 import time
-import uuid
 
-import confluent_kafka
 import pytest
 
 from spark_kafkalog.client import Producer
+from tests.confluent_read import confluent_values
 
 pytestmark = pytest.mark.integration
 
@@ -25,32 +24,7 @@ def produce(bootstrap: str, topic: str, values: list[str], partitions: int) -> N
 
 
 def read_values(bootstrap: str, topic: str, isolation: str, expect: int, idle_s: float = 2.0) -> list[str]:
-    consumer = confluent_kafka.Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"eo-{uuid.uuid4().hex[:8]}",
-            "auto.offset.reset": "earliest",
-            "isolation.level": isolation,
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([topic])
-    out: list[str] = []
-    deadline, idle_until = time.monotonic() + 60, None
-    try:
-        while time.monotonic() < deadline:
-            m = consumer.poll(0.3)
-            if m is None or m.error():
-                if len(out) >= expect:
-                    idle_until = idle_until or time.monotonic() + idle_s
-                    if time.monotonic() > idle_until:
-                        break
-                continue
-            idle_until = None
-            out.append(m.value().decode())
-    finally:
-        consumer.close()
-    return out
+    return [v.decode() for v in confluent_values(bootstrap, topic, isolation, expect, idle_s=idle_s)]
 
 
 def run_available_now(spark, bootstrap, source_topic, sink_topic, checkpoint, fmt="kafkalog"):
