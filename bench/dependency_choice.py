@@ -66,10 +66,23 @@ def codec_candidates() -> dict:
 
     out["lz4/lz4(frame)"] = (lz4.frame.compress, lz4.frame.decompress)
     out["lz4/cramjam(frame)"] = (cramjam.lz4.compress, lambda c: bytes(cramjam.lz4.decompress(c)))
+    # Kafka's framing (64 KiB independent blocks): lz4.frame's own, and ours (records.kafka_lz4: lz4.block
+    # per block, framed by us); both read by lz4.frame.
+    out["lz4/lz4(frame, 64 KiB independent)"] = (
+        lambda b: lz4.frame.compress(
+            b, block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False, store_size=False, content_checksum=False
+        ),
+        lz4.frame.decompress,
+    )
+    from spark_kafkalog.records.kafka_lz4 import lz4_compress
+
+    out["lz4/lz4(block per 64 KiB, kafka_lz4)"] = (lz4_compress, lz4.frame.decompress)
     import zstandard
 
     zc, zd = zstandard.ZstdCompressor(level=3), zstandard.ZstdDecompressor()
     out["zstd/zstandard"] = (zc.compress, zd.decompress)
+    zc1 = zstandard.ZstdCompressor(level=1)
+    out["zstd/zstandard level 1"] = (zc1.compress, zd.decompress)
     out["zstd/cramjam"] = (lambda b: cramjam.zstd.compress(b, 3), lambda c: bytes(cramjam.zstd.decompress(c)))
     import gzip
     import zlib
@@ -79,6 +92,7 @@ def codec_candidates() -> dict:
     from isal import igzip
 
     out["gzip/isal"] = (lambda b: igzip.compress(b, 3), igzip.decompress)  # ISA-L's levels are 0-3
+    out["gzip/isal level 1"] = (lambda b: igzip.compress(b, 1), igzip.decompress)
     try:
         from zlib_ng import gzip_ng
 

@@ -315,8 +315,7 @@ def _pack_header(
 
 def _compressed(compression: int, records: Any) -> Any:
     if compression == Compression.GZIP:
-        deflate = isal_zlib.compressobj(GZIP_LEVEL, isal_zlib.DEFLATED, 31)
-        return deflate.compress(records) + deflate.flush()
+        return isal_zlib.compress(records, GZIP_LEVEL, 31)
     return compress(compression, records)
 
 

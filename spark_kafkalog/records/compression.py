@@ -14,12 +14,13 @@ Output is bounded by ``max_size`` (``DEFAULT_MAX_DECOMPRESSED_SIZE`` unless give
 their output with the bytes actually produced and stop past the limit; a size claimed by a header is
 used only when it is within the limit (one zstd frame with a content size) or checked against the
 codec's largest possible expansion first (raw snappy). Corrupt input raises ``CorruptRecordError``;
-going over the limit raises its subclass ``DecompressedSizeLimitError``. Functions are stateless and
-thread-safe.
+going over the limit raises its subclass ``DecompressedSizeLimitError``. Functions are
+thread-safe (zstd compression keeps one compressor per thread).
 """
 
 from __future__ import annotations
 
+import threading
 import zlib
 from enum import IntEnum
 
@@ -47,6 +48,18 @@ _ZSTD_MAX_WINDOW = 1 << 27
 # limit by a bounded amount, large enough to keep per-call overhead negligible.
 _ZSTD_INPUT_STEP = 32 * 1024
 _ZSTD_OUTPUT_STEP = 1 << 20
+
+
+_local = threading.local()
+
+
+def _zstd_compressor() -> zstandard.ZstdCompressor:
+    """This thread's level-3 compressor: a ``ZstdCompressor`` is not thread-safe, and making one per call
+    costs a context allocation per batch."""
+    compressor = getattr(_local, "zstd", None)
+    if compressor is None:
+        compressor = _local.zstd = zstandard.ZstdCompressor(level=_ZSTD_LEVEL)
+    return compressor
 
 
 class Compression(IntEnum):
@@ -96,7 +109,7 @@ def compress(codec: int, data, *, magic: int = 2) -> bytes:
         return lz4_compress(data, magic=magic)
     if magic < 2:
         raise UnsupportedCompressionError(f"compression codec zstd cannot be used with magic {magic}")
-    return zstandard.ZstdCompressor(level=_ZSTD_LEVEL).compress(data)
+    return _zstd_compressor().compress(data)
 
 
 def decompress(codec: int, data, *, magic: int = 2, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:

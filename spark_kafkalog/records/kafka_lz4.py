@@ -16,7 +16,11 @@ Frame layout (LZ4 frame format; little-endian):
 
 "descriptor" is FLG through the dictionary id. Kafka 0.8/0.9 hashed the magic bytes too (offsets 0..HC),
 and Kafka keeps that broken HC for magic-0 messages; magic 1 and 2 use the standard HC. We write what
-Java's ``KafkaLZ4BlockOutputStream`` writes: 64 KiB independent blocks, no content size, no checksums.
+Java's ``KafkaLZ4BlockOutputStream`` writes: FLG 0x60, BD 0x40 (64 KiB independent blocks, no content
+size, no checksums), each block a little-endian int32 length (high bit set: stored uncompressed, when
+compressing would not shrink it) and the block, then the end mark. The blocks are compressed one by one
+with LZ4's block compressor (``lz4.block``): the same format as ``lz4.frame`` with independent blocks,
+1.15x its speed on JSON lines and 1.4x on record batches of 100 B values here (docs/dependencies.md).
 On magic-0 reads the HC is ignored (as Kafka does), so both the broken and the correct value pass.
 
 Stateless; every call uses its own decompressor, so the functions are thread-safe.
@@ -24,6 +28,9 @@ Stateless; every call uses its own decompressor, so the functions are thread-saf
 
 from __future__ import annotations
 
+import struct
+
+import lz4.block as _lz4b
 import lz4.frame as _lz4f
 
 from spark_kafkalog.records.errors import CorruptRecordError, DecompressedSizeLimitError
@@ -35,6 +42,13 @@ _MAGIC = b"\x04\x22\x4d\x18"
 _FLG_CONTENT_SIZE = 0x08
 _FLG_DICT_ID = 0x01
 _FIRST_CHUNK = 1 << 16
+_BLOCK_SIZE = 1 << 16
+_DESCRIPTOR = b"\x60\x40"  # FLG: version 01, independent blocks; BD: 64 KiB blocks
+_HEADER = _MAGIC + _DESCRIPTOR + bytes(((xxh32(_DESCRIPTOR) >> 8) & 0xFF,))
+_BROKEN_HEADER = _MAGIC + _DESCRIPTOR + bytes(((xxh32(_MAGIC + _DESCRIPTOR) >> 8) & 0xFF,))
+_END_MARK = b"\x00\x00\x00\x00"
+_UNCOMPRESSED = 0x80000000
+_BLOCK_LENGTH = struct.Struct("<I")
 
 
 def _descriptor_end(frame) -> int:
@@ -49,19 +63,22 @@ def _descriptor_end(frame) -> int:
 
 
 def lz4_compress(data, *, magic: int = 2) -> bytes:
-    """One LZ4 frame of ``data``; for ``magic == 0`` with Kafka's broken header checksum."""
-    frame = _lz4f.compress(
-        data,
-        block_size=_lz4f.BLOCKSIZE_MAX64KB,
-        block_linked=False,
-        store_size=False,
-        content_checksum=False,
-    )
-    if magic != 0:
-        return frame
-    hc = _descriptor_end(frame)
-    broken = (xxh32(memoryview(frame)[:hc]) >> 8) & 0xFF
-    return b"".join((frame[:hc], bytes((broken,)), memoryview(frame)[hc + 1 :]))
+    """One LZ4 frame of ``data`` (layout above); for ``magic == 0`` with Kafka's broken header checksum."""
+    view = memoryview(data).cast("B")
+    parts: list[bytes | memoryview] = [_BROKEN_HEADER if magic == 0 else _HEADER]
+    pack = _BLOCK_LENGTH.pack
+    compress = _lz4b.compress
+    for start in range(0, len(view), _BLOCK_SIZE):
+        block = view[start : start + _BLOCK_SIZE]
+        packed = compress(block, store_size=False)
+        if len(packed) < len(block):
+            parts.append(pack(len(packed)))
+            parts.append(packed)
+        else:
+            parts.append(pack(len(block) | _UNCOMPRESSED))
+            parts.append(block)
+    parts.append(_END_MARK)
+    return b"".join(parts)
 
 
 def lz4_decompress(data, *, magic: int = 2, max_size: int) -> bytes:

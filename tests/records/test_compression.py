@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import random
 import struct
 import zlib
@@ -138,6 +139,28 @@ def test_lz4_magic_1_and_2_write_the_standard_frame_with_independent_64_kib_bloc
         assert not frame[4] & 0x08, "no content size, as Java's KafkaLZ4BlockOutputStream"
         assert frame[5] == 0x40, "64 KiB blocks"
         assert lz4.frame.decompress(frame) == b"abc" * 1000
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"x", bytes(range(256)) * 256, os.urandom(70_000), b"abc" * 50_000 + os.urandom(65_536) + b"abc" * 10],
+    ids=["empty", "one byte", "exactly one block", "incompressible, two blocks", "mixed, four blocks"],
+)
+def test_lz4_blocks_are_compressed_or_stored_per_64_kib_block_and_read_by_lz4_frame(data):
+    frame = compress(Compression.LZ4, data)
+    assert lz4.frame.decompress(frame) == data
+    assert decompress(Compression.LZ4, frame, max_size=len(data) + 1) == data
+    pos, blocks = 7, []
+    while (length := int.from_bytes(frame[pos : pos + 4], "little")) != 0:
+        stored = bool(length & 0x80000000)
+        size = length & 0x7FFFFFFF
+        blocks.append((stored, size))
+        pos += 4 + size
+    assert frame[pos:] == b"\x00\x00\x00\x00"
+    assert len(blocks) == -(-len(data) // 65536)
+    for i, (stored, size) in enumerate(blocks):
+        block = data[i * 65536 : (i + 1) * 65536]
+        assert size == len(block) if stored else size < len(block)
 
 
 @pytest.mark.parametrize("name", ["small", "text", "random"])
