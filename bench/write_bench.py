@@ -3,7 +3,7 @@
 - ``spark``: for each value size (100 B, 1 KiB) and codec, a cached DataFrame of ``--records`` rows (key
   ``key-<id>``, JSON-like values of exactly that size around a SHA-256 hex payload, about 2:1 compressible)
   written with ``df.write.format("kafkalog")`` to a 2-partition topic (local[2]: two tasks, each with its
-  own producer), against ``ceiling``: the same DataFrame written to a Python ``DataSourceArrowWriter``
+  own producer; codec ``zstd-1`` is zstd with ``compression.zstd.level=1``), against ``ceiling``: the same DataFrame written to a Python ``DataSourceArrowWriter``
   that only counts the rows of its Arrow batches (the most a Python sink can take in on this machine).
   Best of ``--repeats`` runs after a warm-up, the two alternating. Target: kafkalog >= 0.5 of the ceiling.
 - ``batch_api``: one Python process sending prebuilt Arrow arrays (100 B values, keyed, 2 partitions)
@@ -37,7 +37,15 @@ from spark_kafkalog.records import columnar  # noqa: E402
 RESULTS = ROOT / "bench" / "results"
 PARTITIONS = 2
 VALUE_SIZES = (100, 1024)
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd", "zstd-1")
+
+
+def codec_settings(label: str) -> dict[str, str]:
+    """Producer settings of a codec label: a ``compression.type``, ``zstd-1`` adding ``compression.zstd.level=1``."""
+    codec, _, level = label.partition("-")
+    return {"compression.type": codec, **({f"compression.{codec}.level": level} if level else {})}
+
+
 TARGET_SPARK = 0.5
 TARGET_BATCH_API = 1_000_000
 CALL_ROWS = 100_000
@@ -106,8 +114,8 @@ def spark_cases(spark, admin, bootstrap: str, records: int, repeats: int, codecs
             topic = new_topic(admin, f"bench-write-{size}-{codec}-{int(time.time())}")
 
             def kafkalog():
-                df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).option(
-                    "kafka.compression.type", codec
+                df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).options(
+                    **{f"kafka.{k}": v for k, v in codec_settings(codec).items()}
                 ).mode("append").save()
 
             def ceiling():
@@ -162,7 +170,7 @@ def batch_api_cases(admin, bootstrap: str, records: int, codecs) -> dict:
     print(f"batch API, 100 B, {records:,} records in calls of {CALL_ROWS:,} rows", flush=True)
     for codec in codecs:
         topic = new_topic(admin, f"bench-batch-api-{codec}-{int(time.time())}")
-        with Producer(bootstrap, compression_type=codec, linger_ms=5) as producer:
+        with Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, **codec_settings(codec)}) as producer:
             producer.send_batch(topic, values.slice(0, 1000), keys.slice(0, 1000)).result(60)  # metadata, warm-up
 
             def run():

@@ -62,11 +62,13 @@ class RecordAccumulator:
         linger_ms: int,
         compression: Compression,
         buffer_memory: int,
+        compression_level: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.batch_size = max(batch_size, 1)
         self.linger = linger_ms / 1000.0
         self.compression = compression
+        self.compression_level = compression_level
         self.buffer_memory = buffer_memory
         self.clock = clock
         self.lock = threading.Lock()
@@ -119,7 +121,7 @@ class RecordAccumulator:
                 queue = self._queues.get(tp)
             if queue:
                 queue[-1].appendable = False
-            batch = ProducerBatch(tp, self.compression, self.batch_size, self.clock())
+            batch = ProducerBatch(tp, self.compression, self.batch_size, self.clock(), self.compression_level)
             batch.reserved = need
             self._used += need
             self._incomplete.add(batch)

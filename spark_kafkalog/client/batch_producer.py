@@ -288,6 +288,7 @@ def send_batch(
         batch_bytes = max(cfg.batch_size, min(cfg.max_request_size // 2, 512 * 1024))
     batch_bytes = min(batch_bytes, cfg.max_request_size)  # a batch must fit in one request
     compression = cfg.compression_type
+    level = cfg.compression_level()
     accumulator = producer._accumulator
     max_block = cfg.max_block_ms / 1000.0
     batches: list[PrebuiltBatch] = []
@@ -295,7 +296,9 @@ def send_batch(
     for p, rows in group_rows(parts, num_partitions):
         tp = TopicPartition(topic, p)
         for run in split_rows(rows, sizes, batch_bytes):
-            data = encode_batch(run, ts[run], value_column, key_column, header_column, compression, crc=crc)
+            data = encode_batch(
+                run, ts[run], value_column, key_column, header_column, compression, level=level, crc=crc
+            )
             batch = PrebuiltBatch(tp, data, len(run), accumulator.clock())
             if on_delivery is not None:
                 batch.batch_callbacks.append(on_delivery)

@@ -110,6 +110,14 @@ def _compression(key: str, v: Any) -> Compression:
         raise ConfigError(f"setting {key!r}: {e}") from None
 
 
+def _gzip_level(key: str, v: Any) -> int:
+    """Kafka's ``compression.gzip.level``: 1-9, or -1 for the default."""
+    level = _int(-1, 9)(key, v)
+    if level == 0:
+        raise ConfigError(f"setting {key!r} must be -1 (the default) or between 1 and 9, got 0")
+    return level
+
+
 def _acks(key: str, v: Any) -> int:
     text = str(v).strip().lower()
     if text in ("all", "-1"):
@@ -309,6 +317,9 @@ _OPTIONS: dict[str, _Option] = {
     "linger.ms": _Option("linger_ms", _int(0)),
     "batch.size": _Option("batch_size", _int(0)),
     "compression.type": _Option("compression_type", _compression),
+    "compression.gzip.level": _Option("compression_gzip_level", _gzip_level),
+    "compression.lz4.level": _Option("compression_lz4_level", _int(1, 17)),
+    "compression.zstd.level": _Option("compression_zstd_level", _int(-131072, 22)),
     "enable.idempotence": _Option("enable_idempotence", _bool),
     "transactional.id": _Option("transactional_id", _str),
     "transaction.timeout.ms": _Option("transaction_timeout_ms", _int(1)),
@@ -400,6 +411,11 @@ class ClientConfig:
     linger_ms: int = 5
     batch_size: int = 16384
     compression_type: Compression = Compression.NONE
+    # KIP-390 levels; the defaults: gzip -1 = zlib level 6 for send, ISA-L level 1 for send_batch (and the
+    # Spark sink); lz4 unset = LZ4's fast compressor (1-17: LZ4 HC); zstd 3, as Kafka
+    compression_gzip_level: int = -1
+    compression_lz4_level: int | None = None
+    compression_zstd_level: int = 3
     enable_idempotence: bool = True
     transactional_id: str | None = None  # a transactional producer (init_transactions, ...), idempotent
     transaction_timeout_ms: int = 60000
@@ -499,6 +515,17 @@ class ClientConfig:
             )
 
     # derived settings ----------------------------------------------------------------------------
+    def compression_level(self) -> int | None:
+        """The ``compression.<codec>.level`` of ``compression.type``; ``None`` for the codec's default."""
+        codec = self.compression_type
+        if codec == Compression.GZIP:
+            return None if self.compression_gzip_level == -1 else self.compression_gzip_level
+        if codec == Compression.LZ4:
+            return self.compression_lz4_level
+        if codec == Compression.ZSTD:
+            return self.compression_zstd_level
+        return None
+
     def idempotence_enabled(self) -> bool:
         """Whether the producer is idempotent, with Java's rules: an explicit ``enable.idempotence=true``
         conflicting with acks != all, retries=0 or more than 5 in-flight requests is an error; the default

@@ -65,6 +65,7 @@ class Producer:
             batch_size=cfg.batch_size,
             linger_ms=cfg.linger_ms,
             compression=cfg.compression_type,
+            compression_level=cfg.compression_level(),
             buffer_memory=cfg.buffer_memory,
         )
         self._partition, self._record_appended = make_partitioner(

@@ -141,9 +141,17 @@ def _safe_call(fn: Callable, *args: Any) -> None:
 class ProducerBatch:
     """Records for one partition, sent together as one v2 record batch."""
 
-    def __init__(self, tp: TopicPartition, compression: Compression, batch_size: int, now: float) -> None:
+    def __init__(
+        self,
+        tp: TopicPartition,
+        compression: Compression,
+        batch_size: int,
+        now: float,
+        compression_level: int | None = None,
+    ) -> None:
         self.tp = tp
         self.compression = compression
+        self.compression_level = compression_level  # None: the codec's default (records.compression)
         self.batch_size = batch_size
         self.created = now
         self.records: list[tuple[int, bytes | None, bytes | None, Sequence[tuple[str, bytes | None]]]] = []
@@ -218,6 +226,7 @@ class ProducerBatch:
         self.data = build_batch(
             records,
             self.compression,
+            level=self.compression_level,
             producer_id=producer_id,
             producer_epoch=producer_epoch,
             base_sequence=base_sequence,

@@ -244,6 +244,7 @@ def build_batch(
     records: Sequence[RecordTuple],
     compression: int = Compression.NONE,
     *,
+    level: int | None = None,
     base_offset: int = 0,
     partition_leader_epoch: int = -1,
     producer_id: int = -1,
@@ -252,7 +253,8 @@ def build_batch(
     transactional: bool = False,
 ) -> bytearray:
     """One v2 batch of ``records`` - ``(timestamp_ms, key, value, headers)`` tuples, offset deltas 0..n-1,
-    CreateTime, the transactional attribute when ``transactional`` - compressed with ``compression``: the bytes ``RecordBatchBuilder`` builds from the same
+    CreateTime, the transactional attribute when ``transactional`` - compressed with ``compression`` at ``level``
+    (``None``: the codec's default, see ``records.compression``): the bytes ``RecordBatchBuilder`` builds from the same
     appends, in a new ``bytearray`` (the records are encoded behind room for the header, which is then
     written in place: no copy of an uncompressed batch). ``bytearray()`` for no records."""
     if not records:
@@ -261,7 +263,7 @@ def build_batch(
     buf, max_timestamp = encode_record_tuples(records, base_timestamp, BATCH_HEADER_SIZE)
     max_timestamp = max(max_timestamp, -1)  # -1 (none) below, as RecordBatchBuilder
     if compression:
-        payload = compress(Compression(compression), memoryview(buf)[BATCH_HEADER_SIZE:])
+        payload = compress(Compression(compression), memoryview(buf)[BATCH_HEADER_SIZE:], level=level)
         buf = bytearray(BATCH_HEADER_SIZE) + payload
     HEADER_STRUCT.pack_into(
         buf,

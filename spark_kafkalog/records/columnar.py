@@ -313,10 +313,10 @@ def _pack_header(
     )
 
 
-def _compressed(compression: int, records: Any) -> Any:
-    if compression == Compression.GZIP:
+def _compressed(compression: int, records: Any, level: int | None) -> Any:
+    if compression == Compression.GZIP and level is None:
         return isal_zlib.compress(records, GZIP_LEVEL, 31)
-    return compress(compression, records)
+    return compress(compression, records, level=level)
 
 
 def build_batch(
@@ -326,12 +326,14 @@ def build_batch(
     max_timestamp: int,
     compression: int = Compression.NONE,
     *,
+    level: int | None = None,
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
 ) -> bytearray:
-    """A v2 batch (base offset 0, CreateTime) around an encoded records section of ``count`` records."""
-    payload = _compressed(compression, records) if compression else records
+    """A v2 batch (base offset 0, CreateTime) around an encoded records section of ``count`` records,
+    compressed at ``level`` (``None``: the default, ISA-L level 1 for gzip)."""
+    payload = _compressed(compression, records, level) if compression else records
     header = bytearray(BATCH_HEADER_SIZE)
     _pack_header(
         header,
@@ -357,19 +359,21 @@ def encode_batch(
     headers: BinaryColumn | None,
     compression: int = Compression.NONE,
     *,
+    level: int | None = None,
     crc: bool = True,
 ) -> bytearray:
     """One v2 batch (base offset 0, CreateTime, no producer state) of ``rows`` in that order, ``timestamps``
     aligned with ``rows``. Uncompressed, the records are encoded straight after room for the header, which is
     then written in place (no copy of the records). ``crc=False`` leaves the CRC field 0, for a caller that
-    stamps producer state and computes it then (``producer_batch.stamp_producer_state``)."""
+    stamps producer state and computes it then (``producer_batch.stamp_producer_state``). ``level``: see
+    ``build_batch``."""
     base = int(timestamps[0])
     deltas = timestamps - base
     ts_deltas = deltas if deltas.any() else None
     max_timestamp = int(timestamps.max())
     if compression:
         records = encode_records(rows, ts_deltas, values, keys, headers)
-        return build_batch(records, len(rows), base, max_timestamp, compression)
+        return build_batch(records, len(rows), base, max_timestamp, compression, level=level)
     batch = encode_records(rows, ts_deltas, values, keys, headers, BATCH_HEADER_SIZE)
     _pack_header(batch, len(batch) - BATCH_HEADER_SIZE, len(rows), base, max_timestamp, compression, -1, -1, -1)
     if crc:

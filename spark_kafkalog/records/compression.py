@@ -3,12 +3,19 @@
 | id | codec  | bytes written                                     | bytes accepted                    |
 |----|--------|---------------------------------------------------|-----------------------------------|
 | 0  | none   | as is                                             | as is                             |
-| 1  | gzip   | one gzip member (zlib, deflate level 6, mtime 0)  | gzip members (or zlib), chained;  |
+| 1  | gzip   | one gzip member (zlib, deflate level 6 or         | gzip members (or zlib), chained;  |
+|    |        | ``level``, mtime 0)                               |                                   |
 |    |        |                                                   | trailing non-gzip bytes ignored;  |
 |    |        |                                                   | inflated by ISA-L (``isal``)      |
 | 2  | snappy | xerial-framed, 32 KiB blocks (as Java)            | xerial-framed or raw              |
-| 3  | lz4    | LZ4 frame; magic 0 with Kafka's broken HC byte    | same, chosen by magic             |
-| 4  | zstd   | one zstd frame, level 3, content size recorded    | zstd frames, chained (magic 2)    |
+| 3  | lz4    | LZ4 frame; magic 0 with Kafka's broken HC byte;   | same, chosen by magic             |
+|    |        | LZ4's fast compressor, or LZ4 HC at ``level``     |                                   |
+| 4  | zstd   | one zstd frame, level 3 or ``level``, content     | zstd frames, chained (magic 2)    |
+|    |        | size recorded                                     |                                   |
+
+``level`` is Kafka's ``compression.<codec>.level`` (KIP-390, checked by ``client.config``): gzip 1-9 (zlib's
+levels), lz4 1-17 (LZ4 HC at that level, capped at LZ4 HC's maximum 12), zstd -131072..22; ``None`` (and
+gzip's -1) picks the codec's default above. snappy has no levels.
 
 Output is bounded by ``max_size`` (``DEFAULT_MAX_DECOMPRESSED_SIZE`` unless given): decompressors grow
 their output with the bytes actually produced and stop past the limit; a size claimed by a header is
@@ -53,12 +60,15 @@ _ZSTD_OUTPUT_STEP = 1 << 20
 _local = threading.local()
 
 
-def _zstd_compressor() -> zstandard.ZstdCompressor:
-    """This thread's level-3 compressor: a ``ZstdCompressor`` is not thread-safe, and making one per call
-    costs a context allocation per batch."""
-    compressor = getattr(_local, "zstd", None)
+def _zstd_compressor(level: int) -> zstandard.ZstdCompressor:
+    """This thread's compressor for ``level``: a ``ZstdCompressor`` is not thread-safe, and making one per
+    call costs a context allocation per batch."""
+    compressors = getattr(_local, "zstd", None)
+    if compressors is None:
+        compressors = _local.zstd = {}
+    compressor = compressors.get(level)
     if compressor is None:
-        compressor = _local.zstd = zstandard.ZstdCompressor(level=_ZSTD_LEVEL)
+        compressor = compressors[level] = zstandard.ZstdCompressor(level=level)
     return compressor
 
 
@@ -92,8 +102,9 @@ _BY_NAME = {
 }
 
 
-def compress(codec: int, data, *, magic: int = 2) -> bytes:
-    """``data`` compressed with ``codec`` as Kafka writes it in a batch (magic 2) or message (0, 1).
+def compress(codec: int, data, *, magic: int = 2, level: int | None = None) -> bytes:
+    """``data`` compressed with ``codec`` as Kafka writes it in a batch (magic 2) or message (0, 1), at
+    ``level`` (``None``: the codec's default; see the module docstring; ignored for snappy).
 
     Raises ``UnsupportedCompressionError`` for ZSTD with magic 0 or 1, ``ValueError`` for an unknown id.
     """
@@ -101,15 +112,15 @@ def compress(codec: int, data, *, magic: int = 2) -> bytes:
     if codec is Compression.NONE:
         return bytes(data)
     if codec is Compression.GZIP:
-        deflate = zlib.compressobj(_GZIP_LEVEL, zlib.DEFLATED, 31)
+        deflate = zlib.compressobj(_GZIP_LEVEL if level is None or level == -1 else level, zlib.DEFLATED, 31)
         return deflate.compress(data) + deflate.flush()
     if codec is Compression.SNAPPY:
         return snappy_compress(data)
     if codec is Compression.LZ4:
-        return lz4_compress(data, magic=magic)
+        return lz4_compress(data, magic=magic, level=level)
     if magic < 2:
         raise UnsupportedCompressionError(f"compression codec zstd cannot be used with magic {magic}")
-    return _zstd_compressor().compress(data)
+    return _zstd_compressor(_ZSTD_LEVEL if level is None else level).compress(data)
 
 
 def decompress(codec: int, data, *, magic: int = 2, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:

@@ -49,6 +49,7 @@ _BROKEN_HEADER = _MAGIC + _DESCRIPTOR + bytes(((xxh32(_MAGIC + _DESCRIPTOR) >> 8
 _END_MARK = b"\x00\x00\x00\x00"
 _UNCOMPRESSED = 0x80000000
 _BLOCK_LENGTH = struct.Struct("<I")
+_HC_MAX_LEVEL = 12  # LZ4HC_CLEVEL_MAX
 
 
 def _descriptor_end(frame) -> int:
@@ -62,15 +63,20 @@ def _descriptor_end(frame) -> int:
     return end
 
 
-def lz4_compress(data, *, magic: int = 2) -> bytes:
-    """One LZ4 frame of ``data`` (layout above); for ``magic == 0`` with Kafka's broken header checksum."""
+def lz4_compress(data, *, magic: int = 2, level: int | None = None) -> bytes:
+    """One LZ4 frame of ``data`` (layout above); for ``magic == 0`` with Kafka's broken header checksum.
+    ``level`` ``None``: LZ4's fast compressor; 1-17 (Kafka's ``compression.lz4.level``): LZ4 HC at that
+    level, capped at LZ4 HC's maximum (12)."""
     view = memoryview(data).cast("B")
     parts: list[bytes | memoryview] = [_BROKEN_HEADER if magic == 0 else _HEADER]
     pack = _BLOCK_LENGTH.pack
+    options: dict = {"store_size": False}
+    if level is not None:
+        options.update(mode="high_compression", compression=min(max(level, 1), _HC_MAX_LEVEL))
     compress = _lz4b.compress
     for start in range(0, len(view), _BLOCK_SIZE):
         block = view[start : start + _BLOCK_SIZE]
-        packed = compress(block, store_size=False)
+        packed = compress(block, **options)
         if len(packed) < len(block):
             parts.append(pack(len(packed)))
             parts.append(packed)
