@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 
+import confluent_kafka
 import pyarrow as pa
 import pytest
 
@@ -128,7 +129,6 @@ def test_gzip_level_reaches_the_batches_both_send_paths_write(bootstrap, path, l
     ("codec", "setting", "level"), [("zstd", "compression_zstd_level", 19), ("lz4", "compression_lz4_level", 9)]
 )
 def test_levelled_batches_are_read_by_confluent_kafka(bootstrap, codec, setting, level):
-    confluent_kafka = pytest.importorskip("confluent_kafka")
     topic = f"levels-{uuid.uuid4().hex[:10]}"
     with AdminClient(bootstrap) as admin:
         admin.create_topics([NewTopic(topic, 1, 1, {})])
