@@ -4,8 +4,7 @@
 |----|--------|---------------------------------------------------|-----------------------------------|
 | 0  | none   | as is                                             | as is                             |
 | 1  | gzip   | one gzip member (zlib, deflate level 6 or         | gzip members (or zlib), chained;  |
-|    |        | ``level``, mtime 0)                               |                                   |
-|    |        |                                                   | trailing non-gzip bytes ignored;  |
+|    |        | ``level``, mtime 0)                               | trailing non-gzip bytes ignored;  |
 |    |        |                                                   | inflated by ISA-L (``isal``)      |
 | 2  | snappy | xerial-framed, 32 KiB blocks (as Java)            | xerial-framed or raw              |
 | 3  | lz4    | LZ4 frame; magic 0 with Kafka's broken HC byte;   | same, chosen by magic             |
