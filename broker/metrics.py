@@ -124,22 +124,32 @@ class BrokerMetrics:
         self.isr_expands = Counter(
             "kafka_server_replicamanager_isrexpands", "ISR expansions made by this broker as leader.", registry=r
         )
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         self._server: Any = None
         self._thread: Any = None
         self.port: int | None = None
 
     # -- events (event loop) -----------------------------------------------------------------------
+    def _child(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, looked up once (prometheus_client's lookup takes a lock and builds
+        keys: a cost on every request otherwise)."""
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
     def request_done(self, request: str, version: int, total_s: float, queue_s: float) -> None:
-        self.requests.labels(request, str(version)).inc()
-        self.total_time.labels(request).observe(total_s * 1000)
-        self.queue_time.labels(request).observe(queue_s * 1000)
+        self._child(self.requests, request, str(version)).inc()
+        self._child(self.total_time, request).observe(total_s * 1000)
+        self._child(self.queue_time, request).observe(queue_s * 1000)
 
     def produced(self, topic: str, size: int, records: int) -> None:
-        self.bytes_in.labels(topic).inc(size)
-        self.messages_in.labels(topic).inc(records)
+        self._child(self.bytes_in, topic).inc(size)
+        self._child(self.messages_in, topic).inc(records)
 
     def fetched(self, topic: str, size: int, *, follower: bool) -> None:
-        (self.replication_bytes_out if follower else self.bytes_out).labels(topic).inc(size)
+        self._child(self.replication_bytes_out if follower else self.bytes_out, topic).inc(size)
 
     # -- scrape-time gauges ------------------------------------------------------------------------
     def watch(self, snapshot: Callable[[], BrokerSnapshot], loop: asyncio.AbstractEventLoop) -> None:

@@ -62,6 +62,7 @@ log = logging.getLogger("kafkalog.network")
 
 _RECV_SIZE = 256 * 1024  # the most one read takes from a socket
 _GROWTH_START = 256 * 1024  # first size of a large frame's buffer when no pooled one is free
+_YIELD_EVERY = 16  # chunks of one large frame read back to back before other connections get a turn
 _CLOSE = object()
 
 
@@ -69,6 +70,12 @@ def _complete(fut: asyncio.Future) -> None:
     """Reader/writer callback: the socket is ready; wake its waiter (once)."""
     if not fut.done():
         fut.set_result(None)
+
+
+def _time_out(fut: asyncio.Future) -> None:
+    """Timer callback: the socket stayed silent too long; its waiter raises ``TimeoutError``."""
+    if not fut.done():
+        fut.set_exception(TimeoutError())
 
 
 class ConnectionClosed(Exception):
@@ -198,12 +205,15 @@ class ClientConnection:
         fut = self.loop.create_future()
         fd = self.sock.fileno()
         self.loop.add_reader(fd, _complete, fut)
+        timer = self.loop.call_later(timeout_s, _time_out, fut) if timeout_s is not None else None
         try:
-            await asyncio.wait_for(fut, timeout_s) if timeout_s is not None else await fut
+            await fut
         except TimeoutError:
             raise ConnectionClosed(f"idle for more than {self.server.config['connections.max.idle.ms']} ms") from None
         finally:
             self.loop.remove_reader(fd)
+            if timer is not None:
+                timer.cancel()
 
     async def _receive_large_frame(self, head: bytearray, size: int, idle_s: float) -> tuple[bytearray, int]:
         """Receive the rest of a ``size``-byte frame whose first ``len(head)`` bytes are ``head``.
@@ -211,8 +221,10 @@ class ClientConnection:
         The frame goes into a pooled buffer when one is free (no new memory); otherwise ``head`` grows,
         only once more bytes are there to read, to the next power of two (at least ``_GROWTH_START``, at
         most the frame's size class): memory follows what the client really sent, at most about twice it.
-        Each chunk waits for its turn in the broker-wide ``RequestMemory`` budget. Returns the buffer
-        (at least ``size`` bytes, the frame at its start) and ``size``.
+        Each chunk waits for its turn in the broker-wide ``RequestMemory`` budget, and is read at once when
+        the socket holds it (the event loop is asked to wait only when it does not; every ``_YIELD_EVERY``
+        chunks read without waiting, the other connections get a turn). Returns the buffer (at least
+        ``size`` bytes, the frame at its start) and ``size``.
         """
         memory = self.server.request_memory
         filled = len(head)
@@ -223,11 +235,15 @@ class ClientConnection:
             buffer[:filled] = head
         del head
         memory.charge(self, filled)
+        chunks = 0
         try:
             while filled < size:
+                chunks += 1
+                if chunks % _YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
                 await memory.wait_turn(self)
-                await self._readable(idle_s)
-                if filled == len(buffer):
+                if filled == len(buffer):  # grow only once more bytes are there to read
+                    await self._readable(idle_s)
                     grown = min(size_class(size), max(_GROWTH_START, size_class(len(buffer) + 1)))
                     buffer.extend(bytes(grown - len(buffer)))
                 with memoryview(buffer) as target:
