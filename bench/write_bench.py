@@ -90,12 +90,8 @@ def timed(run) -> float:
 
 
 class Topics:
-    """Bench topics: each run writes into a new one, deleted (and its files gone) before the next run.
-
-    The log files of kept topics would hold on to their page cache, so every run would write into memory
-    the machine never used before; in this VM that first touch costs 5-10x a write into recycled pages
-    (530 MB: 0.8-1.6 s against 0.1-0.2 s, measured with plain ``os.write``), a cost of the VM, not of the
-    broker, and what made the 1 KiB uncompressed case swing between 0.25 and 0.52 of the ceiling."""
+    """Bench topics: each run writes into a new one, deleted (its files gone) before the next run, so the
+    bench's disk and page cache stay bounded however many cases and repeats it runs."""
 
     def __init__(self, admin: AdminClient, data_dir: Path) -> None:
         self.admin = admin
@@ -117,6 +113,26 @@ class Topics:
             time.sleep(0.1)
 
 
+def page_cache_write_cpu(directory: Path, megabytes: int = 512) -> float:
+    """CPU seconds per GB of writing a new file in ``directory`` (1 MiB ``os.write`` calls): what a log
+    append's copy into the page cache costs on this machine. In this VM freed memory goes back to the
+    host within about half a second (virtio-balloon free page reporting), so page cache for new data is
+    first-touched memory: 0.35-1.6 s per 530 MB measured, against 0.1 s when freed pages are reused at
+    once. Every broker writing here pays it; it is most of the broker's CPU for 1 KiB uncompressed rows."""
+    chunk = os.urandom(1 << 20)
+    path = directory / f"page-cache-probe-{os.getpid()}"
+    started = time.process_time()
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+    try:
+        for _ in range(megabytes):
+            os.write(fd, chunk)
+    finally:
+        os.close(fd)
+    seconds = time.process_time() - started
+    path.unlink()
+    return round(seconds * 1024 / megabytes, 3)
+
+
 def figures(records: int, nbytes: int, seconds: float) -> dict:
     return {
         "seconds": round(seconds, 3),
@@ -125,10 +141,10 @@ def figures(records: int, nbytes: int, seconds: float) -> dict:
     }
 
 
-def spark_cases(spark, topics: Topics, bootstrap: str, records: int, repeats: int, codecs) -> list[dict]:
+def spark_cases(spark, topics: Topics, bootstrap: str, records: int, repeats: int, codecs, sizes) -> list[dict]:
     cases = []
     print(f"{'case':>14} | {'kafkalog':>10} {'ceiling':>10} {'ratio':>6}  (rows/s)", flush=True)
-    for size in VALUE_SIZES:
+    for size in sizes:
         n = records if size <= 100 else records // 2
         df = frame(spark, n, size)
         df.count()
@@ -392,10 +408,13 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=None, help="rows per Spark case (default 1,000,000)")
     parser.add_argument("--repeats", type=int, default=None, help="Spark runs per figure after a warm-up (default 3)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--codecs", nargs="+", choices=CODECS, help="codecs to run (default: all)")
+    parser.add_argument("--sizes", nargs="+", type=int, choices=VALUE_SIZES, help="value sizes (default: all)")
     args = parser.parse_args()
     records = args.records or (100_000 if args.quick else 1_000_000)
     repeats = args.repeats or (1 if args.quick else 3)
-    codecs = ("none", "lz4") if args.quick else CODECS
+    codecs = args.codecs or (("none", "lz4") if args.quick else CODECS)
+    sizes = args.sizes or VALUE_SIZES
 
     from broker.embedded_cluster import EmbeddedCluster
     from spark_kafkalog.datasource import kafkalog_session
@@ -405,13 +424,15 @@ def main() -> None:
     with EmbeddedCluster(brokers=1) as cluster, AdminClient(cluster.bootstrap_servers) as admin:
         bootstrap = cluster.bootstrap_servers
         topics = Topics(admin, cluster.data_dir)
+        page_cache = [page_cache_write_cpu(cluster.data_dir)]
         batch_api = batch_api_cases(topics, bootstrap, records, codecs)
         spark = kafkalog_session("local[2]", "kafkalog-write-bench", conf={"spark.ui.enabled": "false"})
         spark.sparkContext.setLogLevel("ERROR")
         spark.dataSource.register(counting_sink())
-        cases = spark_cases(spark, topics, bootstrap, records, repeats, codecs)
+        cases = spark_cases(spark, topics, bootstrap, records, repeats, codecs, sizes)
         spark.stop()
-    for size in VALUE_SIZES:
+        page_cache.append(page_cache_write_cpu(cluster.data_dir))
+    for size in sizes:
         n = records if size <= 100 else records // 2
         codec_cpu = codec_cpu_seconds(n, size, codecs)
         for case in cases:
@@ -426,11 +447,13 @@ def main() -> None:
             "batch_api": f"one process, prebuilt Arrow arrays, send_batch calls of {CALL_ROWS:,} rows, timed until every batch is acknowledged",
             "broker": "EmbeddedCluster, one broker process on the same machine",
             "cpu_seconds": "CPU seconds during the best Spark run of each writer, by role (Spark's JVM, its Python workers, the broker process) and for the whole machine (2 cores: at most 2 x seconds)",
-            "topics": "every kafkalog run writes into a new topic, deleted (files gone) after the run: the next run's log writes recycle its page cache instead of first-touching fresh VM memory",
+            "topics": "every kafkalog run writes into a new topic, deleted (files gone) after the run",
+            "page_cache_write_cpu_s_per_gb": "CPU seconds per GB of writing a new file next to the broker's logs, before and after the cases: this VM's cost of first-touched page cache, part of the broker's CPU",
             "cpu_bound": "per case: CPU seconds the machine has at the target (cores x ceiling seconds / target) against the ceiling run's CPU plus the codec's CPU for the same rows (one thread, bench process); negative 'left' means no writer can reach the target here",
             "per_record": "send, send_default_settings and confluent_produce: 300,000 records, best of 3 in turns; send and confluent_produce with per_record_settings",
         },
         "kernels": columnar.HAVE_KERNELS,
+        "page_cache_write_cpu_s_per_gb": {"before": page_cache[0], "after": page_cache[1]},
         "spark_write": cases,
         "batch_api": batch_api,
         "target": {

@@ -21,8 +21,11 @@ Partitions, as ``Producer.send`` picks them:
 Differences from ``send``: the configured key/value serializers are not applied (values and keys are
 bytes, ``str`` (UTF-8) or ``None``, or Arrow binary/string arrays); one timestamp (now) for rows without
 one; batches hold up to ``batch_bytes`` (default ``max(batch.size, min(max.request.size / 2, 512 KiB))``)
-rather than ``batch.size``, since whole batches are what this path is for. Each row of one call lands in
-its partition in row order. Thread-safe like ``send``.
+rather than ``batch.size``, since whole batches are what this path is for; compressed, a batch takes
+rows until its *compressed* size should reach that, by a per-topic estimate of the compression ratio
+(as Java's producer estimates it; up at once, down halfway, at most 4x the rows), and a batch that
+compresses to more than fits in a request is encoded again as two. Each row of one call lands in its partition in row
+order. Thread-safe like ``send``.
 """
 
 from __future__ import annotations
@@ -289,20 +292,47 @@ def send_batch(
     batch_bytes = min(batch_bytes, cfg.max_request_size)  # a batch must fit in one request
     compression = cfg.compression_type
     level = cfg.compression_level()
+    ratios = producer._compression_ratios
+    # compressed: runs of about batch_bytes / ratio estimated record bytes, so that batches come out near
+    # batch_bytes (fewer, fuller batches and requests), as Java's producer sizes compressed batches
+    run_bytes = int(batch_bytes / ratios.get(topic, 1.0)) if compression else batch_bytes
     accumulator = producer._accumulator
     max_block = cfg.max_block_ms / 1000.0
     batches: list[PrebuiltBatch] = []
     crc = producer._sender.idempotence is None  # else stamping the producer state computes the CRC
+    fits = max(batch_bytes, cfg.max_request_size - _REQUEST_OVERHEAD)
+
+    def encoded(run: np.ndarray) -> list[tuple[np.ndarray, bytearray]]:
+        data = encode_batch(run, ts[run], value_column, key_column, header_column, compression, level=level, crc=crc)
+        if not compression:
+            return [(run, data)]
+        _observe_ratio(ratios, topic, len(data) / max(int(sizes[run].sum()), 1))
+        if len(data) <= fits or len(run) == 1:
+            return [(run, data)]
+        half = len(run) // 2  # compressed far less than estimated, too large for a request: two batches
+        return encoded(run[:half]) + encoded(run[half:])
+
     for p, rows in group_rows(parts, num_partitions):
         tp = TopicPartition(topic, p)
-        for run in split_rows(rows, sizes, batch_bytes):
-            data = encode_batch(
-                run, ts[run], value_column, key_column, header_column, compression, level=level, crc=crc
-            )
-            batch = PrebuiltBatch(tp, data, len(run), accumulator.clock())
-            if on_delivery is not None:
-                batch.batch_callbacks.append(on_delivery)
-            accumulator.append_prebuilt(batch, max_block=max_block)
-            batches.append(batch)
-            producer._sender.wakeup()
+        for whole_run in split_rows(rows, sizes, run_bytes):
+            for run, data in encoded(whole_run):
+                batch = PrebuiltBatch(tp, data, len(run), accumulator.clock())
+                if on_delivery is not None:
+                    batch.batch_callbacks.append(on_delivery)
+                accumulator.append_prebuilt(batch, max_block=max_block)
+                batches.append(batch)
+                producer._sender.wakeup()
     return BatchSendResult(batches, parts)
+
+
+_REQUEST_OVERHEAD = 1024  # room left in max.request.size for the produce request's own fields
+MAX_RUN_FACTOR = 4
+"""A compressed batch holds at most ``MAX_RUN_FACTOR`` x ``batch_bytes`` of estimated record bytes."""
+
+
+def _observe_ratio(ratios: dict[str, float], topic: str, observed: float) -> None:
+    """Update ``topic``'s estimated compressed / estimated record bytes: up at once to a worse ratio (so
+    that the next batches fit), halfway down to a better one; never below ``1 / MAX_RUN_FACTOR``."""
+    estimate = ratios.get(topic, 1.0)
+    estimate = observed if observed > estimate else estimate - (estimate - observed) / 2
+    ratios[topic] = max(estimate, 1.0 / MAX_RUN_FACTOR)

@@ -74,6 +74,8 @@ class Producer:
         # topic -> [metadata entry, next check (wall ns), partition count, partitions with a leader,
         #          TopicPartition by index, expiry (monotonic s)]: send_path's per-topic state
         self._topics: dict[str, list[Any]] = {}
+        # topic -> estimated compressed / record bytes of send_batch's batches (client.batch_producer)
+        self._compression_ratios: dict[str, float] = {}
         self._close_lock = threading.Lock()
         self._closed = False
         self._sender = Sender(self._client, self._accumulator, cfg, idempotent=self.idempotent)

@@ -202,3 +202,53 @@ def test_another_partitioner_is_asked_row_by_row(bootstrap):
         result = producer.send_batch(topic, [b"%d" % i for i in range(30)], [b"same-key"] * 30)
         result.result(30)
     assert result.partitions.tolist() == [i % 3 for i in range(30)]
+
+
+@pytest.mark.parametrize(
+    ("estimate", "observed", "expected"),
+    [
+        (None, 0.5, 0.75),  # first batch of a topic: from 1.0 halfway down
+        (0.5, 0.7, 0.7),  # worse than estimated: at once
+        (0.5, 0.3, 0.4),  # better: halfway
+        (0.3, 0.01, 0.25),  # never below 1 / MAX_RUN_FACTOR
+    ],
+)
+def test_compression_ratio_estimate_rises_at_once_and_falls_halfway(estimate, observed, expected):
+    from spark_kafkalog.client.batch_producer import _observe_ratio
+
+    ratios = {} if estimate is None else {"t": estimate}
+    _observe_ratio(ratios, "t", observed)
+    assert ratios["t"] == pytest.approx(expected)
+
+
+def hex_values(n: int, size: int = 100) -> list[bytes]:
+    """Values that compress about 2:1 (hex digits of random bytes)."""
+    return [uuid.uuid4().bytes.hex().encode() * (size // 32 + 1) for _ in range(n)]
+
+
+def test_compressed_batches_fill_batch_bytes_once_the_ratio_is_known(bootstrap):
+    topic = new_topic(bootstrap, 1)
+    batch_bytes = 64 * 1024
+    with Producer(bootstrap, compression_type="lz4") as producer:
+        for _ in range(3):  # the first call learns the topic's ratio
+            result = producer.send_batch(topic, hex_values(4000), batch_bytes=batch_bytes)
+            result.result(30)
+        sizes = [len(batch.data) for batch in result.batches]
+    # without the estimate every batch would hold batch_bytes of records, about half that compressed
+    assert all(size > 0.7 * batch_bytes for size in sizes[:-1]), sizes
+    assert max(sizes) <= producer.config.max_request_size
+    assert sum(len(r) for r in read_all(bootstrap, topic, 1).values()) == 12_000
+
+
+def test_a_batch_compressing_worse_than_estimated_is_split_to_fit_a_request(bootstrap):
+    import os
+
+    topic = new_topic(bootstrap, 1)
+    values = [os.urandom(1000) for _ in range(1000)]  # incompressible
+    with Producer(bootstrap, compression_type="zstd", max_request_size=200_000) as producer:
+        producer._compression_ratios[topic] = 0.25  # as if the topic's earlier data compressed 4:1
+        result = producer.send_batch(topic, values, batch_bytes=100_000)
+        result.result(30)
+        sizes = [len(batch.data) for batch in result.batches]
+    assert max(sizes) <= 200_000 - 1024 and len(sizes) >= 5, sizes
+    assert [r[1] for r in read_all(bootstrap, topic, 1)[0]] == values
