@@ -211,19 +211,52 @@ def client_read(bootstrap: str, topic: str) -> int:
     return rows
 
 
+def loopback_transfer_cpu(chunks: list[bytes]) -> float:
+    """CPU seconds (both ends) of moving ``chunks`` over a loopback TCP connection: one thread sends
+    them, the caller receives into one reused 8 MiB buffer, as any network reader must."""
+    import socket
+    import threading
+
+    total = sum(len(c) for c in chunks)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        sender = socket.create_connection(server.getsockname())
+        receiver, _ = server.accept()
+
+    def send() -> None:
+        with sender:
+            for chunk in chunks:
+                sender.sendall(chunk)
+
+    buffer = memoryview(bytearray(8 << 20))
+    thread = threading.Thread(target=send)
+    started = time.process_time()
+    thread.start()
+    got = 0
+    with receiver:
+        while got < total:
+            n = receiver.recv_into(buffer)
+            if not n:
+                break
+            got += n
+    thread.join()
+    return time.process_time() - started
+
+
 def read_cpu_parts(bootstrap: str, topic: str) -> dict[str, float]:
-    """CPU seconds (one thread, best of 3) of the parts of a read that every reader of ``topic`` pays,
-    over its record batches fetched once into memory: ``codec`` (decompressing every batch) and ``crc``
-    (CRC-32C of every batch, as a consumer with Kafka's default ``check.crcs`` does)."""
+    """CPU seconds (best of 3) of the parts of a read that every reader of ``topic`` pays, over its record
+    batches fetched once into memory: ``transfer`` (the batches over a loopback TCP connection, both
+    ends: ``loopback_transfer_cpu``), ``crc`` (CRC-32C of every batch, as a consumer with Kafka's default
+    ``check.crcs`` does), ``codec`` (decompressing every batch, one thread) and ``copy`` (one copy of the
+    records' bytes: Arrow's binary columns hold values contiguously, record batches do not)."""
+    from spark_kafkalog.client import TopicPartition
     from spark_kafkalog.records import crc32c, decompress
     from spark_kafkalog.records.batch import ATTRIBUTES_OFFSET, BATCH_HEADER_SIZE, CODEC_MASK
 
     options = parse_source_options({"kafka.bootstrap.servers": bootstrap, "subscribe": topic})
     batches = []
     with open_client(options) as client:
-        for offset_range in plan_batch(options, client):
-            tp = offset_range.topic_partition
-            for fetched in client.fetch_batches(tp, offset_range.start, offset_range.end):
+        for partition in range(PARTITIONS):
+            for fetched in client.fetch_batches(TopicPartition(topic, partition), 0):  # up to the high watermark
                 batches.append(bytes(fetched.batch.data))
 
     def best(run) -> float:
@@ -234,36 +267,46 @@ def read_cpu_parts(bootstrap: str, topic: str) -> dict[str, float]:
             times.append(time.process_time() - started)
         return round(min(times), 3)
 
+    def records(data: bytes):
+        codec = data[ATTRIBUTES_OFFSET + 1] & CODEC_MASK  # the low byte of the int16 attributes
+        body = memoryview(data)[BATCH_HEADER_SIZE:]
+        return decompress(codec, body) if codec else body
+
     def inflate() -> None:
         for data in batches:
-            codec = data[ATTRIBUTES_OFFSET + 1] & CODEC_MASK  # the low byte of the int16 attributes
-            if codec:
-                decompress(codec, memoryview(data)[BATCH_HEADER_SIZE:])
+            records(data)
 
     def crcs() -> None:
         for data in batches:
             crc32c(memoryview(data)[ATTRIBUTES_OFFSET:])
 
-    return {"codec": best(inflate), "crc": best(crcs)}
+    sections = [records(data) for data in batches]
+    target = bytearray(max(len(s) for s in sections))
+
+    def copy() -> None:
+        for section in sections:
+            target[: len(section)] = section
+
+    transfer = min(loopback_transfer_cpu(batches) for _ in range(3))
+    return {"transfer": round(transfer, 3), "crc": best(crcs), "codec": best(inflate), "copy": best(copy)}
 
 
 def cpu_bound(case: dict, parts: dict[str, float], client_cpu: float) -> dict:
     """Whether the target is within this machine's reach for ``case``: at the target a run may last
     ``ceiling_s / TARGET`` on every core, i.e. use at most ``budget`` CPU seconds; any reader needs at least
-    what the ceiling run used (Spark taking Arrow batches from a Python source) plus decompression and CRCs
-    (``read_cpu_parts``). ``read_task_cpu``: what the data source's read code (fetch, CRC, decode into
+    what the ceiling run used (Spark taking Arrow batches from a Python source) plus the parts every reader
+    pays (``read_cpu_parts``). ``read_task_cpu``: what the data source's read code (fetch, CRC, decode into
     Arrow) used alone in one process; with the broker's CPU it is this design's share."""
     import os
 
     budget = (os.cpu_count() or 1) * case["ceiling"]["seconds"] / TARGET
     ceiling_cpu = case["cpu_seconds"]["ceiling"]["machine"]
-    left = budget - ceiling_cpu - parts["codec"] - parts["crc"]
+    left = budget - ceiling_cpu - sum(parts.values())
     return {
         "cpu_budget_at_target": round(budget, 3),
         "ceiling_machine_cpu": ceiling_cpu,
-        "codec_cpu": parts["codec"],
-        "crc_cpu": parts["crc"],
-        "left_for_fetching_and_decoding": round(left, 3),
+        **{f"{name}_cpu": seconds for name, seconds in parts.items()},
+        "left_for_this_readers_own_work": round(left, 3),
         "reachable_on_this_machine": left > 0,
         "read_task_cpu": round(client_cpu, 3),
         "broker_cpu": case["cpu_seconds"]["kafkalog"].get("broker"),
@@ -459,7 +502,7 @@ def main() -> None:
             "fill": "confluent-kafka producer, linger.ms 20, batch.size 1 MB",
             "mb_per_s": "key + value bytes per second (10^6 bytes)",
             "cpu_seconds": "CPU seconds during the best Spark run of each reader, by role (Spark's JVM, its Python workers, the broker process) and for the whole machine (2 cores: at most 2 x seconds)",
-            "cpu_bound": "per case: CPU seconds the machine has at the target (cores x ceiling seconds / target) against the ceiling run's CPU plus what every reader pays (decompression and CRC-32C of the same batches, one thread); negative 'left' means no reader can reach the target here; read_task_cpu is this data source's read code alone (client)",
+            "cpu_bound": "per case: CPU seconds the machine has at the target (cores x ceiling seconds / target) against the ceiling run's CPU plus what every reader pays for the same batches (their transfer over loopback TCP, CRC-32C, decompression, one copy of the records' bytes); negative 'left' means no reader can reach the target here; read_task_cpu is this data source's read code alone (client)",
             "quick": args.quick,
         },
         "machine": machine_info(("pyspark", "pyarrow", "numpy", "confluent-kafka")),

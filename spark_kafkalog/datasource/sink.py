@@ -92,7 +92,7 @@ class RecordWriter:
     Each Arrow batch goes out through ``Producer.send_batch`` once per topic: keys hashed over the whole
     column, rows grouped by partition and encoded as whole record batches (``records.columnar``), the
     same partitions and record bytes as per-row ``send``. Batches hold up to ``kafka.batch.size`` bytes
-    when that option is set, else up to 512 KiB (see ``client.batch_producer``).
+    when that option is set, else up to 512 KiB, compressed when a codec is set (see ``client.batch_producer``).
     """
 
     def __init__(self, options: SinkOptions, columns: WriteColumns, producer) -> None:
