@@ -127,3 +127,16 @@ def test_kafka_batch_size_bounds_the_batches_written(bootstrap):
         fetched = list(client.fetch_batches(tp, 0, 1000))
     assert len(fetched) >= 1000 * 136 // 4096
     assert all(f.batch.size <= 4096 for f in fetched)
+
+
+def test_small_arrow_batches_are_sent_together_in_order(bootstrap):
+    topic = new_topic(bootstrap, 1)
+    values = [b"%06d" % i + b"x" * 94 for i in range(8000)]
+    arrow_batches = [pa.record_batch([pa.array(values[i : i + 1000])], names=["value"]) for i in range(0, 8000, 1000)]
+    assert write(bootstrap, arrow_batches, WriteColumns(), topic) == 8000
+    with KafkaClient(bootstrap) as client:
+        fetched = list(client.fetch_batches(TopicPartition(topic, 0), 0, 8000))
+    # one send_batch over all eight (about 1.1 MB by the producer's size estimate): record batches of up
+    # to 512 KiB, three, where one send_batch per Arrow batch would write eight
+    assert len(fetched) <= 3
+    assert [r.value for f in fetched for r in f.batch.records()] == values
