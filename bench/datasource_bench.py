@@ -34,6 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.machine import machine_info  # noqa: E402
+from bench.stats import confluent_produce_all  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic  # noqa: E402
 from spark_kafkalog.datasource.options import parse_source_options  # noqa: E402
 from spark_kafkalog.datasource.planning import plan_batch  # noqa: E402
@@ -73,17 +74,8 @@ def fill_topic(bootstrap: str, topic: str, records: int, value_size: int, codec:
         }
     )
     started = time.perf_counter()
-    for i in range(records):
-        while True:
-            try:
-                producer.produce(topic, values[i % len(values)], b"key-%d" % i, partition=i % PARTITIONS)
-                break
-            except BufferError:
-                producer.poll(0.05)
-        if i % 50_000 == 0:
-            producer.poll(0)
-    if producer.flush(120) != 0:
-        raise RuntimeError(f"confluent-kafka could not deliver every record to {topic}")
+    messages = ((values[i % len(values)], b"key-%d" % i, i % PARTITIONS) for i in range(records))
+    confluent_produce_all(producer, topic, messages)
     return time.perf_counter() - started
 
 

@@ -1,9 +1,10 @@
-"""Small helpers shared by the benchmarks: a percentile of sorted samples and waiting for a condition."""
+"""Small helpers shared by the benchmarks: a percentile of sorted samples, waiting for a condition, and
+producing many messages with confluent-kafka."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
@@ -20,3 +21,25 @@ def wait_for(cond: Callable[[], Any], timeout_s: float, what: str) -> Any:
             raise TimeoutError(f"timed out after {timeout_s}s waiting for {what}")
         time.sleep(0.1)
     return value
+
+
+def confluent_produce_all(
+    producer: Any, topic: str, messages: Iterable[tuple[bytes, bytes | None, int | None]]
+) -> None:
+    """Produce ``(value, key, partition or None)`` messages with a confluent-kafka ``Producer``, waiting
+    whenever its queue is full; raises ``RuntimeError`` unless every message was delivered."""
+    produce = producer.produce
+    for i, (value, key, partition) in enumerate(messages):
+        while True:
+            try:
+                if partition is None:
+                    produce(topic, value, key)
+                else:
+                    produce(topic, value, key, partition=partition)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        if i % 50_000 == 0:
+            producer.poll(0)
+    if producer.flush(120) != 0:
+        raise RuntimeError(f"confluent-kafka could not deliver every message to {topic}")

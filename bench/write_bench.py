@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
 
 from bench.datasource_bench import timed_with_cpu  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
+from bench.stats import confluent_produce_all  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic, Producer  # noqa: E402
 from spark_kafkalog.records import columnar  # noqa: E402
 
@@ -333,21 +334,9 @@ def batch_api_cases(topics: Topics, bootstrap: str, records: int, codecs) -> dic
         producer.produce(topic, b"warm-up")
         producer.flush(60)
 
-        def run_confluent():
-            produce = producer.produce
-            for i, (k, v) in enumerate(zip(key_list, value_list)):
-                while True:
-                    try:
-                        produce(topic, v, k)
-                        break
-                    except BufferError:
-                        producer.poll(0.05)
-                if i % 50_000 == 0:
-                    producer.poll(0)
-            if producer.flush(120) != 0:
-                raise RuntimeError("confluent-kafka could not deliver every record")
-
-        seconds = timed(run_confluent)
+        seconds = timed(
+            lambda: confluent_produce_all(producer, topic, ((v, k, None) for k, v in zip(key_list, value_list)))
+        )
         topics.drop(topic)
         return seconds
 
