@@ -24,8 +24,8 @@ one; batches hold up to ``batch_bytes`` (default ``max(batch.size, min(max.reque
 rather than ``batch.size``, since whole batches are what this path is for; compressed, a batch takes
 rows until its *compressed* size should reach that, by a per-topic estimate of the compression ratio
 (as Java's producer estimates it; up at once, down halfway, at most 4x the rows), and a batch that
-compresses to more than fits in a request is encoded again as two. Each row of one call lands in its partition in row
-order. Thread-safe like ``send``.
+compresses to more than fits in a request is encoded again as two. Each row of one call lands in its
+partition in row order. Thread-safe like ``send``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ Strings are sent as UTF-8. Keyed records land where Java producers put them (mur
 partitioner). ``RecordWriter`` is one task's writer: ``write`` takes a batch and sends the rows pending
 once they reach ``COALESCE_BYTES`` (raising on a row that cannot become a record, e.g. a null topic, and
 on the first delivery failure reported so far); ``finish`` sends the rest, flushes and raises if any
-record failed, so Spark fails (and retries) the task: no record is dropped silently. Delivery is at-least-once, as with Spark's sink. Used by one thread.
+record failed, so Spark fails (and retries) the task: no record is dropped silently. Delivery is
+at-least-once, as with Spark's sink. Used by one thread.
 """
 
 from __future__ import annotations
@@ -89,18 +90,18 @@ def check_write_schema(fields: Mapping[str, str], options: SinkOptions) -> Write
 COALESCE_BYTES = 4 * 1024 * 1024
 """Arrow bytes of the batches Spark hands a writer that are sent together: Spark's Arrow batches hold
 10,000 rows (``spark.sql.execution.arrow.maxRecordsPerBatch``), about 1 MB of 100 B values, and one
-``send_batch`` over four of them costs the task about a sixth less CPU than four over one each (fewer calls,
-record batches and produce requests)."""
+``send_batch`` over four of them costs the task about a sixth less CPU than four over one each (fewer
+calls, record batches and produce requests)."""
 
 
 class RecordWriter:
     """Sends the rows of Arrow batches through ``producer`` (see the module docstring).
 
     Spark's Arrow batches, joined up to ``COALESCE_BYTES``, go out through ``Producer.send_batch`` once per
-    topic: keys hashed over the whole
-    column, rows grouped by partition and encoded as whole record batches (``records.columnar``), the
-    same partitions and record bytes as per-row ``send``. Batches hold up to ``kafka.batch.size`` bytes
-    when that option is set, else up to 512 KiB, compressed when a codec is set (see ``client.batch_producer``).
+    topic: keys hashed over the whole column, rows grouped by partition and encoded as whole record batches
+    (``records.columnar``), the same partitions and record bytes as per-row ``send``. Record batches hold
+    up to ``kafka.batch.size`` bytes when that option is set, else up to 512 KiB, compressed when a codec
+    is set (see ``client.batch_producer``).
     """
 
     def __init__(self, options: SinkOptions, columns: WriteColumns, producer) -> None:
