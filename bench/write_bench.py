@@ -119,7 +119,7 @@ def page_cache_write_cpu(directory: Path, megabytes: int = 512) -> float:
     append's copy into the page cache costs on this machine. In this VM freed memory goes back to the
     host within about half a second (virtio-balloon free page reporting), so page cache for new data is
     first-touched memory: 0.35-1.6 s per 530 MB measured, against 0.1 s when freed pages are reused at
-    once. Every broker writing here pays it; it is most of the broker's CPU for 1 KiB uncompressed rows."""
+    once. Every broker writing here pays it: a large part of the broker's CPU for 1 KiB uncompressed rows."""
     chunk = os.urandom(1 << 20)
     path = directory / f"page-cache-probe-{os.getpid()}"
     started = time.process_time()
