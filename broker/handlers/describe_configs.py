@@ -1,5 +1,6 @@
 """DescribeConfigs (key 32), v0-4: topic configs (every topic-level key with its value and source: topic
-override, this broker's or the cluster-wide dynamic broker config, ``server.properties`` or default) and
+override as the registry holds it now, this broker's or the cluster-wide dynamic broker config,
+``server.properties`` or default) and
 this broker's configs (dynamic values from ``/config/brokers/<id>`` and ``<default>`` first; read-only
 unless dynamic). ``configuration_keys`` null means all. v0 reports ``is_default``; v1+ ``config_source``
 and, when asked, synonyms; v3+ type and documentation. A broker resource must name this broker; an empty
@@ -9,6 +10,7 @@ client quotas, ...) are INVALID_REQUEST.
 
 from __future__ import annotations
 
+from broker.cluster.registry import NoSuchTopicError
 from broker.config import ConfigError
 from broker.config_describe import describe_broker_configs, describe_default_broker_configs, describe_topic_configs
 from broker.dynamic_config import DEFAULT_ENTITY, DynamicBrokerConfig
@@ -37,12 +39,12 @@ async def handle(ctx, request):
         )
         results.append(out)
         if res.resource_type == TOPIC:
-            t = b.metadata.topics.get(res.resource_name)
-            if t is None:
+            overrides = await _topic_overrides(b, res.resource_name)
+            if overrides is None:
                 out.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 out.error_message = f"topic {res.resource_name!r} does not exist"
                 continue
-            described = describe_topic_configs(b, t.config, dynamic)
+            described = describe_topic_configs(b, overrides, dynamic)
         elif res.resource_type == BROKER:
             if res.resource_name == "":
                 described = describe_default_broker_configs(dynamic)
@@ -76,6 +78,17 @@ async def handle(ctx, request):
                 )
             )
     return Resp(throttle_time_ms=0, results=results)
+
+
+async def _topic_overrides(b, name: str) -> dict[str, str] | None:
+    """The topic's overrides as the registry holds them now (as Kafka reads ``/config/topics/<t>``), so a
+    DescribeConfigs right after an AlterConfigs answered by any broker sees it; None for an unknown topic."""
+    if name not in b.metadata.topics:
+        return None
+    try:
+        return await b.run_blocking(b.registry.topic_config, name)
+    except NoSuchTopicError:
+        return None
 
 
 async def _dynamic_config(b) -> DynamicBrokerConfig:
