@@ -9,11 +9,14 @@
 - ``batch_api``: one Python process sending prebuilt Arrow arrays (100 B values, keyed, 2 partitions)
   with ``Producer.send_batch`` in calls of 100,000 rows, per codec, until every batch is acknowledged
   (target >= 1 M rec/s); next to it per-record ``Producer.send`` and confluent-kafka's ``produce`` on
-  the same data (no codec), for scale.
+  the same data (no codec) with the same settings (``PER_RECORD_SETTINGS``), and ``send`` with our
+  defaults, best of 3 in turns (target: ``send`` at least confluent-kafka's rate).
+- ``cpu_bound`` per Spark case: the CPU the machine has at the target against the ceiling run's CPU plus
+  the codec's (``codec_cpu_seconds``); each kafkalog run writes into a new topic, deleted after it.
 
 The broker is an ``EmbeddedCluster`` broker process on the same machine (2 cores shared with Spark and
 the producers). Load averages before and after are recorded. Writes ``bench/results/write.json`` and
-``write.png``. Run: ``python bench/write_bench.py [--quick]``.
+``write.png``. Run: ``python bench/write_bench.py [--quick] [--repeats N] [--codecs ...] [--sizes ...]``.
 """
 
 from __future__ import annotations
@@ -234,8 +237,10 @@ def codec_cpu_seconds(records: int, size: int, codecs, repeats: int = 3) -> dict
     runs = columnar.split_rows(np.arange(records, dtype=np.int64), sizes, 512 * 1024)
 
     def cpu(label: str) -> float:
-        codec, _, level = label.partition("-")
-        compression = Compression.NONE if codec == "none" else Compression[codec.upper()]
+        settings = codec_settings(label)
+        codec = settings["compression.type"]
+        compression = Compression.from_name(codec)
+        level = settings.get(f"compression.{codec}.level")
         best = float("inf")
         for _ in range(repeats):
             started = time.process_time()

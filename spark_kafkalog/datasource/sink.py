@@ -141,7 +141,10 @@ class RecordWriter:
     def _send_pending(self) -> None:
         pending, self._pending, self._pending_bytes = self._pending, [], 0
         if pending:
-            self._write(pending[0] if len(pending) == 1 else pa.concat_batches(pending))
+            # one batch of them all (Table.combine_chunks: pa.concat_batches needs a newer pyarrow than ours)
+            self._write(
+                pending[0] if len(pending) == 1 else pa.Table.from_batches(pending).combine_chunks().to_batches()[0]
+            )
 
     def _write(self, batch: pa.RecordBatch) -> None:
         n = batch.num_rows
