@@ -17,7 +17,9 @@ Every broker runs a ``Controller``; it competes for the ephemeral ``/controller`
 * preferred-replica election every ``leader.imbalance.check.interval.seconds`` with
   ``auto.leader.rebalance.enable``: for each broker whose share of partitions it is preferred for (first
   replica) but does not lead exceeds ``leader.imbalance.per.broker.percentage``, leadership moves back to it
-  where it is alive and in the ISR;
+  where it is alive and in the ISR. The same check also runs as soon as a broker that (re)registered is back in
+  the ISR of every partition it is preferred for (``broker.cluster.returning_brokers``), so a restarted broker
+  leads again within moments rather than at the next tick;
 * removes topics marked under ``/admin/delete_topics``;
 * partition reassignment (``alter_reassignments`` / ``list_reassignments``, served as
   AlterPartitionReassignments and ListPartitionReassignments): see ``broker.cluster.controller_reassignment``.
@@ -38,6 +40,7 @@ from typing import Any
 from . import election
 from .controller_reassignment import PartitionResult, Reassignments
 from .registry import ClusterRegistry, NoSuchTopicError, PartitionState, RegistryError, StaleStateError, TopicAssignment
+from .returning_brokers import ReturningBrokers
 
 log = logging.getLogger("kafkalog.controller")
 
@@ -72,6 +75,7 @@ class Controller:
         self._topics: dict[str, TopicAssignment] = {}
         self._deletions: list[str] = []
         self.reassignments = Reassignments(self)
+        self.returning = ReturningBrokers(self)
         self._pending: set[asyncio.Future] = set()
 
     # what ``Reassignments`` sees of the controller (its task only)
@@ -91,9 +95,10 @@ class Controller:
         """Live brokers not in a controlled shutdown."""
         return {b for b in self._live if b not in self._shutting_down}
 
-    def post_states(self, topic: str) -> Callable[[Any], None]:
-        """A registry callback queueing ``topic``'s partition states onto the controller's task."""
-        post = self._poster(asyncio.get_running_loop())("states")
+    def post_states(self, topic: str, kind: str = "states") -> Callable[[Any], None]:
+        """A registry callback queueing ``topic``'s partition states onto the controller's task, as a ``kind``
+        event ("states": reassignments; "preferred_states": ``returning``)."""
+        post = self._poster(asyncio.get_running_loop())(kind)
         return lambda states: post((topic, states))
 
     @property
@@ -143,6 +148,7 @@ class Controller:
             sub.cancel()
         self._subs = []
         self.reassignments.stop()
+        self.returning.stop()
 
     def _stop_rebalancing(self) -> None:
         if self._rebalance_task is not None:
@@ -220,19 +226,27 @@ class Controller:
         if self.epoch is None:
             return
         if kind == "brokers":
+            registered = set(value) - set(self._live)
             self._live = value
             self._shutting_down &= set(value)
             await self._elect_all()
+            self.returning.live_changed(value)
+            if self.auto_rebalance and registered:
+                await self.returning.registered(registered)
         elif kind == "topics":
             self._topics = value
             await self._elect_all()
             self.reassignments.sync_watches()
+            self.returning.sync_watches()
         elif kind == "states":
             await self.reassignments.states_changed(*value)
+        elif kind == "preferred_states":
+            await self.returning.states_changed(*value)
         elif kind == "deletions":
             self._deletions = value
             await self._delete_topics()
             self.reassignments.sync_watches()
+            self.returning.sync_watches()
         elif kind == "rebalance":
             await self._rebalance()
 
@@ -259,6 +273,7 @@ class Controller:
         self.reassignments.sync_watches()
         if self.auto_rebalance:
             self._rebalance_task = loop.create_task(self._rebalance_timer(), name="controller-rebalance")
+            await self.returning.registered(self._live)
 
     async def _elect_all(self) -> None:
         for name, assignment in list(self._topics.items()):
@@ -374,6 +389,10 @@ class Controller:
                         remaining.append((name, p))
         log.info("controlled shutdown of broker %d: %d partitions still led by it", broker_id, len(remaining))
         return remaining
+
+    async def check_leader_imbalance(self) -> None:
+        """The timer's preferred-replica election check, now (controller's task; ``returning`` calls it)."""
+        await self._rebalance()
 
     async def _rebalance(self) -> None:
         """Preferred-replica election for brokers over ``leader.imbalance.per.broker.percentage``."""

@@ -19,6 +19,7 @@ __all__ = [
     "shutdown_election",
     "preferred_election",
     "imbalanced_brokers",
+    "back_in_sync",
 ]
 
 
@@ -100,6 +101,20 @@ def imbalanced_brokers(partitions: Iterable[tuple[Sequence[int], int]], percenta
         if leader != b:
             not_leading.setdefault(b, []).append(i)
     return {b: idx for b, idx in sorted(not_leading.items()) if 100.0 * len(idx) / preferred[b] > percentage}
+
+
+def back_in_sync(brokers: Collection[int], partitions: Iterable[tuple[Sequence[int], Sequence[int]]]) -> set[int]:
+    """The ``brokers`` that are in the ISR of every partition they are the preferred replica of.
+
+    ``partitions`` yields ``(replicas, isr)``. A broker preferred for no partition is trivially in sync. The
+    controller runs the imbalance check at once for such a broker after it (re)registered
+    (``broker.cluster.returning_brokers``).
+    """
+    behind: set[int] = set()
+    for replicas, isr in partitions:
+        if replicas and replicas[0] in brokers and replicas[0] not in isr:
+            behind.add(replicas[0])
+    return set(brokers) - behind
 
 
 def unclean_enabled(topic_config: Mapping[str, str], broker_default: bool) -> bool:

@@ -284,3 +284,54 @@ def test_the_last_replica_stops_without_waiting_for_retries(tmp_path_factory, ca
     b.stop()
     assert time.monotonic() - started < 4
     assert "broker 0: controlled shutdown done; 1 partitions stay led here" in caplog.text
+
+
+def test_a_returning_broker_leads_its_preferred_partitions_again_once_in_sync_without_waiting_for_the_timer():
+    """leader.imbalance.check.interval.seconds keeps Kafka's 300 s: only the (re)registration can trigger it."""
+
+    async def test(c):
+        c.admin.create_topic(TopicAssignment("t", {0: (1, 2, 3), 1: (2, 3, 1), 2: (3, 1, 2), 3: (1, 3, 2)}), {})
+        c.admin.create_topic(TopicAssignment("u", {0: (1, 2, 3)}), {})
+        await c.until(lambda: c.state("t", 3) is not None and c.state("u") is not None)
+        c.kill(1)
+        await c.until(lambda: c.state("t", 0).leader == 2 and c.state("t", 3).leader == 3 and c.state("u").leader == 2)
+        c.start_broker(1)
+        for topic, p in (("t", 0), ("t", 2), ("t", 3), ("u", 0)):  # the leaders let it rejoin, one at a time
+            c.set_isr(topic, (*c.state(topic, p).isr, 1), p=p)
+        await c.until(lambda: c.state("t", 0).leader == 1 and c.state("t", 3).leader == 1 and c.state("u").leader == 1)
+        assert [c.state("t", p).leader for p in (1, 2)] == [2, 3]
+
+    run([1, 2, 3], test)
+
+
+def test_a_restarted_broker_leads_its_preferred_partitions_again_within_seconds(tmp_path_factory):
+    """Real brokers, Kafka's default 300 s imbalance check interval: the restarted broker catches up, its
+    leaders add it to the ISR, and the controller gives it back its preferred leaderships."""
+    from broker.server import EmbeddedBroker
+    from tests.waiting import wait_until
+
+    from .conftest import start_brokers
+
+    brokers = start_brokers(3, tmp_path_factory, controlled_shutdown_retry_backoff_ms=100)
+    try:
+        reg = brokers[0].broker.registry.store.view()
+        reg.start()
+        reg.create_topic(TopicAssignment("pref", {0: (0, 1, 2), 1: (1, 2, 0), 2: (2, 0, 1), 3: (1, 0, 2)}), {})
+        wait_until(lambda: {p: st.leader for p, st in reg.partition_states("pref").items()} == {0: 0, 1: 1, 2: 2, 3: 1})
+        old = brokers[1]
+        old.stop()
+        assert {reg.partition_state("pref", p).leader for p in (1, 3)} <= {0, 2}  # moved by the controlled shutdown
+        brokers[1] = EmbeddedBroker(
+            1, zookeeper_connect=old.config.zookeeper_connect, log_dir=old.config.log_dirs[0],
+            controlled_shutdown_retry_backoff_ms=100,
+        ).start()  # fmt: skip
+        wait_until(
+            lambda: {p: reg.partition_state("pref", p).leader for p in range(4)} == {0: 0, 1: 1, 2: 2, 3: 1},
+            timeout_s=30,
+            what="broker 1 leading partitions 1 and 3 again",
+        )
+        assert 1 in reg.partition_state("pref", 1).isr
+        reg.close()
+    finally:
+        for b in brokers:
+            b.stop()

@@ -6,6 +6,7 @@ import pytest
 
 from broker.cluster.election import (
     Election,
+    back_in_sync,
     dead_followers_removed,
     imbalanced_brokers,
     offline_election,
@@ -112,3 +113,19 @@ def test_topic_override_of_unclean_election(config, default, expected):
 )
 def test_dead_followers_leave_the_isr_of_a_live_leader(leader, isr, live, expected):
     assert dead_followers_removed(leader, isr, live) == expected
+
+
+@pytest.mark.parametrize(
+    ("brokers", "partitions", "expected"),
+    [
+        ({1}, [((1, 2), (2, 1)), ((1, 3), (3, 1))], {1}),  # in the ISR of every partition it prefers
+        ({1}, [((1, 2), (2, 1)), ((1, 3), (3,))], set()),  # one still behind: not yet
+        ({1}, [((2, 1), (2,)), ((3, 1), (3,))], {1}),  # out of sync only where it is not preferred
+        ({1, 2}, [((1, 2), (1, 2)), ((2, 1), (1,))], {1}),
+        ({4}, [((1, 2), (1,))], {4}),  # preferred for nothing
+        ({1}, [], {1}),
+        (set(), [((1, 2), (2,))], set()),
+    ],
+)
+def test_a_broker_is_back_in_sync_when_in_the_isr_of_every_partition_it_prefers(brokers, partitions, expected):
+    assert back_in_sync(brokers, partitions) == expected
