@@ -12,7 +12,9 @@ nobody when it holds no replica at all (nothing to move, no ISR to leave).
 When the controller answers NOT_CONTROLLER, closes the connection or cannot be reached (it is stopping
 itself, or there is none), the next attempt waits for the controller to change (the broker's metadata follows
 ``/controller``) rather than the whole ``controlled.shutdown.retry.backoff.ms``: it starts as soon as another
-live broker is the controller, else after the backoff. Brokers that stop together are quickest with the
+live broker is the controller, else after the backoff. When the answer lists partitions still led here
+(no other ISR member to take them yet), the next attempt starts as soon as the ISR of one of them gains another
+live broker (a follower caught up), else after the backoff. Brokers that stop together are quickest with the
 controller's broker last (``EmbeddedCluster.stop`` does that); then no attempt fails.
 
 Runs on the broker's event loop; one short-lived connection per attempt, bounded by ``timeout_s``.
@@ -115,6 +117,8 @@ async def controlled_shutdown(
         if attempt < max_retries:
             if error == ErrorCode.NOT_CONTROLLER:
                 await _controller_change(metadata, cid, broker_id, backoff_s)
+            elif error == ErrorCode.NONE:
+                await _isr_growth(metadata, remaining, broker_id, backoff_s)
             else:
                 await asyncio.sleep(backoff_s)
     log.warning("broker %d: controlled shutdown incomplete; stopping anyway", broker_id)
@@ -130,6 +134,25 @@ async def _controller_change(metadata: Any, tried: int | None, broker_id: int, l
         cid = metadata.controller_id
         if cid is not None and cid != tried and (cid == broker_id or cid in metadata.brokers):
             return
+        await asyncio.sleep(min(_POLL_S, max(0.0, deadline - loop.time())))
+
+
+async def _isr_growth(metadata: Any, remaining: list[tuple[str, int]], broker_id: int, limit_s: float) -> None:
+    """Wait until the ISR of a partition in ``remaining`` changes to hold a live broker other than this one
+    (someone could lead it now), at most ``limit_s``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit_s
+
+    def isr(topic: str, p: int) -> tuple[int, ...]:
+        state = metadata.partition_state(topic, p)
+        return () if state is None else tuple(state.isr)
+
+    before = {tp: isr(*tp) for tp in remaining}
+    while loop.time() < deadline:
+        for tp, was in before.items():
+            now = isr(*tp)
+            if now != was and any(b != broker_id and b in metadata.brokers for b in now):
+                return
         await asyncio.sleep(min(_POLL_S, max(0.0, deadline - loop.time())))
 
 

@@ -96,3 +96,23 @@ def test_a_broker_that_holds_no_replica_asks_no_controller(caplog):
     assert run(main) is True
     assert sent == []
     assert "broker 1: controlled shutdown done (it holds no replica)" in caplog.text
+
+
+def test_partitions_still_led_here_are_asked_again_once_a_follower_rejoins_their_isr():
+    """The other ISR members stopped too; a follower catching up (the leader adds it to the ISR, the metadata
+    follows) lets the next attempt move the leadership without waiting the whole backoff."""
+    m = metadata(controller=2)
+    m.set_partition_state("t", 0, PartitionState(1, 1, (1,), 1))
+    answers = [(ErrorCode.NONE, [("t", 0)]), (ErrorCode.NONE, [])]
+
+    async def send(address, broker_id, timeout_s):
+        if len(answers) == 2:
+            rejoined = PartitionState(1, 1, (1, 3), 1)
+            asyncio.get_running_loop().call_later(0.1, m.set_partition_state, "t", 0, rejoined)
+        return answers.pop(0)
+
+    async def main():
+        return await cs.controlled_shutdown(1, m, None, max_retries=3, backoff_s=LONG_BACKOFF_S, send=send)
+
+    assert run(main) is True
+    assert answers == []
