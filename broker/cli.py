@@ -4,6 +4,7 @@
     kafkalog broker start --config server.properties [--override key=value ...]
     kafkalog cluster up --brokers N --data-dir DIR [--base-port P] [--zookeeper-port P] [--restart-failed] [--metrics]
     kafkalog cluster restart-broker --data-dir DIR --broker N
+    kafkalog cluster stop --data-dir DIR
     kafkalog topics create|list|describe|delete|alter --bootstrap-server HOST:PORT ... [--if-not-exists]
     kafkalog produce --bootstrap-server HOST:PORT --topic T [--key-separator S] [--acks A] [--compression C]
     kafkalog consume --bootstrap-server HOST:PORT --topic T [--from-beginning] [--partition P [--offset O]]
@@ -234,6 +235,13 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
             args.zookeeper_port,
             own_zookeeper=args.zookeeper_connect is None,
         )
+        metrics_ports = (
+            cli_cluster.choose_metrics_ports(
+                args.data_dir, args.brokers, "127.0.0.1", {*broker_ports.values(), *([zk_port] if zk_port else [])}
+            )
+            if args.metrics
+            else {}
+        )
     except cli_cluster.PortError as e:
         return _err(str(e))
     # topics created without a replication factor get min(3, brokers) replicas, as a production cluster would
@@ -246,6 +254,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         zookeeper_connect=args.zookeeper_connect,
         broker_config=overrides,
         metrics=args.metrics,
+        metrics_ports=metrics_ports,
     )
     started = time.monotonic()
 
@@ -256,16 +265,16 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         cluster.start(progress=say)
     except (ClusterStartError, OSError, RuntimeError) as e:
         return _err(str(e))
-    cli_cluster.write_ports(
-        args.data_dir, cluster.zookeeper.port if cluster.zookeeper is not None else None, cluster.ports
-    )
-    print(f"bootstrap.servers={cluster.bootstrap_servers}", flush=True)
-    print(f"zookeeper.connect={cluster.zookeeper_connect}", file=sys.stderr, flush=True)
+    zk = cluster.zookeeper.port if cluster.zookeeper is not None else None
+    return cli_cluster.serve(cluster, args.restart_failed, say, zk)
+
+
+def cmd_cluster_stop(args: argparse.Namespace) -> int:
     try:
-        cli_cluster.Watcher(cluster, args.restart_failed, say).run()
-    finally:
-        print("stopping the cluster", file=sys.stderr, flush=True)
-        cluster.stop()
+        lines = cli_cluster.stop_cluster(args.data_dir)
+    except RuntimeError as e:
+        return _err(str(e))
+    print("\n".join(lines))
     return 0
 
 
@@ -435,7 +444,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     clu.add_argument("--zookeeper-port", type=int, default=None, help="default: the recorded port, else 2181 when free")
     clu.add_argument("--restart-failed", action="store_true", help="start a broker that died again")
-    clu.add_argument("--metrics", action="store_true", help="serve each broker's Prometheus metrics (a free port each)")
+    clu.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve each broker's Prometheus metrics (a free port each, recorded in ports.properties)",
+    )
     clu.add_argument("--zookeeper-connect", default=None, help="use this ZooKeeper instead of starting one")
     clu.add_argument(
         "--override",
@@ -448,6 +461,9 @@ def build_parser() -> argparse.ArgumentParser:
     clr.add_argument("--data-dir", required=True, type=Path)
     clr.add_argument("--broker", required=True, type=int)
     clr.set_defaults(func=cmd_cluster_restart_broker)
+    cls = cl_sub.add_parser("stop", help="stop the `cluster up` running on a data dir (brokers, then ZooKeeper)")
+    cls.add_argument("--data-dir", required=True, type=Path)
+    cls.set_defaults(func=cmd_cluster_stop)
 
     tp = sub.add_parser("topics", help="create, list, describe or delete topics")
     tp.add_argument("action", choices=("create", "list", "describe", "delete", "alter"))

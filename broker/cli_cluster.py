@@ -1,17 +1,26 @@
-"""``kafkalog cluster up`` helpers: stable ports per data dir, watching the brokers, restarting one.
+"""``kafkalog cluster up`` helpers: stable ports per data dir, watching the brokers, restarting one, stopping.
 
 Ports: ``<data dir>/ports.properties`` records the ports of the last run (Java properties syntax)::
 
     zookeeper.port=2181
     broker.1.port=9092
+    broker.1.metrics.port=40111
     broker.2.port=9093
+    broker.2.metrics.port=40112
 
 A run on a data dir with this file uses the recorded ports again (so ``bootstrap.servers`` and
 ``zookeeper.connect`` survive restarts); a recorded port that is now taken by another process is refused in one
 line rather than silently moved. A first run takes Kafka's defaults when they are free (ZooKeeper 2181, broker
 ``i`` 9092 + i - 1), else free ports; ``--base-port`` / ``--zookeeper-port`` choose explicitly (and are then
 recorded). A recorded port still held by the previous run's exiting children is waited for up to 5 s.
-Brokers beyond those recorded (a run with more ``--brokers``) get new ports the same way.
+Brokers beyond those recorded (a run with more ``--brokers``) get new ports the same way. The metrics ports
+(``--metrics``) follow the same rule, a free port on the first run; a run without ``--metrics`` keeps the
+recorded ones for the next run with it.
+
+Processes: while it serves, ``cluster up`` lists its processes in ``<data dir>/pids.properties``
+(``cluster.up.pid=``, ``zookeeper.pid=``, ``broker.<id>.pid=``; rewritten when a broker restarts, removed
+when it stops). ``cluster up`` holds an exclusive ``flock`` on ``<data dir>/.lock`` (holding its pid) while it
+runs: that lock, not the pids file, says whether a cluster runs there.
 
 Watching: while ``cluster up`` runs it checks its broker processes every half second; a broker that exits
 is reported as one line on stderr (``kafkalog: broker 2 (127.0.0.1:9093) died: killed by SIGKILL; its log:
@@ -22,21 +31,35 @@ Restarting one broker by hand: ``kafkalog cluster restart-broker --data-dir D --
 file ``<data dir>/restart-broker-N`` and waits until the ``cluster up`` that holds the data dir's lock has
 restarted broker N (clean SIGTERM shutdown if it is running, then a start) and removed the file; it then
 prints ``broker N serving at host:port``. It refuses at once when no ``cluster up`` runs on the data dir.
+
+Stopping from another shell: ``kafkalog cluster stop --data-dir D`` sends SIGINT to the process holding the
+lock (what Ctrl-C in its shell does), waits until it has released the lock (it stops every broker but the
+controller's with a controlled shutdown, then the controller's broker, then ZooKeeper; see
+``EmbeddedCluster.stop``), and prints one line per process stopped. SIGINT also reaches a ``cluster up`` that is
+still starting (it undoes its start) or a ``zookeeper start`` on that directory. Nothing running there is a
+one-line error.
+
+Signals: ``cluster up``'s SIGINT/SIGTERM handler only sets a flag and writes a byte to a pipe that the watch
+loop selects on: a handler runs between any two bytecodes of the main thread, so one that took a lock (as
+``threading.Event.set`` does) could wait forever for a lock its own thread holds.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import select
 import signal
 import socket
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 PORTS_FILE = "ports.properties"
+PIDS_FILE = "pids.properties"
+LOCK_FILE = ".lock"
+STOP_WAIT_S = 150.0  # brokers get 30 s each to stop before a SIGKILL; ZooKeeper 10 s
 KAFKA_BROKER_PORT = 9092
 ZOOKEEPER_PORT = 2181
 RESTART_PREFIX = "restart-broker-"
@@ -49,27 +72,47 @@ class PortError(Exception):
 
 
 def read_ports(data_dir: Path) -> dict[str, int]:
-    path = data_dir / PORTS_FILE
-    ports: dict[str, int] = {}
+    return _read_properties(data_dir / PORTS_FILE)
+
+
+def _read_properties(path: Path) -> dict[str, int]:
+    """The ``key=<integer>`` lines of a properties file (``#`` comments); {} when it does not exist."""
+    values: dict[str, int] = {}
     try:
         text = path.read_text()
-    except FileNotFoundError:
-        return ports
+    except (FileNotFoundError, NotADirectoryError):
+        return values
     for line in text.splitlines():
         key, sep, value = line.partition("=")
         if sep and not key.lstrip().startswith("#") and value.strip().isdigit():
-            ports[key.strip()] = int(value.strip())
-    return ports
+            values[key.strip()] = int(value.strip())
+    return values
 
 
-def write_ports(data_dir: Path, zookeeper_port: int | None, broker_ports: dict[int, int]) -> None:
+def write_ports(
+    data_dir: Path,
+    zookeeper_port: int | None,
+    broker_ports: dict[int, int],
+    metrics_ports: dict[int, int] | None = None,
+) -> None:
+    """Record this run's ports; a broker of this run without a metrics port keeps its recorded one."""
+    recorded = read_ports(data_dir)
+    metrics = {b: recorded[f"broker.{b}.metrics.port"] for b in broker_ports if f"broker.{b}.metrics.port" in recorded}
+    metrics.update(metrics_ports or {})
     lines = ["# ports of the last `kafkalog cluster up` on this data dir; reused by the next one\n"]
     if zookeeper_port is not None:
         lines.append(f"zookeeper.port={zookeeper_port}\n")
-    lines += [f"broker.{b}.port={p}\n" for b, p in sorted(broker_ports.items())]
-    tmp = data_dir / (PORTS_FILE + ".tmp")
-    tmp.write_text("".join(lines))
-    os.replace(tmp, data_dir / PORTS_FILE)
+    for b, port in sorted(broker_ports.items()):
+        lines.append(f"broker.{b}.port={port}\n")
+        if b in metrics:
+            lines.append(f"broker.{b}.metrics.port={metrics[b]}\n")
+    _write_atomically(data_dir / PORTS_FILE, "".join(lines))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def port_free(host: str, port: int) -> bool:
@@ -128,6 +171,32 @@ def choose_ports(
     return zk, ports
 
 
+def choose_metrics_ports(data_dir: Path, brokers: int, host: str, avoid: set[int] | None = None) -> dict[int, int]:
+    """``{broker id: metrics port}`` for ``cluster up --metrics``: the recorded port (waited for up to 5 s,
+    else ``PortError``), else a free port other than ``avoid`` (the broker and ZooKeeper ports)."""
+    from .processes import free_port
+
+    recorded = read_ports(data_dir)
+    taken = set(avoid or ())
+    ports: dict[int, int] = {}
+    for b in range(1, brokers + 1):
+        key = f"broker.{b}.metrics.port"
+        if key in recorded:
+            port = recorded[key]
+            if port in taken or not _wait_free(host, port, RECORDED_PORT_WAIT_S):
+                raise PortError(
+                    f"metrics port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is in use by another "
+                    f"process; free it, or remove the {key} line"
+                )
+        else:
+            port = free_port(host)
+            while port in taken:
+                port = free_port(host)
+        taken.add(port)
+        ports[b] = port
+    return ports
+
+
 def _describe_exit(code: int | None) -> str:
     if code is None:
         return "running"
@@ -140,7 +209,10 @@ def _describe_exit(code: int | None) -> str:
 
 
 class Watcher:
-    """The ``cluster up`` main loop: watches brokers, serves restart requests, until SIGINT/SIGTERM."""
+    """The ``cluster up`` main loop: watches brokers, serves restart requests, until SIGINT/SIGTERM.
+
+    ``install_signal_handlers`` (main thread) makes SIGINT/SIGTERM end ``run``; see the module docstring.
+    """
 
     def __init__(self, cluster: Any, restart_failed: bool, say: Any) -> None:
         self.cluster = cluster
@@ -148,13 +220,37 @@ class Watcher:
         self.say = say
         self.failures: dict[int, int] = {}
         self.next_attempt: dict[int, float] = {}
-        self.stop = threading.Event()
+        self.stopping = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+
+    def install_signal_handlers(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.request_stop()
+
+    def request_stop(self) -> None:
+        """End ``run`` soon; safe in a signal handler (no lock taken)."""
+        self.stopping = True
+        try:
+            os.write(self._wake_w, b"x")
+        except (BlockingIOError, OSError):
+            pass  # the pipe is full (a wake-up is pending anyway) or closed
 
     def run(self) -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: self.stop.set())
-        while not self.stop.wait(0.5):
-            self.check_once()
+        while not self.stopping:
+            select.select([self._wake_r], [], [], 0.5)
+            if not self.stopping:
+                self.check_once()
+
+    def close(self) -> None:
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     def check_once(self) -> None:
         cluster = self.cluster
@@ -196,7 +292,113 @@ class Watcher:
             return
         self.failures.pop(b, None)
         self.next_attempt.pop(b, None)
+        write_pids(self.cluster)
         self.say(f"broker {b} serving again at {self.cluster.host}:{self.cluster.ports[b]}")
+
+
+def serve(cluster: Any, restart_failed: bool, say: Any, zookeeper_port: int | None) -> int:
+    """``cluster up`` once ``cluster`` has started: record its ports and processes, print
+    ``bootstrap.servers=...``, watch it until SIGINT/SIGTERM, then stop it; returns the exit status (0)."""
+    watcher = Watcher(cluster, restart_failed, say)
+    try:
+        watcher.install_signal_handlers()
+        write_ports(cluster.data_dir, zookeeper_port, cluster.ports, cluster.metrics_ports)
+        write_pids(cluster)
+        print(f"bootstrap.servers={cluster.bootstrap_servers}", flush=True)
+        print(f"zookeeper.connect={cluster.zookeeper_connect}", file=sys.stderr, flush=True)
+        watcher.run()
+    finally:
+        print("stopping the cluster", file=sys.stderr, flush=True)
+        started = time.monotonic()
+        cluster.stop()
+        (cluster.data_dir / PIDS_FILE).unlink(missing_ok=True)
+        watcher.close()
+        print(f"cluster stopped in {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
+    return 0
+
+
+def write_pids(cluster: Any) -> None:
+    """``<data dir>/pids.properties``: this process, ZooKeeper (when started here) and the running brokers."""
+    lines = [
+        "# processes of the `kafkalog cluster up` running on this data dir; removed when it stops\n",
+        f"cluster.up.pid={os.getpid()}\n",
+    ]
+    zookeeper = getattr(cluster, "zookeeper", None)
+    if zookeeper is not None and zookeeper.pid is not None:
+        lines.append(f"zookeeper.pid={zookeeper.pid}\n")
+    lines += [f"broker.{b}.pid={proc.pid}\n" for b, proc in sorted(cluster.processes.items()) if proc.poll() is None]
+    _write_atomically(cluster.data_dir / PIDS_FILE, "".join(lines))
+
+
+def _lock_holder(data_dir: Path) -> int | None:
+    """The pid of the process holding ``<data dir>/.lock`` (``cluster up``, ``zookeeper start``), or None
+    when no process holds it."""
+    lock = data_dir / LOCK_FILE
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            pass  # held
+        else:
+            return None
+        deadline = time.monotonic() + 2.0
+        while True:  # the holder writes its pid right after taking the lock
+            text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            if text.isdigit() or time.monotonic() > deadline:
+                return int(text) if text.isdigit() else 0
+            time.sleep(0.05)
+    finally:
+        os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop_cluster(data_dir: Path, timeout_s: float = STOP_WAIT_S) -> list[str]:
+    """``cluster stop``: stop the ``cluster up`` (or ``zookeeper start``) running on ``data_dir`` as the module
+    docstring says; returns the lines to print (what was stopped); raises ``RuntimeError`` with a one-line
+    reason when nothing runs there or it does not stop within ``timeout_s``."""
+    holder = _lock_holder(data_dir)
+    if holder is None:
+        raise RuntimeError(f"nothing to stop: no kafkalog cluster up is running on {data_dir}")
+    if not holder:
+        raise RuntimeError(f"{data_dir / LOCK_FILE} is locked by a process that did not record its pid")
+    pids = _read_properties(data_dir / PIDS_FILE)
+    ours = pids.get("cluster.up.pid") == holder
+    ports = read_ports(data_dir)
+    os.kill(holder, signal.SIGINT)
+    deadline = time.monotonic() + timeout_s
+    while _lock_holder(data_dir) is not None:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the kafkalog process {holder} on {data_dir} did not stop within {timeout_s:.0f} s")
+        time.sleep(0.1)
+    lines = []
+    if ours:
+        brokers = sorted(int(k.split(".")[1]) for k in pids if k.startswith("broker.") and k.endswith(".pid"))
+        for b in brokers:
+            pid = pids[f"broker.{b}.pid"]
+            if _alive(pid):
+                raise RuntimeError(f"broker {b} (pid {pid}) of the cluster on {data_dir} is still running")
+            port = ports.get(f"broker.{b}.port")
+            lines.append(f"stopped broker {b} (pid {pid}{f', 127.0.0.1:{port}' if port else ''})")
+        if "zookeeper.pid" in pids:
+            port = ports.get("zookeeper.port")
+            lines.append(f"stopped ZooKeeper (pid {pids['zookeeper.pid']}{f', 127.0.0.1:{port}' if port else ''})")
+        lines.append(f"stopped kafkalog cluster up (pid {holder}) on {data_dir}")
+    else:  # a cluster up still starting, or a zookeeper start
+        lines.append(f"stopped the kafkalog process (pid {holder}) that held {data_dir}")
+    return lines
 
 
 def request_restart(data_dir: Path, broker: int) -> str:

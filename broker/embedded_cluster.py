@@ -3,11 +3,17 @@
 Each broker is a child process (``python -m broker.cli broker start --config <dir>/server.properties``)
 with its own log directory under ``data_dir`` and a fixed port (``broker_ports[id]``, else ``base_port + i``,
 else free ports picked once), so a broker restarted with ``start_broker`` comes back at the same address.
-``exited_brokers`` lists brokers whose process ended by itself (``cluster up`` reports them). A broker reports
+With ``metrics`` each broker also serves Prometheus metrics on ``metrics_ports[id]`` (given, else a free port
+picked once). ``exited_brokers`` lists brokers whose process ended by itself (``cluster up`` reports them). A broker reports
 readiness by printing one line ``kafkalog broker <id> serving on <endpoints>`` on stdout; its log goes to
 ``<data_dir>/broker-<id>/broker.log``. Children get SIGTERM when the thread that started them dies
 (Linux PDEATHSIG).
 Without ``zookeeper_connect`` a ZooKeeper server is started under ``data_dir/zookeeper``.
+
+Stop order (``stop``): every broker but the controller's at once (each one's controlled shutdown is served by
+the live controller), then the controller's broker (whose own controller has nothing left to move to), then
+ZooKeeper. Stopping the controller together with the others would make their controlled shutdowns wait for a
+new controller.
 
 Not thread-safe: drive one cluster from one thread.
 """
@@ -49,6 +55,7 @@ class EmbeddedCluster:
         broker_config: Mapping[str, Any] | None = None,
         start_timeout_s: float = 90.0,
         metrics: bool = False,
+        metrics_ports: Mapping[int, int] | None = None,
     ) -> None:
         if brokers < 1:
             raise ValueError(f"a cluster needs at least one broker, not {brokers}")
@@ -66,8 +73,8 @@ class EmbeddedCluster:
         self._timeout = start_timeout_s
         self.zookeeper: Any = None
         self.ports: dict[int, int] = dict(broker_ports or {})
-        self.metrics_ports: dict[int, int] = {}
-        """With ``metrics``: each broker's Prometheus port (``metrics.port``; a free port per broker)."""
+        self.metrics_ports: dict[int, int] = dict(metrics_ports or {}) if metrics else {}
+        """With ``metrics``: each broker's Prometheus port (``metrics.port``; given, else a free port per broker)."""
         self._metrics = metrics
         self.processes: dict[int, subprocess.Popen] = {}
 
@@ -272,12 +279,43 @@ class EmbeddedCluster:
             self.zookeeper.stop()  # reaps the dead JVM
             self.zookeeper = None
 
+    def controller_id(self, timeout_s: float = 2.0) -> int | None:
+        """The controller's broker id as a running broker's metadata reports it; None when no broker answers
+        within ``timeout_s`` or none names a controller."""
+        from spark_kafkalog.client.errors import KafkaClientError
+        from spark_kafkalog.client.socket_transport import SocketConnection
+        from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+
+        request = API_BY_KEY[ApiKey.METADATA].Request(topics=[], allow_auto_topic_creation=False)
+        for b, proc in list(self.processes.items()):
+            if proc.poll() is not None:
+                continue
+            try:
+                conn = SocketConnection.open(
+                    self.host, self.ports[b], node_id=b, connect_timeout=timeout_s, request_timeout=timeout_s
+                )
+                try:
+                    response = conn.request(ApiKey.METADATA, request, timeout=timeout_s)
+                finally:
+                    conn.close()
+            except (KafkaClientError, OSError):  # a broker that does not answer: ask the next one
+                continue
+            controller = getattr(response, "controller_id", -1)
+            if controller is not None and controller >= 0:
+                return int(controller)
+        return None
+
     def stop(self) -> None:
-        """Stop every broker (in parallel, cleanly), then ZooKeeper; idempotent."""
-        for proc in self.processes.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for b in list(self.processes):
+        """Stop the brokers (cleanly, the controller's last; see the module docstring), then ZooKeeper;
+        idempotent."""
+        running = [b for b, proc in self.processes.items() if proc.poll() is None]
+        last = self.controller_id() if len(running) > 1 else None
+        first = [b for b in running if b != last]
+        for b in first:
+            self.processes[b].send_signal(signal.SIGTERM)
+        for b in first:
+            self.stop_broker(b)
+        for b in list(self.processes):  # the controller's broker, and brokers that had exited
             self.stop_broker(b)
         if self.zookeeper is not None:
             self.zookeeper.stop()
