@@ -213,15 +213,23 @@ def live_brokers(cluster, broker: int) -> set[int]:
         return {b.node_id for b in w.call(ApiKey.METADATA, 1, topics=[]).brokers}
 
 
+def preferred_leaders(cluster, topic: str) -> bool:
+    with AdminClient(cluster.bootstrap_servers) as admin:
+        d = admin.describe_topics([topic])[topic]
+    return all(p.leader == p.replicas[0] for p in d.partitions)
+
+
 def settle(cluster) -> None:
-    """Every broker up, known live to every broker, and ``__transaction_state`` fully replicated again (the
-    next case starts from there)."""
+    """Every broker up, known live to every broker, ``__transaction_state`` fully replicated again and led by
+    its preferred replicas (the controller moves leadership back to a returning broker once it is in sync;
+    the next case must not start before that move, or its coordinator changes under it)."""
     for b in cluster.broker_ids:
         if b not in cluster.processes:
             cluster.start_broker(b)
     every = set(cluster.broker_ids)
     wait_until(lambda: all(live_brokers(cluster, b) == every for b in every), 60, "every broker seen live by all")
     wait_until(lambda: full_isr(cluster, TRANSACTION_STATE_TOPIC), 60, "__transaction_state back to 3 in sync")
+    wait_until(lambda: preferred_leaders(cluster, TRANSACTION_STATE_TOPIC), 60, "preferred leaders back")
 
 
 def bring_up_coordinator(cluster, tid: str) -> int:
