@@ -11,12 +11,15 @@ install: $(STAMP) install-kcat
 # Re-install when the project metadata or the C kernels (setup.py, spark_kafkalog/_kernels_src/*.c: compiled
 # into spark_kafkalog._kernels by the editable install) change; a no-op otherwise (idempotent). The editable install is
 # in setuptools' compat mode (a path entry, not an import hook) so Spark's scan for pyspark_* modules finds
-# pyspark_kafkalog and format("kafkalog") works in any session without register().
-$(STAMP): pyproject.toml setup.py Makefile $(wildcard spark_kafkalog/_kernels_src/*.c spark_kafkalog/_kernels_src/*.h)
+# pyspark_kafkalog and format("kafkalog") works in any session without register(). An editable wheel holds
+# no .pth of the project's own, so the one that points Spark's workers at this interpreter is copied here
+# (a wheel install puts it there itself: setup.py).
+$(STAMP): pyproject.toml setup.py Makefile pyspark_kafkalog/kafkalog-pyspark-python.pth $(wildcard spark_kafkalog/_kernels_src/*.c spark_kafkalog/_kernels_src/*.h)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
 	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat \
 	  || $(PY) -m pip install --quiet -e '.[dev]'  # a setuptools without compat mode: register(spark) then
+	cp pyspark_kafkalog/kafkalog-pyspark-python.pth "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
 	touch $(STAMP)
 
 # kcat for the kcat -G group test: apt-installed (quietly) when missing and we are root; else that test skips.

@@ -371,8 +371,25 @@ class _InvalidStreamReader(DataSourceStreamReader):
 
 
 def register(spark) -> None:
-    """Make ``format("kafkalog")`` available in ``spark`` (a ``SparkSession``)."""
-    spark.dataSource.register(KafkaLogDataSource)
+    """Make ``format("kafkalog")`` available in ``spark`` (a ``SparkSession``).
+
+    A no-op where Spark found the installed ``pyspark_kafkalog`` itself (its static registration, made when
+    the session first resolves a Python data source): registering over it would only log Spark's "replaced
+    a statically registered data source" warning. Registered at runtime otherwise (the package not visible
+    to the workers' interpreter, a Spark Connect session).
+    """
+    if not _statically_registered(spark):
+        spark.dataSource.register(KafkaLogDataSource)
+
+
+def _statically_registered(spark) -> bool:
+    """Whether ``spark``'s data source manager already knows ``kafkalog`` (classic sessions only: asking
+    runs Spark's lookup of installed ``pyspark_*`` modules, which any first ``format()`` runs anyway)."""
+    try:
+        manager = spark._jsparkSession.sessionState().dataSourceManager()
+        return bool(manager.dataSourceExists(KafkaLogDataSource.name()))
+    except Exception:  # Spark Connect (no JVM session here) or a Spark without this manager: register
+        return False
 
 
 def kafkalog_session(

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from setuptools import find_packages
 
+from pyspark_kafkalog._worker_python import choose_worker_python
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -70,3 +72,61 @@ def test_a_fresh_spark_session_reads_and_writes_kafkalog_without_register(bootst
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "rows 25 25" in out.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("environ", "executable", "want"),
+    [
+        ({}, "/venv/bin/python", "/venv/bin/python"),
+        ({"PYSPARK_PYTHON": "/opt/py"}, "/venv/bin/python", "/opt/py"),
+        ({"PYSPARK_DRIVER_PYTHON": "/opt/py"}, "/venv/bin/python", None),
+        ({"PYSPARK_PYTHON": ""}, "/venv/bin/python", "/venv/bin/python"),
+        ({}, "", None),
+    ],
+)
+def test_the_worker_interpreter_is_this_one_unless_chosen(environ, executable, want):
+    environ = dict(environ)
+    choose_worker_python(environ, executable)
+    assert environ.get("PYSPARK_PYTHON") == want
+
+
+def test_the_worker_python_pth_is_installed_as_the_project_ships_it():
+    import sysconfig
+
+    installed = Path(sysconfig.get_paths()["purelib"], "kafkalog-pyspark-python.pth")
+    assert installed.read_text() == (ROOT / "pyspark_kafkalog" / "kafkalog-pyspark-python.pth").read_text()
+
+
+@pytest.mark.integration
+def test_a_plain_session_from_the_venv_interpreter_without_its_path_finds_kafkalog(bootstrap, new_topic, tmp_path):
+    """``.venv/bin/python job.py`` from a shell whose PATH lacks the venv (its ``python3`` is the system's,
+    without pyspark) and no ``PYSPARK_PYTHON``: the data source is found, and ``register()`` on top of
+    Spark's own registration logs no "replaced a statically registered data source" warning."""
+    topic = new_topic(1)
+    script = textwrap.dedent(
+        f"""
+        import os
+        print("worker", os.environ.get("PYSPARK_PYTHON"))
+        from pyspark.sql import SparkSession
+        spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+        df = spark.createDataFrame([("k", "v")] * 7, "key string, value string")
+        (df.write.format("kafkalog").option("kafka.bootstrap.servers", {bootstrap!r})
+            .option("topic", {topic!r}).mode("append").save())
+        from spark_kafkalog.datasource import register
+        register(spark)
+        read = (spark.read.format("kafkalog").option("kafka.bootstrap.servers", {bootstrap!r})
+            .option("subscribe", {topic!r}).load())
+        print("rows", read.count())
+        spark.stop()
+        """
+    )
+    env = {"HOME": os.environ.get("HOME", str(tmp_path)), "PATH": "/usr/bin:/bin"}
+    if "JAVA_HOME" in os.environ:
+        env["JAVA_HOME"] = os.environ["JAVA_HOME"]
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.splitlines()[0] == f"worker {sys.executable}"
+    assert "rows 7" in out.stdout.splitlines()
+    assert "statically registered" not in out.stderr, out.stderr[-3000:]
