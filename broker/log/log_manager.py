@@ -18,7 +18,8 @@ the clean-shutdown marker the logs are recovered from their recovery points. A c
 be read or parsed is treated as missing, with a warning naming it and the reason: a log without a
 checkpointed recovery point is recovered in full, the other offsets fall back to the log start (a
 partition's unreadable ``leader-epoch-checkpoint`` likewise makes ``PartitionLog.open`` recover that log
-in full). ``-delete`` directories left by a previous run are removed. New partitions go to the log dir
+in full). An offset beyond the log end (a damaged or copied file) never hides or deletes a record: it is
+ignored or clamped with a warning naming the file (see ``PartitionLog.open``). ``-delete`` directories left by a previous run are removed. New partitions go to the log dir
 holding the fewest. ``start()`` runs one background thread for retention
 (``log.retention.check.interval.ms``), flushing (rolled segments, and ``flush.ms``; checked every
 ``min(log.flush.scheduler.interval.ms, 1 s)``), compaction (``log.cleaner.backoff.ms``, when
@@ -74,6 +75,13 @@ _CHECKPOINT_FALLBACKS = {
     LOG_START_CHECKPOINT: "log start offsets fall back to each log's first segment",
     REPLICATION_CHECKPOINT: "high watermarks fall back to the log start",
     CLEANER_CHECKPOINT: "compacted logs are cleaned again from their start",
+}
+#: the ``PartitionLog.open`` parameter each offset checkpoint feeds
+_CHECKPOINT_PARAMETERS = {
+    RECOVERY_POINT_CHECKPOINT: "recovery_point",
+    LOG_START_CHECKPOINT: "log_start_offset",
+    REPLICATION_CHECKPOINT: "high_watermark",
+    CLEANER_CHECKPOINT: "first_dirty_offset",
 }
 _MAX_TICK_S = 1.0
 
@@ -166,6 +174,7 @@ class LogManager:
                 log_start_offset=offsets[LOG_START_CHECKPOINT],
                 high_watermark=offsets[REPLICATION_CHECKPOINT],
                 first_dirty_offset=offsets[CLEANER_CHECKPOINT],
+                checkpoint_files={key: log_dir / name for name, key in _CHECKPOINT_PARAMETERS.items()},
             )
             return (topic, partition), log_dir, plog
 

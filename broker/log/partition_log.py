@@ -41,6 +41,7 @@ import re
 import shutil
 import struct
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -184,11 +185,19 @@ class PartitionLog:
         log_start_offset: int | None = None,
         high_watermark: int | None = None,
         first_dirty_offset: int | None = None,
+        checkpoint_files: Mapping[str, Path] | None = None,
     ) -> PartitionLog:
         """Open (creating if needed) the log in ``directory``.
 
         ``recover`` (an unclean shutdown): re-validate everything from ``recovery_point`` (default 0: the
-        whole log). The optional offsets come from the LogManager's checkpoint files."""
+        whole log). The optional offsets come from the LogManager's checkpoint files; ``checkpoint_files``
+        names the file of each (keys are these parameter names) for the warnings about offsets beyond the
+        log end (a damaged or foreign file; for the high watermark also a crash that lost unflushed records),
+        which never hide or delete a record: such a recovery point makes the whole log recovered, a log start offset is ignored (the log starts at its
+        first segment), a high watermark is clamped to the log end, and a first dirty offset falls back to
+        the log start. After a clean shutdown (no ``recover``) a leader epoch starting beyond the log end
+        likewise makes the whole log recovered, which rebuilds the epochs from the batches; after a crash
+        such epochs are expected (unflushed batches lost) and dropped."""
         directory = Path(directory)
         if parse_partition_dir(directory.name) is None:
             raise ValueError(f"{directory}: a partition directory is named <topic>-<partition>")
@@ -205,26 +214,76 @@ class PartitionLog:
             if header.partition_leader_epoch >= 0:
                 epochs.assign(header.partition_leader_epoch, header.base_offset)
 
-        segments, recovered = load_segments(
-            directory,
-            now_ms=now,
-            recover=recover,
-            recovery_point=recovery_point if recovery_point is not None else 0,
-            index_interval_bytes=config.index_interval_bytes,
-            on_recovered_batch=on_batch,
-        )
+        def load(recover: bool, recovery_point: int | None) -> tuple[list[LogSegment], bool]:
+            return load_segments(
+                directory,
+                now_ms=now,
+                recover=recover,
+                recovery_point=recovery_point if recovery_point is not None else 0,
+                index_interval_bytes=config.index_interval_bytes,
+                on_recovered_batch=on_batch,
+            )
+
+        files = checkpoint_files or {}
+        name = directory.name
+
+        def beyond(what: str, key: str, value: int, end: int, action: str) -> None:
+            log.warning(
+                "%s: %s: %s %d is beyond the log end offset %d; %s",
+                files.get(key, "checkpoint"),
+                name,
+                what,
+                value,
+                end,
+                action,
+            )
+
+        segments, recovered = load(recover, recovery_point)
+        if segments and (not recover or recovery_point):  # not already recovered in full
+            end = segments[-1].next_offset
+            again = False
+            if recovery_point is not None and recovery_point > end:
+                beyond("recovery point", "recovery_point", recovery_point, end, "recovering the whole log")
+                again = True
+            elif not recover and any(start > end for _, start in epochs.entries):
+                epoch, start = next(e for e in epochs.entries if e[1] > end)
+                log.warning(
+                    "%s: epoch %d starts at offset %d, beyond the log end offset %d after a clean shutdown; "
+                    "rebuilding the epochs from the log",
+                    epochs.path,
+                    epoch,
+                    start,
+                    end,
+                )
+                epochs = LeaderEpochCache(epochs.path)
+                epochs.unreadable = True  # rewritten with the rebuilt entries below
+                again = True
+            if again:
+                for segment in segments:
+                    segment.close()
+                recover, recovery_point = True, 0
+                segments, recovered = load(recover, recovery_point)
         if not segments:
             segments = [LogSegment.create(directory, max(log_start_offset or 0, 0), now)]
         plog = cls(directory, config, time, segments, epochs)
         leo = plog._leo
-        start = max(segments[0].base_offset, min(log_start_offset if log_start_offset is not None else 0, leo))
+        if log_start_offset is not None and log_start_offset > leo:
+            first = segments[0].base_offset
+            beyond("log start offset", "log_start_offset", log_start_offset, leo, f"ignored: the log starts at {first}")
+            log_start_offset = None
+        start = max(segments[0].base_offset, log_start_offset if log_start_offset is not None else 0)
         plog._log_start_offset = start
         if recovered:
             for segment in segments:
                 if recovery_point is None or segment.next_offset > recovery_point:
                     segment.flush()
         plog._recovery_point = leo
+        if high_watermark is not None and high_watermark > leo:
+            beyond("high watermark", "high_watermark", high_watermark, leo, "clamped to the log end")
         plog._high_watermark = min(max(high_watermark if high_watermark is not None else start, start), leo)
+        if first_dirty_offset is not None and first_dirty_offset > leo:  # Kafka's LogCleanerManager does the same
+            beyond("first dirty offset", "first_dirty_offset", first_dirty_offset, leo, f"cleaning again from {start}")
+            first_dirty_offset = None
         plog.first_dirty_offset = min(max(first_dirty_offset if first_dirty_offset is not None else start, start), leo)
         epochs.truncate_from_end(leo)
         epochs.truncate_from_start(start)

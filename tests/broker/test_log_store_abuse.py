@@ -129,3 +129,48 @@ def test_a_broker_restarts_over_garbage_checkpoints_and_serves_every_record(tmp_
         assert _offsets(b.bootstrap_servers, topic, 2) == [(0, 21), (0, 21)]
     finally:
         b.stop()
+
+
+BEYOND_THE_END = {  # offsets far past the log end of every partition (3 x 467 records)
+    RECOVERY_POINT_CHECKPOINT: 1_000_000,
+    LOG_START_CHECKPOINT: 1_000_000,
+    REPLICATION_CHECKPOINT: (1 << 63) - 1,
+    CLEANER_CHECKPOINT: 468,
+}
+
+
+@pytest.mark.parametrize("clean", [True, False], ids=["clean-shutdown", "unclean"])
+def test_a_broker_restarts_over_checkpoint_offsets_beyond_the_log_end_and_serves_every_record(tmp_path, caplog, clean):
+    topic = f"beyond-{uuid.uuid4().hex[:8]}"
+    registry = f"memory:{uuid.uuid4().hex}"
+    b = _start(tmp_path, registry)
+    try:
+        assert not b.bootstrap_servers.endswith(":0")  # port 0 asked, the real port reported
+        with AdminClient(b.bootstrap_servers) as admin:
+            admin.create_topics([NewTopic(topic, 3, 1)])
+        _produce(b.bootstrap_servers, topic, 3, 1401, "v")
+        before = _consume_all(b.bootstrap_servers, topic, 3)
+    finally:
+        b.stop()
+    assert [len(before[p]) for p in range(3)] == [467, 467, 467]
+    for name, offset in BEYOND_THE_END.items():
+        entries = "".join(f"{topic} {p} {offset}\n" for p in range(3))
+        (tmp_path / name).write_text(f"0\n3\n{entries}")
+    if not clean:
+        (tmp_path / CLEAN_SHUTDOWN_FILE).unlink()
+    caplog.set_level(logging.WARNING, logger="kafkalog.log")
+
+    b = _start(tmp_path, registry)
+    try:
+        assert _offsets(b.bootstrap_servers, topic, 3) == [(0, 467)] * 3
+        assert _consume_all(b.bootstrap_servers, topic, 3) == before
+        warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        for name in BEYOND_THE_END:
+            naming = [w for w in warned if str(tmp_path / name) in w and "beyond the log end offset 467" in w]
+            assert len(naming) == 3, (name, warned)  # one per partition
+        _produce(b.bootstrap_servers, topic, 3, 3, "after")
+        assert _offsets(b.bootstrap_servers, topic, 3) == [(0, 468)] * 3
+    finally:
+        b.stop()
+    starts = "".join(f"{topic} {p} 0\n" for p in range(3))
+    assert (tmp_path / LOG_START_CHECKPOINT).read_text() == f"0\n3\n{starts}"  # rewritten at the real start

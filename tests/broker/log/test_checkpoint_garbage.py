@@ -1,6 +1,8 @@
 """Garbage in each checkpoint file the log store reads (the four offset checkpoints of a log dir and a
 partition's ``leader-epoch-checkpoint``): the file is treated as missing with a warning naming it and the
-line, every log loads with all its records, affected logs are recovered in full, and the file is rewritten."""
+line, every log loads with all its records, affected logs are recovered in full, and the file is rewritten.
+Offsets beyond the log end in a well-formed file (a damaged disk, a data dir copied from elsewhere) hide or
+delete nothing either: each is ignored or clamped with a warning naming the file."""
 
 from __future__ import annotations
 
@@ -90,6 +92,35 @@ GARBAGE: dict[str, Callable[[bytes], bytes]] = {
 }
 
 
+#: the log end offset of each partition written by ``_populate``
+LOG_ENDS = {0: 10, 1: 4}
+
+
+def _every_offset(make: Callable[[int], int]) -> Callable[[bytes], bytes]:
+    """Offset checkpoints: every entry's offset becomes ``make(log end of that partition)``. The leader epoch
+    checkpoint of t-0: its last epoch starts at ``make(10)`` (still after the epochs before it)."""
+
+    def damage(valid: bytes) -> bytes:
+        lines = _lines(valid)
+        for i in range(2, len(lines)):
+            fields = lines[i].split(b" ")
+            if len(fields) == 3:
+                fields[2] = str(make(LOG_ENDS[int(fields[1])])).encode()
+            elif i == len(lines) - 1:
+                fields[1] = str(make(LOG_ENDS[0])).encode()
+            lines[i] = b" ".join(fields)
+        return _join(lines)
+
+    return damage
+
+
+BEYOND_THE_END: dict[str, Callable[[bytes], bytes]] = {
+    "one past the log end": _every_offset(lambda end: end + 1),
+    "far beyond the log end": _every_offset(lambda end: 1_000_000),
+    "the largest 64-bit offset": _every_offset(lambda end: (1 << 63) - 1),
+}
+
+
 def _populate(log_dir: Path, clock, *, clean: bool) -> dict:
     """t-0: offsets 0-5 in epoch 1 and 6-9 in epoch 3; t-1: offsets 0-3 in epoch 2; both committed."""
     manager = LogManager([log_dir], LogConfig(), time=clock)
@@ -152,16 +183,72 @@ def test_a_garbage_checkpoint_is_treated_as_missing(tmp_path, clock, caplog, kin
         manager.shutdown()
 
 
-@pytest.mark.parametrize("kind, recovered", [("recovery-point", {0, 1}), ("leader-epoch", {0})])
-def test_an_unreadable_checkpoint_makes_the_affected_logs_recover_in_full(tmp_path, clock, caplog, kind, recovered):
+@pytest.mark.parametrize("clean", [True, False], ids=["clean-shutdown", "crash"])
+@pytest.mark.parametrize("beyond", BEYOND_THE_END)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_checkpoint_offset_beyond_the_log_end_hides_and_deletes_nothing(tmp_path, clock, caplog, kind, beyond, clean):
+    log_dir = tmp_path / "d"
+    expected = _populate(log_dir, clock, clean=clean)
+    path = KINDS[kind](log_dir)
+    damaged = BEYOND_THE_END[beyond](path.read_bytes())
+    path.write_bytes(damaged)
+    assert read_epoch_checkpoint(path) if kind == "leader-epoch" else read_offset_checkpoint(path)  # well-formed
+    caplog.set_level(logging.WARNING, logger="kafkalog.log")
+
+    manager = LogManager([log_dir], LogConfig(), time=clock)
+    manager.load()
+    try:
+        warnings = _warnings_naming(caplog, path)
+        if kind == "leader-epoch" and not clean:
+            assert warnings == []  # epochs of batches lost in a crash are expected, and dropped as in Kafka
+        else:
+            assert warnings and all("beyond the log end offset" in w for w in warnings), warnings
+        for (topic, partition), records in expected["records"].items():
+            plog = manager.get_log(topic, partition)
+            end = LOG_ENDS[partition]
+            assert _contents(plog) == records and plog.log_end_offset == end == records[-1][0] + 1
+            assert plog.leader_epoch_entries == expected["epochs"][(topic, partition)]
+            assert (plog.log_start_offset, plog.high_watermark, plog.recovery_point) == (0, end, end)
+            assert plog.first_dirty_offset == 0  # the cleaner starts again from the log start, as in Kafka
+        if kind == "leader-epoch":
+            assert read_epoch_checkpoint(path) == expected["epochs"][("t", 0)]  # rebuilt or truncated
+        else:
+            reread = read_offset_checkpoint(path)
+            assert reread and all(offset <= LOG_ENDS[p] for (_, p), offset in reread.items())
+    finally:
+        manager.shutdown()
+
+
+_UNREADABLE = b"\xfe\xff garbage"
+
+
+@pytest.mark.parametrize(
+    "kind, content, recovered",
+    [
+        ("recovery-point", _UNREADABLE, {0, 1}),
+        ("leader-epoch", _UNREADABLE, {0}),
+        ("recovery-point", BEYOND_THE_END["one past the log end"], {0, 1}),
+        ("leader-epoch", BEYOND_THE_END["far beyond the log end"], {0}),
+    ],
+    ids=[
+        "unreadable recovery points",
+        "unreadable epochs",
+        "recovery points beyond the end",
+        "an epoch beyond the end",
+    ],
+)
+def test_an_unreadable_or_impossible_checkpoint_makes_the_affected_logs_recover_in_full(
+    tmp_path, clock, caplog, kind, content, recovered
+):
     log_dir = tmp_path / "d"
     expected = _populate(log_dir, clock, clean=True)
     for segment in expected["segments"].values():  # damage the last batch of each log
         data = bytearray(segment.read_bytes())
         data[-1] ^= 0xFF
         segment.write_bytes(bytes(data))
-    KINDS[kind](log_dir).write_bytes(b"\xfe\xff garbage")
-    assert (log_dir / CLEAN_SHUTDOWN_FILE).exists()  # without the unreadable file, nothing would be checked
+    path = KINDS[kind](log_dir)
+    path.write_bytes(content if isinstance(content, bytes) else content(path.read_bytes()))
+    assert (log_dir / CLEAN_SHUTDOWN_FILE).exists()  # without the damaged file, nothing would be checked
 
     manager = LogManager([log_dir], LogConfig(), time=clock)
     manager.load()
