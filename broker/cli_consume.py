@@ -10,7 +10,8 @@ all partitions are printed interleaved in the order they arrive. Where it starts
   with ``--from-beginning``); an offset beyond the log resets to latest (earliest with ``--from-beginning``);
 - ``--group G``: a member of consumer group G (partitions shared with its other members), starting at the
   group's committed offsets, else at the end (``--from-beginning``: the log start); what is printed is
-  committed after every poll and on exit.
+  committed after every poll, and on exit the position of every assigned partition is committed, also of
+  those it read nothing from (as Kafka's console consumer does on close).
 
 Output, as Kafka's DefaultMessageFormatter: the value only by default; ``--property print.timestamp=true``
 (``CreateTime:<ms>``, ``LogAppendTime:<ms>`` or ``NO_TIMESTAMP``), ``print.partition`` (``Partition:<p>``),
@@ -259,6 +260,8 @@ def cmd_consume(args: argparse.Namespace) -> int:
                     last_record = time.monotonic()  # a member's idle time counts while it has partitions
                 if args.timeout_ms is not None and (time.monotonic() - last_record) * 1000 >= args.timeout_ms:
                     break
+            if args.group is not None:
+                _commit_positions(consumer)
     except KafkaClientError as e:
         print(f"kafkalog: {e}", file=sys.stderr)
         return 1
@@ -270,6 +273,15 @@ def cmd_consume(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
     print(f"Processed a total of {shown} messages", file=sys.stderr)
     return 130 if stop.is_set() else 0
+
+
+def _commit_positions(consumer: Any) -> None:
+    """Commit the position of every assigned partition, read or not, as Kafka's console consumer does on
+    close: a run that read nothing still records where it stood, so the next run of the group starts there
+    (with ``latest``, records produced in between would otherwise be skipped)."""
+    positions = {tp: consumer.position(tp) for tp in consumer.assignment()}
+    if positions:
+        consumer.commit(positions)
 
 
 def _assign(consumer: Any, args: argparse.Namespace, TopicPartition: Any) -> None:
