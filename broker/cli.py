@@ -18,7 +18,9 @@
     kafkalog --version
 
 Exit codes: 0 success, 1 failure (the message says why), 2 bad usage, 130 interrupted.
-Progress and status go to stderr; data (consumed records, ``bootstrap.servers=...``) to stdout.
+Progress and status go to stderr; data (consumed records, ``bootstrap.servers=...``) to stdout. A stdout
+closed early (``kafkalog configs describe --all | head``) stops a command with one line
+``kafkalog: output stopped: stdout was closed (broken pipe)`` (exit 1); a server goes on serving.
 A mistake (bad usage, an unreadable configuration, a data dir that is a file or in use, an address where
 nothing listens) is reported as one line ``kafkalog: <what is wrong>`` on stderr, without a traceback;
 a traceback means a bug. ``cluster up`` and ``zookeeper start`` hold an exclusive lock on ``<data dir>/.lock``
@@ -46,10 +48,13 @@ from . import (
     cli_dump_log,
     cli_groups,
     cli_offsets,
+    cli_output,
     cli_partitions,
     cli_status,
     cli_transactions,
 )
+
+MAX_PORT = 65535
 
 
 def _log_setup(level: str = "INFO") -> None:
@@ -126,6 +131,8 @@ def _check_zookeeper_listens(connect: str) -> None:
     while True:
         reasons = []
         for host, port in hosts:
+            if not 1 <= port <= MAX_PORT:
+                raise CommandError(f"zookeeper.connect ({connect}): port {port} is not in 1-{MAX_PORT}")
             try:
                 with socket.create_connection((host, port), timeout=2.0):
                     return
@@ -192,7 +199,7 @@ def cmd_broker_start(args: argparse.Namespace) -> int:
                 log.exception("start-up failed")  # a bug: keep the traceback
             print(f"kafkalog: broker {config.broker_id} failed to start: {e}", file=sys.stderr)
             return 1
-        print(f"kafkalog broker {config.broker_id} serving on {','.join(broker.endpoints())}", flush=True)
+        cli_output.announce(f"kafkalog broker {config.broker_id} serving on {','.join(broker.endpoints())}")
         await stop.wait()
         log.info("shutting down")
         await broker.stop()
@@ -513,8 +520,19 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return cli_groups.usage_error(args)
     if args.command == "partitions":
         return cli_partitions.usage_error(args)
-    if args.command == "cluster" and args.action == "up" and args.brokers < 1:
-        return f"cluster up needs --brokers 1 or more, not {args.brokers}"
+    if args.command == "cluster" and args.action == "up":
+        if args.brokers < 1:
+            return f"cluster up needs --brokers 1 or more, not {args.brokers}"
+        highest = MAX_PORT - args.brokers + 1
+        if args.base_port is not None and not 1 <= args.base_port <= highest:
+            return (
+                f"cluster up --base-port must be in 1-{highest} (broker i listens on base-port + i - 1, "
+                f"ports end at {MAX_PORT}), not {args.base_port}"
+            )
+        if args.zookeeper_port is not None and not 0 <= args.zookeeper_port <= MAX_PORT:
+            return f"cluster up --zookeeper-port must be in 0-{MAX_PORT} (0: a free port), not {args.zookeeper_port}"
+    if args.command == "zookeeper" and not 0 <= args.port <= MAX_PORT:
+        return f"zookeeper start --port must be in 0-{MAX_PORT} (0: a free port), not {args.port}"
     if args.command == "cluster" and args.action == "restart-broker" and args.broker < 1:
         return f"cluster restart-broker needs a broker id of 1 or more, not {args.broker}"
     if args.command == "topics" and args.action == "alter":
@@ -536,6 +554,18 @@ def _usage_error(args: argparse.Namespace) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()  # what is still buffered fails here, not in the interpreter's exit
+    except BrokenPipeError:
+        if not cli_output.stdout_is_closed_pipe():
+            raise  # not our stdout (a bug elsewhere): keep the traceback
+        return cli_output.stdout_closed()
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     problem = _usage_error(args)
     if problem is not None:

@@ -56,6 +56,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .cli_output import announce
+
 PORTS_FILE = "ports.properties"
 PIDS_FILE = "pids.properties"
 LOCK_FILE = ".lock"
@@ -150,6 +152,11 @@ def choose_ports(
                 raise PortError(f"port {port} for {key.split('.port')[0]} is in use")
         elif key in recorded:
             port = recorded[key]
+            if not 1 <= port <= 65535:
+                raise PortError(
+                    f"port {port} recorded for {key.split('.port')[0]} in {data_dir / PORTS_FILE} is not in 1-65535; "
+                    "fix or remove that line, or choose ports with --base-port/--zookeeper-port"
+                )
             if not _wait_free(host, port, RECORDED_PORT_WAIT_S):
                 raise PortError(
                     f"port {port} recorded for {key.split('.port')[0]} in {data_dir / PORTS_FILE} is in use by "
@@ -183,6 +190,11 @@ def choose_metrics_ports(data_dir: Path, brokers: int, host: str, avoid: set[int
         key = f"broker.{b}.metrics.port"
         if key in recorded:
             port = recorded[key]
+            if not 1 <= port <= 65535:
+                raise PortError(
+                    f"metrics port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is not in 1-65535; "
+                    f"fix or remove the {key} line"
+                )
             if port in taken or not _wait_free(host, port, RECORDED_PORT_WAIT_S):
                 raise PortError(
                     f"metrics port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is in use by another "
@@ -304,7 +316,7 @@ def serve(cluster: Any, restart_failed: bool, say: Any, zookeeper_port: int | No
         watcher.install_signal_handlers()
         write_ports(cluster.data_dir, zookeeper_port, cluster.ports, cluster.metrics_ports)
         write_pids(cluster)
-        print(f"bootstrap.servers={cluster.bootstrap_servers}", flush=True)
+        announce(f"bootstrap.servers={cluster.bootstrap_servers}")
         print(f"zookeeper.connect={cluster.zookeeper_connect}", file=sys.stderr, flush=True)
         watcher.run()
     finally:

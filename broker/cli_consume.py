@@ -265,9 +265,6 @@ def cmd_consume(args: argparse.Namespace) -> int:
     except KafkaClientError as e:
         print(f"kafkalog: {e}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        _quiet_stdout()
-        return 0
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -306,13 +303,3 @@ def _assign(consumer: Any, args: argparse.Namespace, TopicPartition: Any) -> Non
     else:
         for tp in tps:
             consumer.seek(tp, offset)
-
-
-def _quiet_stdout() -> None:
-    """After EPIPE (``consume | head``), point stdout at /dev/null so the interpreter's final flush is silent."""
-    import os
-
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except OSError:
-        pass

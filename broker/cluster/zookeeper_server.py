@@ -456,7 +456,16 @@ def run_foreground(data_dir: str | os.PathLike, port: int = 2181, host: str = "1
         except ZooKeeperError as exc:
             print(f"kafkalog zookeeper: error: {exc}", file=sys.stderr, flush=True)
             return 1
-        print(f"zookeeper.connect={server.connect_string}", flush=True)
+        line = f"zookeeper.connect={server.connect_string}"
+        try:
+            print(line, flush=True)
+        except BrokenPipeError:  # stdout closed (`... | head -1`): no reason to stop serving
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            print(
+                f"kafkalog: warning: stdout was closed (broken pipe), so this line was not printed there: {line}",
+                file=sys.stderr,
+                flush=True,
+            )
         while not stop.wait(0.5):
             if not server.is_running:
                 print(

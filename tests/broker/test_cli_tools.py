@@ -51,3 +51,46 @@ def test_a_group_consumer_that_reads_nothing_commits_its_position_so_the_next_ru
     second = run(*common, "--max-messages", "2", "--timeout-ms", "5000")
     assert second.returncode == 0, second.stderr
     assert sorted(second.stdout.split()) == ["between-1", "between-2"]
+
+
+def one_line_failure(*args: str, code: int) -> str:
+    r = run(*args, timeout=30)
+    assert r.returncode == code and "Traceback" not in r.stderr, (r.returncode, r.stderr)
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kafkalog: "), r.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--base-port", "70000"], "cluster up --base-port must be in 1-65533 (broker i listens on base-port + i - 1"),
+        (["--brokers", "1", "--base-port", "65536"], "cluster up --base-port must be in 1-65535"),
+        (["--base-port", "65534"], "not 65534"),
+        (["--base-port", "-5"], "not -5"),
+        (["--zookeeper-port", "70000"], "cluster up --zookeeper-port must be in 0-65535 (0: a free port), not 70000"),
+        (
+            ["--zookeeper-connect", "127.0.0.1:70000"],
+            "zookeeper.connect (127.0.0.1:70000): port 70000 is not in 1-65535",
+        ),
+    ],
+)
+def test_cluster_up_with_a_port_out_of_range_names_the_range_in_one_line(tmp_path, args, expected):
+    line = one_line_failure(
+        "cluster", "up", "--data-dir", str(tmp_path / "c"), *args, code=1 if "connect" in args[0] else 2
+    )
+    assert expected in line
+    assert not (tmp_path / "c").exists() or "connect" in args[0]  # refused before anything was created
+
+
+def test_zookeeper_start_with_a_port_out_of_range_names_the_range(tmp_path):
+    line = one_line_failure("zookeeper", "start", "--data-dir", str(tmp_path / "z"), "--port", "70000", code=2)
+    assert line == "kafkalog: zookeeper start --port must be in 0-65535 (0: a free port), not 70000"
+
+
+def test_a_recorded_port_out_of_range_names_the_file(tmp_path):
+    data = tmp_path / "c"
+    data.mkdir()
+    (data / "ports.properties").write_text("broker.1.port=70000\n")
+    line = one_line_failure("cluster", "up", "--brokers", "1", "--data-dir", str(data), code=1)
+    assert "port 70000 recorded for broker.1 in" in line and "ports.properties is not in 1-65535" in line
