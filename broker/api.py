@@ -45,6 +45,15 @@ class CloseConnection:
 
 
 @dataclass
+class ClientSoftware:
+    """What the client of one connection says it is (ApiVersions v3+, KIP-511): empty until it says so.
+    One per connection, shared by the contexts of its requests; set by the ApiVersions handler."""
+
+    name: str = ""
+    version: str = ""
+
+
+@dataclass
 class RequestContext:
     """What a handler knows about the request besides its body."""
 
@@ -54,6 +63,7 @@ class RequestContext:
     listener: str = "PLAINTEXT"
     connection_id: int = 0
     disconnected: Any = None  # an asyncio.Future completed when the client's connection is gone
+    client: ClientSoftware = field(default_factory=ClientSoftware)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("kafkalog.handlers"))
 
     @property

@@ -1,5 +1,17 @@
-"""Helpers shared by the group handlers: the coordinator of a request, the client host as Kafka shows it, and
-the offsets of an OffsetCommit or TxnOffsetCommit request."""
+"""Helpers shared by the group handlers: the coordinator of a request, the client host as Kafka shows it, the
+offsets of an OffsetCommit or TxnOffsetCommit request, and committed metadata as each client means it.
+
+Committed metadata is stored and answered byte for byte, as Kafka does, for every client but those in
+``C_STRING_METADATA_CLIENTS`` (known by the software name they give in ApiVersions v3+).
+confluent-kafka-python (every version up to at least 2.16.1) treats metadata as a C string at both ends:
+it commits ``strlen + 1`` bytes, a trailing NUL included, and it reads fetched metadata up to the first NUL
+from a copy librdkafka makes of exactly the bytes on the wire, unterminated. Against Kafka its metadata
+therefore reads back as ``'m1\\x00'`` in every other client, and metadata any other client committed reads
+back in it with whatever bytes follow the copy in memory (``'m1\\x020&V'``) or a UnicodeDecodeError. For
+these clients one trailing NUL is removed from committed metadata (nothing is lost: ``strlen`` stops at the
+first NUL, so they never send one of their own) and one is added to fetched metadata, so every client reads
+exactly the string that was committed.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +41,26 @@ def client_id(ctx) -> str:
     return ctx.header.client_id or ""
 
 
+#: ApiVersions ``client_software_name``s of clients whose committed metadata is a C string (module docstring)
+C_STRING_METADATA_CLIENTS = frozenset({"confluent-kafka-python"})
+
+
+def metadata_from_client(ctx, metadata: str | None) -> str:
+    """The metadata a commit request means: null is empty (as in Kafka); a C-string client's NUL removed."""
+    if not metadata:
+        return ""
+    if ctx.client.name in C_STRING_METADATA_CLIENTS and metadata.endswith("\x00"):
+        return metadata[:-1]
+    return metadata
+
+
+def metadata_for_client(ctx, metadata: str) -> str:
+    """Committed ``metadata`` as an OffsetFetch answer gives it to this connection's client."""
+    if ctx.client.name in C_STRING_METADATA_CLIENTS:
+        return metadata + "\x00"
+    return metadata
+
+
 def requested_offsets(
     ctx, topics: Any, commit_timestamp: Callable[[Any], int], expire_timestamp: int = -1
 ) -> tuple[dict[tuple[str, int], CommittedOffset], set[tuple[str, int]]]:
@@ -48,7 +80,7 @@ def requested_offsets(
             offsets[tp] = CommittedOffset(
                 p.committed_offset,
                 p.committed_leader_epoch,
-                p.committed_metadata or "",
+                metadata_from_client(ctx, p.committed_metadata),
                 commit_timestamp(p),
                 expire_timestamp,
             )

@@ -14,7 +14,9 @@ FENCED_INSTANCE_ID). Per partition: UNKNOWN_TOPIC_OR_PARTITION for partitions th
 OFFSET_METADATA_TOO_LARGE beyond ``offset.metadata.max.bytes``. v1's per-partition commit timestamp and
 v2-4's retention time are honoured (an explicit retention sets the expire timestamp). v9 (KIP-848) has v8's
 shape; for classic groups its generation is checked as before, and a generation >= 0 for a group that does
-not exist is GROUP_ID_NOT_FOUND (as Kafka's v9; older versions keep the coordinator's answer).
+not exist is GROUP_ID_NOT_FOUND (as Kafka's v9; older versions keep the coordinator's answer). Metadata is
+stored byte for byte (null as empty, as Kafka), except the trailing NUL of clients that send metadata as a C
+string (``_groups``: confluent-kafka-python).
 """
 
 from __future__ import annotations

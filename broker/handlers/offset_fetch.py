@@ -11,7 +11,9 @@ partition. v8+ ask for several groups at once: one ``groups`` entry per requeste
 each with its own error code (a failed group has no topics) and its own null-topics meaning. v9's
 ``member_id``/``member_epoch`` are for KIP-848 consumer groups; classic groups ignore them, as Kafka does.
 ``require_stable`` (v7+): a partition with a transactional offset (TxnOffsetCommit) whose transaction has
-not ended is answered UNSTABLE_OFFSET_COMMIT (retriable), as Kafka.
+not ended is answered UNSTABLE_OFFSET_COMMIT (retriable), as Kafka. Committed metadata is answered as
+committed, byte for byte, except to clients that read it as a C string (``_groups``: confluent-kafka-python
+gets a terminating NUL added).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from broker.cluster.zk_layout import check_group
 from broker.coordinator.group import GroupError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-from ._groups import coordinator
+from ._groups import coordinator, metadata_for_client
 
 API_KEY = ApiKey.OFFSET_FETCH
 VERSIONS = (0, 9)
@@ -59,10 +61,10 @@ async def handle(ctx, request):
         if ctx.version >= 2:
             return Resp(throttle_time_ms=0, topics=[], error_code=e.error_code)
         found = {tp: None for tp in requested or []}
-        return Resp(throttle_time_ms=0, topics=_topics(found, e.error_code), error_code=e.error_code)
+        return Resp(throttle_time_ms=0, topics=_topics(ctx, found, e.error_code), error_code=e.error_code)
     stable = getattr(request, "require_stable", False)
     unstable = _unstable(ctx, request.group_id, found, requested is None) if stable else set()
-    return Resp(throttle_time_ms=0, topics=_topics(found, unstable=unstable), error_code=ErrorCode.NONE)
+    return Resp(throttle_time_ms=0, topics=_topics(ctx, found, unstable=unstable), error_code=ErrorCode.NONE)
 
 
 def _unstable(ctx, group_id: str, found, every_partition: bool) -> set[tuple[str, int]]:
@@ -83,10 +85,11 @@ def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False):
     except GroupError as e:
         return Group(group_id=group_id, topics=[], error_code=e.error_code)
     unstable = _unstable(ctx, group_id, found, requested is None) if require_stable else set()
-    return Group(group_id=group_id, topics=_topics(found, topic_cls=GroupTopic, part_cls=GroupPart, unstable=unstable))
+    topics = _topics(ctx, found, topic_cls=GroupTopic, part_cls=GroupPart, unstable=unstable)
+    return Group(group_id=group_id, topics=topics)
 
 
-def _topics(found, code=ErrorCode.NONE, topic_cls=Topic, part_cls=Part, unstable=frozenset()):
+def _topics(ctx, found, code=ErrorCode.NONE, topic_cls=Topic, part_cls=Part, unstable=frozenset()):
     by_topic: dict[str, list] = {}
     for (topic, partition), c in found.items():
         if (topic, partition) in unstable:
@@ -94,7 +97,7 @@ def _topics(found, code=ErrorCode.NONE, topic_cls=Topic, part_cls=Part, unstable
         elif c is None:
             entry = _part(partition, code=code, cls=part_cls)
         else:
-            entry = _part(partition, c.offset, c.leader_epoch, c.metadata, cls=part_cls)
+            entry = _part(partition, c.offset, c.leader_epoch, metadata_for_client(ctx, c.metadata), cls=part_cls)
         by_topic.setdefault(topic, []).append(entry)
     return [topic_cls(name=name, partitions=parts) for name, parts in by_topic.items()]
 

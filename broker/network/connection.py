@@ -34,7 +34,7 @@ import socket
 from collections import deque
 from typing import TYPE_CHECKING, Any, Protocol
 
-from broker.api import NO_RESPONSE, CloseConnection, RequestContext
+from broker.api import NO_RESPONSE, ClientSoftware, CloseConnection, RequestContext
 from spark_kafkalog.protocol import (
     API_BY_KEY,
     ApiKey,
@@ -107,6 +107,7 @@ class ClientConnection:
         self._in_flight: deque[asyncio.Task] = deque()
         self._stopping = False
         self.requests_served = 0
+        self.client = ClientSoftware()  # filled by ApiVersions v3+
         self.disconnected: asyncio.Future = self.loop.create_future()
         self._reader_task: asyncio.Task | None = None
         self._pending_releases: list[bytearray] = []
@@ -285,7 +286,13 @@ class ClientConnection:
                 f"(served: {'none' if entry is None else f'{entry.min_version}-{entry.max_version}'})"
             )
         ctx = RequestContext(
-            self.server.services, header, self.peer, self.listener, self.connection_id, disconnected=self.disconnected
+            self.server.services,
+            header,
+            self.peer,
+            self.listener,
+            self.connection_id,
+            disconnected=self.disconnected,
+            client=self.client,
         )
         received = self.loop.time()
         metrics = self.server.services.metrics
