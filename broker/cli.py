@@ -6,14 +6,18 @@
     kafkalog cluster restart-broker --data-dir DIR --broker N
     kafkalog cluster stop --data-dir DIR
     kafkalog topics create|list|describe|delete|alter --bootstrap-server HOST:PORT ... [--if-not-exists]
-    kafkalog produce --bootstrap-server HOST:PORT --topic T [--key-separator S] [--acks A] [--compression C]
+                     (or Kafka's --create, --list, --describe, --delete, --alter)
+    kafkalog produce --bootstrap-server HOST:PORT --topic T [--property parse.key=true --property key.separator=:]
+                     [--property parse.headers=true ...] [--key-separator S] [--acks A] [--compression-codec C]
     kafkalog consume --bootstrap-server HOST:PORT --topic T [--from-beginning] [--partition P [--offset O]]
                      [--group G] [--max-messages N] [--timeout-ms MS] [--property K=V ... | --format F]
     kafkalog offsets --bootstrap-server HOST:PORT [--topic T [--partitions 0,1]] [--time -1|-2|-3|MS]
     kafkalog dump-log --files F.log[,F.index,...] [--print-data-log] [--deep-iteration]
-    kafkalog groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT ...
+    kafkalog groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT ... (or --list, --describe, ...)
+    kafkalog configs describe|alter --bootstrap-server HOST:PORT ... (or --describe, --alter)
     kafkalog partitions reassign --bootstrap-server HOST:PORT (--topic T --partition P --replicas 2,3,1 |
-                     --reassignment-json-file F --execute|--verify|--cancel | --list)
+                     --reassignment-json-file F --execute|--verify|--cancel | --list |
+                     --generate --topics-to-move-json-file F --broker-list 1,2,3)
     kafkalog status --bootstrap-server HOST:PORT [--watch [SECONDS]] [--include-internal]
     kafkalog --version
 
@@ -42,6 +46,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import (
+    cli_actions,
     cli_cluster,
     cli_configs,
     cli_consume,
@@ -50,6 +55,7 @@ from . import (
     cli_offsets,
     cli_output,
     cli_partitions,
+    cli_produce,
     cli_status,
     cli_transactions,
 )
@@ -330,6 +336,7 @@ def cmd_topics(args: argparse.Namespace) -> int:
             elif args.action == "describe":
                 names = [args.topic] if args.topic else sorted(admin.list_topics())
                 descs = admin.describe_topics(names).values()
+                configs = _topic_configs(admin, names) if names else {}
                 if args.under_replicated_partitions or args.unavailable_partitions:
                     live = set(admin.describe_cluster()["brokers"])
                     for desc in descs:
@@ -338,7 +345,7 @@ def cmd_topics(args: argparse.Namespace) -> int:
                                 _print_partition(desc.name, p)
                 else:
                     for desc in descs:
-                        _print_topic(desc)
+                        _print_topic(desc, configs.get(desc.name, ""))
     except KafkaClientError as e:
         return _err(str(e))
     return 0
@@ -354,11 +361,24 @@ def _topic_exists_error(e: Exception) -> bool:
     return ErrorCode.TOPIC_ALREADY_EXISTS in codes or "already exists" in str(e)
 
 
-def _print_topic(desc) -> None:
+def _topic_configs(admin, names: list[str]) -> dict[str, str]:
+    """``Configs:`` of kafka-topics --describe per topic: ``k=v,k2=v2`` of every config not at its built-in
+    default (a topic override, or a broker setting from server.properties or a dynamic broker config), in
+    the broker's order, as Kafka's tool prints them (``isDefault`` is false)."""
+    from spark_kafkalog.client.admin_configs import TOPIC, ConfigResource
+
+    described = admin.describe_resource_configs([ConfigResource(TOPIC, n) for n in names])
+    return {
+        res.name: ",".join(f"{e.name}={'null' if e.value is None else e.value}" for e in entries if e.source != 5)
+        for res, entries in described.items()
+    }
+
+
+def _print_topic(desc, configs: str = "") -> None:
     parts = desc.partitions
     print(
         f"Topic: {desc.name}\tTopicId: {desc.topic_id}\tPartitionCount: {len(parts)}\t"
-        f"ReplicationFactor: {len(parts[0].replicas) if parts else 0}"
+        f"ReplicationFactor: {len(parts[0].replicas) if parts else 0}\tConfigs: {configs}"
     )
     for p in parts:
         _print_partition(desc.name, p)
@@ -377,42 +397,6 @@ def partition_listed(p, live: set[int], under_replicated: bool, unavailable: boo
     return (under_replicated and len(p.isr) < len(p.replicas)) or (
         unavailable and (p.leader < 0 or p.leader not in live)
     )
-
-
-# -- produce --------------------------------------------------------------------------------------
-def cmd_produce(args: argparse.Namespace) -> int:
-    from spark_kafkalog.client import KafkaClientError, Producer
-
-    sep = args.key_separator.encode() if args.key_separator else None
-    sent = 0
-    errors: list[BaseException] = []
-
-    def on_delivery(_md, exc) -> None:
-        if exc is not None:
-            errors.append(exc)
-
-    last = time.monotonic()
-    try:
-        with Producer(
-            args.bootstrap_server, acks=args.acks, compression_type=args.compression, linger_ms=5
-        ) as producer:
-            for raw in sys.stdin.buffer:
-                line = raw.rstrip(b"\r\n")
-                key = None
-                if sep is not None and sep in line:
-                    key, line = line.split(sep, 1)
-                producer.send(args.topic, line, key=key, partition=args.partition, on_delivery=on_delivery)
-                sent += 1
-                if time.monotonic() - last >= 1.0:
-                    print(f"\rproduced {sent} records", end="", file=sys.stderr, flush=True)
-                    last = time.monotonic()
-            producer.flush()
-    except KafkaClientError as e:
-        return _err(str(e))
-    print(f"\rproduced {sent} records to {args.topic}" + (f", {len(errors)} failed" if errors else ""), file=sys.stderr)
-    if errors:
-        return _err(f"first failure: {errors[0]}")
-    return 0
 
 
 # -- parser ------------------------------------------------------------------------------------------
@@ -472,14 +456,17 @@ def build_parser() -> argparse.ArgumentParser:
     cls.add_argument("--data-dir", required=True, type=Path)
     cls.set_defaults(func=cmd_cluster_stop)
 
-    tp = sub.add_parser("topics", help="create, list, describe or delete topics")
-    tp.add_argument("action", choices=("create", "list", "describe", "delete", "alter"))
+    tp = sub.add_parser("topics", help="create, list, describe, alter or delete topics (kafka-topics)")
+    cli_actions.add_action(tp, ("create", "list", "describe", "delete", "alter"))
     tp.add_argument("--bootstrap-server", required=True)
     tp.add_argument("--topic")
     tp.add_argument("--partitions", type=int, default=-1)
     tp.add_argument("--replication-factor", type=int, default=-1)
     tp.add_argument("--config", action="append", metavar="KEY=VALUE", help="topic config (repeatable)")
     tp.add_argument("--if-not-exists", action="store_true", help="create: succeed quietly when the topic exists")
+    tp.add_argument(
+        "--exclude-internal", action="store_true", help="list, describe: leave out internal topics (always done)"
+    )
     tp.add_argument(
         "--under-replicated-partitions",
         action="store_true",
@@ -492,14 +479,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tp.set_defaults(func=cmd_topics)
 
-    pr = sub.add_parser("produce", help="send lines from stdin as records")
-    pr.add_argument("--bootstrap-server", required=True)
-    pr.add_argument("--topic", required=True)
-    pr.add_argument("--partition", type=int, default=None)
-    pr.add_argument("--key-separator", default=None, help="split each line into key and value at this string")
-    pr.add_argument("--acks", default="1", choices=("0", "1", "all", "-1"))
-    pr.add_argument("--compression", default="none", choices=("none", "gzip", "snappy", "lz4", "zstd"))
-    pr.set_defaults(func=cmd_produce)
+    cli_produce.add_parser(sub)
 
     cli_consume.add_parser(sub)
     cli_offsets.add_parser(sub)
@@ -544,6 +524,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return "--if-not-exists applies to topics create only"
     if args.command == "consume":
         return cli_consume.usage_error(args)
+    if args.command == "produce":
+        return cli_produce.usage_error(args)
     if args.command == "offsets":
         return cli_offsets.usage_error(args)
     if args.command == "dump-log":
@@ -566,8 +548,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
-    problem = _usage_error(args)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # the subcommand's usage, not the top-level one (argparse's default)
+        cli_actions.leaf_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+    problem = cli_actions.resolve(args) or _usage_error(args)
     if problem is not None:
         print(f"kafkalog: {problem}", file=sys.stderr)
         return 2

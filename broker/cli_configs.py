@@ -1,5 +1,7 @@
 """``kafkalog configs describe|alter``: Kafka's ``kafka-configs.sh`` for kafkalog (topic and broker configs).
 
+The action as a word or as Kafka's flag: ``configs describe ...`` or ``configs --describe ...``.
+
 The entity: ``--entity-type topics|brokers`` with ``--entity-name N`` (or ``--entity-default`` for the
 cluster-wide broker defaults), or the short forms ``--topic T``, ``--broker ID``, ``--broker-defaults``.
 
@@ -20,12 +22,14 @@ import argparse
 import sys
 from typing import Any
 
+from . import cli_actions
+
 ENTITY_TYPES = ("topics", "brokers")
 
 
 def add_parser(sub: Any) -> None:
     pc = sub.add_parser("configs", help="describe or alter topic and broker configs (kafka-configs)")
-    pc.add_argument("action", choices=("describe", "alter"))
+    cli_actions.add_action(pc, ("describe", "alter"))
     pc.add_argument("--bootstrap-server", required=True)
     pc.add_argument("--entity-type", choices=ENTITY_TYPES)
     pc.add_argument("--entity-name")

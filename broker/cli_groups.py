@@ -1,10 +1,18 @@
 """``kafkalog groups``: Kafka's ``kafka-consumer-groups.sh`` for kafkalog (and any Kafka cluster).
 
-``groups list [--state S]``, ``groups describe --group G`` (the columns of kafka-consumer-groups: GROUP,
-TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST, CLIENT-ID), ``groups
-reset-offsets --group G --topic T[:p,p] (--to-earliest | --to-latest | --to-datetime D | --to-offset N |
---shift-by N) [--execute]`` (without ``--execute`` it only prints the plan, as Kafka's tool does; the group
-must have no active members) and ``groups delete --group G``.
+The action as a word or as Kafka's flag (``groups list`` or ``groups --list``):
+
+- ``list [--state [S,S]]``: the group ids; with ``--state`` a GROUP/STATE table (only groups in those states
+  when some are named, case-insensitive).
+- ``describe --group G [--group G2] | --all-groups`` with one view: ``--offsets`` (the default; the columns of
+  kafka-consumer-groups: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST,
+  CLIENT-ID), ``--members [--verbose]`` (GROUP, CONSUMER-ID, HOST, CLIENT-ID, #PARTITIONS, with ``--verbose``
+  ASSIGNMENT) or ``--state`` (GROUP, COORDINATOR (ID), ASSIGNMENT-STRATEGY, STATE, #MEMBERS).
+- ``reset-offsets --group G | --all-groups --topic T[:p,p] | --all-topics (--to-earliest | --to-latest |
+  --to-datetime D | --to-offset N | --shift-by N) [--dry-run | --execute]``: without ``--execute`` it only
+  prints the plan, as Kafka's tool does; the group must have no active members. ``--all-topics``: every
+  partition the group has committed offsets for.
+- ``delete --group G | --all-groups``.
 """
 
 from __future__ import annotations
@@ -14,16 +22,34 @@ import datetime
 import sys
 from typing import Any
 
+from . import cli_actions
+
 RESET_SPECS = ("to_earliest", "to_latest", "to_datetime", "to_offset", "shift_by")
+GROUP_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
 
 
 def add_parser(sub: Any) -> None:
-    gp = sub.add_parser("groups", help="list, describe, reset offsets of or delete consumer groups")
-    gp.add_argument("action", choices=("list", "describe", "reset-offsets", "delete"))
+    gp = sub.add_parser(
+        "groups", help="list, describe, reset offsets of or delete consumer groups (kafka-consumer-groups)"
+    )
+    cli_actions.add_action(gp, ("list", "describe", "reset-offsets", "delete"))
     gp.add_argument("--bootstrap-server", required=True)
-    gp.add_argument("--group", help="the group (describe, reset-offsets, delete)")
-    gp.add_argument("--state", action="append", help="list only groups in this state (repeatable)")
+    gp.add_argument("--group", action="append", help="the group (describe, reset-offsets, delete; repeatable)")
+    gp.add_argument("--all-groups", action="store_true", help="every group (describe, reset-offsets, delete)")
+    gp.add_argument(
+        "--state",
+        action="append",
+        nargs="?",
+        const="",
+        metavar="STATE[,STATE]",
+        help="list: show states (only these when named); describe: the state view",
+    )
+    view = gp.add_mutually_exclusive_group()
+    view.add_argument("--offsets", action="store_true", help="describe: committed offsets and lag (the default)")
+    view.add_argument("--members", action="store_true", help="describe: the members and their partitions")
+    gp.add_argument("--verbose", action="store_true", help="describe --members: each member's partitions")
     gp.add_argument("--topic", action="append", help="reset-offsets: TOPIC or TOPIC:P,P,... (repeatable)")
+    gp.add_argument("--all-topics", action="store_true", help="reset-offsets: every partition the group committed")
     spec = gp.add_mutually_exclusive_group()
     spec.add_argument("--to-earliest", action="store_true")
     spec.add_argument("--to-latest", action="store_true")
@@ -31,21 +57,51 @@ def add_parser(sub: Any) -> None:
     spec.add_argument("--to-offset", type=int)
     spec.add_argument("--shift-by", type=int)
     gp.add_argument("--execute", action="store_true", help="reset-offsets: apply the plan (default: show it)")
+    gp.add_argument("--dry-run", action="store_true", help="reset-offsets: only show the plan (the default)")
     gp.set_defaults(func=cmd_groups)
 
 
+def _states(args: argparse.Namespace) -> list[str]:
+    return [s.strip() for item in args.state or () for s in item.split(",") if s.strip()]
+
+
 def usage_error(args: argparse.Namespace) -> str | None:
-    if args.action in ("describe", "reset-offsets", "delete") and not args.group:
-        return f"groups {args.action} needs --group"
+    groups = args.group or []
+    if args.action == "list":
+        if groups or args.all_groups:
+            return "groups list takes no --group or --all-groups"
+        known = {s.lower(): s for s in GROUP_STATES}
+        bad = [s for s in _states(args) if s.lower() not in known]
+        if bad:
+            return f"groups list --state: unknown state {bad[0]!r}; known: {', '.join(GROUP_STATES)}"
+    elif groups and args.all_groups:
+        return f"groups {args.action}: give --group or --all-groups, not both"
+    elif not groups and not args.all_groups:
+        return f"groups {args.action} needs --group G (repeatable) or --all-groups"
+    if args.action == "describe":
+        if args.state is not None and (args.members or args.offsets):
+            return "groups describe shows one view: --offsets, --members or --state"
+        if _states(args):
+            return "groups describe --state takes no value (it selects the state view)"
+        if args.verbose and not args.members:
+            return "--verbose goes with groups describe --members"
+    elif args.state is not None and args.action != "list":
+        return "--state goes with groups list or groups describe"
+    if args.action != "describe" and (args.members or args.offsets or args.verbose):
+        return "--offsets, --members and --verbose go with groups describe"
     if args.action == "reset-offsets":
-        if not args.topic:
-            return "groups reset-offsets needs --topic (TOPIC or TOPIC:0,1,...)"
+        if bool(args.topic) == args.all_topics:
+            return "groups reset-offsets needs --topic (TOPIC or TOPIC:0,1,...) or --all-topics, one of them"
         if not any(getattr(args, name) not in (None, False) for name in RESET_SPECS):
             return (
                 "groups reset-offsets needs one of --to-earliest, --to-latest, --to-datetime, --to-offset, --shift-by"
             )
         if args.to_datetime is not None and _parse_datetime(args.to_datetime) is None:
             return f"--to-datetime {args.to_datetime!r} is not a date-time like 2026-01-31T12:00:00.000"
+        if args.execute and args.dry_run:
+            return "groups reset-offsets takes one of --dry-run and --execute"
+    elif args.topic or args.all_topics or args.execute or args.dry_run:
+        return "--topic, --all-topics, --dry-run and --execute go with groups reset-offsets"
     return None
 
 
@@ -55,27 +111,80 @@ def cmd_groups(args: argparse.Namespace) -> int:
     try:
         with AdminClient(args.bootstrap_server) as admin:
             if args.action == "list":
-                for g in admin.list_groups(args.state):
-                    print(g.group_id if not args.state else f"{g.group_id}\t{g.state}")
-            elif args.action == "describe":
-                _print_rows(_describe_rows(admin, args.group))
+                _list(admin, args)
+                return 0
+            groups = args.group if not args.all_groups else sorted(g.group_id for g in admin.list_groups())
+            if args.action == "describe":
+                for i, group in enumerate(groups):
+                    if i:
+                        print()
+                    if args.members:
+                        _print_rows(_member_rows(admin, group, args.verbose))
+                    elif args.state is not None:
+                        _print_rows(_state_rows(admin, group))
+                    else:
+                        _print_rows(_describe_rows(admin, group))
             elif args.action == "reset-offsets":
-                plan = _reset_plan(admin, args)
-                if args.execute:
-                    admin.alter_group_offsets(args.group, plan)
-                _print_rows(
-                    [("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")]
-                    + [(args.group, tp.topic, str(tp.partition), str(offset)) for tp, offset in sorted(plan.items())]
-                )
-                if not args.execute:
+                rows: list[tuple[str, ...]] = [("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")]
+                for group in groups:
+                    plan = _reset_plan(admin, args, group)
+                    if args.execute:
+                        admin.alter_group_offsets(group, plan)
+                    rows += [(group, tp.topic, str(tp.partition), str(offset)) for tp, offset in sorted(plan.items())]
+                _print_rows(rows)
+                if not args.execute and not args.dry_run:
                     print("(dry run: add --execute to apply)")
             elif args.action == "delete":
-                admin.delete_groups([args.group])
-                print(f"deleted group {args.group}")
+                admin.delete_groups(groups)
+                for group in groups:
+                    print(f"deleted group {group}")
     except KafkaClientError as e:
         print(f"kafkalog: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _list(admin: Any, args: argparse.Namespace) -> None:
+    if args.state is None:
+        for g in admin.list_groups():
+            print(g.group_id)
+        return
+    listed = admin.list_groups(_states(args) or None)
+    _print_rows([("GROUP", "STATE")] + [(g.group_id, g.state or "-") for g in sorted(listed, key=lambda g: g.group_id)])
+
+
+def _member_rows(admin: Any, group_id: str, verbose: bool) -> list[tuple[str, ...]]:
+    description = admin.describe_groups([group_id])[group_id]
+    if not description.members:
+        print(f"Consumer group '{group_id}' has no active members.")
+        return []
+    header = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS") + (("ASSIGNMENT",) if verbose else ())
+    rows: list[tuple[str, ...]] = [header]
+    for member in sorted(description.members, key=lambda m: m.member_id):
+        tps = _assigned(member.assignment) if description.protocol_type == "consumer" else []
+        row: tuple[str, ...] = (group_id, member.member_id, member.host, member.client_id, str(len(tps)))
+        if verbose:
+            by_topic: dict[str, list[int]] = {}
+            for topic, partition in tps:
+                by_topic.setdefault(topic, []).append(partition)
+            assignment = ", ".join(f"{t}({','.join(map(str, sorted(ps)))})" for t, ps in sorted(by_topic.items()))
+            row += (assignment or "-",)
+        rows.append(row)
+    return rows
+
+
+def _state_rows(admin: Any, group_id: str) -> list[tuple[str, ...]]:
+    description = admin.describe_groups([group_id])[group_id]
+    brokers = admin.describe_cluster()["brokers"]
+    coordinator = (
+        f"{brokers[description.coordinator]} ({description.coordinator})"
+        if description.coordinator in brokers
+        else f"- ({description.coordinator})"
+    )
+    return [
+        ("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"),
+        (group_id, coordinator, description.protocol or "-", description.state, str(len(description.members))),
+    ]
 
 
 def _describe_rows(admin: Any, group_id: str) -> list[tuple[str, ...]]:
@@ -132,12 +241,15 @@ def _parse_datetime(text: str) -> datetime.datetime | None:
     return moment if moment.tzinfo is not None else moment.astimezone()  # local time, as Kafka's tool
 
 
-def _reset_plan(admin: Any, args: argparse.Namespace) -> dict[Any, int]:
-    """New offset per partition of ``--topic``, clamped into [log start, high watermark] as Kafka's tool does."""
+def _reset_plan(admin: Any, args: argparse.Namespace, group: str) -> dict[Any, int]:
+    """New offset per partition of ``--topic`` (or of every partition ``group`` committed, ``--all-topics``),
+    clamped into [log start, high watermark] as Kafka's tool does."""
     from spark_kafkalog.client import OffsetSpec, TopicPartition
 
-    tps: list[Any] = []
-    for item in args.topic:
+    tps: list[Any] = sorted(admin.list_group_offsets(group)) if args.all_topics else []
+    if not tps and args.all_topics:
+        return {}
+    for item in args.topic or ():
         name, _, parts = item.partition(":")
         if parts:
             tps += [TopicPartition(name, int(p)) for p in parts.split(",") if p.strip()]
@@ -157,7 +269,7 @@ def _reset_plan(admin: Any, args: argparse.Namespace) -> dict[Any, int]:
         assert moment is not None
         target = client.list_offsets(dict.fromkeys(tps, int(moment.timestamp() * 1000)))
     else:
-        committed = admin.list_group_offsets(args.group, tps)
+        committed = admin.list_group_offsets(group, tps)
         target = {tp: (committed[tp].offset if tp in committed else latest[tp]) + args.shift_by for tp in tps}
     return {tp: min(max(target[tp], earliest[tp]), latest[tp]) for tp in tps}
 

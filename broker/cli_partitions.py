@@ -10,6 +10,12 @@ preferred leader). A plan file as Kafka's tool reads it (``--reassignment-json-f
 first, to save for a rollback), ``--verify`` (is each one complete? exit 1 while any is still in progress)
 or ``--cancel`` (back to the original replicas). ``--list`` prints the ongoing reassignments as Kafka's tool
 does (``foo-0: replicas: 2,3,1,0. adding: 2,3. removing: 0.``).
+
+``--generate --topics-to-move-json-file F --broker-list 1,2,3`` proposes a plan that moves every partition of
+the topics in ``F`` (``{"version":1,"topics":[{"topic":"foo"}]}``) onto those brokers, keeping each topic's
+replication factor, placed as Kafka's tool does (``AdminUtils.assignReplicasToBrokers``: a random start,
+rack-aware when every listed broker has a rack unless ``--disable-rack-aware``); it prints the current
+assignment and the proposal, and changes nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +44,10 @@ def add_parser(sub: Any) -> None:
     mode.add_argument("--verify", action="store_true", help="report whether the plan's reassignments are complete")
     mode.add_argument("--cancel", action="store_true", help="cancel the plan's ongoing reassignments")
     mode.add_argument("--list", action="store_true", help="list the ongoing reassignments of the cluster")
+    mode.add_argument("--generate", action="store_true", help="propose a plan moving topics onto --broker-list")
+    pp.add_argument("--topics-to-move-json-file", type=Path, help='--generate: {"version":1,"topics":[{"topic":..}]}')
+    pp.add_argument("--broker-list", help="--generate: the broker ids to move the topics onto: 1,2,3")
+    pp.add_argument("--disable-rack-aware", action="store_true", help="--generate: ignore the brokers' racks")
     pp.set_defaults(func=cmd_partitions)
 
 
@@ -53,6 +63,20 @@ def parse_replicas(text: str) -> list[int] | None:
 def usage_error(args: argparse.Namespace) -> str | None:
     single = (args.topic, args.partition, args.replicas)
     mode = args.execute or args.verify or args.cancel
+    generate_only = (args.topics_to_move_json_file, args.broker_list)
+    if args.generate:
+        if any(v is not None for v in single) or args.reassignment_json_file is not None:
+            return "partitions reassign --generate takes no --topic, --partition, --replicas or plan file"
+        if any(v is None for v in generate_only):
+            return "partitions reassign --generate needs --topics-to-move-json-file F and --broker-list 1,2,3"
+        ids = parse_replicas(args.broker_list)
+        if ids is None:
+            return f"--broker-list {args.broker_list!r} is not a comma-separated list of broker ids like 1,2,3"
+        if len(set(ids)) != len(ids):
+            return f"--broker-list {args.broker_list!r} names a broker twice"
+        return None
+    if any(v is not None for v in generate_only) or args.disable_rack_aware:
+        return "--topics-to-move-json-file, --broker-list and --disable-rack-aware go with --generate"
     if args.list:
         if any(v is not None for v in single) or args.reassignment_json_file is not None:
             return "partitions reassign --list takes no --topic, --partition, --replicas or plan file"
@@ -118,6 +142,54 @@ def read_plan(path: Path) -> dict[tuple[str, int], list[int]]:
     return plan
 
 
+def read_topics_to_move(path: Path) -> list[str]:
+    """The topic names of a topics-to-move JSON file (Kafka's format, version 1)."""
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise PlanError(f"cannot read {path}: {e.strerror or e}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise PlanError(f"{path} is not JSON: {e}") from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("topics"), list):
+        raise PlanError(f'{path}: expected {{"version":1,"topics":[{{"topic":"foo"}}]}}')
+    if obj.get("version", 1) != 1:
+        raise PlanError(f"{path}: unsupported version {obj.get('version')!r} (1 is the only one)")
+    names: list[str] = []
+    for i, entry in enumerate(obj["topics"]):
+        topic = entry.get("topic") if isinstance(entry, dict) else None
+        if not isinstance(topic, str) or not topic:
+            raise PlanError(f'{path}: topics[{i}] is not {{"topic": "<name>"}}')
+        if topic in names:
+            raise PlanError(f"{path}: topic {topic} is listed twice")
+        names.append(topic)
+    if not names:
+        raise PlanError(f"{path}: the file lists no topics")
+    return names
+
+
+def propose(
+    current: dict[tuple[str, int], tuple[int, ...]],
+    brokers: list[int],
+    racks: dict[int, str | None] | None = None,
+    rng: Any = None,
+) -> dict[tuple[str, int], tuple[int, ...]]:
+    """Kafka's ``--generate``: every partition of each topic in ``current`` placed on ``brokers`` with the
+    topic's replication factor (that of its partition 0); raises ``PlanError`` when it needs more brokers."""
+    from .metadata_cache import assign_replicas
+
+    out: dict[tuple[str, int], tuple[int, ...]] = {}
+    for topic in sorted({t for t, _ in current}):
+        partitions = sorted(p for t, p in current if t == topic)
+        rf = len(current[(topic, partitions[0])])
+        if rf > len(brokers):
+            raise PlanError(
+                f"topic {topic} has replication factor {rf}, more than the {len(brokers)} brokers of --broker-list"
+            )
+        placed = assign_replicas(brokers, len(partitions), rf, racks=racks, rng=rng)
+        out.update({(topic, p): tuple(placed[i]) for i, p in enumerate(partitions)})
+    return out
+
+
 def plan_json(assignment: dict[tuple[str, int], tuple[int, ...]]) -> str:
     """A plan file (Kafka's format) for ``assignment``."""
     parts = [
@@ -134,6 +206,8 @@ def _ids(ids) -> str:
 def cmd_partitions(args: argparse.Namespace) -> int:
     from spark_kafkalog.client import AdminClient, KafkaClientError, TopicPartition
 
+    if args.generate:
+        return _generate(args)
     try:
         plan = read_plan(args.reassignment_json_file) if args.reassignment_json_file is not None else None
     except PlanError as e:
@@ -174,6 +248,41 @@ def cmd_partitions(args: argparse.Namespace) -> int:
     except KafkaClientError as e:
         print(f"kafkalog: {e}", file=sys.stderr)
         return 1
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from spark_kafkalog.client import AdminClient, KafkaClientError
+
+    brokers = parse_replicas(args.broker_list) or []
+    try:
+        topics = read_topics_to_move(args.topics_to_move_json_file)
+        with AdminClient(args.bootstrap_server) as admin:
+            existing = set(admin.list_topics(include_internal=True))
+            missing = [t for t in topics if t not in existing]
+            if missing:
+                raise PlanError(f"topic {missing[0]} (in {args.topics_to_move_json_file}) does not exist")
+            cluster = admin.client.metadata.brokers
+            unknown = [b for b in brokers if b not in cluster]
+            if unknown:
+                raise PlanError(
+                    f"--broker-list names broker {unknown[0]}, which is not in the cluster "
+                    f"(brokers: {_ids(sorted(cluster))})"
+                )
+            racks = None if args.disable_rack_aware else {b: cluster[b].rack for b in brokers}
+            current = _current_assignment(admin, topics)
+            proposed = propose(current, brokers, racks)
+    except PlanError as e:
+        print(f"kafkalog: {e}", file=sys.stderr)
+        return 1
+    except KafkaClientError as e:
+        print(f"kafkalog: {e}", file=sys.stderr)
+        return 1
+    print("Current partition replica assignment")
+    print(plan_json(current))
+    print()
+    print("Proposed partition reassignment configuration")
+    print(plan_json(proposed))
+    return 0
 
 
 def _current_assignment(admin, topics) -> dict[tuple[str, int], tuple[int, ...]]:

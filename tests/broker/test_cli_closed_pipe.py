@@ -33,8 +33,11 @@ def leaf_commands() -> set[str]:
     for name, parser in subparsers(build_parser()).choices.items():
         nested = subparsers(parser)
         action = next((a for a in parser._actions if a.dest == "action" and a.choices), None)
+        kafka_actions = parser.get_default("action_choices")  # word and --flag (broker.cli_actions)
         if nested is not None:
             leaves |= {f"{name} {sub}" for sub in nested.choices}
+        elif kafka_actions is not None:
+            leaves |= {f"{name} {choice}" for choice in kafka_actions[1]}
         elif action is not None:
             leaves |= {f"{name} {choice}" for choice in action.choices}
         else:
@@ -70,7 +73,9 @@ def env(tmp_path_factory):
             consumer.assign([TopicPartition(topic, 0)])
             consumer.commit({TopicPartition(topic, 0): 5})
     segment = os.path.join(b.config.log_dirs[0], f"{topic}-0", "00000000000000000000.log")
-    yield {"bs": bs, "topic": topic, "spare": spare, "segment": segment, "tmp": tmp_path_factory.mktemp("pipe")}
+    tmp = tmp_path_factory.mktemp("pipe")
+    (tmp / "move.json").write_text(f'{{"version":1,"topics":[{{"topic":"{topic}"}}]}}')
+    yield {"bs": bs, "topic": topic, "spare": spare, "segment": segment, "tmp": tmp, "move": str(tmp / "move.json")}
     b.stop()
 
 
@@ -84,25 +89,50 @@ def cases(e: dict) -> dict[str, list[tuple[list[str], str]]]:
         "cluster restart-broker": [(["cluster", "restart-broker", "--data-dir", str(tmp), "--broker", "1"], "fails")],
         "cluster stop": [(["cluster", "stop", "--data-dir", str(tmp)], "fails")],
         "topics create": [(["topics", "create", *bs, "--topic", f"new-{uuid.uuid4().hex[:6]}"], "closed")],
-        "topics list": [(["topics", "list", *bs], "closed")],
+        "topics list": [(["topics", "list", *bs], "closed"), (["topics", "--list", *bs], "closed")],
         "topics describe": [
             (["topics", "describe", *bs], "closed"),
             (["topics", "describe", *bs, "--topic", topic], "closed"),
         ],
         "topics alter": [(["topics", "alter", *bs, "--topic", e["spare"], "--partitions", "2"], "closed")],
         "topics delete": [(["topics", "delete", *bs, "--topic", e["spare"]], "closed")],
-        "produce": [(["produce", *bs, "--topic", topic], "ok")],
+        "produce": [
+            (["produce", *bs, "--topic", topic], "ok"),
+            (["produce", *bs, "--topic", topic, "--property", "parse.key=true", "--property", "key.separator=:"], "ok"),
+        ],
         "consume": [(["consume", *bs, "--topic", topic, "--from-beginning", "--max-messages", "1000"], "closed")],
         "offsets": [(["offsets", *bs, "--topic", topic], "closed")],
         "dump-log": [(["dump-log", "--files", e["segment"], "--print-data-log"], "closed")],
         "groups list": [(["groups", "list", *bs], "closed")],
-        "groups describe": [(["groups", "describe", *bs, "--group", "pipe-g"], "closed")],
+        "groups describe": [
+            (["groups", "describe", *bs, "--group", "pipe-g"], "closed"),
+            (["groups", "--describe", *bs, "--all-groups", "--members", "--verbose"], "closed"),
+            (["groups", "--describe", *bs, "--group", "pipe-g", "--state"], "closed"),
+        ],
         "groups reset-offsets": [
             (["groups", "reset-offsets", *bs, "--group", "pipe-g", "--topic", topic, "--to-earliest"], "closed")
         ],
         "groups delete": [(["groups", "delete", *bs, "--group", "pipe-spare-g"], "closed")],
-        "partitions reassign": [(["partitions", "reassign", *bs, "--list"], "closed")],
-        "configs describe": [(["configs", "describe", *bs, "--broker", "0", "--all"], "closed")],
+        "partitions reassign": [
+            (["partitions", "reassign", *bs, "--list"], "closed"),
+            (
+                [
+                    "partitions",
+                    "reassign",
+                    *bs,
+                    "--generate",
+                    "--topics-to-move-json-file",
+                    e["move"],
+                    "--broker-list",
+                    "0",
+                ],
+                "closed",
+            ),
+        ],
+        "configs describe": [
+            (["configs", "describe", *bs, "--broker", "0", "--all"], "closed"),
+            (["configs", "--describe", *bs, "--entity-type", "topics", "--entity-name", topic, "--all"], "closed"),
+        ],
         "configs alter": [
             (["configs", "alter", *bs, "--topic", topic, "--add-config", "retention.ms=86400000"], "closed")
         ],
@@ -133,7 +163,7 @@ def assert_one_line(r: subprocess.CompletedProcess, outcome: str, args: list[str
 @pytest.mark.parametrize("command", sorted(leaf_commands() - INTEGRATION - {"broker start"}))
 def test_a_subcommand_into_a_closed_pipe_says_so_in_one_line(env, command):
     for args, outcome in cases(env)[command]:
-        r = into_closed_pipe(args, stdin="a\nb\n")
+        r = into_closed_pipe(args, stdin="k:a\nk:b\n")
         assert_one_line(r, outcome, args)
 
 
