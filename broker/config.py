@@ -72,6 +72,7 @@ class ConfigKey:
     choices: tuple[str, ...] | None = None
     required: bool = False
     section: str = "broker"
+    excluded: tuple[Any, ...] = ()  # values inside the range that are still invalid (gzip level 0)
 
     def parse(self, raw: str) -> Any:
         try:
@@ -86,6 +87,8 @@ class ConfigKey:
             raise ConfigError(f"{self.name}={value!r}: must be at least {self.at_least:g}")
         if self.at_most is not None and value is not None and value > self.at_most:
             raise ConfigError(f"{self.name}={value!r}: must be at most {self.at_most:g}")
+        if value is not None and value in self.excluded:
+            raise ConfigError(f"{self.name}={value!r}: not a valid value ({self.doc})")
         if self.choices is not None and value is not None:
             items = value if isinstance(value, tuple) else (value,)
             bad = [v for v in items if v not in self.choices]
@@ -259,6 +262,16 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ),
     _K("log.roll.ms", "long", None, "Roll a segment this old (default: `log.roll.hours`).", at_least=1, section="log"),
     _K("log.roll.hours", "int", 168, "Roll a segment this old, in hours.", at_least=1, section="log"),
+    _K(
+        "log.roll.jitter.ms",
+        "long",
+        None,
+        "Most random time subtracted from the roll time of each segment, so that segments of many partitions do "
+        "not roll at once (default: `log.roll.jitter.hours`).",
+        at_least=0,
+        section="log",
+    ),
+    _K("log.roll.jitter.hours", "int", 0, "`log.roll.jitter.ms` in hours.", at_least=0, section="log"),
     _K("log.index.interval.bytes", "int", 4096, "Bytes between offset index entries.", at_least=0, section="log"),
     _K(
         "log.index.size.max.bytes",
@@ -269,6 +282,110 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         section="log",
     ),
     _K("message.max.bytes", "int", 1048588, "Largest record batch accepted.", at_least=0, section="log"),
+    _K(
+        "compression.type",
+        "string",
+        "producer",
+        "Codec batches are stored with: `producer` keeps what the producer sent (its bytes are stored as they "
+        "are); `uncompressed`, `gzip`, `snappy`, `lz4` or `zstd` make the leader recompress every batch sent with "
+        "another codec (transaction markers excepted).",
+        choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+        section="log",
+    ),
+    _K(
+        "compression.gzip.level",
+        "int",
+        -1,
+        "gzip level of broker-side recompression (1-9, or -1 for zlib's default).",
+        at_least=-1,
+        at_most=9,
+        excluded=(0,),
+        section="log",
+    ),
+    _K(
+        "compression.lz4.level",
+        "int",
+        9,
+        "lz4 level of broker-side recompression (1-17).",
+        at_least=1,
+        at_most=17,
+        section="log",
+    ),
+    _K(
+        "compression.zstd.level",
+        "int",
+        3,
+        "zstd level of broker-side recompression (-131072 to 22).",
+        at_least=-131072,
+        at_most=22,
+        section="log",
+    ),
+    _K(
+        "log.message.timestamp.before.max.ms",
+        "long",
+        9223372036854775807,
+        "With CreateTime, a record whose timestamp is more than this before the broker time is refused "
+        "(INVALID_TIMESTAMP).",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.message.timestamp.after.max.ms",
+        "long",
+        9223372036854775807,
+        "With CreateTime, a record whose timestamp is more than this after the broker time is refused "
+        "(INVALID_TIMESTAMP). Kafka 3.x's default (4.0 lowered it to one hour).",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.message.timestamp.difference.max.ms",
+        "long",
+        9223372036854775807,
+        "Deprecated in Kafka 3.6: a bound on both sides, applied with the two above (the smaller wins).",
+        at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.message.downconversion.enable",
+        "boolean",
+        True,
+        "Down-convert batches for Fetch v0-3 consumers; when false they get UNSUPPORTED_VERSION (followers and "
+        "Fetch v4+ are unaffected).",
+        section="log",
+    ),
+    _K(
+        "log.message.format.version",
+        "string",
+        "3.0-IV1",
+        "Accepted and ignored, as Kafka 3.x ignores it: batches are always stored as v2 (magic 2).",
+        section="log",
+    ),
+    _K(
+        "log.preallocate",
+        "boolean",
+        False,
+        "Only false: kafkalog does not preallocate segment files (true is refused).",
+        excluded=(True,),
+        section="log",
+    ),
+    _K(
+        "log.local.retention.ms",
+        "long",
+        -2,
+        "Tiered storage's local retention (-2: `retention.ms`); kafkalog has no tiered storage, so it has no effect "
+        "(as in Kafka without `remote.storage.enable`).",
+        at_least=-2,
+        section="log",
+    ),
+    _K(
+        "log.local.retention.bytes",
+        "long",
+        -2,
+        "Tiered storage's local retention in bytes (-2: `retention.bytes`); no effect, see above.",
+        at_least=-2,
+        section="log",
+    ),
     _K(
         "log.retention.ms",
         "long",
@@ -319,6 +436,15 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
         0,
         "Records younger than this are not compacted.",
         at_least=0,
+        section="log",
+    ),
+    _K(
+        "log.cleaner.max.compaction.lag.ms",
+        "long",
+        9223372036854775807,
+        "A compacted log whose oldest uncompacted record is older than this is compacted even below "
+        "`log.cleaner.min.cleanable.ratio`.",
+        at_least=1,
         section="log",
     ),
     _K(

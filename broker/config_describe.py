@@ -69,10 +69,10 @@ def describe_topic_configs(
             synonyms.append((e.name, overrides[e.name], TOPIC))
         dyn = _dynamic_synonyms(dynamic, e.synonym)
         synonyms += dyn
-        if e.synonym in originals:
+        if e.synonym and e.synonym in originals:
             synonyms.append((e.synonym, originals[e.synonym], STATIC_BROKER))
-        else:
-            synonyms.append((e.synonym, _builtin_defaults().get(e.name), DEFAULT))
+        else:  # a topic-only config (no broker key) has its own name as the default's synonym
+            synonyms.append((e.synonym or e.name, _builtin_defaults().get(e.name), DEFAULT))
         source = int(e.source)
         if source != TOPIC and dyn:
             source = dyn[0][2]

@@ -25,7 +25,9 @@ from .log.config import TOPIC_CONFIG_KEYS, LogConfig
 __all__ = ["DYNAMIC_BROKER_KEYS", "DynamicBrokerConfig", "check_dynamic_broker_config", "DEFAULT_ENTITY"]
 
 DEFAULT_ENTITY = "<default>"
-DYNAMIC_BROKER_KEYS = frozenset(k.synonym for k in TOPIC_CONFIG_KEYS.values()) - {"unclean.leader.election.enable"}
+DYNAMIC_BROKER_KEYS = frozenset(k.synonym for k in TOPIC_CONFIG_KEYS.values() if k.synonym) - {
+    "unclean.leader.election.enable"
+}
 """Broker keys that may be set dynamically: the broker-level synonyms of the topic configs, except
 ``unclean.leader.election.enable`` (the controller reads its default from ``server.properties``; the topic
 config ``unclean.leader.election.enable`` is dynamic)."""

@@ -131,6 +131,10 @@ def _read_all(ctx, request):
             if region is None or len(region) == 0:
                 continue
             if v < 4:
+                if not follower and not plog.config.message_downconversion_enable:
+                    entry.error_code = ErrorCode.UNSUPPORTED_VERSION  # message.downconversion.enable=false
+                    any_error = True
+                    continue
                 try:
                     converted = batch_to_legacy(region.read_bytes(), 0 if v <= 1 else 1)
                 except UnsupportedCompressionError:

@@ -39,11 +39,12 @@ import os
 import struct
 from typing import NamedTuple
 
+from broker.log.config import LONG_MAX
 from broker.log.log_loader import CLEANED_SUFFIX
 from broker.log.partition_log import PartitionLog
 from broker.log.segment import MAX_RELATIVE_OFFSET, LogSegment
 from broker.log.transaction_index import AbortedTxn
-from spark_kafkalog.records import RecordBatchBuilder, decode_batch_records
+from spark_kafkalog.records import CorruptRecordError, RecordBatchBuilder, decode_batch_records
 from spark_kafkalog.records.batch import (
     ATTRIBUTES_OFFSET,
     BATCH_HEADER_SIZE,
@@ -57,7 +58,7 @@ from spark_kafkalog.records.batch import (
 )
 from spark_kafkalog.records.crc import crc32c
 
-__all__ = ["CleanableRange", "CleanerStats", "clean_log", "cleanable_range"]
+__all__ = ["CleanableRange", "CleanerStats", "clean_log", "cleanable_range", "compaction_overdue"]
 
 log = logging.getLogger("kafkalog.log.cleaner")
 
@@ -115,6 +116,27 @@ def cleanable_range(plog: PartitionLog, now_ms: int) -> CleanableRange | None:
     clean = sum(s.size for s in cleanable if s.next_offset <= first_dirty)
     dirty = sum(s.size for s in cleanable if s.next_offset > first_dirty)
     return CleanableRange(cleanable, first_dirty, end, clean, dirty)
+
+
+def compaction_overdue(cleanable: CleanableRange, max_compaction_lag_ms: int, now_ms: int) -> bool:
+    """Whether the oldest dirty record is older than ``max.compaction.lag.ms``: then the log is compacted
+    whatever its dirty ratio (Kafka compares the first batch timestamp of each dirty segment; a segment
+    without timestamps never forces a cleaning)."""
+    if max_compaction_lag_ms >= LONG_MAX:
+        return False
+    for segment in cleanable.segments:
+        if segment.next_offset <= cleanable.first_dirty_offset:
+            continue
+        headers = segment.iter_headers(0)
+        try:
+            first = next(headers, None)
+        except (CorruptRecordError, OSError, ValueError):
+            first = None  # unreadable or closed under us: the next round sees the new segment list
+        finally:
+            headers.close()
+        if first is not None and first[1].max_timestamp > 0 and now_ms - first[1].max_timestamp > max_compaction_lag_ms:
+            return True
+    return False
 
 
 def _batches(segment: LogSegment):
@@ -224,7 +246,13 @@ def clean_log(plog: PartitionLog, now_ms: int, *, force: bool = False) -> Cleane
     """Compact ``plog`` once if its dirty ratio reaches ``min.cleanable.dirty.ratio`` (or ``force``)."""
     config = plog.config
     cleanable = cleanable_range(plog, now_ms)
-    if cleanable is None or (not force and cleanable.dirty_ratio < config.min_cleanable_dirty_ratio):
+    if cleanable is None:
+        return None
+    if (
+        not force
+        and cleanable.dirty_ratio < config.min_cleanable_dirty_ratio
+        and not compaction_overdue(cleanable, config.max_compaction_lag_ms, now_ms)
+    ):
         return None
     for segment in cleanable.segments:
         if not segment.file.acquire():

@@ -23,7 +23,8 @@ Immutable; safe to share between threads.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, NamedTuple
@@ -46,9 +47,10 @@ class ConfigSource(IntEnum):
 
 
 class TopicConfigKey(NamedTuple):
-    """A topic-level config: its name, the ``server.properties`` key that sets its default, the
-    ``LogConfig`` field it fills, its type (``int``, ``long``, ``double``, ``list``, ``string``,
-    ``boolean``), meaning and allowed range."""
+    """A topic-level config: its name, the ``server.properties`` key that sets its default (``""`` for the
+    few topic-only configs, whose default is ``default``), the ``LogConfig`` field it fills, its type
+    (``int``, ``long``, ``double``, ``list``, ``string``, ``boolean``), meaning and allowed values.
+    ``unsupported(value)`` names why kafkalog refuses a value Kafka would take (None: accepted)."""
 
     name: str
     synonym: str
@@ -58,6 +60,10 @@ class TopicConfigKey(NamedTuple):
     at_least: float | None = None
     at_most: float | None = None
     choices: tuple[str, ...] | None = None
+    default: Any = None
+    excluded: tuple[Any, ...] = ()
+    unsupported: Callable[[Any], str | None] | None = None
+    pattern: str | None = None
 
 
 class ConfigEntry(NamedTuple):
@@ -73,6 +79,19 @@ class ConfigEntry(NamedTuple):
 
 
 _T = TopicConfigKey
+
+
+def _only_false(reason: str) -> Callable[[Any], str | None]:
+    return lambda value: reason if value else None
+
+
+def _only_empty(reason: str) -> Callable[[Any], str | None]:
+    return lambda value: reason if value else None
+
+
+_NO_TIERED_STORAGE = "kafkalog has no tiered storage (remote log storage); only false is accepted"
+_NO_THROTTLES = "kafkalog has no replication quotas (throttles); only an empty list is accepted"
+
 TOPIC_CONFIG_KEYS: dict[str, TopicConfigKey] = {
     k.name: k
     for k in (
@@ -212,6 +231,168 @@ TOPIC_CONFIG_KEYS: dict[str, TopicConfigKey] = {
             "boolean",
             "Allow a replica outside the ISR to become leader (may lose data).",
         ),
+        _T(
+            "compression.type",
+            "compression.type",
+            "compression_type",
+            "string",
+            "`producer` stores what the producer sent, byte for byte; `uncompressed`, `gzip`, `snappy`, `lz4` or "
+            "`zstd` make the leader recompress each batch sent with another codec.",
+            choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+        ),
+        _T(
+            "compression.gzip.level",
+            "compression.gzip.level",
+            "compression_gzip_level",
+            "int",
+            "gzip level of the recompression (1-9, or -1 for the default).",
+            at_least=-1,
+            at_most=9,
+            excluded=(0,),
+        ),
+        _T(
+            "compression.lz4.level",
+            "compression.lz4.level",
+            "compression_lz4_level",
+            "int",
+            "lz4 level of the recompression (1-17).",
+            at_least=1,
+            at_most=17,
+        ),
+        _T(
+            "compression.zstd.level",
+            "compression.zstd.level",
+            "compression_zstd_level",
+            "int",
+            "zstd level of the recompression (-131072 to 22).",
+            at_least=-131072,
+            at_most=22,
+        ),
+        _T(
+            "max.compaction.lag.ms",
+            "log.cleaner.max.compaction.lag.ms",
+            "max_compaction_lag_ms",
+            "long",
+            "A compacted log whose oldest uncompacted record is older than this is compacted even below "
+            "`min.cleanable.dirty.ratio`.",
+            at_least=1,
+        ),
+        _T(
+            "message.timestamp.before.max.ms",
+            "log.message.timestamp.before.max.ms",
+            "message_timestamp_before_max_ms",
+            "long",
+            "With CreateTime, a record timestamped more than this before the broker time is INVALID_TIMESTAMP.",
+            at_least=0,
+        ),
+        _T(
+            "message.timestamp.after.max.ms",
+            "log.message.timestamp.after.max.ms",
+            "message_timestamp_after_max_ms",
+            "long",
+            "With CreateTime, a record timestamped more than this after the broker time is INVALID_TIMESTAMP.",
+            at_least=0,
+        ),
+        _T(
+            "message.timestamp.difference.max.ms",
+            "log.message.timestamp.difference.max.ms",
+            "message_timestamp_difference_max_ms",
+            "long",
+            "Deprecated (Kafka 3.6): a bound on both sides, applied with the two above (the smaller wins).",
+            at_least=0,
+        ),
+        _T(
+            "message.downconversion.enable",
+            "log.message.downconversion.enable",
+            "message_downconversion_enable",
+            "boolean",
+            "Down-convert for Fetch v0-3 consumers; when false they get UNSUPPORTED_VERSION.",
+        ),
+        _T(
+            "message.format.version",
+            "log.message.format.version",
+            "message_format_version",
+            "string",
+            "Accepted and ignored, as in Kafka 3.x: batches are stored as v2.",
+            pattern=r"\d+\.\d+(\.\d+)?(-IV\d+)?",
+        ),
+        _T(
+            "preallocate",
+            "log.preallocate",
+            "preallocate",
+            "boolean",
+            "Preallocate segment files; only false.",
+            unsupported=_only_false("kafkalog does not preallocate segment files; only false is accepted"),
+        ),
+        _T(
+            "segment.jitter.ms",
+            "log.roll.jitter.ms",
+            "segment_jitter_ms",
+            "long",
+            "Each segment rolls up to this much (a random amount) before `segment.ms`.",
+            at_least=0,
+        ),
+        _T(
+            "local.retention.ms",
+            "log.local.retention.ms",
+            "local_retention_ms",
+            "long",
+            "Tiered storage's local retention (-2: retention.ms); no effect without tiered storage.",
+            at_least=-2,
+        ),
+        _T(
+            "local.retention.bytes",
+            "log.local.retention.bytes",
+            "local_retention_bytes",
+            "long",
+            "Tiered storage's local retention in bytes (-2: retention.bytes); no effect without tiered storage.",
+            at_least=-2,
+        ),
+        _T(
+            "remote.storage.enable",
+            "",
+            "remote_storage_enable",
+            "boolean",
+            "Tiered storage; only false.",
+            default=False,
+            unsupported=_only_false(_NO_TIERED_STORAGE),
+        ),
+        _T(
+            "remote.log.copy.disable",
+            "",
+            "remote_log_copy_disable",
+            "boolean",
+            "Tiered storage; only false.",
+            default=False,
+            unsupported=_only_false(_NO_TIERED_STORAGE),
+        ),
+        _T(
+            "remote.log.delete.on.disable",
+            "",
+            "remote_log_delete_on_disable",
+            "boolean",
+            "Tiered storage; only false.",
+            default=False,
+            unsupported=_only_false(_NO_TIERED_STORAGE),
+        ),
+        _T(
+            "leader.replication.throttled.replicas",
+            "",
+            "leader_replication_throttled_replicas",
+            "list",
+            "Replicas throttled on the leader side; only empty.",
+            default=(),
+            unsupported=_only_empty(_NO_THROTTLES),
+        ),
+        _T(
+            "follower.replication.throttled.replicas",
+            "",
+            "follower_replication_throttled_replicas",
+            "list",
+            "Replicas throttled on the follower side; only empty.",
+            default=(),
+            unsupported=_only_empty(_NO_THROTTLES),
+        ),
     )
 }
 
@@ -220,7 +401,10 @@ _DERIVED: dict[str, tuple[str, ...]] = {
     "log.roll.ms": ("log.roll.ms", "log.roll.hours"),
     "log.retention.ms": ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
     "log.flush.interval.ms": ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
+    "log.roll.jitter.ms": ("log.roll.jitter.ms", "log.roll.jitter.hours"),
 }
+
+_CODECS = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 # Broker-only settings kept in LogConfig for the LogManager: field -> broker key.
 _BROKER_ONLY: dict[str, str] = {
@@ -254,6 +438,25 @@ class LogConfig:
     file_delete_delay_ms: int = 60_000
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
+    compression_type: str = "producer"
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
+    max_compaction_lag_ms: int = LONG_MAX
+    message_timestamp_before_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = LONG_MAX
+    message_timestamp_difference_max_ms: int = LONG_MAX
+    message_downconversion_enable: bool = True
+    message_format_version: str = "3.0-IV1"
+    preallocate: bool = False
+    segment_jitter_ms: int = 0
+    local_retention_ms: int = -2
+    local_retention_bytes: int = -2
+    remote_storage_enable: bool = False
+    remote_log_copy_disable: bool = False
+    remote_log_delete_on_disable: bool = False
+    leader_replication_throttled_replicas: tuple[str, ...] = ()
+    follower_replication_throttled_replicas: tuple[str, ...] = ()
     # broker-wide (LogManager) settings; not topic configs
     retention_check_interval_ms: int = 300_000
     flush_scheduler_interval_ms: int = LONG_MAX
@@ -282,6 +485,41 @@ class LogConfig:
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == "LogAppendTime"
 
+    @property
+    def roll_ms(self) -> int:
+        """How old the active segment may get: ``segment.ms``, or ``max.compaction.lag.ms`` when smaller on a
+        compacted topic (so the cleaner can reach a record within that lag, as Kafka's ``maxSegmentMs``)."""
+        if "compact" in self.cleanup_policy and self.max_compaction_lag_ms < self.segment_ms:
+            return self.max_compaction_lag_ms
+        return self.segment_ms
+
+    @property
+    def recompression_codec(self) -> int | None:
+        """The codec id every batch is stored with (``compression.type``), or None for ``producer``."""
+        return _CODECS.get(self.compression_type)
+
+    @property
+    def recompression_level(self) -> int | None:
+        """The level of ``recompression_codec`` (None: the codec's default)."""
+        codec = self.recompression_codec
+        if codec == 1:
+            return None if self.compression_gzip_level == -1 else self.compression_gzip_level
+        if codec == 3:
+            return self.compression_lz4_level
+        if codec == 4:
+            return self.compression_zstd_level
+        return None
+
+    @property
+    def timestamp_bounds(self) -> tuple[int, int] | None:
+        """``(before, after)``: how far a CreateTime record may lie before and after the broker time, or None
+        when both are unbounded (``message.timestamp.*.max.ms``; the deprecated difference bounds both)."""
+        before = min(self.message_timestamp_before_max_ms, self.message_timestamp_difference_max_ms)
+        after = min(self.message_timestamp_after_max_ms, self.message_timestamp_difference_max_ms)
+        if before == LONG_MAX and after == LONG_MAX:
+            return None
+        return before, after
+
     def __post_init__(self) -> None:
         # derived limits, precomputed for the append path
         object.__setattr__(self, "max_index_entries", max(1, self.max_index_size // 8))
@@ -299,9 +537,12 @@ class LogConfig:
 
         kwargs: dict[str, Any] = {}
         for key in TOPIC_CONFIG_KEYS.values():
-            if key.name in ("segment.ms", "retention.ms", "flush.ms"):
+            if key.name in ("segment.ms", "retention.ms", "flush.ms", "segment.jitter.ms"):
                 continue
-            kwargs[key.field] = value(key.synonym)
+            kwargs[key.field] = value(key.synonym) if key.synonym else key.default
+        kwargs["segment_jitter_ms"] = _first_set(
+            value("log.roll.jitter.ms"), _scaled(value("log.roll.jitter.hours"), _HOUR_MS)
+        )
         kwargs["segment_ms"] = _first_set(value("log.roll.ms"), _scaled(value("log.roll.hours"), _HOUR_MS))
         kwargs["retention_ms"] = _first_set(
             value("log.retention.ms"),
@@ -331,7 +572,13 @@ class LogConfig:
                 raise ConfigError(f"{name}: unknown topic config (known: {', '.join(sorted(TOPIC_CONFIG_KEYS))})")
             changes[key.field] = _parse(key, raw)
         merged = {**dict(self.topic_overrides), **props}
-        return dataclasses.replace(self, **changes, topic_overrides=tuple(sorted(merged.items())))
+        out = dataclasses.replace(self, **changes, topic_overrides=tuple(sorted(merged.items())))
+        if out.min_compaction_lag_ms > out.max_compaction_lag_ms:
+            raise ConfigError(
+                f"min.compaction.lag.ms ({out.min_compaction_lag_ms}) must not be larger than max.compaction.lag.ms "
+                f"({out.max_compaction_lag_ms})"
+            )
+        return out
 
     def update(self, **fields: Any) -> LogConfig:
         """A copy with some fields replaced (Python callers and tests); values are range-checked."""
@@ -419,6 +666,14 @@ def _check(key: TopicConfigKey, value: Any) -> None:
         raise ConfigError(f"{key.name}={_format(value)!r}: must be at most {key.at_most:g}")
     if key.type in ("int",) and value > 0x7FFFFFFF:
         raise ConfigError(f"{key.name}={value!r}: must fit in a 32-bit int")
+    if value in key.excluded:
+        raise ConfigError(f"{key.name}={_format(value)!r}: not a valid value ({key.doc})")
+    if key.pattern is not None and not re.fullmatch(key.pattern, value):
+        raise ConfigError(f"{key.name}={value!r}: not a Kafka version like 3.0-IV1 or 2.8")
+    if key.unsupported is not None:
+        reason = key.unsupported(value)
+        if reason is not None:
+            raise ConfigError(f"{key.name}={_format(value)!r} is not supported: {reason}")
     if key.choices is not None:
         items = value if isinstance(value, tuple) else (value,)
         if key.type == "list" and not items:

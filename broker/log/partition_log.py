@@ -37,6 +37,7 @@ from __future__ import annotations
 import bisect
 import logging
 import os
+import random
 import re
 import shutil
 import struct
@@ -58,6 +59,7 @@ from broker.log.producer_state import (
     ProducerStateManager,
     read_end_txn_marker,
 )
+from broker.log.recompression import check_timestamps, recompress
 from broker.log.segment import MAX_RELATIVE_OFFSET, LogSegment
 from broker.log.transaction_index import AbortedTxn
 from broker.log.validation import validate_follower_batches, validate_leader_batches
@@ -167,6 +169,8 @@ class PartitionLog:
         self._unflushed_messages = 0
         self._last_flush_ms = time.milliseconds()
         self._roll_flush_offset = -1  # rolled segments below this offset await their fsync
+        #: the active segment rolls this much before segment.ms (segment.jitter.ms; drawn per segment)
+        self.roll_jitter_ms = _roll_jitter(config)
         self._trash: list[tuple[int, LogSegment]] = []
         self._closed = False
         #: first offset not yet compacted (the cleaner's checkpoint); the cleaner moves it
@@ -341,6 +345,8 @@ class PartitionLog:
 
     def update_config(self, config: LogConfig) -> None:
         """Switch to a new config; it applies to the next append, roll, retention or cleaning."""
+        if (config.segment_jitter_ms, config.roll_ms) != (self._config.segment_jitter_ms, self._config.roll_ms):
+            self.roll_jitter_ms = _roll_jitter(config)
         self._config = config
 
     @property
@@ -461,6 +467,14 @@ class PartitionLog:
         )
         now = self._time.milliseconds()
         append_time = now if config.message_timestamp_type == "LogAppendTime" else -1
+        if append_time < 0 and config.timestamp_bounds is not None:
+            check_timestamps(buf, batches, now, *config.timestamp_bounds)
+        codec = config.recompression_codec
+        if codec is not None:  # compression.type other than producer: store every batch with that codec
+            recompressed = recompress(buf, batches, codec, config.recompression_level)
+            if recompressed is not None:
+                buf, batches = recompressed
+                _check_recompressed_sizes(batches, config.max_message_bytes, config.segment_bytes)
         offset = first_offset = self._leo
         producers = self._producers
         pending: dict[int, ProducerStateEntry] = {}
@@ -589,7 +603,7 @@ class PartitionLog:
             if not (  # the common case, checked inline; _maybe_roll decides the rest
                 segment.size
                 and segment.size + size <= config.segment_bytes
-                and now - segment.first_append_ms <= config.segment_ms
+                and now - segment.first_append_ms <= config.roll_ms - self.roll_jitter_ms
                 and last - segment.base_offset <= MAX_RELATIVE_OFFSET
                 and len(segment.index._keys) < config.max_index_entries
                 and len(segment.time_index._keys) < config.max_time_index_entries
@@ -622,7 +636,7 @@ class PartitionLog:
                 return segment
         elif (
             segment.size + size <= config.segment_bytes
-            and now - segment.first_append_ms <= config.segment_ms
+            and now - segment.first_append_ms <= config.roll_ms - self.roll_jitter_ms
             and len(segment.index._keys) < config.max_index_entries
             and len(segment.time_index._keys) < config.max_time_index_entries
             and last - segment.base_offset <= MAX_RELATIVE_OFFSET
@@ -651,6 +665,7 @@ class PartitionLog:
             else:
                 active.on_become_inactive()
             new = LogSegment.create(self._dir, base, now)
+            self.roll_jitter_ms = _roll_jitter(self._config)
             self._view = _view(segments + (new,))
             if active.size:
                 self._roll_flush_offset = max(self._roll_flush_offset, base)
@@ -1020,3 +1035,25 @@ class PartitionLog:
             f"PartitionLog({self.topic}-{self.partition}, log_start={self._log_start_offset}, "
             f"hw={self._high_watermark}, leo={self._leo}, segments={len(self._view.segments)})"
         )
+
+
+def _roll_jitter(config: LogConfig) -> int:
+    """A segment's random roll jitter, as Kafka draws it: uniform below min(segment.jitter.ms, segment.ms)."""
+    bound = min(config.segment_jitter_ms, config.roll_ms)
+    return random.randrange(bound) if bound > 0 else 0
+
+
+def _check_recompressed_sizes(batches, max_message_bytes: int, segment_bytes: int) -> None:
+    """The size limits again, on the batches as recompressed (``compression.type``), as Kafka checks them."""
+    for _, header in batches:
+        size = header.batch_length + LOG_OVERHEAD
+        if size > max_message_bytes:
+            raise LogAppendError(
+                ErrorCode.MESSAGE_TOO_LARGE,
+                f"batch of {size} bytes once recompressed (compression.type) exceeds max.message.bytes={max_message_bytes}",
+            )
+        if size > segment_bytes:
+            raise LogAppendError(
+                ErrorCode.RECORD_LIST_TOO_LARGE,
+                f"batch of {size} bytes once recompressed (compression.type) exceeds segment.bytes={segment_bytes}",
+            )

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 from broker.log.errors import CorruptIndexError
@@ -201,7 +201,7 @@ class LogSegment:
             return None
         return BatchHeader._make(_unpack_header(data))
 
-    def iter_headers(self, start: int = 0, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
+    def iter_headers(self, start: int = 0, end: int | None = None) -> Generator[tuple[int, BatchHeader], None, None]:
         """``(position, header)`` of each batch from ``start`` to ``end`` (default: ``size``), no CRC check.
 
         Raises ``CorruptRecordError`` when a header is cut short or a batch runs past ``end``."""

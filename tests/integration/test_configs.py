@@ -253,3 +253,51 @@ def test_cli_alters_retention_live_and_old_segments_go_without_a_restart(cluster
     assert bad.returncode == 1 and "broker 99 is not in the cluster" in bad.stderr
     usage = kafkalog("describe", "--bootstrap-server", boot)
     assert usage.returncode == 2 and "configs needs one entity" in usage.stderr
+
+
+def test_every_kafka_topic_config_at_kafkas_default_creates_a_topic_and_a_refused_one_names_why(cluster):
+    from confluent_kafka.admin import AdminClient as CKAdmin
+    from confluent_kafka.admin import ConfigResource as CKResource
+    from confluent_kafka.admin import NewTopic as CKTopic
+    from confluent_kafka.admin import ResourceType
+
+    from tests.broker.log.test_kafka_topic_configs import KAFKA_TOPIC_DEFAULTS
+
+    admin = CKAdmin({"bootstrap.servers": cluster.bootstrap_servers})
+    name = f"cfg-all-{uuid.uuid4().hex[:8]}"
+    given = {k: v for k, v in KAFKA_TOPIC_DEFAULTS.items() if v != ""}  # librdkafka sends no empty values
+    admin.create_topics([CKTopic(name, 1, 2, config=given)])[name].result(30)
+    described = admin.describe_configs([CKResource(ResourceType.TOPIC, name)])
+    entries = next(iter(described.values())).result(30)
+    assert {k: e.value or "" for k, e in entries.items()} == KAFKA_TOPIC_DEFAULTS
+    refused = f"cfg-tiered-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(Exception) as e:
+        admin.create_topics([CKTopic(refused, 1, 1, config={"remote.storage.enable": "true"})])[refused].result(30)
+    assert "INVALID_CONFIG" in str(e.value) and "tiered storage" in str(e.value)
+
+
+def test_compression_type_recompresses_on_the_leader_and_every_replica_stores_the_same_bytes(cluster):
+    from confluent_kafka import Producer as CKProducer
+    from kafka import KafkaConsumer, TopicPartition
+
+    from spark_kafkalog.records import iter_batches
+
+    name = new_topic(cluster, rf=2, **{"compression.type": "zstd"})
+    producer = CKProducer({"bootstrap.servers": cluster.bootstrap_servers, "compression.type": "gzip", "linger.ms": 5})
+    for i in range(200):
+        producer.produce(name, key=b"k%d" % (i % 7), value=b"value-%d" % i)
+    assert producer.flush(30) == 0
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, consumer_timeout_ms=5000)
+    tp = TopicPartition(name, 0)
+    consumer.assign([tp])
+    consumer.seek_to_beginning(tp)
+    values = [m.value for m in consumer]
+    consumer.close()
+    assert values == [b"value-%d" % i for i in range(200)]
+
+    def stored(broker_id: int) -> bytes:  # the segment file as written (pwrite: visible before any fsync)
+        return (cluster.broker_dir(broker_id) / "logs" / f"{name}-0" / f"{0:020d}.log").read_bytes()
+
+    wait_until(lambda: len({stored(b) for b in cluster.broker_ids}) == 1, 30, "both replicas to hold the same bytes")
+    codecs = {v.header().compression.name for v in iter_batches(stored(cluster.broker_ids[0]))}
+    assert codecs == {"ZSTD"}
