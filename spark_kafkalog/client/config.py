@@ -76,6 +76,17 @@ def _choice(mapping: Mapping[str, Any]) -> Callable[[str, Any], Any]:
     return parse
 
 
+def _security_protocol(key: str, v: Any) -> str:
+    text = str(v).strip().upper()
+    if text == "PLAINTEXT":
+        return text
+    if text in ("SSL", "SASL_SSL", "SASL_PLAINTEXT"):
+        raise ConfigError(
+            f"setting {key!r}={v!r} is not supported: this client has no TLS or SASL yet (PLAINTEXT only)"
+        )
+    raise ConfigError(f"setting {key!r} must be one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL; got {v!r}")
+
+
 def _items(key: str, v: Any, expected: str) -> list[Any]:
     """A list setting given as a comma-separated string or a list/tuple; ``expected`` describes it in errors."""
     if isinstance(v, str):
@@ -334,7 +345,7 @@ _OPTIONS: dict[str, _Option] = {
     "key.serializer": _Option("key_serializer", _callable_or_name(_SERIALIZERS)),
     "value.serializer": _Option("value_serializer", _callable_or_name(_SERIALIZERS)),
     # accepted for compatibility; only PLAINTEXT is possible
-    "security.protocol": _Option("security_protocol", _choice({"plaintext": "PLAINTEXT"})),
+    "security.protocol": _Option("security_protocol", _security_protocol),
 }
 
 _KEY_BY_ATTR = {option.attr: key for key, option in reversed(list(_OPTIONS.items()))}
@@ -470,7 +481,6 @@ class ClientConfig:
         return dataclasses.replace(changes, explicit=self.explicit)
 
     def _with(self, items: Mapping[str, Any]) -> ClientConfig:
-        security = items.get("security.protocol", self.security_protocol)
         changes: dict[str, Any] = {}
         explicit = set(self.explicit)
         for key, value in items.items():
@@ -481,9 +491,12 @@ class ClientConfig:
                 continue
             if key in _UNSUPPORTED:
                 raise ConfigError(f"setting {key!r} is not supported: {_UNSUPPORTED[key]}")
-            if key.startswith(_UNSUPPORTED_PREFIXES) or key in IGNORED_KEYS:
-                if key.startswith(_UNSUPPORTED_PREFIXES) and str(security).upper() != "PLAINTEXT":
-                    raise ConfigError(f"setting {key!r} is not supported: this client speaks PLAINTEXT only")
+            if key.startswith(_UNSUPPORTED_PREFIXES) and key not in IGNORED_KEYS:
+                raise ConfigError(
+                    f"setting {key!r} is not supported: this client has no TLS or SASL yet and speaks PLAINTEXT "
+                    "only (a TLS or SASL setting would otherwise be silently ignored); remove it"
+                )
+            if key in IGNORED_KEYS:
                 warnings.warn(f"client setting {key!r} is ignored by spark_kafkalog.client", UserWarning, stacklevel=4)
                 continue
             raise ConfigError(_unknown_key_message(key))

@@ -376,7 +376,32 @@ def test_consume_prints_values_only_by_default_and_kafkas_properties_and_kcat_fo
         "cli-fmt 0 1 1700000000001 [] [] -1 -1 {} 100%",
     ], r.stderr
     r = run(*common, "--max-messages", "1", "--isolation-level", "read_committed")
-    assert r.stdout == "v0\n", r.stderr  # no transactions in kafkalog: every record is committed
+    assert r.stdout == "v0\n", r.stderr
+
+
+def test_consume_isolation_level_read_committed_skips_aborted_transactions(cli_cluster):
+    from spark_kafkalog.client import Producer
+
+    _, bootstrap, _ = cli_cluster
+    _admin_topic(bootstrap, "cli-txn", 1)
+    with Producer(bootstrap, transactional_id="cli-txn-producer") as producer:
+        producer.init_transactions(30)
+        for outcome in ("committed", "aborted", "committed-again"):
+            producer.begin_transaction()
+            producer.send("cli-txn", value=outcome.encode())
+            producer.send("cli-txn", value=outcome.encode() + b"-2")
+            producer.flush()
+            if outcome == "aborted":
+                producer.abort_transaction(30)
+            else:
+                producer.commit_transaction(30)
+    common = ("consume", "--bootstrap-server", bootstrap, "--topic", "cli-txn", "--from-beginning", "--timeout-ms")
+    r = run(*common, "3000", "--isolation-level", "read_committed")
+    assert r.stdout.split() == ["committed", "committed-2", "committed-again", "committed-again-2"], r.stderr
+    r = run(*common, "3000")  # read_uncommitted, kafka-console-consumer's default: aborted records too
+    assert r.stdout.split() == [
+        "committed", "committed-2", "aborted", "aborted-2", "committed-again", "committed-again-2"
+    ], r.stderr  # fmt: skip
 
 
 def test_consume_follows_new_records_across_partitions_until_sigint(cli_cluster):
