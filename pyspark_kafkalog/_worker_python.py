@@ -7,8 +7,13 @@ PATH. A driver run as ``.venv/bin/python job.py`` from a shell where the venv is
 look the source up in the system interpreter, which has neither pyspark nor this package, and fail with
 ``DATA_SOURCE_NOT_FOUND``. So, when neither ``PYSPARK_PYTHON`` nor ``PYSPARK_DRIVER_PYTHON`` is set,
 ``PYSPARK_PYTHON`` is set to ``sys.executable`` (an interpreter of this environment, which has both);
-anything the user set, and ``spark.pyspark.python``, still wins. Nothing is imported but ``os`` and
-``sys``: this runs in every interpreter of the environment.
+anything the user set, and ``spark.pyspark.python``, still wins.
+
+It also adds ``AfterPySparkWriterImport`` to ``sys.meta_path``: when ``pyspark.sql.readwriter`` (or its
+Spark Connect twin) is imported, ``spark_kafkalog.datasource.save_mode.install`` runs on it, so a plain
+``df.write.format("kafkalog").save()`` takes the save modes Spark's Kafka sink takes. Nothing is imported
+here but ``os`` and ``sys``, and the finder answers ``None`` at once for every other module: this runs in
+every interpreter of the environment.
 """
 
 from __future__ import annotations
@@ -24,4 +29,56 @@ def choose_worker_python(environ: dict[str, str] | os._Environ[str], executable:
         environ["PYSPARK_PYTHON"] = executable
 
 
+_WRITER_MODULES = ("pyspark.sql.readwriter", "pyspark.sql.connect.readwriter")
+
+
+class _InstallingLoader:
+    """A loader that runs the module's own loader, then ``save_mode.install`` on the module."""
+
+    def __init__(self, loader) -> None:
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.loader.exec_module(module)
+        try:
+            from spark_kafkalog.datasource.save_mode import install
+        except ImportError:  # the package is being removed or is broken: leave PySpark as it is
+            return
+        install(module)
+
+    def __getattr__(self, name):
+        if name == "loader":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self.loader, name)
+
+
+class AfterPySparkWriterImport:
+    """A ``sys.meta_path`` finder for PySpark's two writer modules only (see the module docstring). It asks
+    the other finders for the spec, skipping every finder of this class (by name: the module may be loaded
+    twice, by the ``.pth`` and by an import), so two hooks never call each other."""
+
+    def find_spec(self, name, path, target=None):
+        if name not in _WRITER_MODULES:
+            return None
+        for finder in sys.meta_path:
+            if type(finder).__name__ == "AfterPySparkWriterImport" or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _InstallingLoader(spec.loader)
+                return spec
+        return None
+
+
+def install_writer_hook(meta_path: list) -> None:
+    """Put one ``AfterPySparkWriterImport`` first in ``meta_path`` (a second call does nothing)."""
+    if not any(type(f).__name__ == "AfterPySparkWriterImport" for f in meta_path):
+        meta_path.insert(0, AfterPySparkWriterImport())
+
+
 choose_worker_python(os.environ, sys.executable)
+install_writer_hook(sys.meta_path)

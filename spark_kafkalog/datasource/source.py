@@ -75,6 +75,7 @@ from spark_kafkalog.datasource.options import (
     parse_source_options,
 )
 from spark_kafkalog.datasource.planning import OffsetRange, ScanBounds, plan_batch
+from spark_kafkalog.datasource.save_mode import batch_save_mode, install_loaded
 from spark_kafkalog.datasource.scan import client_config, open_client, read_offset_range
 from spark_kafkalog.datasource.sink import RecordWriter, check_write_schema
 
@@ -92,6 +93,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+install_loaded()  # df.write.format("kafkalog").save() takes the save modes of Spark's Kafka sink (save_mode)
 
 KAFKA_SCHEMA = StructType(
     [
@@ -313,11 +316,8 @@ class KafkaLogDataSource(DataSource):
         return cls(options)
 
     def writer(self, schema: StructType, overwrite: bool) -> KafkaLogWriter:
-        if overwrite:
-            raise KafkaOptionError(
-                "Save mode Overwrite is not allowed for format 'kafkalog': Kafka topics can only be appended to. "
-                'Use mode("append"), e.g. df.write.format("kafkalog").mode("append").save()'
-            )
+        if overwrite:  # reached where DataFrameWriter.save is not wrapped (SQL INSERT OVERWRITE)
+            batch_save_mode("overwrite")
         options = parse_sink_options(self.options)
         if options.exactly_once and options.transactional_id_prefix is None:  # one prefix per batch write
             options = replace(options, transactional_id_prefix=f"kafkalog-batch-{uuid.uuid4().hex[:16]}")

@@ -5,6 +5,7 @@ One SparkSession and one cluster serve every test (see conftest); each test uses
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -19,7 +20,7 @@ from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, LessThan
 
 from spark_kafkalog.client import AdminClient, KafkaClient, Producer, TopicPartition
 from spark_kafkalog.datasource.offsets import format_partition_offsets
-from spark_kafkalog.datasource.options import parse_source_options
+from spark_kafkalog.datasource.options import KafkaOptionError, parse_source_options
 from spark_kafkalog.datasource.planning import OffsetRange, split_ranges
 from spark_kafkalog.datasource.scan import open_client, read_offset_range
 from spark_kafkalog.datasource.source import KafkaLogPushdownReader, KafkaLogReader
@@ -341,17 +342,38 @@ def test_wrong_write_columns_fail_with_sparks_wording(spark, bootstrap, columns,
     assert fragment in error_text(info)
 
 
-def test_write_modes_other_than_append_are_refused(spark, bootstrap):
+@pytest.mark.parametrize("mode", [None, "errorifexists", "error", "default", "append", "Append", "ErrorIfExists"])
+def test_save_modes_sparks_kafka_sink_accepts_write(spark, bootstrap, new_topic, mode):
+    topic = new_topic(1)
+    df = spark.createDataFrame([("v1",), ("v2",)], "value string")
+    w = df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
+    if mode is not None:
+        w = w.mode(mode)
+    w.save()  # the default is ErrorIfExists, as for format("kafka"): a plain save() writes
+    df.write.save(format="kafkalog", mode=mode, **{"kafka.bootstrap.servers": bootstrap, "topic": topic})
+    read = spark.read.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+    assert sorted(r.value for r in read.load().selectExpr("CAST(value AS STRING) AS value").collect()) == [
+        "v1", "v1", "v2", "v2"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("mode", "name"), [("overwrite", "Overwrite"), ("ignore", "Ignore"), ("IGNORE", "Ignore")])
+def test_overwrite_and_ignore_are_refused_with_sparks_kafka_message(spark, bootstrap, mode, name):
     df = spark.createDataFrame([("v",)], "value string")
+    w = df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", "t")
+    message = f"Save mode {name} not allowed for Kafka. Allowed save modes are Append and ErrorIfExists (default)"
+    with pytest.raises(KafkaOptionError, match=re.escape(message)):
+        w.mode(mode).save()
+    with pytest.raises(KafkaOptionError, match=re.escape(message)):
+        df.write.format("kafkalog").save(mode=mode)
 
-    def writer():
-        return df.write.format("kafkalog").option("kafka.bootstrap.servers", bootstrap).option("topic", "t")
 
-    with pytest.raises(AnalysisException, match="Overwrite is not allowed"):
-        writer().mode("overwrite").save()
-    for mode in ("errorifexists", "ignore"):  # Spark 4.3 refuses them for every Python data source
-        with pytest.raises(AnalysisException, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
-            writer().mode(mode).save()
+def test_other_formats_keep_sparks_save_modes(spark, tmp_path):
+    df = spark.createDataFrame([("v",)], "value string")
+    df.write.format("json").save(str(tmp_path / "j"))
+    with pytest.raises(AnalysisException, match="already exists"):  # ErrorIfExists, untouched
+        df.write.format("json").save(str(tmp_path / "j"))
+    df.write.format("json").mode("ignore").save(str(tmp_path / "j"))
 
 
 def test_a_null_topic_fails_the_task_and_the_topic_option_overrides_the_column(spark, bootstrap, new_topic):
