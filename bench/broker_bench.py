@@ -399,38 +399,10 @@ def main(argv: list[str] | None = None) -> dict:
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "broker.json").write_text(json.dumps(out, indent=2) + "\n")
-    plot(out)
+    from bench import plots
+
+    plots.save("broker", out, RESULTS / "broker.png")
     return out
-
-
-def plot(out: dict) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    labels = [f"{r['value_bytes']}B {r['codec']}\nacks={r['acks']}" for r in out["produce"]] + [
-        "consume\n1024B",
-        "raw\nproduce",
-        "raw\nfetch",
-    ]
-    values = [r["mb_per_s"] for r in out["produce"]] + [
-        out["consume"]["mb_per_s"],
-        out["raw"]["produce_mb_per_s"],
-        out["raw"]["fetch_mb_per_s"],
-    ]
-    colors = ["tab:blue"] * len(out["produce"]) + ["tab:green", "tab:purple", "tab:olive"]
-    ax.bar(range(len(values)), values, color=colors)
-    ax.axhline(out["limits"]["produce_mb_per_s"], color="tab:blue", ls="--", lw=1, label="socket->file limit")
-    ax.axhline(out["limits"]["fetch_mb_per_s"], color="tab:green", ls="--", lw=1, label="sendfile limit")
-    ax.set_xticks(range(len(values)), labels, fontsize=8)
-    ax.set_ylabel("MB/s of record values")
-    ax.set_yscale("log")
-    ax.set_title(f"kafkalog broker with confluent-kafka load ({out['machine']})")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(RESULTS / "broker.png", dpi=110)
 
 
 if __name__ == "__main__":

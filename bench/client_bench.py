@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import plots  # noqa: E402
 from broker.server import EmbeddedBroker  # noqa: E402
 from spark_kafkalog.client import AdminClient, KafkaClient, NewTopic, OffsetSpec, Producer, TopicPartition  # noqa: E402
 
@@ -219,24 +220,8 @@ def main() -> None:
     out_dir = ROOT / "bench" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "client.json").write_text(json.dumps(results, indent=2) + "\n")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-        for ax, (size, row) in zip(axes, results["sizes"].items()):
-            names = [k for k in row if "/" not in k]
-            ax.barh(names, [row[k] for k in names], color=["C0" if "ours" in k else "C7" for k in names])
-            ax.set_title(f"{size} values, {n:,} records")
-            ax.set_xlabel("records/s")
-            ax.invert_yaxis()
-        fig.tight_layout()
-        fig.savefig(out_dir / "client.png", dpi=110)
-    except ImportError:
-        pass
-    print(f"wrote {out_dir / 'client.json'}")
+    plots.save("client", results, out_dir / "client.png")
+    print(f"wrote {out_dir / 'client.json'} and client.png")
 
 
 if __name__ == "__main__":

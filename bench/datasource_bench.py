@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
 from bench.stats import confluent_produce_all  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic  # noqa: E402
@@ -342,54 +343,6 @@ def spark_write(spark, bootstrap: str, topic: str, records: int, value_size: int
     return seconds
 
 
-def plot(cases: list[dict], writes: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    readers = [
-        ("kafkalog", "Spark kafkalog"),
-        ("ceiling", "Spark Python DS ceiling"),
-        ("client", "client + Arrow decode (1 process)"),
-        ("confluent", "confluent-kafka consumer"),
-    ]
-    fig, axes = plt.subplots(1, len(VALUE_SIZES), figsize=(14, 5), sharey=False)
-    for ax, size in zip(axes, VALUE_SIZES):
-        mine = [c for c in cases if c["value_size"] == size]
-        x = range(len(mine))
-        width = 0.2
-        for k, (name, label) in enumerate(readers):
-            ax.bar(
-                [i + (k - 1.5) * width for i in x],
-                [c[name]["records_per_s"] / 1e6 for c in mine],
-                width=width,
-                label=label,
-            )
-        for i, c in enumerate(mine):
-            ax.annotate(
-                f"{c['ratio_to_ceiling']:.0%}",
-                (i - 1.5 * width, c["kafkalog"]["records_per_s"] / 1e6),
-                ha="center",
-                va="bottom",
-                fontsize=8,
-            )
-        write = next((w for w in writes if w["value_size"] == size), None)
-        title = f"{size} B values, {mine[0]['records']:,} records" if mine else f"{size} B"
-        if write:
-            title += f"\nSpark write: {write['records_per_s']:,} rows/s"
-        ax.set_title(title)
-        ax.set_xticks(list(x))
-        ax.set_xticklabels([c["codec"] for c in mine])
-        ax.set_ylabel("million records/s")
-        ax.grid(axis="y", alpha=0.3)
-    axes[0].legend(loc="upper right", fontsize=8)
-    fig.suptitle("batch read throughput (labels: kafkalog as a share of the ceiling)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100,000 records, codecs none and lz4, one repeat")
@@ -518,7 +471,7 @@ def main() -> None:
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "datasource.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot(cases, writes, args.out / "datasource.png")
+    plots.save("datasource", result, args.out / "datasource.png")
     print(
         f"below {TARGET:.0%} of the ceiling: {', '.join(below) or 'none'}; wrote {args.out / 'datasource.json'} and datasource.png in {result['elapsed_s']} s"
     )

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
 from broker.embedded_cluster import EmbeddedCluster  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic, TopicPartition  # noqa: E402
@@ -266,29 +267,8 @@ def main(argv: list[str] | None = None) -> dict:
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=2))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    _plot(result, Path(args.out).with_suffix(".png"))
+    plots.save("groups", result, Path(args.out).with_suffix(".png"))
     return result
-
-
-def _plot(result: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
-    axes[0].bar(
-        ["pipelined", "AdminClient"], [result["commits_pipelined"]["per_s"], result["commits_admin_client"]["per_s"]]
-    )
-    axes[0].set_title("offset commits/s")
-    axes[1].bar(["p50", "p99"], [result["offset_fetch"]["p50_ms"], result["offset_fetch"]["p99_ms"]])
-    axes[1].set_title("OffsetFetch latency (ms)")
-    r = result["rebalance"]
-    labels = [f"{x['members_before']}->{x['members_before'] - 1}" for x in r["leaves"]] + ["goal"]
-    axes[2].bar(labels, [x["seconds_after_leave"] or 0 for x in r["leaves"]] + [r["goal_s"]])
-    axes[2].set_title("rebalance after one member leaves (s)")
-    fig.tight_layout()
-    fig.savefig(path)
 
 
 if __name__ == "__main__":

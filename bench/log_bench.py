@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
 from broker.log import LogConfig, PartitionLog  # noqa: E402
 from spark_kafkalog.records import RecordBatchBuilder  # noqa: E402
@@ -246,57 +247,6 @@ def measure_recovery(plog: PartitionLog, batches: int) -> dict:
     }
 
 
-def plot(result: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.5))
-    ax = axes[0]
-    cases = result["append"]
-    labels = [f"{c['batch_bytes'] // KIB} KiB" for c in cases]
-    x = range(len(cases))
-    ax.bar([i - 0.27 for i in x], [c["log"]["mb_per_s"] for c in cases], width=0.27, label="PartitionLog append")
-    ax.bar(list(x), [c["checked_write"]["mb_per_s"] for c in cases], width=0.27, label="CRC check + pwrite only")
-    ax.bar([i + 0.27 for i in x], [c["plain_write"]["mb_per_s"] for c in cases], width=0.27, label="plain os.write")
-    for i, c in enumerate(cases):
-        ax.annotate(
-            f"{c['ratio']:.0%}\n{c['log']['batches_per_s']:,} b/s",
-            (i - 0.27, c["log"]["mb_per_s"]),
-            ha="center",
-            va="bottom",
-            fontsize=8,
-        )
-    ax.set_xticks(list(x))
-    ax.set_xticklabels(labels)
-    ax.set_ylabel("MB/s")
-    ax.set_title("append vs plain sequential write")
-    ax.legend(loc="upper left", fontsize=7)
-
-    ax = axes[1]
-    fetch = result["fetch"]
-    names = ["dev_null", "socketpair"]
-    ax.bar(names, [fetch[n]["mb_per_s"] for n in names], color=["tab:green", "tab:olive"])
-    for i, n in enumerate(names):
-        ax.annotate(
-            f"{fetch[n]['fetches_per_s']:,} fetches/s", (i, fetch[n]["mb_per_s"]), ha="center", va="bottom", fontsize=8
-        )
-    ax.set_ylabel("MB/s")
-    ax.set_title(f"fetch regions of {fetch['max_bytes'] // KIB} KiB (read + sendfile)")
-
-    ax = axes[2]
-    rec = result["recovery"]
-    ax.bar(["clean stop", "unclean stop"], [rec["clean_s"], rec["unclean_s"]], color=["tab:blue", "tab:red"])
-    for i, key in enumerate(["clean_s", "unclean_s"]):
-        ax.annotate(f"{rec[key]:.3f} s", (i, rec[key]), ha="center", va="bottom", fontsize=8)
-    ax.set_ylabel("seconds")
-    ax.set_title(f"reopen a {rec['log_bytes'] / MIB:.0f} MiB log")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
@@ -358,7 +308,7 @@ def main() -> None:
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "log.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot(result, args.out / "log.png")
+    plots.save("log", result, args.out / "log.png")
     print(f"wrote {args.out / 'log.json'} and log.png in {result['elapsed_s']} s")
 
 

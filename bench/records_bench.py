@@ -23,6 +23,7 @@ if str(ROOT) not in sys.path:
 
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder  # noqa: E402
 
+from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
 from spark_kafkalog.records import Compression, RecordBatchBuilder, iter_batch_records, validate_batch  # noqa: E402
 
@@ -128,33 +129,6 @@ def run_case(codec: Compression, value_size: int, records: int, repeats: int, in
     }
 
 
-def plot(cases: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    labels = [f"{c['codec']}\n{c['value_size']} B" for c in cases]
-    x = range(len(cases))
-    fig, axes = plt.subplots(2, 1, figsize=(12, 8), sharex=True)
-    for ax, phase in zip(axes, ("build", "decode")):
-        ours = [c[phase]["ours"]["records_per_s"] / 1e6 for c in cases]
-        theirs = [c[phase]["kafka_python"]["records_per_s"] / 1e6 for c in cases]
-        ax.bar([i - 0.2 for i in x], ours, width=0.4, label="spark_kafkalog.records")
-        ax.bar([i + 0.2 for i in x], theirs, width=0.4, label="kafka-python 3.0.12")
-        for i, case in enumerate(cases):
-            ax.annotate(f"{case[phase]['ratio']:.1f}x", (i - 0.2, ours[i]), ha="center", va="bottom", fontsize=8)
-        ax.set_ylabel("million records/s")
-        ax.set_title(f"{phase} (one batch of {cases[0]['records']} records)")
-        ax.legend(loc="upper right")
-        ax.grid(axis="y", alpha=0.3)
-    axes[-1].set_xticks(list(x))
-    axes[-1].set_xticklabels(labels)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer records and rounds (a smoke run)")
@@ -209,7 +183,7 @@ def main() -> None:
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "records.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot(cases, args.out / "records.png")
+    plots.save("records", result, args.out / "records.png")
     print(
         f"decode below 2x: {', '.join(misses) or 'none'}; wrote {args.out / 'records.json'} and records.png "
         f"in {result['elapsed_s']} s"

@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
 from bench.stats import percentile, wait_for  # noqa: E402
 from broker.embedded_cluster import EmbeddedCluster  # noqa: E402
@@ -396,50 +397,8 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    _plot(result, out.with_suffix(".png"))
+    plots.save("replication", result, out.with_suffix(".png"))
     return result
-
-
-def _plot(result: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
-    tp = result["throughput"]
-    names = list(tp)
-    width = 0.35
-    for i, mode in enumerate(("acks1_rf1", "acksall_rf3")):
-        xs = [j + (i - 0.5) * width for j in range(len(names))]
-        axes[0].bar(xs, [tp[n]["median_records_per_s"][mode] for n in names], width, label=mode)
-    axes[0].set_xticks(range(len(names)), [f"{n}\nratio {tp[n]['ratio']:.2f}" for n in names])
-    axes[0].set_title(f"produce records/s, 100 B (Kafka ratio {result['kafka_published_ratio']:.2f})")
-    axes[0].legend()
-    fo = result["failover"]
-    labels, values, goals = [], [], []
-    kinds = (("sigkill", "next_ack_s", "kill"), ("controlled_shutdown", "unavailable_s", "ctrl"))
-    kinds += (("sigkill_follower", "next_ack_s", "kill f"),)
-    for how, key, short in kinds:
-        for r, rep in enumerate(fo[how]["repetitions"]):
-            labels.append(f"{short} {r + 1}")
-            values.append(rep[key])
-            goals.append(fo[how]["goal_s"])
-    axes[1].bar(labels, values)
-    axes[1].plot(labels, goals, "r_", markersize=20, label="goal")
-    axes[1].set_title("failover (s): kill -> next ack; ctrl: longest gap")
-    axes[1].tick_params(axis="x", rotation=60)
-    axes[1].legend()
-    lat = result["latency"]
-    modes = list(lat)
-    for i, q in enumerate(("p50_ms", "p99_ms")):
-        xs = [j + (i - 0.5) * width for j in range(len(modes))]
-        axes[2].bar(xs, [lat[m][q] for m in modes], width, label=q)
-    axes[2].set_xticks(range(len(modes)), modes)
-    axes[2].set_title(f"end-to-end latency (ms) at {lat[modes[0]]['rate']} records/s")
-    axes[2].legend()
-    fig.tight_layout()
-    fig.savefig(path)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""`make bench`: run every benchmark scenario; each writes JSON (and a plot) under bench/results/."""
+"""`make bench`: run every benchmark scenario; each writes JSON (and a plot) under bench/results/.
+
+``--replot`` runs nothing: it redraws every PNG from the JSON already in bench/results/ (bench.plots)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,13 @@ SCENARIOS = [
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller inputs, for a smoke run")
+    parser.add_argument("--replot", action="store_true", help="only redraw the PNGs from the JSON in bench/results/")
     args = parser.parse_args()
+    if args.replot:
+        from bench import plots
+
+        plots.main([])
+        return
     for title, script in SCENARIOS:
         path = HERE / script
         if not path.exists():

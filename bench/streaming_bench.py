@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import plots  # noqa: E402
 from bench.datasource_bench import fill_topic  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic  # noqa: E402
@@ -309,56 +310,6 @@ def measure_throughput(spark, bootstrap: str, admin, records: int, repeats: int)
     return result
 
 
-def plot(latency: dict, throughput: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [3, 2]})
-    values = sorted(latency["latencies_ms_sample"])
-    n = len(values)
-    left.plot(values, [(i + 1) / n for i in range(n)], label="produce -> consumed from the output topic")
-    e2e = latency["end_to_end"]
-    for q, style in (("p50", "--"), ("p99", ":")):
-        left.axvline(e2e[f"{q}_ms"], linestyle=style, color="grey")
-        left.annotate(f"{q} {e2e[f'{q}_ms']:.0f} ms", (e2e[f"{q}_ms"], 0.05 if q == "p50" else 0.15), fontsize=8)
-    left.set_xlabel("end-to-end latency (ms)")
-    left.set_ylabel("share of records")
-    left.set_title(
-        f"{latency['rate_records_per_s']:,} records/s for {latency['seconds_measured']:.0f} s, "
-        f"trigger {latency['trigger_processing_time_ms']} ms, {latency['micro_batches']} micro-batches"
-    )
-    left.grid(alpha=0.3)
-    left.legend(loc="lower right", fontsize=8)
-    names = [
-        ("batch", "batch read"),
-        ("stream", "AvailableNow\n1 micro-batch"),
-        ("stream_limited", f"AvailableNow\n{throughput['stream_limited']['micro_batches']} micro-batches"),
-    ]
-    rates = [throughput[k]["records_per_s"] / 1e6 for k, _ in names]
-    bars = right.bar([label for _, label in names], rates, color=["tab:blue", "tab:orange", "tab:green"])
-    batch_rate = throughput["batch"]["records_per_s"]
-    for bar, (key, _) in zip(bars, names):
-        share = throughput[key]["records_per_s"] / batch_rate
-        right.annotate(f"{share:.0%}", (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom")
-    right.annotate(
-        f"within the micro-batch: {throughput['ratio_in_micro_batches_to_batch']:.0%} of the batch rate",
-        (1, throughput["stream"]["records_per_s"] / 1e6 / 2),
-        ha="center",
-        fontsize=8,
-    )
-    right.set_ylabel("million records/s (noop sink)")
-    right.set_title(
-        f"{throughput['records']:,} records of {throughput['value_size']} B, best of {throughput['repeats']}"
-    )
-    right.grid(axis="y", alpha=0.3)
-    fig.suptitle("Spark Structured Streaming with format('kafkalog'), local[2]")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10 s of latency, 200,000 records, one repeat")
@@ -435,7 +386,7 @@ def main() -> None:
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "streaming.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot(latency, throughput, args.out / "streaming.png")
+    plots.save("streaming", result, args.out / "streaming.png")
     print(f"wrote {args.out / 'streaming.json'} and streaming.png in {result['elapsed_s']} s")
 
 

@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
 from bench.stats import percentile, wait_for  # noqa: E402
 from broker.embedded_cluster import EmbeddedCluster  # noqa: E402
@@ -402,60 +403,8 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    _plot(result, out.with_suffix(".png"))
+    plots.save("txn", result, out.with_suffix(".png"))
     return result
-
-
-def _plot(result: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
-    prod = result["produce"]
-    names = list(prod)
-    modes = list(prod[names[0]]["modes"])
-    width = 0.8 / len(modes)
-    for i, mode in enumerate(modes):
-        xs = [j + (i - (len(modes) - 1) / 2) * width for j in range(len(names))]
-        entries = [prod[n]["modes"][mode] for n in names]
-        bars = axes[0].bar(xs, [e["median_records_per_s"] for e in entries], width, label=mode)
-        for bar, e in zip(bars, entries):
-            axes[0].annotate(
-                f"{e['share_of_idempotent']:.2f}",
-                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                ha="center",
-                va="bottom",
-                fontsize=7,
-            )
-    axes[0].set_xticks(range(len(names)), names)
-    axes[0].set_title("produce records/s (share of idempotent)")
-    axes[0].legend(fontsize=8)
-    txn_modes = [m for m in modes if m != "idempotent"]
-    width = 0.8 / (2 * len(names))
-    k = 0
-    for name in names:
-        for q in ("p50", "p99"):
-            xs = [j + (k - (2 * len(names) - 1) / 2) * width for j in range(len(txn_modes))]
-            axes[1].bar(
-                xs, [prod[name]["modes"][m]["commit_latency_ms"][q] for m in txn_modes], width, label=f"{name} {q}"
-            )
-            k += 1
-    axes[1].set_xticks(range(len(txn_modes)), txn_modes)
-    axes[1].set_title("commit_transaction latency (ms)")
-    axes[1].legend(fontsize=8)
-    cons = result["consume"]
-    topics = list(cons)
-    width = 0.35
-    for i, isolation in enumerate(("read_uncommitted", "read_committed")):
-        xs = [j + (i - 0.5) * width for j in range(len(topics))]
-        axes[2].bar(xs, [cons[t]["median_records_per_s"][isolation] for t in topics], width, label=isolation)
-    axes[2].set_xticks(range(len(topics)), [f"{t}\nratio {cons[t]['committed_over_uncommitted']:.2f}" for t in topics])
-    axes[2].set_title("confluent-kafka consume records/s, committed data")
-    axes[2].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import plots  # noqa: E402
 from bench.datasource_bench import timed_with_cpu  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
 from bench.stats import confluent_produce_all  # noqa: E402
@@ -359,43 +360,6 @@ def batch_api_cases(topics: Topics, bootstrap: str, records: int, codecs) -> dic
     return out
 
 
-def plot(cases: list[dict], batch_api: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sizes = sorted({c["value_size"] for c in cases})
-    fig, axes = plt.subplots(1, len(sizes) + 1, figsize=(5.5 * (len(sizes) + 1), 4.5))
-    for ax, size in zip(axes, sizes):
-        rows = [c for c in cases if c["value_size"] == size]
-        x = range(len(rows))
-        ax.bar([i - 0.2 for i in x], [c["ceiling"]["records_per_s"] for c in rows], 0.4, label="Arrow-writer ceiling")
-        ax.bar([i + 0.2 for i in x], [c["kafkalog"]["records_per_s"] for c in rows], 0.4, label="kafkalog write")
-        for i, c in zip(x, rows):
-            ax.annotate(
-                f"{c['ratio_to_ceiling']:.0%}", (i + 0.2, c["kafkalog"]["records_per_s"]), ha="center", va="bottom"
-            )
-        ax.set_xticks(list(x), [c["codec"] for c in rows])
-        ax.set_title(f"Spark write, {size} B values")
-        ax.set_ylabel("rows/s")
-        ax.legend(fontsize="small")
-    ax = axes[-1]
-    labels = [c["codec"] for c in batch_api["send_batch"]] + ["send", "confluent"]
-    rates = [c["records_per_s"] for c in batch_api["send_batch"]] + [
-        batch_api["send"]["records_per_s"],
-        batch_api["confluent_produce"]["records_per_s"],
-    ]
-    ax.bar(range(len(rates)), rates, color=["C2"] * len(batch_api["send_batch"]) + ["C0", "C1"])
-    ax.axhline(TARGET_BATCH_API, color="grey", linestyle="--", linewidth=1)
-    ax.set_xticks(range(len(rates)), labels, fontsize="small")
-    ax.set_title("one process, 100 B values: send_batch per codec,\nper-record send and confluent-kafka (none)")
-    ax.set_ylabel("records/s")
-    fig.suptitle("write throughput (labels: kafkalog as a share of the ceiling)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100,000 rows, codecs none and lz4, one repeat")
@@ -468,7 +432,7 @@ def main() -> None:
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "write.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot(cases, batch_api, args.out / "write.png")
+    plots.save("write", result, args.out / "write.png")
     print(f"wrote {args.out / 'write.json'} and write.png; below target: {below or 'none'}")
 
 
