@@ -9,9 +9,11 @@ look the source up in the system interpreter, which has neither pyspark nor this
 ``PYSPARK_PYTHON`` is set to ``sys.executable`` (an interpreter of this environment, which has both);
 anything the user set, and ``spark.pyspark.python``, still wins.
 
-It also adds ``AfterPySparkWriterImport`` to ``sys.meta_path``: when ``pyspark.sql.readwriter`` (or its
-Spark Connect twin) is imported, ``spark_kafkalog.datasource.save_mode.install`` runs on it, so a plain
-``df.write.format("kafkalog").save()`` takes the save modes Spark's Kafka sink takes. Nothing is imported
+It also adds ``AfterPySparkWriterImport`` to ``sys.meta_path``: when one of PySpark's writer modules
+(``pyspark.sql.readwriter``, ``pyspark.sql.streaming.readwriter`` and their Spark Connect twins) is
+imported, ``spark_kafkalog.datasource.spark_writers.install`` runs on it, so a plain
+``df.write.format("kafkalog").save()`` takes the save modes Spark's Kafka sink takes and a stream sink the
+async progress tracking Spark's Kafka sink takes. Nothing is imported
 here but ``os`` and ``sys``, and the finder answers ``None`` at once for every other module: this runs in
 every interpreter of the environment.
 """
@@ -29,11 +31,16 @@ def choose_worker_python(environ: dict[str, str] | os._Environ[str], executable:
         environ["PYSPARK_PYTHON"] = executable
 
 
-_WRITER_MODULES = ("pyspark.sql.readwriter", "pyspark.sql.connect.readwriter")
+_WRITER_MODULES = (  # spark_kafkalog.datasource.spark_writers.WRITER_MODULES (not imported here: too heavy)
+    "pyspark.sql.readwriter",
+    "pyspark.sql.connect.readwriter",
+    "pyspark.sql.streaming.readwriter",
+    "pyspark.sql.connect.streaming.readwriter",
+)
 
 
 class _InstallingLoader:
-    """A loader that runs the module's own loader, then ``save_mode.install`` on the module."""
+    """A loader that runs the module's own loader, then ``spark_writers.install`` on the module."""
 
     def __init__(self, loader) -> None:
         self.loader = loader
@@ -44,7 +51,7 @@ class _InstallingLoader:
     def exec_module(self, module) -> None:
         self.loader.exec_module(module)
         try:
-            from spark_kafkalog.datasource.save_mode import install
+            from spark_kafkalog.datasource.spark_writers import install
         except ImportError:  # the package is being removed or is broken: leave PySpark as it is
             return
         install(module)
@@ -56,7 +63,7 @@ class _InstallingLoader:
 
 
 class AfterPySparkWriterImport:
-    """A ``sys.meta_path`` finder for PySpark's two writer modules only (see the module docstring). It asks
+    """A ``sys.meta_path`` finder for PySpark's writer modules only (see the module docstring). It asks
     the other finders for the spec, skipping every finder of this class (by name: the module may be loaded
     twice, by the ``.pth`` and by an import), so two hooks never call each other."""
 

@@ -157,9 +157,9 @@ def resolve_partitions(
     fail_on_data_loss: bool = True,
     require_topics: bool = False,
 ) -> list[TopicPartition]:
-    """The topic-partitions to read, sorted. With ``require_topics`` (batch reads) a subscribed or assigned
-    topic that does not exist raises ``UnknownTopicError`` naming it; otherwise (streams, which wait for
-    topics) it contributes nothing, as in Spark. An assigned partition beyond an existing topic's partition
+    """The topic-partitions to read, sorted. With ``require_topics`` (batch reads; streams, which retry it
+    first) a subscribed or assigned topic that does not exist raises ``UnknownTopicError`` naming it, as
+    Spark's admin-based offset reader fails; otherwise it contributes nothing. An assigned partition beyond an existing topic's partition
     count is data loss (error, or skipped with a warning). ``subscribePattern`` matching nothing is empty."""
     if require_topics and isinstance(strategy, Subscribe):
         _check_topics_exist(strategy.topics, topics, "subscribe")

@@ -13,6 +13,8 @@ response holds it, without a copy, and the response's pooled buffer is free for 
   offset (or ends, when the log now starts past the range);
 - the partition now ends before the range does (truncated, or the topic was deleted and recreated since
   planning): one ListOffsets at task start sees it; same choice;
+- the topic or partition no longer exists (deleted since the query was planned): data loss, and with
+  ``failOnDataLoss=false`` the task reads nothing;
 - gaps inside the range (compaction, transaction markers, aborted transactions) are normal and skipped;
 - no progress for ``kafkaConsumer.pollTimeoutMs`` raises the client's ``KafkaTimeoutError``.
 
@@ -26,11 +28,12 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from spark_kafkalog.client import ClientConfig, KafkaClient, OffsetOutOfRangeError, OffsetSpec
+from spark_kafkalog.client import ClientConfig, KafkaClient, KafkaClientError, OffsetOutOfRangeError, OffsetSpec
 from spark_kafkalog.datasource.arrow_decode import BatchDecoder
 from spark_kafkalog.datasource.offsets import EARLIEST, LATEST
 from spark_kafkalog.datasource.options import SinkOptions, SourceOptions
 from spark_kafkalog.datasource.planning import OffsetRange, check_range, report_data_loss
+from spark_kafkalog.protocol import ErrorCode
 
 __all__ = ["TARGET_BYTES", "TARGET_ROWS", "client_config", "open_client", "read_offset_range"]
 
@@ -88,9 +91,19 @@ def read_offset_range(
     start, end = offset_range.start, offset_range.end
     if 0 <= end <= start:
         return
-    if start == EARLIEST:  # late binding, as Spark's tasks resolve the sentinels
-        start = client.list_offsets({tp: OffsetSpec.EARLIEST})[tp]
-    latest = client.list_offsets({tp: OffsetSpec.LATEST})[tp]
+    try:
+        if start == EARLIEST:  # late binding, as Spark's tasks resolve the sentinels
+            start = client.list_offsets({tp: OffsetSpec.EARLIEST})[tp]
+        latest = client.list_offsets({tp: OffsetSpec.LATEST})[tp]
+    except KafkaClientError as e:
+        if e.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+            raise
+        report_data_loss(
+            f"Cannot fetch offsets [{start}, {end}) of {tp}: the topic or partition no longer exists (deleted "
+            f"since the query was planned: {e})",
+            options.fail_on_data_loss,
+        )
+        return
     if end == LATEST:
         end = latest
         check_range(tp, start, end)

@@ -75,9 +75,9 @@ from spark_kafkalog.datasource.options import (
     parse_source_options,
 )
 from spark_kafkalog.datasource.planning import OffsetRange, ScanBounds, plan_batch
-from spark_kafkalog.datasource.save_mode import batch_save_mode, install_loaded
 from spark_kafkalog.datasource.scan import client_config, open_client, read_offset_range
 from spark_kafkalog.datasource.sink import RecordWriter, check_write_schema
+from spark_kafkalog.datasource.spark_writers import batch_save_mode, install_loaded
 
 __all__ = [
     "KAFKA_SCHEMA",
@@ -94,7 +94,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-install_loaded()  # df.write.format("kafkalog").save() takes the save modes of Spark's Kafka sink (save_mode)
+install_loaded()  # df.write.format("kafkalog").save() takes the save modes of Spark's Kafka sink (spark_writers)
 
 KAFKA_SCHEMA = StructType(
     [

@@ -4,8 +4,9 @@
 Spark's streaming rules on top (``KafkaSourceProvider.validateStreamOptions``):
 
 - ``startingOffsets`` defaults to ``latest`` and may be ``latest`` or hold ``-1``;
-- ``endingOffsets``, ``endingOffsetsByTimestamp`` and ``endingTimestamp`` are refused ("not valid in
-  streaming queries"; Spark silently ignores ``endingTimestamp``, kafkalog refuses it too);
+- ``endingOffsets`` ("ending offset not valid in streaming queries") and ``endingOffsetsByTimestamp``
+  ("ending timestamp not valid in streaming queries") are refused with Spark's messages; ``endingTimestamp``
+  is accepted and ignored with a warning, as Spark ignores it in streams;
 - admission control: ``maxOffsetsPerTrigger``, ``minOffsetsPerTrigger`` (<= max) with ``maxTriggerDelay``
   (Spark's time strings: ``us``, ``ms``, ``s``, ``m``/``min``, ``h``, ``d``; a bare number is
   milliseconds; default ``15m``) and, beyond Spark, ``maxBytesPerTrigger``;
@@ -13,12 +14,17 @@ Spark's streaming rules on top (``KafkaSourceProvider.validateStreamOptions``):
   to that consumer group; ``kafka.group.id`` does the same when ``commitOffsetsToGroup`` is not given.
 
 ``parse_stream_sink_options(mapping)`` is ``parse_sink_options`` after dropping the options Spark adds to
-every streaming sink (``checkpointLocation``, ``queryName``, ``path``). Results are immutable and picklable.
+every streaming sink (``checkpointLocation``, ``queryName``, ``path``, the async progress tracking options).
+Async progress tracking (``asyncProgressTrackingEnabled``) writes the offset log in the background, so a
+restart may plan a batch id again with other offsets: an at-least-once sink takes it, as Spark's Kafka sink
+does; ``exactlyOnce`` (whose per-batch markers assume a batch id always means the same offsets) refuses it.
+Results are immutable and picklable.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -49,14 +55,28 @@ __all__ = [
     "parse_stream_sink_options",
 ]
 
+log = logging.getLogger(__name__)
+
 DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000  # Spark's "15m"
 
 _ENDING = ("endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp")
+_ENDING_REFUSED = {
+    "endingOffsets": "ending offset not valid in streaming queries",
+    "endingOffsetsByTimestamp": "ending timestamp not valid in streaming queries",
+}
 _STARTING = ("startingOffsets", "startingOffsetsByTimestamp", "startingTimestamp")
 _STREAM_EXTRAS = ("maxBytesPerTrigger", "commitOffsetsToGroup")
 _STREAM_OPTIONS = tuple(o for o in _SOURCE_OPTIONS if o not in _ENDING) + _STREAM_EXTRAS
 
-STREAM_SINK_SPARK_OPTIONS = ("checkpointLocation", "queryName", "path")
+ASYNC_PROGRESS_TRACKING = "asyncProgressTrackingEnabled"
+STREAM_SINK_SPARK_OPTIONS = (
+    "checkpointLocation",
+    "queryName",
+    "path",
+    ASYNC_PROGRESS_TRACKING,
+    "asyncProgressTrackingCheckpointIntervalMs",
+    "_asyncProgressTrackingOverrideSinkSupportCheck",
+)
 """Options Spark itself passes to a streaming sink; accepted and ignored."""
 
 _UNITS_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -98,13 +118,14 @@ def parse_duration_ms(text: str, option: str = "maxTriggerDelay") -> int:
 def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     """Validated ``readStream`` settings (see the module docstring); raises ``KafkaOptionError``."""
     opts = _lower(options)
-    for name in _ENDING:
+    for name, message in _ENDING_REFUSED.items():
         if name.lower() in opts:
             raise KafkaOptionError(
-                f"Option '{name}': ending offset not valid in streaming queries; a stream reads until it is "
-                "stopped. Remove it, or bound each micro-batch instead, e.g. "
-                '.option("maxOffsetsPerTrigger", "10000")'
+                f"Option '{name}': {message}; a stream reads until it is stopped. Remove it, or bound each "
+                'micro-batch instead, e.g. .option("maxOffsetsPerTrigger", "10000")'
             )
+    if opts.pop("endingtimestamp", None) is not None:
+        log.warning("option 'endingTimestamp' is ignored in streaming queries (as by Spark): a stream has no end")
     _check_known(opts, _STREAM_OPTIONS, "streaming reads", _SINK_OPTIONS)
     # Everything but the starting limit and the stream-only extras is a batch-read option.
     dropped = {name.lower() for name in _STARTING + _STREAM_EXTRAS}
@@ -141,6 +162,16 @@ def parse_stream_sink_options(options: Mapping[str, str]) -> SinkOptions:
     across restarts of the query, distinct between queries)."""
     ignored = {name.lower() for name in STREAM_SINK_SPARK_OPTIONS}
     parsed = parse_sink_options({k: v for k, v in options.items() if str(k).lower() not in ignored})
+    asynchronous = any(
+        str(k).lower() == ASYNC_PROGRESS_TRACKING.lower() and str(v).strip().lower() == "true"
+        for k, v in options.items()
+    )
+    if parsed.exactly_once and asynchronous:
+        raise KafkaOptionError(
+            "exactlyOnce cannot be used with asyncProgressTrackingEnabled: async progress tracking may run a "
+            "micro-batch id again with other offsets after a restart, which the exactly-once markers would "
+            'take as already written; remove one of them, e.g. .option("asyncProgressTrackingEnabled", "false")'
+        )
     if parsed.exactly_once and parsed.transactional_id_prefix is None:
         checkpoint = next((v for k, v in options.items() if str(k).lower() == "checkpointlocation" and v), None)
         if checkpoint is None:

@@ -9,6 +9,9 @@ produces the same order, because Spark decides "no new data" by comparing offset
 ``KafkaClient`` behind ``KafkaStreamSource``, which asks Metadata only for the named topics), keeps the state Spark's stream keeps between calls, and is used by one
 thread (PySpark's streaming source runner calls the reader sequentially in one Python process):
 
+- ``partitions``: what the subscription reads now; a ``subscribe``d or ``assign``ed topic that does not
+  exist is looked for ``fetchOffset.numRetries`` times, then fails the query (Spark's admin-based reader);
+  a topic deleted between listing and ListOffsets is left out (``KafkaStreamSource.list_offsets``);
 - ``initial_offsets``: the starting limit resolved once per reader (``latest`` by default);
 - ``latest_offset(start, all_available)``: the end of the next micro-batch. Partitions missing from
   ``start`` (new partitions, topics newly matching ``subscribePattern``) begin at their earliest offset.
@@ -17,12 +20,15 @@ thread (PySpark's streaming source runner calls the reader sequentially in one P
   ``maxTriggerDelay`` has passed since the last batch (``should_delay``, Spark's ``delayBatch``);
   ``maxOffsetsPerTrigger`` is split over partitions by ``rate_limit`` (Spark's ``rateLimit``); and
   ``maxBytesPerTrigger`` by ``byte_limit`` over bytes estimated from the log (``bytes_per_offset``);
-  with both, each partition takes the smaller end;
-- ``prepare_available_now``: ``Trigger.AvailableNow`` takes one snapshot of the latest offsets; later
-  ends never pass it, the limits still apply (several batches), ``minOffsetsPerTrigger`` does not (it
-  could hold back the last records forever);
-- ``plan(start, end)``: one ``OffsetRange`` per partition with Spark's data-loss rules
-  (``plan_stream_ranges``), then ``split_ranges`` as for batch reads.
+  with both, each partition takes the smaller end. No partition at all (every matching topic deleted)
+  is no batch (SPARK-41375);
+- ``prepare_available_now``: ``Trigger.AvailableNow`` takes one snapshot of the latest offsets, at the
+  first ``latest_offset`` of the run (SPARK-53560: a re-run uncommitted batch is not checked against
+  offsets taken after it was planned); later ends never pass it, the limits still apply (several
+  batches), ``minOffsetsPerTrigger`` does not (it could hold back the last records forever);
+- ``plan(start, end)``: under ``Trigger.AvailableNow`` the end is checked against the snapshot and the
+  cluster (``check_available_now_end``, Spark's messages); then one ``OffsetRange`` per partition with
+  Spark's data-loss rules (``plan_stream_ranges``), then ``split_ranges`` as for batch reads.
 
 Byte estimate (``maxBytesPerTrigger``): before each limited batch, the driver fetches up to
 ``SAMPLE_BYTES`` of record batches at the start of every partition with a backlog and takes their
@@ -39,19 +45,23 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
+from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.datasource.offsets import EARLIEST, LATEST, TopicPartition
 from spark_kafkalog.datasource.options import Assign, Subscribe, SubscriptionStrategy
 from spark_kafkalog.datasource.planning import (
     OffsetRange,
     OffsetSource,
+    UnknownTopicError,
     report_data_loss,
     resolve_limit,
     resolve_partitions,
     split_ranges,
 )
 from spark_kafkalog.datasource.stream_options import StreamOptions
+from spark_kafkalog.protocol import ErrorCode
 
 __all__ = [
+    "AvailableNowError",
     "DEFAULT_BYTES_PER_OFFSET",
     "INT64_MAX",
     "KafkaStreamSource",
@@ -85,6 +95,24 @@ CUSTOM_GROUP_ID_MESSAGE = (
 
 class StreamOffsetError(ValueError):
     """An offset from Spark (a checkpoint) that is not the source's offset JSON."""
+
+
+class AvailableNowError(RuntimeError):
+    """``Trigger.AvailableNow``'s target no longer holds (partitions or offsets gone meanwhile); the message
+    is Spark's (``LOST_TOPIC_PARTITIONS_IN_END_OFFSET_WITH_TRIGGER_AVAILABLENOW`` and its siblings)."""
+
+
+_TRANSIENT = "The error could be transient - restart your query, and report if you still see the same issue."
+
+
+def _scala_set(offsets: Iterable[TopicPartition]) -> str:
+    """Partitions as Spark's messages print a Scala ``Set``: ``Set(t-0, t-1)`` (sorted here)."""
+    return "Set(" + ", ".join(str(tp) for tp in sorted(offsets)) + ")"
+
+
+def _scala_map(offsets: Mapping[TopicPartition, int]) -> str:
+    """Offsets as Spark's messages print a Scala ``Map``: ``Map(t-0 -> 10, t-1 -> 5)`` (sorted here)."""
+    return "Map(" + ", ".join(f"{tp} -> {offsets[tp]}" for tp in sorted(offsets)) + ")"
 
 
 class StreamSource(OffsetSource, Protocol):
@@ -128,7 +156,25 @@ class KafkaStreamSource:
         }
 
     def list_offsets(self, specs: Mapping[TopicPartition, int], **kwargs) -> dict[TopicPartition, int]:
-        return self.client.list_offsets(specs, **kwargs)
+        """The client's ``list_offsets``, except that a topic deleted between listing the topics and asking
+        for its offsets (UNKNOWN_TOPIC_OR_PARTITION for it, and Metadata no longer knowing it) is left out
+        of the answer, as Spark's offset reader leaves out a topic its next listing no longer finds; the
+        caller's data-loss rules then see its partitions as gone."""
+        wanted = dict(specs)
+        while True:
+            try:
+                return self.client.list_offsets(wanted, **kwargs) if wanted else {}
+            except KafkaClientError as e:
+                gone = e.topic if e.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else None
+                if gone is None or not any(tp.topic == gone for tp in wanted) or self._still_exists(gone):
+                    raise
+                log.warning("topic %r was deleted while its offsets were asked for; leaving it out", gone)
+                wanted = {tp: spec for tp, spec in wanted.items() if tp.topic != gone}
+
+    def _still_exists(self, topic: str) -> bool:
+        self.client.refresh_metadata([topic])
+        info = self.client.metadata.topics().get(topic)
+        return info is not None and not info.error_code
 
     def list_offsets_with_timestamps(self, specs: Mapping[TopicPartition, int], **kwargs):
         return self.client.list_offsets_with_timestamps(specs, **kwargs)
@@ -311,6 +357,7 @@ class StreamPlanner:
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._sleep = sleep
         self._initial: dict[TopicPartition, int] | None = None
+        self._available_now_mode = False
         self._available_now: dict[TopicPartition, int] | None = None
         self._last_trigger_ms = 0
         self._per_offset: dict[TopicPartition, float] = {}
@@ -319,9 +366,27 @@ class StreamPlanner:
 
     # -- offsets of the cluster ------------------------------------------------------------------
     def partitions(self) -> list[TopicPartition]:
-        """The subscribed/assigned topic-partitions that exist now."""
+        """The subscribed/assigned topic-partitions that exist now. A topic ``subscribe`` or ``assign`` names
+        that does not exist is looked for ``fetchOffset.numRetries`` times in all, ``fetchOffset.retryIntervalMs``
+        apart, then fails the query naming it (``UnknownTopicError``), as Spark's offset reader (its
+        ``describeTopics`` under ``withRetries``) does at any trigger; a ``subscribePattern`` that matches
+        nothing is empty (the stream waits for a matching topic)."""
         opts = self.options.source
-        return resolve_partitions(opts.strategy, self.source.topics(), fail_on_data_loss=opts.fail_on_data_loss)
+        attempts = max(1, opts.fetch_offset_retries)
+        for attempt in range(1, attempts + 1):
+            try:
+                return resolve_partitions(
+                    opts.strategy, self.source.topics(), fail_on_data_loss=opts.fail_on_data_loss, require_topics=True
+                )
+            except UnknownTopicError as e:
+                if attempt == attempts:
+                    raise UnknownTopicError(
+                        f"{e} (looked for {attempts} times, {opts.fetch_offset_retry_interval_ms} ms apart: "
+                        "fetchOffset.numRetries, fetchOffset.retryIntervalMs)"
+                    ) from None
+                log.warning("%s; looking again (attempt %d of %d)", e, attempt + 1, attempts)
+                self._sleep(opts.fetch_offset_retry_interval_ms / 1000.0)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def initial_offsets(self) -> dict[TopicPartition, int]:
         """The starting limit resolved against the cluster, once per planner (Spark asks again until the
@@ -357,17 +422,32 @@ class StreamPlanner:
 
     # -- micro-batches ---------------------------------------------------------------------------
     def prepare_available_now(self) -> None:
-        """``Trigger.AvailableNow``: every later end stays within the latest offsets of this moment. (The
-        starting limit is not resolved here: a restarted query starts from its checkpoint, where a
-        starting timestamp that matches no record any more must not fail it.)"""
-        self._available_now = self.fetch_latest()
+        """``Trigger.AvailableNow``: the latest offsets are taken once, by the first ``latest_offset`` of this
+        run, and no later end passes them (``available_now_target``). Not here (SPARK-53560): a batch of the
+        offset log that was planned but not committed is run again without a ``latest_offset``, and must not
+        be checked against offsets taken after it was planned (partitions added since would fail it at every
+        restart). Nor is the starting limit resolved here: a restarted query starts from its checkpoint,
+        where a starting timestamp that matches no record any more must not fail it."""
+        self._available_now_mode = True
+
+    @property
+    def available_now_target(self) -> dict[TopicPartition, int] | None:
+        """The offsets ``Trigger.AvailableNow`` reads up to, once the first new batch of the run took them."""
+        return None if self._available_now is None else dict(self._available_now)
 
     def latest_offset(self, start: Mapping[TopicPartition, int], all_available: bool) -> dict[TopicPartition, int]:
-        """The end of the next micro-batch from ``start`` (``start`` itself: no batch now)."""
-        if self._available_now is not None:
+        """The end of the next micro-batch from ``start`` (``start`` itself: no batch now). With no partition
+        left at all (every subscribed topic deleted) there is no batch either (SPARK-41375: an empty offset
+        never reaches the offset log)."""
+        if self._available_now_mode:
+            if self._available_now is None:
+                self._available_now = self.fetch_latest(start)
             latest = dict(self._available_now)
         else:
             latest = self.fetch_latest(start)
+        if not latest:
+            self.latest = None
+            return dict(start)
         self.latest = dict(latest)
         opts = self.options
         if all_available or not opts.has_limits:
@@ -410,10 +490,64 @@ class StreamPlanner:
                 self._per_offset[tp] = estimate
         return dict(self._per_offset)
 
+    def check_available_now_end(self, end: Mapping[TopicPartition, int]) -> None:
+        """Spark's ``verifyEndOffsetForTriggerAvailableNow``: the end of a batch planned in this run names the
+        partitions of the target and none beyond it, and the cluster still has every partition and offset it
+        names; else ``AvailableNowError`` with Spark's message (whatever ``failOnDataLoss`` says)."""
+        target = self._available_now
+        assert target is not None
+        if set(target) != set(end):
+            raise AvailableNowError(
+                "Kafka data source in Trigger.AvailableNow should provide the same topic partitions in "
+                "pre-fetched offset to end offset for each microbatch. " + _TRANSIENT + "\n"
+                f"topic-partitions for pre-fetched offset: {_scala_set(target)}, topic-partitions for end offset: "
+                f"{_scala_set(end)}."
+            )
+        if any(end[tp] > target[tp] for tp in end):
+            raise AvailableNowError(
+                "For Kafka data source with Trigger.AvailableNow, end offset should have lower or equal offset per "
+                "each topic partition than pre-fetched offset. " + _TRANSIENT + "\n"
+                f"pre-fetched offset: {_scala_map(target)}, end offset: {_scala_map(end)}."
+            )
+        latest = self.fetch_latest(end)
+        if not set(end) <= set(latest):
+            raise AvailableNowError(
+                "Some of partitions in Kafka topic(s) have been lost during running query with "
+                "Trigger.AvailableNow. " + _TRANSIENT + "\n"
+                f"topic-partitions for latest offset: {_scala_set(latest)}, topic-partitions for end offset: "
+                f"{_scala_set(end)}"
+            )
+        if any(end[tp] > latest[tp] for tp in end):
+            raise AvailableNowError(
+                "Some of partitions in Kafka topic(s) report available offset which is less than end offset during "
+                "running query with Trigger.AvailableNow. " + _TRANSIENT + "\n"
+                f"latest offset: {_scala_map(latest)}, end offset: {_scala_map(end)}"
+            )
+
+    def _without_unplanned(
+        self, start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]
+    ) -> Mapping[TopicPartition, int]:
+        """``start`` without the partitions that are missing from ``end`` but exist: Spark keeps a query's
+        initial offsets in its checkpoint, a Python source cannot, so the start of a re-run first batch is
+        resolved again and may hold partitions added after that batch was planned. Those are not lost: the
+        next batch starts them at their earliest offset. Only a partition that no longer exists is gone."""
+        missing = set(start) - set(end)
+        if not missing:
+            return start
+        topics = self.source.topics()
+        alive = {tp for tp in missing if tp.partition < topics.get(tp.topic, 0)}
+        if alive:
+            log.info("partitions %s are not in this batch's end offsets (added since it was planned)", sorted(alive))
+        return {tp: o for tp, o in start.items() if tp not in alive}
+
     def plan(self, start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]) -> list[OffsetRange]:
         """The offset ranges of the micro-batch ``[start, end)``, split as ``minPartitions`` /
-        ``maxRecordsPerPartition`` ask."""
+        ``maxRecordsPerPartition`` ask; under ``Trigger.AvailableNow`` a batch planned in this run is checked
+        first (``check_available_now_end``)."""
         opts = self.options.source
+        if self._available_now is not None:
+            self.check_available_now_end(end)
+        start = self._without_unplanned(start, end)
         new = set(end) - set(start)
         ranges = plan_stream_ranges(
             start,

@@ -9,12 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from spark_kafkalog.client import TopicPartition
+from spark_kafkalog.client import KafkaClientError, TopicPartition
 from spark_kafkalog.datasource.options import KafkaOptionError
-from spark_kafkalog.datasource.planning import DataLossError, OffsetRange
+from spark_kafkalog.datasource.planning import DataLossError, OffsetRange, UnknownTopicError
 from spark_kafkalog.datasource.stream_options import parse_duration_ms, parse_stream_options, parse_stream_sink_options
 from spark_kafkalog.datasource.stream_planning import (
     INT64_MAX,
+    AvailableNowError,
     KafkaStreamSource,
     StreamOffsetError,
     StreamPlanner,
@@ -26,6 +27,7 @@ from spark_kafkalog.datasource.stream_planning import (
     should_delay,
     to_offset_json,
 )
+from spark_kafkalog.protocol import ErrorCode
 
 A0, A1, A2, B0 = TopicPartition("a", 0), TopicPartition("a", 1), TopicPartition("a", 2), TopicPartition("b", 0)
 
@@ -170,7 +172,8 @@ def test_stream_options_accept_latest_offsets_in_json_and_group_options():
     ("extra", "message"),
     [
         ({"endingOffsets": "latest"}, "ending offset not valid in streaming queries"),
-        ({"endingTimestamp": "1000"}, "ending offset not valid in streaming queries"),
+        ({"endingOffsetsByTimestamp": '{"a":{"0":1000}}'}, "ending timestamp not valid in streaming queries"),
+        ({"exactlyOnce": "true"}, "'exactlyonce' does not apply to streaming reads"),
         ({"maxOffsetsPerTrigger": "5", "minOffsetsPerTrigger": "6"}, "must be <= 'maxOffsetsPerTrigger'"),
         ({"maxTriggerDelay": "soon"}, "expected a duration"),
         ({"maxBytesPerTrigger": "0"}, "must be a positive integer"),
@@ -195,11 +198,28 @@ def test_durations_use_sparks_units():
     ]
 
 
+def test_end_timestamp_is_ignored_in_a_stream_with_a_warning_as_spark_ignores_it(caplog):
+    with caplog.at_level("WARNING"):
+        opts = parse_stream_options({**BASE, "endingTimestamp": "1000"})
+    assert "'endingTimestamp' is ignored in streaming queries" in caplog.text
+    assert opts == parse_stream_options(BASE)
+
+
 def test_stream_sink_accepts_the_options_spark_adds():
     opts = parse_stream_sink_options(
         {**{"kafka.bootstrap.servers": "h:9092", "topic": "t"}, "checkpointLocation": "/tmp/x", "queryName": "q"}
     )
     assert opts.topic == "t"
+    spark_async = {
+        "asyncProgressTrackingEnabled": "true",
+        "asyncProgressTrackingCheckpointIntervalMs": "1000",
+        "_asyncProgressTrackingOverrideSinkSupportCheck": "true",
+    }
+    sink = {"kafka.bootstrap.servers": "h:9092", "topic": "t", "checkpointLocation": "/tmp/x"}
+    assert parse_stream_sink_options({**sink, **spark_async}).topic == "t"
+    with pytest.raises(KafkaOptionError, match="exactlyOnce cannot be used with asyncProgressTrackingEnabled"):
+        parse_stream_sink_options({**sink, **spark_async, "exactlyOnce": "true"})
+    assert parse_stream_sink_options({**sink, "asyncProgressTrackingEnabled": "false", "exactlyOnce": "true"})
 
 
 # -- StreamPlanner over a scripted cluster -------------------------------------------------------------------
@@ -241,7 +261,8 @@ class FakeCluster:
 
 def planner(logs, clock=None, **options) -> tuple[StreamPlanner, FakeCluster]:
     cluster = FakeCluster(logs)
-    opts = parse_stream_options({**BASE, **{k: str(v) for k, v in options.items()}})
+    merged = {**BASE, **{k: str(v) for k, v in options.items()}}
+    opts = parse_stream_options({k: v for k, v in merged.items() if options.get(k, "") is not None})
     return StreamPlanner(opts, cluster, clock_ms=clock, sleep=lambda s: None), cluster
 
 
@@ -285,15 +306,114 @@ def test_min_offsets_per_trigger_skips_batches_until_enough_or_max_trigger_delay
 def test_available_now_keeps_limits_ignores_min_offsets_and_never_passes_the_snapshot():
     p, cluster = planner({A0: (0, 25)}, startingOffsets="earliest", maxOffsetsPerTrigger=10, minOffsetsPerTrigger=10)
     p.prepare_available_now()
-    cluster.logs[A0] = (0, 1000)  # arrives after the snapshot
+    cluster.logs[A0] = (0, 25)  # the snapshot is taken by the first latest_offset (SPARK-53560), not before
     ends, start = [], p.initial_offsets()
     while True:
         end = p.latest_offset(start, all_available=False)
+        cluster.logs[A0] = (0, 1000)  # arrives after the snapshot
         if end == start:
             break
+        assert p.plan(start, end)  # the end is within the snapshot and the cluster
         ends.append(end[A0])
         start = end
     assert ends == [10, 20, 25]
+    assert p.available_now_target == {A0: 25}
+
+
+def test_available_now_takes_its_target_at_the_first_new_batch_so_a_rerun_batch_is_not_checked():
+    # SPARK-53560: batch 0 (end 7) was planned, failed, and a partition was added before the restart. The
+    # re-run of batch 0 comes from the offset log (no latest_offset): it must plan, not fail the mismatch.
+    p, cluster = planner({A0: (0, 7), A1: (0, 0)}, startingOffsets="earliest")
+    p.prepare_available_now()
+    assert p.available_now_target is None
+    assert p.plan({A0: 0}, {A0: 7}) == [OffsetRange("a", 0, 0, 7)]
+    assert p.latest_offset({A0: 7}, all_available=False) == {A0: 7, A1: 0}  # the next new batch takes it
+    assert p.available_now_target == {A0: 7, A1: 0}
+
+
+@pytest.mark.parametrize(
+    ("target", "end", "now", "message"),
+    [
+        (
+            {A0: 10, A1: 10},
+            {A0: 10},
+            {A0: (0, 10), A1: (0, 10)},
+            "should provide the same topic partitions in pre-fetched offset to end offset for each microbatch. "
+            "The error could be transient - restart your query, and report if you still see the same issue.\n"
+            "topic-partitions for pre-fetched offset: Set(a-0, a-1), topic-partitions for end offset: Set(a-0).",
+        ),
+        (
+            {A0: 10},
+            {A0: 11},
+            {A0: (0, 20)},
+            "end offset should have lower or equal offset per each topic partition than pre-fetched offset. The "
+            "error could be transient - restart your query, and report if you still see the same issue.\n"
+            "pre-fetched offset: Map(a-0 -> 10), end offset: Map(a-0 -> 11).",
+        ),
+        (
+            {A0: 5, A1: 5},
+            {A0: 5, A1: 5},
+            {A0: (0, 5)},
+            "Some of partitions in Kafka topic(s) have been lost during running query with Trigger.AvailableNow. "
+            "The error could be transient - restart your query, and report if you still see the same issue.\n"
+            "topic-partitions for latest offset: Set(a-0), topic-partitions for end offset: Set(a-0, a-1)",
+        ),
+        (
+            {A0: 15},
+            {A0: 15},
+            {A0: (0, 10)},
+            "Some of partitions in Kafka topic(s) report available offset which is less than end offset during "
+            "running query with Trigger.AvailableNow. The error could be transient - restart your query, and "
+            "report if you still see the same issue.\nlatest offset: Map(a-0 -> 10), end offset: Map(a-0 -> 15)",
+        ),
+    ],
+    ids=["mismatched", "past-target", "lost-partitions", "lost-offsets"],
+)
+def test_available_now_checks_each_planned_end_with_sparks_messages(target, end, now, message):
+    p, cluster = planner(
+        dict.fromkeys(target, (0, 0)) | {tp: (0, o) for tp, o in target.items()}, failOnDataLoss="false"
+    )
+    p.prepare_available_now()
+    p.latest_offset(dict.fromkeys(target, 0), all_available=True)
+    assert p.available_now_target == target
+    cluster.logs = dict(now)
+    with pytest.raises(AvailableNowError) as info:
+        p.plan(dict.fromkeys(end, 0), end)
+    assert message in str(info.value)
+
+
+def test_a_stream_with_every_partition_gone_plans_no_batch_and_reports_no_latest_offset():
+    p, cluster = planner({A0: (0, 5)}, subscribePattern="^a$", subscribe=None)
+    assert p.latest_offset({}, all_available=False) == {A0: 5}
+    cluster.logs = {}
+    assert p.latest_offset({A0: 5}, all_available=False) == {A0: 5}  # no batch: "{}" never reaches the log
+    assert p.latest is None
+
+
+def test_a_subscribed_topic_that_does_not_exist_is_looked_for_again_then_fails_the_query():
+    slept = []
+    p, cluster = planner(
+        {A0: (0, 5)}, subscribe="a,b", **{"fetchOffset.numRetries": 3, "fetchOffset.retryIntervalMs": 250}
+    )
+    p._sleep = slept.append
+    with pytest.raises(
+        UnknownTopicError,
+        match=r"Topic\(s\) 'b' given in option 'subscribe' do not exist.*looked for 3 times, 250 ms apart",
+    ):
+        p.initial_offsets()
+    assert slept == [0.25, 0.25]
+
+
+def test_a_subscribed_topic_created_while_looked_for_is_read():
+    p, cluster = planner({A0: (0, 5)}, subscribe="a,b", startingOffsets="earliest")
+    p._sleep = lambda seconds: cluster.logs.update({B0: (0, 3)})
+    assert p.initial_offsets() == {A0: 0, B0: 0}
+
+
+def test_a_pattern_that_matches_nothing_waits_without_an_error():
+    p, cluster = planner({A0: (0, 5)}, subscribePattern="^zzz", subscribe=None)
+    assert p.initial_offsets() == {}
+    assert p.latest_offset({}, all_available=False) == {}
 
 
 def test_max_bytes_per_trigger_uses_sampled_batch_sizes():
@@ -351,3 +471,36 @@ def test_stream_source_asks_metadata_only_for_the_named_topics(options, asked, e
     strategy = parse_stream_options({"kafka.bootstrap.servers": "h:9092", **options}).source.strategy
     assert KafkaStreamSource(client, strategy).topics() == expected
     assert client.asked == [asked]
+
+
+def test_a_topic_deleted_between_listing_and_list_offsets_is_left_out():
+    class DeletingClient(MetadataClient):
+        def list_offsets(self, specs, **kwargs):
+            for tp in specs:
+                if tp.topic not in self.cluster:
+                    raise KafkaClientError(
+                        f"Metadata failed for {tp.topic}: UNKNOWN_TOPIC_OR_PARTITION",
+                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        topic=tp.topic,
+                    )
+            return dict.fromkeys(specs, 7)
+
+    client = DeletingClient({"a": (1, 0)})
+    strategy = parse_stream_options({"kafka.bootstrap.servers": "h:9092", "subscribePattern": "a|b"}).source.strategy
+    source = KafkaStreamSource(client, strategy)
+    assert source.list_offsets({A0: -1, B0: -1}) == {A0: 7}  # b was deleted after the listing
+    client.cluster["b"] = (1, 0)
+    client.list_offsets = lambda specs, **kw: (_ for _ in ()).throw(
+        KafkaClientError("not leader", error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic="b")
+    )
+    with pytest.raises(KafkaClientError, match="not leader"):  # b still exists: the error is the caller's
+        source.list_offsets({A0: -1, B0: -1})
+
+
+def test_a_partition_of_the_start_missing_from_the_end_is_gone_only_when_it_no_longer_exists():
+    # a re-run first batch: its start was resolved again after a partition was added
+    p, cluster = planner({A0: (0, 7), A1: (0, 0)})
+    assert p.plan({A0: 0, A1: 0}, {A0: 7}) == [OffsetRange("a", 0, 0, 7)]
+    del cluster.logs[A1]
+    with pytest.raises(DataLossError, match=r"\['a-1'\] are gone"):
+        p.plan({A0: 0, A1: 0}, {A0: 7})

@@ -345,15 +345,41 @@ def test_a_deleted_and_recreated_topic_is_data_loss(spark, bootstrap, new_topic,
     assert collector.rows() == [(0, 5, "after"), (0, 6, "after"), (0, 7, "after")]
 
 
-def test_a_deleted_topic_is_data_loss_naming_its_partitions(spark, bootstrap, new_topic):
+@pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
+def test_a_deleted_subscribed_topic_fails_the_query_naming_it_as_sparks_offset_reader(
+    spark, bootstrap, new_topic, fail_on_data_loss
+):
     topic = new_topic(2)
     checkpoint = tempfile.mkdtemp()
     produce(bootstrap, topic, range(10), partition=lambda i: i % 2)
     run_available_now(stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest"), Collector(), checkpoint)
     with AdminClient(bootstrap) as admin:
         admin.delete_topics([topic])
+    df = stream(
+        spark, bootstrap, subscribe=topic, failOnDataLoss=fail_on_data_loss, **{"fetchOffset__retryIntervalMs": 100}
+    )
+    with pytest.raises(Exception, match=rf"Topic\(s\) '{topic}' given in option 'subscribe' do not exist"):
+        run_available_now(df, Collector(), checkpoint)
+
+
+def test_a_deleted_topic_of_a_pattern_is_data_loss_naming_its_partitions(spark, bootstrap, new_topic):
+    topic = new_topic(2)
+    checkpoint = tempfile.mkdtemp()
+    produce(bootstrap, topic, range(10), partition=lambda i: i % 2)
+    pattern = f"^{re.escape(topic)}$"
+    run_available_now(
+        stream(spark, bootstrap, subscribePattern=pattern, startingOffsets="earliest"), Collector(), checkpoint
+    )
+    with AdminClient(bootstrap) as admin:
+        admin.delete_topics([topic])
+    with AdminClient(bootstrap) as admin:  # a topic for the pattern's next batch to read, so one is planned
+        from spark_kafkalog.client import NewTopic
+
+        admin.create_topics([NewTopic(f"{topic}-next", 1, 1, {})])
+    produce(bootstrap, f"{topic}-next", ["n"])
+    wider = f"^{re.escape(topic)}(-next)?$"
     with pytest.raises(Exception, match=rf"\['{topic}-0', '{topic}-1'\] are gone"):
-        run_available_now(stream(spark, bootstrap, subscribe=topic), Collector(), checkpoint)
+        run_available_now(stream(spark, bootstrap, subscribePattern=wider), Collector(), checkpoint)
 
 
 # -- restart, group commits -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 from pyspark_kafkalog._worker_python import AfterPySparkWriterImport, install_writer_hook
 from spark_kafkalog.datasource.options import KafkaOptionError
-from spark_kafkalog.datasource.save_mode import batch_save_mode, install
+from spark_kafkalog.datasource.spark_writers import ASYNC_OVERRIDE, WRITER_MODULES, batch_save_mode, install
 
 
 @pytest.mark.parametrize(
@@ -88,9 +88,12 @@ def test_the_hook_answers_only_for_pysparks_writer_modules():
 
 
 def test_a_fresh_interpreter_of_the_environment_wraps_pysparks_writer_on_import():
-    code = "import pyspark.sql.readwriter as m; print(getattr(m.DataFrameWriter, '_kafkalog_save_modes', False))"
+    code = (
+        "import pyspark.sql.readwriter as m, pyspark.sql.streaming.readwriter as s; "
+        "print(m.DataFrameWriter.__dict__.get('_kafkalog_wrapped'), s.DataStreamWriter.__dict__.get('_kafkalog_wrapped'))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.strip() == "True", out.stderr[-2000:]
+    assert out.stdout.strip() == "True True", out.stderr[-2000:]
 
 
 def test_the_hook_wraps_each_listed_module_when_it_is_imported(tmp_path, monkeypatch):
@@ -109,8 +112,31 @@ def test_the_hook_wraps_each_listed_module_when_it_is_imported(tmp_path, monkeyp
     monkeypatch.delitem(sys.modules, "kafkalog_fake_writer", raising=False)
     import kafkalog_fake_writer
 
-    assert kafkalog_fake_writer.DataFrameWriter._kafkalog_save_modes
+    assert kafkalog_fake_writer.DataFrameWriter._kafkalog_wrapped
     w = kafkalog_fake_writer.DataFrameWriter().format("kafkalog")
     w.save()
     assert w.sent == "append"
-    assert "pyspark.sql.connect.readwriter" in hook._WRITER_MODULES
+    assert hook._WRITER_MODULES == WRITER_MODULES + ("kafkalog_fake_writer",)
+
+
+def test_a_kafkalog_stream_writer_is_taken_for_async_progress_tracking_as_sparks_kafka_sink():
+    class DataStreamWriter:
+        def __init__(self):
+            self.options = {}
+
+        def format(self, source):
+            return self
+
+        def option(self, key, value):
+            self.options[key] = value
+            return self
+
+        def start(self, path=None, format=None, outputMode=None, partitionBy=None, queryName=None, **options):  # noqa: A002, N803
+            return dict(self.options)
+
+    module = types.SimpleNamespace(DataStreamWriter=DataStreamWriter)
+    install(module)
+    assert module.DataStreamWriter().format("kafkalog").start() == {ASYNC_OVERRIDE: "true"}
+    assert module.DataStreamWriter().start(format="KAFKALOG") == {ASYNC_OVERRIDE: "true"}
+    assert module.DataStreamWriter().format("console").start() == {}
+    assert module.DataStreamWriter().start(format="parquet") == {}
