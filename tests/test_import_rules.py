@@ -76,27 +76,8 @@ BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("handler seam", ("broker.api", "broker.services", "broker.config_describe")),
     ("handlers", ("broker.handlers",)),
     ("network", ("broker.network",)),
-    # the console tools (broker.cli and its broker.cli_* parts) sit on top: they may use any layer
-    (
-        "broker",
-        (
-            "broker.server",
-            "broker.embedded_cluster",
-            "broker.cli",
-            "broker.cli_actions",
-            "broker.cli_cluster",
-            "broker.cli_configs",
-            "broker.cli_consume",
-            "broker.cli_dump_log",
-            "broker.cli_groups",
-            "broker.cli_offsets",
-            "broker.cli_output",
-            "broker.cli_partitions",
-            "broker.cli_produce",
-            "broker.cli_status",
-            "broker.cli_transactions",
-        ),
-    ),
+    # the console tools (the broker.cli package) sit on top: they may use any layer
+    ("broker", ("broker.server", "broker.embedded_cluster", "broker.cli")),
 )
 
 

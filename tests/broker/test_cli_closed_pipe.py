@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from broker.cli import build_parser
-from broker.cli_output import CLOSED_MESSAGE
+from broker.cli.output import CLOSED_MESSAGE
 from spark_kafkalog.client import AdminClient, Consumer, NewTopic, Producer, TopicPartition
 from tests.broker.conftest import start_brokers
 from tests.waiting import wait_until
@@ -33,7 +33,7 @@ def leaf_commands() -> set[str]:
     for name, parser in subparsers(build_parser()).choices.items():
         nested = subparsers(parser)
         action = next((a for a in parser._actions if a.dest == "action" and a.choices), None)
-        kafka_actions = parser.get_default("action_choices")  # word and --flag (broker.cli_actions)
+        kafka_actions = parser.get_default("action_choices")  # word and --flag (broker.cli.actions)
         if nested is not None:
             leaves |= {f"{name} {sub}" for sub in nested.choices}
         elif kafka_actions is not None:

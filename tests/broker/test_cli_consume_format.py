@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.cli_consume import FormatError, make_formatter, parse_offset
+from broker.cli.consume import FormatError, make_formatter, parse_offset
 from spark_kafkalog.client import ConsumerRecord
 
 RECORD = ConsumerRecord("t", 2, 41, 1_700_000_000_000, 1, b"key", b"\xffval", [("a", b"1"), ("b", None)])

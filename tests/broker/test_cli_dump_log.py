@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from broker.cli_dump_log import dump_index, dump_log
+from broker.cli.dump_log import dump_index, dump_log
 from spark_kafkalog.records.batch import set_log_append_time
 from spark_kafkalog.records.batch_builder import RecordBatchBuilder, build_batch, build_control_batch
 from spark_kafkalog.records.compression import Compression

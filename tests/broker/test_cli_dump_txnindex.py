@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from broker.cli_dump_log import dump_log, dump_txn_index
+from broker.cli.dump_log import dump_log, dump_txn_index
 from broker.log import LogConfig, PartitionLog
 from spark_kafkalog.records import RecordBatchBuilder
 

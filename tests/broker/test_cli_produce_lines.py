@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.cli_produce import Line, LineError, LineReader
+from broker.cli.produce import Line, LineError, LineReader
 
 
 def reader(*props: str, key_separator: str | None = None) -> LineReader:

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from broker.cli_status import ClusterStatus, GroupHealth, TopicHealth, _ranges, render
+from broker.cli.status import ClusterStatus, GroupHealth, TopicHealth, _ranges, render
 from broker.embedded_cluster import EmbeddedCluster
 from spark_kafkalog.client import AdminClient, NewTopic, Producer, TopicPartition
 from tests.waiting import wait_until

@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .cli_output import announce
+from .output import announce
 
 PORTS_FILE = "ports.properties"
 PIDS_FILE = "pids.properties"
@@ -140,7 +140,7 @@ def choose_ports(
     data_dir: Path, brokers: int, host: str, base_port: int | None, zookeeper_port: int | None, own_zookeeper: bool
 ) -> tuple[int | None, dict[int, int]]:
     """``(zookeeper port or None, {broker id: port})`` as the module docstring says; raises ``PortError``."""
-    from .processes import free_port
+    from ..processes import free_port
 
     recorded = read_ports(data_dir)
     taken: set[int] = set()
@@ -181,7 +181,7 @@ def choose_ports(
 def choose_metrics_ports(data_dir: Path, brokers: int, host: str, avoid: set[int] | None = None) -> dict[int, int]:
     """``{broker id: metrics port}`` for ``cluster up --metrics``: the recorded port (waited for up to 5 s,
     else ``PortError``), else a free port other than ``avoid`` (the broker and ZooKeeper ports)."""
-    from .processes import free_port
+    from ..processes import free_port
 
     recorded = read_ports(data_dir)
     taken = set(avoid or ())

@@ -22,7 +22,7 @@ import datetime
 import sys
 from typing import Any
 
-from . import cli_actions
+from .actions import add_action
 
 RESET_SPECS = ("to_earliest", "to_latest", "to_datetime", "to_offset", "shift_by")
 GROUP_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
@@ -32,7 +32,7 @@ def add_parser(sub: Any) -> None:
     gp = sub.add_parser(
         "groups", help="list, describe, reset offsets of or delete consumer groups (kafka-consumer-groups)"
     )
-    cli_actions.add_action(gp, ("list", "describe", "reset-offsets", "delete"))
+    add_action(gp, ("list", "describe", "reset-offsets", "delete"))
     gp.add_argument("--bootstrap-server", required=True)
     gp.add_argument("--group", action="append", help="the group (describe, reset-offsets, delete; repeatable)")
     gp.add_argument("--all-groups", action="store_true", help="every group (describe, reset-offsets, delete)")

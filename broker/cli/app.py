@@ -45,20 +45,18 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import (
-    cli_actions,
-    cli_cluster,
-    cli_configs,
-    cli_consume,
-    cli_dump_log,
-    cli_groups,
-    cli_offsets,
-    cli_output,
-    cli_partitions,
-    cli_produce,
-    cli_status,
-    cli_transactions,
-)
+import broker.cli.actions as cli_actions
+import broker.cli.cluster as cli_cluster
+import broker.cli.configs as cli_configs
+import broker.cli.consume as cli_consume
+import broker.cli.dump_log as cli_dump_log
+import broker.cli.groups as cli_groups
+import broker.cli.offsets as cli_offsets
+import broker.cli.output as cli_output
+import broker.cli.partitions as cli_partitions
+import broker.cli.produce as cli_produce
+import broker.cli.status as cli_status
+import broker.cli.transactions as cli_transactions
 
 MAX_PORT = 65535
 
@@ -160,7 +158,7 @@ def _check_zookeeper_listens(connect: str) -> None:
 
 # -- zookeeper ---------------------------------------------------------------------------------------
 def cmd_zookeeper_start(args: argparse.Namespace) -> int:
-    from .cluster.zookeeper_server import JavaNotFoundError, ZooKeeperError, run_foreground
+    from ..cluster.zookeeper_server import JavaNotFoundError, ZooKeeperError, run_foreground
 
     _lock_dir(Path(args.data_dir), "ZooKeeper data dir")
     try:
@@ -171,8 +169,8 @@ def cmd_zookeeper_start(args: argparse.Namespace) -> int:
 
 # -- broker ------------------------------------------------------------------------------------------
 def cmd_broker_start(args: argparse.Namespace) -> int:
-    from .config import BrokerConfig, ConfigError
-    from .server import MEMORY_PREFIX, Broker
+    from ..config import BrokerConfig, ConfigError
+    from ..server import MEMORY_PREFIX, Broker
 
     try:
         config = BrokerConfig.from_file(args.config, args.override or ())
@@ -211,7 +209,7 @@ def cmd_broker_start(args: argparse.Namespace) -> int:
         await broker.stop()
         return 0
 
-    from .event_loop import new_event_loop
+    from ..event_loop import new_event_loop
 
     loop = new_event_loop(config["event.loop"])
     try:
@@ -223,16 +221,16 @@ def cmd_broker_start(args: argparse.Namespace) -> int:
 def _expected_start_errors() -> tuple[type[BaseException], ...]:
     """Start-up failures that are conditions to report in one line (no traceback): the data dir, the
     registry (ZooKeeper unreachable, duplicate broker.id), the configuration, the network."""
-    from .cluster.registry import RegistryError
-    from .config import ConfigError
-    from .log.errors import LogError
+    from ..cluster.registry import RegistryError
+    from ..config import ConfigError
+    from ..log.errors import LogError
 
     return OSError, RuntimeError, RegistryError, LogError, ConfigError
 
 
 # -- cluster -----------------------------------------------------------------------------------------
 def cmd_cluster_up(args: argparse.Namespace) -> int:
-    from .embedded_cluster import ClusterStartError, EmbeddedCluster
+    from ..embedded_cluster import ClusterStartError, EmbeddedCluster
 
     if args.zookeeper_connect is not None:
         _check_zookeeper_listens(args.zookeeper_connect)
@@ -564,7 +562,3 @@ def _run(argv: Sequence[str] | None) -> int:
         return _err(str(e))
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

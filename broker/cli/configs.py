@@ -22,14 +22,14 @@ import argparse
 import sys
 from typing import Any
 
-from . import cli_actions
+from .actions import add_action
 
 ENTITY_TYPES = ("topics", "brokers")
 
 
 def add_parser(sub: Any) -> None:
     pc = sub.add_parser("configs", help="describe or alter topic and broker configs (kafka-configs)")
-    cli_actions.add_action(pc, ("describe", "alter"))
+    add_action(pc, ("describe", "alter"))
     pc.add_argument("--bootstrap-server", required=True)
     pc.add_argument("--entity-type", choices=ENTITY_TYPES)
     pc.add_argument("--entity-name")
