@@ -65,7 +65,10 @@ def test_unknown_key_names_the_key_and_suggests_the_closest_one():
         ({"bootstrap.servers": "localhost"}, r"'localhost' is not host:port"),
         ({"bootstrap.servers": " , "}, r"names no server"),
         ({"transaction.timeout.ms": "0"}, r"'transaction.timeout.ms' must be >= 1, got 0"),
-        ({"security.protocol": "SASL_SSL"}, r"'security.protocol'='SASL_SSL' is not supported: this client has no TLS or SASL"),
+        (
+            {"security.protocol": "SASL_SSL"},
+            r"'security.protocol'='SASL_SSL' is not supported: this client has no TLS or SASL",
+        ),
         ({"security.protocol": "TLS"}, r"'security.protocol' must be one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),
         ({"key.serializer": "AvroSerializer"}, r"'key.serializer': unknown name 'AvroSerializer'"),
     ],
