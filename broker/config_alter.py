@@ -1,6 +1,6 @@
 """What AlterConfigs and IncrementalAlterConfigs do to one resource: compute its new dynamic config set,
 validate it, and write it to the registry (``/config/topics/<t>`` or ``/config/brokers/<id|<default>>`` plus
-a ``/config/changes`` notification, which every broker follows live: ``broker.metadata_sync``).
+a ``/config/changes`` notification, which every broker follows live: ``broker.metadata.sync``).
 
 Resources: topics (type 2; the topic must exist) and brokers (type 4; name ``""`` is the cluster-wide
 default ``<default>``, a number is that broker's own dynamic configs). Any broker may write any of them.

@@ -36,8 +36,8 @@ from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.txn_coordinator import TransactionCoordinator
 from .event_loop import loop_name, new_event_loop
 from .handlers import register_all
-from .metadata_cache import MetadataCache
-from .metadata_sync import MetadataSync
+from .metadata.cache import MetadataCache
+from .metadata.sync import MetadataSync
 from .metrics import BrokerMetrics
 from .network import SocketServer
 from .producer_ids import ProducerIdAllocator

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .coordinator.group_coordinator import GroupCoordinator
     from .coordinator.txn_coordinator import TransactionCoordinator
     from .log import LogConfig
-    from .metadata_cache import MetadataCache
+    from .metadata.cache import MetadataCache
     from .metrics import BrokerMetrics
     from .producer_ids import ProducerIdAllocator
     from .replication.replica_manager import ReplicaManager

@@ -52,12 +52,12 @@ from .cluster.registry import (
     new_topic_id,
 )
 from .config import ConfigError
-from .metadata_cache import assign_replicas
+from .metadata.cache import assign_replicas
 
 if TYPE_CHECKING:
     from .config import BrokerConfig
     from .log import LogConfig
-    from .metadata_cache import MetadataCache
+    from .metadata.cache import MetadataCache
 
 MAX_ASSIGNMENT_BYTES = 512 * 1024
 """Largest topic assignment (plus configuration) written to ZooKeeper in one request: half of ZooKeeper's

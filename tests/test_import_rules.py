@@ -68,10 +68,10 @@ BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "broker.cluster",
         ),
     ),
-    ("partitions", ("broker.metadata_cache", "broker.replication")),
+    ("partitions", ("broker.metadata", "broker.replication")),
     (
         "cluster state",
-        ("broker.topic_admin", "broker.metadata_sync", "broker.cluster.controller", "broker.coordinator"),
+        ("broker.topic_admin", "broker.metadata.sync", "broker.cluster.controller", "broker.coordinator"),
     ),
     ("handler seam", ("broker.api", "broker.services", "broker.config_describe")),
     ("handlers", ("broker.handlers",)),

@@ -175,7 +175,7 @@ def propose(
 ) -> dict[tuple[str, int], tuple[int, ...]]:
     """Kafka's ``--generate``: every partition of each topic in ``current`` placed on ``brokers`` with the
     topic's replication factor (that of its partition 0); raises ``PlanError`` when it needs more brokers."""
-    from ..metadata_cache import assign_replicas
+    from ..metadata.cache import assign_replicas
 
     out: dict[tuple[str, int], tuple[int, ...]] = {}
     for topic in sorted({t for t, _ in current}):

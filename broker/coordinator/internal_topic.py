@@ -39,7 +39,7 @@ from spark_kafkalog.protocol import ErrorCode
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
-    from broker.metadata_cache import MetadataCache
+    from broker.metadata.cache import MetadataCache
     from broker.replication.partition import Partition, TopicPartition
     from broker.replication.replica_manager import ReplicaManager
     from broker.topic_admin import TopicAdmin

@@ -48,7 +48,7 @@ from .txn_metadata import TxnMetadata, TxnState
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
-    from broker.metadata_cache import MetadataCache
+    from broker.metadata.cache import MetadataCache
     from broker.producer_ids import ProducerIdAllocator
     from broker.replication.partition import Partition
     from broker.replication.replica_manager import ReplicaManager

@@ -25,7 +25,7 @@ from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 if TYPE_CHECKING:
-    from broker.metadata_cache import MetadataCache
+    from broker.metadata.cache import MetadataCache
 
 log = logging.getLogger("kafkalog.coordinator")
 

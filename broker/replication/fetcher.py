@@ -39,7 +39,7 @@ from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 if TYPE_CHECKING:
-    from broker.metadata_cache import MetadataCache
+    from broker.metadata.cache import MetadataCache
 
     from .partition import Partition, TopicPartition
 

@@ -39,7 +39,7 @@ from .partition import Partition, TopicPartition
 if TYPE_CHECKING:
     from broker.cluster.registry import ClusterRegistry
     from broker.log import LogConfig, LogManager
-    from broker.metadata_cache import MetadataCache
+    from broker.metadata.cache import MetadataCache
 
 log = logging.getLogger("kafkalog.replication")
 

@@ -1,4 +1,4 @@
-"""Replica placement (metadata_cache.assign_replicas) as tables, including Kafka's own examples
+"""Replica placement (metadata.cache.assign_replicas) as tables, including Kafka's own examples
 (AdminUtils' tests: plain and rack-aware assignment with a fixed start index)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from broker.metadata_cache import assign_replicas, rack_alternated_brokers
+from broker.metadata.cache import assign_replicas, rack_alternated_brokers
 
 RACKS = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
 
@@ -81,7 +81,7 @@ def test_topic_admin_places_replicas_by_the_registered_racks(monkeypatch):
     from broker import topic_admin
     from broker.cluster.registry import BrokerInfo
     from broker.config import BrokerConfig
-    from broker.metadata_cache import MetadataCache
+    from broker.metadata.cache import MetadataCache
 
     racks = {1: "a", 2: "a", 3: "b", 4: "b"}
     metadata = MetadataCache(1)

@@ -10,7 +10,7 @@ import pytest
 
 import broker.cluster.controlled_shutdown as cs
 from broker.cluster.registry import BrokerInfo, PartitionState, TopicAssignment
-from broker.metadata_cache import MetadataCache
+from broker.metadata.cache import MetadataCache
 from spark_kafkalog.protocol import ErrorCode
 
 LONG_BACKOFF_S = 60.0  # a retry that waited the whole backoff would time the test out

@@ -12,7 +12,7 @@ import pytest
 from broker.cluster.registry import PartitionState
 from broker.coordinator.group_coordinator import GroupCoordinator
 from broker.coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
-from broker.metadata_cache import TopicMetadata
+from broker.metadata.cache import TopicMetadata
 from spark_kafkalog.protocol import ErrorCode
 
 PARTITIONS = 6

@@ -23,14 +23,14 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .cluster.registry import ClusterRegistry, NoSuchTopicError, RegistryError, TopicAssignment
-from .config import BrokerConfig, ConfigError
-from .dynamic_config import DEFAULT_ENTITY, DynamicBrokerConfig
+from ..cluster.registry import ClusterRegistry, NoSuchTopicError, RegistryError, TopicAssignment
+from ..config import BrokerConfig, ConfigError
+from ..dynamic_config import DEFAULT_ENTITY, DynamicBrokerConfig
 
 if TYPE_CHECKING:
-    from .log import LogConfig
-    from .metadata_cache import MetadataCache
-    from .replication.replica_manager import ReplicaManager
+    from ..log import LogConfig
+    from ..replication.replica_manager import ReplicaManager
+    from .cache import MetadataCache
 
 log = logging.getLogger("kafkalog.metadata")
 
