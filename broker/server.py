@@ -32,6 +32,7 @@ from typing import Any
 from .api import HandlerRegistry
 from .cluster.registry import BrokerInfo, ClusterRegistry
 from .config import BrokerConfig
+from .config_admin.topic_admin import TopicAdmin
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.txn_coordinator import TransactionCoordinator
 from .event_loop import loop_name, new_event_loop
@@ -43,7 +44,6 @@ from .network import SocketServer
 from .producer_ids import ProducerIdAllocator
 from .replication.replica_manager import ReplicaManager
 from .services import BrokerServices
-from .topic_admin import TopicAdmin
 
 log = logging.getLogger("kafkalog.broker")
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .cluster.controller import Controller
     from .cluster.registry import ClusterRegistry
     from .config import BrokerConfig
+    from .config_admin.topic_admin import TopicAdmin
     from .coordinator.group_coordinator import GroupCoordinator
     from .coordinator.txn_coordinator import TransactionCoordinator
     from .log import LogConfig
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from .metrics import BrokerMetrics
     from .producer_ids import ProducerIdAllocator
     from .replication.replica_manager import ReplicaManager
-    from .topic_admin import TopicAdmin
 
 
 class ServedApis(Protocol):

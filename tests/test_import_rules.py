@@ -71,9 +71,9 @@ BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("partitions", ("broker.metadata", "broker.replication")),
     (
         "cluster state",
-        ("broker.topic_admin", "broker.metadata.sync", "broker.cluster.controller", "broker.coordinator"),
+        ("broker.config_admin", "broker.metadata.sync", "broker.cluster.controller", "broker.coordinator"),
     ),
-    ("handler seam", ("broker.api", "broker.services", "broker.config_describe")),
+    ("handler seam", ("broker.api", "broker.services", "broker.config_admin.describe")),
     ("handlers", ("broker.handlers",)),
     ("network", ("broker.network",)),
     # the console tools (the broker.cli package) sit on top: they may use any layer

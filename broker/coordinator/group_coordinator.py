@@ -55,10 +55,10 @@ from .offsets_topic import OFFSETS_TOPIC, GroupMetadataValue, MemberMetadata
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
+    from broker.config_admin.topic_admin import TopicAdmin
     from broker.metadata.cache import MetadataCache
     from broker.replication.partition import Partition
     from broker.replication.replica_manager import ReplicaManager
-    from broker.topic_admin import TopicAdmin
 
 log = logging.getLogger("kafkalog.coordinator")
 

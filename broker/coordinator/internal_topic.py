@@ -39,10 +39,10 @@ from spark_kafkalog.protocol import ErrorCode
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
+    from broker.config_admin.topic_admin import TopicAdmin
     from broker.metadata.cache import MetadataCache
     from broker.replication.partition import Partition, TopicPartition
     from broker.replication.replica_manager import ReplicaManager
-    from broker.topic_admin import TopicAdmin
 
 log = logging.getLogger("kafkalog.coordinator")
 
@@ -157,7 +157,7 @@ class InternalTopic:
 
     async def ensure_created(self, p: int, wait_s: float = CREATE_WAIT_S) -> None:
         """Create the topic (once, whichever broker asks first) and wait up to ``wait_s`` for ``p``'s leader."""
-        from broker.topic_admin import TopicAdminError
+        from broker.config_admin.topic_admin import TopicAdminError
 
         async with self._create_lock:
             if self.name not in self.metadata.topics:

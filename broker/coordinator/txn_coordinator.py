@@ -48,11 +48,11 @@ from .txn_metadata import TxnMetadata, TxnState
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
+    from broker.config_admin.topic_admin import TopicAdmin
     from broker.metadata.cache import MetadataCache
     from broker.producer_ids import ProducerIdAllocator
     from broker.replication.partition import Partition
     from broker.replication.replica_manager import ReplicaManager
-    from broker.topic_admin import TopicAdmin
 
 log = logging.getLogger("kafkalog.coordinator")
 

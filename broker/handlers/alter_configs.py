@@ -2,13 +2,13 @@
 overrides in ``/config/topics/<t>``) and brokers (type 4: name empty for the cluster-wide ``<default>``, or a
 broker id; only the log-level defaults such as ``log.retention.ms`` are dynamic). Written to ZooKeeper with a
 ``/config/changes`` notification by whichever broker receives the request; every broker applies it live.
-validate_only checks without writing. Errors per resource (``broker.config_alter``): INVALID_CONFIG,
+validate_only checks without writing. Errors per resource (``broker.config_admin.alter``): INVALID_CONFIG,
 UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (other resource types, a resource or key named twice, a null value).
 """
 
 from __future__ import annotations
 
-from broker.config_alter import alter_resources
+from broker.config_admin.alter import alter_resources
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
 API_KEY = ApiKey.ALTER_CONFIGS

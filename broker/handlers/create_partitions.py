@@ -1,6 +1,6 @@
 """CreatePartitions (key 37), v0-3: add partitions to existing topics (the count only grows), with
 optional explicit assignments; validate_only checks without changing anything and answers exactly what a
-real request would. The request is checked as a whole before anything is written (``broker.topic_admin``):
+real request would. The request is checked as a whole before anything is written (``broker.config_admin.topic_admin``):
 more than ``max.partitions.per.request`` new partitions in total refuses every topic with
 INVALID_PARTITIONS; a topic whose new partitions would put more than ``max.broker.partitions`` replicas on
 a broker is refused with POLICY_VIOLATION; an assignment with several replicas per partition (or a topic
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from broker.topic_admin import TopicAdminError
+from broker.config_admin.topic_admin import TopicAdminError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.CREATE_PARTITIONS

@@ -3,7 +3,7 @@ broker defaults, v4+), or explicit replica assignments, and topic configs valida
 configuration (INVALID_CONFIG names the key).
 
 Every topic is validated and the request is checked as a whole before anything is written
-(``broker.topic_admin``): more than ``max.partitions.per.request`` new partitions in total refuses every
+(``broker.config_admin.topic_admin``): more than ``max.partitions.per.request`` new partitions in total refuses every
 topic with INVALID_PARTITIONS; a topic that would put more than ``max.broker.partitions`` replicas on a
 broker is refused with POLICY_VIOLATION; a replication factor above the number of live brokers is
 INVALID_REPLICATION_FACTOR. ``validate_only``
@@ -22,8 +22,8 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from broker.config_describe import describe_topic_configs
-from broker.topic_admin import TopicAdminError, TopicPlan
+from broker.config_admin.describe import describe_topic_configs
+from broker.config_admin.topic_admin import TopicAdminError, TopicPlan
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.CREATE_TOPICS

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from broker.topic_admin import TopicAdminError
+from broker.config_admin.topic_admin import TopicAdminError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.DELETE_TOPICS

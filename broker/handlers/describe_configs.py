@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from broker.cluster.registry import NoSuchTopicError
 from broker.config import ConfigError
-from broker.config_describe import describe_broker_configs, describe_default_broker_configs, describe_topic_configs
-from broker.dynamic_config import DEFAULT_ENTITY, DynamicBrokerConfig
+from broker.config_admin.describe import (
+    describe_broker_configs,
+    describe_default_broker_configs,
+    describe_topic_configs,
+)
+from broker.config_admin.dynamic import DEFAULT_ENTITY, DynamicBrokerConfig
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS

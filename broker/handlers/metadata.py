@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 
-from broker.topic_admin import TopicAdminError
+from broker.config_admin.topic_admin import TopicAdminError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.protocol.topic_name import topic_name_problem
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cluster.registry import ClusterRegistry, NoSuchTopicError, RegistryError, TopicAssignment
 from ..config import BrokerConfig, ConfigError
-from ..dynamic_config import DEFAULT_ENTITY, DynamicBrokerConfig
+from ..config_admin.dynamic import DEFAULT_ENTITY, DynamicBrokerConfig
 
 if TYPE_CHECKING:
     from ..log import LogConfig

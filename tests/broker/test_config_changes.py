@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from broker.dynamic_config import DEFAULT_ENTITY
+from broker.config_admin.dynamic import DEFAULT_ENTITY
 from spark_kafkalog.client import AdminClient, AdminOperationError, NewTopic, Producer
 from spark_kafkalog.client.admin_configs import APPEND, DELETE, SET, SUBTRACT, AlterConfigOp, ConfigResource
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode

@@ -78,9 +78,9 @@ def test_brokers_without_a_rack_fall_back_to_the_plain_assignment():
 
 
 def test_topic_admin_places_replicas_by_the_registered_racks(monkeypatch):
-    from broker import topic_admin
     from broker.cluster.registry import BrokerInfo
     from broker.config import BrokerConfig
+    from broker.config_admin import topic_admin
     from broker.metadata.cache import MetadataCache
 
     racks = {1: "a", 2: "a", 3: "b", 4: "b"}

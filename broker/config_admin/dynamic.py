@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .config import KEYS_BY_NAME, BrokerConfig, ConfigError
-from .log.config import TOPIC_CONFIG_KEYS, LogConfig
+from ..config import KEYS_BY_NAME, BrokerConfig, ConfigError
+from ..log.config import TOPIC_CONFIG_KEYS, LogConfig
 
 __all__ = ["DYNAMIC_BROKER_KEYS", "DynamicBrokerConfig", "check_dynamic_broker_config", "DEFAULT_ENTITY"]
 

@@ -5,7 +5,7 @@ Sources are Kafka's ``config_source`` codes: 1 topic override (``/config/topics`
 dynamic config (``/config/brokers/<id>``), 3 the cluster-wide dynamic default (``/config/brokers/<default>``),
 4 set in ``server.properties``, 5 default. A topic config's synonyms are, in precedence order, the topic
 override and the broker key that sets its default (``log.retention.ms`` for ``retention.ms``) from each
-source that sets it. ``dynamic`` (``broker.dynamic_config.DynamicBrokerConfig``) holds the dynamic broker
+source that sets it. ``dynamic`` (``broker.config_admin.dynamic.DynamicBrokerConfig``) holds the dynamic broker
 values; without it only static sources are reported. Types are Kafka's ``ConfigType`` codes (v3+).
 """
 
@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .config import CONFIG_KEYS, _to_property
-from .dynamic_config import DYNAMIC_BROKER_KEYS, DynamicBrokerConfig
-from .log.config import LogConfig
+from ..config import CONFIG_KEYS, _to_property
+from ..log.config import LogConfig
+from .dynamic import DYNAMIC_BROKER_KEYS, DynamicBrokerConfig
 
 if TYPE_CHECKING:
-    from .services import BrokerServices
+    from ..services import BrokerServices
 
 TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT_BROKER, STATIC_BROKER, DEFAULT = 1, 2, 3, 4, 5
 CONFIG_TYPES = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7, "password": 9}

@@ -10,7 +10,7 @@ from the current value, the broker default when the resource has no override).
 
 Errors per resource, as Kafka's: unknown topic UNKNOWN_TOPIC_OR_PARTITION; other resource types, a resource
 or key named twice, a null value in AlterConfigs, an unknown operation INVALID_REQUEST; an unknown key, a
-bad value, a broker key that is not dynamic (``broker.dynamic_config``) or APPEND/SUBTRACT on a non-list
+bad value, a broker key that is not dynamic (``broker.config_admin.dynamic``) or APPEND/SUBTRACT on a non-list
 key INVALID_CONFIG. ``validate_only`` checks without writing.
 """
 
@@ -22,10 +22,10 @@ from typing import Any
 
 from spark_kafkalog.protocol import ErrorCode
 
-from .cluster.registry import NoSuchTopicError, RegistryError
-from .config import KEYS_BY_NAME, ConfigError
-from .dynamic_config import DEFAULT_ENTITY, check_dynamic_broker_config
-from .log.config import TOPIC_CONFIG_KEYS
+from ..cluster.registry import NoSuchTopicError, RegistryError
+from ..config import KEYS_BY_NAME, ConfigError
+from ..log.config import TOPIC_CONFIG_KEYS
+from .dynamic import DEFAULT_ENTITY, check_dynamic_broker_config
 
 __all__ = ["TOPIC", "BROKER", "SET", "DELETE", "APPEND", "SUBTRACT", "AlterError", "alter_resource"]
 

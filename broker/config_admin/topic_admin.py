@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.protocol.topic_name import topic_name_problem
 
-from .cluster.registry import (
+from ..cluster.registry import (
     ClusterRegistry,
     RegistryUnavailableError,
     StaleStateError,
@@ -51,13 +51,13 @@ from .cluster.registry import (
     TopicExistsError,
     new_topic_id,
 )
-from .config import ConfigError
-from .metadata.cache import assign_replicas
+from ..config import ConfigError
+from ..metadata.cache import assign_replicas
 
 if TYPE_CHECKING:
-    from .config import BrokerConfig
-    from .log import LogConfig
-    from .metadata.cache import MetadataCache
+    from ..config import BrokerConfig
+    from ..log import LogConfig
+    from ..metadata.cache import MetadataCache
 
 MAX_ASSIGNMENT_BYTES = 512 * 1024
 """Largest topic assignment (plus configuration) written to ZooKeeper in one request: half of ZooKeeper's
