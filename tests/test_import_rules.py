@@ -61,6 +61,7 @@ BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "broker",
             "broker.config",
+            "broker.config_keys",
             "broker.processes",
             "broker.event_loop",
             "broker.producer_ids",
