@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-kcat run lint test test-all bench docs clean
+.PHONY: install install-kcat run lint test test-all bench docs stubs clean
 
 install: $(STAMP) install-kcat
 
@@ -34,10 +34,12 @@ install-kcat:
 run: install
 	$(PY) -m jobs.main
 
-# Lint (ruff), format check (ruff format) and type check (mypy, the packages listed in pyproject.toml).
+# Lint (ruff), format check (ruff format), stubs current (fails naming each stale one: run make stubs) and type
+# check (mypy, the packages listed in pyproject.toml).
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) -m spark_kafkalog.protocol.stubs --check
 	$(PY) -m mypy
 
 test: install lint
@@ -54,6 +56,10 @@ docs: install
 	$(PY) -m spark_kafkalog.protocol.coverage > docs/protocol.md
 	$(PY) -c 'from broker.config import render_docs; print(render_docs())' > docs/configuration.md
 	$(PY) -c 'from broker.handlers import render_docs; print(render_docs(), end="")' > docs/broker-apis.md
+
+# The message classes' type stubs, spark_kafkalog/protocol/apis/*.pyi, from the declarations.
+stubs: install
+	$(PY) -m spark_kafkalog.protocol.stubs
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis spark_kafkalog/_kernels.*.so

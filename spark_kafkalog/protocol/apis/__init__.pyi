@@ -1,0 +1,194 @@
+# Generated from the declarations by `python -m spark_kafkalog.protocol.stubs` (make stubs); do not edit.
+from typing import Literal, overload
+
+from ..api_keys import ApiKey
+from ..schema import ApiSpec as ApiSpec
+from ..schema import DataSpec as DataSpec
+from .add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
+from .add_partitions_to_txn import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
+from .alter_configs import AlterConfigsRequest, AlterConfigsResponse
+from .alter_partition_reassignments import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
+from .api_versions import ApiVersionsRequest, ApiVersionsResponse
+from .consumer_protocol_assignment import ConsumerProtocolAssignment
+from .consumer_protocol_subscription import ConsumerProtocolSubscription
+from .controlled_shutdown import ControlledShutdownRequest, ControlledShutdownResponse
+from .create_partitions import CreatePartitionsRequest, CreatePartitionsResponse
+from .create_topics import CreateTopicsRequest, CreateTopicsResponse
+from .delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from .delete_records import DeleteRecordsRequest, DeleteRecordsResponse
+from .delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from .describe_cluster import DescribeClusterRequest, DescribeClusterResponse
+from .describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
+from .describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from .describe_transactions import DescribeTransactionsRequest, DescribeTransactionsResponse
+from .end_txn import EndTxnRequest, EndTxnResponse
+from .fetch import FetchRequest, FetchResponse
+from .find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from .heartbeat import HeartbeatRequest, HeartbeatResponse
+from .incremental_alter_configs import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
+from .init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from .join_group import JoinGroupRequest, JoinGroupResponse
+from .leave_group import LeaveGroupRequest, LeaveGroupResponse
+from .list_groups import ListGroupsRequest, ListGroupsResponse
+from .list_offsets import ListOffsetsRequest, ListOffsetsResponse
+from .list_partition_reassignments import ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse
+from .list_transactions import ListTransactionsRequest, ListTransactionsResponse
+from .metadata import MetadataRequest, MetadataResponse
+from .offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from .offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
+from .offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from .offset_for_leader_epoch import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
+from .produce import ProduceRequest, ProduceResponse
+from .sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
+from .sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
+from .sync_group import SyncGroupRequest, SyncGroupResponse
+from .txn_offset_commit import TxnOffsetCommitRequest, TxnOffsetCommitResponse
+from .write_txn_markers import WriteTxnMarkersRequest, WriteTxnMarkersResponse
+
+_API_MODULES: tuple[str, ...]
+_DATA_MODULES: tuple[str, ...]
+
+class _ApiByKey(dict[int, ApiSpec]):
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.API_VERSIONS], /) -> ApiSpec[ApiVersionsRequest, ApiVersionsResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.PRODUCE], /) -> ApiSpec[ProduceRequest, ProduceResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.FETCH], /) -> ApiSpec[FetchRequest, FetchResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.LIST_OFFSETS], /) -> ApiSpec[ListOffsetsRequest, ListOffsetsResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.METADATA], /) -> ApiSpec[MetadataRequest, MetadataResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.CONTROLLED_SHUTDOWN], /
+    ) -> ApiSpec[ControlledShutdownRequest, ControlledShutdownResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.OFFSET_COMMIT], /
+    ) -> ApiSpec[OffsetCommitRequest, OffsetCommitResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.OFFSET_FETCH], /) -> ApiSpec[OffsetFetchRequest, OffsetFetchResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.FIND_COORDINATOR], /
+    ) -> ApiSpec[FindCoordinatorRequest, FindCoordinatorResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.JOIN_GROUP], /) -> ApiSpec[JoinGroupRequest, JoinGroupResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.HEARTBEAT], /) -> ApiSpec[HeartbeatRequest, HeartbeatResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.LEAVE_GROUP], /) -> ApiSpec[LeaveGroupRequest, LeaveGroupResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.SYNC_GROUP], /) -> ApiSpec[SyncGroupRequest, SyncGroupResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_GROUPS], /
+    ) -> ApiSpec[DescribeGroupsRequest, DescribeGroupsResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.LIST_GROUPS], /) -> ApiSpec[ListGroupsRequest, ListGroupsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.SASL_HANDSHAKE], /
+    ) -> ApiSpec[SaslHandshakeRequest, SaslHandshakeResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.CREATE_TOPICS], /
+    ) -> ApiSpec[CreateTopicsRequest, CreateTopicsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DELETE_TOPICS], /
+    ) -> ApiSpec[DeleteTopicsRequest, DeleteTopicsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DELETE_RECORDS], /
+    ) -> ApiSpec[DeleteRecordsRequest, DeleteRecordsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.INIT_PRODUCER_ID], /
+    ) -> ApiSpec[InitProducerIdRequest, InitProducerIdResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.OFFSET_FOR_LEADER_EPOCH], /
+    ) -> ApiSpec[OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_CONFIGS], /
+    ) -> ApiSpec[DescribeConfigsRequest, DescribeConfigsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.ALTER_CONFIGS], /
+    ) -> ApiSpec[AlterConfigsRequest, AlterConfigsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.SASL_AUTHENTICATE], /
+    ) -> ApiSpec[SaslAuthenticateRequest, SaslAuthenticateResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.CREATE_PARTITIONS], /
+    ) -> ApiSpec[CreatePartitionsRequest, CreatePartitionsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DELETE_GROUPS], /
+    ) -> ApiSpec[DeleteGroupsRequest, DeleteGroupsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.INCREMENTAL_ALTER_CONFIGS], /
+    ) -> ApiSpec[IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.ALTER_PARTITION_REASSIGNMENTS], /
+    ) -> ApiSpec[AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.LIST_PARTITION_REASSIGNMENTS], /
+    ) -> ApiSpec[ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.OFFSET_DELETE], /
+    ) -> ApiSpec[OffsetDeleteRequest, OffsetDeleteResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_CLUSTER], /
+    ) -> ApiSpec[DescribeClusterRequest, DescribeClusterResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.ADD_PARTITIONS_TO_TXN], /
+    ) -> ApiSpec[AddPartitionsToTxnRequest, AddPartitionsToTxnResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.ADD_OFFSETS_TO_TXN], /
+    ) -> ApiSpec[AddOffsetsToTxnRequest, AddOffsetsToTxnResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.END_TXN], /) -> ApiSpec[EndTxnRequest, EndTxnResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.TXN_OFFSET_COMMIT], /
+    ) -> ApiSpec[TxnOffsetCommitRequest, TxnOffsetCommitResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_TRANSACTIONS], /
+    ) -> ApiSpec[DescribeTransactionsRequest, DescribeTransactionsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.LIST_TRANSACTIONS], /
+    ) -> ApiSpec[ListTransactionsRequest, ListTransactionsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.WRITE_TXN_MARKERS], /
+    ) -> ApiSpec[WriteTxnMarkersRequest, WriteTxnMarkersResponse]: ...
+    @overload
+    def __getitem__(self, key: int, /) -> ApiSpec: ...
+
+class _DataByName(dict[str, DataSpec]):
+    @overload
+    def __getitem__(
+        self, key: Literal["ConsumerProtocolSubscription"], /
+    ) -> DataSpec[ConsumerProtocolSubscription]: ...
+    @overload
+    def __getitem__(self, key: Literal["ConsumerProtocolAssignment"], /) -> DataSpec[ConsumerProtocolAssignment]: ...
+    @overload
+    def __getitem__(self, key: str, /) -> DataSpec: ...
+
+API_BY_KEY: _ApiByKey
+DATA_BY_NAME: _DataByName
