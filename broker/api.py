@@ -2,8 +2,9 @@
 and the registry of handlers (which APIs and versions the broker serves; ApiVersions answers from it).
 
 A handler is an ``async`` callable ``handler(ctx, request_body) -> response body | NO_RESPONSE |
-CloseConnection``, registered with the version range it serves, which must lie within the API's
-declared range in ``spark_kafkalog.protocol.apis``. ``ctx.services`` (a ``BrokerServices``) is all a
+CloseConnection`` (``Handler``; ``Handler[HeartbeatRequest]`` for one whose body is typed by the API's
+stub, ``spark_kafkalog/protocol/apis/heartbeat.pyi``), registered with the version range it serves, which
+must lie within the API's declared range in ``spark_kafkalog.protocol.apis``. ``ctx.services`` (a ``BrokerServices``) is all a
 handler sees of its broker. Registration happens before the server starts; afterwards the registry is
 read-only and may be read from any thread. Neither ``broker.network`` nor ``broker.handlers`` imports
 the other: both import this module.
@@ -14,10 +15,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey
-from spark_kafkalog.protocol.messages import Request, RequestHeader
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, Message
+from spark_kafkalog.protocol.messages import RequestHeader
 
 if TYPE_CHECKING:
     from .services import BrokerServices
@@ -71,7 +72,13 @@ class RequestContext:
         return self.header.api_version
 
 
-Handler = Callable[[RequestContext, Request], Awaitable[Any]]
+HandlerResult = Message | NoResponse | CloseConnection
+"""What a handler returns: the response body, ``NO_RESPONSE`` or ``CloseConnection``."""
+
+_Body = TypeVar("_Body", bound=Message)
+Handler = Callable[[RequestContext, _Body], Awaitable[HandlerResult]]
+"""A handler of one API: ``Handler[ProduceRequest]`` takes the decoded body of a Produce request (a bare
+``Handler`` is ``Handler[Any]``, what the registry holds)."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,7 @@ class HandlerEntry:
     api_key: int
     min_version: int
     max_version: int
-    handler: Handler
+    handler: Handler[Any]
 
 
 class HandlerRegistry:
@@ -88,7 +95,7 @@ class HandlerRegistry:
     def __init__(self) -> None:
         self._entries: dict[int, HandlerEntry] = {}
 
-    def register(self, api_key: int, min_version: int, max_version: int, handler: Handler) -> None:
+    def register(self, api_key: int, min_version: int, max_version: int, handler: Handler[_Body]) -> None:
         spec = API_BY_KEY.get(api_key)
         if spec is None:
             raise ValueError(f"API {ApiKey(api_key).name} has no declaration in spark_kafkalog.protocol.apis")

@@ -10,11 +10,15 @@ own ``coordinators`` entry with its own error (KIP-699), in request order.
 
 from __future__ import annotations
 
+from typing import Final
+
+from broker.api import RequestContext
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 
 from ._groups import coordinator
 
-API_KEY = ApiKey.FIND_COORDINATOR
+API_KEY: Final = ApiKey.FIND_COORDINATOR
 VERSIONS = (0, 6)
 _API = API_BY_KEY[API_KEY]
 _BATCHED_FROM = 4
@@ -45,12 +49,12 @@ async def _lookup(ctx, key_type: int, key: str) -> tuple[ErrorCode, str | None, 
     return ErrorCode.NONE, None, node, host, port
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
     Resp = _API.Response
     if ctx.version < _BATCHED_FROM:
         code, message, node, host, port = await _lookup(ctx, request.key_type, request.key)
         return Resp(throttle_time_ms=0, error_code=code, error_message=message, node_id=node, host=host, port=port)
-    coordinators = []
+    coordinators: list[FindCoordinatorResponse.Coordinator] = []
     for key in request.coordinator_keys:
         code, message, node, host, port = await _lookup(ctx, request.key_type, key)
         coordinators.append(

@@ -5,17 +5,21 @@ COORDINATOR_LOAD_IN_PROGRESS as Kafka.
 
 from __future__ import annotations
 
+from typing import Final
+
+from broker.api import RequestContext
 from broker.coordinator.group import GroupError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
 
 from ._groups import coordinator
 
-API_KEY = ApiKey.HEARTBEAT
+API_KEY: Final = ApiKey.HEARTBEAT  # Final: a literal key, so _API is typed by the stub (apis/heartbeat.pyi)
 VERSIONS = (0, 4)
 _API = API_BY_KEY[API_KEY]
 
 
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
     try:
         coordinator(ctx).heartbeat(
             request.group_id,

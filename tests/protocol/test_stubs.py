@@ -4,15 +4,10 @@ describe the classes that exist at run time, and mypy reads the field types from
 from __future__ import annotations
 
 import ast
-import textwrap
-from pathlib import Path
-
-from mypy import api as mypy_api
 
 from spark_kafkalog.protocol import API_BY_KEY, DATA_BY_NAME, Message, stubs
 from spark_kafkalog.protocol.apis import _API_MODULES, _DATA_MODULES
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.mypy_snippets import ROOT, mypy_lines
 
 
 def test_committed_stubs_are_what_the_declarations_generate():
@@ -70,34 +65,28 @@ def test_every_stub_class_exists_at_run_time_with_those_fields():
 
 
 def test_mypy_reads_field_types_and_rejects_a_str_in_an_int_field(tmp_path):
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(
-        textwrap.dedent(
-            """\
-            from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+    lines, status = mypy_lines(
+        tmp_path,
+        """\
+        from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
-            request = API_BY_KEY[ApiKey.PRODUCE].Request(acks=1)
-            reveal_type(request.acks)
-            reveal_type(API_BY_KEY[ApiKey.FETCH].Response.FetchableTopicResponse.PartitionData().aborted_transactions)
-            request.acks = "all"
-            API_BY_KEY[ApiKey.PRODUCE].Request(acks="all")
+        request = API_BY_KEY[ApiKey.PRODUCE].Request(acks=1)
+        reveal_type(request.acks)
+        reveal_type(API_BY_KEY[ApiKey.FETCH].Response.FetchableTopicResponse.PartitionData().aborted_transactions)
+        request.acks = "all"
+        API_BY_KEY[ApiKey.PRODUCE].Request(acks="all")
 
 
-            def any_key(key: int) -> None:
-                reveal_type(API_BY_KEY[key])
-            """
-        )
+        def any_key(key: int) -> None:
+            reveal_type(API_BY_KEY[key])
+        """,
     )
-    config = tmp_path / "mypy.ini"
-    config.write_text(f"[mypy]\nmypy_path = {ROOT}\nfollow_imports = silent\ncache_dir = {tmp_path / 'cache'}\n")
-    out, err, status = mypy_api.run(["--config-file", str(config), str(snippet)])
-    lines = [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith(str(snippet))]
     fetch = "spark_kafkalog.protocol.apis.fetch.FetchResponse.FetchableTopicResponse.PartitionData"
     assert lines == [
-        'note: Revealed type is "int"',
-        f'note: Revealed type is "list[{fetch}.AbortedTransaction] | None"',
-        'error: Incompatible types in assignment (expression has type "str", variable has type "int")  [assignment]',
-        'error: Argument "acks" to "ProduceRequest" has incompatible type "str"; expected "int"  [arg-type]',
-        'note: Revealed type is "spark_kafkalog.protocol.schema.ApiSpec[Any, Any]"',
-    ], out + err
+        '4: note: Revealed type is "int"',
+        f'5: note: Revealed type is "list[{fetch}.AbortedTransaction] | None"',
+        '6: error: Incompatible types in assignment (expression has type "str", variable has type "int")  [assignment]',
+        '7: error: Argument "acks" to "ProduceRequest" has incompatible type "str"; expected "int"  [arg-type]',
+        '11: note: Revealed type is "spark_kafkalog.protocol.schema.ApiSpec[Any, Any]"',
+    ]
     assert status == 1
