@@ -13,7 +13,7 @@ the other: both import this module.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -76,7 +76,7 @@ HandlerResult = Message | NoResponse | CloseConnection
 """What a handler returns: the response body, ``NO_RESPONSE`` or ``CloseConnection``."""
 
 _Body = TypeVar("_Body", bound=Message)
-Handler = Callable[[RequestContext, _Body], Awaitable[HandlerResult]]
+Handler = Callable[[RequestContext, _Body], Coroutine[Any, Any, HandlerResult]]
 """A handler of one API: ``Handler[ProduceRequest]`` takes the decoded body of a Produce request (a bare
 ``Handler`` is ``Handler[Any]``, what the registry holds)."""
 
