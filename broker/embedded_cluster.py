@@ -186,7 +186,7 @@ class EmbeddedCluster:
     def _await_membership(self) -> None:
         """Wait until every broker's metadata lists every broker, so that what a client asks right after
         ``start`` (a topic with one replica per broker) is judged against the whole cluster."""
-        from spark_kafkalog.client.socket_transport import SocketConnection
+        from spark_kafkalog.client.network.socket_transport import SocketConnection
         from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
         request = API_BY_KEY[ApiKey.METADATA].Request(topics=[], allow_auto_topic_creation=False)
@@ -283,7 +283,7 @@ class EmbeddedCluster:
         """The controller's broker id as a running broker's metadata reports it; None when no broker answers
         within ``timeout_s`` or none names a controller."""
         from spark_kafkalog.client.errors import KafkaClientError
-        from spark_kafkalog.client.socket_transport import SocketConnection
+        from spark_kafkalog.client.network.socket_transport import SocketConnection
         from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
         request = API_BY_KEY[ApiKey.METADATA].Request(topics=[], allow_auto_topic_creation=False)

@@ -43,7 +43,7 @@ def test_only_the_datasource_package_imports_pyspark():
 
 
 def test_kazoo_is_imported_only_by_the_cluster_registry_and_zookeeper_consumer():
-    allowed = {("broker", "cluster"), ("spark_kafkalog", "client")}
+    allowed = {("broker", "cluster"), ("spark_kafkalog", "legacy")}
     offenders = []
     for path in list((ROOT / "spark_kafkalog").rglob("*.py")) + list((ROOT / "broker").rglob("*.py")):
         rel = path.relative_to(ROOT)

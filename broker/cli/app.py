@@ -128,7 +128,7 @@ def _check_zookeeper_listens(connect: str) -> None:
     """Raise ``CommandError`` when every ZooKeeper host keeps refusing TCP connections (nothing listens,
     unknown host) for the client's bootstrap give-up time; a host that accepts or is slow to answer passes
     (the broker's own ``zookeeper.connection.timeout.ms`` then applies)."""
-    from spark_kafkalog.client import pool
+    from spark_kafkalog.client.network import pool
 
     hosts = _zookeeper_hosts(connect)
     deadline = time.monotonic() + pool.BOOTSTRAP_REFUSED_GIVE_UP_S
@@ -363,7 +363,7 @@ def _topic_configs(admin, names: list[str]) -> dict[str, str]:
     """``Configs:`` of kafka-topics --describe per topic: ``k=v,k2=v2`` of every config not at its built-in
     default (a topic override, or a broker setting from server.properties or a dynamic broker config), in
     the broker's order, as Kafka's tool prints them (``isDefault`` is false)."""
-    from spark_kafkalog.client.admin_configs import TOPIC, ConfigResource
+    from spark_kafkalog.client.admin.admin_configs import TOPIC, ConfigResource
 
     described = admin.describe_resource_configs([ConfigResource(TOPIC, n) for n in names])
     return {

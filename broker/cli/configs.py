@@ -114,7 +114,7 @@ def _label(kind: str, name: str) -> str:
 
 
 def _describe(admin: Any, kind: str, name: str, show_all: bool) -> None:
-    from spark_kafkalog.client.admin_configs import SOURCE_NAMES, ConfigResource
+    from spark_kafkalog.client.admin.admin_configs import SOURCE_NAMES, ConfigResource
 
     res = ConfigResource(2 if kind == "topics" else 4, name)
     entries = admin.describe_resource_configs([res], synonyms=True)[res]
@@ -132,7 +132,7 @@ def _describe(admin: Any, kind: str, name: str, show_all: bool) -> None:
 
 
 def _alter(admin: Any, kind: str, name: str, add: dict[str, str], delete: list[str]) -> None:
-    from spark_kafkalog.client.admin_configs import DELETE, SET, AlterConfigOp, ConfigResource
+    from spark_kafkalog.client.admin.admin_configs import DELETE, SET, AlterConfigOp, ConfigResource
 
     res = ConfigResource(2 if kind == "topics" else 4, name)
     ops = [AlterConfigOp(k, v, SET) for k, v in add.items()] + [AlterConfigOp(k, None, DELETE) for k in delete]

@@ -222,7 +222,7 @@ def _describe_rows(admin: Any, group_id: str) -> list[tuple[str, ...]]:
 
 def _assigned(assignment: bytes) -> list[Any]:
     """The topic-partitions of a ``consumer`` protocol assignment; none for empty or unreadable bytes."""
-    from spark_kafkalog.client.consumer_protocol import decode_assignment
+    from spark_kafkalog.client.consumer.consumer_protocol import decode_assignment
     from spark_kafkalog.protocol import DecodeError
 
     if not assignment:

@@ -20,8 +20,8 @@ import logging
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from spark_kafkalog.client.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.client.errors import KafkaClientError
+from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 if TYPE_CHECKING:

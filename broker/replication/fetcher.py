@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 
 from broker.log import LogAppendError
 from broker.log.leader_epoch import UNDEFINED_EPOCH
-from spark_kafkalog.client.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError
+from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 if TYPE_CHECKING:

@@ -19,18 +19,23 @@ support, never at a version the broker does not advertise. Imports neither pyspa
 """
 
 from spark_kafkalog.client.admin import AdminClient, AdminOperationError
-from spark_kafkalog.client.assignors import (
+from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.consumer import (
+    Assignment,
+    CommitFailedError,
+    Consumer,
+    CooperativeStickyAssignor,
+    GroupMemberFatalError,
     PartitionAssignor,
     RangeAssignor,
     RebalanceProtocol,
     RoundRobinAssignor,
+    StickyAssignor,
+    Subscription,
     UnknownAssignorError,
     assignor_by_name,
 )
-from spark_kafkalog.client.client import KafkaClient
-from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.consumer import Consumer
-from spark_kafkalog.client.consumer_protocol import Assignment, Subscription
+from spark_kafkalog.client.core import KafkaClient
 from spark_kafkalog.client.errors import (
     BrokerNotAvailableError,
     ConfigError,
@@ -42,16 +47,14 @@ from spark_kafkalog.client.errors import (
     ProducerClosedError,
     RecordTooLargeError,
 )
-from spark_kafkalog.client.group_membership import CommitFailedError, GroupMemberFatalError
-from spark_kafkalog.client.partitioner import (
+from spark_kafkalog.client.producer import (
     DefaultPartitioner,
     Partitioner,
+    Producer,
+    RecordFuture,
     RoundRobinPartitioner,
     UniformStickyPartitioner,
 )
-from spark_kafkalog.client.producer import Producer
-from spark_kafkalog.client.producer_batch import RecordFuture
-from spark_kafkalog.client.sticky_assignors import CooperativeStickyAssignor, StickyAssignor
 from spark_kafkalog.client.types import (
     ConsumerRecord,
     FetchedBatch,

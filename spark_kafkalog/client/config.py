@@ -231,7 +231,7 @@ def _group_instance_id(key: str, v: Any) -> str | None:
 
 def _assignors(key: str, v: Any) -> tuple[str, ...]:
     """Assignor names, comma-separated or a list; Java class names map to ours (``...RangeAssignor`` -> range)."""
-    from spark_kafkalog.client.assignors import UnknownAssignorError, assignor_by_name
+    from spark_kafkalog.client.consumer.assignors import UnknownAssignorError, assignor_by_name
 
     items = _items(key, v, "assignor names (e.g. 'range,cooperative-sticky')")
     names = []
@@ -269,7 +269,7 @@ _JAVA_ASSIGNORS = {
 
 
 def _partitioner_names() -> dict[str, Any]:
-    from spark_kafkalog.client.partitioner import PARTITIONERS_BY_NAME
+    from spark_kafkalog.client.producer.partitioner import PARTITIONERS_BY_NAME
 
     return PARTITIONERS_BY_NAME
 

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from spark_kafkalog.client import KafkaClient, Producer, TopicPartition
+from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.group_admin import GroupAdmin, OffsetAndMetadata
-from spark_kafkalog.client.transactions import TransactionManager
+from spark_kafkalog.client.producer.transactions import TransactionManager
 from spark_kafkalog.datasource.options import SinkOptions
 from spark_kafkalog.datasource.scan import client_config
 from spark_kafkalog.datasource.sink import KafkaWriteError, RecordWriter, WriteColumns

@@ -40,7 +40,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from spark_kafkalog.client import KafkaClient, Producer
-from spark_kafkalog.client.group_admin import GroupAdmin
+from spark_kafkalog.client.admin.group_admin import GroupAdmin
 from spark_kafkalog.datasource.exactly_once import TaskTransaction, end_transactions, write_task
 from spark_kafkalog.datasource.options import SinkOptions
 from spark_kafkalog.datasource.planning import OffsetRange

@@ -22,9 +22,9 @@ import queue
 import threading
 from collections import defaultdict
 
-from spark_kafkalog.client.client import KafkaClient
+from spark_kafkalog.client.core.client import KafkaClient
+from spark_kafkalog.client.core.fetcher import fetch_request_for, partition_data, split_fetched
 from spark_kafkalog.client.errors import REFRESH_METADATA_ERRORS, KafkaClientError, error_for_code
-from spark_kafkalog.client.fetcher import fetch_request_for, partition_data, split_fetched
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.legacy.kafka_stream import Chunk, PartitionTopicInfo
 from spark_kafkalog.legacy.message_set import MessageSizeTooLargeException

@@ -19,9 +19,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 
-from spark_kafkalog.client.group_admin import GroupAdmin
+from spark_kafkalog.client.admin.group_admin import GroupAdmin
 from spark_kafkalog.client.types import TopicPartition
-from spark_kafkalog.client.zk_consumer_registry import ZkConsumerRegistry
+from spark_kafkalog.legacy.zk_consumer_registry import ZkConsumerRegistry
 
 __all__ = ["ConnectorOffsets"]
 

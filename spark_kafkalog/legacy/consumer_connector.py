@@ -39,21 +39,21 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from spark_kafkalog.client.client import KafkaClient
-from spark_kafkalog.client.group_admin import GroupAdmin
+from spark_kafkalog.client.admin.group_admin import GroupAdmin
+from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
-from spark_kafkalog.client.zk_consumer_registry import (
-    BROKER_IDS,
-    BROKER_TOPICS,
-    ConsumerRegistration,
-    ZkConsumerRegistry,
-)
 from spark_kafkalog.legacy.connector_fetcher import ConnectorFetcher
 from spark_kafkalog.legacy.connector_offsets import ConnectorOffsets
 from spark_kafkalog.legacy.consumer_config import ConsumerConfig
 from spark_kafkalog.legacy.kafka_stream import SHUTDOWN, KafkaStream, PartitionTopicInfo
 from spark_kafkalog.legacy.range_rebalance import assign_for_consumer, consumer_thread_ids
 from spark_kafkalog.legacy.topic_filter import TopicFilter, filter_from_registration
+from spark_kafkalog.legacy.zk_consumer_registry import (
+    BROKER_IDS,
+    BROKER_TOPICS,
+    ConsumerRegistration,
+    ZkConsumerRegistry,
+)
 
 __all__ = ["Consumer", "ConsumerConfig", "ConsumerConnector", "ConsumerRebalanceFailedException"]
 

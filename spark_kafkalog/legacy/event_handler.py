@@ -27,8 +27,8 @@ import time
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import (
     REFRESH_METADATA_ERRORS,
     KafkaClientError,

@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from spark_kafkalog.client.core.fetcher import fetch_request_for
 from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError, KafkaTimeoutError, error_for_code
-from spark_kafkalog.client.fetcher import fetch_request_for
-from spark_kafkalog.client.socket_transport import SocketConnection
+from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.legacy.message_set import (
     ByteBufferMessageSet,

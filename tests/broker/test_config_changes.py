@@ -10,7 +10,7 @@ import pytest
 
 from broker.config_admin.dynamic import DEFAULT_ENTITY
 from spark_kafkalog.client import AdminClient, AdminOperationError, NewTopic, Producer
-from spark_kafkalog.client.admin_configs import APPEND, DELETE, SET, SUBTRACT, AlterConfigOp, ConfigResource
+from spark_kafkalog.client.admin.admin_configs import APPEND, DELETE, SET, SUBTRACT, AlterConfigOp, ConfigResource
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from tests.waiting import wait_until
 

@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from spark_kafkalog.client.accumulator import RecordAccumulator
 from spark_kafkalog.client.errors import KafkaTimeoutError
-from spark_kafkalog.client.idempotence import IdempotenceState, increment_sequence
-from spark_kafkalog.client.producer_batch import ProducerBatch, estimate_record_size
+from spark_kafkalog.client.producer.accumulator import RecordAccumulator
+from spark_kafkalog.client.producer.idempotence import IdempotenceState, increment_sequence
+from spark_kafkalog.client.producer.producer_batch import ProducerBatch, estimate_record_size
 from spark_kafkalog.client.types import RecordMetadata, TopicPartition
 from spark_kafkalog.records import Compression, decode_batch_records, validate_batch
 

@@ -214,7 +214,7 @@ def test_another_partitioner_is_asked_row_by_row(bootstrap):
     ],
 )
 def test_compression_ratio_estimate_rises_at_once_and_falls_halfway(estimate, observed, expected):
-    from spark_kafkalog.client.batch_producer import _observe_ratio
+    from spark_kafkalog.client.producer.batch_producer import _observe_ratio
 
     ratios = {} if estimate is None else {"t": estimate}
     _observe_ratio(ratios, "t", observed)

@@ -203,7 +203,9 @@ def test_bad_group_settings_raise_config_errors_naming_the_setting(props, messag
 
 
 def test_a_partitioner_may_be_named_by_its_python_import_path():
-    by_colon = ClientConfig.create({"partitioner.class": "spark_kafkalog.client.partitioner:RoundRobinPartitioner"})
+    by_colon = ClientConfig.create(
+        {"partitioner.class": "spark_kafkalog.client.producer.partitioner:RoundRobinPartitioner"}
+    )
     assert by_colon.partitioner is RoundRobinPartitioner
     by_dots = ClientConfig.create({"partitioner.class": "collections.OrderedDict"})  # any importable callable
     assert by_dots.partitioner.__name__ == "OrderedDict"

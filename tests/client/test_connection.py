@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafkalog.client.connection import ConnectionState, KafkaConnection
 from spark_kafkalog.client.errors import KafkaConnectionError, NoCommonVersionError
-from spark_kafkalog.client.versions import CLIENT_VERSIONS, ApiVersionTable
+from spark_kafkalog.client.network.connection import ConnectionState, KafkaConnection
+from spark_kafkalog.client.network.versions import CLIENT_VERSIONS, ApiVersionTable
 from spark_kafkalog.protocol import (
     API_BY_KEY,
     ApiKey,

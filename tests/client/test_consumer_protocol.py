@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment as KpAssignment
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KpSubscription
 
-from spark_kafkalog.client.consumer_protocol import (
+from spark_kafkalog.client.consumer.consumer_protocol import (
     Assignment,
     Subscription,
     decode_assignment,

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from spark_kafkalog.client.core.fetcher import fetch_request, fetch_request_for, partition_data, split_fetched
 from spark_kafkalog.client.errors import KafkaClientError
-from spark_kafkalog.client.fetcher import fetch_request, fetch_request_for, partition_data, split_fetched
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, decode_request, encode_request
 from spark_kafkalog.records import Compression, LegacyMessageSetBuilder, RecordBatchBuilder, build_control_batch

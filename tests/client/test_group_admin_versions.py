@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from spark_kafkalog.client import KafkaClient, TopicPartition
+from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
 from spark_kafkalog.client.errors import NoCommonVersionError
-from spark_kafkalog.client.group_admin import GroupAdmin, OffsetAndMetadata
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
 from .scripted_broker import ClusterView, ScriptedBroker, default_api_ranges

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from spark_kafkalog.client import AdminClient, Consumer, NewTopic, Producer, TopicPartition
-from spark_kafkalog.client.group_membership import CommitFailedError
+from spark_kafkalog.client.consumer.group_membership import CommitFailedError
 from tests.broker.conftest import start_brokers
 from tests.waiting import wait_until
 

@@ -7,15 +7,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from spark_kafkalog.client.assignors import assignor_by_name
-from spark_kafkalog.client.consumer_protocol import (
+from spark_kafkalog.client.consumer.assignors import assignor_by_name
+from spark_kafkalog.client.consumer.consumer_protocol import (
     Assignment,
     Subscription,
     decode_subscription,
     encode_assignment,
     encode_subscription,
 )
-from spark_kafkalog.client.group_membership import (
+from spark_kafkalog.client.consumer.group_membership import (
     FindCoordinatorRequest,
     GroupMember,
     GroupMemberFatalError,

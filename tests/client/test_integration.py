@@ -25,7 +25,7 @@ from spark_kafkalog.client import (
     Producer,
     TopicPartition,
 )
-from spark_kafkalog.client.asyncio_transport import AsyncKafkaConnection
+from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.protocol import API_BY_KEY, ErrorCode
 from spark_kafkalog.records import default_partition
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafkalog.client.java_collections import (
+from spark_kafkalog.client.consumer.java_collections import (
     JavaHashMap,
     java_hash_order,
     java_string_hash,

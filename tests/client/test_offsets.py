@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafkalog.client.offsets import check_spec, list_offsets_request, min_list_offsets_version, parse_list_offsets
+from spark_kafkalog.client.core.offsets import (
+    check_spec,
+    list_offsets_request,
+    min_list_offsets_version,
+    parse_list_offsets,
+)
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, decode_request, decode_response, encode_request, encode_response
 

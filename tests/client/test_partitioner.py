@@ -7,7 +7,7 @@ import random
 import pytest
 
 from spark_kafkalog.client import DefaultPartitioner, RoundRobinPartitioner, UniformStickyPartitioner
-from spark_kafkalog.client.partitioner import make_partitioner
+from spark_kafkalog.client.producer.partitioner import make_partitioner
 
 # Java Utils.murmur2 values (Kafka's UtilsTest); the partition is toPositive(hash) % n.
 JAVA_MURMUR2 = {b"21": -973932308, b"foobar": -790332482, b"a-little-bit-long-string": -985981536}

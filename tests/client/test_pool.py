@@ -18,8 +18,8 @@ from spark_kafkalog.client import (
     KafkaClientError,
     KafkaTimeoutError,
     Producer,
-    pool,
 )
+from spark_kafkalog.client.network import pool
 
 from .scripted_broker import NO_RESPONSE, ClusterView, ScriptedBroker
 

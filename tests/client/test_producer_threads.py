@@ -20,10 +20,9 @@ from spark_kafkalog.client import (
     OffsetSpec,
     Producer,
     TopicPartition,
-    accumulator,
-    send_path,
 )
-from spark_kafkalog.client.producer_batch import RecordFuture, append_record
+from spark_kafkalog.client.producer import accumulator, send_path
+from spark_kafkalog.client.producer.producer_batch import RecordFuture, append_record
 
 THREADS = 4
 PER_THREAD = 3000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafkalog.client.retry import JITTER, RetryPlan, backoff_ms
+from spark_kafkalog.client.network.retry import JITTER, RetryPlan, backoff_ms
 
 
 def test_backoff_doubles_from_the_base_and_is_capped():

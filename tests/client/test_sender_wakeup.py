@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import select
 
-from spark_kafkalog.client.accumulator import RecordAccumulator
-from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.sender import Sender
+from spark_kafkalog.client.core.client import KafkaClient
+from spark_kafkalog.client.producer.accumulator import RecordAccumulator
+from spark_kafkalog.client.producer.sender import Sender
 
 
 class _RacingSocket:

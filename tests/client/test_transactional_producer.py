@@ -11,8 +11,8 @@ import uuid
 import pytest
 
 from spark_kafkalog.client import AdminClient, NewTopic, Producer, TopicPartition
-from spark_kafkalog.client.group_admin import GroupAdmin
-from spark_kafkalog.client.transactions import ProducerFencedError, TransactionError
+from spark_kafkalog.client.admin.group_admin import GroupAdmin
+from spark_kafkalog.client.producer.transactions import ProducerFencedError, TransactionError
 from tests.broker.conftest import start_brokers
 from tests.confluent_read import confluent_values
 

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from spark_kafkalog.client.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.client.errors import KafkaConnectionError, KafkaTimeoutError
-from spark_kafkalog.client.socket_transport import SocketConnection
+from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
+from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.protocol import API_BY_KEY, encode_response
 
 from .scripted_broker import CLOSE, NO_RESPONSE, Raw, ScriptedBroker, default_api_ranges
@@ -199,7 +199,7 @@ class _TrickleSocket:
 
 
 def test_a_gathered_send_resumes_inside_a_chunk_after_partial_writes():
-    from spark_kafkalog.client.connection import KafkaConnection
+    from spark_kafkalog.client.network.connection import KafkaConnection
 
     near, far = socket.socketpair()
     try:

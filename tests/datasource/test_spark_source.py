@@ -471,7 +471,7 @@ def test_kafka_partitioner_class_may_name_an_importable_python_class(spark, boot
         df.write.format("kafkalog")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", topic)
-        .option("kafka.partitioner.class", "spark_kafkalog.client.partitioner:RoundRobinPartitioner")
+        .option("kafka.partitioner.class", "spark_kafkalog.client.producer.partitioner:RoundRobinPartitioner")
         .mode("append")
         .save()
     )

@@ -15,7 +15,7 @@ from kazoo.client import KazooClient
 
 from broker.embedded_cluster import EmbeddedCluster
 from spark_kafkalog.client import AdminClient, NewTopic, Producer
-from spark_kafkalog.client.admin_configs import ConfigResource
+from spark_kafkalog.client.admin.admin_configs import ConfigResource
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,7 @@ import pytest
 from broker.coordinator.transaction_log import TRANSACTION_STATE_TOPIC, transaction_partition_for
 from broker.embedded_cluster import EmbeddedCluster
 from spark_kafkalog.client import AdminClient, NewTopic, Producer
-from spark_kafkalog.client.transactions import ProducerFencedError, TransactionError
+from spark_kafkalog.client.producer.transactions import ProducerFencedError, TransactionError
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 from tests.waiting import wait_until
 

@@ -12,7 +12,7 @@ from kazoo.client import KazooClient
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import KafkaClient, TopicPartition
-from spark_kafkalog.client.group_admin import GroupAdmin, OffsetAndMetadata
+from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from ..broker.wire import Wire

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import KafkaClient
-from spark_kafkalog.client.socket_transport import split_host_port
+from spark_kafkalog.client.network.socket_transport import split_host_port
 
 from ..waiting import wait_until
 

@@ -382,7 +382,7 @@ def test_a_partition_still_owned_elsewhere_is_claimed_once_released(connect, bro
 
 def kafka_offsets(brokers, group: str, topic: str, partitions: int) -> dict[int, int]:
     from spark_kafkalog.client import KafkaClient
-    from spark_kafkalog.client.group_admin import GroupAdmin
+    from spark_kafkalog.client.admin.group_admin import GroupAdmin
 
     with KafkaClient(brokers[0].bootstrap_servers) as client:
         found = GroupAdmin(client).list_group_offsets(group, [TopicPartition(topic, p) for p in range(partitions)])

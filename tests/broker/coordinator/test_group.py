@@ -234,7 +234,7 @@ def test_static_member_rejoining_with_an_empty_id_takes_over_its_slot():
 
 
 def _subscription(topics, owned=(), generation=-1) -> bytes:
-    from spark_kafkalog.client.consumer_protocol import Subscription, encode_subscription
+    from spark_kafkalog.client.consumer.consumer_protocol import Subscription, encode_subscription
 
     return encode_subscription(Subscription(tuple(topics), owned_partitions=tuple(owned), generation_id=generation))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from broker.coordinator.group import Group, GroupState
 from broker.coordinator.group_coordinator import _expired_offsets
 from broker.coordinator.offset_store import CommittedOffset
-from spark_kafkalog.client.consumer_protocol import Subscription, encode_subscription
+from spark_kafkalog.client.consumer.consumer_protocol import Subscription, encode_subscription
 
 RETENTION = 7 * 24 * 3600 * 1000
 T0 = 1_700_000_000_000

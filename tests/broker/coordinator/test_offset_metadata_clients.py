@@ -22,7 +22,7 @@ from kafka.structs import OffsetAndMetadata as KafkaPythonOffset
 from kafka.structs import TopicPartition as KafkaPythonPartition
 
 from spark_kafkalog.client import AdminClient, Consumer, TopicPartition
-from spark_kafkalog.client.group_admin import OffsetAndMetadata
+from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
 from tests.broker.conftest import start_brokers
 from tests.waiting import wait_until
 

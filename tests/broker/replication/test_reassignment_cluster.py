@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from spark_kafkalog.client import AdminClient, AdminOperationError, KafkaClient, Producer, TopicPartition
-from spark_kafkalog.client.admin_reassignments import PartitionReassignment
+from spark_kafkalog.client.admin.admin_reassignments import PartitionReassignment
 from spark_kafkalog.protocol import ErrorCode
 from tests.waiting import wait_until
 

@@ -25,8 +25,8 @@ import enum
 from collections.abc import Iterable, Mapping
 from itertools import cycle
 
-from spark_kafkalog.client.consumer_protocol import Assignment, Subscription
-from spark_kafkalog.client.java_collections import java_hash_order, java_string_key
+from spark_kafkalog.client.consumer.consumer_protocol import Assignment, Subscription
+from spark_kafkalog.client.consumer.java_collections import java_hash_order, java_string_key
 from spark_kafkalog.client.types import TopicPartition
 
 __all__ = [
@@ -160,7 +160,7 @@ class RoundRobinAssignor(PartitionAssignor):
 
 def assignor_by_name(name: str) -> PartitionAssignor:
     """A new assignor for a ``partition.assignment.strategy`` name: range, roundrobin, sticky, cooperative-sticky."""
-    from spark_kafkalog.client.sticky_assignors import CooperativeStickyAssignor, StickyAssignor
+    from spark_kafkalog.client.consumer.sticky_assignors import CooperativeStickyAssignor, StickyAssignor
 
     known: dict[str, type[PartitionAssignor]] = {
         cls.name: cls for cls in (RangeAssignor, RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor)

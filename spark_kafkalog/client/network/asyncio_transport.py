@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from spark_kafkalog.client.connection import InFlightRequest, KafkaConnection
 from spark_kafkalog.client.errors import KafkaConnectionError, KafkaTimeoutError
-from spark_kafkalog.client.versions import ApiVersionTable, api_name
+from spark_kafkalog.client.network.connection import InFlightRequest, KafkaConnection
+from spark_kafkalog.client.network.versions import ApiVersionTable, api_name
 from spark_kafkalog.protocol import DEFAULT_MAX_FRAME_SIZE
 
 __all__ = ["AsyncKafkaConnection"]

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from spark_kafkalog.client.errors import KafkaClientError, RecordTooLargeError
 from spark_kafkalog.client.metadata import TopicInfo
-from spark_kafkalog.client.partitioner import DefaultPartitioner, UniformStickyPartitioner
-from spark_kafkalog.client.producer_batch import (
+from spark_kafkalog.client.producer.partitioner import DefaultPartitioner, UniformStickyPartitioner
+from spark_kafkalog.client.producer.producer_batch import (
     _RECORD_OVERHEAD,
     RecordFuture,
     append_record,
@@ -41,7 +41,7 @@ from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 
 if TYPE_CHECKING:
-    from spark_kafkalog.client.producer import Producer
+    from spark_kafkalog.client.producer.producer import Producer
 
 __all__ = ["check_headers", "make_send", "partition_state"]
 

@@ -48,8 +48,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spark_kafkalog.client.assignors import PartitionAssignor, RebalanceProtocol
-from spark_kafkalog.client.consumer_protocol import (
+from spark_kafkalog.client.consumer.assignors import PartitionAssignor, RebalanceProtocol
+from spark_kafkalog.client.consumer.consumer_protocol import (
     DEFAULT_GENERATION,
     Assignment,
     Subscription,

@@ -34,14 +34,14 @@ import bisect
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import NamedTuple
 
-from spark_kafkalog.client.assignors import (
+from spark_kafkalog.client.consumer.assignors import (
     PartitionAssignor,
     RebalanceProtocol,
     partitions_by_topic,
     to_assignments,
 )
-from spark_kafkalog.client.consumer_protocol import DEFAULT_GENERATION, Assignment, Subscription
-from spark_kafkalog.client.java_collections import (
+from spark_kafkalog.client.consumer.consumer_protocol import DEFAULT_GENERATION, Assignment, Subscription
+from spark_kafkalog.client.consumer.java_collections import (
     JavaHashMap,
     java_hash_order,
     java_string_key,

@@ -27,16 +27,16 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spark_kafkalog.client.accumulator import RecordAccumulator
-from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import ConfigError, KafkaClientError, KafkaTimeoutError, ProducerClosedError
 from spark_kafkalog.client.metadata import TopicInfo
-from spark_kafkalog.client.partitioner import make_partitioner
-from spark_kafkalog.client.producer_batch import DeliveryCallback, RecordFuture
-from spark_kafkalog.client.send_path import make_send
-from spark_kafkalog.client.sender import Sender
-from spark_kafkalog.client.transactions import TransactionError, TransactionManager
+from spark_kafkalog.client.producer.accumulator import RecordAccumulator
+from spark_kafkalog.client.producer.partitioner import make_partitioner
+from spark_kafkalog.client.producer.producer_batch import DeliveryCallback, RecordFuture
+from spark_kafkalog.client.producer.send_path import make_send
+from spark_kafkalog.client.producer.sender import Sender
+from spark_kafkalog.client.producer.transactions import TransactionError, TransactionManager
 from spark_kafkalog.client.types import TopicPartition
 
 __all__ = ["Producer"]
@@ -280,7 +280,7 @@ class Producer:
         ``on_delivery(BatchMetadata | None, error | None)`` runs once per batch. Returns a
         ``BatchSendResult`` (``result()`` waits for every batch; ``partitions`` per row).
         """
-        from spark_kafkalog.client.batch_producer import send_batch
+        from spark_kafkalog.client.producer.batch_producer import send_batch
 
         if self._transactions is not None:
             self._transactions.check_can_send()

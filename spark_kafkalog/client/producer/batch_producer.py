@@ -39,8 +39,8 @@ import numpy as np
 import pyarrow as pa
 
 from spark_kafkalog.client.errors import KafkaClientError, ProducerClosedError, RecordTooLargeError
-from spark_kafkalog.client.partitioner import DefaultPartitioner
-from spark_kafkalog.client.producer_batch import ProducerBatch
+from spark_kafkalog.client.producer.partitioner import DefaultPartitioner
+from spark_kafkalog.client.producer.producer_batch import ProducerBatch
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import Compression
@@ -55,7 +55,7 @@ from spark_kafkalog.records.columnar import (
 )
 
 if TYPE_CHECKING:
-    from spark_kafkalog.client.producer import Producer
+    from spark_kafkalog.client.producer.producer import Producer
 
 __all__ = ["BatchMetadata", "BatchSendResult", "PrebuiltBatch", "send_batch"]
 

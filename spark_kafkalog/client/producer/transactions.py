@@ -31,9 +31,9 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spark_kafkalog.client.client import KafkaClient
+from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import KafkaClientError, KafkaTimeoutError, error_for_code
-from spark_kafkalog.client.retry import backoff_ms
+from spark_kafkalog.client.network.retry import backoff_ms
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 

@@ -37,9 +37,8 @@ import threading
 import time
 from typing import Any
 
-from spark_kafkalog.client.accumulator import RecordAccumulator
-from spark_kafkalog.client.client import KafkaClient
 from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import (
     REFRESH_METADATA_ERRORS,
     KafkaClientError,
@@ -50,12 +49,13 @@ from spark_kafkalog.client.errors import (
     RecordTooLargeError,
     error_for_code,
 )
-from spark_kafkalog.client.idempotence import IdempotenceState
-from spark_kafkalog.client.pool import ConnectionPool
-from spark_kafkalog.client.producer_batch import ProducerBatch
-from spark_kafkalog.client.retry import backoff_ms
-from spark_kafkalog.client.socket_transport import SocketConnection
-from spark_kafkalog.client.transactions import FENCING_ERRORS, TransactionManager
+from spark_kafkalog.client.network.pool import ConnectionPool
+from spark_kafkalog.client.network.retry import backoff_ms
+from spark_kafkalog.client.network.socket_transport import SocketConnection
+from spark_kafkalog.client.producer.accumulator import RecordAccumulator
+from spark_kafkalog.client.producer.idempotence import IdempotenceState
+from spark_kafkalog.client.producer.producer_batch import ProducerBatch
+from spark_kafkalog.client.producer.transactions import FENCING_ERRORS, TransactionManager
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode, SendBuffer
 from spark_kafkalog.records import Compression

@@ -13,7 +13,7 @@ batches are re-stamped. Owned by the sender thread; not thread-safe.
 
 from __future__ import annotations
 
-from spark_kafkalog.client.producer_batch import ProducerBatch
+from spark_kafkalog.client.producer.producer_batch import ProducerBatch
 from spark_kafkalog.client.types import TopicPartition
 
 __all__ = ["IdempotenceState", "increment_sequence"]

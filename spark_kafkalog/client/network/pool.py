@@ -33,10 +33,10 @@ from collections.abc import Callable
 from typing import Any
 
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.connection import InFlightRequest
 from spark_kafkalog.client.errors import BrokerNotAvailableError, KafkaClientError, KafkaConnectionError
 from spark_kafkalog.client.metadata import MetadataCache
-from spark_kafkalog.client.socket_transport import SocketConnection, format_address, split_host_port
+from spark_kafkalog.client.network.connection import InFlightRequest
+from spark_kafkalog.client.network.socket_transport import SocketConnection, format_address, split_host_port
 
 __all__ = ["BOOTSTRAP_REFUSED_GIVE_UP_S", "ConnectionPool", "open_connection"]
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import NamedTuple
 
 from spark_kafkalog.client.errors import KafkaTimeoutError
-from spark_kafkalog.client.producer_batch import (
+from spark_kafkalog.client.producer.producer_batch import (
     DeliveryCallback,
     ProducerBatch,
     RecordFuture,

@@ -21,12 +21,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from spark_kafkalog.client.assignors import assignor_by_name
-from spark_kafkalog.client.client import KafkaClient
+from spark_kafkalog.client.admin.group_admin import GroupAdmin
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.errors import KafkaClientError
-from spark_kafkalog.client.group_admin import GroupAdmin
-from spark_kafkalog.client.group_membership import (
+from spark_kafkalog.client.consumer.assignors import assignor_by_name
+from spark_kafkalog.client.consumer.group_membership import (
     FindCoordinatorRequest,
     GroupMember,
     HeartbeatRequest,
@@ -36,6 +34,8 @@ from spark_kafkalog.client.group_membership import (
     RebalanceEvent,
     SyncGroupRequest,
 )
+from spark_kafkalog.client.core.client import KafkaClient
+from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 __all__ = ["ConsumerCoordinator"]

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spark_kafkalog.client.client import KafkaClient
+from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import KafkaClientError, NoCommonVersionError, error_for_code
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode

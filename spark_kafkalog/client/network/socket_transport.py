@@ -23,9 +23,9 @@ import struct
 import time
 from typing import Any
 
-from spark_kafkalog.client.connection import InFlightRequest, KafkaConnection
 from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError, KafkaTimeoutError
-from spark_kafkalog.client.versions import ApiVersionTable, api_name
+from spark_kafkalog.client.network.connection import InFlightRequest, KafkaConnection
+from spark_kafkalog.client.network.versions import ApiVersionTable, api_name
 from spark_kafkalog.protocol import DEFAULT_MAX_FRAME_SIZE
 from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, FramePool
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from spark_kafkalog import __version__
 from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError
-from spark_kafkalog.client.versions import CLIENT_VERSIONS, ApiVersionTable, api_name
+from spark_kafkalog.client.network.versions import CLIENT_VERSIONS, ApiVersionTable, api_name
 from spark_kafkalog.protocol import (
     API_BY_KEY,
     DEFAULT_MAX_FRAME_SIZE,

@@ -40,12 +40,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from spark_kafkalog.client.client import KafkaClient
+from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
 from spark_kafkalog.client.config import ClientConfig, _identity
-from spark_kafkalog.client.consumer_coordinator import ConsumerCoordinator
+from spark_kafkalog.client.consumer.consumer_coordinator import ConsumerCoordinator
+from spark_kafkalog.client.consumer.group_membership import CommitFailedError, RebalanceEvent
+from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import KafkaClientError, OffsetOutOfRangeError
-from spark_kafkalog.client.group_admin import GroupAdmin, OffsetAndMetadata
-from spark_kafkalog.client.group_membership import CommitFailedError, RebalanceEvent
 from spark_kafkalog.client.types import ConsumerRecord, OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 

@@ -25,6 +25,13 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
 from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.core.fetcher import fetch_request, partition_data, split_fetched
+from spark_kafkalog.client.core.offsets import (
+    check_spec,
+    list_offsets_request,
+    min_list_offsets_version,
+    parse_list_offsets,
+)
 from spark_kafkalog.client.errors import (
     REFRESH_METADATA_ERRORS,
     ConfigError,
@@ -34,17 +41,10 @@ from spark_kafkalog.client.errors import (
     OffsetOutOfRangeError,
     error_for_code,
 )
-from spark_kafkalog.client.fetcher import fetch_request, partition_data, split_fetched
 from spark_kafkalog.client.metadata import BrokerAddress, MetadataCache, TopicInfo, metadata_request
-from spark_kafkalog.client.offsets import (
-    check_spec,
-    list_offsets_request,
-    min_list_offsets_version,
-    parse_list_offsets,
-)
-from spark_kafkalog.client.pool import ConnectionPool
-from spark_kafkalog.client.retry import RetryPlan
-from spark_kafkalog.client.socket_transport import SocketConnection
+from spark_kafkalog.client.network.pool import ConnectionPool
+from spark_kafkalog.client.network.retry import RetryPlan
+from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.client.types import FetchedBatch, OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 

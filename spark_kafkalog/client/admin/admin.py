@@ -1,10 +1,10 @@
 """``AdminClient``: create, delete and describe topics, add partitions, delete records, read topic configs,
-and administer consumer groups (``spark_kafkalog.client.group_admin``: list, describe, delete, offsets, lag).
+and administer consumer groups (``spark_kafkalog.client.admin.group_admin``: list, describe, delete, offsets, lag).
 
 CreateTopics, DeleteTopics, CreatePartitions and the partition reassignment requests
-(``spark_kafkalog.client.admin_reassignments``) go to the controller named by Metadata (NOT_CONTROLLER
+(``spark_kafkalog.client.admin.admin_reassignments``) go to the controller named by Metadata (NOT_CONTROLLER
 refreshes it and retries); DeleteRecords goes to each partition's leader; DescribeConfigs, AlterConfigs and
-IncrementalAlterConfigs (``spark_kafkalog.client.admin_configs``) go to the broker a broker resource names,
+IncrementalAlterConfigs (``spark_kafkalog.client.admin.admin_configs``) go to the broker a broker resource names,
 else to any broker, as does Metadata. Each call is sent at the highest version both sides support (CreateTopics with broker
 defaults - ``-1`` partitions or replication factor - needs v4+).
 
@@ -20,19 +20,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spark_kafkalog.client import admin_configs, admin_reassignments
-from spark_kafkalog.client.admin_configs import AlterConfigOp, ConfigEntry, ConfigResource
-from spark_kafkalog.client.admin_reassignments import PartitionReassignment
-from spark_kafkalog.client.client import KafkaClient
-from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.errors import KafkaClientError, error_for_code
-from spark_kafkalog.client.group_admin import (
+from spark_kafkalog.client.admin import admin_configs, admin_reassignments
+from spark_kafkalog.client.admin.admin_configs import AlterConfigOp, ConfigEntry, ConfigResource
+from spark_kafkalog.client.admin.admin_reassignments import PartitionReassignment
+from spark_kafkalog.client.admin.group_admin import (
     GroupAdmin,
     GroupDescription,
     GroupListing,
     OffsetAndMetadata,
     PartitionLag,
 )
+from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.core.client import KafkaClient
+from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.client.types import NewTopic, PartitionDescription, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
@@ -90,7 +90,7 @@ class AdminClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # consumer groups (spark_kafkalog.client.group_admin) -------------------------------------------
+    # consumer groups (spark_kafkalog.client.admin.group_admin) -------------------------------------
     def list_groups(self, states: Iterable[str] | None = None) -> list[GroupListing]:
         """Every consumer group of the cluster, optionally only those in ``states`` (e.g. ``["Stable"]``)."""
         return self._groups.list_groups(states)
@@ -396,7 +396,7 @@ class AdminClient:
                 out[entry.name] = entry.value
         return out
 
-    # configs of topics and brokers (spark_kafkalog.client.admin_configs) ----------------------------
+    # configs of topics and brokers (spark_kafkalog.client.admin.admin_configs) ----------------------
     def _config_send(self, what: str):
         client = self.client
 
@@ -436,14 +436,14 @@ class AdminClient:
         self, ops: Mapping[ConfigResource, Iterable[AlterConfigOp]], *, validate_only: bool = False
     ) -> None:
         """Change keys one by one (IncrementalAlterConfigs): ``AlterConfigOp(name, value, op)`` with op
-        ``SET``, ``DELETE``, ``APPEND`` or ``SUBTRACT`` (``spark_kafkalog.client.admin_configs``)."""
+        ``SET``, ``DELETE``, ``APPEND`` or ``SUBTRACT`` (``spark_kafkalog.client.admin.admin_configs``)."""
         errors = admin_configs.alter_configs(
             self._config_send("IncrementalAlterConfigs"), ops, incremental=True, validate_only=validate_only
         )
         if errors:
             raise AdminOperationError("IncrementalAlterConfigs", errors)
 
-    # partition reassignment (spark_kafkalog.client.admin_reassignments) ----------------------------
+    # partition reassignment (spark_kafkalog.client.admin.admin_reassignments) ----------------------
     def alter_partition_reassignments(
         self, reassignments: Mapping[TopicPartition, Iterable[int] | None], *, timeout_ms: int | None = None
     ) -> None:
