@@ -231,7 +231,8 @@ def _group_instance_id(key: str, v: Any) -> str | None:
 
 def _assignors(key: str, v: Any) -> tuple[str, ...]:
     """Assignor names, comma-separated or a list; Java class names map to ours (``...RangeAssignor`` -> range)."""
-    from spark_kafkalog.client.consumer.assignors import UnknownAssignorError, assignor_by_name
+    from spark_kafkalog.client.consumer.assignors import assignor_by_name
+    from spark_kafkalog.client.consumer.partition_assignor import UnknownAssignorError
 
     items = _items(key, v, "assignor names (e.g. 'range,cooperative-sticky')")
     names = []

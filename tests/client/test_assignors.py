@@ -14,14 +14,9 @@ from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KpSubscription
 
-from spark_kafkalog.client.consumer.assignors import (
-    RangeAssignor,
-    RebalanceProtocol,
-    RoundRobinAssignor,
-    UnknownAssignorError,
-    assignor_by_name,
-)
+from spark_kafkalog.client.consumer.assignors import RangeAssignor, RoundRobinAssignor, assignor_by_name
 from spark_kafkalog.client.consumer.consumer_protocol import Subscription
+from spark_kafkalog.client.consumer.partition_assignor import RebalanceProtocol, UnknownAssignorError
 from spark_kafkalog.client.consumer.sticky_assignors import (
     CooperativeStickyAssignor,
     StickyAssignor,

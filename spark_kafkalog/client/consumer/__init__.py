@@ -2,21 +2,15 @@
 
 ``consumer`` is the API; ``group_membership`` the classic group protocol as a sans-IO state machine and
 ``consumer_coordinator`` its I/O and heartbeat thread; ``consumer_protocol`` the Subscription and
-Assignment bytes; ``assignors`` and ``sticky_assignors`` the partition assignors, with Java's orders
-reproduced in ``java_collections``.
+Assignment bytes; ``assignors`` and ``sticky_assignors`` the partition assignors over the base in
+``partition_assignor``, with Java's orders reproduced in ``java_collections``.
 """
 
-from spark_kafkalog.client.consumer.assignors import (
-    PartitionAssignor,
-    RangeAssignor,
-    RebalanceProtocol,
-    RoundRobinAssignor,
-    UnknownAssignorError,
-    assignor_by_name,
-)
+from spark_kafkalog.client.consumer.assignors import RangeAssignor, RoundRobinAssignor, assignor_by_name
 from spark_kafkalog.client.consumer.consumer import Consumer
 from spark_kafkalog.client.consumer.consumer_protocol import Assignment, Subscription
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError, GroupMemberFatalError
+from spark_kafkalog.client.consumer.partition_assignor import PartitionAssignor, RebalanceProtocol, UnknownAssignorError
 from spark_kafkalog.client.consumer.sticky_assignors import CooperativeStickyAssignor, StickyAssignor
 
 __all__ = [

@@ -48,7 +48,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spark_kafkalog.client.consumer.assignors import PartitionAssignor, RebalanceProtocol
 from spark_kafkalog.client.consumer.consumer_protocol import (
     DEFAULT_GENERATION,
     Assignment,
@@ -58,6 +57,7 @@ from spark_kafkalog.client.consumer.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
+from spark_kafkalog.client.consumer.partition_assignor import PartitionAssignor, RebalanceProtocol
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode

@@ -34,18 +34,18 @@ import bisect
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import NamedTuple
 
-from spark_kafkalog.client.consumer.assignors import (
-    PartitionAssignor,
-    RebalanceProtocol,
-    partitions_by_topic,
-    to_assignments,
-)
 from spark_kafkalog.client.consumer.consumer_protocol import DEFAULT_GENERATION, Assignment, Subscription
 from spark_kafkalog.client.consumer.java_collections import (
     JavaHashMap,
     java_hash_order,
     java_string_key,
     java_topic_partition_hash,
+)
+from spark_kafkalog.client.consumer.partition_assignor import (
+    PartitionAssignor,
+    RebalanceProtocol,
+    partitions_by_topic,
+    to_assignments,
 )
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import DecodeError
