@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +41,7 @@ import pyarrow as pa
 from spark_kafkalog.client.errors import KafkaClientError, ProducerClosedError, RecordTooLargeError
 from spark_kafkalog.client.producer.partitioner import DefaultPartitioner
 from spark_kafkalog.client.producer.producer_batch import ProducerBatch
+from spark_kafkalog.client.producer.producer_parts import ProducerParts
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import Compression
@@ -53,9 +54,6 @@ from spark_kafkalog.records.columnar import (
     record_sizes,
     split_rows,
 )
-
-if TYPE_CHECKING:
-    from spark_kafkalog.client.producer.producer import Producer
 
 __all__ = ["BatchMetadata", "BatchSendResult", "PrebuiltBatch", "send_batch"]
 
@@ -188,7 +186,7 @@ def _explicit_partitions(partition: Any, n: int, num_partitions: int, topic: str
 
 
 def _partition_rows(
-    producer: Producer,
+    producer: ProducerParts,
     topic: str,
     values: BinaryColumn,
     keys: BinaryColumn | None,
@@ -241,7 +239,7 @@ def _partition_rows(
 
 
 def send_batch(
-    producer: Producer,
+    producer: ProducerParts,
     topic: str,
     values: Any,
     keys: Any = None,

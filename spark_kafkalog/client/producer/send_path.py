@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from spark_kafkalog.client.errors import KafkaClientError, RecordTooLargeError
 from spark_kafkalog.client.metadata import TopicInfo
@@ -37,11 +37,9 @@ from spark_kafkalog.client.producer.producer_batch import (
     append_record,
     estimate_record_size,
 )
+from spark_kafkalog.client.producer.producer_parts import ProducerParts
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
-
-if TYPE_CHECKING:
-    from spark_kafkalog.client.producer.producer import Producer
 
 __all__ = ["check_headers", "make_send", "partition_state"]
 
@@ -58,7 +56,7 @@ except ImportError:  # no compiler at install time, or a build from before this 
     from spark_kafkalog.records.murmur2 import default_partition as key_partition
 
 
-def make_send(producer: Producer) -> Callable[..., RecordFuture]:
+def make_send(producer: ProducerParts) -> Callable[..., RecordFuture]:
     """The ``send`` function of ``producer`` (whose accumulator, partitioner, serializers and sender exist)."""
     accumulator = producer._accumulator
     sender = producer._sender
