@@ -20,13 +20,11 @@ from __future__ import annotations
 import importlib
 import inspect
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from spark_kafkalog.client.errors import ConfigError
+from spark_kafkalog.legacy.producer_data import ProducerData
 from spark_kafkalog.records.murmur2 import murmur2, to_positive
-
-if TYPE_CHECKING:
-    from spark_kafkalog.legacy.producer import ProducerData
 
 __all__ = [
     "CallbackHandler",

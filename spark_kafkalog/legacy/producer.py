@@ -15,7 +15,8 @@ when ``close`` is called is waited for, later ones raise ``ProducerClosedError``
 
 The event handler (``event.handler``, default ``DefaultEventHandler``) serializes, partitions and sends; the
 callback handler's hooks run at the pipeline's stages (``plugins.CallbackHandler``). The plug-in interfaces
-and default encoders and partitioner are re-exported from ``plugins``. Thread-safe.
+and default encoders and partitioner are re-exported from ``plugins``, ``ProducerData`` from
+``producer_data``. Thread-safe.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from spark_kafkalog.legacy.plugins import (
     load_plugin,
 )
 from spark_kafkalog.legacy.producer_config import ProducerConfig
+from spark_kafkalog.legacy.producer_data import ProducerData
 
 __all__ = [
     "CallbackHandler",
@@ -67,36 +69,6 @@ class QueueFullException(KafkaClientError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, retriable=True)
-
-
-class ProducerData:
-    """``ProducerData(topic, key, data)``: one message, or many with one key when ``data`` is a list or tuple.
-
-    ``key`` and the values are objects for ``key.serializer.class`` and ``serializer.class``; ``None`` as key
-    means no key (a random partition).
-    """
-
-    __slots__ = ("topic", "key", "data")
-
-    def __init__(self, topic: str, key: Any = None, data: Any = None) -> None:
-        if not isinstance(topic, str) or not topic:
-            raise ValueError(f"ProducerData needs a non-empty topic name, got {topic!r}")
-        self.topic = topic
-        self.key = key
-        self.data = data
-
-    @property
-    def messages(self) -> list[Any]:
-        """The values, one per message."""
-        return list(self.data) if isinstance(self.data, (list, tuple)) else [self.data]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ProducerData):
-            return NotImplemented
-        return (self.topic, self.key, self.data) == (other.topic, other.key, other.data)
-
-    def __repr__(self) -> str:
-        return f"ProducerData(topic={self.topic!r}, key={self.key!r}, data={self.data!r})"
 
 
 class Producer:
