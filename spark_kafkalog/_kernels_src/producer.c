@@ -40,6 +40,10 @@
  *   steps as client.send_path's Python send: the closed/failed check, the topic state, murmur2, the size
  *   check, the timestamp (time.time_ns's clock), append_record.
  *
+ * topic_state_layout() -> dict
+ *   The indices of a topic's state (the list make_send's context maps each topic to) that make_send reads,
+ *   by the names client.producer.send_path gives them (TOPIC_*): the test of the two agreeing.
+ *
  * They hold the GIL throughout and keep no state but interned attribute names.
  */
 #define PY_SSIZE_T_CLEAN
@@ -434,12 +438,23 @@ static PyObject *append_record(PyObject *self, PyObject *const *args, Py_ssize_t
     return do_append(queue, batch_size, size, args[3], args[4], args[5], args[6], args[7], future_type, args[9]);
 }
 
+/* A topic's state: a list, laid out as client.producer.send_path's TOPIC_* indices (topic_state_layout). */
+enum {
+    TOPIC_INFO,            /* the metadata entry it was built from (not read here) */
+    TOPIC_NEXT_CHECK_NS,   /* int, wall-clock ns: from then on the Python send checks it against the cache */
+    TOPIC_PARTITION_COUNT, /* int */
+    TOPIC_AVAILABLE,       /* the partitions with a leader (not read here) */
+    TOPIC_PARTITIONS,      /* list: the TopicPartition of each partition, by index */
+    TOPIC_EXPIRES_AT,      /* monotonic s: metadata.max.age.ms reached (not read here) */
+    TOPIC_STATE_SIZE
+};
+
 /* send(topic, value, key) of the common case, compiled: see make_send below. The context is this
  * function object's self, a tuple: */
 enum {
     CTX_PRODUCER,     /* ._closed must be False */
     CTX_SENDER,       /* .fatal_error must be None */
-    CTX_TOPICS,       /* dict topic -> [entry, next check (wall ns), partition count, available, tps, expiry] */
+    CTX_TOPICS,       /* dict topic -> its state (TOPIC_* above) */
     CTX_QUEUES,       /* the accumulator's dict TopicPartition -> deque of batches */
     CTX_BATCH_SIZE,   /* int */
     CTX_MAX_REQUEST,  /* int: larger records go to the fallback, which raises */
@@ -472,16 +487,16 @@ static PyObject *fast_send(PyObject *ctx, PyObject *const *args, size_t nargsf, 
         if (PyErr_Occurred()) return NULL;
         goto slow;
     }
-    if (!PyList_CheckExact(state) || PyList_GET_SIZE(state) < 5) goto slow;
+    if (!PyList_CheckExact(state) || PyList_GET_SIZE(state) <= TOPIC_PARTITIONS) goto slow;
     struct timespec now;
     if (clock_gettime(CLOCK_REALTIME, &now) != 0) goto slow; /* time.time_ns()'s clock */
     long long now_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-    long long next_check = PyLong_AsLongLong(PyList_GET_ITEM(state, 1));
+    long long next_check = PyLong_AsLongLong(PyList_GET_ITEM(state, TOPIC_NEXT_CHECK_NS));
     if (next_check == -1 && PyErr_Occurred()) return NULL;
     if (now_ns >= next_check || now_ns < 0) goto slow;
-    long long count = PyLong_AsLongLong(PyList_GET_ITEM(state, 2));
+    long long count = PyLong_AsLongLong(PyList_GET_ITEM(state, TOPIC_PARTITION_COUNT));
     if (count == -1 && PyErr_Occurred()) return NULL;
-    PyObject *tps = PyList_GET_ITEM(state, 4);
+    PyObject *tps = PyList_GET_ITEM(state, TOPIC_PARTITIONS);
     if (count <= 0 || !PyList_CheckExact(tps) || PyList_GET_SIZE(tps) != count) goto slow;
     Py_ssize_t key_len = PyBytes_GET_SIZE(key);
     long long size = PyLong_AsLongLong(PyTuple_GET_ITEM(ctx, CTX_OVERHEAD)) + key_len +
@@ -542,6 +557,13 @@ static PyObject *make_send(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return PyCFunction_New(&fast_send_def, args[0]);
 }
 
+static PyObject *topic_state_layout(PyObject *self, PyObject *unused) {
+    return Py_BuildValue("{sisisisisisisi}", "TOPIC_INFO", TOPIC_INFO, "TOPIC_NEXT_CHECK_NS", TOPIC_NEXT_CHECK_NS,
+                         "TOPIC_PARTITION_COUNT", TOPIC_PARTITION_COUNT, "TOPIC_AVAILABLE", TOPIC_AVAILABLE,
+                         "TOPIC_PARTITIONS", TOPIC_PARTITIONS, "TOPIC_EXPIRES_AT", TOPIC_EXPIRES_AT,
+                         "TOPIC_STATE_SIZE", TOPIC_STATE_SIZE);
+}
+
 PyMethodDef kernels_producer_methods[] = {
     {"key_partition", (PyCFunction)(void (*)(void))key_partition, METH_FASTCALL,
      "key_partition(key, num_partitions) -> int: Kafka's default partition of one key (murmur2)"},
@@ -555,5 +577,8 @@ PyMethodDef kernels_producer_methods[] = {
     {"append_record", (PyCFunction)(void (*)(void))append_record, METH_FASTCALL,
      "append_record(queue, batch_size, size, timestamp, key, value, headers, callback, future_type, wakeup) "
      "-> future | None: Producer.send's append to the open batch at the end of queue (see producer.c)"},
+    {"topic_state_layout", topic_state_layout, METH_NOARGS,
+     "topic_state_layout() -> dict: the indices of a topic's state in make_send's context, by "
+     "client.producer.send_path's names"},
     {NULL, NULL, 0, NULL},
 };

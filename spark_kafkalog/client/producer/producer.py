@@ -71,8 +71,7 @@ class Producer:
         self._partition, self._record_appended = make_partitioner(
             cfg.partitioner, batch_size=cfg.batch_size, ignore_keys=cfg.partitioner_ignore_keys
         )
-        # topic -> [metadata entry, next check (wall ns), partition count, partitions with a leader,
-        #          TopicPartition by index, expiry (monotonic s)]: send_path's per-topic state
+        # topic -> its state for send (a list laid out as send_path's TOPIC_* indices)
         self._topics: dict[str, list[Any]] = {}
         # topic -> estimated compressed / record bytes of send_batch's batches (client.batch_producer)
         self._compression_ratios: dict[str, float] = {}

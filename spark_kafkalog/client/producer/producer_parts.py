@@ -29,7 +29,7 @@ class ProducerParts(Protocol):
     _sender: Sender
     _partition: Callable[..., int]  # the partitioner's partition(topic, key, value, num_partitions, available)
     _record_appended: Callable[..., None] | None  # its record_appended hook, if any
-    _topics: dict[str, list[Any]]  # topic -> send_path's per-topic state
+    _topics: dict[str, list[Any]]  # topic -> its state for send (send_path's TOPIC_* layout)
     _compression_ratios: dict[str, float]  # topic -> batch_producer's compressed/record bytes estimate
     _closed: bool
 

@@ -41,7 +41,28 @@ from spark_kafkalog.client.producer.producer_parts import ProducerParts
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 
-__all__ = ["check_headers", "make_send", "partition_state"]
+__all__ = [
+    "TOPIC_AVAILABLE",
+    "TOPIC_EXPIRES_AT",
+    "TOPIC_INFO",
+    "TOPIC_NEXT_CHECK_NS",
+    "TOPIC_PARTITIONS",
+    "TOPIC_PARTITION_COUNT",
+    "TOPIC_STATE_SIZE",
+    "check_headers",
+    "make_send",
+    "partition_state",
+]
+
+# A topic's state (``Producer._topics[topic]``): a list, read by ``send`` here and by the compiled send
+# (``_kernels_src/producer.c``, whose ``topic_state_layout()`` returns the same indices), replaced whole.
+TOPIC_INFO = 0  # the metadata entry (``TopicInfo``) it was built from
+TOPIC_NEXT_CHECK_NS = 1  # int, wall-clock ns (``time.time_ns``): from then on ``send`` checks it against the cache
+TOPIC_PARTITION_COUNT = 2  # int
+TOPIC_AVAILABLE = 3  # list[int]: the partitions with a leader, sorted (the partitioner's ``available``)
+TOPIC_PARTITIONS = 4  # list[TopicPartition]: one per partition, by index
+TOPIC_EXPIRES_AT = 5  # float, monotonic s: when the entry is ``metadata.max.age.ms`` old
+TOPIC_STATE_SIZE = 6
 
 _RECHECK_NS = 1_000_000  # the topic state is checked against the metadata cache at most once a millisecond
 
@@ -91,13 +112,20 @@ def make_send(producer: ProducerParts) -> Callable[..., RecordFuture]:
     time_ns = time.time_ns
 
     def current_state(topic: str, state: list | None, now_ns: int) -> list:
-        """The topic's partition state, checked against the metadata cache (``state[1]``: when to check
-        next, wall-clock ns)."""
-        if state is not None and state[0] is peek(topic) and monotonic() < state[5]:
-            state[1] = now_ns + _RECHECK_NS
+        """The topic's partition state, checked against the metadata cache (``TOPIC_NEXT_CHECK_NS``: when
+        to check next)."""
+        if state is not None and state[TOPIC_INFO] is peek(topic) and monotonic() < state[TOPIC_EXPIRES_AT]:
+            state[TOPIC_NEXT_CHECK_NS] = now_ns + _RECHECK_NS
             return state
         info = topic_info(topic)
-        state = [info, now_ns + _RECHECK_NS, *partition_state(topic, info), info.fetched_at + max_age]
+        count, available, tps = partition_state(topic, info)
+        state = [None] * TOPIC_STATE_SIZE
+        state[TOPIC_INFO] = info
+        state[TOPIC_NEXT_CHECK_NS] = now_ns + _RECHECK_NS
+        state[TOPIC_PARTITION_COUNT] = count
+        state[TOPIC_AVAILABLE] = available
+        state[TOPIC_PARTITIONS] = tps
+        state[TOPIC_EXPIRES_AT] = info.fetched_at + max_age
         topics[topic] = state
         return state
 
@@ -123,9 +151,9 @@ def make_send(producer: ProducerParts) -> Callable[..., RecordFuture]:
             state = topics_get(topic)
         except TypeError:  # unhashable: not a topic name
             raise ValueError(f"topic must be a non-empty string, got {topic!r}") from None
-        if state is None or now_ns >= state[1]:
+        if state is None or now_ns >= state[TOPIC_NEXT_CHECK_NS]:
             state = current_state(topic, state, now_ns)
-        num_partitions = state[2]
+        num_partitions = state[TOPIC_PARTITION_COUNT]
         if (key is None or type(key) is bytes_type) and raw_keys:
             key_bytes = key
         else:
@@ -140,7 +168,7 @@ def make_send(producer: ProducerParts) -> Callable[..., RecordFuture]:
             if key_bytes is not None and keyed_murmur2:
                 partition = key_partition(key_bytes, num_partitions)
             else:
-                partition = partition_fn(topic, key_bytes, value_bytes, num_partitions, state[3])
+                partition = partition_fn(topic, key_bytes, value_bytes, num_partitions, state[TOPIC_AVAILABLE])
                 if type(partition) is not int or not 0 <= partition < num_partitions:
                     raise KafkaClientError(
                         f"partitioner returned {partition!r} for topic {topic} with {num_partitions} partitions",
@@ -174,7 +202,7 @@ def make_send(producer: ProducerParts) -> Callable[..., RecordFuture]:
             timestamp_ms = now_ns // 1_000_000
         elif type(timestamp_ms) is not int or timestamp_ms < 0:
             raise ValueError(f"timestamp_ms must be a non-negative int (milliseconds), got {timestamp_ms!r}")
-        tp = state[4][partition]
+        tp = state[TOPIC_PARTITIONS][partition]
         if append_compiled is not None:  # atomic under the GIL: no lock (see accumulator)
             future = append_compiled(
                 queues_get(tp),
@@ -220,7 +248,7 @@ def make_send(producer: ProducerParts) -> Callable[..., RecordFuture]:
             future = result.future
             wake = result.batch_full or result.new_batch
         if hook is not None:
-            hook(topic, partition, size, num_partitions, state[3])
+            hook(topic, partition, size, num_partitions, state[TOPIC_AVAILABLE])
         if wake:
             wakeup()
         return future
