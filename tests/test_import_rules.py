@@ -187,3 +187,155 @@ def test_broker_has_no_import_cycle():
 
 def test_the_cycle_check_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# -- the whole tree: its parts, who imports pyspark and kazoo, and no import cycle ---------------------
+# protocol < records < client < {legacy, datasource}; broker sits on the client (never on legacy or
+# datasource, and no spark_kafkalog module imports broker); pyspark_kafkalog on datasource. Each part may
+# import itself and the parts listed; every import counts (module level, inside functions, TYPE_CHECKING).
+TREE_PARTS: dict[str, tuple[str, ...]] = {
+    "spark_kafkalog": (),  # the version only
+    "spark_kafkalog.protocol": ("spark_kafkalog",),
+    "spark_kafkalog.records": ("spark_kafkalog", "spark_kafkalog.protocol"),
+    "spark_kafkalog.client": ("spark_kafkalog", "spark_kafkalog.protocol", "spark_kafkalog.records"),
+    "spark_kafkalog.legacy": (
+        "spark_kafkalog",
+        "spark_kafkalog.protocol",
+        "spark_kafkalog.records",
+        "spark_kafkalog.client",
+    ),
+    "spark_kafkalog.datasource": (
+        "spark_kafkalog",
+        "spark_kafkalog.protocol",
+        "spark_kafkalog.records",
+        "spark_kafkalog.client",
+    ),
+    "broker": ("spark_kafkalog", "spark_kafkalog.protocol", "spark_kafkalog.records", "spark_kafkalog.client"),
+    "pyspark_kafkalog": (
+        "spark_kafkalog",
+        "spark_kafkalog.protocol",
+        "spark_kafkalog.records",
+        "spark_kafkalog.client",
+        "spark_kafkalog.datasource",
+    ),
+}
+# The only importers of these packages: a module, or a package with everything in it.
+EXTERNAL_IMPORTERS: dict[str, tuple[str, ...]] = {
+    "pyspark": ("spark_kafkalog.datasource", "pyspark_kafkalog"),
+    "kazoo": ("broker.cluster", "spark_kafkalog.legacy.zk_consumer_registry"),
+}
+TREE_PACKAGES = ("broker", "spark_kafkalog", "pyspark_kafkalog")
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def _tree_imports() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(module -> the tree's modules it imports, module -> the top-level names of everything it imports).
+
+    ``import a.b`` is an import of ``a.b``; ``from a import b`` of the module ``a.b`` when there is one, else
+    of ``a``; names outside the tree count by their longest prefix that is a module of it. The packages
+    Python initialises on the way (``a`` for ``a.b``) do not count: a package's ``__init__`` is a facade."""
+    modules = {_module_name(p): p for package in TREE_PACKAGES for p in (ROOT / package).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    external: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        tops: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                candidates = [alias.name for alias in node.names]
+                tops.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                    tops.add(module.split(".")[0])
+                candidates = [
+                    f"{module}.{alias.name}" if f"{module}.{alias.name}" in modules else module for alias in node.names
+                ]
+            else:
+                continue
+            for candidate in candidates:
+                while candidate and candidate not in modules:
+                    candidate = candidate.rpartition(".")[0]
+                if candidate and candidate != name:
+                    targets.add(candidate)
+        graph[name] = targets
+        external[name] = tops
+    return graph, external
+
+
+def _part(module: str) -> str:
+    parts = [part for part in TREE_PARTS if _within(module, part)]
+    assert parts, f"{module} is in no part of TREE_PARTS: add it"
+    return max(parts, key=len)
+
+
+def _cycle_paths(graph: dict[str, set[str]]) -> list[str]:
+    """One shortest cycle through the first module of every strongly connected component, as ``a -> b -> a``
+    (with the component's other modules, when the path does not visit them all)."""
+    paths = []
+    for component in _cycles(graph):
+        start, members = component[0], set(component)
+        previous: dict[str, str] = {}
+        frontier, seen, path = [start], {start}, None
+        while frontier and path is None:
+            following = []
+            for node in frontier:
+                for child in sorted(graph[node]):
+                    if child == start:
+                        path = [node]
+                        while path[-1] != start:
+                            path.append(previous[path[-1]])
+                        path.reverse()
+                        break
+                    if child in members and child not in seen:
+                        seen.add(child)
+                        previous[child] = node
+                        following.append(child)
+                if path is not None:
+                    break
+            frontier = following
+        assert path is not None
+        text = " -> ".join(path + [start])
+        rest = sorted(members - set(path))
+        paths.append(text + (f" (its cycle also holds {', '.join(rest)})" if rest else ""))
+    return paths
+
+
+def test_each_part_of_the_tree_imports_only_the_parts_below_it():
+    graph, _ = _tree_imports()
+    offenders = sorted(
+        f"{module} imports {target}: {_part(module)} may import {', '.join(TREE_PARTS[_part(module)]) or 'nothing'}"
+        for module, targets in graph.items()
+        for target in targets
+        if _part(target) != _part(module) and _part(target) not in TREE_PARTS[_part(module)]
+    )
+    assert not offenders, "imports against the tree's layers:\n" + "\n".join(offenders)
+
+
+def test_pyspark_and_kazoo_are_imported_only_by_their_importers():
+    _, external = _tree_imports()
+    offenders = sorted(
+        f"{module} imports {package} (only {', '.join(EXTERNAL_IMPORTERS[package])} may)"
+        for module, tops in external.items()
+        for package in EXTERNAL_IMPORTERS
+        if package in tops and not any(_within(module, allowed) for allowed in EXTERNAL_IMPORTERS[package])
+    )
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_tree_has_no_import_cycle():
+    graph, _ = _tree_imports()
+    paths = _cycle_paths(graph)
+    assert not paths, "import cycles in broker/, spark_kafkalog/, pyspark_kafkalog/:\n" + "\n".join(paths)
+
+
+def test_a_cycle_is_reported_as_its_path():
+    graph = {"a": {"b"}, "b": {"c", "d"}, "c": {"a"}, "d": {"b"}, "e": {"a"}}
+    assert _cycle_paths(graph) == ["a -> b -> c -> a (its cycle also holds d)"]
