@@ -29,7 +29,7 @@
  *   marking the batch full when the record does not fit - for the caller's slow path. It runs no
  *   Python code before its decision is made and the record appended, so under the GIL it is atomic
  *   with respect to every other thread: the accumulator needs no lock around it, as long as batches
- *   leave the queue before they stop being appendable (see client.accumulator). Reference:
+ *   leave the queue before they stop being appendable (see client.producer.accumulator). Reference:
  *   ProducerBatch.try_append under the accumulator's lock.
  *
  * make_send(context) -> send
@@ -37,7 +37,7 @@
  *   bytes or None value, the default serializers and partitioner, a topic whose cached partition state
  *   is current, a partition whose open batch takes the record - and handing every other call, unchanged,
  *   to the Python send in the context (which also takes over when the append finds no room). The same
- *   steps as client.send_path's Python send: the closed/failed check, the topic state, murmur2, the size
+ *   steps as client.producer.send_path's Python send: the closed/failed check, the topic state, murmur2, the size
  *   check, the timestamp (time.time_ns's clock), append_record.
  *
  * topic_state_layout() -> dict
@@ -529,7 +529,7 @@ static PyMethodDef fast_send_def = {
     "send", (PyCFunction)(void (*)(void))fast_send, METH_FASTCALL | METH_KEYWORDS,
     "send($self, topic, value=None, key=None, *, partition=None, timestamp_ms=None, headers=None, "
     "on_delivery=None)\n--\n\nQueue one record; returns a future of its RecordMetadata (Producer.send; the "
-    "common case compiled, see client.send_path)."};
+    "common case compiled, see client.producer.send_path)."};
 
 static PyObject *make_send(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 1 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != CTX_SIZE) {

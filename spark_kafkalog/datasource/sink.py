@@ -101,7 +101,7 @@ class RecordWriter:
     topic: keys hashed over the whole column, rows grouped by partition and encoded as whole record batches
     (``records.columnar``), the same partitions and record bytes as per-row ``send``. Record batches hold
     up to ``kafka.batch.size`` bytes when that option is set, else up to 512 KiB, compressed when a codec
-    is set (see ``client.batch_producer``).
+    is set (see ``client.producer.batch_producer``).
     """
 
     def __init__(self, options: SinkOptions, columns: WriteColumns, producer) -> None:

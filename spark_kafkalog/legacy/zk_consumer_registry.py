@@ -1,6 +1,6 @@
 """ZooKeeper side of Kafka 0.8's ``ConsumerConnector`` (design section 5.6): the consumer id registry, the
-partition owner registry, offsets in ZooKeeper, and the broker and topic registries it reads. The only kazoo
-importer of the client package.
+partition owner registry, offsets in ZooKeeper, and the broker and topic registries it reads. With
+``broker/cluster``, the only kazoo importer of the tree.
 
 Znodes (paths relative to the chroot of ``zookeeper.connect``; JSON written compact, UTF-8)::
 

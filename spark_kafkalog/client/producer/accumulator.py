@@ -307,7 +307,7 @@ class RecordAccumulator:
             self._cond.wait(remaining)
         return True
 
-    # whole batches (client.batch_producer) --------------------------------------------------------
+    # whole batches (client.producer.batch_producer) -----------------------------------------------
     def append_prebuilt(self, batch: ProducerBatch, *, max_block: float) -> None:
         """Queue an already closed, full batch behind the partition's others (waiting up to ``max_block``
         seconds for ``buffer.memory``)."""

@@ -73,7 +73,7 @@ class Producer:
         )
         # topic -> its state for send (a list laid out as send_path's TOPIC_* indices)
         self._topics: dict[str, list[Any]] = {}
-        # topic -> estimated compressed / record bytes of send_batch's batches (client.batch_producer)
+        # topic -> estimated compressed / record bytes of send_batch's batches (client.producer.batch_producer)
         self._compression_ratios: dict[str, float] = {}
         self._close_lock = threading.Lock()
         self._closed = False
@@ -270,7 +270,7 @@ class Producer:
         on_delivery: Any = None,
         batch_bytes: int | None = None,
     ) -> Any:
-        """Queue many records at once, encoded as whole record batches (``client.batch_producer``).
+        """Queue many records at once, encoded as whole record batches (``client.producer.batch_producer``).
 
         ``values``/``keys``: Arrow binary or string arrays, or sequences of bytes/str/None (keys ``None``:
         no keys); ``partition``: one partition, a per-row column (null: the partitioner picks) or ``None``;
