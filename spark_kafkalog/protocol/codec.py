@@ -65,9 +65,9 @@ def _prim_writer(prim: str, nullable: bool, flexible: bool) -> EncodeFn:
 def _field_reader(f: FieldSpec, version: int, flexible: bool) -> DecodeFn:
     nullable = f.nullable_in(version)
     if f.kind == "prim":
-        return _prim_reader(f.prim, nullable, flexible)
+        return _prim_reader(f.prim_type, nullable, flexible)
     if f.kind == "struct":
-        sub = struct_decoder(f.struct, version, flexible)
+        sub = struct_decoder(f.struct_spec, version, flexible)
         if not nullable:
             return sub
 
@@ -76,7 +76,7 @@ def _field_reader(f: FieldSpec, version: int, flexible: bool) -> DecodeFn:
 
         return read_nullable_struct
     # array
-    elem = _prim_reader(f.prim, False, flexible) if f.prim else struct_decoder(f.struct, version, flexible)
+    elem = _prim_reader(f.prim, False, flexible) if f.prim else struct_decoder(f.struct_spec, version, flexible)
     name = f.name
 
     def read_array(r: Reader) -> Any:
@@ -94,9 +94,9 @@ def _field_reader(f: FieldSpec, version: int, flexible: bool) -> DecodeFn:
 def _field_writer(f: FieldSpec, version: int, flexible: bool) -> EncodeFn:
     nullable = f.nullable_in(version)
     if f.kind == "prim":
-        return _prim_writer(f.prim, nullable, flexible)
+        return _prim_writer(f.prim_type, nullable, flexible)
     if f.kind == "struct":
-        sub = struct_encoder(f.struct, version, flexible)
+        sub = struct_encoder(f.struct_spec, version, flexible)
 
         def write_struct(w: Writer, v: Any) -> None:
             if v is None:
@@ -109,7 +109,7 @@ def _field_writer(f: FieldSpec, version: int, flexible: bool) -> EncodeFn:
             sub(w, v)
 
         return write_struct
-    elem = _prim_writer(f.prim, False, flexible) if f.prim else struct_encoder(f.struct, version, flexible)
+    elem = _prim_writer(f.prim, False, flexible) if f.prim else struct_encoder(f.struct_spec, version, flexible)
 
     def write_array(w: Writer, v: Any) -> None:
         if v is None:

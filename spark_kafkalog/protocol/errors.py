@@ -144,6 +144,19 @@ _TABLE: tuple[tuple[int, str, bool, str], ...] = (
     (127, "VOTER_NOT_FOUND", False, "the voter is not in the voter set"),
 )
 
+_RETRIABLE = {code: retriable for code, _, retriable, _ in _TABLE}
+_DESCRIPTION = {code: description for code, _, _, description in _TABLE}
+
+
+def _missing(cls: type[IntEnum], value: object) -> IntEnum | None:
+    if not isinstance(value, int) or not -(1 << 15) <= value < (1 << 15):
+        return None
+    member = int.__new__(cls, value)
+    member._name_ = f"UNKNOWN_CODE_{value}"
+    member._value_ = value
+    return member
+
+
 if TYPE_CHECKING:  # what the functional IntEnum below is, spelled so a type checker sees its members
 
     class _ErrorCodeType(type):
@@ -160,25 +173,9 @@ if TYPE_CHECKING:  # what the functional IntEnum below is, spelled so a type che
 else:
     ErrorCode = IntEnum("ErrorCode", [(name, code) for code, name, _, _ in _TABLE], module=__name__)
     ErrorCode.__doc__ = "Kafka protocol error codes (int16 on the wire); unknown codes keep their raw value."
-
-_RETRIABLE = {code: retriable for code, _, retriable, _ in _TABLE}
-_DESCRIPTION = {code: description for code, _, _, description in _TABLE}
-
-
-def _missing(cls, value):
-    if not isinstance(value, int) or not -(1 << 15) <= value < (1 << 15):
-        return None
-    member = int.__new__(cls, value)
-    member._name_ = f"UNKNOWN_CODE_{value}"
-    member._value_ = value
-    return member
-
-
-ErrorCode._missing_ = classmethod(_missing)  # type: ignore[assignment]
-ErrorCode.retriable = property(lambda self: _RETRIABLE.get(int(self), False))  # type: ignore[attr-defined]
-ErrorCode.description = property(  # type: ignore[attr-defined]
-    lambda self: _DESCRIPTION.get(int(self), "error code not known to this client")
-)
+    ErrorCode._missing_ = classmethod(_missing)
+    ErrorCode.retriable = property(lambda self: _RETRIABLE.get(int(self), False))
+    ErrorCode.description = property(lambda self: _DESCRIPTION.get(int(self), "error code not known to this client"))
 
 
 def error_info(code: int) -> tuple[int, str, bool, str]:

@@ -35,6 +35,7 @@ Neither class is thread-safe; each encode or decode owns its instance.
 
 from __future__ import annotations
 
+import builtins  # the bytes() methods shadow the type in the class bodies
 import struct
 import uuid as _uuid
 from typing import Any
@@ -271,23 +272,23 @@ class Reader:
             return None
         return self._text(self._length(n, "string"))
 
-    def bytes(self) -> bytes:
+    def bytes(self) -> builtins.bytes:
         n = self.int32()
         return bytes(self.raw(self._length(n, "bytes")))
 
-    def nullable_bytes(self) -> bytes | None:
+    def nullable_bytes(self) -> builtins.bytes | None:
         n = self.int32()
         if n == -1:
             return None
         return bytes(self.raw(self._length(n, "bytes")))
 
-    def compact_bytes(self) -> bytes:
+    def compact_bytes(self) -> builtins.bytes:
         n = self.uvarint() - 1
         if n == -1:
             raise self.fail("null compact bytes where non-null bytes are required")
         return bytes(self.raw(self._length(n, "bytes")))
 
-    def compact_nullable_bytes(self) -> bytes | None:
+    def compact_nullable_bytes(self) -> builtins.bytes | None:
         n = self.uvarint() - 1
         if n == -1:
             return None
@@ -487,7 +488,7 @@ class Writer:
             out.append(bytes(self.buf))
         return out
 
-    def getvalue(self) -> bytes:
+    def getvalue(self) -> builtins.bytes:
         if self._parts:
             raise EncodeError("message holds opaque regions; use parts()")
         return bytes(self.buf)

@@ -109,6 +109,18 @@ class FieldSpec:
     default: Any
     line: int = 0
 
+    @property
+    def prim_type(self) -> str:
+        """The primitive of a ``prim`` field or of an array of primitives (set for those by the parser)."""
+        assert self.prim is not None, f"{self.name}: a {self.kind} field of structs has no primitive"
+        return self.prim
+
+    @property
+    def struct_spec(self) -> StructSpec:
+        """The nested struct of a ``struct`` field or of an array of structs (set for those by the parser)."""
+        assert self.struct is not None, f"{self.name}: a {self.kind} field of primitives has no struct"
+        return self.struct
+
     def in_version(self, v: int) -> bool:
         return v in self.versions
 
@@ -124,17 +136,17 @@ class FieldSpec:
             if self.kind == "array":
                 return []
             if self.kind == "struct":
-                return self.struct.cls()
-            return _PRIM_DEFAULTS[self.prim]
+                return self.struct_spec.cls()
+            return _PRIM_DEFAULTS[self.prim_type]
         return d
 
     @property
     def type_str(self) -> str:
         if self.kind == "prim":
-            return self.prim
+            return self.prim_type
         if self.kind == "array":
-            return "[]" + (self.prim if self.prim else self.struct.name)
-        return self.struct.name
+            return "[]" + (self.prim if self.prim else self.struct_spec.name)
+        return self.struct_spec.name
 
 
 class _Unset:
@@ -165,8 +177,8 @@ class StructSpec:
 
     name: str
     fields: list[FieldSpec]
-    cls: type = None  # type: ignore[assignment]
-    codecs: dict = field(default_factory=dict)
+    cls: type[Message] = field(init=False)  # the generated class, set by the parser right after construction
+    codecs: dict[tuple[str, int, bool], Callable[..., Any]] = field(default_factory=dict)
 
     def field(self, name: str) -> FieldSpec:
         for f in self.fields:
@@ -254,15 +266,16 @@ def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
 
 
-def _make_class(spec: StructSpec, qualname_prefix: str = "") -> type:
+def _make_class(spec: StructSpec, qualname_prefix: str = "") -> type[Message]:
     slots = tuple(f.name for f in spec.fields)
     ns: dict[str, Any] = {"__slots__": slots, "_spec": spec, "__qualname__": qualname_prefix + spec.name}
     for f in spec.fields:
         if f.struct is not None and f.struct.name not in ns and f.struct.name not in slots:
             ns[f.struct.name] = f.struct.cls
-    return type(spec.name, (Message,), ns)
+    return cast("type[Message]", type(spec.name, (Message,), ns))
 
 
+_Line = tuple[int, int, re.Match[str]]  # (indent, line number, the _LINE match) of one declaration line
 _LINE = re.compile(r"^(?P<indent> *)(?P<name>[a-z][a-z0-9_]*)\s+(?P<type>\S+)(?P<mods>(\s+\S+)*)\s*$")
 
 
@@ -270,7 +283,7 @@ def parse_struct(
     text: str, name: str, versions: VersionRange, *, where: str = "", flexible: VersionRange | None = None
 ) -> StructSpec:
     """Parse a declaration into a ``StructSpec`` named ``name`` (classes generated bottom-up)."""
-    lines: list[tuple[int, int, re.Match]] = []
+    lines: list[_Line] = []
     for lineno, raw in enumerate(text.splitlines(), 1):
         stripped = raw.split("#", 1)[0].rstrip()
         if not stripped.strip():
@@ -290,7 +303,15 @@ def parse_struct(
     return spec
 
 
-def _parse_block(lines, pos, indent, struct_name, parent_versions, where, flexible):
+def _parse_block(
+    lines: list[_Line],
+    pos: int,
+    indent: int,
+    struct_name: str,
+    parent_versions: VersionRange,
+    where: str,
+    flexible: VersionRange | None,
+) -> tuple[int, StructSpec]:
     fields: list[FieldSpec] = []
     while pos < len(lines):
         ind, lineno, m = lines[pos]
@@ -307,7 +328,9 @@ def _parse_block(lines, pos, indent, struct_name, parent_versions, where, flexib
     return pos, spec
 
 
-def _parse_field(lines, pos, parent_versions, where, flexible):
+def _parse_field(
+    lines: list[_Line], pos: int, parent_versions: VersionRange, where: str, flexible: VersionRange | None
+) -> tuple[FieldSpec, int]:
     ind, lineno, m = lines[pos]
     name, type_tok, mods = m.group("name"), m.group("type"), m.group("mods").split()
     ctx = f"{where}: line {lineno} ({name})"
@@ -326,9 +349,10 @@ def _parse_field(lines, pos, parent_versions, where, flexible):
         elif mod.startswith("tag"):
             tag = int(mod[3:])
         elif mod.startswith("v"):
-            versions = VersionRange.parse(mod[1:])
-            if versions is None:
+            parsed = VersionRange.parse(mod[1:])
+            if parsed is None:
                 raise DeclarationError(f"{ctx}: a field needs at least one version")
+            versions = parsed
         else:
             raise DeclarationError(f"{ctx}: unknown modifier {mod!r}")
     if nullable_all:
