@@ -1,6 +1,6 @@
 """The servers that need ZooKeeper (``zookeeper start``, ``cluster up``) with stdout a pipe whose reader is
 gone (``kafkalog cluster up | head -1``): they warn once and go on serving, then stop cleanly. The other
-subcommands are in tests/broker/test_cli_closed_pipe.py."""
+subcommands are in tests/broker/cli/test_cli_closed_pipe.py."""
 
 from __future__ import annotations
 

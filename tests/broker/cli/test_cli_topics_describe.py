@@ -7,7 +7,7 @@ from broker.cli import main
 from broker.cluster.registry import TopicAssignment
 from tests.waiting import wait_until
 
-from .conftest import start_brokers
+from ..conftest import start_brokers
 
 
 def test_describe_lists_under_replicated_and_unavailable_partitions(tmp_path_factory, capsys):

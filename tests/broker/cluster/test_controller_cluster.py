@@ -233,8 +233,8 @@ def test_a_clean_stop_moves_leadership_through_controlled_shutdown(tmp_path_fact
     from spark_kafkalog.protocol import ApiKey, ErrorCode
     from tests.waiting import wait_until
 
-    from .conftest import start_brokers
-    from .wire import Wire
+    from ..conftest import start_brokers
+    from ..wire import Wire
 
     caplog.set_level(logging.INFO, logger="kafkalog.controller")
     brokers = start_brokers(3, tmp_path_factory, controlled_shutdown_retry_backoff_ms=100)
@@ -273,7 +273,7 @@ def test_the_last_replica_stops_without_waiting_for_retries(tmp_path_factory, ca
 
     from tests.waiting import wait_until
 
-    from .conftest import start_brokers
+    from ..conftest import start_brokers
 
     caplog.set_level(logging.INFO, logger="kafkalog.controller")
     (b,) = start_brokers(1, tmp_path_factory)  # controlled.shutdown.retry.backoff.ms: the default 5 s
@@ -310,7 +310,7 @@ def test_a_restarted_broker_leads_its_preferred_partitions_again_within_seconds(
     from broker.server import EmbeddedBroker
     from tests.waiting import wait_until
 
-    from .conftest import start_brokers
+    from ..conftest import start_brokers
 
     brokers = start_brokers(3, tmp_path_factory, controlled_shutdown_retry_backoff_ms=100)
     try:

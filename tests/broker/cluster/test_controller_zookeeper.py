@@ -1,10 +1,10 @@
 """The controller's elections on the real ZooKeeper registry (a chroot per test): the same scenarios as
-``tests/broker/test_controller_cluster.py`` with each broker a ``ZooKeeperRegistry`` session."""
+``tests/broker/cluster/test_controller_cluster.py`` with each broker a ``ZooKeeperRegistry`` session."""
 
 from __future__ import annotations
 
 from broker.cluster.registry import TopicAssignment
-from tests.broker.test_controller_cluster import run
+from tests.broker.cluster.test_controller_cluster import run
 
 
 def test_elections_from_the_isr_unclean_override_and_controlled_shutdown_on_zookeeper(make_registry):

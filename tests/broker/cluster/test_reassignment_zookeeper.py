@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tests.broker.test_controller_cluster import run
-from tests.broker.test_controller_reassignment import reassign_0_1_to_1_2
+from tests.broker.cluster.test_controller_cluster import run
+from tests.broker.cluster.test_controller_reassignment import reassign_0_1_to_1_2
 
 
 def test_reassignment_from_0_1_to_1_2_on_zookeeper(make_registry):

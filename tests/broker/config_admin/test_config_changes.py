@@ -14,8 +14,8 @@ from spark_kafkalog.client.admin.admin_configs import APPEND, DELETE, SET, SUBTR
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from tests.waiting import wait_until
 
-from .conftest import start_brokers
-from .wire import Wire
+from ..conftest import start_brokers
+from ..wire import Wire
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import pytest
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-from .conftest import start_brokers
-from .test_handlers import batch, fetch, produce, unique
-from .wire import Wire
+from ..conftest import start_brokers
+from ..test_handlers import batch, fetch, produce, unique
+from ..wire import Wire
 
 K = ApiKey
 MD = API_BY_KEY[K.METADATA].Request

@@ -9,9 +9,9 @@ import pytest
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-from .log.helpers import batch
+from ..log.helpers import batch
+from ..wire import Wire
 from .test_produce_legacy import FETCH, produce
-from .wire import Wire
 
 K = ApiKey
 

@@ -9,7 +9,7 @@ import pytest
 from broker.handlers.list_offsets import _old_style
 from broker.log import LogConfig, ManualClock, PartitionLog
 
-from .log.helpers import value_batch
+from ..log.helpers import value_batch
 
 CONSUMER, REPLICA = True, False
 

@@ -23,8 +23,8 @@ from spark_kafkalog.records import (
 from spark_kafkalog.records.crc import crc32
 from spark_kafkalog.records.legacy import encode_message
 
-from ..records.legacy_strategies import message_sets
-from .wire import Wire
+from ...records.legacy_strategies import message_sets
+from ..wire import Wire
 
 K = ApiKey
 T0 = 1_700_000_000_000

@@ -12,9 +12,9 @@ import pytest
 from broker.config import BrokerConfig, ConfigError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-from .conftest import start_brokers
-from .test_handlers import unique
-from .wire import Wire
+from ..conftest import start_brokers
+from ..test_handlers import unique
+from ..wire import Wire
 
 K = ApiKey
 CT = API_BY_KEY[K.CREATE_TOPICS].Request

@@ -8,8 +8,8 @@ import pytest
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import build_control_batch
 
-from .test_handlers import create, fetch, produce, unique
-from .txn_wire import (
+from ..test_handlers import create, fetch, produce, unique
+from ..txn_wire import (
     READ_COMMITTED,
     READ_UNCOMMITTED,
     committed_view,
@@ -18,7 +18,7 @@ from .txn_wire import (
     txn_batch,
     write_markers,
 )
-from .wire import Wire
+from ..wire import Wire
 
 A, B, C = 7_000_001, 7_000_002, 7_000_003
 

@@ -14,9 +14,9 @@ from broker.network.request_memory import RequestMemory
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, encode_request
 from tests.waiting import wait_until
 
-from .conftest import start_brokers
-from .test_handlers import batch, create, fetch_body, produce, unique
-from .wire import Wire
+from ..conftest import start_brokers
+from ..test_handlers import batch, create, fetch_body, produce, unique
+from ..wire import Wire
 
 K = ApiKey
 MiB = 1024 * 1024
