@@ -204,11 +204,15 @@ WALK_FIELDS = 11
 value_begin, value_length, header_count, after (the position after the header count)."""
 
 
-def walk_records_numpy(data, buf: np.ndarray, section_starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def walk_records_numpy(data, buf: np.ndarray | None, section_starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """The record walk in Python and numpy: ``WALK_FIELDS`` x n int64 (see ``_kernels_src/decode.c``).
 
     The reference of the compiled ``walk_records``; raises ``IndexError`` where a field lies beyond ``data``.
+    ``buf`` is ``data`` as a uint8 array: this walk reads one buffer (only the compiled one takes ``data``
+    as a buffer per section, ``buf`` None).
     """
+    if buf is None:
+        raise ValueError("the numpy record walk reads one buffer: pass it as a uint8 array in buf")
     size = len(buf)
     starts = _record_starts(data, buf, section_starts, counts)
     length, width = _varints(buf, starts)
@@ -351,9 +355,9 @@ class BatchDecoder:
         self.start = start
         self.end = end
         self.include_headers = include_headers
-        # (buffer, start, size, view) of each record section; the view keeps a pooled fetch buffer
-        # exported, so that it is not reused for a later response before ``build``
-        self._sections: list[tuple[object, int, int, memoryview]] = []
+        # (buffer, start, size, view) of each record section; the view (None for decompressed data) keeps a
+        # pooled fetch buffer exported, so that it is not reused for a later response before ``build``
+        self._sections: list[tuple[object, int, int, memoryview | None]] = []
         self._meta: list[tuple[int, int, int, int, int]] = []
         self.records = 0
         """Records added since the last ``build`` (an upper bound of the rows it returns)."""
@@ -391,6 +395,7 @@ class BatchDecoder:
         if size > len(buffer) or size < BATCH_HEADER_SIZE:
             raise CorruptRecordError(f"batch at offset {base_offset} is truncated: {len(buffer)} of {size} bytes")
         codec = attributes & CODEC_MASK
+        section: tuple[object, int, int, memoryview | None]
         if codec:
             body = decompress(codec, memoryview(buffer)[BATCH_HEADER_SIZE:size])
             section = (body, 0, len(body), None)

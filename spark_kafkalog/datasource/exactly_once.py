@@ -122,6 +122,7 @@ def write_task(
             writer.write(batch)
         rows = writer.finish()
         if marker is not None:
+            assert batch_id is not None, "a marker is written for a micro-batch only"
             group, tp = marker
             meta = json.dumps({"batchId": batch_id, "partition": partition_id, "rows": rows})
             producer.send_offsets_to_transaction({tp: OffsetAndMetadata(batch_id + 1, meta)}, group)

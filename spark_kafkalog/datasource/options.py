@@ -263,7 +263,9 @@ def _bootstrap(opts: Mapping[str, str], role: str) -> str:
 def _check_forbidden(opts: Mapping[str, str], forbidden: Mapping[str, str]) -> None:
     """Spark's refused ``kafka.*`` keys (``kafka.auto.offset.reset``, serializers, ...)."""
     for key in opts:
-        name = key[len("kafka.") :] if key.startswith("kafka.") else None
+        if not key.startswith("kafka."):
+            continue
+        name = key[len("kafka.") :]
         if name in forbidden:
             raise KafkaOptionError(f"Kafka option '{name}' is not supported: {forbidden[name]}")
 
@@ -431,27 +433,32 @@ def _check_batch_end(ending: OffsetLimit) -> None:
 
 def _check_limit_pair(starting: OffsetLimit, ending: OffsetLimit) -> None:
     """Spark's checkOffsetLimitValidity: JSON starts and ends name the same partitions, start <= end."""
-    for kind in (SpecificOffsetsLimit, SpecificTimestampsLimit):
-        if isinstance(starting, kind) and isinstance(ending, kind):
-            start = starting.offsets if kind is SpecificOffsetsLimit else starting.timestamps
-            end = ending.offsets if kind is SpecificOffsetsLimit else ending.timestamps
-            what = "Offsets" if kind is SpecificOffsetsLimit else "OffsetsByTimestamp"
-            # Topic-level entries ({"t":"earliest"}) cover partitions known only at planning: checked there.
-            per_topic = kind is SpecificOffsetsLimit and (starting.topics or ending.topics)
-            if set(start) != set(end) and not per_topic:
-                raise KafkaOptionError(
-                    f"The starting{what} and ending{what} options name different topic-partitions: only in "
-                    f"starting: {sorted(map(str, set(start) - set(end)))}, only in ending: "
-                    f"{sorted(map(str, set(end) - set(start)))}; give both the same partitions, e.g. "
-                    f'starting{what} {{"t":{{"0":5}}}} with ending{what} {{"t":{{"0":9}}}}'
-                )
-            for tp in sorted(set(start) & set(end)):
-                if start[tp] >= 0 and end[tp] >= 0 and start[tp] > end[tp]:
-                    raise KafkaOptionError(
-                        f"The starting{what} value {start[tp]} of {tp} is greater than its ending{what} value "
-                        f'{end[tp]}; the start must be <= the end, e.g. starting{what} {{"t":{{"0":5}}}} with '
-                        f'ending{what} {{"t":{{"0":9}}}}'
-                    )
+    if isinstance(starting, SpecificOffsetsLimit) and isinstance(ending, SpecificOffsetsLimit):
+        # Topic-level entries ({"t":"earliest"}) cover partitions known only at planning: checked there.
+        per_topic = bool(starting.topics or ending.topics)
+        _check_partition_pair(starting.offsets, ending.offsets, "Offsets", per_topic)
+    elif isinstance(starting, SpecificTimestampsLimit) and isinstance(ending, SpecificTimestampsLimit):
+        _check_partition_pair(starting.timestamps, ending.timestamps, "OffsetsByTimestamp", False)
+
+
+def _check_partition_pair(
+    start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int], what: str, per_topic: bool
+) -> None:
+    """The same partitions in ``start`` and ``end`` (unless topic-level entries name more), start <= end."""
+    if set(start) != set(end) and not per_topic:
+        raise KafkaOptionError(
+            f"The starting{what} and ending{what} options name different topic-partitions: only in "
+            f"starting: {sorted(map(str, set(start) - set(end)))}, only in ending: "
+            f"{sorted(map(str, set(end) - set(start)))}; give both the same partitions, e.g. "
+            f'starting{what} {{"t":{{"0":5}}}} with ending{what} {{"t":{{"0":9}}}}'
+        )
+    for tp in sorted(set(start) & set(end)):
+        if start[tp] >= 0 and end[tp] >= 0 and start[tp] > end[tp]:
+            raise KafkaOptionError(
+                f"The starting{what} value {start[tp]} of {tp} is greater than its ending{what} value "
+                f'{end[tp]}; the start must be <= the end, e.g. starting{what} {{"t":{{"0":5}}}} with '
+                f'ending{what} {{"t":{{"0":9}}}}'
+            )
 
 
 def parse_include_headers(options: Mapping[str, str]) -> bool:

@@ -268,9 +268,8 @@ def resolve_limit(
             "has a timestamp at or after it. Set the option 'startingOffsetsByTimestampStrategy' to 'latest' "
             "to start from the latest offset in that case."
         )
-    if missing:
-        found.update(source.list_offsets({tp: LATEST for tp in missing}))
-    return found
+    latest = source.list_offsets({tp: LATEST for tp in missing}) if missing else {}
+    return {tp: latest[tp] if offset is None else offset for tp, offset in found.items()}
 
 
 def plan_ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]) -> list[OffsetRange]:

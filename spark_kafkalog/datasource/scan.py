@@ -66,6 +66,7 @@ def client_config(options: SourceOptions | SinkOptions, *, planning: bool = Fals
     """
     defaults = dict(_READ_DEFAULTS if isinstance(options, SourceOptions) else _WRITE_DEFAULTS)
     if planning:
+        assert isinstance(options, SourceOptions), "only a read plans offsets"
         defaults.update(
             {
                 "retries": options.fetch_offset_retries,

@@ -172,6 +172,7 @@ class RecordWriter:
                     batch, topic, np.flatnonzero(pc.equal(topics, topic).to_numpy(zero_copy_only=False)), headers
                 )
         else:
+            assert self.options.topic is not None, "check_write_schema: no topic column means the topic option"
             self._send(batch, self.options.topic, None, headers)
         self.rows += n
 

@@ -36,6 +36,8 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from types import FrameType
+from typing import Any, TypeGuard
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -151,11 +153,11 @@ _NEVER_NULL = frozenset(("topic", "partition", "offset", "timestamp", "timestamp
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _int(value) -> bool:
+def _int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _millis_floor(value) -> int | None:
+def _millis_floor(value: object) -> int | None:
     """Milliseconds since the epoch at or before an aware ``datetime`` (Spark's TIMESTAMP literals)."""
     if not isinstance(value, datetime) or value.tzinfo is None:
         return None
@@ -164,9 +166,9 @@ def _millis_floor(value) -> int | None:
 
 def push_filter(f: Filter, bounds: ScanBounds) -> tuple[ScanBounds, bool]:
     """``bounds`` narrowed by ``f``, and whether ``f`` is then fully applied (Spark need not evaluate it)."""
-    attribute = getattr(f, "attribute", ())
+    attribute: tuple[str, ...] = getattr(f, "attribute", ())
     column = attribute[0] if len(attribute) == 1 else None
-    value = getattr(f, "value", None)
+    value: Any = getattr(f, "value", None)  # the filter's literal(s): checked by type below before any use
     if isinstance(f, IsNotNull):
         return bounds, column in _NEVER_NULL
     if column == "topic":
@@ -183,9 +185,9 @@ def push_filter(f: Filter, bounds: ScanBounds) -> tuple[ScanBounds, bool]:
             if not value or not all(_int(v) for v in value):
                 return bounds, False
             if column == "partition":
-                wanted = frozenset(value)
+                partitions = frozenset(value)
                 return replace(
-                    bounds, partitions=wanted if bounds.partitions is None else bounds.partitions & wanted
+                    bounds, partitions=partitions if bounds.partitions is None else bounds.partitions & partitions
                 ), True
             narrowed = replace(
                 bounds, offset_min=max(bounds.offset_min, min(value)), offset_end=min(bounds.offset_end, max(value) + 1)
@@ -233,7 +235,7 @@ class KafkaLogPushdownReader(KafkaLogReader):
 
 def _pushdown_enabled_by_planner() -> bool:
     """Whether the PySpark worker planning this read runs with filter pushdown on (see the module docstring)."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename.replace(os.sep, "/")
         if filename.endswith("pyspark/sql/worker/data_source_pushdown_filters.py"):

@@ -141,6 +141,7 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if group is None or not offsets or offsets == self._committed:
             return
         self.planner  # noqa: B018 - opens the client
+        assert self._client is not None, "the planner opens the client"
         try:
             GroupAdmin(self._client).commit_offsets(group, offsets)
         except Exception as e:  # noqa: BLE001 - monitoring only: the next call commits again
