@@ -12,7 +12,7 @@ from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadat
 from spark_kafkalog.client.errors import NoCommonVersionError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
-from .scripted_broker import ClusterView, ScriptedBroker, default_api_ranges
+from ..scripted_broker import ClusterView, ScriptedBroker, default_api_ranges
 
 FAST = {"request_timeout_ms": 2000, "retry_backoff_ms": 10, "default_api_timeout_ms": 5000}
 FIND = API_BY_KEY[ApiKey.FIND_COORDINATOR].Response

@@ -21,8 +21,8 @@ from spark_kafkalog.client import (
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import Compression, decode_batch_records, default_partition, parse_batch_header
 
-from .handlers import ProduceLog, init_producer_id
-from .scripted_broker import CLOSE, NO_RESPONSE, ClusterView, ScriptedBroker, default_api_ranges
+from ..handlers import ProduceLog, init_producer_id
+from ..scripted_broker import CLOSE, NO_RESPONSE, ClusterView, ScriptedBroker, default_api_ranges
 
 FAST = {
     "retry_backoff_ms": 5,

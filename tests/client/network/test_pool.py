@@ -21,7 +21,7 @@ from spark_kafkalog.client import (
 )
 from spark_kafkalog.client.network import pool
 
-from .scripted_broker import NO_RESPONSE, ClusterView, ScriptedBroker
+from ..scripted_broker import NO_RESPONSE, ClusterView, ScriptedBroker
 
 NOT_THE_DEADLINE_S = 15  # far below default.api.timeout.ms (60 s)
 

@@ -22,8 +22,8 @@ from spark_kafkalog.client import (
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import LegacyMessageSetBuilder, RecordBatchBuilder, build_control_batch
 
-from .handlers import fetch_response, list_offsets_response, serve_batches
-from .scripted_broker import CLOSE, ClusterView, ScriptedBroker, default_api_ranges
+from ..handlers import fetch_response, list_offsets_response, serve_batches
+from ..scripted_broker import CLOSE, ClusterView, ScriptedBroker, default_api_ranges
 
 TP = TopicPartition("t", 0)
 FAST = {"retry_backoff_ms": 1, "retry_backoff_max_ms": 5, "default_api_timeout_ms": 5000, "request_timeout_ms": 5000}

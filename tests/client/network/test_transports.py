@@ -15,7 +15,7 @@ from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.protocol import API_BY_KEY, encode_response
 
-from .scripted_broker import CLOSE, NO_RESPONSE, Raw, ScriptedBroker, default_api_ranges
+from ..scripted_broker import CLOSE, NO_RESPONSE, Raw, ScriptedBroker, default_api_ranges
 
 META = API_BY_KEY[3]
 
