@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-kcat run lint test test-all bench docs stubs clean
+.PHONY: install install-kcat run lint test test-all bench docs stubs peers compat clean
 
 install: $(STAMP) install-kcat
 
@@ -45,9 +45,18 @@ lint: install
 test: install lint
 	$(PY) -m pytest -q
 
-# Everything, including the opt-in slow soak tests.
+# Everything, including the opt-in slow soak tests (not the compat suite: make compat).
 test-all: install
-	$(PY) -m pytest -q -m "slow or not slow"
+	$(PY) -m pytest -q -m "not compat"
+
+# Apache Kafka's brokers, clients and tools and Spark's Kafka connector, fetched by Maven from the poms in
+# peers/ into .peers/ (or $$KAFKALOG_PEERS_DIR); reused when present, one line naming what could not be fetched.
+peers: install
+	$(PY) -m tests.compat.peers
+
+# kafkalog against Apache Kafka and Apache Kafka's clients and tools against kafkalog: docs/compatibility.md.
+compat: install peers
+	$(PY) -m pytest -q -m compat tests/compat
 
 bench: install
 	$(PY) -m bench.run_all
