@@ -37,6 +37,7 @@ from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.txn_coordinator import TransactionCoordinator
 from .event_loop import loop_name, new_event_loop
 from .handlers import register_all
+from .log.clock import SYSTEM_CLOCK, Clock
 from .metadata.cache import MetadataCache
 from .metadata.sync import MetadataSync
 from .metrics import BrokerMetrics
@@ -72,13 +73,17 @@ def make_registry(config: BrokerConfig) -> ClusterRegistry:
 class Broker:
     """One broker. ``await start()``, then serve until ``await stop()``; see the module docstring."""
 
-    def __init__(self, config: BrokerConfig, *, registry: ClusterRegistry | None = None) -> None:
+    def __init__(
+        self, config: BrokerConfig, *, registry: ClusterRegistry | None = None, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         from .log import LogConfig
 
         self.config = config
         self.broker_id = config.broker_id
         self.default_log_config = LogConfig.broker_defaults(config.log_properties())
         self.registry = registry
+        self.clock = clock
+        """The time of the log store and the coordinators (tests pass a ``ManualClock``)."""
         self.metadata = MetadataCache(self.broker_id)
         self.handlers = HandlerRegistry()
         register_all(self.handlers)
@@ -153,7 +158,10 @@ class Broker:
         cfg = self.config
         dirs = [Path(d) for d in cfg.log_dirs]
         self.log_manager = LogManager(
-            dirs, self.default_log_config, recovery_threads=cfg["num.recovery.threads.per.data.dir"]
+            dirs,
+            self.default_log_config,
+            recovery_threads=cfg["num.recovery.threads.per.data.dir"],
+            time=self.clock,
         )
         await self.run_blocking(self.log_manager.load)
         self.log_manager.start()
@@ -173,11 +181,17 @@ class Broker:
         self.topic_admin = TopicAdmin(cfg, self.metadata, self.registry, self.log_config_for, self.run_blocking)
         self.controller = Controller(self.broker_id, self.registry, self.run_blocking, cfg)
         self.group_coordinator = GroupCoordinator(
-            self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin
+            self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin, clock=self.clock
         )
         self.group_coordinator.start()
         self.txn_coordinator = TransactionCoordinator(
-            self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin, self.producer_ids
+            self.broker_id,
+            cfg,
+            self.metadata,
+            self.replica_manager,
+            self.topic_admin,
+            self.producer_ids,
+            clock=self.clock,
         )
         self.txn_coordinator.start()
         self.services = BrokerServices(
@@ -343,10 +357,11 @@ class Broker:
 class EmbeddedBroker:
     """A broker on its own event-loop thread, for tests, notebooks and ``make run``.
 
-    ``EmbeddedBroker(broker_id=0, zookeeper_connect=None, log_dir=None, **overrides)``: without
+    ``EmbeddedBroker(broker_id=0, zookeeper_connect=None, log_dir=None, clock=SYSTEM_CLOCK, **overrides)``: without
     ``zookeeper_connect`` it joins the in-process registry ``memory:default`` (brokers of one process that
     share a registry name form a cluster); without ``log_dir`` it uses a temporary directory removed on
-    stop. Listens on 127.0.0.1 port 0 unless ``listeners`` is given. Context manager.
+    stop. Listens on 127.0.0.1 port 0 unless ``listeners`` is given. ``clock`` is the broker's time (a test moves
+    a ``ManualClock`` by hand to expire sessions, transactions and offsets). Context manager.
     """
 
     def __init__(
@@ -355,8 +370,10 @@ class EmbeddedBroker:
         *,
         zookeeper_connect: str | None = None,
         log_dir: str | Path | None = None,
+        clock: Clock = SYSTEM_CLOCK,
         **overrides: Any,
     ) -> None:
+        self._clock = clock
         self._tmp = None
         if log_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix=f"kafkalog-broker-{broker_id}-")
@@ -405,7 +422,7 @@ class EmbeddedBroker:
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:
-                self.broker = Broker(self.config)
+                self.broker = Broker(self.config, clock=self._clock)
                 loop.run_until_complete(self.broker.start(timeout_s))
             except BaseException as e:
                 started.set_exception(e)
