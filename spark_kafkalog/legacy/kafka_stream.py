@@ -92,6 +92,7 @@ class KafkaStream:
                 else:
                     chunk = self.chunks.get(timeout=max(deadline - time.monotonic(), 0.0))
             except queue.Empty:
+                assert self._timeout_s is not None, "only a get with a timeout raises Empty"
                 raise ConsumerTimeoutException(f"no message within {self._timeout_s * 1000:.0f} ms") from None
             if chunk is SHUTDOWN:
                 self._done = True

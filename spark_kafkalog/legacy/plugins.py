@@ -211,7 +211,8 @@ def load_plugin(key: str, spec: Any, kind: type) -> Any:
         return obj
     if kind is CallbackHandler:  # many optional hooks: a subclass supplies the ones it does not override
         raise ConfigError(f"setting {key!r} must be a CallbackHandler subclass or instance, got {obj!r}")
-    required = {Encoder: "to_message", Partitioner: "partition", EventHandler: "handle"}[kind]
+    main_methods: dict[type, str] = {Encoder: "to_message", Partitioner: "partition", EventHandler: "handle"}
+    required = main_methods[kind]
     if not callable(getattr(obj, required, None)):
         raise ConfigError(f"setting {key!r} must be a {kind.__name__} (with a {required} method), got {obj!r}")
     return obj

@@ -213,6 +213,7 @@ class SimpleConsumer:
         for r in requests:
             tp = TopicPartition(r.topic, r.partition)
             p = data.get(tp)
+            error: KafkaClientError | None
             if p is None:
                 error = KafkaClientError(
                     f"Fetch response of broker {self.broker} omits {tp.topic}-{tp.partition}",
@@ -246,11 +247,12 @@ class SimpleConsumer:
             latest = self._offsets_before(tps, LATEST_TIME, 1)
         except KafkaClientError:
             return {}
-        return {
-            tp: (earliest[tp][0], latest[tp][0])
-            for tp in tps
-            if isinstance(earliest.get(tp), list) and earliest[tp] and isinstance(latest.get(tp), list) and latest[tp]
-        }
+        ranges = {}
+        for tp in tps:
+            first, last = earliest.get(tp), latest.get(tp)
+            if isinstance(first, list) and first and isinstance(last, list) and last:
+                ranges[tp] = (first[0], last[0])
+        return ranges
 
     # ListOffsets v0 --------------------------------------------------------------------------------
     def get_offsets_before(self, topic: str, partition: int, time: int, max_num_offsets: int) -> list[int]:
