@@ -28,7 +28,7 @@ from spark_kafkalog.client import AdminClient, NewTopic, Producer, TopicPartitio
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 from tests.waiting import wait_until
 
-from ..broker.wire import Wire
+from ...broker.wire import Wire
 
 pytestmark = pytest.mark.integration
 
