@@ -1,17 +1,25 @@
-"""The group coordinator in a real broker, spoken to at exact API versions (tests/broker/wire.py)."""
+"""The group coordinator in a real broker, spoken to at exact API versions (tests/broker/wire.py).
+
+The module's broker runs on a ``ManualClock``: session expiry, rebalance timeouts and offset retention happen
+when a test moves the clock and runs the coordinator's periodic work (``tick``, ``expire_offsets``) itself.
+The background ticker reads the same clock, so it can only do the same work, never earlier; offsets are
+checked for expiry once a day of that clock (``offsets.retention.check.interval.ms``), so only the tests'
+``expire_offsets`` calls remove any.
+"""
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
 
 from broker.coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
+from broker.log.clock import ManualClock
 from broker.server import EmbeddedBroker
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 from spark_kafkalog.protocol.apis import API_BY_KEY
 from tests.broker.wire import Wire
+from tests.waiting import wait_until
 
 GROUP_SETTINGS = {
     "group_min_session_timeout_ms": 100,
@@ -108,23 +116,29 @@ def _find(w, group, version=2):
 
 def _create_topic(b, name, partitions):
     b.call(lambda: b.broker.topic_admin.create_topic(name, partitions, 1))
-    deadline = time.monotonic() + 10
-    while not b.call(lambda: b.broker.topic_admin.has_leaders(name, partitions)):
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_until(lambda: b.call(lambda: b.broker.topic_admin.has_leaders(name, partitions)), 10, f"{name}'s leaders")
 
 
 def _coordinated_by(b, group):
     """Wait until ``b`` answers FindCoordinator for ``group`` and has loaded its partition."""
+
+    def coordinated():
+        resp = _find(w, group)
+        if resp.error_code != ErrorCode.NONE:
+            return None
+        return b.call(lambda: b.broker.group_coordinator.coordinator_error(group)) == ErrorCode.NONE and resp
+
     with Wire(b.bootstrap_servers) as w:
-        deadline = time.monotonic() + 15
-        while True:
-            resp = _find(w, group)
-            if resp.error_code == ErrorCode.NONE:
-                if b.call(lambda: b.broker.group_coordinator.coordinator_error(group)) == ErrorCode.NONE:
-                    return resp
-            assert time.monotonic() < deadline, f"no coordinator for {group}: {resp}"
-            time.sleep(0.05)
+        return wait_until(coordinated, 15, f"a loaded coordinator for {group}")
+
+
+def _tick(b) -> None:
+    """The coordinator's periodic session and rebalance check, now (the ticker would run it within 100 ms)."""
+    b.call(b.broker.group_coordinator.tick)
+
+
+def _describe(w, group):
+    return w.call(ApiKey.DESCRIBE_GROUPS, 0, _req(ApiKey.DESCRIBE_GROUPS, groups=[group])).groups[0]
 
 
 @pytest.fixture(scope="module")
@@ -133,8 +147,21 @@ def registry_name():
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory, registry_name):
-    b = EmbeddedBroker(0, zookeeper_connect=registry_name, log_dir=tmp_path_factory.mktemp("b0"), **GROUP_SETTINGS)
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory, registry_name, clock):
+    b = EmbeddedBroker(
+        0,
+        zookeeper_connect=registry_name,
+        log_dir=tmp_path_factory.mktemp("b0"),
+        clock=clock,
+        offsets_retention_minutes=1,
+        offsets_retention_check_interval_ms=24 * 3600 * 1000,
+        **GROUP_SETTINGS,
+    )
     b.start()
     _create_topic(b, "events", 3)
     yield b
@@ -150,8 +177,6 @@ def test_find_coordinator_creates_the_compacted_offsets_topic_and_names_its_lead
 
 
 def test_find_coordinator_for_a_transactional_id_names_its_partition_leader(broker):
-    from tests.waiting import wait_until
-
     def found():
         with Wire(broker.bootstrap_servers) as w:
             return w.call(ApiKey.FIND_COORDINATOR, 1, _req(ApiKey.FIND_COORDINATOR, key="tx", key_type=1))
@@ -235,34 +260,58 @@ def test_a_client_that_disconnects_while_joining_does_not_hold_the_rebalance(bro
                 ApiKey.JOIN_GROUP, group_id=g, session_timeout_ms=10_000, rebalance_timeout_ms=60_000,
                 member_id=pending.member_id, protocol_type="consumer", protocols=_protocols(),
             ))  # fmt: skip
-            time.sleep(0.2)
-        deadline = time.monotonic() + 5
-        while len(a.call(ApiKey.DESCRIBE_GROUPS, 0, _req(ApiKey.DESCRIBE_GROUPS, groups=[g])).groups[0].members) > 1:
-            assert time.monotonic() < deadline, "the disconnected member is still in the group"
-            time.sleep(0.02)
-        start = time.monotonic()
+            wait_until(lambda: len(_describe(a, g).members) == 2, 5, "the second member's JoinGroup to arrive")
+        wait_until(lambda: len(_describe(a, g).members) == 1, 5, "the disconnected member to leave the group")
+        # the broker's clock does not move: a rebalance still waiting for the gone member would never complete
         rejoined = _join(a, g, first.member_id)
         assert rejoined.error_code == ErrorCode.NONE and len(rejoined.members) == 1
-        assert time.monotonic() - start < 5
 
 
-def test_an_expired_session_removes_the_member(broker):
+def _heartbeat(w, group, generation, member_id):
+    return w.call(
+        ApiKey.HEARTBEAT, 0, _req(ApiKey.HEARTBEAT, group_id=group, generation_id=generation, member_id=member_id)
+    )
+
+
+def test_a_heartbeat_keeps_the_session_and_its_absence_for_the_session_timeout_removes_the_member(broker, clock):
     g = "g-expiry"
     _coordinated_by(broker, g)
     with Wire(broker.bootstrap_servers) as w:
-        joined = _join_member(w, g, session_ms=300)
+        joined = _join_member(w, g, session_ms=10_000)
         _sync(w, g, 1, joined.member_id, [(joined.member_id, b"x")])
-        deadline = time.monotonic() + 5
-        while True:
-            d = w.call(ApiKey.DESCRIBE_GROUPS, 0, _req(ApiKey.DESCRIBE_GROUPS, groups=[g])).groups[0]
-            if d.group_state == "Empty":
-                break
-            assert time.monotonic() < deadline, d
-            time.sleep(0.05)
-        hb = w.call(
-            ApiKey.HEARTBEAT, 0, _req(ApiKey.HEARTBEAT, group_id=g, generation_id=1, member_id=joined.member_id)
-        )
-        assert hb.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+        clock.advance(9_999)
+        _tick(broker)
+        assert _heartbeat(w, g, 1, joined.member_id).error_code == ErrorCode.NONE  # the session starts again
+        clock.advance(9_999)
+        _tick(broker)
+        assert _describe(w, g).group_state == "Stable"
+        clock.advance(1)
+        _tick(broker)
+        assert _describe(w, g).group_state == "Empty"
+        assert _heartbeat(w, g, 1, joined.member_id).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_member_that_does_not_rejoin_within_the_rebalance_timeout_is_removed_by_the_rebalance(broker, clock):
+    g = "g-rebalance-timeout"
+    _coordinated_by(broker, g)
+    with Wire(broker.bootstrap_servers) as a, Wire(broker.bootstrap_servers) as b:
+        first = _join_member(a, g, session_ms=30_000, rebalance_ms=5_000)
+        _sync(a, g, 1, first.member_id, [(first.member_id, b"all")])
+        pending = _join(b, g, session_ms=30_000, rebalance_ms=5_000)
+        b.send(ApiKey.JOIN_GROUP, 5, _req(
+            ApiKey.JOIN_GROUP, group_id=g, session_timeout_ms=30_000, rebalance_timeout_ms=5_000,
+            member_id=pending.member_id, protocol_type="consumer", protocols=_protocols(),
+        ))  # fmt: skip
+        wait_until(lambda: _describe(a, g).group_state == "PreparingRebalance", 5, "the rebalance to start")
+        clock.advance(4_999)
+        _tick(broker)
+        assert _describe(a, g).group_state == "PreparingRebalance"  # the first member may still rejoin
+        clock.advance(1)
+        _tick(broker)
+        _, second = b.receive(ApiKey.JOIN_GROUP, 5)
+        assert (second.error_code, second.generation_id) == (ErrorCode.NONE, 2)
+        assert second.leader == pending.member_id and [m.member_id for m in second.members] == [pending.member_id]
+        assert _heartbeat(a, g, 1, first.member_id).error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_offset_commit_and_fetch_v0_use_zookeeper_paths(broker):
@@ -276,38 +325,46 @@ def test_offset_commit_and_fetch_v0_use_zookeeper_paths(broker):
     assert store.fetch_consumer_offset("g-zk", "events", 2) == 42
 
 
-def test_expired_offsets_of_an_empty_group_are_tombstoned(broker):
+def _expire_offsets(b) -> int:
+    """The coordinator's offset expiry at the clock's now; how many offsets it removed."""
+    gc = b.broker.group_coordinator
+    return b.call(lambda: gc.expire_offsets(gc.now()))
+
+
+def test_offsets_of_a_group_that_only_commits_expire_the_retention_after_the_commit(broker, clock):
     g = "g-retention"
     _coordinated_by(broker, g)
-    gc = broker.broker.group_coordinator
+    retention = broker.config["offsets.retention.minutes"] * 60_000
     with Wire(broker.bootstrap_servers) as w:
         assert _commit(w, g, "events", {0: 3}) == {0: ErrorCode.NONE}
-        later = gc.now() + broker.config["offsets.retention.minutes"] * 60_000 + 1
-        assert broker.call(lambda: gc.expire_offsets(later)) >= 1
-        _, got = _fetch(w, g, "events", [0])
-    assert got == {0: (-1, 0)}
+        clock.advance(retention - 1)
+        _expire_offsets(broker)
+        assert _fetch(w, g, "events", [0])[1] == {0: (3, 0)}
+        clock.advance(1)
+        assert _expire_offsets(broker) >= 1  # with those of other tests' groups, as old
+        assert _fetch(w, g, "events", [0])[1] == {0: (-1, 0)}
 
 
-def test_an_emptied_group_keeps_offsets_it_committed_long_ago_until_it_has_been_empty_for_the_retention(broker):
+def test_an_emptied_group_keeps_offsets_it_committed_long_ago_until_it_has_been_empty_for_the_retention(broker, clock):
     g = "g-kip211"
     _coordinated_by(broker, g)
     gc = broker.broker.group_coordinator
     retention = broker.config["offsets.retention.minutes"] * 60_000
     with Wire(broker.bootstrap_servers) as w:
-        joined = _join_member(w, g)
+        joined = _join_member(w, g, session_ms=3 * retention)  # alive until it leaves
         _sync(w, g, 1, joined.member_id, [(joined.member_id, b"")])
         assert _commit(w, g, "events", {1: 4}, generation=1, member_id=joined.member_id) == {1: ErrorCode.NONE}
-
-        def age_the_commit():  # as if the member had not committed partition 1 for two retention periods
-            gc.store.offsets[g][("events", 1)].commit_timestamp -= 2 * retention
-
-        broker.call(age_the_commit)
+        clock.advance(2 * retention)  # the member does not commit partition 1 again for two retention periods
+        _expire_offsets(broker)
+        assert _fetch(w, g, "events", [1])[1] == {1: (4, 0)}  # a member's subscription is unreadable: kept
         Leave = API_BY_KEY[ApiKey.LEAVE_GROUP].Request
         w.call(ApiKey.LEAVE_GROUP, 3, Leave(group_id=g, members=[Leave.MemberIdentity(member_id=joined.member_id)]))
         assert broker.call(lambda: gc.describe_group(g).state.value) == "Empty"
-        assert broker.call(lambda: gc.expire_offsets(gc.now() + 1000)) == 0
+        clock.advance(retention - 1)
+        assert _expire_offsets(broker) == 0
         assert _fetch(w, g, "events", [1])[1] == {1: (4, 0)}
-        assert broker.call(lambda: gc.expire_offsets(gc.now() + retention + 1000)) == 1
+        clock.advance(1)
+        assert _expire_offsets(broker) == 1
         assert _fetch(w, g, "events", [1])[1] == {1: (-1, 0)}
 
 
@@ -409,10 +466,9 @@ def test_only_the_leader_of_the_groups_partition_coordinates_it(tmp_path_factory
     try:
         g = "g-two"
         with Wire(brokers[0].bootstrap_servers) as w:
-            deadline = time.monotonic() + 15
-            while (resp := _find(w, g)).error_code != ErrorCode.NONE:
-                assert time.monotonic() < deadline, resp
-                time.sleep(0.05)
+            resp = wait_until(
+                lambda: (r := _find(w, g)).error_code == ErrorCode.NONE and r, 15, f"a coordinator of {g}"
+            )
         leader = brokers[0].broker.metadata.topics[OFFSETS_TOPIC].leader(partition_for(g, 4))
         assert resp.node_id == leader
         _coordinated_by(brokers[leader], g)
