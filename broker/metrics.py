@@ -24,10 +24,18 @@ Read when scraped, from a snapshot taken on the event loop (so the HTTP thread n
     kafka_controller_kafkacontroller_activecontrollercount (1 on the controller), _offlinepartitionscount
       (partitions without a live leader, reported by the active controller only, as Kafka)
     kafka_coordinator_group_groupmetadatamanager_numgroups{state}   groups this broker coordinates, by state
+    kafka_coordinator_transaction_transactionstatemanager_numtransactions{state}   transactional ids this
+      broker coordinates, by state (kafkalog's own, named as NumGroups: a transaction stuck in Ongoing or
+      PrepareCommit shows here)
     kafka_consumergroup_lag{group,topic,partition}   high watermark - committed offset, for the groups this
       broker coordinates and the partitions it holds a replica of (a follower's high watermark trails the
       leader's by at most a fetch)
     kafka_server_socketservermetrics_connection_count   open client connections
+
+Each component reports its own figures (``ReplicaManager.replica_figures``, ``Controller.is_active`` and
+``offline_partition_count``, ``GroupCoordinator.groups_by_state`` and ``consumer_lag``,
+``TransactionCoordinator.transactions_by_state``); ``Broker._metrics_snapshot`` only puts them together. The
+figure types live here, in the bottom layer, so every component may import them.
 
 Concurrency: counters are thread-safe (prometheus_client); the HTTP server is prometheus_client's own
 daemon thread; ``collect`` waits at most ``SNAPSHOT_TIMEOUT_S`` for the loop.
@@ -39,7 +47,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
@@ -51,8 +59,10 @@ SNAPSHOT_TIMEOUT_S = 5.0
 _TIME_BUCKETS_MS = (0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReplicaFigures:
+    """One local replica, as ``ReplicaManager.replica_figures`` reports it."""
+
     topic: str
     partition: int
     size: int
@@ -64,6 +74,16 @@ class ReplicaFigures:
     under_replicated: bool
 
 
+class ConsumerLag(NamedTuple):
+    """A group's lag on one partition: high watermark - committed offset, at least 0
+    (``GroupCoordinator.consumer_lag``)."""
+
+    group: str
+    topic: str
+    partition: int
+    lag: int
+
+
 @dataclass
 class BrokerSnapshot:
     """What the scrape-time gauges report, read on the event loop."""
@@ -72,8 +92,10 @@ class BrokerSnapshot:
     active_controller: bool = False
     offline_partitions: int = 0
     groups_by_state: dict[str, int] = field(default_factory=dict)
-    lag: list[tuple[str, str, int, int]] = field(default_factory=list)
-    """(group, topic, partition, lag)"""
+    """Kafka's group state name (``Empty``, ``Stable``...) -> groups coordinated here in it."""
+    lag: list[ConsumerLag] = field(default_factory=list)
+    transactions_by_state: dict[str, int] = field(default_factory=dict)
+    """Kafka's transaction state name (``Ongoing``, ``PrepareCommit``...) -> transactional ids coordinated here."""
     connections: int = 0
 
 
@@ -150,6 +172,10 @@ class BrokerMetrics:
 
     def fetched(self, topic: str, size: int, *, follower: bool) -> None:
         self._child(self.replication_bytes_out if follower else self.bytes_out, topic).inc(size)
+
+    def isr_changed(self, *, expanded: bool) -> None:
+        """This broker, as leader, changed a partition's ISR."""
+        (self.isr_expands if expanded else self.isr_shrinks).inc()
 
     # -- scrape-time gauges ------------------------------------------------------------------------
     def watch(self, snapshot: Callable[[], BrokerSnapshot], loop: asyncio.AbstractEventLoop) -> None:
@@ -235,12 +261,20 @@ def _gauges(snap: BrokerSnapshot) -> Iterator[GaugeMetricFamily]:
         g.add_metric([state], n)
     yield g
     g = GaugeMetricFamily(
+        "kafka_coordinator_transaction_transactionstatemanager_numtransactions",
+        "Transactional ids coordinated here, by state.",
+        labels=["state"],
+    )
+    for state, n in sorted(snap.transactions_by_state.items()):
+        g.add_metric([state], n)
+    yield g
+    g = GaugeMetricFamily(
         "kafka_consumergroup_lag",
         "High watermark minus committed offset.",
         labels=["consumergroup", "topic", "partition"],
     )
-    for group, topic, p, lag in snap.lag:
-        g.add_metric([group, topic, str(p)], lag)
+    for entry in snap.lag:
+        g.add_metric([entry.group, entry.topic, str(entry.partition)], entry.lag)
     yield g
     yield GaugeMetricFamily(
         "kafka_server_socketservermetrics_connection_count", "Open client connections.", value=snap.connections

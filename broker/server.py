@@ -27,7 +27,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .api import HandlerRegistry
 from .cluster.registry import BrokerInfo, ClusterRegistry
@@ -40,11 +40,14 @@ from .handlers import register_all
 from .log.clock import SYSTEM_CLOCK, Clock
 from .metadata.cache import MetadataCache
 from .metadata.sync import MetadataSync
-from .metrics import BrokerMetrics
+from .metrics import BrokerMetrics, BrokerSnapshot
 from .network import SocketServer
 from .producer_ids import ProducerIdAllocator
 from .replication.replica_manager import ReplicaManager
 from .services import BrokerServices
+
+if TYPE_CHECKING:
+    from .cluster.controller import Controller
 
 log = logging.getLogger("kafkalog.broker")
 
@@ -96,7 +99,7 @@ class Broker:
         self.replica_manager: ReplicaManager | None = None
         self.socket_server: SocketServer | None = None
         self.metadata_sync: MetadataSync | None = None
-        self.controller: Any = None
+        self.controller: Controller | None = None
         self.services: BrokerServices | None = None
         self._executor = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix=f"broker-{self.broker_id}")
         self._state = "new"
@@ -143,6 +146,7 @@ class Broker:
             await self.stop()
             raise
         self._state = "serving"
+        assert self.registry is not None  # connected by _start
         log.info(
             "broker %d serving on %s (cluster %s, %s event loop)",
             self.broker_id,
@@ -167,19 +171,21 @@ class Broker:
         self.log_manager.start()
         if self.registry is None:
             self.registry = make_registry(cfg)
+        registry = self.registry
         connect_timeout_ms = cfg["zookeeper.connection.timeout.ms"] or cfg["zookeeper.session.timeout.ms"]
-        await self.run_blocking(self.registry.start, connect_timeout_ms / 1000)
+        await self.run_blocking(registry.start, connect_timeout_ms / 1000)
         self.replica_manager = ReplicaManager(
             self.broker_id,
             self.log_manager,
             self.metadata,
+            metrics=self.metrics,
             config=cfg,
-            registry=self.registry,
+            registry=registry,
             run_blocking=self.run_blocking,
         )
         self.replica_manager.start()
-        self.topic_admin = TopicAdmin(cfg, self.metadata, self.registry, self.log_config_for, self.run_blocking)
-        self.controller = Controller(self.broker_id, self.registry, self.run_blocking, cfg)
+        self.topic_admin = TopicAdmin(cfg, self.metadata, registry, self.log_config_for, self.run_blocking)
+        self.controller = Controller(self.broker_id, registry, self.run_blocking, cfg, metadata=self.metadata)
         self.group_coordinator = GroupCoordinator(
             self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin, clock=self.clock
         )
@@ -201,7 +207,7 @@ class Broker:
             replica_manager=self.replica_manager,
             topic_admin=self.topic_admin,
             producer_ids=self.producer_ids,
-            registry=self.registry,
+            registry=registry,
             handlers=self.handlers,
             log_config_for=self.log_config_for,
             run_blocking=self.run_blocking,
@@ -211,18 +217,17 @@ class Broker:
             metrics=self.metrics,
             txn_coordinator=self.txn_coordinator,
         )
-        self.replica_manager.metrics = self.metrics
         self.socket_server = SocketServer(cfg, self.handlers, self.services)
         await self.socket_server.start()
         self._serve_metrics()
         self.metadata_sync = MetadataSync(
-            self.broker_id, self.registry, self.metadata, self.replica_manager, self.log_config_for, self.run_blocking
+            self.broker_id, registry, self.metadata, self.replica_manager, self.log_config_for, self.run_blocking
         )
         self.metadata_sync.start()
         await self.metadata_sync.ready.wait()
         host, port = self.bootstrap_server.rsplit(":", 1)
         info = BrokerInfo(self.broker_id, host.strip("[]"), int(port), cfg["broker.rack"], self.endpoints())
-        await self.run_blocking(self.registry.register_broker, info, self._registration_record())
+        await self.run_blocking(registry.register_broker, info, self._registration_record())
         self._registered = True
         while self.broker_id not in self.metadata.brokers:
             await asyncio.sleep(0.005)
@@ -256,55 +261,20 @@ class Broker:
         bound = self.metrics.serve(host or "0.0.0.0", port)
         log.info("broker %d: metrics at http://%s:%d/metrics", self.broker_id, host or "0.0.0.0", bound)
 
-    def _metrics_snapshot(self):
-        """The scrape-time figures of ``broker.metrics`` (event loop)."""
-        from .coordinator.group import GroupState
-        from .metrics import BrokerSnapshot, ReplicaFigures
-
-        snap = BrokerSnapshot()
-        rm = self.replica_manager
-        if rm is not None:
-            for tp, part in list(rm.partitions.items()):
-                plog = part.log
-                snap.replicas.append(
-                    ReplicaFigures(
-                        tp.topic,
-                        tp.partition,
-                        plog.size_in_bytes,
-                        len(plog.segments),
-                        plog.log_start_offset,
-                        plog.log_end_offset,
-                        plog.high_watermark,
-                        part.is_leader,
-                        part.is_leader and len(part.isr) < len(part.replicas),
-                    )
-                )
-        if self.controller is not None and self.controller.is_active:
-            snap.active_controller = True
-            live = self.metadata.brokers
-            snap.offline_partitions = sum(
-                1
-                for t in list(self.metadata.topics.values())
-                for p in t.replicas
-                if t.leader(p) < 0 or t.leader(p) not in live
-            )
-        gc = self.group_coordinator
-        if gc is not None:
-            for group_id, g in list(gc.groups.items()):
-                if gc.partition_of(group_id) in gc.loaded:
-                    snap.groups_by_state[g.state.value] = snap.groups_by_state.get(g.state.value, 0) + 1
-            for state in GroupState:
-                snap.groups_by_state.setdefault(state.value, 0)
-            for group_id, offsets in list(gc.store.offsets.items()):
-                if gc.partition_of(group_id) not in gc.loaded or rm is None:
-                    continue
-                for (topic, p), committed in list(offsets.items()):
-                    part = rm.get_partition(topic, p)
-                    if part is not None and committed.offset >= 0:
-                        snap.lag.append((group_id, topic, p, max(part.high_watermark - committed.offset, 0)))
-        if self.socket_server is not None:
-            snap.connections = self.socket_server.connection_count
-        return snap
+    def _metrics_snapshot(self) -> BrokerSnapshot:
+        """The scrape-time figures of ``broker.metrics``, as each component reports them (event loop)."""
+        services, server = self.services, self.socket_server
+        if services is None or server is None:  # not started: the gauges are registered once both exist
+            return BrokerSnapshot()
+        return BrokerSnapshot(
+            replicas=services.replica_manager.replica_figures(),
+            active_controller=services.controller.is_active,
+            offline_partitions=services.controller.offline_partition_count(),
+            groups_by_state=services.group_coordinator.groups_by_state(),
+            lag=services.group_coordinator.consumer_lag(),
+            transactions_by_state=services.txn_coordinator.transactions_by_state(),
+            connections=server.connection_count,
+        )
 
     def _registration_record(self):
         """The record of this broker's ZooKeeper registrations in its first log dir (locked by the log manager)."""
@@ -318,10 +288,8 @@ class Broker:
         if self._state in ("stopping", "stopped"):
             return
         self._state = "stopping"
-        if self.replica_manager is not None and self.replica_manager.fetchers is not None:
-            # Kafka's StopReplica for a stopping broker: it follows nothing from now on, so no leader adds it
-            # back to an ISR the controlled shutdown just took it out of
-            await self.replica_manager.fetchers.stop()
+        if self.replica_manager is not None:  # before the controlled shutdown takes it out of the ISRs
+            await self.replica_manager.stop_following()
         if self._registered and self.config["controlled.shutdown.enable"]:
             await self._controlled_shutdown()
         if self.controller is not None:
@@ -331,10 +299,7 @@ class Broker:
         if self.txn_coordinator is not None:
             await self.txn_coordinator.stop()
         if self.replica_manager is not None:  # long polls and acks=all waits answer now, not at their timeout
-            await self.replica_manager.stop()  # replica fetchers and ISR changes first
-            for part in self.replica_manager.partitions.values():
-                part.data_notifier.notify()
-                part.append_notifier.notify()
+            await self.replica_manager.stop()
         if self.socket_server is not None:
             await self.socket_server.stop()
         self.metrics.close()
@@ -415,7 +380,7 @@ class EmbeddedBroker:
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout_s)
 
     def start(self, timeout_s: float = 60.0) -> EmbeddedBroker:
-        started = concurrent.futures.Future()
+        started: concurrent.futures.Future[None] = concurrent.futures.Future()
 
         def main() -> None:
             loop = new_event_loop(self.config["event.loop"])

@@ -25,6 +25,9 @@ Every broker runs a ``Controller``; it competes for the ephemeral ``/controller`
   AlterPartitionReassignments and ListPartitionReassignments): see ``broker.cluster.controller_reassignment``.
   Partitions being reassigned are left out of the preferred-replica election.
 
+Figures for ``broker.metrics``: ``is_active`` and ``offline_partition_count`` (partitions without a live
+leader in the broker's metadata cache, 0 on a broker that is not the active controller, as Kafka reports them).
+
 All writes are compare-and-set on the state node's version and carry the controller epoch. Registry
 events are queued onto the broker's event loop and handled in order by one task; the blocking registry
 calls run in the broker's executor.
@@ -35,19 +38,23 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import election
 from .controller_reassignment import PartitionResult, Reassignments
 from .registry import ClusterRegistry, NoSuchTopicError, PartitionState, RegistryError, StaleStateError, TopicAssignment
 from .returning_brokers import ReturningBrokers
 
+if TYPE_CHECKING:
+    from broker.metadata.cache import MetadataCache
+
 log = logging.getLogger("kafkalog.controller")
 
 
 class Controller:
     """``run_blocking(fn, *args)`` runs a blocking registry call off the event loop (the broker's pool);
-    ``config``: the broker's ``BrokerConfig`` (election and rebalance settings; None: Kafka's defaults)."""
+    ``config``: the broker's ``BrokerConfig`` (election and rebalance settings; None: Kafka's defaults);
+    ``metadata``: the broker's metadata cache (the partition states ``offline_partition_count`` reads)."""
 
     def __init__(
         self,
@@ -55,9 +62,12 @@ class Controller:
         registry: ClusterRegistry,
         run_blocking: Callable[..., Awaitable[Any]],
         config: Any = None,
+        *,
+        metadata: MetadataCache,
     ) -> None:
         self.broker_id = broker_id
         self.registry = registry
+        self.metadata = metadata
         self.run_blocking = run_blocking
         setting = (lambda key, default: default) if config is None else (lambda key, default: config[key])
         self.unclean_default: bool = setting("unclean.leader.election.enable", False)
@@ -103,7 +113,21 @@ class Controller:
 
     @property
     def is_active(self) -> bool:
+        """This broker holds ``/controller`` now."""
         return self.epoch is not None
+
+    def offline_partition_count(self) -> int:
+        """Partitions without a live leader (none, or one whose broker is not registered) as the metadata
+        cache shows them; 0 unless this broker is the active controller (Kafka's OfflinePartitionsCount)."""
+        if not self.is_active:
+            return 0
+        live = self.metadata.brokers
+        return sum(
+            1
+            for t in list(self.metadata.topics.values())
+            for p in t.replicas
+            if t.leader(p) < 0 or t.leader(p) not in live
+        )
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -286,6 +310,11 @@ class Controller:
             except NoSuchTopicError:
                 continue
 
+    def _writing_epoch(self) -> int:
+        """The controller epoch a partition state write carries (only the active controller's task writes)."""
+        assert self.epoch is not None, "only the active controller writes partition states"
+        return self.epoch
+
     async def _elect(self, topic: str, p: int, replicas: tuple[int, ...], state: PartitionState | None) -> None:
         reg = self.registry
         live = [r for r in replicas if r in self._live]
@@ -293,9 +322,9 @@ class Controller:
         for _ in range(5):
             if state is None:
                 if not live:
-                    new = PartitionState(-1, 0, tuple(replicas[:1]), self.epoch)
+                    new = PartitionState(-1, 0, tuple(replicas[:1]), self._writing_epoch())
                 else:
-                    new = PartitionState(live[0], 0, tuple(live), self.epoch)
+                    new = PartitionState(live[0], 0, tuple(live), self._writing_epoch())
                 try:
                     await self.run_blocking(reg.create_partition_state, topic, p, new)
                     log.info("%s-%d: created with leader %d, isr %s", topic, p, new.leader, list(new.isr))
@@ -342,7 +371,8 @@ class Controller:
 
     async def _write(self, topic: str, p: int, state: PartitionState, chosen: election.Election) -> bool:
         """Compare-and-set ``chosen`` over ``state`` with a new leader epoch; False when the state moved."""
-        new = PartitionState(chosen.leader, state.leader_epoch + 1, chosen.isr, self.epoch, state.zk_version)
+        epoch = self._writing_epoch()
+        new = PartitionState(chosen.leader, state.leader_epoch + 1, chosen.isr, epoch, state.zk_version)
         try:
             await self.run_blocking(self.registry.update_partition_state, topic, p, new)
         except StaleStateError:

@@ -28,7 +28,8 @@ consumer group no longer subscribes to (KIP-211; ``expire_offsets``).
 Parts (mixins over ``group_coordinator_base.GroupCoordinatorBase``): ``group_membership`` (JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup, session expiry) and ``group_offsets`` (commits, fetches, OffsetDelete,
 offset expiry, transaction markers); this module adds the loading and unloading of offsets partitions,
-FindCoordinator, ListGroups, DescribeGroups, DeleteGroups and the lifecycle.
+FindCoordinator, ListGroups, DescribeGroups, DeleteGroups, the lifecycle and the figures ``broker.metrics``
+reports (``groups_by_state``, ``consumer_lag``).
 
 ``stop`` fails every waiting request with NOT_COORDINATOR (the members find the next coordinator) and
 refuses new ones; the broker stops it before its listeners close, so no long poll holds the shutdown.
@@ -41,6 +42,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from broker.log.clock import SYSTEM_CLOCK, Clock
+from broker.metrics import ConsumerLag
 from spark_kafkalog.protocol import ErrorCode
 
 from .group import Group, GroupError, GroupState, Member
@@ -211,3 +213,26 @@ class GroupCoordinator(GroupMembership, GroupOffsets):
         """The group (None: unknown, described as Dead). Raises ``GroupError`` when not coordinated here."""
         self._check(group_id)
         return self.groups.get(group_id)
+
+    # -- figures for broker.metrics ------------------------------------------------------------------------
+    def groups_by_state(self) -> dict[str, int]:
+        """Kafka's name of every group state -> the groups coordinated here in it (0 for the states none is in)."""
+        counts = dict.fromkeys((state.value for state in GroupState), 0)
+        for group_id, g in list(self.groups.items()):
+            if self.partition_of(group_id) in self.loaded:
+                counts[g.state.value] += 1
+        return counts
+
+    def consumer_lag(self) -> list[ConsumerLag]:
+        """For every committed offset of the groups coordinated here on a partition this broker holds a replica
+        of: the replica's high watermark minus the offset, at least 0 (a follower's high watermark trails the
+        leader's by at most a fetch)."""
+        out = []
+        for group_id, offsets in list(self.store.offsets.items()):
+            if self.partition_of(group_id) not in self.loaded:
+                continue
+            for (topic, p), committed in list(offsets.items()):
+                part = self.replica_manager.get_partition(topic, p)
+                if part is not None and committed.offset >= 0:
+                    out.append(ConsumerLag(group_id, topic, p, max(part.high_watermark - committed.offset, 0)))
+        return out

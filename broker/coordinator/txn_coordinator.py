@@ -17,12 +17,14 @@ PrepareAbort is written; the markers (``txn_markers``) follow, then CompleteComm
 Timers (a ticker every ``TICK_S``): every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``
 an Ongoing transaction older than its timeout is aborted with the epoch bumped (Kafka's PrepareEpochFence),
 so the producer is fenced; every ``transaction.remove.expired.transaction.cleanup.interval.ms`` ids idle
-(Empty/Complete*) for ``transactional.id.expiration.ms`` are removed (tombstone). Event-loop only.
+(Empty/Complete*) for ``transactional.id.expiration.ms`` are removed (tombstone). ``transactions_by_state``
+is the figure ``broker.metrics`` reports. Event-loop only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -320,14 +322,20 @@ class TransactionCoordinator:
             raise TxnError(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, f"{transactional_id} is unknown")
         return meta
 
+    def _coordinated(self) -> list[TxnMetadata]:
+        """The transactions of the ids coordinated here (loaded, with a producer epoch), by id."""
+        return [
+            meta
+            for tid, meta in sorted(self.txns.items())
+            if self.partition_of(tid) in self.topic.loaded and meta.producer_epoch >= 0
+        ]
+
     def list_transactions(
         self, states: set[TxnState] | None, producer_ids: set[int] | None, min_duration_ms: int = -1
     ) -> list[TxnMetadata]:
         now = self.now()
         out = []
-        for tid, meta in sorted(self.txns.items()):
-            if self.partition_of(tid) not in self.topic.loaded or meta.producer_epoch < 0:
-                continue
+        for meta in self._coordinated():
             if states and meta.state not in states:
                 continue
             if producer_ids and meta.producer_id not in producer_ids:
@@ -336,6 +344,15 @@ class TransactionCoordinator:
                 continue
             out.append(meta)
         return out
+
+    # -- figures for broker.metrics ------------------------------------------------------------------------------
+    def transactions_by_state(self) -> dict[str, int]:
+        """Kafka's name of every transaction state (``Ongoing``, ``PrepareCommit``...) -> the transactional ids
+        coordinated here in it, as ListTransactions lists them (0 for the states none is in)."""
+        counts = dict.fromkeys((state.display for state in TxnState), 0)
+        for meta in self._coordinated():
+            counts[meta.state.display] += 1
+        return counts
 
     # -- timers -------------------------------------------------------------------------------------------------
     async def _on_tick(self) -> None:
@@ -377,7 +394,7 @@ class TransactionCoordinator:
                 b.append(now, encode_txn_key(tid), None)
                 meta.pending = meta.to_value()
                 try:
-                    await self._append(p, bytearray(b.build()), lambda tid=tid: self.txns.pop(tid, None))
+                    await self._append(p, bytearray(b.build()), functools.partial(self.txns.pop, tid, None))
                     removed += 1
                     log.info("transactional id %s expired", tid)
                 except TxnError as e:

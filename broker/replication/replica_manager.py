@@ -16,6 +16,9 @@ epoch), then applied locally; a failed write (the controller changed the state) 
 brings the new state. One ISR write per partition at a time; a state delivered by the watch that is older
 than the version this broker wrote is ignored.
 
+Figures for ``broker.metrics``: ``replica_figures`` (size, offsets and role of every local replica); the
+ISR shrink and expand counters are recorded in the ``BrokerMetrics`` given to the constructor.
+
 Lookups for request handlers follow Kafka's rules: a partition unknown to the cluster is
 UNKNOWN_TOPIC_OR_PARTITION; one that exists but is not led here is NOT_LEADER_OR_FOLLOWER.
 
@@ -31,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from broker.cluster.registry import PartitionState, RegistryError, StaleStateError
+from broker.metrics import ReplicaFigures
 from spark_kafkalog.protocol import ErrorCode
 
 from .fetcher import FetcherManager
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
     from broker.cluster.registry import ClusterRegistry
     from broker.log import LogConfig, LogManager
     from broker.metadata.cache import MetadataCache
+    from broker.metrics import BrokerMetrics
 
 log = logging.getLogger("kafkalog.replication")
 
@@ -51,6 +56,7 @@ class ReplicaManager:
         log_manager: LogManager,
         metadata: MetadataCache,
         *,
+        metrics: BrokerMetrics,
         config: Any = None,
         registry: ClusterRegistry | None = None,
         run_blocking: Callable[..., Awaitable[Any]] | None = None,
@@ -68,8 +74,8 @@ class ReplicaManager:
         self._isr_task: asyncio.Task | None = None
         self._isr_writes: set[asyncio.Task] = set()
         self.partitions: dict[TopicPartition, Partition] = {}
-        self.metrics: Any = None
-        """``broker.metrics.BrokerMetrics`` (ISR shrink/expand counters); None in tests without one."""
+        self.metrics = metrics
+        """Where the ISR shrinks and expansions this broker makes as leader are counted."""
         self.leadership_listeners: list[Callable[[TopicPartition, bool], None]] = []
         """Called with (partition, is leader now) when this broker starts or stops leading a partition
         (the group coordinator loads and unloads ``__consumer_offsets`` partitions from it)."""
@@ -86,7 +92,15 @@ class ReplicaManager:
             self._follow_or_not(part)
         self._isr_task = asyncio.get_running_loop().create_task(self._expire_isr(), name="isr-expiration")
 
+    async def stop_following(self) -> None:
+        """Stop the replica fetchers (Kafka's StopReplica for a stopping broker): this broker follows
+        nothing from now on, so no leader adds it back to an ISR its controlled shutdown took it out of."""
+        if self.fetchers is not None:
+            await self.fetchers.stop()
+
     async def stop(self) -> None:
+        """Stop the ISR task, the fetchers and the ISR writes, then wake every waiting long poll and acks=all
+        produce, so they answer now instead of at their timeout."""
         if self._isr_task is not None:
             self._isr_task.cancel()
             await asyncio.gather(self._isr_task, return_exceptions=True)
@@ -96,6 +110,9 @@ class ReplicaManager:
             await fetchers.stop()
         if self._isr_writes:
             await asyncio.gather(*self._isr_writes, return_exceptions=True)
+        for part in self.partitions.values():
+            part.data_notifier.notify()
+            part.append_notifier.notify()
 
     def apply_topic(
         self,
@@ -199,19 +216,26 @@ class ReplicaManager:
         self._write_isr(part, tuple(r for r in part.replicas if r in part.isr or r == replica_id))
 
     def _write_isr(self, part: Partition, isr: tuple[int, ...]) -> None:
-        if self.registry is None or self.run_blocking is None:
+        registry, run_blocking = self.registry, self.run_blocking
+        if registry is None or run_blocking is None:
             part.set_isr(isr, part.zk_version)  # no registry (tests of the pure replica manager)
             return
         part.isr_update_pending = True
-        task = asyncio.get_running_loop().create_task(self._cas_isr(part, isr))
+        task = asyncio.get_running_loop().create_task(self._cas_isr(part, isr, registry, run_blocking))
         self._isr_writes.add(task)
         task.add_done_callback(self._isr_writes.discard)
 
-    async def _cas_isr(self, part: Partition, isr: tuple[int, ...]) -> None:
+    async def _cas_isr(
+        self,
+        part: Partition,
+        isr: tuple[int, ...],
+        registry: ClusterRegistry,
+        run_blocking: Callable[..., Awaitable[Any]],
+    ) -> None:
         tp, epoch = part.tp, part.leader_epoch
         new = PartitionState(part.leader_id, epoch, isr, part.controller_epoch, part.zk_version)
         try:
-            written = await self.run_blocking(self.registry.update_partition_state, tp.topic, tp.partition, new)
+            written = await run_blocking(registry.update_partition_state, tp.topic, tp.partition, new)
         except StaleStateError as e:
             log.info("%s: ISR change to %s lost to a newer partition state: %s", tp, list(isr), e)
             return
@@ -221,8 +245,7 @@ class ReplicaManager:
         finally:
             part.isr_update_pending = False
         if self.partitions.get(tp) is part and part.is_leader and part.leader_epoch == epoch:
-            if self.metrics is not None:
-                (self.metrics.isr_expands if len(isr) > len(part.isr) else self.metrics.isr_shrinks).inc()
+            self.metrics.isr_changed(expanded=len(isr) > len(part.isr))
             part.set_isr(isr, written.zk_version)
             log.info("%s: ISR now %s (state version %d)", tp, list(isr), written.zk_version)
 
@@ -232,6 +255,28 @@ class ReplicaManager:
                 listener(tp, is_leader)
             except Exception:
                 log.exception("%s: a leadership listener failed", tp)
+
+    # -- figures for broker.metrics -------------------------------------------------------------
+    def replica_figures(self) -> list[ReplicaFigures]:
+        """Size, segments, offsets and role of every local replica; under-replicated: led here with an ISR
+        smaller than its replicas."""
+        out = []
+        for tp, part in list(self.partitions.items()):
+            plog = part.log
+            out.append(
+                ReplicaFigures(
+                    tp.topic,
+                    tp.partition,
+                    plog.size_in_bytes,
+                    len(plog.segments),
+                    plog.log_start_offset,
+                    plog.log_end_offset,
+                    plog.high_watermark,
+                    part.is_leader,
+                    part.is_leader and len(part.isr) < len(part.replicas),
+                )
+            )
+        return out
 
     # -- lookups for handlers -------------------------------------------------------------------
     def get_partition(self, topic: str, partition: int) -> Partition | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import urllib.request
 
+import confluent_kafka
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -18,7 +19,12 @@ from .wire import Wire
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
-    b = EmbeddedBroker(log_dir=tmp_path_factory.mktemp("metrics"), metrics_port=0, offsets_topic_num_partitions=1)
+    b = EmbeddedBroker(
+        log_dir=tmp_path_factory.mktemp("metrics"),
+        metrics_port=0,
+        offsets_topic_num_partitions=1,
+        transaction_state_log_num_partitions=1,
+    )
     b.start()
     yield b
     b.stop()
@@ -74,6 +80,27 @@ def test_metrics_count_what_was_produced_fetched_and_committed(broker):
         == 5
     )
     assert lagging[("kafka_coordinator_group_groupmetadatamanager_numgroups", (("state", "Empty"),))] >= 1
+
+
+def test_metrics_count_the_coordinated_transactions_by_state(broker):
+    def count(state):
+        return scrape(broker).get(
+            ("kafka_coordinator_transaction_transactionstatemanager_numtransactions", (("state", state),))
+        )
+
+    assert count("Ongoing") == 0
+    with Wire(broker.bootstrap_servers) as w:
+        create(w, "m-txn-topic")
+    p = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap_servers, "transactional.id": "m-txn"})
+    p.init_transactions(30)
+    assert count("Empty") == 1
+    p.begin_transaction()
+    p.produce("m-txn-topic", b"v")
+    p.flush(30)  # the partition was added to the transaction before the records were sent
+    assert (count("Empty"), count("Ongoing")) == (0, 1)
+    p.commit_transaction(30)
+    wait_until(lambda: count("CompleteCommit") == 1, 30, "the commit completed (markers written)")
+    assert count("Ongoing") == count("PrepareCommit") == 0
 
 
 def test_metrics_are_off_by_default(tmp_path):

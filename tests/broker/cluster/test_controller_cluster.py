@@ -13,6 +13,7 @@ from broker.cluster.controller import Controller
 from broker.cluster.memory_registry import MemoryRegistryStore
 from broker.cluster.registry import BrokerInfo, PartitionState, TopicAssignment
 from broker.config import BrokerConfig
+from broker.metadata.cache import MetadataCache
 
 
 class Cluster:
@@ -50,7 +51,7 @@ class Cluster:
         return await asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(fn, *args))
 
     async def start_controller(self):
-        self.controller = Controller(0, self.admin, self.run_blocking, self.config)
+        self.controller = Controller(0, self.admin, self.run_blocking, self.config, metadata=MetadataCache(0))
         self.controller.start()
         await self.until(lambda: self.controller.is_active)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from broker.cluster.controller import Controller
 from broker.cluster.reassignment import ReplicaAssignment
 from broker.cluster.registry import TopicAssignment
+from broker.metadata.cache import MetadataCache
 from spark_kafkalog.protocol import ErrorCode
 
 from .test_controller_cluster import run
@@ -124,7 +125,7 @@ def test_a_new_controller_resumes_the_ongoing_reassignment():
         c.set_isr("t", (0, 1, 2))  # caught up while nobody was the controller
         second = c.new_registry()
         try:
-            c.controller = Controller(7, second, c.run_blocking, c.config)
+            c.controller = Controller(7, second, c.run_blocking, c.config, metadata=MetadataCache(7))
             c.controller.start()
             await c.until(lambda: c.admin.topic("t").partitions[0] == (1, 2))
             assert c.state("t").leader == 1
