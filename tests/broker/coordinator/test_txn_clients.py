@@ -1,6 +1,11 @@
 """Transactions from confluent-kafka and kafka-python against one in-process broker: commit and abort read
 by read_committed consumers (markers need the partition side, WriteTxnMarkers), zombie fencing, the
-coordinator's timeout abort, and offsets sent in a transaction visible only after the commit."""
+coordinator's timeout abort, the expiry of idle transactional ids, and offsets sent in a transaction visible
+only after the commit.
+
+The broker runs on a ``ManualClock``: a transaction times out and an id expires when a test moves the clock
+(the coordinator's ticker, every 100 ms of real time, checks against that clock), never while the clients
+are slow."""
 
 from __future__ import annotations
 
@@ -10,18 +15,30 @@ import confluent_kafka
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from broker.log.clock import ManualClock
 from tests.broker.conftest import start_brokers
 from tests.waiting import wait_until
 
+ABORT_CHECK_MS = 200
+ID_EXPIRATION_MS = 3_600_000
+
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory, clock):
     (b,) = start_brokers(
         1,
         tmp_path_factory,
+        clock=clock,
         transaction_state_log_num_partitions=3,
         offsets_topic_num_partitions=3,
-        transaction_abort_timed_out_transaction_cleanup_interval_ms=200,
+        transaction_abort_timed_out_transaction_cleanup_interval_ms=ABORT_CHECK_MS,
+        transactional_id_expiration_ms=ID_EXPIRATION_MS,
+        group_initial_rebalance_delay_ms=0,  # the delay runs on the broker's clock, which only the tests move
     )
     yield b
     b.stop()
@@ -42,32 +59,44 @@ def _producer(broker, tid, **extra):
     return p
 
 
-def _read(broker, topic, isolation, expect_at_least=0, timeout_s=20.0):
+END_MARK = b"end-"
+
+
+def _read(broker, topic, isolation) -> list[bytes]:
+    """The values a consumer at ``isolation`` gets from every partition of ``topic``, sorted: read up to an end
+    mark produced (outside any transaction) to each partition first. read_committed hands a mark out only once
+    every transaction before it is decided, so reaching the marks means nothing else is to come."""
+    mark = END_MARK + uuid.uuid4().hex.encode()
     c = confluent_kafka.Consumer(
         {
             "bootstrap.servers": broker.bootstrap_servers,
             "group.id": f"g-{uuid.uuid4().hex[:6]}",
-            "auto.offset.reset": "earliest",
             "isolation.level": isolation,
             "enable.auto.commit": False,
         }
     )
-    c.subscribe([topic])
-    out = []
-    import time
+    partitions = list(c.list_topics(topic, 10).topics[topic].partitions)
+    p = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap_servers})
+    for partition in partitions:
+        p.produce(topic, value=mark, partition=partition)
+    assert p.flush(30) == 0
+    c.assign([confluent_kafka.TopicPartition(topic, i, confluent_kafka.OFFSET_BEGINNING) for i in partitions])
+    out: list[bytes] = []
+    marked: set[int] = set()
 
-    deadline = time.monotonic() + timeout_s
-    idle_until = None
-    while time.monotonic() < deadline:
-        m = c.poll(0.5)
-        if m is None or m.error():
-            if len(out) >= expect_at_least and idle_until is None:
-                idle_until = time.monotonic() + 2
-            if idle_until is not None and time.monotonic() > idle_until:
-                break
-            continue
-        out.append(m.value())
-    c.close()
+    def at_the_marks() -> bool:
+        m = c.poll(0.2)
+        if m is not None and not m.error():
+            if m.value() == mark:
+                marked.add(m.partition())
+            elif not m.value().startswith(END_MARK):
+                out.append(m.value())
+        return len(marked) == len(partitions)
+
+    try:
+        wait_until(at_the_marks, 30, f"the end marks of {topic} at {isolation}")
+    finally:
+        c.close()
     return sorted(out)
 
 
@@ -91,8 +120,8 @@ def test_confluent_commit_then_abort_read_committed_sees_only_the_commit(broker)
     p.flush(30)
     p.abort_transaction(30)
     wait_until(lambda: _state(broker, tid) == "CompleteAbort", 20, "CompleteAbort")
-    assert _read(broker, topic, "read_committed", 6) == sorted(b"c%d" % i for i in range(6))
-    assert len(_read(broker, topic, "read_uncommitted", 10)) == 10
+    assert _read(broker, topic, "read_committed") == sorted(b"c%d" % i for i in range(6))
+    assert len(_read(broker, topic, "read_uncommitted")) == 10
 
 
 def test_a_second_producer_with_the_same_id_fences_the_first(broker):
@@ -114,20 +143,42 @@ def test_a_second_producer_with_the_same_id_fences_the_first(broker):
         confluent_kafka.KafkaError.PRODUCER_FENCED,
         confluent_kafka.KafkaError.INVALID_PRODUCER_EPOCH,
     )
-    assert _read(broker, topic, "read_committed", 1) == [b"fresh"]
+    assert _read(broker, topic, "read_committed") == [b"fresh"]
 
 
-def test_a_transaction_open_past_its_timeout_is_aborted_and_its_producer_fenced(broker):
+def test_a_transaction_open_past_its_timeout_is_aborted_and_its_producer_fenced(broker, clock):
     topic = _topic(broker, 1)
     tid = f"t-{uuid.uuid4().hex[:6]}"
-    p = _producer(broker, tid, **{"transaction.timeout.ms": 1000})
+    tc = broker.broker.txn_coordinator
+    p = _producer(broker, tid, **{"transaction.timeout.ms": 10_000})
     p.begin_transaction()
     p.produce(topic, value=b"slow")
     p.flush(30)
-    wait_until(lambda: _state(broker, tid) == "CompleteAbort", 20, "the timeout abort")
+    assert _state(broker, tid) == "Ongoing"
+    clock.advance(10_000)
+    assert broker.call(lambda: tc.abort_timed_out(tc.now())) == 0  # open for exactly its timeout: not yet
+    assert _state(broker, tid) == "Ongoing"
+    clock.advance(ABORT_CHECK_MS + 1)  # past the timeout, and the ticker's next check is due
+    wait_until(lambda: _state(broker, tid) == "CompleteAbort", 20, "the ticker's timeout abort")
     with pytest.raises(confluent_kafka.KafkaException):
         p.commit_transaction(30)
-    assert _read(broker, topic, "read_committed", 0, timeout_s=6) == []
+    assert _read(broker, topic, "read_committed") == []
+
+
+def test_a_transactional_id_idle_for_the_expiration_time_is_forgotten(broker, clock):
+    tid = f"e-{uuid.uuid4().hex[:6]}"
+    tc = broker.broker.txn_coordinator
+    _producer(broker, tid)  # InitProducerId: the id is Empty, with a producer id
+    first_pid = broker.call(lambda: tc.txns[tid].producer_id)
+    clock.advance(ID_EXPIRATION_MS - 1)
+    broker.call(lambda: tc.expire_ids(tc.now()))
+    assert _state(broker, tid) == "Empty"
+    clock.advance(1)
+    broker.call(lambda: tc.expire_ids(tc.now()))
+    assert _state(broker, tid) is None
+    _producer(broker, tid)  # the id starts again: a new producer id at epoch 0
+    assert broker.call(lambda: (tc.txns[tid].producer_id, tc.txns[tid].producer_epoch)) != (first_pid, 0)
+    assert broker.call(lambda: tc.txns[tid].producer_epoch) == 0
 
 
 def test_offsets_sent_in_a_transaction_are_visible_after_the_commit(broker):
@@ -170,4 +221,4 @@ def test_kafka_python_commit_and_abort(broker):
     p.flush()
     p.abort_transaction()
     p.close()
-    assert _read(broker, topic, "read_committed", 1) == [b"kp-commit"]
+    assert _read(broker, topic, "read_committed") == [b"kp-commit"]
