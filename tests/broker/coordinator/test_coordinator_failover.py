@@ -9,7 +9,7 @@ import pytest
 
 from broker.coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
 from spark_kafkalog.client import AdminClient, Consumer, TopicPartition
-from tests.waiting import wait_until
+from tests.waiting import stays_true_async, wait_until
 
 from ..replication.cluster import Cluster
 
@@ -118,8 +118,7 @@ def test_acknowledged_commits_reach_the_cache_in_log_order(cluster):
             )
             for n in (10, 11, 12)
         ]
-        await asyncio.sleep(0.3)
-        assert not any(t.done() for t in tasks)
+        await stays_true_async(lambda: not any(t.done() for t in tasks), 0.3, "the commits waiting for the followers")
         assert gc.store.offsets[group][("t", 0)].offset == 1  # nothing acknowledged yet
         # the followers return (a new epoch makes them follow again)
         for f in followers:

@@ -12,6 +12,7 @@ from broker.log import LogConfig
 from broker.log.cleaner import clean_log
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import iter_batches, validate_batch
+from tests.waiting import wait_until
 
 from .helpers import batch, read_all, value_batch
 
@@ -134,8 +135,9 @@ def test_reads_race_the_cleaner_swap(open_log, clock):
     plog.high_watermark = plog.log_end_offset
     stop = threading.Event()
     errors: list[BaseException] = []
+    reads = [0, 0]  # whole reads done, per reader
 
-    def reader() -> None:
+    def reader(i: int) -> None:
         try:
             while not stop.is_set():
                 records = read_all(plog)
@@ -144,15 +146,21 @@ def test_reads_race_the_cleaner_swap(open_log, clock):
                 for r in records:
                     latest[r.key] = r.value
                 assert latest == values  # old or new segments, the newest value per key is always there
+                reads[i] += 1
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
 
-    threads = [threading.Thread(target=reader) for _ in range(2)]
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(2)]
     for t in threads:
         t.start()
     stats = clean_log(plog, clock.milliseconds())
     plog.purge_deleted_segments()
-    time.sleep(0.2)
+    swapped = list(reads)  # reads started before the purge finished may still hold the old segments
+    wait_until(
+        lambda: errors or all(n >= before + 2 for n, before in zip(reads, swapped)),
+        10,
+        "each reader to read the cleaned log twice",
+    )
     stop.set()
     for t in threads:
         t.join()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
 from broker.log import LogConfig, LogError, LogManager
+from tests.waiting import wait_until
 
 from .helpers import batch, read_all, value_batch
 
@@ -255,10 +255,7 @@ def test_the_background_thread_runs_retention(dirs, clock):
             plog.append_as_leader(value_batch(1), leader_epoch=0)
         plog.high_watermark = plog.log_end_offset
         clock.advance(10_000)
-        deadline = time.monotonic() + 5
-        while plog.log_start_offset < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert plog.log_start_offset == 2
+        wait_until(lambda: plog.log_start_offset == 2, 5, "the maintenance thread's retention pass")
     finally:
         manager.shutdown()
         manager.shutdown()
