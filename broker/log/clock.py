@@ -1,8 +1,12 @@
-"""Time sources for the log store: the wall clock, and a manual clock that tests move by hand.
+"""Time sources for the log store and the coordinators: the wall clock, and a manual clock that tests move
+by hand.
 
-Retention, segment rolling, flush intervals, tombstone expiry and LogAppendTime timestamps all read
-``Clock.milliseconds()`` (milliseconds since the epoch), so a test can drive them without sleeping.
-Both clocks are safe to read from any thread; ``ManualClock.advance``/``set`` are meant for the test
+Retention, segment rolling, flush intervals, tombstone expiry and LogAppendTime timestamps, group sessions,
+rebalance timeouts and offset retention, transaction timeouts and transactional id expiry all read
+``Clock.milliseconds()`` (milliseconds since the epoch), so a test can drive them without sleeping: a broker
+takes one as ``Broker(clock=...)``/``EmbeddedBroker(clock=...)``. The schedules that run those checks (the
+log manager's thread, the coordinators' tickers) keep real intervals; what they decide depends only on the
+clock. Both clocks are safe to read from any thread; ``ManualClock.advance``/``set`` are meant for the test
 thread.
 """
 
