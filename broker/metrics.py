@@ -27,7 +27,7 @@ Read when scraped, from a snapshot taken on the event loop (so the HTTP thread n
     kafka_coordinator_transaction_transactionstatemanager_numtransactions{state}   transactional ids this
       broker coordinates, by state (kafkalog's own, named as NumGroups: a transaction stuck in Ongoing or
       PrepareCommit shows here)
-    kafka_consumergroup_lag{group,topic,partition}   high watermark - committed offset, for the groups this
+    kafka_consumergroup_lag{consumergroup,topic,partition}   high watermark - committed offset, for the groups this
       broker coordinates and the partitions it holds a replica of (a follower's high watermark trails the
       leader's by at most a fetch)
     kafka_server_socketservermetrics_connection_count   open client connections

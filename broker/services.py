@@ -2,8 +2,9 @@
 
 Handlers receive ``ctx.services`` and nothing else of the broker, so what an API can touch is written
 down here (and a test keeps ``broker.handlers`` from importing ``broker.server`` or ``broker.network``).
-Built by ``Broker`` once its components exist, before the listeners open; the coordinator and the
-replica fetchers join it when they land.
+Built by ``Broker`` once its components exist, before the listeners open; every field is required, so a
+handler never checks for a missing part. Tests that call handlers directly build one with
+``tests/broker/services_builder.py`` (real, unstarted parts; fakes where a test asks for them).
 
 Concurrency: the services live on the broker's event loop; ``run_blocking`` moves a blocking call (a
 registry write) to the broker's thread pool.
@@ -54,14 +55,15 @@ class BrokerServices:
     """The effective log configuration of a topic with these overrides of the broker defaults."""
     run_blocking: Callable[..., Awaitable[Any]]
     is_stopping: Callable[[], bool]
-    group_coordinator: GroupCoordinator | None = None
-    """Consumer groups and committed offsets (``broker.coordinator``); None only in handler tests without one."""
-    controller: Controller | None = None
-    """This broker's controller (active only while it holds ``/controller``); serves ControlledShutdown."""
-    metrics: BrokerMetrics | None = None
-    """Counters of requests and traffic (``broker.metrics``); None in handler tests without one."""
-    txn_coordinator: TransactionCoordinator | None = None
-    """Transactional ids and their transactions (``__transaction_state``); None in handler tests without one."""
+    group_coordinator: GroupCoordinator
+    """Consumer groups and committed offsets (``broker.coordinator``)."""
+    controller: Controller
+    """This broker's controller (active only while it holds ``/controller``); serves ControlledShutdown and
+    the reassignment APIs."""
+    metrics: BrokerMetrics
+    """Counters of requests and traffic (``broker.metrics``)."""
+    txn_coordinator: TransactionCoordinator
+    """Transactional ids and their transactions (``__transaction_state``)."""
 
     @property
     def stopping(self) -> bool:

@@ -18,17 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from broker.coordinator.group import GroupError
 from broker.coordinator.offset_store import CommittedOffset
-from spark_kafkalog.protocol import ErrorCode
 
 
 def coordinator(ctx):
-    """The broker's group coordinator; ``GroupError(COORDINATOR_NOT_AVAILABLE)`` when it has none."""
-    gc = ctx.services.group_coordinator
-    if gc is None:
-        raise GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no group coordinator")
-    return gc
+    """The broker's group coordinator."""
+    return ctx.services.group_coordinator
 
 
 def client_host(ctx) -> str:

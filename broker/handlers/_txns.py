@@ -4,7 +4,6 @@ AddOffsetsToTxn v2, EndTxn v2, TxnOffsetCommit v3; older versions get INVALID_PR
 
 from __future__ import annotations
 
-from broker.coordinator.txn_coordinator import TxnError
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 _FENCED_FROM = {
@@ -17,11 +16,8 @@ _FENCED_FROM = {
 
 
 def txn_coordinator(ctx):
-    """The broker's transaction coordinator; ``TxnError(COORDINATOR_NOT_AVAILABLE)`` when it has none."""
-    tc = ctx.services.txn_coordinator
-    if tc is None:
-        raise TxnError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no transaction coordinator")
-    return tc
+    """The broker's transaction coordinator."""
+    return ctx.services.txn_coordinator
 
 
 def wire_error(code: ErrorCode, api_key: ApiKey, version: int) -> ErrorCode:

@@ -24,7 +24,7 @@ async def handle(ctx, request):
         for p in t.partitions:
             requests[(t.name, p.partition_index)] = None if p.replicas is None else tuple(p.replicas)
     results = None
-    if controller is not None and controller.is_active:
+    if controller.is_active:
         results = await controller.alter_reassignments(requests)
     R = _API.Response
     if results is None:

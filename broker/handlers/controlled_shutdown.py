@@ -17,7 +17,7 @@ _API = API_BY_KEY[API_KEY]
 async def handle(ctx, request):
     services = ctx.services
     controller = services.controller
-    if controller is None or not controller.is_active:
+    if not controller.is_active:
         return _API.Response(error_code=ErrorCode.NOT_CONTROLLER, remaining_partitions=[])
     if request.broker_id not in services.metadata.brokers:
         return _API.Response(error_code=ErrorCode.BROKER_NOT_AVAILABLE, remaining_partitions=[])

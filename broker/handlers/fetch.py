@@ -56,7 +56,7 @@ async def handle(ctx, request):
         remaining = deadline - loop.time()
         gone = ctx.disconnected is not None and ctx.disconnected.done()  # nobody left to answer
         if total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping or gone:
-            if total and ctx.services.metrics is not None:
+            if total:
                 _count_bytes_out(ctx.services.metrics, responses, follower=request.replica_id >= 0)
             return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
         notifiers = [p.append_notifier if request.replica_id >= 0 else p.data_notifier for p in partitions]

@@ -30,7 +30,7 @@ async def _lookup(ctx, key_type: int, key: str) -> tuple[ErrorCode, str | None, 
         tc = ctx.services.txn_coordinator
         if not key:
             return ErrorCode.INVALID_REQUEST, "the transactional id is empty", -1, "", -1
-        if tc is None or ctx.services.stopping:
+        if ctx.services.stopping:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no transaction coordinator now", -1, "", -1
         code, node = await tc.find_coordinator(key)
     elif key_type != 0:
@@ -39,7 +39,7 @@ async def _lookup(ctx, key_type: int, key: str) -> tuple[ErrorCode, str | None, 
     else:
         if not key:
             return ErrorCode.INVALID_GROUP_ID, "the group id is empty", -1, "", -1
-        if ctx.services.group_coordinator is None or ctx.services.stopping:
+        if ctx.services.stopping:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no group coordinator now", -1, "", -1
         code, node = await coordinator(ctx).find_coordinator(key)
     info = ctx.services.metadata.brokers.get(node)

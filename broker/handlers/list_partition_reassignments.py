@@ -20,7 +20,7 @@ async def handle(ctx, request):
         for t in request.topics:
             wanted.setdefault(t.name, []).extend(t.partition_indexes)
     ongoing = None
-    if controller is not None and controller.is_active:
+    if controller.is_active:
         ongoing = await controller.list_reassignments(wanted)
     R = _API.Response
     if ongoing is None:

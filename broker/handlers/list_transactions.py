@@ -19,8 +19,8 @@ async def handle(ctx, request):
     tc = ctx.services.txn_coordinator
     states = {s for s in (TxnState.from_display(n) for n in request.state_filters) if s is not None}
     unknown = [n for n in request.state_filters if TxnState.from_display(n) is None]
-    if tc is None or tc.topic.loading:
-        code = ErrorCode.COORDINATOR_NOT_AVAILABLE if tc is None else ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    if tc.topic.loading:
+        code = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return Resp(throttle_time_ms=0, error_code=code, unknown_state_filters=unknown, transaction_states=[])
     if request.state_filters and not states:
         found = []

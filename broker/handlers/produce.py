@@ -95,7 +95,7 @@ async def handle(ctx, request):
                 entry.error_message = f"unexpected error appending to {topic.name}-{pd.index}: {type(e).__name__}"
                 log.exception("produce to %s-%d from %s failed", topic.name, pd.index, ctx.peer)
                 continue
-            if b.metrics is not None and not info.duplicate:
+            if not info.duplicate:
                 b.metrics.produced(topic.name, len(records), info.num_records)
             entry.base_offset = info.first_offset
             entry.log_append_time_ms = info.log_append_time

@@ -295,10 +295,9 @@ class ClientConnection:
             client=self.client,
         )
         received = self.loop.time()
-        metrics = self.server.services.metrics
-        handling = entry.handler(ctx, request.body)
-        if metrics is not None:
-            handling = self._timed(handling, request.api.name, header.api_version, received, metrics)
+        handling = self._timed(
+            entry.handler(ctx, request.body), request.api.name, header.api_version, received, ctx.services.metrics
+        )
         task = self.loop.create_task(handling, name=f"{request.api.name}-{header.correlation_id}")
         self._in_flight.append(task)
         if pooled is not None:
