@@ -1,65 +1,21 @@
-"""The `kafkalog` console commands, run as real processes."""
+"""The `kafkalog` console commands, run as real processes against one `kafkalog cluster up` of two brokers
+(topics, produce, consume, offsets, dump-log, a dying broker); its last tests stop and restart that cluster."""
 
 from __future__ import annotations
 
 import os
 import re
-import selectors
 import signal
-import socket
 import subprocess
-import sys
 import time
 
 import pytest
 
 from tests.waiting import wait_until
 
+from .cli_process import CLI, NOT_A_HANG_S, LineReader, fails_in_one_line, read_line, run
+
 pytestmark = pytest.mark.integration
-
-CLI = [sys.executable, "-m", "broker.cli"]
-NOT_A_HANG_S = 15  # a correctness bound (no 60 s wait), far above the few seconds these take
-
-
-def run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], input=stdin, capture_output=True, text=True, timeout=timeout)
-
-
-def read_line(proc: subprocess.Popen, prefix: str, timeout: float = 90) -> str:
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    try:
-        while sel.select(timeout):
-            line = proc.stdout.readline()
-            if not line:
-                break
-            if line.startswith(prefix):
-                return line.strip()
-    finally:
-        sel.close()
-    raise AssertionError(
-        f"no line starting with {prefix!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
-    )
-
-
-def fails_in_one_line(*args: str, stdin: str | None = None, code: int | None = None) -> str:
-    """Run a command that must fail: non-zero exit (``code`` when given), no traceback, within
-    ``NOT_A_HANG_S``; returns its one ``kafkalog: ...`` line (a broker may log other lines before it)."""
-    started = time.monotonic()
-    r = run(*args, stdin=stdin, timeout=60)
-    took = time.monotonic() - started
-    assert r.returncode != 0 if code is None else r.returncode == code, (r.returncode, r.stderr)
-    assert "Traceback" not in r.stderr, r.stderr
-    lines = [line for line in r.stderr.splitlines() if line.startswith("kafkalog:")]
-    assert len(lines) == 1, r.stderr
-    assert took < NOT_A_HANG_S, f"took {took:.1f} s: {r.stderr}"
-    return lines[0]
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -163,170 +119,6 @@ def test_cluster_up_twice_on_one_data_dir_refuses_and_leaves_the_running_cluster
     assert (zoo_cfg.read_bytes(), zoo_cfg.stat().st_mtime_ns, sorted(p.name for p in data.iterdir())) == before
     assert proc.poll() is None
     assert run("topics", "list", "--bootstrap-server", bootstrap).returncode == 0
-
-
-def test_bad_config_names_the_key(tmp_path):
-    cfg = tmp_path / "server.properties"
-    cfg.write_text("broker.id=1\nzookeeper.connect=localhost:1\nnum.partitions=zero\n")
-    r = run("broker", "start", "--config", str(cfg))
-    assert r.returncode == 1 and "num.partitions" in r.stderr and "expected int" in r.stderr
-    r = run("broker", "start", "--config", str(cfg), "--override", "num.partitions=2", "--override", "broker.id=x")
-    assert r.returncode == 1 and "broker.id" in r.stderr
-
-
-def test_binary_bytes_in_server_properties_are_reported_in_one_line(tmp_path):
-    cfg = tmp_path / "server.properties"
-    cfg.write_bytes(b"broker.id=1\nzookeeper.connect=localhost:1\n\xff\xfe\x00junk=\x80\n")
-    line = fails_in_one_line("broker", "start", "--config", str(cfg))
-    assert f"{cfg} is not a UTF-8 text file (byte 0xff at offset" in line
-
-
-def test_broker_start_where_no_zookeeper_listens_fails_within_seconds(tmp_path):
-    zk = f"127.0.0.1:{closed_port()}"
-    cfg = tmp_path / "server.properties"
-    cfg.write_text(
-        f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs={tmp_path / 'logs'}\nzookeeper.connect={zk}\n"
-    )
-    line = fails_in_one_line("broker", "start", "--config", str(cfg))
-    assert f"cannot connect to ZooKeeper at {zk} (connection refused)" in line
-
-
-def test_a_log_dir_that_is_a_file_says_so(tmp_path):
-    file = tmp_path / "not-a-dir"
-    file.write_text("x")
-    cfg = tmp_path / "server.properties"
-    cfg.write_text(f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs={file}\nzookeeper.connect=localhost:1\n")
-    line = fails_in_one_line("broker", "start", "--config", str(cfg))
-    assert f"log dir (log.dirs) {file} is a regular file, not a directory" in line
-
-
-@pytest.mark.parametrize("command", ["cluster", "zookeeper"])
-def test_a_data_dir_that_is_a_file_says_so(tmp_path, command):
-    file = tmp_path / "not-a-dir"
-    file.write_text("x")
-    args = ("cluster", "up", "--brokers", "1") if command == "cluster" else ("zookeeper", "start", "--port", "0")
-    line = fails_in_one_line(*args, "--data-dir", str(file))
-    assert f"data dir {file} is a regular file, not a directory" in line
-    assert file.read_text() == "x"
-
-
-@pytest.mark.parametrize(
-    ("args", "problem"),
-    [
-        (("cluster", "up", "--brokers", "0", "--data-dir", "unused"), "cluster up needs --brokers 1 or more, not 0"),
-        (
-            ("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--offset", "5"),
-            "--offset needs --partition",
-        ),
-        (
-            ("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--partition", "0", "--offset", "soon"),
-            "--offset must be earliest, latest or an offset of 0 or more, not 'soon'",
-        ),
-        (
-            ("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--format", "%t %x"),
-            "--format: unknown token %x at position 3",
-        ),
-        (
-            ("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--property", "print.keys=true"),
-            "unknown --property 'print.keys'",
-        ),
-        (
-            ("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--property", "print.key=yes"),
-            "--property print.key must be true or false, not 'yes'",
-        ),
-        (
-            ("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--format", "%s", "--property", "a=b"),
-            "--format and --property are alternatives",
-        ),
-        (
-            ("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--group", "g", "--partition", "0"),
-            "cannot be combined with --partition or --offset",
-        ),
-        (("consume", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--max-messages", "0"), "--max-messages"),
-        (("offsets", "--bootstrap-server", "127.0.0.1:1", "--time", "yesterday"), "offsets --time must be -1"),
-        (("offsets", "--bootstrap-server", "127.0.0.1:1", "--partitions", "0"), "offsets --partitions needs --topic"),
-        (
-            ("offsets", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--partitions", "3-1"),
-            "ids or ranges like 0,2-4, not '3-1'",
-        ),
-        (("topics", "alter", "--bootstrap-server", "127.0.0.1:1", "--topic", "t"), "topics alter needs --partitions"),
-        (("topics", "alter", "--bootstrap-server", "127.0.0.1:1", "--partitions", "3"), "topics alter needs --topic"),
-        (
-            ("topics", "delete", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--if-not-exists"),
-            "--if-not-exists applies to topics create only",
-        ),
-        (("dump-log", "--files", ","), "dump-log --files needs at least one file"),
-        (("cluster", "restart-broker", "--data-dir", "unused", "--broker", "0"), "needs a broker id of 1 or more"),
-    ],
-    ids=[
-        "no-brokers",
-        "offset-without-partition",
-        "offset-word",
-        "format-token",
-        "unknown-property",
-        "property-not-boolean",
-        "format-and-property",
-        "group-with-partition",
-        "max-messages-0",
-        "offsets-time",
-        "offsets-partitions-without-topic",
-        "offsets-partition-range",
-        "alter-without-partitions",
-        "alter-without-topic",
-        "if-not-exists-on-delete",
-        "dump-log-no-files",
-        "restart-broker-id",
-    ],
-)
-def test_usage_mistakes_are_one_line_with_exit_code_2(args, problem):
-    assert problem in fails_in_one_line(*args, code=2)
-
-
-@pytest.mark.parametrize(
-    ("args", "stdin"),
-    [
-        (("topics", "list"), None),
-        (("produce", "--topic", "t"), "a line\n"),
-        (("consume", "--topic", "t", "--from-beginning"), None),
-        (("offsets", "--topic", "t"), None),
-        (("topics", "alter", "--topic", "t", "--partitions", "4"), None),
-    ],
-    ids=["topics", "produce", "consume", "offsets", "topics-alter"],
-)
-def test_client_commands_against_a_dead_address_fail_within_seconds_naming_it(args, stdin):
-    dead = f"127.0.0.1:{closed_port()}"
-    line = fails_in_one_line(*args, "--bootstrap-server", dead, stdin=stdin)
-    assert f"cannot connect to any bootstrap server: {dead} (connection refused)" in line
-
-
-def test_cluster_up_refuses_a_recorded_port_that_another_process_holds(tmp_path):
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        holder.listen()
-        port = holder.getsockname()[1]
-        (tmp_path / "ports.properties").write_text(f"zookeeper.port={closed_port()}\nbroker.1.port={port}\n")
-        line = fails_in_one_line("cluster", "up", "--brokers", "1", "--data-dir", str(tmp_path), code=1)
-    assert f"port {port} recorded for broker.1 in {tmp_path / 'ports.properties'} is in use" in line
-
-
-def test_restart_broker_without_a_running_cluster_says_so(tmp_path):
-    line = fails_in_one_line("cluster", "restart-broker", "--data-dir", str(tmp_path), "--broker", "1", code=1)
-    assert f"no kafkalog cluster up has run on {tmp_path}" in line
-
-
-def test_zookeeper_start_and_stop(tmp_path):
-    proc = subprocess.Popen(
-        [*CLI, "zookeeper", "start", "--data-dir", str(tmp_path), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = read_line(proc, "zookeeper.connect=")
-        assert re.fullmatch(r"zookeeper\.connect=127\.0\.0\.1:\d+", line)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0
 
 
 def _admin_topic(bootstrap: str, name: str, partitions: int, **config: str) -> None:
@@ -576,38 +368,6 @@ def test_a_broker_that_dies_is_reported_restarted_and_restartable_by_hand(cli_cl
     assert run("topics", "list", "--bootstrap-server", bootstrap).returncode == 0
 
 
-class LineReader:
-    """Lines of a child's pipe read with ``os.read`` (no buffered reader that would hide lines from select)."""
-
-    def __init__(self, pipe) -> None:
-        self.fd = pipe.fileno()
-        self.buffer = b""
-
-    def next_line(self, timeout: float) -> str | None:
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            with selectors.DefaultSelector() as sel:
-                sel.register(self.fd, selectors.EVENT_READ)
-                if not sel.select(remaining):
-                    return None
-            chunk = os.read(self.fd, 65536)
-            if not chunk:
-                return None
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line.decode(errors="replace").strip()
-
-    def wait_for(self, matches, timeout: float = 90) -> str:
-        deadline = time.monotonic() + timeout
-        while (line := self.next_line(max(0.0, deadline - time.monotonic()))) is not None:
-            if matches(line):
-                return line
-        raise AssertionError(f"no matching line within {timeout} s")
-
-
 def test_cluster_up_stops_cleanly_on_sigint(cli_cluster):
     proc, _, data = cli_cluster
     pids = []
@@ -642,113 +402,3 @@ def test_cluster_up_again_on_the_same_data_dir_keeps_its_ports(cli_cluster):
     finally:
         again.send_signal(signal.SIGINT)
         assert again.wait(60) == 0
-
-
-STOP_SANITY_S = 20  # a sanity bound only: 3 brokers stop in about a second here; before the fix 5-11 s
-
-
-def start_cluster_up(data, *extra: str) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen(
-        [*CLI, "cluster", "up", "--data-dir", str(data), *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    return proc, read_line(proc, "bootstrap.servers=").split("=", 1)[1]
-
-
-def assert_stopped_cleanly(proc: subprocess.Popen, data, brokers: int) -> str:
-    """``cluster up`` exited 0 without a traceback; every broker's controlled shutdown succeeded at its first
-    attempt (a failed one logs ``controlled shutdown attempt``); returns ``cluster up``'s stderr."""
-    assert proc.wait(60) == 0
-    err = proc.stderr.read()
-    assert "Traceback" not in err and "UNKNOWN_SERVER_ERROR" not in err, err
-    assert "stopping the cluster" in err
-    for b in range(1, brokers + 1):
-        log = (data / f"broker-{b}" / "broker.log").read_text()
-        assert "Traceback" not in log and "UNKNOWN_SERVER_ERROR" not in log, log[-3000:]
-        assert "controlled shutdown attempt" not in log, log[-3000:]
-        assert f"broker {b}: controlled shutdown done" in log, log[-3000:]
-    return err
-
-
-def preferred_leaders_in_sync(bootstrap: str, topic: str, partitions: int) -> bool:
-    """Every partition of ``topic`` is led by its first replica, with every replica in the ISR."""
-    r = run("topics", "describe", "--bootstrap-server", bootstrap, "--topic", topic)
-    rows = re.findall(r"Partition: (\d+)\tLeader: (\S+)\tReplicas: (\S+)\tIsr: (\S+)", r.stdout)
-    return len(rows) == partitions and all(
-        leader == replicas.split(",")[0] and sorted(isr.split(",")) == sorted(replicas.split(","))
-        for _, leader, replicas, isr in rows
-    )
-
-
-def test_cluster_stop_without_a_running_cluster_says_so(tmp_path):
-    line = fails_in_one_line("cluster", "stop", "--data-dir", str(tmp_path), code=1)
-    assert line == f"kafkalog: nothing to stop: no kafkalog cluster up is running on {tmp_path}"
-
-
-def test_cluster_stop_from_another_shell_stops_the_brokers_then_zookeeper(tmp_path):
-    proc, bootstrap = start_cluster_up(tmp_path, "--brokers", "3")
-    try:
-        created = run("topics", "create", "--bootstrap-server", bootstrap, "--topic", "stop-me", "--partitions", "6",
-                      "--replication-factor", "3")  # fmt: skip
-        assert created.returncode == 0, created.stderr
-        pids = dict(line.split("=", 1) for line in (tmp_path / "pids.properties").read_text().splitlines()[1:])
-        ports = bootstrap.split(",")
-        started = time.monotonic()
-        r = run("cluster", "stop", "--data-dir", str(tmp_path), timeout=120)
-        took = time.monotonic() - started
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert (r.returncode, r.stderr) == (0, ""), r.stderr
-    assert r.stdout.splitlines() == [
-        *(f"stopped broker {b} (pid {pids[f'broker.{b}.pid']}, {ports[b - 1]})" for b in (1, 2, 3)),
-        f"stopped ZooKeeper (pid {pids['zookeeper.pid']}, {re.search(r'zookeeper.connect=(.*)', (tmp_path / 'broker-1' / 'server.properties').read_text()).group(1)})",
-        f"stopped kafkalog cluster up (pid {proc.pid}) on {tmp_path}",
-    ]  # fmt: skip
-    assert_stopped_cleanly(proc, tmp_path, 3)
-    assert took < STOP_SANITY_S, f"cluster stop took {took:.1f} s"
-    for pid in pids.values():
-        with pytest.raises(ProcessLookupError):
-            os.kill(int(pid), 0)
-    assert not (tmp_path / "pids.properties").exists()
-    again = fails_in_one_line("cluster", "stop", "--data-dir", str(tmp_path), code=1)
-    assert again == f"kafkalog: nothing to stop: no kafkalog cluster up is running on {tmp_path}"
-
-
-def test_a_quick_sigint_stops_three_brokers_in_seconds_and_the_next_run_keeps_the_metrics_ports(tmp_path):
-    import urllib.request
-
-    proc, bootstrap = start_cluster_up(tmp_path, "--brokers", "3", "--metrics")
-    try:
-        created = run("topics", "create", "--bootstrap-server", bootstrap, "--topic", "quick", "--partitions", "6",
-                      "--replication-factor", "3")  # fmt: skip
-        assert created.returncode == 0, created.stderr
-        started = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        err = assert_stopped_cleanly(proc, tmp_path, 3)
-        took = time.monotonic() - started
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert took < STOP_SANITY_S, f"the stop took {took:.1f} s"
-    first = re.findall(r"broker (\d) serving at \S+, metrics at (\S+)", err)
-    assert len(first) == 3, err
-    ports = (tmp_path / "ports.properties").read_text()
-    for b, url in first:
-        assert f"broker.{b}.metrics.port={url.rsplit(':', 1)[1].split('/')[0]}" in ports
-    again, bootstrap_again = start_cluster_up(tmp_path, "--brokers", "3", "--metrics")
-    try:
-        assert bootstrap_again == bootstrap
-        with urllib.request.urlopen(first[0][1], timeout=10) as response:
-            assert b"kafka_server_replicamanager_partitioncount" in response.read()
-        # the last broker to stop led every partition; once the others caught up, the preferred leaders are back
-        # (the controller checks at once, not after leader.imbalance.check.interval.seconds=300)
-        wait_until(lambda: preferred_leaders_in_sync(bootstrap, "quick", 6), 60, "the preferred leaders back")
-        again.send_signal(signal.SIGINT)
-        second = re.findall(r"broker (\d) serving at \S+, metrics at (\S+)", assert_stopped_cleanly(again, tmp_path, 3))
-    finally:
-        if again.poll() is None:
-            again.kill()
-    assert second == first
