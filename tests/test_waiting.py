@@ -1,5 +1,6 @@
 """The waiting helpers: wait_until returns the first truthy value or fails naming what it waited for;
-stays_true returns after its duration or fails, naming what, at the first falsy check; the async variants alike."""
+stays_true returns after its duration or fails, naming what, at the first falsy check; the async variants alike,
+with a plain or a coroutine condition."""
 
 from __future__ import annotations
 
@@ -51,5 +52,19 @@ def test_the_async_variants_let_the_event_loop_run_between_polls():
         asyncio.get_running_loop().call_later(0.1, flag.clear)
         with pytest.raises(AssertionError, match=r"the flag stopped holding after .*s of 10s"):
             await stays_true_async(flag.is_set, 10, what="the flag")
+
+    asyncio.run(asyncio.wait_for(main(), 5))
+
+
+def test_the_async_variants_await_a_coroutine_condition():
+    async def main():
+        calls = itertools.count()
+
+        async def third_call():
+            await asyncio.sleep(0)
+            return next(calls) >= 2
+
+        assert await wait_until_async(third_call, timeout_s=5, what="the third call") is True
+        await stays_true_async(third_call, 0.1, what="later calls")
 
     asyncio.run(asyncio.wait_for(main(), 5))

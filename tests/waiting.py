@@ -1,12 +1,14 @@
 """Waiting in tests that watch another thread or process: until a condition holds, or for as long as it must hold.
 
 Every helper polls every 50 ms and fails with an AssertionError naming ``what``; the ``_async`` variants sleep
-with ``asyncio.sleep`` so the event loop they run on keeps going.
+with ``asyncio.sleep`` so the event loop they run on keeps going, and await ``cond()`` when it returns an awaitable
+(a coroutine function as the condition).
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Callable
 from typing import Any
@@ -38,11 +40,16 @@ def stays_true(cond: Callable[[], Any], duration_s: float, what: str = "the cond
         time.sleep(min(POLL_S, left))
 
 
+async def _check(cond: Callable[[], Any]) -> Any:
+    value = cond()
+    return await value if inspect.isawaitable(value) else value
+
+
 async def wait_until_async(cond: Callable[[], Any], timeout_s: float = 10.0, what: str = "the condition") -> Any:
     """``wait_until`` inside a coroutine: the event loop runs between the polls."""
     deadline = time.monotonic() + timeout_s
     while True:
-        value = cond()
+        value = await _check(cond)
         if value:
             return value
         if time.monotonic() >= deadline:
@@ -54,7 +61,7 @@ async def stays_true_async(cond: Callable[[], Any], duration_s: float, what: str
     """``stays_true`` inside a coroutine: the event loop runs between the checks."""
     start = time.monotonic()
     while True:
-        if not cond():
+        if not await _check(cond):
             raise AssertionError(f"{what} stopped holding after {time.monotonic() - start:.2f}s of {duration_s}s")
         left = start + duration_s - time.monotonic()
         if left <= 0:
