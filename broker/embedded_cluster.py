@@ -162,14 +162,16 @@ class EmbeddedCluster:
 
     def _await_ready(self, broker_id: int) -> None:
         proc = self.processes[broker_id]
+        stdout = proc.stdout
+        assert stdout is not None, "brokers are started with stdout=PIPE"
         deadline = time.monotonic() + self._timeout
         sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
+        sel.register(stdout, selectors.EVENT_READ)
         line = b""
         try:
             while time.monotonic() < deadline:
                 if sel.select(timeout=0.2):
-                    line = proc.stdout.readline()
+                    line = stdout.readline()
                     if line.decode(errors="replace").startswith(READY_PREFIX):
                         return
                     if not line:

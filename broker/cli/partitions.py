@@ -214,7 +214,9 @@ def cmd_partitions(args: argparse.Namespace) -> int:
         print(f"kafkalog: {e}", file=sys.stderr)
         return 1
     if plan is None and not args.list:
-        plan = {(args.topic, args.partition): parse_replicas(args.replicas)}
+        replicas = parse_replicas(args.replicas)
+        assert replicas is not None, "usage_error checked --replicas"
+        plan = {(args.topic, args.partition): replicas}
         args.execute = True
     try:
         with AdminClient(args.bootstrap_server) as admin:
@@ -227,6 +229,7 @@ def cmd_partitions(args: argparse.Namespace) -> int:
                         f"removing: {_ids(r.removing_replicas)}."
                     )
                 return 0
+            assert plan is not None, "a plan file or --topic/--partition/--replicas unless --list"
             tps = {TopicPartition(t, p): r for (t, p), r in plan.items()}
             if args.execute:
                 current = _current_assignment(admin, {tp.topic for tp in tps})

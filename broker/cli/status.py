@@ -114,7 +114,7 @@ def _ranges(values: list[int]) -> str:
     """[0, 1, 2, 5] -> '0-2,5'."""
     out: list[str] = []
     start = prev = values[0]
-    for v in values[1:] + [None]:  # type: ignore[list-item]
+    for v in [*values[1:], None]:
         if v is not None and v == prev + 1:
             prev = v
             continue

@@ -343,6 +343,7 @@ class MemoryRegistry(ClusterRegistry):
         if what == "deletions":
             return sorted(s.deletions)
         if what == "states":
+            assert topic is not None, "a states watch is of one topic"
             return dict(s.states.get(topic, {}))
         if what == "controller":
             return None if s.controller is None else s.controller[0]

@@ -48,6 +48,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from broker.processes import death_signal_preexec, free_port
 
@@ -167,7 +168,7 @@ def _four_letter_word(host: str, port: int, word: bytes, timeout: float = 1.0) -
     """Send a four-letter command and return the whole reply (the server closes after answering)."""
     with socket.create_connection((host, port), timeout=timeout) as s:
         s.sendall(word)
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             chunk = s.recv(65536)
             if not chunk:
@@ -223,6 +224,7 @@ class ZooKeeperServer:
         self._classpath = classpath
         self._jvm_options = tuple(jvm_options)
         self._process: subprocess.Popen | None = None
+        self._stdout_file: IO[bytes] | None = None  # the child's stdout and stderr, open while it runs
         self._lock = threading.Lock()
         self.admin_port: int | None = None
         self.startup_seconds: float | None = None

@@ -285,13 +285,13 @@ class TopicAdmin:
                 held.update(reps)
         now = time.monotonic()
         for token, r in list(self._reservations.items()):
-            t = topics.get(r.name)
-            unseen = [reps for p, reps in r.replicas.items() if t is None or p not in t.replicas]
+            shown = topics.get(r.name)
+            unseen = [planned for p, planned in r.replicas.items() if shown is None or p not in shown.replicas]
             if not unseen or now > r.expires:
                 del self._reservations[token]
                 continue
-            for reps in unseen:
-                held.update(reps)
+            for planned in unseen:
+                held.update(planned)
         return held
 
     # -- step 3: write --------------------------------------------------------------------------------

@@ -196,6 +196,7 @@ class Group:
                 f"{client_id}-{uuid.uuid4()}" if group_instance_id is None else f"{group_instance_id}-{uuid.uuid4()}"
             )
             if static_id is not None:  # a static member restarted: it takes over its old slot
+                assert group_instance_id is not None, "static_id is looked up by the instance id"
                 old = self.members.pop(static_id)
                 if self.leader_id == static_id:
                     self.leader_id = new_id
@@ -224,17 +225,19 @@ class Group:
                 self.pending_members[new_id] = now
                 self.pending_session_ms[new_id] = session_timeout_ms
                 raise GroupError(ErrorCode.MEMBER_ID_REQUIRED, "rejoin with the assigned member id", member_id=new_id)
-            return new_id, self._add_member(
+            self._add_member(
                 new_id, group_instance_id, client_id, client_host, session_timeout_ms, rebalance_timeout_ms,
                 protocol_type, protocols, now,
             )  # fmt: skip
+            return new_id, None  # the new member waits for the rebalance
         if member_id in self.pending_members:
             del self.pending_members[member_id]
             self.pending_session_ms.pop(member_id, None)
-            return member_id, self._add_member(
+            self._add_member(
                 member_id, group_instance_id, client_id, client_host, session_timeout_ms, rebalance_timeout_ms,
                 protocol_type, protocols, now,
             )  # fmt: skip
+            return member_id, None
         member = self._check_member(member_id, group_instance_id)
         return self._join_known(member, protocols, session_timeout_ms, rebalance_timeout_ms, now)
 
@@ -246,15 +249,15 @@ class Group:
 
     def _add_member(
         self,
-        member_id,
-        group_instance_id,
-        client_id,
-        client_host,
-        session_ms,
-        rebalance_ms,
-        protocol_type,
-        protocols,
-        now,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        session_ms: int,
+        rebalance_ms: int,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        now: int,
     ) -> None:
         if self.is_empty:
             self.protocol_type = protocol_type
@@ -266,9 +269,17 @@ class Group:
             self.static_members[group_instance_id] = member_id
         if self.state is not GroupState.PREPARING_REBALANCE:
             self.prepare_rebalance(now)
-        return None
 
-    def _join_known(self, member, protocols, session_ms, rebalance_ms, now, *, force: bool = False):
+    def _join_known(
+        self,
+        member: Member,
+        protocols: list[tuple[str, bytes]],
+        session_ms: int,
+        rebalance_ms: int,
+        now: int,
+        *,
+        force: bool = False,
+    ) -> tuple[str, JoinResult | None]:
         member.session_timeout_ms = session_ms
         member.rebalance_timeout_ms = rebalance_ms
         member.last_heartbeat_ms = now

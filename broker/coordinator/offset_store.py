@@ -172,6 +172,7 @@ class OffsetStore:
         for batch in iter_log_batches(plog):
             header = batch.header() if batch.magic == 2 else None
             if batch.is_control:
+                assert header is not None, "only a v2 batch is a control batch"
                 marker = end_txn_marker(batch)
                 if marker is not None:
                     self.end_txn(header.producer_id, partition, marker, header.base_offset)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from spark_kafkalog.client.errors import KafkaClientError
@@ -84,16 +83,20 @@ class TxnMarkerSender:
     ) -> set[tuple[str, int]]:
         """The partitions of ``tps`` that are finished (written, or dropped for good)."""
         Req = API_BY_KEY[ApiKey.WRITE_TXN_MARKERS].Request
+        Marker = Req.WritableTxnMarker
         topics: dict[str, list[int]] = {}
         for t, p in tps:
             topics.setdefault(t, []).append(p)
         request = Req(
             markers=[
-                SimpleNamespace(
+                Marker(
                     producer_id=pid,
                     producer_epoch=epoch,
                     transaction_result=commit,
-                    topics=[SimpleNamespace(name=t, partition_indexes=sorted(ps)) for t, ps in sorted(topics.items())],
+                    topics=[
+                        Marker.WritableTxnMarkerTopic(name=t, partition_indexes=sorted(ps))
+                        for t, ps in sorted(topics.items())
+                    ],
                     coordinator_epoch=coordinator_epoch,
                 )
             ]
@@ -103,9 +106,9 @@ class TxnMarkerSender:
             response = await conn.request(ApiKey.WRITE_TXN_MARKERS, request, timeout=REQUEST_TIMEOUT_S)
         except (KafkaClientError, OSError, TimeoutError) as e:
             log.info("transaction markers to broker %d failed (%s); retrying", leader, e)
-            conn = self._conns.pop(leader, None)
-            if conn is not None:
-                await conn.close()
+            dropped = self._conns.pop(leader, None)
+            if dropped is not None:
+                await dropped.close()
             return set()
         done: set[tuple[str, int]] = set()
         for marker in response.markers:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from broker.cluster.registry import BrokerInfo, PartitionState, TopicAssignment
@@ -20,7 +20,7 @@ from broker.cluster.registry import BrokerInfo, PartitionState, TopicAssignment
 class TopicMetadata:
     name: str
     topic_id: uuid.UUID
-    replicas: dict[int, list[int]]  # partition -> replica broker ids (assignment order; first = preferred)
+    replicas: dict[int, Sequence[int]]  # partition -> replica broker ids (assignment order; first = preferred)
     states: dict[int, PartitionState] = field(default_factory=dict)
     config: dict[str, str] = field(default_factory=dict)
 

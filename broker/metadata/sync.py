@@ -65,7 +65,7 @@ class MetadataSync:
         self._assignments: dict[str, TopicAssignment] = {}
         self._configs: dict[str, dict[str, str]] = {}
         self._pending_states: set[str] = set()
-        self._seen = set()
+        self._seen: set[str] = set()  # the kinds of update applied at least once ("brokers", "topics")
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -90,8 +90,9 @@ class MetadataSync:
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
 
-    def _post(self, kind: str, topic: str | None = None):
+    def _post(self, kind: str, topic: str | None = None) -> Callable[..., None]:
         loop = self._loop
+        assert loop is not None, "registry callbacks are made once started"
 
         def callback(value: Any = None) -> None:
             try:
@@ -130,6 +131,7 @@ class MetadataSync:
         elif kind == "configs":
             await self._configs_changed()
         elif kind == "states":
+            assert topic is not None, "a states update is of one topic"
             self._pending_states.discard(topic)
             assignment = self._assignments.get(topic)
             if assignment is None:

@@ -302,7 +302,8 @@ class ClientConnection:
         self._in_flight.append(task)
         if pooled is not None:
             frame.release()  # the request's fields hold their own views; the pool checks they are gone
-            task.add_done_callback(lambda _t, buf=pooled: self._pending_releases.append(buf))
+            buf = pooled
+            task.add_done_callback(lambda _t: self._pending_releases.append(buf))
         await self._put((request, task))
 
     async def _timed(self, handling, name: str, version: int, received: float, metrics) -> Any:
@@ -323,6 +324,7 @@ class ClientConnection:
         """The v0 body Kafka clients expect for an ApiVersions version we do not serve."""
         api = API_BY_KEY[ApiKey.API_VERSIONS]
         entry = self.server.registry.get(ApiKey.API_VERSIONS)
+        assert entry is not None, "the handler registry always serves ApiVersions"
         body = api.Response(
             error_code=ErrorCode.UNSUPPORTED_VERSION,
             api_keys=[

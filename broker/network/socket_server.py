@@ -12,6 +12,7 @@ broker's event loop; not thread-safe.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import socket
@@ -80,7 +81,10 @@ class SocketServer:
             conn = ClientConnection(self, sock, peer, conn_id, name)
             task = asyncio.create_task(conn.run(), name=f"conn-{conn_id}")
             self._connections[conn_id] = (conn, task)
-            task.add_done_callback(lambda _t, cid=conn_id: self._connections.pop(cid, None))
+            task.add_done_callback(functools.partial(self._connection_done, conn_id))
+
+    def _connection_done(self, conn_id: int, _task: asyncio.Task) -> None:
+        self._connections.pop(conn_id, None)
 
     def _configure(self, sock: socket.socket) -> None:
         sock.setblocking(False)

@@ -206,10 +206,10 @@ class ReplicaFetcher:
                 return
             asked = {tp: st.part.log.latest_epoch for tp, st in todo.items()}
             by_topic: dict[str, list] = {}
-            for tp, st in todo.items():
+            for tp, pending in todo.items():
                 by_topic.setdefault(tp.topic, []).append(
                     Req.OffsetForLeaderTopic.OffsetForLeaderPartition(
-                        partition=tp.partition, current_leader_epoch=st.leader_epoch, leader_epoch=asked[tp]
+                        partition=tp.partition, current_leader_epoch=pending.leader_epoch, leader_epoch=asked[tp]
                     )
                 )
             request = Req(
@@ -297,9 +297,9 @@ class ReplicaFetcher:
         for t in response.responses:
             for r in t.partitions:
                 tp = TopicPartition(t.topic, r.partition_index)
-                st = sent.get(tp)
-                if st is not None and self._current(tp, st):
-                    self._apply(tp, st, r)
+                state = sent.get(tp)
+                if state is not None and self._current(tp, state):
+                    self._apply(tp, state, r)
 
     def _apply(self, tp: TopicPartition, st: FetchState, r) -> None:
         plog = st.part.log
@@ -357,7 +357,9 @@ class FetcherManager:
 
     def remove(self, tp: TopicPartition) -> None:
         leader = self._owner.pop(tp, None)
-        fetcher = self.fetchers.get(leader) if leader is not None else None
+        if leader is None:
+            return
+        fetcher = self.fetchers.get(leader)
         if fetcher is None:
             return
         fetcher.remove(tp)
