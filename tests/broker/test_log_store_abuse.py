@@ -4,7 +4,6 @@ topic name through create/produce/delete/re-create, and a restart over garbage c
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 
 import pytest
@@ -20,6 +19,7 @@ from broker.log.log_manager import (
 )
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, Consumer, KafkaClient, NewTopic, OffsetSpec, Producer, TopicPartition
+from tests.waiting import wait_until
 
 
 def _start(log_dir, registry: str) -> EmbeddedBroker:
@@ -41,11 +41,15 @@ def _consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[
     out: dict[int, list[tuple[int, bytes]]] = {p: [] for p in range(partitions)}
     with Consumer(bootstrap, auto_offset_reset="earliest") as consumer:
         consumer.assign(tps)
-        deadline = time.monotonic() + 30
-        while any(consumer.position(tp) < ends[tp] for tp in tps):
-            assert time.monotonic() < deadline, f"consumed {out}, expected up to {ends}"
+
+        def caught_up() -> bool:
+            if all(consumer.position(tp) >= ends[tp] for tp in tps):
+                return True
             for record in consumer.poll(200):
                 out[record.partition].append((record.offset, record.value))
+            return False
+
+        wait_until(caught_up, 30, f"the consumer to read up to {ends}")
     return out
 
 
@@ -71,10 +75,11 @@ def test_the_longest_topic_name_is_created_produced_deleted_and_recreated_empty(
 
             admin.delete_topics([topic])
             assert topic not in admin.list_topics()
-            deadline = time.monotonic() + 30
-            while [p for p in tmp_path.iterdir() if p.name.startswith(topic[:100])]:  # renamed, then removed
-                assert time.monotonic() < deadline, sorted(p.name for p in tmp_path.iterdir())
-                time.sleep(0.05)
+            wait_until(  # renamed, then removed
+                lambda: not [p for p in tmp_path.iterdir() if p.name.startswith(topic[:100])],
+                30,
+                "the deleted topic's directories to go",
+            )
 
             admin.create_topics([NewTopic(topic, 2, 1)])
         assert _offsets(bootstrap, topic, 2) == [(0, 0), (0, 0)]  # none of the old data

@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
 
 from broker.cluster.zk_registry import ZooKeeperRegistry
-
-
-def wait_for(predicate, timeout: float = 5.0, interval: float = 0.02, message: str = "condition"):
-    """Poll ``predicate`` until it returns a truthy value (returned) or fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {message}")
-        time.sleep(interval)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from broker.cluster.memory_registry import MemoryRegistryStore
 from broker.cluster.registry import BrokerInfo, PartitionState, TopicAssignment
 from broker.config import BrokerConfig
 from broker.metadata.cache import MetadataCache
+from tests.waiting import stays_true_async, wait_until_async
 
 
 class Cluster:
@@ -53,13 +54,7 @@ class Cluster:
     async def start_controller(self):
         self.controller = Controller(0, self.admin, self.run_blocking, self.config, metadata=MetadataCache(0))
         self.controller.start()
-        await self.until(lambda: self.controller.is_active)
-
-    async def until(self, condition, timeout=5.0):
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not condition():
-            assert asyncio.get_running_loop().time() < deadline, "condition not reached"
-            await asyncio.sleep(0.01)
+        await wait_until_async(lambda: self.controller.is_active, 5, "the controller to become active")
 
     def state(self, topic, p=0) -> PartitionState | None:
         return self.admin.partition_state(topic, p)
@@ -93,7 +88,7 @@ def run(brokers, test, new_registry=None, **config):
 def test_new_partitions_get_the_first_live_replica_and_every_live_replica_in_the_isr():
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (2, 1, 3), 1: (3, 2, 1)}), {})
-        await c.until(lambda: c.state("t", 1) is not None)
+        await wait_until_async(lambda: c.state("t", 1) is not None, 5, "t-1's state")
         assert (c.state("t", 0).leader, c.state("t", 0).isr) == (2, (2, 1))
         assert (c.state("t", 1).leader, c.state("t", 1).isr) == (2, (2, 1))
 
@@ -103,10 +98,10 @@ def test_new_partitions_get_the_first_live_replica_and_every_live_replica_in_the
 def test_leader_loss_elects_the_first_live_isr_replica_and_shrinks_the_isr():
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (1, 2, 3)}), {})
-        await c.until(lambda: c.state("t") is not None)
+        await wait_until_async(lambda: c.state("t") is not None, 5, "t's state")
         c.set_isr("t", (1, 3))  # 2 is out of sync: skipped although it comes first
         c.kill(1)
-        await c.until(lambda: c.state("t").leader != 1)
+        await wait_until_async(lambda: c.state("t").leader != 1, 5, "a leader of t other than 1")
         st = c.state("t")
         assert (st.leader, st.isr, st.leader_epoch) == (3, (3,), 1)
 
@@ -116,9 +111,9 @@ def test_leader_loss_elects_the_first_live_isr_replica_and_shrinks_the_isr():
 def test_a_dead_follower_leaves_the_isr_at_once():
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (1, 2, 3)}), {})
-        await c.until(lambda: c.state("t") is not None)
+        await wait_until_async(lambda: c.state("t") is not None, 5, "t's state")
         c.kill(2)
-        await c.until(lambda: c.state("t").isr == (1, 3))
+        await wait_until_async(lambda: c.state("t").isr == (1, 3), 5, "t's ISR (1, 3)")
         st = c.state("t")
         assert (st.leader, st.leader_epoch) == (1, 1)  # the leader stays; a new leader epoch as in Kafka
 
@@ -128,15 +123,15 @@ def test_a_dead_follower_leaves_the_isr_at_once():
 def test_without_a_live_isr_member_the_partition_goes_offline_until_one_returns():
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (1, 2)}), {})
-        await c.until(lambda: c.state("t") is not None)
+        await wait_until_async(lambda: c.state("t") is not None, 5, "t's state")
         c.set_isr("t", (1,))
         c.kill(1)
-        await c.until(lambda: c.state("t").leader == -1)
+        await wait_until_async(lambda: c.state("t").leader == -1, 5, "t to go offline")
         assert c.state("t").isr == (1,)
-        await asyncio.sleep(0.1)
-        assert c.state("t").leader == -1  # 2 is alive but out of sync: no unclean election by default
+        # 2 is alive but out of sync: no unclean election by default
+        await stays_true_async(lambda: c.state("t").leader == -1, 0.1, "t offline")
         c.start_broker(1)
-        await c.until(lambda: c.state("t").leader == 1)
+        await wait_until_async(lambda: c.state("t").leader == 1, 5, "broker 1 to lead t")
         assert c.state("t").isr == (1,)
 
     run([1, 2], test)
@@ -145,10 +140,10 @@ def test_without_a_live_isr_member_the_partition_goes_offline_until_one_returns(
 def test_unclean_election_enabled_by_the_broker_elects_an_out_of_sync_replica():
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (1, 2)}), {})
-        await c.until(lambda: c.state("t") is not None)
+        await wait_until_async(lambda: c.state("t") is not None, 5, "t's state")
         c.set_isr("t", (1,))
         c.kill(1)
-        await c.until(lambda: c.state("t").leader == 2)
+        await wait_until_async(lambda: c.state("t").leader == 2, 5, "broker 2 to lead t")
         assert c.state("t").isr == (2,)
 
     run([1, 2], test, unclean_leader_election_enable=True)
@@ -158,11 +153,13 @@ def test_unclean_election_enabled_by_a_topic_override():
     async def test(c):
         c.admin.create_topic(TopicAssignment("clean", {0: (1, 2)}), {})
         c.admin.create_topic(TopicAssignment("dirty", {0: (1, 2)}), {"unclean.leader.election.enable": "true"})
-        await c.until(lambda: c.state("clean") is not None and c.state("dirty") is not None)
+        await wait_until_async(
+            lambda: c.state("clean") is not None and c.state("dirty") is not None, 5, "the states of clean and dirty"
+        )
         c.set_isr("clean", (1,))
         c.set_isr("dirty", (1,))
         c.kill(1)
-        await c.until(lambda: c.state("dirty").leader == 2)
+        await wait_until_async(lambda: c.state("dirty").leader == 2, 5, "broker 2 to lead dirty")
         assert c.state("clean").leader == -1
 
     run([1, 2], test)
@@ -172,7 +169,9 @@ def test_controlled_shutdown_moves_leadership_to_another_isr_member():
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (1, 2, 3), 1: (2, 1, 3), 2: (1, 3, 2)}), {})
         c.admin.create_topic(TopicAssignment("single", {0: (1,)}), {})
-        await c.until(lambda: c.state("t", 2) is not None and c.state("single") is not None)
+        await wait_until_async(
+            lambda: c.state("t", 2) is not None and c.state("single") is not None, 5, "the states of t-2 and single"
+        )
         c.set_isr("t", (1, 3), p=2)
         remaining = await c.controller.controlled_shutdown(1)
         assert remaining == []  # "single" has replication factor 1: nowhere to move, not reported
@@ -181,7 +180,7 @@ def test_controlled_shutdown_moves_leadership_to_another_isr_member():
         assert (c.state("t", 2).leader, c.state("t", 2).isr) == (3, (3,))
         assert c.state("single").leader == 1
         c.kill(1)  # its partitions were moved: the departure changes nothing but the offline RF-1 one
-        await c.until(lambda: c.state("single").leader == -1)
+        await wait_until_async(lambda: c.state("single").leader == -1, 5, "single to go offline")
         assert c.state("t", 0).leader == 2 and c.state("t", 0).leader_epoch == 1
 
     run([1, 2, 3], test)
@@ -190,7 +189,7 @@ def test_controlled_shutdown_moves_leadership_to_another_isr_member():
 def test_controlled_shutdown_reports_partitions_without_another_isr_member():
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (1, 2)}), {})
-        await c.until(lambda: c.state("t") is not None)
+        await wait_until_async(lambda: c.state("t") is not None, 5, "t's state")
         c.set_isr("t", (1,))
         assert await c.controller.controlled_shutdown(1) == [("t", 0)]
         assert c.state("t").leader == 1
@@ -201,14 +200,14 @@ def test_controlled_shutdown_reports_partitions_without_another_isr_member():
 def test_preferred_replica_election_moves_leadership_back():
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (1, 2), 1: (2, 1)}), {})
-        await c.until(lambda: c.state("t", 1) is not None)
+        await wait_until_async(lambda: c.state("t", 1) is not None, 5, "t-1's state")
         c.kill(1)
-        await c.until(lambda: c.state("t", 0).leader == 2)
+        await wait_until_async(lambda: c.state("t", 0).leader == 2, 5, "broker 2 to lead t-0")
         c.start_broker(1)
-        await asyncio.sleep(0.2)
-        assert c.state("t", 0).leader == 2  # back, but not in the ISR: not preferred yet
+        # back, but not in the ISR: not preferred yet
+        await stays_true_async(lambda: c.state("t", 0).leader == 2, 0.2, "broker 2 leading t-0")
         c.set_isr("t", (2, 1))  # the leader let it rejoin
-        await c.until(lambda: c.state("t", 0).leader == 1, timeout=5)
+        await wait_until_async(lambda: c.state("t", 0).leader == 1, 5, "broker 1 to lead t-0")
         assert c.state("t", 0).isr == (2, 1) and c.state("t", 1).leader == 2
 
     run([1, 2], test, leader_imbalance_check_interval_seconds=1)
@@ -217,13 +216,12 @@ def test_preferred_replica_election_moves_leadership_back():
 def test_no_preferred_replica_election_when_disabled():
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (1, 2)}), {})
-        await c.until(lambda: c.state("t") is not None)
+        await wait_until_async(lambda: c.state("t") is not None, 5, "t's state")
         c.kill(1)
-        await c.until(lambda: c.state("t").leader == 2)
+        await wait_until_async(lambda: c.state("t").leader == 2, 5, "broker 2 to lead t")
         c.start_broker(1)
         c.set_isr("t", (2, 1))
-        await asyncio.sleep(1.5)
-        assert c.state("t").leader == 2
+        await stays_true_async(lambda: c.state("t").leader == 2, 1.5, "broker 2 leading t")
 
     run([1, 2], test, leader_imbalance_check_interval_seconds=1, auto_leader_rebalance_enable=False)
 
@@ -293,13 +291,23 @@ def test_a_returning_broker_leads_its_preferred_partitions_again_once_in_sync_wi
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (1, 2, 3), 1: (2, 3, 1), 2: (3, 1, 2), 3: (1, 3, 2)}), {})
         c.admin.create_topic(TopicAssignment("u", {0: (1, 2, 3)}), {})
-        await c.until(lambda: c.state("t", 3) is not None and c.state("u") is not None)
+        await wait_until_async(
+            lambda: c.state("t", 3) is not None and c.state("u") is not None, 5, "the states of t-3 and u"
+        )
         c.kill(1)
-        await c.until(lambda: c.state("t", 0).leader == 2 and c.state("t", 3).leader == 3 and c.state("u").leader == 2)
+        await wait_until_async(
+            lambda: c.state("t", 0).leader == 2 and c.state("t", 3).leader == 3 and c.state("u").leader == 2,
+            5,
+            "leaders 2, 3 and 2 of t-0, t-3 and u",
+        )
         c.start_broker(1)
         for topic, p in (("t", 0), ("t", 2), ("t", 3), ("u", 0)):  # the leaders let it rejoin, one at a time
             c.set_isr(topic, (*c.state(topic, p).isr, 1), p=p)
-        await c.until(lambda: c.state("t", 0).leader == 1 and c.state("t", 3).leader == 1 and c.state("u").leader == 1)
+        await wait_until_async(
+            lambda: c.state("t", 0).leader == 1 and c.state("t", 3).leader == 1 and c.state("u").leader == 1,
+            5,
+            "broker 1 to lead t-0, t-3 and u",
+        )
         assert [c.state("t", p).leader for p in (1, 2)] == [2, 3]
 
     run([1, 2, 3], test)

@@ -7,6 +7,7 @@ import json
 
 from tests.broker.cluster.test_controller_cluster import run
 from tests.broker.cluster.test_controller_reassignment import reassign_0_1_to_1_2
+from tests.waiting import wait_until_async
 
 
 def test_reassignment_from_0_1_to_1_2_on_zookeeper(make_registry):
@@ -20,7 +21,7 @@ def test_the_assignment_node_holds_adding_and_removing_replicas_while_reassignin
 
     async def test(c):
         c.admin.create_topic(TopicAssignment("t", {0: (0, 1)}), {})
-        await c.until(lambda: c.state("t") is not None)
+        await wait_until_async(lambda: c.state("t") is not None, 5, "t's state")
         await c.controller.alter_reassignments({("t", 0): (1, 2)})
         zk = KazooClient(hosts=zk_connect)
         zk.start(10)

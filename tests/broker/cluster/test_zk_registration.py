@@ -16,7 +16,7 @@ from kazoo.client import KazooClient
 
 from broker.cluster.registration_record import RECORD_FILE, RegistrationRecord
 from broker.cluster.registry import BrokerIdInUseError, BrokerInfo
-from tests.broker.cluster.conftest import wait_for
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 LONG_SESSION_MS = 30000  # far longer than any wait below: a dead session's nodes stay for the whole test
@@ -142,7 +142,7 @@ def test_a_broker_node_deleted_while_the_broker_runs_is_registered_again(make_re
     data = raw.get("/brokers/ids/1")[0]
     for _ in range(2):  # the watch is re-armed after each re-creation
         raw.delete("/brokers/ids/1")
-        wait_for(lambda: raw.exists("/brokers/ids/1"), timeout=10, message="the node to be registered again")
+        wait_until(lambda: raw.exists("/brokers/ids/1"), 10, "the node to be registered again")
         again, again_stat = raw.get("/brokers/ids/1")
         assert again == data and again_stat.ephemeralOwner == registry.session_id
     registry.deregister_broker()

@@ -26,7 +26,7 @@ from broker.cluster.registry import (
 )
 from broker.cluster.zk_registry import ZooKeeperRegistry, parse_connect_string
 from broker.cluster.zookeeper_server import ZooKeeperServer
-from tests.broker.cluster.conftest import wait_for
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -48,7 +48,7 @@ class Recorder:
             return self.values[-1] if self.values else None
 
     def wait(self, predicate, timeout: float = 5.0, message: str = "a delivery"):
-        return wait_for(lambda: self.values and predicate(self.last), timeout, message=message)
+        return wait_until(lambda: self.values and predicate(self.last), timeout, message)
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_session_expiry_re_registers_the_broker_and_drops_controllership(zookeep
 
     expire_session(registry, zookeeper.connect_string)
 
-    wait_for(lambda: reestablished.values, timeout=10, message="on_session_reestablished")
+    wait_until(lambda: reestablished.values, 10, "on_session_reestablished")
     assert registry.session_id != old_session
     assert controller.values[deliveries_before:] and controller.last is None  # told it is no longer controller
     observer = make_registry()
@@ -189,7 +189,7 @@ def test_operations_fail_fast_while_disconnected_and_watches_resume_after_reconn
         topics.wait(lambda t: t == {})
         session = registry.session_id
         server.stop()
-        wait_for(lambda: not registry.connected, message="the registry to notice the outage")
+        wait_until(lambda: not registry.connected, 5, "the registry to notice the outage")
         started = time.monotonic()
         with pytest.raises(RegistryUnavailableError, match="not connected"):
             registry.topics()
@@ -197,7 +197,7 @@ def test_operations_fail_fast_while_disconnected_and_watches_resume_after_reconn
             registry.create_topic(TopicAssignment("t", {0: (1,)}), {})
         assert time.monotonic() - started < 1.0
         server.start()  # same port, same data dir: the session survives
-        wait_for(lambda: registry.connected, timeout=10, message="reconnection")
+        wait_until(lambda: registry.connected, 10, "reconnection")
         assert registry.session_id == session and states == []
         with ZooKeeperRegistry(server.connect_string + "/outage") as other:
             other.create_topic(TopicAssignment("t", {0: (1,)}), {})

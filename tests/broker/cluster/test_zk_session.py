@@ -20,7 +20,7 @@ from broker.cluster.zk_nodes import (
     SetOp,
 )
 from broker.cluster.zk_session import ZooKeeperSession
-from tests.broker.cluster.conftest import wait_for
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -167,11 +167,11 @@ def test_watches_are_delivered_on_the_dispatcher_and_re_armed(session):
         seen.append(value)
 
     subscription = session.watch("w", lambda w: session.get_if_exists("/w", w), callback)
-    wait_for(lambda: seen == [None], message="the initial delivery")
+    wait_until(lambda: seen == [None], 5, "the initial delivery")
     session.create("/w", b"1")
-    wait_for(lambda: seen and seen[-1] and seen[-1][0] == b"1", message="the creation")
+    wait_until(lambda: seen and seen[-1] and seen[-1][0] == b"1", 5, "the creation")
     session.set("/w", b"2")
-    wait_for(lambda: seen[-1][0] == b"2", message="the change through the re-armed watch")
+    wait_until(lambda: seen[-1][0] == b"2", 5, "the change through the re-armed watch")
     subscription.cancel()
     count = len(seen)
     session.set("/w", b"3")
@@ -189,10 +189,10 @@ def test_re_reading_an_unchanged_node_with_the_same_watch_arms_it_once(session):
         return session.get("/moving", watch)[0]
 
     session.watch("two nodes", read, deliveries.append)
-    wait_for(lambda: deliveries == [b"0"], message="the initial delivery")
+    wait_until(lambda: deliveries == [b"0"], 5, "the initial delivery")
     for i in range(1, 20):
         session.set("/moving", str(i).encode())
-        wait_for(lambda i=i: deliveries[-1] == str(i).encode(), message=f"change {i}")
+        wait_until(lambda i=i: deliveries[-1] == str(i).encode(), 5, f"change {i}")
     # kazoo keeps a path's watchers in a set: /steady, re-read 20 times with the same watch, holds one
     assert len(session._client._data_watchers[session.chroot + "/steady"]) == 1
 

@@ -20,7 +20,7 @@ from broker.cluster.zookeeper_server import (
     find_java,
     find_zookeeper_classpath,
 )
-from tests.broker.cluster.conftest import wait_for
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -156,7 +156,7 @@ def test_server_dies_with_its_parent_process(tmp_path):
     finally:
         parent.kill()
         parent.wait()
-    wait_for(lambda: not _pid_alive(java_pid), timeout=10, message=f"java pid {java_pid} to exit")
+    wait_until(lambda: not _pid_alive(java_pid), 10, f"java pid {java_pid} to exit")
 
 
 def test_run_foreground_prints_the_connect_string_and_stops_on_sigterm(tmp_path):

@@ -5,7 +5,6 @@ DescribeGroups 0-5, DeleteGroups 0-2, OffsetDelete 0; v0 offsets in the registry
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from broker.server import EmbeddedBroker
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from tests.broker.wire import Wire
+from tests.waiting import wait_until
 
 SETTINGS = {
     "group_min_session_timeout_ms": 100,
@@ -52,10 +52,7 @@ def broker(tmp_path_factory):
         **SETTINGS,
     ).start()
     b.call(lambda: b.broker.topic_admin.create_topic(TOPIC, 3, 1))
-    deadline = time.monotonic() + 10
-    while not b.call(lambda: b.broker.topic_admin.has_leaders(TOPIC, 3)):
-        assert time.monotonic() < deadline, "the topic got no leaders"
-        time.sleep(0.02)
+    wait_until(lambda: b.call(lambda: b.broker.topic_admin.has_leaders(TOPIC, 3)), 10, f"leaders of {TOPIC}")
     yield b
     b.stop()
 
@@ -68,14 +65,13 @@ def wire(broker):
 
 def coordinated(broker, w, group: str) -> None:
     """Wait until the broker coordinates ``group`` (its ``__consumer_offsets`` partition is loaded)."""
-    deadline = time.monotonic() + 15
-    while True:
+    gc = broker.broker.group_coordinator
+
+    def loaded() -> bool:
         resp = w.call(ApiKey.FIND_COORDINATOR, 1, Req(ApiKey.FIND_COORDINATOR)(key=group, key_type=0))
-        gc = broker.broker.group_coordinator
-        if resp.error_code == ErrorCode.NONE and broker.call(lambda gc=gc: gc.coordinator_error(group)) == 0:
-            return
-        assert time.monotonic() < deadline, f"no coordinator for {group}: {resp}"
-        time.sleep(0.05)
+        return resp.error_code == ErrorCode.NONE and broker.call(lambda: gc.coordinator_error(group)) == 0
+
+    wait_until(loaded, 15, f"a coordinator for {group}")
 
 
 def join(w, group: str, version: int = 5, *, reason: str | None = None):
@@ -235,14 +231,14 @@ def test_find_coordinator_v4_names_each_transactional_ids_coordinator_once_loade
     """Key type 1 (transaction): COORDINATOR_NOT_AVAILABLE while ``__transaction_state`` is being created and
     loaded, then this broker for every id."""
     request = Req(ApiKey.FIND_COORDINATOR)(key_type=1, coordinator_keys=["tx-a", "tx-b"])
-    deadline = time.monotonic() + 30
-    while True:
+
+    def both_coordinated():
         resp = wire.call(ApiKey.FIND_COORDINATOR, 4, request)
         codes = [c.error_code for c in resp.coordinators]
-        if codes == [ErrorCode.NONE] * 2 or time.monotonic() > deadline:
-            break
         assert set(codes) <= {ErrorCode.NONE, ErrorCode.COORDINATOR_NOT_AVAILABLE}
-        time.sleep(0.1)
+        return resp if codes == [ErrorCode.NONE] * 2 else None
+
+    resp = wait_until(both_coordinated, 30, "a coordinator for tx-a and tx-b")
     assert [(c.key, c.error_code, c.node_id) for c in resp.coordinators] == [
         ("tx-a", ErrorCode.NONE, 0),
         ("tx-b", ErrorCode.NONE, 0),

@@ -12,7 +12,7 @@ import pytest
 
 from broker.network.request_memory import RequestMemory
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, encode_request
-from tests.waiting import wait_until
+from tests.waiting import stays_true, stays_true_async, wait_until
 
 from ..conftest import start_brokers
 from ..test_handlers import batch, create, fetch_body, produce, unique
@@ -55,8 +55,7 @@ def test_request_memory_lets_only_the_oldest_frame_read_past_the_capacity():
         assert (mem.used, mem.frames) == (110, 2)
         await asyncio.wait_for(mem.wait_turn(a), 1)  # over capacity, but a is the oldest frame
         waiter = asyncio.ensure_future(mem.wait_turn(b))
-        await asyncio.sleep(0.01)
-        assert not waiter.done()  # b waits while the budget is exhausted
+        await stays_true_async(lambda: not waiter.done(), 0.01, "b waiting while the budget is exhausted")
         mem.release(a)
         await asyncio.wait_for(waiter, 1)  # woken by the release
         assert (mem.used, mem.frames) == (50, 1)
@@ -101,7 +100,7 @@ def test_size_prefixes_alone_cost_no_memory_and_others_are_served(broker):
             socks.append(s)
         memory = _server(broker).request_memory
         wait_until(lambda: broker.call(lambda: memory.frames) == liars, what=f"{liars} announced frames")
-        time.sleep(0.2)
+        stays_true(lambda: broker.call(lambda: memory.used) == 0, 0.2, "no memory charged for the size prefixes")
         grown = _rss_bytes() - rss_before
         # a connection's own objects and socket cost some KiB; a frame buffer (256 KiB and up) would not fit
         assert grown < 24 * MiB, f"{liars} size prefixes grew the process by {grown / MiB:.0f} MiB"
@@ -138,12 +137,13 @@ def test_partial_frames_across_connections_stay_within_queued_max_request_bytes(
             s = _connect(b)
             socks.append(s)
             senders.append(_send_in_background(s, struct.pack(">i", 4 * MiB) + bytes(3 * MiB // 2)))
-        time.sleep(1.5)
-        used, peak = b.call(lambda: (memory.used, memory.peak))
         # the budget (2 MiB), plus at most one 256 KiB read per connection admitted just before it filled,
         # plus what the oldest frame holds: it always goes on, so frames larger than the budget still finish
         sent = 3 * MiB // 2
-        assert peak <= 2 * MiB + 4 * 256 * 1024 + sent, f"peak {peak} bytes held by partial frames"
+        bound = 2 * MiB + 4 * 256 * 1024 + sent
+        stays_true(lambda: b.call(lambda: memory.peak) <= bound, 1.5, f"the partial frames' peak within {bound} bytes")
+        used, peak = b.call(lambda: (memory.used, memory.peak))
+        assert peak <= bound, f"peak {peak} bytes held by partial frames"
         assert peak < 4 * sent, "the budget did not hold back any frame"
         assert used >= sent  # the oldest frame got all it was sent
     finally:
@@ -192,8 +192,7 @@ def test_a_disconnected_long_poll_releases_its_connection_at_once(broker):
         s.sendall(encode_request(K.FETCH, 12, 1, body, client_id="long-poll", framed=True))
         socks.append(s)
     wait_until(lambda: long_polls() == 20, what="20 long polls")
-    time.sleep(0.2)
-    assert long_polls() == 20  # they wait, as asked
+    stays_true(lambda: long_polls() == 20, 0.2, "the 20 long polls waiting, as asked")
     for s in socks:
         s.close()
     wait_until(lambda: long_polls() == 0, timeout_s=5, what="the closed long polls' connections to go")
@@ -203,13 +202,19 @@ def test_a_disconnected_long_poll_does_not_disturb_one_on_another_connection(bro
     with Wire(broker.bootstrap_servers) as w:
         topic = unique()
         assert create(w, topic).error_code == 0
+    server = _server(broker)
     gone = _connect(broker)
     gone.sendall(encode_request(K.FETCH, 12, 1, fetch_body(topic, 0, 0, max_wait_ms=60_000), framed=True))
     with Wire(broker.bootstrap_servers) as waiting, Wire(broker.bootstrap_servers) as producer:
         cid = waiting.send(K.FETCH, 12, fetch_body(topic, 0, 0, max_wait_ms=60_000))
-        time.sleep(0.2)
+        time.sleep(0.2)  # both long polls reach the broker (nothing outside the handler shows a parked fetch)
+        connected = broker.call(lambda: server.connection_count)
         gone.close()
-        time.sleep(0.2)
+        wait_until(
+            lambda: broker.call(lambda: server.connection_count) <= connected - 1,
+            5,
+            "the broker to drop the closed long poll's connection",
+        )
         assert produce(producer, topic, batch([b"after"])).error_code == 0
         got, resp = waiting.receive(K.FETCH, 12)
         assert got == cid and resp.responses[0].partitions[0].high_watermark == 1
