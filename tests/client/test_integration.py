@@ -6,7 +6,6 @@ the asyncio transport."""
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections import Counter
 
@@ -28,6 +27,7 @@ from spark_kafkalog.client import (
 from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.protocol import API_BY_KEY, ErrorCode
 from spark_kafkalog.records import default_partition
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -127,9 +127,7 @@ def test_records_produced_by_kafka_python_are_fetched_and_polled(bootstrap):
     with Consumer(bootstrap, auto_offset_reset="earliest", value_deserializer="string") as consumer:
         consumer.assign([TopicPartition(topic, 0), TopicPartition(topic, 1)])
         polled = []
-        deadline = time.monotonic() + 20
-        while len(polled) < 500 and time.monotonic() < deadline:
-            polled += consumer.poll(200, 1000)
+        wait_until(lambda: polled.extend(consumer.poll(200, 1000)) or len(polled) >= 500, 20, "the 500 records")
     assert sorted(int(r.value[1:]) for r in polled) == list(range(500))
     assert all(isinstance(r.value, str) and r.timestamp == BASE_TS + int(r.value[1:]) for r in polled)
 
@@ -149,11 +147,16 @@ def test_records_of_our_producer_are_read_by_kafka_python(bootstrap):
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
     got = []
-    deadline = time.monotonic() + 30
-    while len(got) < 300 and time.monotonic() < deadline:
+
+    def read_all_300() -> bool:
         for tp, recs in consumer.poll(timeout_ms=300).items():
-            got += [(tp.partition, r) for r in recs]
-    consumer.close()
+            got.extend((tp.partition, r) for r in recs)
+        return len(got) >= 300
+
+    try:
+        wait_until(read_all_300, 30, "kafka-python to read the 300 records")
+    finally:
+        consumer.close()
     assert len(got) == 300
     for partition, r in got:
         i = int(dict(r.headers)["seq"])
@@ -180,12 +183,17 @@ def test_records_of_our_producer_are_read_by_confluent_kafka(bootstrap):
     )
     consumer.assign([CKTP(topic, p, OFFSET_BEGINNING) for p in range(2)])
     got = []
-    deadline = time.monotonic() + 30
-    while len(got) < 200 and time.monotonic() < deadline:
+
+    def read_all_200() -> bool:
         for message in consumer.consume(500, timeout=0.5):
             assert message.error() is None, message.error()
             got.append(message)
-    consumer.close()
+        return len(got) >= 200
+
+    try:
+        wait_until(read_all_200, 30, "confluent-kafka to read the 200 records")
+    finally:
+        consumer.close()
     assert len(got) == 200
     for m in got:
         i = int(dict(m.headers())["seq"])

@@ -14,7 +14,7 @@ import pytest
 from spark_kafkalog.client import AdminClient, Consumer, NewTopic, Producer, TopicPartition
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError
 from tests.broker.conftest import start_brokers
-from tests.waiting import wait_until
+from tests.waiting import stays_true, wait_until
 
 SESSION_MS = 3000
 HEARTBEAT_MS = 300
@@ -142,7 +142,7 @@ def test_members_share_the_partitions_and_read_each_record_once(bootstrap, strat
         wait_until(lambda: _split([a, b], tps), timeout_s=20, what="two members to split the partitions")
         produce(bootstrap, topic, [b"w%d" % i for i in range(60)], 6)
         wait_until(lambda: len(a.values) + len(b.values) >= 120, timeout_s=20, what="every record")
-        time.sleep(0.5)
+        stays_true(lambda: len(a.values) + len(b.values) <= 180, 0.5, "at most 60 records read twice")
         read = Counter(a.values + b.values)
         expected = {b"v%d" % i for i in range(60)} | {b"w%d" % i for i in range(60)}
         assert set(read) == expected
@@ -170,7 +170,7 @@ def test_eager_callbacks_revoke_everything_cooperative_ones_only_what_moves(boot
     b = Poller(cb)
     try:
         wait_until(lambda: _split([a, b], tps), timeout_s=20, what="two members to split the partitions")
-        time.sleep(0.5)
+        stays_true(lambda: _split([a, b], tps), 0.5, "the two members' split")
         kept = a.assignment
         assert la.calls[0] == ("assigned", sorted(tps))
         revoked = [p for kind, ps in la.calls if kind == "revoked" for p in ps]
@@ -219,7 +219,8 @@ def test_commit_as_member_and_commit_failed_after_the_poll_interval_expired(boot
         with AdminClient(bootstrap) as admin:
             (member,) = admin.describe_groups([group])[group].members
             assert member.member_id
-        time.sleep(2.5)  # no poll for longer than max.poll.interval.ms: the heartbeat thread leaves the group
+            # no poll for longer than max.poll.interval.ms: the heartbeat thread leaves the group
+            wait_until(lambda: not admin.describe_groups([group])[group].members, 10, "the member to leave the group")
         with pytest.raises(CommitFailedError, match="rebalanc"):
             c.commit({tps[0]: 1})
         assert {tp: om.offset for tp, om in c.committed(tps).items()} == dict.fromkeys(tps, 5)
@@ -241,7 +242,7 @@ def test_static_member_keeps_its_partitions_across_a_restart(bootstrap):
     b.consumer.subscribe([topic])
     try:
         wait_until(lambda: _split([a, b], tps), timeout_s=20, what="two members to split the partitions")
-        time.sleep(0.5)
+        stays_true(lambda: _split([a, b], tps), 0.5, "the two members' split")
         owned_by_b, calls_before = b.assignment, list(listener.calls)
         b.stop()  # a static member sends no LeaveGroup: the coordinator keeps it until its session expires
         with AdminClient(bootstrap) as admin:
@@ -250,7 +251,11 @@ def test_static_member_keeps_its_partitions_across_a_restart(bootstrap):
         b = Poller(group_consumer(bootstrap, group, group_instance_id="b"))
         b.consumer.subscribe([topic])
         wait_until(lambda: b.assignment == owned_by_b, timeout_s=10, what="b to get its partitions back")
-        time.sleep(HEARTBEAT_MS * 3 / 1000)
+        stays_true(
+            lambda: a.assignment == tps - owned_by_b and listener.calls == calls_before,
+            HEARTBEAT_MS * 3 / 1000,
+            "a's partitions, without a rebalance",
+        )
         assert a.assignment == tps - owned_by_b
         assert listener.calls == calls_before, "the other member saw no rebalance"
     finally:
@@ -397,10 +402,13 @@ def test_kafka_python_and_confluent_with_a_group_id_and_manual_assignment_fetch_
     try:
         kp.assign([kafka.TopicPartition(topic, 0), kafka.TopicPartition(topic, 1)])
         got: list = []
-        deadline = time.monotonic() + 20
-        while len(got) < 10 and time.monotonic() < deadline:
+
+        def kafka_python_read_ten() -> bool:
             for records in kp.poll(timeout_ms=200).values():
-                got += [r.value for r in records]
+                got.extend(r.value for r in records)
+            return len(got) >= 10
+
+        wait_until(kafka_python_read_ten, 20, "kafka-python to read the 10 records")
         assert sorted(got) == sorted(b"k%d" % i for i in range(10))
         kp.commit()
     finally:
@@ -412,11 +420,14 @@ def test_kafka_python_and_confluent_with_a_group_id_and_manual_assignment_fetch_
     try:
         cc.assign([confluent.TopicPartition(topic, 0), confluent.TopicPartition(topic, 1)])  # from the committed
         got = []
-        deadline = time.monotonic() + 20
-        while len(got) < 4 and time.monotonic() < deadline:
+
+        def confluent_read_four() -> bool:
             msg = cc.poll(0.2)
             if msg is not None and msg.error() is None:
                 got.append(msg.value())
+            return len(got) >= 4
+
+        wait_until(confluent_read_four, 20, "confluent-kafka to read the 4 new records")
         assert sorted(got) == [b"m0", b"m1", b"m2", b"m3"]
         cc.commit(asynchronous=False)
     finally:

@@ -4,7 +4,6 @@ fetch ranges, pipelining, out-of-range offsets, negotiated versions."""
 from __future__ import annotations
 
 import socket
-import time
 from types import SimpleNamespace
 
 import pytest
@@ -21,6 +20,7 @@ from spark_kafkalog.client import (
 )
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import LegacyMessageSetBuilder, RecordBatchBuilder, build_control_batch
+from tests.waiting import wait_until
 
 from ..handlers import fetch_response, list_offsets_response, serve_batches
 from ..scripted_broker import CLOSE, ClusterView, ScriptedBroker, default_api_ranges
@@ -170,9 +170,7 @@ def test_the_next_fetch_is_sent_before_the_current_batches_are_consumed(cluster)
         it = client.fetch_batches(TP, 0, 40, max_bytes=200)
         first = next(it)
         assert first.base_offset == 0
-        deadline = time.monotonic() + 2
-        while len(broker.requests(1)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: len(broker.requests(1)) >= 2, 2, "the second fetch to go out")
         offsets = [s.body.topics[0].partitions[0].fetch_offset for s in broker.requests(1)]
         assert offsets[:2] == [0, 10]  # the second fetch went out while the caller held the first batch
         assert [f.base_offset for f in it] == [10, 20, 30]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import select
 import socket
-import time
 
 import pytest
 
@@ -14,6 +13,7 @@ from spark_kafkalog.client.errors import KafkaConnectionError, KafkaTimeoutError
 from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.protocol import API_BY_KEY, encode_response
+from tests.waiting import wait_until, wait_until_async
 
 from ..scripted_broker import CLOSE, NO_RESPONSE, Raw, ScriptedBroker, default_api_ranges
 
@@ -100,10 +100,13 @@ def test_poll_reports_requests_failed_by_a_disconnect(broker):
     conn = open_conn(broker)
     request = conn.send(3, META.Request(topics=None))
     done = []
-    deadline = time.monotonic() + 5
-    while not done and time.monotonic() < deadline:
+
+    def polled_a_failure():
         select.select([conn], [], [], 0.1)
-        done += conn.poll()
+        done.extend(conn.poll())
+        return done
+
+    wait_until(polled_a_failure, 5, "poll to report the request failed by the disconnect")
     assert done == [request]
     assert isinstance(request.error, KafkaConnectionError)
 
@@ -136,8 +139,9 @@ def test_asyncio_transport_times_out_and_fails_other_in_flight_requests(broker):
 
     async def main():
         conn = await AsyncKafkaConnection.open(broker.host, broker.port, node_id=1)
+        sent = len(broker.requests(3))
         slow = asyncio.ensure_future(conn.request(3, META.Request(topics=None), timeout=10))
-        await asyncio.sleep(0.05)
+        await wait_until_async(lambda: len(broker.requests(3)) > sent, 5, "the slow request at the broker")
         with pytest.raises(KafkaTimeoutError):
             await conn.request(3, META.Request(topics=None), timeout=0.1)
         with pytest.raises(KafkaTimeoutError):

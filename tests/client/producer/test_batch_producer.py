@@ -4,7 +4,6 @@ keys, explicit partitions, per-batch callbacks, and confluent-kafka reading what
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections import Counter
 
@@ -23,6 +22,7 @@ from spark_kafkalog.client import (
 )
 from spark_kafkalog.client.errors import ProducerClosedError
 from spark_kafkalog.records import default_partition
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -183,12 +183,17 @@ def test_confluent_kafka_reads_what_send_batch_wrote(bootstrap, codec):
     )
     consumer.assign([CKTP(topic, p, OFFSET_BEGINNING) for p in range(2)])
     got = []
-    deadline = time.monotonic() + 60
-    while len(got) < len(data) and time.monotonic() < deadline:
+
+    def consumed_all() -> bool:
         for message in consumer.consume(500, timeout=0.5):
             assert message.error() is None, message.error()
             got.append(message)
-    consumer.close()
+        return len(got) >= len(data)
+
+    try:
+        wait_until(consumed_all, 60, f"confluent-kafka to read the {len(data)} records")
+    finally:
+        consumer.close()
     assert len(got) == len(data)
     expected = {r[3]: r for r in data}
     for m in got:

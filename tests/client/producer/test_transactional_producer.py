@@ -5,16 +5,16 @@ followed by abort and a new transaction, and the state errors of misuse."""
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
 
-from spark_kafkalog.client import AdminClient, NewTopic, Producer, TopicPartition
+from spark_kafkalog.client import AdminClient, Consumer, NewTopic, Producer, TopicPartition
 from spark_kafkalog.client.admin.group_admin import GroupAdmin
 from spark_kafkalog.client.producer.transactions import ProducerFencedError, TransactionError
 from tests.broker.conftest import start_brokers
 from tests.confluent_read import confluent_values
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -84,6 +84,31 @@ def test_an_open_transaction_holds_read_committed_readers_at_its_first_offset(br
     assert _read(broker, topic, "read_committed", 1) == [b"first"]
 
 
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_a_drained_consumer_is_positioned_past_the_trailing_markers_and_aborted_records(broker, isolation):
+    # As Java's consumer: a partition read to its end has position == the end offset (high watermark, or the
+    # last stable offset), though the last batches are an aborted transaction and its marker, never returned.
+    topic = _topic(broker, partitions=1)
+    tp = TopicPartition(topic, 0)
+    with _producer(broker, f"t-{uuid.uuid4().hex[:6]}") as producer:
+        producer.begin_transaction()
+        producer.send(topic, b"kept")
+        producer.commit_transaction(30)
+        producer.begin_transaction()
+        producer.send(topic, b"dropped")
+        producer.flush(30)
+        producer.abort_transaction(30)
+    with Consumer(broker.bootstrap_servers, isolation_level=isolation, fetch_max_wait_ms=50) as consumer:
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+        values = []
+        wait_until(lambda: values.extend(r.value for r in consumer.poll(100)) or consumer.position(tp) == 4, 10)
+        consumer.seek(tp, 0)  # a seek forgets where the last fetch ended
+        assert consumer.position(tp) == 0
+    # offsets: kept 0, its commit marker 1, dropped 2, its abort marker 3
+    assert values == ([b"kept"] if isolation == "read_committed" else [b"kept", b"dropped"])
+
+
 def test_offsets_sent_in_a_transaction_become_the_groups_on_commit_only(broker):
     topic = _topic(broker, partitions=1)
     group = f"g-{uuid.uuid4().hex[:6]}"
@@ -99,9 +124,7 @@ def test_offsets_sent_in_a_transaction_become_the_groups_on_commit_only(broker):
         producer.send(topic, b"y")
         producer.send_offsets_to_transaction({tp: 42}, group)
         producer.commit_transaction(30)
-        deadline = time.monotonic() + 10
-        while groups.list_group_offsets(group).get(tp) is None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: groups.list_group_offsets(group).get(tp) is not None, 10, "the transaction's offset")
         assert groups.list_group_offsets(group)[tp].offset == 42
 
 
