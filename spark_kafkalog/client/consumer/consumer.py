@@ -74,6 +74,9 @@ class Consumer:
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._buffered: dict[TopicPartition, deque[ConsumerRecord]] = {}
+        # where the fetch that filled a partition's buffer ended (past control and aborted batches): the
+        # position once the buffer is drained, as Java's consumer moves past a trailing transaction marker
+        self._fetched_to: dict[TopicPartition, int] = {}
         self._paused: set[TopicPartition] = set()
         self._next = 0
         self._groups = GroupAdmin(self.client)
@@ -367,6 +370,7 @@ class Consumer:
         self._assignment = tps
         self._positions = {tp: off for tp, off in self._positions.items() if tp in tps}
         self._buffered = {tp: q for tp, q in self._buffered.items() if tp in tps}
+        self._fetched_to = {tp: o for tp, o in self._fetched_to.items() if tp in tps}
         self._paused &= set(tps)
 
     def assignment(self) -> list[TopicPartition]:
@@ -398,6 +402,7 @@ class Consumer:
             raise ValueError(f"seek offset for {tp} must be >= 0, got {offset}")
         self._positions[tp] = offset
         self._buffered.pop(tp, None)
+        self._fetched_to.pop(tp, None)
 
     def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         self._seek_to(OffsetSpec.EARLIEST, partitions)
@@ -412,6 +417,7 @@ class Consumer:
         for tp, offset in self.client.list_offsets({tp: spec for tp in tps}).items():
             self._positions[tp] = offset
             self._buffered.pop(tp, None)
+            self._fetched_to.pop(tp, None)
 
     def position(self, tp: TopicPartition) -> int:
         """The offset of the next record ``poll`` returns for ``tp``."""
@@ -489,6 +495,8 @@ class Consumer:
             record = queue.popleft()
             out.append(record)
             self._positions[tp] = record.offset + 1
+        if not queue and tp in self._fetched_to:
+            self._positions[tp] = max(self._positions[tp], self._fetched_to.pop(tp))
 
     def _fetch_into(self, tp: TopicPartition, out: list[ConsumerRecord], limit: int, wait_ms: int) -> None:
         if self._buffered.get(tp):
@@ -497,7 +505,12 @@ class Consumer:
         try:
             batches = self.client.fetch_batches(tp, position, None, max_wait_ms=wait_ms)
             queue = self._buffered.setdefault(tp, deque())
-            for fetched in batches:
+            while True:
+                try:
+                    fetched = next(batches)
+                except StopIteration as walked:  # the whole fetch was walked: its end is the next position
+                    self._fetched_to[tp] = walked.value
+                    break
                 header = fetched.batch.header()
                 timestamp_type = header.timestamp_type
                 for record in fetched.batch.records():
@@ -520,6 +533,7 @@ class Consumer:
             batches.close()
         except OffsetOutOfRangeError:
             self._buffered.pop(tp, None)
+            self._fetched_to.pop(tp, None)
             self._reset([tp], use_committed=False)
             return
         self._take_buffered(tp, out, limit)

@@ -402,7 +402,7 @@ class KafkaClient:
         isolation_level: int | None = None,
         max_wait_ms: int | None = None,
         timeout_ms: int | None = None,
-    ) -> Generator[FetchedBatch, None, None]:
+    ) -> Generator[FetchedBatch, None, int]:
         """Every record batch overlapping ``[start, end)`` of one partition, in offset order.
 
         ``end=None`` reads up to the high watermark (last stable offset under read_committed) seen in
@@ -413,6 +413,9 @@ class KafkaClient:
         An offset outside the log raises ``OffsetOutOfRangeError`` with the partition's log start offset
         and high watermark. ``max_bytes`` is the per-partition fetch size (``max.partition.fetch.bytes``).
         The next fetch is sent before the batches of the current one are yielded (one request ahead).
+        Run to its end, the generator returns (``StopIteration.value``) the offset after the last batch it
+        walked, skipped control and aborted batches included: where the next fetch starts, as Java's
+        consumer advances its position past transaction markers.
         """
         tp = TopicPartition(*tp)
         if start < 0:
@@ -431,7 +434,7 @@ class KafkaClient:
         isolation_level: int | None,
         max_wait_ms: int | None,
         timeout_ms: int | None,
-    ) -> Generator[FetchedBatch, None, None]:
+    ) -> Generator[FetchedBatch, None, int]:
         cfg = self.config
         iso = cfg.isolation_level if isolation_level is None else isolation_level
         partition_max = cfg.max_partition_fetch_bytes if max_bytes is None else max_bytes
@@ -439,7 +442,7 @@ class KafkaClient:
         no_progress_timeout = (cfg.default_api_timeout_ms if timeout_ms is None else timeout_ms) / 1000.0
         position = start
         if end is not None and position >= end:
-            return
+            return position
         plan = self.retry_plan()
         last_progress = time.monotonic()
         pending: tuple[SocketConnection, Any, int] | None = None  # (connection, in-flight request, its offset)
@@ -511,7 +514,7 @@ class KafkaClient:
             self.stats["batches_fetched"] += len(walk.batches)
             yield from walk.batches
             if done:
-                return
+                return position
 
     def _send_fetch(
         self, tp: TopicPartition, position: int, partition_max: int, wait_ms: int, iso: int
