@@ -111,6 +111,30 @@ def test_transactional_commit_visible_and_abort_hidden_for_read_committed(kafka)
     assert sum(ends.values()) == 60 + 3 * len(written)
 
 
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_drained_consumer_is_positioned_at_the_end_past_markers(kafka, isolation):
+    topic = new_topic(kafka.bootstrap_servers, 1)
+    tp = TopicPartition(topic, 0)
+    with Producer(kafka.bootstrap_servers, transactional_id=f"tx-{uuid.uuid4().hex[:8]}") as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"kept")
+        producer.commit_transaction()
+        producer.begin_transaction()
+        producer.send(topic, b"dropped")
+        producer.flush(30)
+        producer.abort_transaction()
+    with KafkaClient(kafka.bootstrap_servers) as client:
+        end = client.list_offsets({tp: OffsetSpec.LATEST})[tp]
+    assert end == 4  # kept, commit marker, dropped, abort marker
+    with Consumer(kafka.bootstrap_servers, isolation_level=isolation, fetch_max_wait_ms=50) as consumer:
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+        values: list = []
+        wait_until(lambda: values.extend(r.value for r in consumer.poll(100)) or consumer.position(tp) == end, 20)
+    assert values == ([b"kept"] if isolation == "read_committed" else [b"kept", b"dropped"])
+
+
 @pytest.mark.parametrize("assignor", ["range", "cooperative-sticky"])
 def test_group_consumers_split_partitions_and_commit(kafka, assignor):
     topic = new_topic(kafka.bootstrap_servers, 4)
