@@ -33,7 +33,7 @@ from spark_kafkalog.legacy import (
 )
 from spark_kafkalog.legacy.consumer_connector import ConsumerRebalanceFailedException
 
-from ..waiting import wait_until
+from ..waiting import stays_true, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -121,27 +121,32 @@ def connector(connect: str, group: str, name: str, **overrides) -> ConsumerConne
     return ConsumerConnector(props)
 
 
-def drain(streams, messages: list[MessageAndMetadata], want: int | None = None, idle_s: float = 0.5, limit_s=20):
-    """Read every stream until ``want`` messages arrived in total (or, without ``want``, nothing came for ``idle_s``)."""
-    deadline = time.monotonic() + limit_s
-    last = time.monotonic()
-    while time.monotonic() < deadline:
-        got = False
-        for s in streams:
-            try:
-                messages.append(next(s))
-                got = True
-            except ConsumerTimeoutException:
-                pass
-        if got:
-            last = time.monotonic()
-        if want is not None and len(messages) >= want:
-            return messages
-        if want is None and time.monotonic() - last > idle_s:
-            return messages
-    if want is not None:
-        raise AssertionError(f"got {len(messages)} messages of {want} within {limit_s}s")
+def read_round(streams, messages: list[MessageAndMetadata]) -> bool:
+    """One message from each stream that has one within ``consumer.timeout.ms``; whether any came."""
+    got = False
+    for s in streams:
+        try:
+            messages.append(next(s))
+            got = True
+        except ConsumerTimeoutException:
+            pass
+    return got
+
+
+def drain(streams, messages: list[MessageAndMetadata], want: int, limit_s: float = 20) -> list[MessageAndMetadata]:
+    """Read every stream until ``want`` messages arrived in total."""
+
+    def enough() -> bool:
+        read_round(streams, messages)
+        return len(messages) >= want
+
+    wait_until(enough, limit_s, f"{want} messages")
     return messages
+
+
+def no_more(streams, messages: list[MessageAndMetadata], idle_s: float = 0.5) -> None:
+    """Nothing more arrives on ``streams`` for ``idle_s`` seconds."""
+    stays_true(lambda: not read_round(streams, messages), idle_s, f"no message beyond the {len(messages)} read")
 
 
 def owned_by(group_connectors) -> dict[str, list[int]]:
@@ -316,7 +321,7 @@ def test_a_whitelist_picks_up_a_topic_created_later(connect, brokers, zk, produc
         wait_until(lambda: any(tp.topic == second for tp in c.owned_partitions()), 30, "the new topic's partitions")
         sent |= produce(producer, second, 2, 3, "b")
         drain(streams, got, want=12)
-        drain(streams, got)  # and nothing more: the other topic is not allowed
+        no_more(streams, got)  # the other topic is not allowed
         assert Counter(m.message for m in got) == Counter(sent)
         assert {m.topic for m in got} == {first, second}
         # thread i of every allowed topic feeds stream i
@@ -417,7 +422,7 @@ def test_offsets_survive_a_restart(connect, brokers, zk, producer, storage, dual
     try:
         streams = c.create_message_streams({topic: 1})[topic]
         drain(streams, got, want=len(sent))
-        drain(streams, got)  # nothing beyond
+        no_more(streams, got)
     finally:
         c.shutdown()
     assert Counter(m.message for m in got) == Counter(sent)
@@ -444,7 +449,7 @@ def test_migration_to_kafka_and_back_reads_everything_once(connect, brokers, zk,
         try:
             streams = c.create_message_streams({topic: 1})[topic]
             drain(streams, got, want=len(sent))
-            drain(streams, got)
+            no_more(streams, got)
         finally:
             c.shutdown()
         assert Counter(m.message for m in got) == Counter(sent), f"after step {i}: {storage} dual={dual}"
@@ -471,7 +476,7 @@ def test_a_broker_leaving_rebalances_and_consumption_goes_on(connect, brokers, z
             wait_until(lambda: c.rebalance_count > before, 30, "a rebalance after broker 2 left")
             sent |= produce(producer, topic, 2, 5, "after")
             drain(streams, got, want=20, limit_s=60)
-            drain(streams, got)
+            no_more(streams, got)
             assert Counter(m.message for m in got) == Counter(sent)
         finally:
             c.shutdown()
@@ -538,7 +543,7 @@ def test_consumers_joining_and_leaving_under_load_read_every_message_once(connec
                 cs.pop(0).shutdown()  # "a" leaves
             time.sleep(0.2)
         wait_until(lambda: len(got) >= len(sent), 60, f"{len(sent)} messages")
-        time.sleep(0.5)  # and no more
+        stays_true(lambda: len(got) <= len(sent), 0.5, f"no more than the {len(sent)} messages")
     finally:
         for c in cs:
             c.shutdown()

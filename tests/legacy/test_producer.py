@@ -368,11 +368,16 @@ def read_with_kafka_python(broker, topic: str, expected: int, partitions: int = 
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
     got: dict[int, list[tuple]] = {}
-    deadline = time.monotonic() + 60
-    while sum(map(len, got.values())) < expected and time.monotonic() < deadline:
+
+    def read_expected() -> bool:
         for tp, records in consumer.poll(timeout_ms=500).items():
             got.setdefault(tp.partition, []).extend((r.key, r.value) for r in records)
-    consumer.close()
+        return sum(map(len, got.values())) >= expected
+
+    try:
+        wait_until(read_expected, 60, f"kafka-python to read {expected} records")
+    finally:
+        consumer.close()
     return got
 
 
