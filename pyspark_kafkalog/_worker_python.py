@@ -23,6 +23,12 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # typing is not imported at interpreter start-up (this module runs from a .pth)
+if TYPE_CHECKING:
+    from importlib.abc import Loader as _LoaderBase
+else:
+    _LoaderBase = object
+
 
 def choose_worker_python(environ: dict[str, str] | os._Environ[str], executable: str) -> None:
     """Set ``PYSPARK_PYTHON`` in ``environ`` to ``executable`` unless a worker interpreter is chosen already
@@ -39,7 +45,7 @@ _WRITER_MODULES = (  # spark_kafkalog.datasource.spark_writers.WRITER_MODULES (n
 )
 
 
-class _InstallingLoader:
+class _InstallingLoader(_LoaderBase):
     """A loader that runs the module's own loader, then ``spark_writers.install`` on the module."""
 
     def __init__(self, loader) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from broker.config_admin.topic_admin import TopicAdminError
+from broker.config_admin.topic_admin import TopicAdminError, TopicPlan
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.CREATE_PARTITIONS
@@ -26,7 +26,8 @@ async def handle(ctx, request):
     admin = b.topic_admin
     Resp = _API.Response
     counts = Counter(t.name for t in request.topics)
-    results, plans = [], []
+    results = []
+    plans: list[TopicPlan | None] = []
     topics = b.metadata.topics
     too_many = admin.check_request_size(
         t.count - topics[t.name].num_partitions for t in request.topics if counts[t.name] == 1 and t.name in topics

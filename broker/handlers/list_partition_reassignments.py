@@ -14,7 +14,7 @@ _API = API_BY_KEY[API_KEY]
 
 async def handle(ctx, request):
     controller = ctx.services.controller
-    wanted = None
+    wanted: dict[str, list[int]] | None = None
     if request.topics is not None:
         wanted = {}
         for t in request.topics:
