@@ -26,7 +26,7 @@ from .conftest import new_topic
 pytestmark = pytest.mark.compat
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
-BASE_TS = 1_700_000_000_000
+BASE_TS = int(time.time() * 1000) - 3_600_000  # an hour ago: inside any retention, as timestamps go
 
 
 def produce(bootstrap: str, topic: str, n: int, *, start: int = 0, partition: int | None = None, **config):
@@ -155,14 +155,19 @@ def test_group_consumers_split_partitions_and_commit(kafka, assignor):
     stop = threading.Event()
 
     def run(i: int) -> None:
-        consumers[i].subscribe([topic])
-        while not stop.is_set():
-            seen[i].extend(consumers[i].poll(200))
-            if seen[i]:
-                try:
-                    consumers[i].commit()
-                except CommitFailedError:  # a rebalance began: the next poll rejoins, as with Java's consumer
-                    pass
+        # each member polls and closes in its own thread: a member that stopped polling without leaving
+        # would hold the other's JoinGroup for the whole rebalance timeout (as with Java's consumer)
+        try:
+            consumers[i].subscribe([topic])
+            while not stop.is_set():
+                seen[i].extend(consumers[i].poll(200))
+                if seen[i]:
+                    try:
+                        consumers[i].commit()
+                    except CommitFailedError:  # a rebalance began: the next poll rejoins, as with Java's consumer
+                        pass
+        finally:
+            consumers[i].close()
 
     threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(2)]
     try:
@@ -176,18 +181,20 @@ def test_group_consumers_split_partitions_and_commit(kafka, assignor):
         assert assignments[0] | assignments[1] == {TopicPartition(topic, p) for p in range(4)}
         with AdminClient(kafka.bootstrap_servers) as admin:
             wait_until(lambda: sum(o.offset for o in admin.list_group_offsets(group).values()) == n, 30, "commits")
-            description = admin.describe_groups([group])[group]
-            assert description.state == "Stable" and description.protocol == assignor
-            assert len(description.members) == 2
+            description = wait_until(
+                lambda: (d := admin.describe_groups([group])[group]).state == "Stable" and len(d.members) == 2 and d,
+                30,
+                "a stable group of two",
+            )
+            assert description.protocol == assignor
             assert group in {g.group_id for g in admin.list_groups()}
     finally:
         stop.set()
         for t in threads:
-            t.join(10)
-        for c in consumers:
-            c.close()
-    values = sorted(r.value for part in seen for r in part)
-    assert values == sorted(b"value-%d-" % i + b"x" * (i % 40) for i in range(n))
+            t.join(60)
+    # at least once: a commit refused by a rebalance may hand a record to the other member again
+    values = [r.value for part in seen for r in part]
+    assert set(values) == {b"value-%d-" % i + b"x" * (i % 40) for i in range(n)} and len(values) >= n
 
 
 def test_admin_topics_partitions_configs(kafka):
