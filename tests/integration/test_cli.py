@@ -210,14 +210,17 @@ def test_consume_follows_new_records_across_partitions_until_sigint(cli_cluster)
         seen: list[str] = []
         out = LineReader(proc.stdout)
         sent = 0
-        deadline = time.monotonic() + 90
-        while len(seen) < 6 and time.monotonic() < deadline:
+
+        def a_round_shows_six() -> bool:
             # one record per partition per round, until the consumer (positioned at the end) shows six
+            nonlocal sent
             _produce(bootstrap, "cli-follow", [{"value": b"new-%d" % (sent + p), "partition": p} for p in range(3)])
             sent += 3
             while (line := out.next_line(0.5)) is not None:
                 seen.append(line)
-        assert len(seen) >= 6, (seen, proc.poll())
+            return len(seen) >= 6
+
+        wait_until(a_round_shows_six, 90, "the following consumer to print six new records")
         assert not any(":old-" in line for line in seen)  # started at the end
         assert {line.split(":")[0] for line in seen} == {"0", "1", "2"}  # every partition, interleaved
         for p in range(3):  # nothing skipped in a partition once it started

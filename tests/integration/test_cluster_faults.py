@@ -116,12 +116,17 @@ def test_sigkill_broker_vanishes_then_serves_everything_again(cluster, zk):
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
     got = {}
-    deadline = time.monotonic() + 60
-    while len(got) < len(acked) and time.monotonic() < deadline:
+
+    def read_acked() -> bool:
         for tp, recs in consumer.poll(timeout_ms=500).items():
             for r in recs:
                 got[(tp.partition, r.offset)] = r.value
-    consumer.close()
+        return len(got) >= len(acked)
+
+    try:
+        wait_until(read_acked, 60, f"kafka-python to read the {len(acked)} acknowledged records")
+    finally:
+        consumer.close()
     assert {(md.partition, md.offset) for md in acked} == set(got)
 
 
@@ -145,7 +150,7 @@ def test_garbage_clients_are_dropped_while_a_producer_keeps_going(cluster):
     t = threading.Thread(target=produce)
     t.start()
     try:
-        time.sleep(0.3)
+        wait_until(lambda: len(results) >= 50, 10, "the producer under way")
         for payload in (
             b"\x00\x00\x00\x10" + b"\xde\xad\xbe\xef" * 4,  # undecodable request
             struct.pack(">i", 500 * 1024 * 1024),  # oversized frame
@@ -155,7 +160,8 @@ def test_garbage_clients_are_dropped_while_a_producer_keeps_going(cluster):
                 with Wire(f"127.0.0.1:{cluster.ports[b]}") as bad:
                     bad.send_raw(payload)
                     assert bad.closed_by_peer(), f"broker {b} kept a connection that sent {payload[:8]!r}"
-        time.sleep(0.3)
+        sent = len(results)
+        wait_until(lambda: len(results) >= sent + 60, 10, "the producer to go on after the garbage clients")
     finally:
         stop.set()
         t.join(30)

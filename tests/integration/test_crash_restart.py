@@ -52,11 +52,16 @@ def consume_all(bootstrap: str, topic: str, partitions: int, expected: int) -> s
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
     got = set()
-    deadline = time.monotonic() + 60
-    while len(got) < expected and time.monotonic() < deadline:
+
+    def read_expected() -> bool:
         for tp, records in consumer.poll(timeout_ms=500).items():
             got.update((tp.partition, r.offset, r.value) for r in records)
-    consumer.close()
+        return len(got) >= expected
+
+    try:
+        wait_until(read_expected, 60, f"kafka-python to read {expected} records")
+    finally:
+        consumer.close()
     return got
 
 

@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from spark_kafkalog.client import AdminClient, Consumer, Producer, TopicPartition
+from tests.waiting import wait_until
 
 from .conftest import new_topic
 
@@ -27,10 +28,11 @@ def produce(bootstrap: str, topic: str, values: list[bytes], partitions: int) ->
 
 def consume_all(consumer: Consumer, expected: int) -> list[bytes]:
     out: list[bytes] = []
-    for _ in range(50):
-        out += [r.value for r in consumer.poll(timeout_ms=200)]
-        if len(out) >= expected:
-            break
+    wait_until(
+        lambda: out.extend(r.value for r in consumer.poll(timeout_ms=200)) or len(out) >= expected,
+        10,
+        f"{expected} records",
+    )
     return out
 
 

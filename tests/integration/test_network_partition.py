@@ -209,10 +209,15 @@ def consume_all(bootstrap: str, topic: str) -> list[tuple[int, bytes]]:
         consumer.seek_to_beginning(tp)
         end = consumer.end_offsets([tp])[tp]
         got: list[tuple[int, bytes]] = []
-        deadline = time.monotonic() + 30
-        while consumer.position(tp) < end and time.monotonic() < deadline:
+
+        def caught_up() -> bool:
+            if consumer.position(tp) >= end:
+                return True
             for records in consumer.poll(timeout_ms=500).values():
-                got += [(r.offset, r.value) for r in records]
+                got.extend((r.offset, r.value) for r in records)
+            return False
+
+        wait_until(caught_up, 30, f"kafka-python to read {topic}-0 up to {end}")
         return got
     finally:
         consumer.close()

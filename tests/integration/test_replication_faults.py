@@ -31,7 +31,7 @@ from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, NewTopic
 from spark_kafkalog.protocol import ApiKey
 from spark_kafkalog.records import iter_batches
-from tests.waiting import wait_until
+from tests.waiting import stays_true, wait_until
 
 from ..broker.cluster.test_zk_registry import expire_session
 from ..broker.replication.cluster import Cluster
@@ -178,11 +178,15 @@ def consume_partitions(bootstrap: str, topic: str, partitions: int) -> dict[int,
         consumer.seek_to_beginning(*tps)
         ends = consumer.end_offsets(tps)
         got: dict[int, list[tuple[int, bytes]]] = {p: [] for p in range(partitions)}
-        deadline = time.monotonic() + 90
-        while any(consumer.position(tp) < ends[tp] for tp in tps):
-            assert time.monotonic() < deadline, f"consumed only {[len(v) for v in got.values()]} of {ends}"
+
+        def caught_up() -> bool:
+            if all(consumer.position(tp) >= ends[tp] for tp in tps):
+                return True
             for tp, records in consumer.poll(timeout_ms=500).items():
                 got[tp.partition].extend((r.offset, r.value) for r in records)
+            return False
+
+        wait_until(caught_up, 90, f"kafka-python to read up to {ends}")
         return got
     finally:
         consumer.close()
@@ -375,7 +379,7 @@ def test_old_leader_back_behind_drops_its_unreplicated_records_and_serves_only_t
         for b in followers:
             os.kill(cluster.processes[b].pid, signal.SIGSTOP)
         try:
-            time.sleep(0.5)
+            stays_true(lambda: full_isr(registry, topic, 1, cluster.broker_ids), 0.5, "the frozen followers in the ISR")
             lost = [b"lost-%d" % i for i in range(5)]
             assert [lonely.send(topic, value=v, partition=0).get(10).offset for v in lost] == list(range(30, 35))
             cluster.kill_broker(old)

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
 from kazoo.client import KazooClient
 
 from broker.server import EmbeddedBroker
+from tests.waiting import wait_until
 
 from ..broker.cluster.test_zk_registry import expire_session
 from ..broker.test_handlers import batch, create, fetch, produce, values_in
@@ -30,19 +30,15 @@ def test_broker_registers_again_after_session_expiry(zookeeper, tmp_path):
         first_session = broker.broker.registry.session_id
         before = zk.get("/brokers/ids/7")[1]
         expire_session(broker.broker.registry, zookeeper.connect_string)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+
+        def registered_again() -> bool:
             stat = zk.exists("/brokers/ids/7")
-            if stat is not None and stat.ephemeralOwner != before.ephemeralOwner:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the broker did not register again after its session expired")
+            return stat is not None and stat.ephemeralOwner != before.ephemeralOwner
+
+        wait_until(registered_again, 20, "the broker to register again after its session expired")
         assert broker.broker.registry.session_id != first_session
-        deadline = time.monotonic() + 10
-        while zk.exists("/controller") is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert zk.exists("/controller") is not None  # the broker competed for the controller again
+        # the broker competed for the controller again
+        wait_until(lambda: zk.exists("/controller") is not None, 10, "a controller again")
         with Wire(broker.bootstrap_servers) as w:
             assert produce(w, "before", batch([b"b"])).base_offset == 1
             assert values_in(fetch(w, "before", 0).records) == [b"a", b"b"]
@@ -64,10 +60,11 @@ def test_broker_registers_again_when_its_node_is_deleted_while_it_runs(zookeeper
             produce(w, "kept", batch([b"a"]))
         data, stat = zk.get("/brokers/ids/8")
         zk.delete("/brokers/ids/8")  # an operator's mistake, or a tool cleaning up
-        deadline = time.monotonic() + 10
-        while zk.exists("/brokers/ids/8") is None:
-            assert time.monotonic() < deadline, "the broker did not register again after its node was deleted"
-            time.sleep(0.05)
+        wait_until(
+            lambda: zk.exists("/brokers/ids/8") is not None,
+            10,
+            "the broker to register again after its node was deleted",
+        )
         again, again_stat = zk.get("/brokers/ids/8")
         assert again == data and again_stat.ephemeralOwner == stat.ephemeralOwner  # same content, same session
         with Wire(broker.bootstrap_servers) as w:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
-import time
 from collections import defaultdict
 
 import pytest
+
+from tests.waiting import wait_until
 
 from .conftest import new_topic
 
@@ -62,12 +63,13 @@ def kp_consume_all(cluster, topic, partitions, expected):
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
     by_partition = defaultdict(list)
-    total = 0
-    deadline = time.monotonic() + 120
-    while total < expected and time.monotonic() < deadline:
+
+    def read_expected() -> bool:
         for tp, recs in consumer.poll(timeout_ms=500, max_records=10_000).items():
             by_partition[tp.partition].extend(recs)
-            total += len(recs)
+        return sum(map(len, by_partition.values())) >= expected
+
+    wait_until(read_expected, 120, f"kafka-python to read {expected} records")
     # anything beyond the expected count would be a duplicate: give it a moment to show up
     for tp, recs in consumer.poll(timeout_ms=300).items():
         by_partition[tp.partition].extend(recs)

@@ -7,7 +7,6 @@ dead coordinator (its markers held up by an offline partition) is completed by t
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import confluent_kafka
@@ -18,7 +17,7 @@ from broker.embedded_cluster import EmbeddedCluster
 from spark_kafkalog.client import AdminClient, NewTopic, Producer
 from spark_kafkalog.client.producer.transactions import ProducerFencedError, TransactionError
 from spark_kafkalog.protocol import ApiKey, ErrorCode
-from tests.waiting import wait_until
+from tests.waiting import stays_true, wait_until
 
 from ..broker.wire import Wire
 
@@ -130,12 +129,15 @@ def read_committed(cluster, brokers, topics: dict[str, int], sentinels: int) -> 
         ]
     )
     out: list[bytes] = []
-    deadline = time.monotonic() + 60
+
+    def read_to_the_sentinels() -> bool:
+        m = consumer.poll(0.3)
+        if m is not None and not m.error():
+            out.append(m.value())
+        return sum(v.startswith(b"sentinel") for v in out) >= sentinels
+
     try:
-        while time.monotonic() < deadline and sum(v.startswith(b"sentinel") for v in out) < sentinels:
-            m = consumer.poll(0.3)
-            if m is not None and not m.error():
-                out.append(m.value())
+        wait_until(read_to_the_sentinels, 60, f"the {sentinels} sentinels")
     finally:
         consumer.close()
     assert sum(v.startswith(b"sentinel") for v in out) == sentinels, out
@@ -306,8 +308,9 @@ def test_a_transaction_left_in_prepare_commit_is_completed_by_the_new_coordinato
         tcluster.stop_broker(x)
         wait_until(lambda: leaders(tcluster, stuck, [c, y]) == [-1], 30, f"{stuck} offline")
         assert producer.commit() == "committed"  # EndTxn answers once PrepareCommit is written
-        time.sleep(1)
-        assert txn_state(tcluster, tid, c) == "PrepareCommit"  # the marker to the offline partition is pending
+        stays_true(  # the marker to the offline partition is pending
+            lambda: txn_state(tcluster, tid, c) == "PrepareCommit", 1, f"{tid} in PrepareCommit"
+        )
         tcluster.kill_broker(c)
         assert current_coordinator(tcluster, tid, [y], not_=c) == y
         assert txn_state(tcluster, tid, y) == "PrepareCommit"  # loaded, completing

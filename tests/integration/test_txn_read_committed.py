@@ -4,11 +4,10 @@ transaction only once its COMMIT marker arrives; read_uncommitted consumers rece
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from spark_kafkalog.protocol import ErrorCode
+from tests.waiting import stays_true, wait_until
 
 from ..broker.conftest import start_brokers
 from ..broker.test_handlers import create, produce, unique
@@ -58,14 +57,10 @@ def _commit_c(broker, name):
 
 
 def _collect(poll, expected: int, settle_s: float, deadline_s: float = 60.0) -> list[bytes]:
-    """Values from ``poll()`` until ``expected`` arrived (then ``settle_s`` more, to catch extras)."""
+    """Values from ``poll()`` until ``expected`` arrived, then no more for ``settle_s``."""
     out: list[bytes] = []
-    deadline = time.monotonic() + deadline_s
-    while len(out) < expected and time.monotonic() < deadline:
-        out.extend(poll())
-    end = time.monotonic() + settle_s
-    while time.monotonic() < end:
-        out.extend(poll())
+    wait_until(lambda: out.extend(poll()) or len(out) >= expected, deadline_s, f"{expected} values")
+    stays_true(lambda: out.extend(poll()) or len(out) <= expected, settle_s, f"no value beyond the {expected}")
     return out
 
 

@@ -4,7 +4,6 @@ and neither sees the other; GroupAdmin's ``storage="zookeeper"`` goes through v0
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
@@ -14,6 +13,7 @@ from broker.server import EmbeddedBroker
 from spark_kafkalog.client import KafkaClient, TopicPartition
 from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from tests.waiting import wait_until
 
 from ..broker.wire import Wire
 
@@ -41,10 +41,11 @@ def brokers(zookeeper, chroot, tmp_path_factory):
     ]
     b = started[0]
     b.call(lambda: b.broker.topic_admin.create_topic(TOPIC, 2, 1))
-    deadline = time.monotonic() + 20
-    while not all(s.call(lambda s=s: s.broker.topic_admin.has_leaders(TOPIC, 2)) for s in started):
-        assert time.monotonic() < deadline, "the topic got no leaders"
-        time.sleep(0.05)
+    wait_until(
+        lambda: all(s.call(lambda s=s: s.broker.topic_admin.has_leaders(TOPIC, 2)) for s in started),
+        20,
+        f"leaders of {TOPIC} on both brokers",
+    )
     yield started
     for s in started:
         s.stop()
@@ -66,18 +67,17 @@ def new_group() -> str:
 def coordinator_of(brokers, group: str) -> tuple[EmbeddedBroker, EmbeddedBroker]:
     """(the broker coordinating ``group``, the other one), once the coordinator has loaded the group."""
     Req = API_BY_KEY[ApiKey.FIND_COORDINATOR].Request
-    deadline = time.monotonic() + 20
     with Wire(brokers[0].bootstrap_servers) as w:
-        while True:
-            resp = w.call(ApiKey.FIND_COORDINATOR, 4, Req(key_type=0, coordinator_keys=[group]))
-            (c,) = resp.coordinators
-            if c.error_code == ErrorCode.NONE:
-                coord = brokers[c.node_id]
-                gc = coord.broker.group_coordinator
-                if coord.call(lambda gc=gc: gc.coordinator_error(group)) == ErrorCode.NONE:
-                    return coord, brokers[1 - c.node_id]
-            assert time.monotonic() < deadline, f"no coordinator for {group}: {resp}"
-            time.sleep(0.05)
+
+        def loaded_coordinator() -> tuple[EmbeddedBroker, EmbeddedBroker] | None:
+            (c,) = w.call(ApiKey.FIND_COORDINATOR, 4, Req(key_type=0, coordinator_keys=[group])).coordinators
+            if c.error_code != ErrorCode.NONE:
+                return None
+            gc = brokers[c.node_id].broker.group_coordinator
+            loaded = brokers[c.node_id].call(lambda: gc.coordinator_error(group)) == ErrorCode.NONE
+            return (brokers[c.node_id], brokers[1 - c.node_id]) if loaded else None
+
+        return wait_until(loaded_coordinator, 20, f"a coordinator for {group} that has loaded it")
 
 
 def commit(broker, group: str, partition: int, offset: int, version: int) -> int:

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from spark_kafkalog.client import AdminClient
-from tests.waiting import wait_until
+from tests.waiting import stays_true, wait_until, wait_until_async
 
 from .members import (
     HEARTBEAT_MS,
@@ -138,7 +138,11 @@ def test_a_mixed_group_of_kafka_python_and_confluent_members_survives_churn(gclu
             20,
             "the survivors to read every new record",
         )
-        time.sleep(0.5)
+        stays_true(
+            lambda: len([v for m in members for _, _, v in m.records if v.startswith(b"m")]) <= len(values),
+            0.5,
+            "no new record read twice",
+        )
         new = [v for m in members for _, _, v in m.records if v.startswith(b"m")]
         assert sorted(new) == sorted(values)
     finally:
@@ -170,16 +174,19 @@ def test_aiokafka_members_split_the_partitions_consume_and_commit(gcluster, grou
         for c in consumers:
             await c.start()
         got: list[bytes] = []
+        owned: list[set[int]] = [set(), set()]
         try:
-            deadline = time.monotonic() + 30
-            owned = [set(), set()]
-            while time.monotonic() < deadline and not (len(got) >= len(values) and is_split(owned)):
+
+            async def read_all_split() -> bool:
                 for i, c in enumerate(consumers):
                     batch = await c.getmany(timeout_ms=100)
-                    got += [r.value for records in batch.values() for r in records]
+                    got.extend(r.value for records in batch.values() for r in records)
                     if batch:
                         await c.commit()
                     owned[i] = {tp.partition for tp in c.assignment()}
+                return len(got) >= len(values) and is_split(owned)
+
+            await wait_until_async(read_all_split, 30, "the two aiokafka members to split and read every record")
             for c in consumers:
                 await c.commit()
             committed_by_aiokafka = {p: await consumers[0].committed(ATP(topic, p)) for p in range(PARTITIONS)}

@@ -14,7 +14,7 @@ import pytest
 
 from broker.coordinator.offsets_topic import OFFSETS_TOPIC, GroupKey, decode_group_value, decode_key, partition_for
 from spark_kafkalog.client import AdminClient
-from tests.waiting import wait_until
+from tests.waiting import stays_true, wait_until
 
 from .members import (
     HEARTBEAT_MS,
@@ -141,7 +141,14 @@ def test_a_restarted_static_member_gets_its_partitions_back_without_a_rebalance(
         wait_until(
             lambda: members[1].snapshot() == before[1], SESSION_MS / 1000 - 1, "the restarted member's partitions"
         )
-        time.sleep(2 * HEARTBEAT_MS / 1000)  # a rebalance would show by now
+        stays_true(  # a rebalance would show by now
+            lambda: (
+                [m.snapshot() for m in members] == before
+                and [members[0].assigned_calls, members[2].assigned_calls] == [calls[0], calls[2]]
+            ),
+            2 * HEARTBEAT_MS / 1000,
+            "the members' partitions, without a rebalance",
+        )
         assert [m.snapshot() for m in members] == before
         assert [members[0].assigned_calls, members[2].assigned_calls] == [calls[0], calls[2]]
         assert stored_generation(gcluster, group) == generation

@@ -5,7 +5,6 @@ These tests disturb the package's shared cluster, so this module sorts last.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from broker.coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
 from spark_kafkalog.client import AdminClient, Producer
 from spark_kafkalog.protocol import ApiKey, ErrorCode
-from tests.waiting import wait_until
+from tests.waiting import stays_true, wait_until
 
 from ...broker.wire import Wire
 from .members import (
@@ -47,15 +46,14 @@ def kafka_python_read(cluster, group: str, topic: str, count: int) -> list[bytes
     )
     consumer.subscribe([topic])
     got: list[bytes] = []
+
+    def poll() -> int:
+        got.extend(r.value for records in consumer.poll(timeout_ms=100).values() for r in records)
+        return len(got)
+
     try:
-        deadline = time.monotonic() + 30
-        quiet_until = None
-        while time.monotonic() < deadline:
-            got += [r.value for records in consumer.poll(timeout_ms=100).values() for r in records]
-            if len(got) >= count:
-                quiet_until = quiet_until or time.monotonic() + 1
-                if time.monotonic() >= quiet_until:
-                    break
+        wait_until(lambda: poll() >= count, 30, f"kafka-python to read {count} records")
+        stays_true(lambda: poll() <= count, 1, f"no record beyond the {count}")
         consumer.commit()
     finally:
         consumer.close()
