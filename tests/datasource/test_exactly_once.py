@@ -6,12 +6,12 @@ is all or nothing."""
 from __future__ import annotations
 
 import tempfile
-import time
 
 import pytest
 
 from spark_kafkalog.client import Producer
 from tests.confluent_read import confluent_values
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -167,11 +167,12 @@ def _run_driver(bootstrap, source, sink, checkpoint, mode, tmp_path, *, kill: bo
             _, err = proc.communicate(timeout=240)
             assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
             return
-        deadline = time.monotonic() + 240
-        while not ready.exists():
+
+        def reached_its_commit() -> bool:
             assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-3000:]
-            assert time.monotonic() < deadline, "the driver never reached its commit"
-            time.sleep(0.2)
+            return ready.exists()
+
+        wait_until(reached_its_commit, 240, "the driver to reach its commit")
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
     finally:

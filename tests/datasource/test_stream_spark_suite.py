@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType
 
 from spark_kafkalog.client import AdminClient, NewTopic
-from tests.datasource.test_streaming import Collector, produce, run_available_now, stream, wait_for
+from tests.datasource.test_streaming import Collector, produce, run_available_now, stream
+from tests.waiting import stays_true, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -49,12 +49,12 @@ def test_subscribe_pattern_with_topic_deletions_goes_on_without_fail_on_data_los
     try:
         query.processAllAvailable()
         produce(bootstrap, topic, ["1", "2", "3"])
-        wait_for(lambda: sorted(v for _, _, v in collector.rows()) == ["1", "2", "3"], 60, "the first records")
+        wait_until(lambda: sorted(v for _, _, v in collector.rows()) == ["1", "2", "3"], 60, "the first records")
         with AdminClient(bootstrap) as admin:
             admin.delete_topics([topic])
             admin.create_topics([NewTopic(topic2, 5, 1, {})])
         produce(bootstrap, topic2, ["4", "5", "6"])
-        wait_for(
+        wait_until(
             lambda: sorted(v for _, _, v in collector.rows()) == ["1", "2", "3", "4", "5", "6"] or not query.isActive,
             90,
             "the records of the new topic",
@@ -86,11 +86,12 @@ def test_spark_41375_a_pattern_whose_topics_are_all_deleted_records_no_empty_off
     try:
         query.processAllAvailable()
         produce(bootstrap, topic, ["1", "2", "3"])
-        wait_for(lambda: len(collector.rows()) == 3, 60, "the first records")
+        wait_until(lambda: len(collector.rows()) == 3, 60, "the first records")
         with AdminClient(bootstrap) as admin:
             admin.delete_topics([topic])
-        time.sleep(3)  # about 30 triggers of 100 ms after the deletion (no-data triggers report no progress)
-        assert query.isActive and query.exception() is None
+        stays_true(  # about 30 triggers of 100 ms after the deletion (no-data triggers report no progress)
+            lambda: query.isActive and query.exception() is None, 3, "the query running after the deletion"
+        )
     finally:
         query.stop()
     log = _offset_log(checkpoint)
@@ -102,7 +103,7 @@ def _recreating_batch(bootstrap, topic, partitions, values):
         df.count()
         with AdminClient(bootstrap) as admin:
             admin.delete_topics([topic])
-            wait_for(lambda: topic not in admin.list_topics(), 30, f"{topic} to be deleted")
+            wait_until(lambda: topic not in admin.list_topics(), 30, f"{topic} to be deleted")
             admin.create_topics([NewTopic(topic, partitions, 1, {})])
         produce(bootstrap, topic, values, partition=0)
 

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from spark_kafkalog.client import AdminClient, Producer, TopicPartition
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -97,14 +98,6 @@ def trigger_time(progress) -> float:
 def batch_of(query, rows: int):
     """The progress of the first micro-batch of ``query`` that read ``rows`` records, or None."""
     return next((p for p in query.recentProgress if p["numInputRows"] == rows), None)
-
-
-def wait_for(predicate, timeout: float = 60, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 # -- starting positions -----------------------------------------------------------------------------------
@@ -211,17 +204,17 @@ def test_min_offsets_per_trigger_waits_for_enough_records_or_max_trigger_delay(s
         .start()
     )
     try:
-        wait_for(lambda: query.lastProgress is not None, what="the first trigger")
+        wait_until(lambda: query.lastProgress is not None, 60, "the first trigger")
         first = trigger_time(query.recentProgress[0])  # the first trigger fires: maxTriggerDelay counts from it
         produce(bootstrap, topic, range(10), partition=0)
         produced = time.time()
-        wait_for(lambda: batch_of(query, 10) is not None, delay + 60, "the delayed batch")
+        wait_until(lambda: batch_of(query, 10) is not None, delay + 60, "the delayed batch")
         delayed = trigger_time(batch_of(query, 10))
         # 10 < 50: the triggers in between declined the records until maxTriggerDelay had passed
         assert delayed - produced >= 2
         assert delayed - first >= delay - 1
         produce(bootstrap, topic, range(60), partition=0, linger_ms=60_000)  # one record batch: all 60 at once
-        wait_for(lambda: batch_of(query, 60) is not None, 60, "the batch of 60")
+        wait_until(lambda: batch_of(query, 60) is not None, 60, "the batch of 60")
         # a batch fired by the delay could not start before `delayed + delay`: this one fired because 60 >= 50
         assert trigger_time(batch_of(query, 60)) - delayed < delay - 1
         assert collector.sizes() == [10, 60]
@@ -275,7 +268,7 @@ def test_new_partitions_and_newly_matching_topics_start_at_earliest(spark, boots
         produce(bootstrap, topic, ["p1"] * 5, partition=1)
         produce(bootstrap, topic, ["p2"] * 4, partition=2)
         produce(bootstrap, other, ["other"] * 3, partition=0)
-        wait_for(lambda: len(collector.rows()) >= 12, 60, "records of the new partitions")
+        wait_until(lambda: len(collector.rows()) >= 12, 60, "records of the new partitions")
         query.processAllAvailable()
     finally:
         query.stop()
@@ -398,7 +391,7 @@ def test_restart_from_checkpoint_reads_every_record_exactly_once(spark, bootstra
         .start()
     )
     try:
-        wait_for(lambda: len(collector.sizes()) >= 2, 60, "two batches")
+        wait_until(lambda: len(collector.sizes()) >= 2, 60, "two batches")
     finally:
         query.stop()
     first_run = len(collector.rows())
