@@ -146,6 +146,10 @@ class PartitionLog(LogAppend, LogRead, LogRetention):
         entry = self._producers.get(producer_id)
         return entry.copy() if entry is not None else None
 
+    def active_producers(self) -> list[ProducerStateEntry]:
+        """Copies of every producer's state (DescribeProducers), by producer id; on the writer thread."""
+        return [e.copy() for _, e in sorted(self._producers.producers.items())]
+
     # -- lifecycle ----------------------------------------------------------------------------------
     def close(self, *, flush: bool = True) -> None:
         """Flush (unless told not to), snapshot producer state, close every segment. Idempotent."""

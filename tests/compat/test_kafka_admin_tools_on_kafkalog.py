@@ -171,23 +171,46 @@ def test_kafka_transactions_lists_and_describes_a_kafkalog_transactional_produce
     assert missing.returncode == 1 and "failed because the ID could not be found" in missing.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="kafkalog does not serve DescribeProducers (API 61): docs/compatibility.md")
-def test_kafka_transactions_describe_producers_of_a_kafkalog_partition(kafkalog):
+def test_kafka_transactions_describe_producers_and_find_hanging_on_kafkalog(kafkalog):
     bootstrap = kafkalog.bootstrap_servers
     topic = new_topic(bootstrap, 1)
-    produce_keyed(bootstrap, topic, 3, 1)
-    out = run_tool(
-        "kafka-transactions",
-        "--bootstrap-server",
-        bootstrap,
-        "describe-producers",
-        "--topic",
-        topic,
-        "--partition",
-        "0",
-    ).stdout
-    (row,) = tab_rows(out)
-    assert row["LastSequence"] == "2"
+    tool = ("kafka-transactions", "--bootstrap-server", bootstrap)
+    describe = (*tool, "describe-producers", "--topic", topic, "--partition", "0")
+    with Producer(bootstrap, linger_ms=0) as idempotent:
+        for i in range(3):  # three batches: sequences 0, 1, 2 at offsets 0, 1, 2
+            idempotent.send(topic, b"x%d" % i, partition=0)
+            idempotent.flush(30)
+    with Producer(bootstrap, transactional_id=f"tx-dp-{uuid.uuid4().hex[:8]}") as producer:
+        producer.init_transactions()
+        _, txn_id, epoch = producer.transaction_identity
+        producer.begin_transaction()
+        producer.send(topic, b"in-txn", partition=0)  # offset 3
+        producer.flush(30)
+        rows = {r["ProducerId"]: r for r in tab_rows(run_tool(*describe).stdout)}
+        assert len(rows) == 2
+        open_txn = rows.pop(str(txn_id))
+        assert open_txn == {
+            "ProducerId": str(txn_id),
+            "ProducerEpoch": str(epoch),
+            "LatestCoordinatorEpoch": "-1",
+            "LastSequence": "0",
+            "LastTimestamp": open_txn["LastTimestamp"],
+            "CurrentTransactionStartOffset": "3",
+        }
+        ((_, plain),) = rows.items()  # the idempotent producer
+        assert (plain["ProducerEpoch"], plain["LastSequence"], plain["CurrentTransactionStartOffset"]) == (
+            "0",
+            "2",
+            "None",
+        )
+        # a second-old transaction is not hanging: find-hanging prints its header only
+        hanging = run_tool(*tool, "find-hanging", "--broker-id", "0").stdout
+        assert tab_rows(hanging) == []
+        assert hanging.split()[:3] == ["Topic", "Partition", "ProducerId"]
+        producer.commit_transaction(30)
+    committed = {r["ProducerId"]: r for r in tab_rows(run_tool(*describe).stdout)}[str(txn_id)]
+    assert committed["CurrentTransactionStartOffset"] == "None"
+    assert int(committed["LatestCoordinatorEpoch"]) >= 0
 
 
 FIELD = re.compile(r"(\w+): (\S+)")

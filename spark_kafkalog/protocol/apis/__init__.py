@@ -49,6 +49,7 @@ _API_MODULES = (
     "add_offsets_to_txn",
     "end_txn",
     "txn_offset_commit",
+    "describe_producers",
     "describe_transactions",
     "list_transactions",
     "write_txn_markers",

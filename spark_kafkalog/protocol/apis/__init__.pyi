@@ -20,6 +20,7 @@ from .delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from .describe_cluster import DescribeClusterRequest, DescribeClusterResponse
 from .describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
 from .describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from .describe_producers import DescribeProducersRequest, DescribeProducersResponse
 from .describe_transactions import DescribeTransactionsRequest, DescribeTransactionsResponse
 from .end_txn import EndTxnRequest, EndTxnResponse
 from .fetch import FetchRequest, FetchResponse
@@ -165,6 +166,10 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.TXN_OFFSET_COMMIT], /
     ) -> ApiSpec[TxnOffsetCommitRequest, TxnOffsetCommitResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_PRODUCERS], /
+    ) -> ApiSpec[DescribeProducersRequest, DescribeProducersResponse]: ...
     @overload
     def __getitem__(
         self, key: Literal[ApiKey.DESCRIBE_TRANSACTIONS], /
