@@ -50,7 +50,7 @@ async def handle(ctx, request):
             error_message=None,
             num_partitions=-1,
             replication_factor=-1,
-            configs=None,
+            configs=[],  # a refused topic lists no configs (an empty array, not null: Kafka's answer)
         )
         results.append(res)
         plans.append(None)

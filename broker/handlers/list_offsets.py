@@ -59,23 +59,27 @@ async def handle(ctx, request):
             if v == 0:
                 entry.old_style_offsets = _old_style(plog, ts, p.max_num_offsets, request.replica_id == CONSUMER)
                 continue
-            entry.leader_epoch = part.leader_epoch
             committed = v >= 2 and request.isolation_level == READ_COMMITTED
             visible = plog.last_stable_offset if committed else plog.high_watermark
+            # The leader epoch comes with an offset; a lookup that finds none answers -1, -1, -1 (Kafka's).
             if ts == EARLIEST:
                 entry.offset = plog.log_start_offset
+                entry.leader_epoch = part.leader_epoch
             elif ts == LATEST:
                 entry.offset = plog.log_end_offset if request.replica_id >= 0 else visible
+                entry.leader_epoch = part.leader_epoch
             elif ts == MAX_TIMESTAMP:
                 found = plog.offset_for_max_timestamp()
                 if found is not None:
                     entry.offset, entry.timestamp = found
+                    entry.leader_epoch = part.leader_epoch
             elif ts < 0:
                 entry.error_code = ErrorCode.INVALID_REQUEST
             else:
                 found = plog.offset_for_timestamp(ts)
                 if found is not None and found[0] < visible:
                     entry.offset, entry.timestamp = found
+                    entry.leader_epoch = part.leader_epoch
         topics.append(Resp.ListOffsetsTopicResponse(name=t.name, partitions=parts))
     return Resp(throttle_time_ms=0, topics=topics)
 

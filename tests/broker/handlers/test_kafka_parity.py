@@ -1,0 +1,61 @@
+"""Answers Apache Kafka gives that kafkalog did not, found by the differential checks
+(``tests/compat/test_differential.py``): a ListOffsets lookup that finds no offset carries no leader epoch,
+and a refused CreateTopics topic lists its configs as an empty array, not null."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+from ..test_handlers import batch, create, produce, unique
+from ..wire import Wire
+
+K = ApiKey
+
+
+@pytest.fixture()
+def wire(broker):
+    with Wire(broker.bootstrap_servers) as w:
+        yield w
+
+
+def list_offsets(w, name, ts, version=7):
+    R = API_BY_KEY[K.LIST_OFFSETS].Request
+    body = R(
+        replica_id=-1,
+        isolation_level=0,
+        topics=[
+            R.ListOffsetsTopic(
+                name=name, partitions=[R.ListOffsetsTopic.ListOffsetsPartition(partition_index=0, timestamp=ts)]
+            )
+        ],
+    )
+    return w.call(K.LIST_OFFSETS, version, body).topics[0].partitions[0]
+
+
+def test_list_offsets_after_every_timestamp_answers_no_leader_epoch(wire):
+    name = unique()
+    create(wire, name)
+    produce(wire, name, batch([b"a", b"b"], ts=1000))
+    past = list_offsets(wire, name, 5000)
+    assert (past.error_code, past.offset, past.timestamp, past.leader_epoch) == (0, -1, -1, -1)
+    found = list_offsets(wire, name, 1001)
+    assert (found.offset, found.timestamp, found.leader_epoch) == (1, 1001, 0)
+    assert list_offsets(wire, name, -3).leader_epoch == 0
+    assert list_offsets(wire, name, -1).leader_epoch == 0
+
+
+def test_list_offsets_max_timestamp_of_an_empty_log_answers_no_leader_epoch(wire):
+    name = unique()
+    create(wire, name)
+    empty = list_offsets(wire, name, -3)
+    assert (empty.offset, empty.timestamp, empty.leader_epoch) == (-1, -1, -1)
+    assert (list_offsets(wire, name, -2).offset, list_offsets(wire, name, -2).leader_epoch) == (0, 0)
+
+
+def test_create_topics_refusal_lists_configs_as_an_empty_array(wire):
+    refused = create(wire, unique(), 0)
+    assert refused.error_code == ErrorCode.INVALID_PARTITIONS
+    assert refused.configs == []
+    assert create(wire, unique(), configs={"cleanup.policy": "bogus"}).configs == []
