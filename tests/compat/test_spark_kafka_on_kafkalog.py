@@ -176,3 +176,47 @@ def test_spark_kafka_batch_write_read_back_by_kafkalog(spark, kafkalog):
             records.extend(consumer.poll(200))
     got = sorted((r.partition, r.offset, r.key, r.value, list(r.headers)) for r in records)
     assert got == sorted((i % 2, i // 2, f"wk{i}".encode(), f"wv{i}".encode(), [("i", b"%d" % i)]) for i in range(20))
+
+
+def test_spark_kafka_micro_batch_stream_resumes_from_its_checkpoint(spark, kafkalog, tmp_path):
+    bootstrap = kafkalog.bootstrap_servers
+    topic = new_topic(bootstrap, 2)
+
+    def produce(start: int, stop: int) -> None:
+        with Producer(bootstrap) as producer:
+            for i in range(start, stop):
+                producer.send(topic, b"s%d" % i, partition=i % 2)
+            producer.flush(30)
+
+    def run_once() -> None:
+        stream = (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+            .load()
+            .selectExpr("partition", "offset", "CAST(value AS STRING) v")
+        )
+        query = (
+            stream.writeStream.format("parquet")
+            .option("path", str(tmp_path / "out"))
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(120)
+        assert query.exception() is None
+
+    def written() -> list[tuple[int, int, str]]:
+        rows = spark.read.parquet(str(tmp_path / "out")).collect()
+        return sorted((r.partition, r.offset, r.v) for r in rows)
+
+    def expected(n: int) -> list[tuple[int, int, str]]:
+        return sorted((i % 2, i // 2, f"s{i}") for i in range(n))
+
+    produce(0, 10)
+    run_once()
+    assert written() == expected(10)
+    produce(10, 25)
+    run_once()  # a new query on the same checkpoint: only the 15 new records, each once
+    assert written() == expected(25)
