@@ -12,6 +12,9 @@ nodes::
     /config/changes/config_change_<10-digit seq>                 {"version":2,"entity_path":"topics/<t>"}
     /config/brokers/<id> and /config/brokers/<default>           {"version":1,"config":{"log.retention.ms":"5"}}
     /consumers/<g>/offsets/<t>/<p>   decimal offset, e.g. "42"
+    /latest_producer_id_block        null (kafkalog allocates producer ids without it; Kafka's controller
+                                     reads a block {"version":1,"broker":1,"block_start":"0","block_end":"999"}
+                                     from any data that is not null, so the node must not hold b"")
 
 JSON is written compact (no spaces), as Kafka writes it. Decoders raise ValueError naming the node and quoting
 (at most 200 characters of) the data. Everything here is a pure function or a constant: thread-safe.
@@ -38,6 +41,7 @@ __all__ = [
     "CLUSTER_ID",
     "DELETE_TOPICS",
     "CONFIG_CHANGE_PREFIX",
+    "PRODUCER_ID_BLOCK",
     "check_topic",
     "check_group",
     "broker_path",
@@ -66,7 +70,7 @@ __all__ = [
     "check_replacement",
 ]
 
-# Persistent paths every Kafka broker creates at start-up (KafkaZkClient.createTopLevelPaths).
+# Persistent paths every Kafka broker creates at start-up (KafkaZkClient.createTopLevelPaths), with null data.
 PERSISTENT_PATHS = (
     "/consumers",
     "/brokers/ids",
@@ -91,6 +95,7 @@ CLUSTER_ID = "/cluster/id"
 DELETE_TOPICS = "/admin/delete_topics"
 CONFIG_CHANGES = "/config/changes"
 CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
+PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 BROKER_DEFAULT_ENTITY = "<default>"
 """The entity name of the cluster-wide dynamic broker defaults (``/config/brokers/<default>``)."""
 

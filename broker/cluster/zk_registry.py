@@ -102,11 +102,23 @@ class ZooKeeperRegistry(ClusterRegistry):
         self._zk.start(timeout)
         for path in zl.PERSISTENT_PATHS:
             self._zk.ensure_path(path)
+        self._null_producer_id_block()
         try:
             self._zk.create(zl.CONTROLLER_EPOCH, zl.encode_controller_epoch(0))
         except NodeExistsError:
             pass
         self._cluster_id = self._get_or_create_cluster_id()
+
+    def _null_producer_id_block(self) -> None:
+        """Earlier kafkalog versions created the persistent paths with empty data; Kafka's controller fails every
+        producer id allocation on an empty ``/latest_producer_id_block`` (it parses any non-null data), so a
+        cluster migrated to Kafka could not serve InitProducerId. Set it back to null (Kafka's initial state)."""
+        found = self._zk.get_if_exists(zl.PRODUCER_ID_BLOCK)
+        if found is not None and found[0] == b"":
+            try:
+                self._zk.set(zl.PRODUCER_ID_BLOCK, None, found[1].version)
+            except BadVersionError:  # a Kafka controller wrote a block meanwhile
+                pass
 
     def close(self) -> None:
         self._zk.close()  # closes the session: ephemeral nodes vanish with it

@@ -261,14 +261,15 @@ class ZooKeeperSession:
         stat = self._call("exists", path, lambda full: self._client.exists_async(full, watch=_node_watcher(watch)))
         return None if stat is None else _stat(stat)
 
-    def create(self, path: str, data: bytes = b"", *, ephemeral: bool = False, sequential: bool = False) -> str:
-        """Create ``path``; the created path (relative; with its sequence number when ``sequential``)."""
+    def create(self, path: str, data: bytes | None = b"", *, ephemeral: bool = False, sequential: bool = False) -> str:
+        """Create ``path``; the created path (relative; with its sequence number when ``sequential``). ``data``
+        None is ZooKeeper's null data (read back as None), which differs from empty data (``b""``)."""
         created = self._call(
             "create", path, lambda full: self._client.create_async(full, data, ephemeral=ephemeral, sequence=sequential)
         )
         return self._relative(created)
 
-    def set(self, path: str, data: bytes, version: int = -1) -> NodeStat:
+    def set(self, path: str, data: bytes | None, version: int = -1) -> NodeStat:
         """Replace the data (compare-and-set when ``version`` is not -1); the node's new stat."""
         return _stat(self._call("set", path, lambda full: self._client.set_async(full, data, version=version)))
 
@@ -309,7 +310,8 @@ class ZooKeeperSession:
         ]
 
     def ensure_path(self, path: str) -> None:
-        """Create ``path`` and its missing parents (empty data)."""
+        """Create ``path`` and its missing parents with null data, as Kafka does (``createRecursive``): Kafka
+        parses the data of some of them (``/latest_producer_id_block``) when it is not null."""
         self._ensure_absolute(self._abs(path))
 
     def delete_tree(self, path: str) -> None:
@@ -425,6 +427,6 @@ class ZooKeeperSession:
             current += "/" + part
             if self._call("exists", current, self._client.exists_async, absolute=True) is None:
                 try:
-                    self._call("create", current, lambda full: self._client.create_async(full, b""), absolute=True)
+                    self._call("create", current, lambda full: self._client.create_async(full, None), absolute=True)
                 except NodeExistsError:
                     pass

@@ -602,3 +602,20 @@ def test_start_times_out_clearly_when_nothing_listens():
     with pytest.raises(RegistryUnavailableError, match="could not connect to ZooKeeper at 127.0.0.1:1"):
         registry.start()
     registry.close()
+
+
+def test_persistent_paths_hold_null_data_as_kafka_creates_them(raw):
+    # Kafka's controller parses any non-null /latest_producer_id_block as a producer id block: empty data
+    # failed every InitProducerId once Apache Kafka took over the cluster (tests/compat/test_migration.py)
+    for path in ("/latest_producer_id_block", "/brokers", "/brokers/ids", "/cluster", "/config/changes"):
+        assert raw.get(path)[0] is None, path
+
+
+def test_an_empty_producer_id_block_left_by_an_older_kafkalog_is_set_back_to_null(make_registry, raw):
+    raw.set("/latest_producer_id_block", b"")
+    make_registry()
+    assert raw.get("/latest_producer_id_block")[0] is None
+    block = b'{"version":1,"broker":1,"block_start":"0","block_end":"999"}'
+    raw.set("/latest_producer_id_block", block)  # Kafka's controller's block is kept
+    make_registry()
+    assert raw.get("/latest_producer_id_block")[0] == block
