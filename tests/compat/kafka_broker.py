@@ -59,7 +59,8 @@ class KafkaBroker:
     """One Apache Kafka broker process (see the module docstring); ``start()``/``stop()`` or a context manager.
 
     ``peer`` is KAFKA_39 (needs ``zookeeper_connect``, chroot included) or KAFKA_44 (KRaft, combined
-    broker+controller node). ``extra`` adds or overrides server.properties entries.
+    broker+controller node). ``log_dir`` is ``log.dirs`` (default ``data_dir/kafka-logs``; another broker's log
+    dir for a migration test). ``extra`` adds or overrides server.properties entries.
     """
 
     def __init__(
@@ -69,6 +70,7 @@ class KafkaBroker:
         *,
         zookeeper_connect: str | None = None,
         broker_id: int = 1,
+        log_dir: str | os.PathLike | None = None,
         extra: dict[str, str] | None = None,
     ) -> None:
         if peer not in (KAFKA_39, KAFKA_44):
@@ -80,6 +82,7 @@ class KafkaBroker:
         self.data_dir = Path(data_dir).resolve()
         self.zookeeper_connect = zookeeper_connect
         self.broker_id = broker_id
+        self._log_dir = None if log_dir is None else Path(log_dir).resolve()
         self.extra = dict(extra or {})
         self.port = 0
         self.process: subprocess.Popen | None = None
@@ -95,7 +98,7 @@ class KafkaBroker:
 
     @property
     def log_dir(self) -> Path:
-        return self.data_dir / "kafka-logs"
+        return self._log_dir or self.data_dir / "kafka-logs"
 
     @property
     def server_log(self) -> Path:

@@ -1,0 +1,198 @@
+"""Migration both ways: Apache Kafka 3.9 (ZooKeeper mode) and kafkalog taking over each other's log dir and chroot.
+
+One broker writes a scenario (a topic of three partitions in several segments, a compacted topic, a topic
+with committed and aborted transactions, a group's committed offsets, topic configs), stops cleanly, and the
+other starts with the same ``broker.id``, the same ``log.dirs`` and the same ``zookeeper.connect`` chroot.
+kafkalog's clients then check that everything is served as written: every record at its offset with its
+key, value, headers and timestamp, read_committed skipping the aborted transaction, the group's offsets,
+the topic configs and topic ids; and that the new broker appends after the old log end.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+
+import pytest
+
+from broker.server import EmbeddedBroker
+from spark_kafkalog.client import AdminClient, Consumer, KafkaClient, NewTopic, OffsetSpec, Producer, TopicPartition
+from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
+
+from .kafka_broker import KafkaBroker
+from .peers import KAFKA_39
+
+pytestmark = pytest.mark.compat
+
+BROKER_ID = 7
+BASE_TS = int(time.time() * 1000) - 3_600_000
+# The cleaner must not compact while the test compares records: a day of compaction lag keeps every segment
+# (timestamps are an hour old) out of reach of either broker's cleaner.
+SMALL_SEGMENTS = {"segment.bytes": "1024", "index.interval.bytes": "1"}
+TOPIC_CONFIGS = {
+    "plain": {**SMALL_SEGMENTS, "retention.ms": "86400000"},
+    "compacted": {**SMALL_SEGMENTS, "cleanup.policy": "compact", "min.compaction.lag.ms": "86400000"},
+    "txn": {**SMALL_SEGMENTS},
+}
+PARTITIONS = {"plain": 3, "compacted": 1, "txn": 1}
+# Both brokers' internal topics must agree (the group coordinator hashes group ids over the partition count).
+KAFKALOG_SETTINGS = dict(
+    offsets_topic_num_partitions=4,
+    offsets_topic_replication_factor=1,
+    transaction_state_log_num_partitions=4,
+    transaction_state_log_replication_factor=1,
+    transaction_state_log_min_isr=1,
+    group_initial_rebalance_delay_ms=0,
+)
+
+
+@dataclass
+class Written:
+    """What the first broker was given: records by partition, committed offsets, topic names."""
+
+    topics: dict[str, str]
+    group: str
+    records: dict[TopicPartition, list[tuple]] = field(default_factory=dict)
+    committed: dict[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
+    aborted_values: set[bytes] = field(default_factory=set)
+    end_offsets: dict[TopicPartition, int] = field(default_factory=dict)
+    topic_ids: dict[str, str] = field(default_factory=dict)
+
+
+def _record(r) -> tuple:
+    return (r.offset, r.key, r.value, tuple(r.headers), r.timestamp)
+
+
+def write_scenario(bootstrap: str) -> Written:
+    suffix = uuid.uuid4().hex[:8]
+    w = Written(topics={kind: f"mig-{kind}-{suffix}" for kind in TOPIC_CONFIGS}, group=f"mig-group-{suffix}")
+    with AdminClient(bootstrap) as admin:
+        admin.create_topics([NewTopic(w.topics[k], PARTITIONS[k], 1, dict(c)) for k, c in TOPIC_CONFIGS.items()])
+    plain, compacted, txn = (w.topics[k] for k in ("plain", "compacted", "txn"))
+    with Producer(bootstrap, acks="all", linger_ms=2, compression_type="lz4") as producer:
+        for i in range(240):
+            producer.send(
+                plain,
+                b"value-%d-" % i + b"x" * (i % 50),
+                key=b"key-%d" % i,
+                partition=i % 3,
+                timestamp_ms=BASE_TS + i,
+                headers=[("seq", b"%d" % i), ("kind", b"plain")],
+            )
+            if i % 10 == 0:
+                producer.flush(30)  # many small batches: several segments per partition
+        for i in range(120):
+            producer.send(compacted, b"v%d" % i, key=b"k%d" % (i % 12), timestamp_ms=BASE_TS + i, headers=[("n", b"1")])
+            if i % 10 == 0:
+                producer.flush(30)
+        producer.flush(60)
+    with Producer(bootstrap, transactional_id=f"mig-tx-{suffix}", linger_ms=2) as producer:
+        producer.init_transactions()
+        for outcome in ("commit", "abort", "commit"):
+            producer.begin_transaction()
+            for i in range(15):
+                value = b"%s-%d" % (outcome.encode(), i)
+                producer.send(txn, value, key=b"t%d" % i, timestamp_ms=BASE_TS + i, headers=[("o", outcome.encode())])
+                if outcome == "abort":
+                    w.aborted_values.add(value)
+            producer.flush(30)
+            producer.commit_transaction() if outcome == "commit" else producer.abort_transaction()
+    partitions = [TopicPartition(t, p) for k, t in w.topics.items() for p in range(PARTITIONS[k])]
+    with KafkaClient(bootstrap) as client:
+        w.end_offsets = client.list_offsets({tp: OffsetSpec.LATEST for tp in partitions})
+    for tp in partitions:
+        w.records[tp] = [_record(r) for r in read(bootstrap, tp, w.end_offsets[tp], "read_uncommitted")]
+    assert sum(len(v) for k, v in w.records.items() if k.topic == plain) == 240
+    assert len(w.records[TopicPartition(txn, 0)]) == 45
+    w.committed = {
+        TopicPartition(plain, 0): OffsetAndMetadata(17, "first"),
+        TopicPartition(plain, 1): OffsetAndMetadata(42, None),
+        TopicPartition(plain, 2): OffsetAndMetadata(w.end_offsets[TopicPartition(plain, 2)], "end"),
+        TopicPartition(txn, 0): OffsetAndMetadata(16, "after the first commit"),
+    }
+    with Consumer(bootstrap, group_id=w.group, enable_auto_commit=False) as consumer:
+        consumer.commit(w.committed)
+    with AdminClient(bootstrap) as admin:
+        w.topic_ids = {t: str(admin.describe_topics([t])[t].topic_id) for t in w.topics.values()}
+    return w
+
+
+def read(bootstrap: str, tp: TopicPartition, end: int, isolation: str) -> list:
+    """Everything of ``tp`` from offset 0 until the consumer's position reaches ``end``."""
+    with Consumer(bootstrap, isolation_level=isolation, fetch_max_wait_ms=50) as consumer:
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+        out: list = []
+        deadline = time.monotonic() + 60
+        while consumer.position(tp) < end and time.monotonic() < deadline:
+            out.extend(consumer.poll(200))
+        assert consumer.position(tp) == end, f"{tp}: stuck at {consumer.position(tp)} of {end}"
+        return out
+
+
+def check_scenario(bootstrap: str, w: Written, broker_id: int) -> None:
+    """Everything in ``w`` served by the broker at ``bootstrap`` (the one that took over)."""
+    with KafkaClient(bootstrap) as client:
+        assert client.list_offsets({tp: OffsetSpec.LATEST for tp in w.end_offsets}) == w.end_offsets
+        assert set(client.list_offsets({tp: OffsetSpec.EARLIEST for tp in w.end_offsets}).values()) == {0}
+    for tp, expected in w.records.items():
+        assert [_record(r) for r in read(bootstrap, tp, w.end_offsets[tp], "read_uncommitted")] == expected, tp
+    txn = TopicPartition(w.topics["txn"], 0)
+    committed = [r.value for r in read(bootstrap, txn, w.end_offsets[txn], "read_committed")]
+    assert committed == [b"commit-%d" % i for i in range(15)] * 2
+    assert not w.aborted_values & set(committed)
+    with AdminClient(bootstrap) as admin:
+        # a null metadata is stored as "" (both brokers, as Kafka does)
+        assert admin.list_group_offsets(w.group) == {
+            tp: replace(o, metadata=o.metadata or "") for tp, o in w.committed.items()
+        }
+        for kind, topic in w.topics.items():
+            configs = admin.describe_configs(topic, keys=list(TOPIC_CONFIGS[kind]))
+            assert configs == TOPIC_CONFIGS[kind], topic
+            description = admin.describe_topics([topic])[topic]
+            assert str(description.topic_id) == w.topic_ids[topic]
+            assert [(p.leader, p.replicas) for p in description.partitions] == [(broker_id, (broker_id,))] * len(
+                description.partitions
+            )
+    # the new broker appends after the old log end
+    plain0 = TopicPartition(w.topics["plain"], 0)
+    with Producer(bootstrap, acks="all") as producer:
+        meta = producer.send(plain0.topic, b"after", key=b"k", partition=0).result(30)
+    assert meta.offset == w.end_offsets[plain0]
+
+
+def kafkalog_broker(zookeeper_connect: str, log_dir) -> EmbeddedBroker:
+    return EmbeddedBroker(BROKER_ID, zookeeper_connect=zookeeper_connect, log_dir=log_dir, **KAFKALOG_SETTINGS)
+
+
+def test_kafka_39_serves_what_kafkalog_wrote(zookeeper, tmp_path):
+    connect = f"{zookeeper.connect_string}/migration-{uuid.uuid4().hex[:8]}"
+    log_dir = tmp_path / "logs"
+    with kafkalog_broker(connect, log_dir) as kafkalog:
+        written = write_scenario(kafkalog.bootstrap_servers)
+    kafka = KafkaBroker(KAFKA_39, tmp_path / "kafka", zookeeper_connect=connect, broker_id=BROKER_ID, log_dir=log_dir)
+    try:
+        kafka.start()
+        check_scenario(kafka.bootstrap_servers, written, BROKER_ID)
+    except BaseException:
+        print(kafka.log_tail(20000))
+        raise
+    finally:
+        kafka.stop()
+
+
+def test_kafkalog_serves_what_kafka_39_wrote(zookeeper, tmp_path):
+    connect = f"{zookeeper.connect_string}/migration-{uuid.uuid4().hex[:8]}"
+    log_dir = tmp_path / "logs"
+    kafka = KafkaBroker(KAFKA_39, tmp_path / "kafka", zookeeper_connect=connect, broker_id=BROKER_ID, log_dir=log_dir)
+    try:
+        kafka.start()
+        written = write_scenario(kafka.bootstrap_servers)
+    except BaseException:
+        print(kafka.log_tail(20000))
+        raise
+    finally:
+        kafka.stop()
+    with kafkalog_broker(connect, log_dir) as kafkalog:
+        check_scenario(kafkalog.bootstrap_servers, written, BROKER_ID)
