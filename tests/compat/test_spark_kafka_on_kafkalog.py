@@ -220,3 +220,39 @@ def test_spark_kafka_micro_batch_stream_resumes_from_its_checkpoint(spark, kafka
     produce(10, 25)
     run_once()  # a new query on the same checkpoint: only the 15 new records, each once
     assert written() == expected(25)
+
+
+def test_spark_kafka_stream_copies_one_kafkalog_topic_into_another(spark, kafkalog, tmp_path):
+    bootstrap = kafkalog.bootstrap_servers
+    source, sink = new_topic(bootstrap, 2), new_topic(bootstrap, 1)
+    with Producer(bootstrap) as producer:
+        for i in range(12):
+            producer.send(source, b"c%d" % i, key=b"k%d" % i, partition=i % 2)
+        producer.flush(30)
+    query = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", source)
+        .option("startingOffsets", "earliest")
+        .load()
+        .selectExpr("key", "CONCAT(CAST(value AS STRING), '@', partition, ':', offset) AS value")
+        .writeStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", sink)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(120)
+    assert query.exception() is None
+
+    records = []
+    with Consumer(bootstrap, auto_offset_reset="earliest", fetch_max_wait_ms=100) as consumer:
+        consumer.assign([TopicPartition(sink, 0)])
+        deadline = time.monotonic() + 60
+        while len(records) < 12 and time.monotonic() < deadline:
+            records.extend(consumer.poll(200))
+    assert sorted(r.offset for r in records) == list(range(12))
+    assert sorted((r.key, r.value) for r in records) == sorted(
+        (b"k%d" % i, b"c%d@%d:%d" % (i, i % 2, i // 2)) for i in range(12)
+    )
