@@ -55,6 +55,9 @@ class Step:
     compare: bool = True
     timeout_s: float = 30.0
     differs: str | None = None
+    connection: int = 0
+    deferred: bool = False
+    receives: str | None = None
 
 
 @dataclass
@@ -80,10 +83,16 @@ class _Connection:
     def close(self) -> None:
         self.sock.close()
 
-    def exchange(self, payload: bytes) -> bytes:
+    def send(self, payload: bytes) -> None:
         self.sock.sendall(struct.pack(">i", len(payload)) + payload)
+
+    def receive(self) -> bytes:
         (size,) = struct.unpack(">i", self._read(4))
         return self._read(size)
+
+    def exchange(self, payload: bytes) -> bytes:
+        self.send(payload)
+        return self.receive()
 
     def _read(self, n: int) -> bytes:
         buf = bytearray()
@@ -96,25 +105,40 @@ class _Connection:
 
 
 def run_script(address: str, steps: list[Step], *, first_correlation_id: int = 1000) -> list[Exchange]:
-    """Send ``steps`` in order on one connection to ``address``; every response decoded."""
+    """Send ``steps`` in order to ``address`` (one connection per ``Step.connection``); every answer decoded
+    (None for a deferred step, whose answer is recorded by the step that ``receives`` it)."""
     context: Context = {}
-    exchanges = []
-    conn = _Connection(address, 30.0)
+    exchanges: list[Exchange] = []
+    connections: dict[int, _Connection] = {}
+    pending: dict[str, tuple[_Connection, int]] = {}
     try:
         for i, step in enumerate(steps):
             cid = first_correlation_id + i
-            if step.raw is not None:
-                payload = step.raw
-            else:
-                body = step.request(context) if callable(step.request) else step.request
-                payload = bytes(encode_request(step.api_key, step.version, cid, body, client_id=CLIENT_ID))
             decode_version = step.version if step.response_version is None else step.response_version
+            if step.receives is not None:
+                conn, cid = pending.pop(step.receives)
+                payload = None
+            else:
+                if step.connection not in connections:
+                    connections[step.connection] = _Connection(address, 60.0)
+                conn = connections[step.connection]
+                if step.raw is not None:
+                    payload = step.raw
+                else:
+                    body = step.request(context) if callable(step.request) else step.request
+                    payload = bytes(encode_request(step.api_key, step.version, cid, body, client_id=CLIENT_ID))
+                if step.deferred:
+                    conn.send(payload)
+                    pending[step.label] = (conn, cid)
+                    exchanges.append(Exchange(step, cid, None, 1))
+                    continue
             deadline = time.monotonic() + step.timeout_s
             attempts = 0
             while True:
                 attempts += 1
-                got, response = decode_response(step.api_key, decode_version, conn.exchange(payload))
-                if step.until is None or step.until(response):
+                frame = conn.receive() if payload is None else conn.exchange(payload)
+                got, response = decode_response(step.api_key, decode_version, frame)
+                if step.until is None or step.until(response) or payload is None:
                     break
                 if time.monotonic() > deadline:
                     raise AssertionError(f"{address}: step {step.label!r} never satisfied its condition: {response}")
@@ -124,7 +148,8 @@ def run_script(address: str, steps: list[Step], *, first_correlation_id: int = 1
             context[step.label] = response
             exchanges.append(Exchange(step, got, response, attempts))
     finally:
-        conn.close()
+        for conn in connections.values():
+            conn.close()
     return exchanges
 
 
@@ -213,6 +238,11 @@ def _out_of_range_offsets(partitions: Any, state: dict) -> Any:
             p = dict(p, high_watermark="<offset>", last_stable_offset="<offset>", log_start_offset="<offset>")
         out.append(p)
     return out
+
+
+def _members_by_first_appearance(members: Any, state: dict) -> Any:
+    seen = state.get("member", {})
+    return sorted(members, key=lambda m: seen.get(m["member_id"], len(seen)))
 
 
 def _control_batch_times(batches: Any, state: dict) -> Any:
@@ -329,6 +359,15 @@ ALLOWANCES: tuple[Allowance, ...] = (
         frozenset({"ApiVersions"}),
     ),
     Allowance(
+        "join-member-order",
+        "the leader's JoinGroup member list has no defined order (Kafka 4's group coordinator lists a newer"
+        " member first, 3.9 and kafkalog in join order); assignors sort members themselves. Compared in the"
+        " order the members first appeared",
+        frozenset({"members"}),
+        _members_by_first_appearance,
+        frozenset({"JoinGroup"}),
+    ),
+    Allowance(
         "batch-crc",
         "a batch's CRC covers its producer id (allow-listed above); the CRC of a written batch is also"
         " recomputed by the broker when it stamps LogAppendTime, so it is derived, not compared",
@@ -407,6 +446,8 @@ def compare_runs(
     state_ours: dict = {}
     state_theirs: dict = {}
     for a, b in zip(ours, theirs, strict=True):
+        if a.response is None:  # a deferred step: its answer is compared where it is received
+            continue
         api = API_BY_KEY[a.step.api_key].name
         plain_a = normalize(api, a.response.to_dict(), allowances, state_ours)
         plain_b = normalize(api, b.response.to_dict(), allowances, state_theirs)

@@ -474,3 +474,107 @@ def test_group_join_sync_heartbeat_leave_and_bad_members(kafkalog, kafka):
 )
 def test_compacted_topic_after_cleaning(kafkalog, kafka):
     pass
+
+
+def test_group_rebalance_of_two_members(kafkalog, kafka):
+    """A second member joins a stable group (REBALANCE_IN_PROGRESS on the first's heartbeat, its join held
+    until the first rejoins), the follower's SyncGroup waits for the leader's, then the second leaves."""
+    t = tag()
+    topic, group = f"diff-reb-{t}", f"diff-reb-{t}"
+    meta = b"\x00\x00\x00\x00\x00\x01" + struct.pack(">h", len(topic)) + topic.encode() + b"\xff\xff\xff\xff"
+
+    def ident(label: str):
+        return lambda ctx: ctx[label].member_id
+
+    a, b = ident("a joins without a member id"), ident("b joins without a member id")
+
+    def join(label: str, member, conn: int, **kw) -> Step:
+        return Step(
+            label,
+            K.JOIN_GROUP,
+            5,
+            lambda ctx: req(
+                K.JOIN_GROUP,
+                group_id=group,
+                session_timeout_ms=30000,
+                rebalance_timeout_ms=30000,
+                member_id=member(ctx) if member else "",
+                protocol_type="consumer",
+                protocols=[{"name": "range", "metadata": meta}],
+            ),
+            connection=conn,
+            **kw,
+        )
+
+    def sync(label: str, member, generation_of: str, conn: int, assign: bool = False, **kw) -> Step:
+        def body(ctx):
+            assignments = []
+            if assign:
+                assignments = [  # by member, not by position: the member list's order is allow-listed
+                    {"member_id": m.member_id, "assignment": b"for a" if m.member_id == a(ctx) else b"for b"}
+                    for m in ctx[generation_of].members
+                ]
+            return req(
+                K.SYNC_GROUP,
+                group_id=group,
+                generation_id=ctx[generation_of].generation_id,
+                member_id=member(ctx),
+                assignments=assignments,
+            )
+
+        return Step(label, K.SYNC_GROUP, 3, body, connection=conn, **kw)
+
+    def heartbeat(label: str, member, generation_of: str, conn: int, **kw) -> Step:
+        return Step(
+            label,
+            K.HEARTBEAT,
+            3,
+            lambda ctx: req(
+                K.HEARTBEAT, group_id=group, generation_id=ctx[generation_of].generation_id, member_id=member(ctx)
+            ),
+            connection=conn,
+            **kw,
+        )
+
+    rebalancing = lambda r: r.error_code == 27  # noqa: E731
+    check(
+        kafkalog,
+        kafka,
+        [
+            create("create", [(topic, 2, 1, {})]),
+            metadata_ready(topic, 2),
+            Step(
+                "find group coordinator",
+                K.FIND_COORDINATOR,
+                3,
+                req(K.FIND_COORDINATOR, key=group, key_type=0),
+                until=lambda r: r.error_code == 0,
+            ),
+            join("a joins without a member id", None, 0, until=lambda r: r.error_code not in (14, 15, 16)),
+            join("a joins", a, 0),
+            sync("a syncs", a, "a joins", 0, assign=True),
+            heartbeat("a heartbeats", a, "a joins", 0),
+            join("b joins without a member id", None, 1),
+            join("b joins (held)", b, 1, deferred=True),
+            heartbeat("a heartbeats during the rebalance", a, "a joins", 0, until=rebalancing),
+            join("a rejoins", a, 0),
+            join("b's join answered", b, 1, receives="b joins (held)"),
+            sync("b syncs (held)", b, "a rejoins", 1, deferred=True),
+            sync("a syncs generation 2", a, "a rejoins", 0, assign=True),
+            sync("b's sync answered", b, "a rejoins", 1, receives="b syncs (held)"),
+            heartbeat("a heartbeats generation 2", a, "a rejoins", 0),
+            heartbeat("b heartbeats generation 2", b, "a rejoins", 1),
+            heartbeat("b heartbeats with generation 1", b, "a joins", 1),
+            Step(
+                "b leaves",
+                K.LEAVE_GROUP,
+                3,
+                lambda ctx: req(K.LEAVE_GROUP, group_id=group, members=[{"member_id": b(ctx)}]),
+                connection=1,
+            ),
+            heartbeat("a heartbeats after b left", a, "a rejoins", 0, until=rebalancing),
+            join("a rejoins alone", a, 0),
+            sync("a syncs generation 3", a, "a rejoins alone", 0, assign=True),
+            heartbeat("a heartbeats generation 3", a, "a rejoins alone", 0),
+        ],
+    )
