@@ -34,8 +34,10 @@ from spark_kafkalog.client.errors import (
     KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
+    NoCommonVersionError,
     error_for_code,
 )
+from spark_kafkalog.client.network.versions import ApiVersionTable
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.legacy.plugins import CallbackHandler, Encoder, EventHandler, Partitioner, load_plugin
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -44,6 +46,7 @@ from spark_kafkalog.records import LegacyMessageSetBuilder, RecordBatchBuilder
 __all__ = ["DefaultEventHandler", "FailedToSendMessageException", "message_format_of"]
 
 _PRODUCE = int(ApiKey.PRODUCE)
+_FETCH = int(ApiKey.FETCH)
 _Req = API_BY_KEY[_PRODUCE].Request
 
 
@@ -229,6 +232,10 @@ class DefaultEventHandler(EventHandler):
             )
 
         try:
+            if fixed is not None and fixed <= 2:
+                refused = _refuses_old_produce(self.client.connection(leader).versions, leader, fixed)
+                if refused is not None:
+                    return {tp: refused for tp in parts}
             self.requests_sent += 1
             if acks == 0:
                 conn = self.client.connection(leader)
@@ -262,6 +269,20 @@ class DefaultEventHandler(EventHandler):
             if tp not in answered:
                 errors[tp] = KafkaClientError(f"Produce response of broker {leader} omits {tp}", retriable=True)
         return errors
+
+
+def _refuses_old_produce(versions: ApiVersionTable, leader: int, version: int) -> NoCommonVersionError | None:
+    """Kafka 4.0+ (KIP-896) still lists Produce v0-2 in ApiVersions (for old librdkafka builds) but closes the
+    connection on such a request; it is recognised by the Fetch versions it dropped in the same change (v0-3)."""
+    fetch = versions.broker_ranges.get(_FETCH)
+    if fetch is None or fetch.lo < 4:
+        return None
+    return NoCommonVersionError(
+        f"broker {leader} refuses Produce v{version}: it serves Fetch v{fetch.lo}+ only, as Kafka 4.0+ does "
+        f"(KIP-896), and such a broker lists Produce v0-2 but closes the connection on them; set "
+        f"produce.api.version to 3 or later (or latest)",
+        broker=str(leader),
+    )
 
 
 def _init(plugin: Any, config: Any) -> Any:

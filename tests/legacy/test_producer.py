@@ -552,3 +552,21 @@ def test_send_failures_that_retries_cannot_mend_raise_at_once(broker, settings, 
         with pytest.raises(FailedToSendMessageException, match=message):
             producer.send(ProducerData(topic, key, value))
     assert time.monotonic() - started < 5  # not 3 retries after 1 s each
+
+
+@pytest.mark.parametrize(
+    ("fetch_range", "version", "refused"),
+    [((4, 18), 0, True), ((4, 18), 2, True), ((0, 17), 0, False), ((0, 17), 2, False), ((4, 18), 3, False)],
+)
+def test_produce_v0_to_v2_fails_clearly_at_a_broker_that_dropped_fetch_v0_to_v3(fetch_range, version, refused):
+    from spark_kafkalog.client.errors import NoCommonVersionError
+    from spark_kafkalog.client.network.versions import ApiVersionTable
+    from spark_kafkalog.legacy.event_handler import _refuses_old_produce
+
+    # Kafka 4.0+ (KIP-896): Produce v0-13 advertised, Fetch v4+; Kafka 3.9: Produce v0-11, Fetch v0-17
+    table = ApiVersionTable({0: (0, 13), 1: fetch_range}, peer="b:1")
+    error = _refuses_old_produce(table, 1, version) if version <= 2 else None
+    assert (error is not None) == refused
+    if refused:
+        assert isinstance(error, NoCommonVersionError) and not error.retriable
+        assert f"refuses Produce v{version}" in str(error) and "produce.api.version to 3 or later" in str(error)
