@@ -118,7 +118,14 @@ def _number(path: Path, line: int, what: str, text: str) -> int:
 
 
 def read_offset_checkpoint(path: Path) -> dict[tuple[str, int], int] | None:
-    """``{(topic, partition): offset}``, or None when the file does not exist."""
+    """``{(topic, partition): offset}``, or None when the file does not exist. An empty file (0 bytes) has no
+    entries: Kafka creates its offset checkpoints empty (``cleaner-offset-checkpoint`` stays so until the
+    cleaner's first pass) and reads them so."""
+    try:
+        if path.stat().st_size == 0:
+            return {}
+    except OSError:
+        pass  # reported by the read below
     entries = _entry_lines(path)
     if entries is None:
         return None

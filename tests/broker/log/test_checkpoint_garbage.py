@@ -91,6 +91,9 @@ GARBAGE: dict[str, Callable[[bytes], bytes]] = {
     "non-ASCII digits": _field(-1, "\u0663".encode()),
 }
 
+#: an empty offset checkpoint is a valid one without entries (Kafka's reading); an empty epoch checkpoint is not
+GARBAGE_CASES = [(k, g) for k in KINDS for g in GARBAGE if g != "empty" or k == "leader-epoch"]
+
 
 #: the log end offset of each partition written by ``_populate``
 LOG_ENDS = {0: 10, 1: 4}
@@ -158,8 +161,7 @@ def _warnings_naming(caplog, path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("clean", [True, False], ids=["clean-shutdown", "crash"])
-@pytest.mark.parametrize("garbage", GARBAGE)
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("kind", "garbage"), GARBAGE_CASES)
 def test_a_garbage_checkpoint_is_treated_as_missing(tmp_path, clock, caplog, kind, garbage, clean):
     log_dir = tmp_path / "d"
     expected = _populate(log_dir, clock, clean=clean)
@@ -260,5 +262,25 @@ def test_an_unreadable_or_impossible_checkpoint_makes_the_affected_logs_recover_
             else:
                 assert plog.log_end_offset == records[-1][0] + 1  # trusted after the clean shutdown, not re-read
         assert manager.get_log("t", 0).leader_epoch_entries == [(1, 0), (3, 6)]
+    finally:
+        manager.shutdown()
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "leader-epoch"])
+def test_an_empty_offset_checkpoint_has_no_entries_and_no_warning(tmp_path, clock, caplog, kind):
+    # Kafka creates its offset checkpoints empty: a Kafka log dir holds a 0-byte cleaner-offset-checkpoint
+    # until the cleaner's first pass (found by tests/compat/test_migration.py)
+    log_dir = tmp_path / "d"
+    expected = _populate(log_dir, clock, clean=True)
+    path = KINDS[kind](log_dir)
+    path.write_bytes(b"")
+    assert read_offset_checkpoint(path) == {}
+    caplog.set_level(logging.WARNING, logger="kafkalog.log")
+    manager = LogManager([log_dir], LogConfig(), time=clock)
+    manager.load()
+    try:
+        assert _warnings_naming(caplog, path) == []
+        for key, records in expected["records"].items():
+            assert _contents(manager.get_log(*key)) == records
     finally:
         manager.shutdown()
