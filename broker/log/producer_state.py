@@ -40,6 +40,11 @@ Snapshot file ``<20-digit offset>.snapshot`` (state after every batch below that
     |   batch count n (0..5)        | i8    |                                             |
     |   n x (first_seq i32, last_seq i32, first_offset i64, last_offset i64)              |
 
+Apache Kafka's own snapshots (its version 1, found in a log dir Kafka wrote) are read too, told from
+kafkalog's version 1 by their size (fixed 46-byte entries): per producer producer_id i64, epoch i16,
+last_sequence i32, last_offset i64, offset_delta i32, timestamp i64, coordinator_epoch i32,
+current_txn_first_offset i64; one batch each (its last), none when last_offset is -1.
+
 Not thread-safe: used by the log's single writer (appends, truncation, roll) only.
 """
 
@@ -78,6 +83,7 @@ _HEAD = struct.Struct(">hI")  # version, crc
 _PRODUCER_V1 = struct.Struct(">qhqb")
 _PRODUCER = struct.Struct(">qhqiqb")  # version 2
 _BATCH = struct.Struct(">iiqq")
+_KAFKA_PRODUCER = struct.Struct(">qhiqiqiq")  # Apache Kafka's version 1 entry
 _VERSION = 2
 _CONTROL_KEY = struct.Struct(">hh")  # version 0, type (0 ABORT, 1 COMMIT)
 _CONTROL_VALUE = struct.Struct(">hi")  # version 0, coordinator epoch
@@ -474,6 +480,8 @@ def _decode_snapshot(data: bytes) -> dict[int, ProducerStateEntry]:
     if crc32c(body) != crc:
         raise ValueError("CRC mismatch")
     (count,) = struct.unpack_from(">i", body, 0)
+    if version == 1 and count >= 0 and len(body) == 4 + count * _KAFKA_PRODUCER.size:
+        return _decode_kafka_entries(body, count)
     pos = 4
     out: dict[int, ProducerStateEntry] = {}
     for _ in range(count):
@@ -493,4 +501,21 @@ def _decode_snapshot(data: bytes) -> dict[int, ProducerStateEntry]:
         out[pid] = ProducerStateEntry(pid, epoch, last_ts, batches, coordinator_epoch, txn_first)
     if pos != len(body):
         raise ValueError("trailing bytes")
+    return out
+
+
+def _decode_kafka_entries(body: memoryview, count: int) -> dict[int, ProducerStateEntry]:
+    """The entries of Apache Kafka's version 1 snapshot (module docstring): only each producer's last batch."""
+    out: dict[int, ProducerStateEntry] = {}
+    for i in range(count):
+        pid, epoch, last_seq, last_offset, delta, timestamp, coordinator_epoch, txn_first = _KAFKA_PRODUCER.unpack_from(
+            body, 4 + i * _KAFKA_PRODUCER.size
+        )
+        if delta < 0 or last_seq < -1 or last_offset < -1:
+            raise ValueError(f"producer {pid}: offset delta {delta}, last sequence {last_seq}, offset {last_offset}")
+        batches = []
+        if last_offset >= 0 and last_seq >= 0:  # sequences wrap at 2^31 - 1 (Kafka's decrementSequence)
+            first_seq = last_seq - delta if last_seq >= delta else _INT_MAX - (delta - last_seq) + 1
+            batches.append(BatchMetadata(first_seq, last_seq, last_offset - delta, last_offset))
+        out[pid] = ProducerStateEntry(pid, epoch, timestamp, batches, coordinator_epoch, txn_first)
     return out

@@ -10,6 +10,7 @@ the topic configs and topic ids; and that the new broker appends after the old l
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -155,11 +156,16 @@ def check_scenario(bootstrap: str, w: Written, broker_id: int) -> None:
             assert [(p.leader, p.replicas) for p in description.partitions] == [(broker_id, (broker_id,))] * len(
                 description.partitions
             )
-    # the new broker appends after the old log end
+    # the new broker appends after the old log end (kept in ``w`` for a migration back)
     plain0 = TopicPartition(w.topics["plain"], 0)
+    after = (b"k", b"after", (("after", b"1"),), BASE_TS + 1000)
     with Producer(bootstrap, acks="all") as producer:
-        meta = producer.send(plain0.topic, b"after", key=b"k", partition=0).result(30)
+        meta = producer.send(
+            plain0.topic, after[1], key=after[0], partition=0, headers=list(after[2]), timestamp_ms=after[3]
+        ).result(30)
     assert meta.offset == w.end_offsets[plain0]
+    w.records[plain0].append((meta.offset, *after))
+    w.end_offsets[plain0] += 1
 
 
 def kafkalog_broker(zookeeper_connect: str, log_dir) -> EmbeddedBroker:
@@ -182,7 +188,7 @@ def test_kafka_39_serves_what_kafkalog_wrote(zookeeper, tmp_path):
         kafka.stop()
 
 
-def test_kafkalog_serves_what_kafka_39_wrote(zookeeper, tmp_path):
+def test_kafkalog_serves_what_kafka_39_wrote_and_kafka_again_after_it(zookeeper, tmp_path, caplog):
     connect = f"{zookeeper.connect_string}/migration-{uuid.uuid4().hex[:8]}"
     log_dir = tmp_path / "logs"
     kafka = KafkaBroker(KAFKA_39, tmp_path / "kafka", zookeeper_connect=connect, broker_id=BROKER_ID, log_dir=log_dir)
@@ -194,5 +200,21 @@ def test_kafkalog_serves_what_kafka_39_wrote(zookeeper, tmp_path):
         raise
     finally:
         kafka.stop()
+    caplog.set_level(logging.WARNING, logger="kafkalog")
     with kafkalog_broker(connect, log_dir) as kafkalog:
         check_scenario(kafkalog.bootstrap_servers, written, BROKER_ID)
+    # Kafka's files read as they are: its producer snapshots, its empty cleaner-offset-checkpoint
+    assert [r.getMessage() for r in caplog.records if str(log_dir) in r.getMessage()] == []
+    # and back to Kafka: what kafkalog wrote into Kafka's log dir (its own producer snapshots among Kafka's,
+    # rewritten checkpoints, an appended batch) is served again
+    back = KafkaBroker(
+        KAFKA_39, tmp_path / "kafka-again", zookeeper_connect=connect, broker_id=BROKER_ID, log_dir=log_dir
+    )
+    try:
+        back.start()
+        check_scenario(back.bootstrap_servers, written, BROKER_ID)
+    except BaseException:
+        print(back.log_tail(20000))
+        raise
+    finally:
+        back.stop()

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from broker.log import LogAppendError, LogConfig
+from broker.log.producer_state import BatchMetadata, ProducerStateManager
 from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.records.crc import crc32c
 
 from .helpers import read_all, value_batch
 
@@ -125,3 +129,38 @@ def test_truncation_rolls_producer_state_back(open_log):
     plog.truncate_to(2)
     assert plog.producer_state(PID).last_seq == 1
     assert produce(plog, 2, seq=2).first_offset == 2  # accepted again, not a duplicate
+
+
+def _kafka_snapshot(entries: list[tuple]) -> bytes:
+    """A snapshot in Apache Kafka's version 1 layout (ProducerStateManager: version i16, CRC-32C u32 of the
+    rest, i32 count, 46-byte entries), built from the documented field list."""
+    body = struct.pack(">i", len(entries)) + b"".join(struct.pack(">qhiqiqiq", *e) for e in entries)
+    return struct.pack(">hI", 1, crc32c(body)) + body
+
+
+def test_a_kafka_producer_snapshot_is_loaded(tmp_path):
+    # Kafka's own snapshots in a log dir migrated from Apache Kafka (tests/compat/test_migration.py): one
+    # entry per producer with its last batch only, an ongoing transaction, a producer with no batch left
+    entries = [
+        # producer id, epoch, last sequence, last offset, offset delta, timestamp, coordinator epoch, txn first
+        (1000, 0, 49, 80, 9, 1_700_000_000_123, -1, -1),
+        (1001, 3, 14, 47, 4, 1_700_000_000_456, 2, 43),
+        (1002, 1, -1, -1, 0, 1_700_000_000_789, 5, -1),
+        (1003, 0, 2, 12, 5, 1_700_000_000_999, -1, -1),  # the sequence wrapped: first 2^31 - 3
+    ]
+    (tmp_path / "00000000000000000081.snapshot").write_bytes(_kafka_snapshot(entries))
+    state = ProducerStateManager(tmp_path)
+    assert state.load_snapshot(81) == 81
+    a, b, c, d = (state.get(pid) for pid in (1000, 1001, 1002, 1003))
+    assert (a.epoch, a.last_timestamp, a.batches) == (0, 1_700_000_000_123, [BatchMetadata(40, 49, 71, 80)])
+    assert (a.coordinator_epoch, a.current_txn_first_offset) == (-1, -1)
+    assert (b.epoch, b.batches, b.coordinator_epoch, b.current_txn_first_offset) == (
+        3,
+        [BatchMetadata(10, 14, 43, 47)],
+        2,
+        43,
+    )
+    assert state.first_unstable_offset == 43 and state.ongoing_transactions == {1001: 43}
+    assert (c.epoch, c.batches, c.coordinator_epoch) == (1, [], 5)
+    assert d.batches == [BatchMetadata(2**31 - 3, 2, 7, 12)]
+    assert a.find_duplicate(0, 40, 49) is not None  # a retry of the last batch is still recognised
