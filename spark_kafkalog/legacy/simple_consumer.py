@@ -7,8 +7,9 @@ The caller passes the offset on every request and keeps its own position.
 * ``fetch(FetchRequest(topic, partition, offset, max_size))`` -> ``ByteBufferMessageSet``: one Fetch request
   (version ``fetch_version``, default 0: the broker answers with message sets of magic 0; 2-3 magic 1; 4+
   record batches v2 - every format is decoded). Errors raise at once: ``OffsetOutOfRangeException`` (with the
-  log's valid range, asked with ListOffsets v0), ``NotLeaderForPartitionException`` (this broker does not lead
-  the partition: 0.8's SimpleConsumer did not follow leaders either), ``UnknownTopicOrPartitionException``.
+  log's valid range, asked with ListOffsets v0, or v1 at a broker that no longer serves v0),
+  ``NotLeaderForPartitionException`` (this broker does not lead the partition: 0.8's SimpleConsumer did not
+  follow leaders either), ``UnknownTopicOrPartitionException``.
   When data is there (offset below the high watermark) but no complete message fits in ``max_size``,
   ``MessageSizeTooLargeException`` tells to raise ``max_size`` (Fetch v0-2 limits are hard: an entry larger
   than the limit never arrives whole).
@@ -243,8 +244,10 @@ class SimpleConsumer:
     def _valid_ranges(self, tps: list[TopicPartition]) -> dict[TopicPartition, tuple[int, int]]:
         """(log start, log end) of each partition, or nothing for those the broker would not tell."""
         try:
-            earliest = self._offsets_before(tps, EARLIEST_TIME, 1)
-            latest = self._offsets_before(tps, LATEST_TIME, 1)
+            # ListOffsets v0 as the seeds asked; v1 (one offset each) at a broker that dropped v0 (Kafka 4, KIP-896)
+            version = 0 if self._connection().versions.supports(_LIST_OFFSETS, 0, 0) else 1
+            earliest = self._offsets_before(tps, EARLIEST_TIME, 1, version=version)
+            latest = self._offsets_before(tps, LATEST_TIME, 1, version=version)
         except KafkaClientError:
             return {}
         ranges = {}
@@ -266,8 +269,9 @@ class SimpleConsumer:
         return answer
 
     def _offsets_before(
-        self, tps: list[TopicPartition], time: int, max_num: int
+        self, tps: list[TopicPartition], time: int, max_num: int, *, version: int = 0
     ) -> dict[TopicPartition, list[int] | KafkaClientError]:
+        """ListOffsets at ``version``: v0's offset lists, or (v1) the one offset of each partition as a list."""
         by_topic: dict[str, list[Any]] = {}
         for tp in tps:
             by_topic.setdefault(tp.topic, []).append(
@@ -280,7 +284,7 @@ class SimpleConsumer:
             isolation_level=0,
             topics=[_ListOffsets.ListOffsetsTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
         )
-        response = self._request(_LIST_OFFSETS, body, 0)
+        response = self._request(_LIST_OFFSETS, body, version)
         out: dict[TopicPartition, list[int] | KafkaClientError] = {}
         for topic in response.topics:
             for p in topic.partitions:
@@ -288,7 +292,7 @@ class SimpleConsumer:
                 if p.error_code:
                     out[tp] = partition_error(p.error_code, tp.topic, tp.partition, time, broker=self.broker)
                 else:
-                    out[tp] = list(p.old_style_offsets)
+                    out[tp] = list(p.old_style_offsets) if version == 0 else [p.offset]
         for tp in tps:
             if tp not in out:
                 out[tp] = KafkaClientError(f"ListOffsets response of broker {self.broker} omits {tp}")

@@ -219,3 +219,34 @@ def test_reads_what_kafka_python_produced_in_record_batches(brokers):
     assert [(m.offset, m.message.key, m.message.value, m.message.magic) for m in fetched] == [
         (i, b"k", b"kp-%d" % i, 0) for i in range(2, 6)
     ]
+
+
+def test_valid_range_is_asked_with_list_offsets_v1_at_a_broker_without_v0():
+    from types import SimpleNamespace
+
+    from spark_kafkalog.client.network.versions import ApiVersionTable
+
+    class KafkaFourConnection:
+        """ListOffsets v1-11 only (Kafka 4.0+, KIP-896); answers log start 2 and log end 9."""
+
+        closed = False
+        versions = ApiVersionTable({1: (4, 18), 2: (1, 11)}, peer="k4:9092")
+
+        def __init__(self) -> None:
+            self.versions_asked: list[int] = []
+
+        def request(self, api_key, body, *, version, timeout):
+            self.versions_asked.append(version)
+            (topic,) = body.topics
+            (part,) = topic.partitions
+            offset = {EARLIEST_TIME: 2, LATEST_TIME: 9}[part.timestamp]
+            p = SimpleNamespace(partition_index=part.partition_index, error_code=0, offset=offset, timestamp=-1)
+            return SimpleNamespace(topics=[SimpleNamespace(name=topic.name, partitions=[p])])
+
+    consumer = SimpleConsumer("k4", 9092, 10000, 1024, "legacy-test")
+    conn = KafkaFourConnection()
+    consumer._conn = conn  # type: ignore[assignment]
+    from spark_kafkalog.client import TopicPartition
+
+    assert consumer._valid_ranges([TopicPartition("t", 0)]) == {TopicPartition("t", 0): (2, 9)}
+    assert conn.versions_asked == [1, 1]
