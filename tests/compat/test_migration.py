@@ -10,12 +10,15 @@ the topic configs and topic ids; and that the new broker appends after the old l
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import uuid
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import pytest
+from kazoo.client import KazooClient
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, Consumer, KafkaClient, NewTopic, OffsetSpec, Producer, TopicPartition
@@ -168,6 +171,50 @@ def check_scenario(bootstrap: str, w: Written, broker_id: int) -> None:
     w.end_offsets[plain0] += 1
 
 
+def znodes(connect: str, w: Written, broker_id: int) -> dict[str, dict]:
+    """The JSON of the nodes both brokers write: the cluster id, the broker's registration, a topic's
+    assignment and one partition's state, and the topic's configs."""
+    zk = KazooClient(hosts=connect)
+    zk.start(timeout=10)
+    try:
+        topic = w.topics["compacted"]
+        paths = {
+            "cluster": "/cluster/id",
+            "registration": f"/brokers/ids/{broker_id}",
+            "topic": f"/brokers/topics/{topic}",
+            "state": f"/brokers/topics/{topic}/partitions/0/state",
+            "config": f"/config/topics/{topic}",
+        }
+        return {name: json.loads(zk.get(path)[0]) for name, path in paths.items()}
+    finally:
+        zk.stop()
+        zk.close()
+
+
+def check_znodes(before: dict[str, dict], after: dict[str, dict]) -> None:
+    """The second broker kept the cluster id, the topic id, assignment, configs and partition state, and
+    registered itself with the fields of its kind (values such as the port and timestamp differ)."""
+    assert after["cluster"] == before["cluster"]
+    assert after["topic"]["topic_id"] == before["topic"]["topic_id"]
+    assert after["topic"]["partitions"] == before["topic"]["partitions"]
+    assert after["config"]["config"] == before["config"]["config"]
+    # Kafka 3.9 registers version 5 (with "features", KIP-584); kafkalog version 4, the same fields otherwise
+    # (the node is ephemeral: each broker writes its own, so a migration is not affected)
+    registrations = {r["version"]: set(r) for r in (before["registration"], after["registration"])}
+    assert registrations.keys() == {4, 5}
+    assert registrations[5] - registrations[4] == {"features"} and registrations[4] <= registrations[5]
+    assert sorted(after["state"]) == sorted(before["state"])
+    assert after["state"]["leader"] == before["state"]["leader"]
+    assert after["state"]["isr"] == before["state"]["isr"]
+
+
+def check_meta_properties(log_dir: Path, cluster_id: str, broker_id: int) -> None:
+    """Kafka's ``meta.properties`` (which kafkalog neither writes nor reads) names the cluster of ``/cluster/id``."""
+    lines = (log_dir / "meta.properties").read_text().splitlines()
+    props = dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+    assert props == {"version": "0", "broker.id": str(broker_id), "cluster.id": cluster_id}
+
+
 def kafkalog_broker(zookeeper_connect: str, log_dir) -> EmbeddedBroker:
     return EmbeddedBroker(BROKER_ID, zookeeper_connect=zookeeper_connect, log_dir=log_dir, **KAFKALOG_SETTINGS)
 
@@ -177,10 +224,13 @@ def test_kafka_39_serves_what_kafkalog_wrote(zookeeper, tmp_path):
     log_dir = tmp_path / "logs"
     with kafkalog_broker(connect, log_dir) as kafkalog:
         written = write_scenario(kafkalog.bootstrap_servers)
+        by_kafkalog = znodes(connect, written, BROKER_ID)
     kafka = KafkaBroker(KAFKA_39, tmp_path / "kafka", zookeeper_connect=connect, broker_id=BROKER_ID, log_dir=log_dir)
     try:
         kafka.start()
         check_scenario(kafka.bootstrap_servers, written, BROKER_ID)
+        check_znodes(by_kafkalog, znodes(connect, written, BROKER_ID))
+        check_meta_properties(log_dir, by_kafkalog["cluster"]["id"], BROKER_ID)
     except BaseException:
         print(kafka.log_tail(20000))
         raise
@@ -195,6 +245,7 @@ def test_kafkalog_serves_what_kafka_39_wrote_and_kafka_again_after_it(zookeeper,
     try:
         kafka.start()
         written = write_scenario(kafka.bootstrap_servers)
+        by_kafka = znodes(connect, written, BROKER_ID)
     except BaseException:
         print(kafka.log_tail(20000))
         raise
@@ -203,6 +254,7 @@ def test_kafkalog_serves_what_kafka_39_wrote_and_kafka_again_after_it(zookeeper,
     caplog.set_level(logging.WARNING, logger="kafkalog")
     with kafkalog_broker(connect, log_dir) as kafkalog:
         check_scenario(kafkalog.bootstrap_servers, written, BROKER_ID)
+        check_znodes(by_kafka, znodes(connect, written, BROKER_ID))
     # Kafka's files read as they are: its producer snapshots, its empty cleaner-offset-checkpoint
     assert [r.getMessage() for r in caplog.records if str(log_dir) in r.getMessage()] == []
     # and back to Kafka: what kafkalog wrote into Kafka's log dir (its own producer snapshots among Kafka's,
