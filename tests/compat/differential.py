@@ -240,6 +240,20 @@ def _out_of_range_offsets(partitions: Any, state: dict) -> Any:
     return out
 
 
+DELETE_HORIZON_BIT = 0x40  # batch attribute: base_timestamp holds the delete horizon (KIP-534)
+
+
+def _delete_horizon(batches: Any, state: dict) -> Any:
+    if not batches:
+        return batches
+    out = []
+    for b in batches:
+        if "attributes" in b and any(r["value"] is None for r in b["records"]):
+            b = dict(b, attributes=b["attributes"] & ~DELETE_HORIZON_BIT, base_timestamp="<base>", batch_length="<len>")
+        out.append(b)
+    return out
+
+
 def _members_by_first_appearance(members: Any, state: dict) -> Any:
     seen = state.get("member", {})
     return sorted(members, key=lambda m: seen.get(m["member_id"], len(seen)))
@@ -357,6 +371,17 @@ ALLOWANCES: tuple[Allowance, ...] = (
         frozenset({"min_version", "max_version"}),
         _placeholder("<version>", ()),
         frozenset({"ApiVersions"}),
+    ),
+    Allowance(
+        "tombstone-delete-horizon",
+        "Kafka's cleaner (KIP-534, 3.1+) marks a cleaned batch holding a tombstone with attribute bit 0x40 and"
+        " puts the delete horizon (cleaning time + delete.retention.ms) in its base timestamp, so the record"
+        " deltas and the batch length change; kafkalog times tombstone removal by the segment's age (the"
+        " pre-KIP-534 rule, broker/log/cleaner.py) and leaves the batch header as written. The records'"
+        " own timestamps are still compared",
+        frozenset({"records"}),
+        _delete_horizon,
+        frozenset({"Fetch"}),
     ),
     Allowance(
         "join-member-order",

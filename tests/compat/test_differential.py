@@ -15,6 +15,7 @@ import uuid
 import pytest
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+from spark_kafkalog.records import iter_records
 from spark_kafkalog.records.batch_builder import build_batch
 
 from .differential import Step, differences, raw_header
@@ -468,12 +469,54 @@ def test_group_join_sync_heartbeat_leave_and_bad_members(kafkalog, kafka):
     )
 
 
-@pytest.mark.skip(
-    reason="compacted topic after cleaning: Kafka's cleaner wakes every log.cleaner.backoff.ms (15 s) and only"
-    " cleans rolled segments; not run yet (see docs/compatibility.md, Differential checks)"
-)
+def pause(label: str, seconds: float) -> Step:
+    """A step that only lets time pass on each broker (an ApiVersions answered, then a sleep; not compared)."""
+
+    def wait(response) -> bool:
+        time.sleep(seconds)
+        return True
+
+    body = req(K.API_VERSIONS, client_software_name="d", client_software_version="1")
+    return Step(label, K.API_VERSIONS, 3, body, until=wait, compare=False)
+
+
 def test_compacted_topic_after_cleaning(kafkalog, kafka):
-    pass
+    """Keys rewritten and one deleted (a tombstone kept: delete.retention.ms is a day), the segment rolled by
+    segment.ms; once each broker's cleaner ran (every log.cleaner.backoff.ms, 15 s by default on both), a
+    Fetch from 0 returns the retained records in their batches, with offset gaps."""
+    topic, t0 = f"diff-compact-{tag()}", base_ts()
+    configs = {
+        "cleanup.policy": "compact",
+        "segment.ms": "100",
+        "min.cleanable.dirty.ratio": "0.01",
+        "min.compaction.lag.ms": "0",
+        "delete.retention.ms": "86400000",
+    }
+
+    def keyed(pairs: list[tuple[bytes, bytes | None]], ts: int):
+        return build_batch([(ts + i, k, v, []) for i, (k, v) in enumerate(pairs)])
+
+    def cleaned(r) -> bool:
+        data = r.responses[0].partitions[0].records
+        return bool(data) and 0 not in [rec.offset for rec in iter_records(bytes(data))]
+
+    check(
+        kafkalog,
+        kafka,
+        [
+            create("create", [(topic, 1, 1, configs)]),
+            metadata_ready(topic, 1),
+            produce("produce 1", topic, keyed([(b"k1", b"a"), (b"k2", b"a"), (b"k3", b"a")], t0)),
+            produce("produce 2", topic, keyed([(b"k1", b"b"), (b"k2", None)], t0 + 10)),
+            produce("produce 3", topic, keyed([(b"k4", b"a")], t0 + 20)),
+            # kafkalog rolls when segment.ms passed on its clock since the segment's first append, Kafka when
+            # the new batch's timestamp is segment.ms past the segment's first one: both happen here
+            pause("let segment.ms pass", 0.5),
+            produce("produce 4 (rolls the segment)", topic, keyed([(b"k3", b"b")], t0 + 1000)),
+            fetch("fetch from 0 once cleaned", topic, 0, until=cleaned, timeout_s=60),
+            *list_offsets("list after cleaning", topic, [-2, -1, t0, t0 + 5]),
+        ],
+    )
 
 
 def test_group_rebalance_of_two_members(kafkalog, kafka):
