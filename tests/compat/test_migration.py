@@ -62,6 +62,7 @@ class Written:
     aborted_values: set[bytes] = field(default_factory=set)
     end_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     topic_ids: dict[str, str] = field(default_factory=dict)
+    txn_identity: tuple[str, int, int] = ("", -1, -1)  # transactional id, producer id, epoch
 
 
 def _record(r) -> tuple:
@@ -102,6 +103,7 @@ def write_scenario(bootstrap: str) -> Written:
                     w.aborted_values.add(value)
             producer.flush(30)
             producer.commit_transaction() if outcome == "commit" else producer.abort_transaction()
+        w.txn_identity = producer.transaction_identity
     partitions = [TopicPartition(t, p) for k, t in w.topics.items() for p in range(PARTITIONS[k])]
     with KafkaClient(bootstrap) as client:
         w.end_offsets = client.list_offsets({tp: OffsetSpec.LATEST for tp in partitions})
@@ -159,6 +161,13 @@ def check_scenario(bootstrap: str, w: Written, broker_id: int) -> None:
             assert [(p.leader, p.replicas) for p in description.partitions] == [(broker_id, (broker_id,))] * len(
                 description.partitions
             )
+    # the transaction coordinator loaded __transaction_state: the same transactional id keeps its producer id,
+    # its epoch bumped (a coordinator without it would hand out a new producer id at epoch 0)
+    transactional_id, producer_id, epoch = w.txn_identity
+    with Producer(bootstrap, transactional_id=transactional_id) as producer:
+        producer.init_transactions()
+        assert producer.transaction_identity == (transactional_id, producer_id, epoch + 1)
+    w.txn_identity = (transactional_id, producer_id, epoch + 1)
     # the new broker appends after the old log end (kept in ``w`` for a migration back)
     plain0 = TopicPartition(w.topics["plain"], 0)
     after = (b"k", b"after", (("after", b"1"),), BASE_TS + 1000)
