@@ -531,11 +531,95 @@ def txn(result: dict) -> Figure:
     return fig
 
 
+COMPARE_SYSTEMS = {"kafkalog": "on kafkalog brokers", "kafka": "on Apache Kafka 3.9.1 brokers"}
+COMPARE_TOPOLOGIES = {"one_broker": "1 broker, acks=1", "three_brokers": "3 brokers RF 3, acks=all"}
+COMPARE_DRIVERS = {"perf_tools": "Kafka perf tools", "confluent_kafka": "confluent-kafka"}
+SPARK_FORMATS = {"kafkalog": "format('kafkalog')", "kafka": "format('kafka')"}
+
+
+def kafka_compare(result: dict) -> Figure:
+    """kafkalog vs Apache Kafka: broker MB/s per driver and topology, Spark MB/s per format, produce p50/p99."""
+    fig = _figure(17, 9.5)
+    top, bottom = fig.subfigures(2, 1, height_ratios=[1, 1])
+    brokers = top.subplots()
+    spark, lat = bottom.subplots(1, 2, width_ratios=[1, 1.2])
+    runs = result["results"]
+    systems = [s for s in COMPARE_SYSTEMS if s in runs]
+    colors = {s: f"C{k}" for k, s in enumerate(COMPARE_SYSTEMS)}
+
+    def mb_bars(ax: Axes, cases: list[tuple[str, Callable[[dict], float]]]) -> None:
+        values = {s: [get(runs[s]) for _, get in cases] for s in systems}
+        names = [c[0] for c in cases]
+        if len(systems) == 2:  # the ratio under each case
+            names = [f"{n}\nratio {a / b:.2f}" if b else n for n, a, b in zip(names, *values.values())]
+        for s, container in zip(systems, _grouped_bars(ax, names, [(COMPARE_SYSTEMS[s], values[s]) for s in systems])):
+            for bar in container:
+                bar.set_color(colors[s])
+            _label_bars(ax, container, [f"{b.get_height():.1f}" for b in container], fontsize=7)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.set_ylabel("MB/s of record values (10^6 B)")
+
+    mb_bars(
+        brokers,
+        [
+            (
+                f"{phase} with {COMPARE_DRIVERS[d]}\n{COMPARE_TOPOLOGIES[t]}",
+                lambda r, t=t, d=d, p=phase: r[t][d][p]["mb_per_s"],
+            )
+            for t in COMPARE_TOPOLOGIES
+            for d in COMPARE_DRIVERS
+            for phase in ("produce", "consume")
+        ],
+    )
+    brokers.set_xlabel("case: operation, driver, brokers and acks (ratio: on kafkalog / on Apache Kafka)")
+    brokers.set_title("broker throughput, same machine, same run")
+    spark_cases: list[tuple[str, Callable[[dict], float]]] = [
+        (f"write with\n{name}", lambda r, f=fmt: r["one_broker"]["spark"]["write"][f]["mb_per_s"])
+        for fmt, name in SPARK_FORMATS.items()
+    ]
+    spark_cases += [
+        (f"read with\n{name}", lambda r, k=f"{fmt}_of_{fmt}_written": r["one_broker"]["spark"]["read"][k]["mb_per_s"])
+        for fmt, name in SPARK_FORMATS.items()
+    ]
+    mb_bars(spark, spark_cases)
+    spark.set_xlabel("Spark operation and format, one broker (ratio: on kafkalog / on Apache Kafka)")
+    spark.set_title("Spark local[2], same topics")
+    lat_cases = [
+        (f"{COMPARE_DRIVERS[d]}\n{COMPARE_TOPOLOGIES[t]}", t, d) for t in COMPARE_TOPOLOGIES for d in COMPARE_DRIVERS
+    ]
+    series = [
+        (f"{q} {COMPARE_SYSTEMS[s]}", [runs[s][t][d]["produce"][f"{q}_ms"] for _, t, d in lat_cases])
+        for s in systems
+        for q in ("p50", "p99")
+    ]
+    for k, container in enumerate(_grouped_bars(lat, [c[0] for c in lat_cases], series)):
+        for bar in container:  # each system's colour; p99 lighter
+            bar.set_color(colors[systems[k // 2]])
+            bar.set_alpha(0.45 if k % 2 else 1.0)
+    lat.tick_params(axis="x", labelsize=8)
+    lat.set_yscale("log")
+    _thousands(lat)
+    lat.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    lat.set_xlabel("producer, brokers and acks")
+    lat.set_ylabel("send -> ack latency, ms (log scale)")
+    lat.set_title("produce latency at full speed: p50 solid, p99 light")
+    fig.legend(
+        [Patch(color=colors[s]) for s in systems] + [Patch(color="C7"), Patch(color="C7", alpha=0.45)],
+        [COMPARE_SYSTEMS[s] for s in systems] + ["latency p50", "latency p99"],
+        loc="outside lower center",
+        ncols=len(systems) + 2,
+        frameon=False,
+        fontsize=9,
+    )
+    return fig
+
+
 FIGURES: dict[str, Callable[[dict], Figure]] = {
     "broker": broker,
     "client": client,
     "datasource": datasource,
     "groups": groups,
+    "kafka_compare": kafka_compare,
     "log": log,
     "records": records,
     "replication": replication,
