@@ -14,6 +14,8 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from kazoo.client import KazooClient
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, Consumer, KafkaClient, NewTopic, OffsetSpec, Producer, TopicPartition
 from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
+from tests.waiting import wait_until
 
 from .kafka_broker import KafkaBroker
 from .peers import KAFKA_39
@@ -48,7 +51,9 @@ KAFKALOG_SETTINGS = dict(
     transaction_state_log_replication_factor=1,
     transaction_state_log_min_isr=1,
     group_initial_rebalance_delay_ms=0,
+    transaction_abort_timed_out_transaction_cleanup_interval_ms=500,
 )
+KAFKA_SETTINGS = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "500"}
 
 
 @dataclass
@@ -224,58 +229,95 @@ def check_meta_properties(log_dir: Path, cluster_id: str, broker_id: int) -> Non
     assert props == {"version": "0", "broker.id": str(broker_id), "cluster.id": cluster_id}
 
 
-def kafkalog_broker(zookeeper_connect: str, log_dir) -> EmbeddedBroker:
-    return EmbeddedBroker(BROKER_ID, zookeeper_connect=zookeeper_connect, log_dir=log_dir, **KAFKALOG_SETTINGS)
+@contextmanager
+def kafkalog_on(zookeeper_connect: str, log_dir: Path) -> Iterator[EmbeddedBroker]:
+    with EmbeddedBroker(BROKER_ID, zookeeper_connect=zookeeper_connect, log_dir=log_dir, **KAFKALOG_SETTINGS) as b:
+        yield b
+
+
+@contextmanager
+def kafka_on(zookeeper_connect: str, log_dir: Path, data_dir: Path) -> Iterator[KafkaBroker]:
+    """Kafka 3.9 on another broker's log dir and chroot; its log's tail printed when the body fails."""
+    kafka = KafkaBroker(
+        KAFKA_39,
+        data_dir,
+        zookeeper_connect=zookeeper_connect,
+        broker_id=BROKER_ID,
+        log_dir=log_dir,
+        extra=KAFKA_SETTINGS,
+    )
+    try:
+        kafka.start()
+        yield kafka
+    except BaseException:
+        print(kafka.log_tail(20000))
+        raise
+    finally:
+        kafka.stop()
 
 
 def test_kafka_39_serves_what_kafkalog_wrote(zookeeper, tmp_path):
     connect = f"{zookeeper.connect_string}/migration-{uuid.uuid4().hex[:8]}"
     log_dir = tmp_path / "logs"
-    with kafkalog_broker(connect, log_dir) as kafkalog:
+    with kafkalog_on(connect, log_dir) as kafkalog:
         written = write_scenario(kafkalog.bootstrap_servers)
         by_kafkalog = znodes(connect, written, BROKER_ID)
-    kafka = KafkaBroker(KAFKA_39, tmp_path / "kafka", zookeeper_connect=connect, broker_id=BROKER_ID, log_dir=log_dir)
-    try:
-        kafka.start()
+    with kafka_on(connect, log_dir, tmp_path / "kafka") as kafka:
         check_scenario(kafka.bootstrap_servers, written, BROKER_ID)
         check_znodes(by_kafkalog, znodes(connect, written, BROKER_ID))
         check_meta_properties(log_dir, by_kafkalog["cluster"]["id"], BROKER_ID)
-    except BaseException:
-        print(kafka.log_tail(20000))
-        raise
-    finally:
-        kafka.stop()
 
 
 def test_kafkalog_serves_what_kafka_39_wrote_and_kafka_again_after_it(zookeeper, tmp_path, caplog):
     connect = f"{zookeeper.connect_string}/migration-{uuid.uuid4().hex[:8]}"
     log_dir = tmp_path / "logs"
-    kafka = KafkaBroker(KAFKA_39, tmp_path / "kafka", zookeeper_connect=connect, broker_id=BROKER_ID, log_dir=log_dir)
-    try:
-        kafka.start()
+    with kafka_on(connect, log_dir, tmp_path / "kafka") as kafka:
         written = write_scenario(kafka.bootstrap_servers)
         by_kafka = znodes(connect, written, BROKER_ID)
-    except BaseException:
-        print(kafka.log_tail(20000))
-        raise
-    finally:
-        kafka.stop()
     caplog.set_level(logging.WARNING, logger="kafkalog")
-    with kafkalog_broker(connect, log_dir) as kafkalog:
+    with kafkalog_on(connect, log_dir) as kafkalog:
         check_scenario(kafkalog.bootstrap_servers, written, BROKER_ID)
         check_znodes(by_kafka, znodes(connect, written, BROKER_ID))
     # Kafka's files read as they are: its producer snapshots, its empty cleaner-offset-checkpoint
     assert [r.getMessage() for r in caplog.records if str(log_dir) in r.getMessage()] == []
     # and back to Kafka: what kafkalog wrote into Kafka's log dir (its own producer snapshots among Kafka's,
     # rewritten checkpoints, an appended batch) is served again
-    back = KafkaBroker(
-        KAFKA_39, tmp_path / "kafka-again", zookeeper_connect=connect, broker_id=BROKER_ID, log_dir=log_dir
-    )
-    try:
-        back.start()
-        check_scenario(back.bootstrap_servers, written, BROKER_ID)
-    except BaseException:
-        print(back.log_tail(20000))
-        raise
-    finally:
-        back.stop()
+    with kafka_on(connect, log_dir, tmp_path / "kafka-again") as kafka:
+        check_scenario(kafka.bootstrap_servers, written, BROKER_ID)
+
+
+@pytest.mark.parametrize("first", ["kafkalog", "kafka"])
+def test_a_transaction_open_at_the_takeover_is_aborted_by_the_new_coordinator(zookeeper, tmp_path, first):
+    """The producer of an open transaction vanishes with the first broker; the second one's transaction
+    coordinator (from ``__transaction_state``) times it out and aborts it, which releases the last stable
+    offset (from the producer state: the other's snapshots, or the log)."""
+    connect = f"{zookeeper.connect_string}/migration-{uuid.uuid4().hex[:8]}"
+    log_dir = tmp_path / "logs"
+    brokers = {
+        "kafkalog": lambda: kafkalog_on(connect, log_dir),
+        "kafka": lambda: kafka_on(connect, log_dir, tmp_path / "kafka"),
+    }
+    topic = f"mig-open-{uuid.uuid4().hex[:8]}"
+    tp = TopicPartition(topic, 0)
+    with brokers[first]() as broker:
+        with AdminClient(broker.bootstrap_servers) as admin:
+            admin.create_topics([NewTopic(topic, 1, 1, dict(SMALL_SEGMENTS))])
+        producer = Producer(broker.bootstrap_servers, transactional_id=f"tx-{topic}", transaction_timeout_ms=3000)
+        producer.init_transactions()
+        for outcome in ("committed", "open"):
+            producer.begin_transaction()
+            for i in range(5):
+                producer.send(topic, b"%s-%d" % (outcome.encode(), i), key=b"k", partition=0)
+            producer.flush(30)
+            if outcome == "committed":
+                producer.commit_transaction()
+        with KafkaClient(broker.bootstrap_servers) as client:
+            assert client.list_offsets({tp: OffsetSpec.LATEST})[tp] == 11  # 5, a COMMIT marker, 5 open
+    producer.close(0)  # its broker is gone: nothing more is sent
+    with brokers["kafka" if first == "kafkalog" else "kafkalog"]() as broker:
+        with KafkaClient(broker.bootstrap_servers) as client:
+            wait_until(lambda: client.list_offsets({tp: OffsetSpec.LATEST})[tp] == 12, 60, "the ABORT marker")
+        committed = [r.value for r in read(broker.bootstrap_servers, tp, 12, "read_committed")]
+        assert committed == [b"committed-%d" % i for i in range(5)]
+        everything = [r.value for r in read(broker.bootstrap_servers, tp, 12, "read_uncommitted")]
+        assert everything == committed + [b"open-%d" % i for i in range(5)]
