@@ -61,6 +61,22 @@ def _as_v2(records, version: int) -> bytearray | memoryview:
     return convert_legacy_message_set(records)
 
 
+# Errors answered with log_start_offset -1, as Kafka's ReplicaManager (UNKNOWN_LOG_APPEND_INFO); every other
+# append error carries the partition's log start offset, which the Java producer compares with its last
+# acked offset on OUT_OF_ORDER_SEQUENCE_NUMBER / UNKNOWN_PRODUCER_ID to tell lost producer state (KIP-360).
+_NO_LOG_START_OFFSET = frozenset(
+    {
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.MESSAGE_TOO_LARGE,
+        ErrorCode.RECORD_LIST_TOO_LARGE,
+        ErrorCode.CORRUPT_MESSAGE,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        ErrorCode.UNKNOWN_TOPIC_ID,
+    }
+)
+
+
 async def handle(ctx, request):
     b = ctx.services
     Resp = _API.Response
@@ -88,6 +104,8 @@ async def handle(ctx, request):
             except LogAppendError as e:
                 entry.error_code = e.error_code
                 entry.error_message = str(e)
+                if e.error_code not in _NO_LOG_START_OFFSET:  # e.g. OUT_OF_ORDER_SEQUENCE_NUMBER (KIP-360's check)
+                    entry.log_start_offset = part.log.log_start_offset
                 log.debug("produce to %s-%d from %s rejected: %s", topic.name, pd.index, ctx.peer, e)
                 continue
             except Exception as e:  # as Kafka: a bug fails this partition only, not the request or connection

@@ -1,6 +1,7 @@
 """Answers Apache Kafka gives that kafkalog did not, found by the differential checks
 (``tests/compat/test_differential.py``): a ListOffsets lookup that finds no offset carries no leader epoch,
-and a refused CreateTopics topic lists its configs as an empty array, not null."""
+a refused CreateTopics topic lists its configs as an empty array, not null, and a Produce refused for a
+sequence gap carries the partition's log start offset (a too-large one does not)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,25 @@ def test_create_topics_refusal_lists_configs_as_an_empty_array(wire):
     assert refused.error_code == ErrorCode.INVALID_PARTITIONS
     assert refused.configs == []
     assert create(wire, unique(), configs={"cleanup.policy": "bogus"}).configs == []
+
+
+def init_producer_id(w):
+    R = API_BY_KEY[K.INIT_PRODUCER_ID].Request
+    return w.call(K.INIT_PRODUCER_ID, 4, R(transactional_id=None, transaction_timeout_ms=60000))
+
+
+def test_produce_sequence_gap_answers_the_log_start_offset(wire):
+    name = unique()
+    create(wire, name)
+    ids = init_producer_id(wire)
+    pid, epoch = ids.producer_id, ids.producer_epoch
+    assert produce(wire, name, batch([b"a", b"b"], ts=1000, pid=pid, epoch=epoch, seq=0)).error_code == 0
+    gap = produce(wire, name, batch([b"c"], ts=1002, pid=pid, epoch=epoch, seq=9))
+    assert (gap.error_code, gap.base_offset, gap.log_start_offset) == (ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, 0)
+
+
+def test_produce_too_large_answers_no_log_start_offset(wire):
+    name = unique()
+    create(wire, name, configs={"max.message.bytes": "1024"})
+    big = produce(wire, name, batch([b"x" * 4000]))
+    assert (big.error_code, big.log_start_offset) == (ErrorCode.MESSAGE_TOO_LARGE, -1)
