@@ -254,6 +254,20 @@ def _delete_horizon(batches: Any, state: dict) -> Any:
     return out
 
 
+LOG_APPEND_TIME_BIT = 0x08  # batch attribute: the broker stamped max_timestamp (the records' timestamp)
+
+
+def _log_append_times(batches: Any, state: dict) -> Any:
+    if not batches:
+        return batches
+    out = []
+    for b in batches:
+        if b.get("attributes", 0) & LOG_APPEND_TIME_BIT:
+            b = dict(b, max_timestamp="<time>", records=[dict(r, timestamp="<time>") for r in b["records"]])
+        out.append(b)
+    return out
+
+
 def _members_by_first_appearance(members: Any, state: dict) -> Any:
     seen = state.get("member", {})
     return sorted(members, key=lambda m: seen.get(m["member_id"], len(seen)))
@@ -373,6 +387,14 @@ ALLOWANCES: tuple[Allowance, ...] = (
         frozenset({"ApiVersions"}),
     ),
     Allowance(
+        "log-append-time-batches",
+        "a LogAppendTime batch's max timestamp (the timestamp of its records) is each broker's clock; the"
+        " timestamp type bit and the base timestamp as produced are compared",
+        frozenset({"records"}),
+        _log_append_times,
+        frozenset({"Fetch"}),
+    ),
+    Allowance(
         "tombstone-delete-horizon",
         "Kafka's cleaner (KIP-534, 3.1+) marks a cleaned batch holding a tombstone with attribute bit 0x40 and"
         " puts the delete horizon (cleaning time + delete.retention.ms) in its base timestamp, so the record"
@@ -382,6 +404,14 @@ ALLOWANCES: tuple[Allowance, ...] = (
         frozenset({"records"}),
         _delete_horizon,
         frozenset({"Fetch"}),
+    ),
+    Allowance(
+        "describe-groups-order",
+        "Kafka 4's group coordinator answers DescribeGroups shard by shard, not in request order; clients"
+        " match the answers by group id. Compared sorted by group id",
+        frozenset({"groups"}),
+        lambda groups, state: sorted(groups, key=lambda g: g["group_id"]),
+        frozenset({"DescribeGroups"}),
     ),
     Allowance(
         "join-member-order",
@@ -457,6 +487,10 @@ def first_difference(left: Any, right: Any) -> tuple[str, Any, Any] | None:
 
 # Whole steps whose answers are known to differ (Step.differs names one), with why.
 KNOWN_DIFFERENCES = {
+    "duplicate-append-time": "a duplicate idempotent batch (one of the last five of its producer) is answered"
+    " with its original base offset by both, but Kafka fills log_append_time_ms from its producer-state"
+    " cache (the batch's timestamp) even on a CreateTime topic, where kafkalog answers -1 as for the"
+    " original append (a Java producer would report that time as the record's timestamp)",
     "lenient-client-software-name": "kafkalog accepts any ApiVersions v3+ client_software_name/version;"
     " Kafka answers INVALID_REQUEST (42) with no API list when they do not match [a-zA-Z0-9._-]+ (the"
     " reference notes: do not be strict; librdkafka retries at v0 after a 42)",

@@ -77,7 +77,7 @@ def metadata_ready(topic: str, partitions: int) -> Step:
     )
 
 
-def produce(label: str, topic: str, batch, *, partition: int = 0, acks: int = -1, transactional_id=None) -> Step:
+def produce(label: str, topic: str, batch, *, partition: int = 0, acks: int = -1, transactional_id=None, **kw) -> Step:
     def body(ctx):
         data = batch(ctx) if callable(batch) else batch
         return req(
@@ -88,7 +88,7 @@ def produce(label: str, topic: str, batch, *, partition: int = 0, acks: int = -1
             topic_data=[{"name": topic, "partition_data": [{"index": partition, "records": bytes(data)}]}],
         )
 
-    return Step(label, K.PRODUCE, PRODUCE_V, body)
+    return Step(label, K.PRODUCE, PRODUCE_V, body, **kw)
 
 
 def fetch(label: str, topic: str, offset: int, *, partition: int = 0, isolation: int = 0, **kw) -> Step:
@@ -420,12 +420,30 @@ def group_steps(group: str, topic: str) -> list[Step]:
             lambda ctx: req(K.HEARTBEAT, group_id=group, generation_id=gen(ctx), member_id=member(ctx)),
         )
 
+    def describe(label: str) -> Step:
+        return Step(label, K.DESCRIBE_GROUPS, 4, req(K.DESCRIBE_GROUPS, groups=[group, f"{group}-unknown"]))
+
+    def offset_fetch(label: str, grp: str) -> Step:
+        return Step(
+            label,
+            K.OFFSET_FETCH,
+            7,
+            req(K.OFFSET_FETCH, group_id=grp, topics=[{"name": topic, "partition_indexes": [0, 3]}]),
+        )
+
     return [
         Step(
             "find group coordinator",
             K.FIND_COORDINATOR,
             3,
             req(K.FIND_COORDINATOR, key=group, key_type=0),
+            until=lambda r: r.error_code == 0,
+        ),
+        Step(  # as a client would before asking about another group (its offsets partition may still load)
+            "find the unknown group's coordinator",
+            K.FIND_COORDINATOR,
+            3,
+            req(K.FIND_COORDINATOR, key=f"{group}-unknown", key_type=0),
             until=lambda r: r.error_code == 0,
         ),
         join("join without a member id"),
@@ -443,7 +461,10 @@ def group_steps(group: str, topic: str) -> list[Step]:
             ),
         ),
         heartbeat("heartbeat", me),
+        describe("describe the stable group"),
         commit("offset commit", me, gen),
+        offset_fetch("offset fetch", group),
+        offset_fetch("offset fetch of an unknown group", f"{group}-unknown"),
         commit("offset commit, wrong generation", me, lambda ctx: gen(ctx) + 7),
         commit("offset commit, unknown member", lambda ctx: "nobody", gen),
         commit("offset commit, unknown group and member", lambda ctx: "nobody", lambda ctx: 5, f"{group}-other"),
@@ -456,6 +477,7 @@ def group_steps(group: str, topic: str) -> list[Step]:
             lambda ctx: req(K.LEAVE_GROUP, group_id=group, members=[{"member_id": me(ctx)}]),
         ),
         heartbeat("heartbeat after leaving", me),
+        describe("describe the empty group"),
     ]
 
 
@@ -619,5 +641,60 @@ def test_group_rebalance_of_two_members(kafkalog, kafka):
             join("a rejoins alone", a, 0),
             sync("a syncs generation 3", a, "a rejoins alone", 0, assign=True),
             heartbeat("a heartbeats generation 3", a, "a rejoins alone", 0),
+        ],
+    )
+
+
+def test_log_append_time_topic(kafkalog, kafka):
+    topic, t0 = f"diff-lat-{tag()}", base_ts()
+    check(
+        kafkalog,
+        kafka,
+        [
+            create("create", [(topic, 1, 1, {"message.timestamp.type": "LogAppendTime"})]),
+            metadata_ready(topic, 1),
+            produce("produce", topic, build_batch(records([t0, t0 + 10]))),
+            fetch("fetch", topic, 0),
+            *list_offsets("list", topic, [-2, -1]),
+        ],
+    )
+
+
+def test_idempotent_producer_sequences(kafkalog, kafka):
+    topic, t0 = f"diff-idem-{tag()}", base_ts()
+
+    def idempotent(seq: int, n: int, epoch_bump: int = 0):
+        def build(ctx):
+            init = ctx["init producer id"]
+            stamps = [t0 + seq + i for i in range(n)]
+            return build_batch(
+                records(stamps),
+                producer_id=init.producer_id,
+                producer_epoch=init.producer_epoch + epoch_bump,
+                base_sequence=seq,
+            )
+
+        return build
+
+    check(
+        kafkalog,
+        kafka,
+        [
+            create("create", [(topic, 1, 1, {})]),
+            metadata_ready(topic, 1),
+            Step(
+                "init producer id",
+                K.INIT_PRODUCER_ID,
+                4,
+                req(K.INIT_PRODUCER_ID, transactional_id=None, transaction_timeout_ms=60000),
+                until=lambda r: r.error_code not in (14, 15, 16),  # Kafka: producer id blocks still loading
+            ),
+            produce("sequence 0", topic, idempotent(0, 2)),
+            produce("sequence 2", topic, idempotent(2, 3)),
+            produce("sequence 2 again (a duplicate)", topic, idempotent(2, 3), differs="duplicate-append-time"),
+            produce("sequence 0 again (an older duplicate)", topic, idempotent(0, 2), differs="duplicate-append-time"),
+            produce("sequence 9 (a gap)", topic, idempotent(9, 1)),
+            produce("sequence 5", topic, idempotent(5, 1)),
+            fetch("fetch", topic, 0),
         ],
     )
