@@ -68,6 +68,9 @@ class Written:
     end_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     topic_ids: dict[str, str] = field(default_factory=dict)
     txn_identity: tuple[str, int, int] = ("", -1, -1)  # transactional id, producer id, epoch
+    member_group: str = ""  # a group that had a subscribed member (GroupMetadataValue with a generation)
+    member_group_description: tuple = ()
+    committed_by_member: dict[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
 
 
 def _record(r) -> tuple:
@@ -124,9 +127,25 @@ def write_scenario(bootstrap: str) -> Written:
     }
     with Consumer(bootstrap, group_id=w.group, enable_auto_commit=False) as consumer:
         consumer.commit(w.committed)
+    w.member_group = f"mig-members-{suffix}"
+    compacted0 = TopicPartition(compacted, 0)
+    with Consumer(
+        bootstrap, group_id=w.member_group, enable_auto_commit=False, auto_offset_reset="earliest", fetch_max_wait_ms=50
+    ) as consumer:
+        consumer.subscribe([compacted])
+        wait_until(lambda: consumer.poll(100) and consumer.assignment(), 30, "a member with records")
+        consumer.commit({compacted0: OffsetAndMetadata(60, "member")})
+    w.committed_by_member = {compacted0: OffsetAndMetadata(60, "member")}
     with AdminClient(bootstrap) as admin:
+        w.member_group_description = describe_group(admin, w.member_group)
+        assert w.member_group_description[:2] == ("Empty", "consumer"), w.member_group_description
         w.topic_ids = {t: str(admin.describe_topics([t])[t].topic_id) for t in w.topics.values()}
     return w
+
+
+def describe_group(admin: AdminClient, group: str) -> tuple:
+    d = admin.describe_groups([group])[group]
+    return (d.state, d.protocol_type, d.protocol, d.members)
 
 
 def read(bootstrap: str, tp: TopicPartition, end: int, isolation: str) -> list:
@@ -166,6 +185,16 @@ def check_scenario(bootstrap: str, w: Written, broker_id: int) -> None:
             assert [(p.leader, p.replicas) for p in description.partitions] == [(broker_id, (broker_id,))] * len(
                 description.partitions
             )
+    # the group that had a member: as the first broker described it once the member left; a new member
+    # resumes at its commit
+    with AdminClient(bootstrap) as admin:
+        assert describe_group(admin, w.member_group) == w.member_group_description
+        assert admin.list_group_offsets(w.member_group) == w.committed_by_member
+    compacted0 = TopicPartition(w.topics["compacted"], 0)
+    with Consumer(bootstrap, group_id=w.member_group, enable_auto_commit=False, fetch_max_wait_ms=50) as consumer:
+        consumer.subscribe([compacted0.topic])
+        first = wait_until(lambda: consumer.poll(100), 30, "records for the returning group")
+        assert first[0].offset == 60
     # the transaction coordinator loaded __transaction_state: the same transactional id keeps its producer id,
     # its epoch bumped (a coordinator without it would hand out a new producer id at epoch 0)
     transactional_id, producer_id, epoch = w.txn_identity
