@@ -15,7 +15,9 @@ each topology the brokers are started, measured and stopped before the next (nev
     and then ``kafka-consumer-perf-test`` over what it wrote; their summary lines are parsed
     (``parse_producer_summary``, ``parse_consumer_summary``): produce MB/s and the tool's p50/p99 send ->
     acknowledgement latency; consume MB/s as the tool's ``fetch.MB.sec`` (group join excluded, the
-    rate with it is kept as ``mb_per_s_with_join``).
+    rate with it is kept as ``mb_per_s_with_join``); then Kafka's ``EndToEndLatency`` tool
+    (kafka-e2e-latency: one record at a time, sent and awaited by a consumer, on a fresh one-partition
+    topic at the topology's replication factor): its p50/p99 produce -> consume latency.
   - ``confluent_kafka``: a librdkafka Producer (same linger.ms and batch.size) sending as fast as its
     queue allows, latency from each message's ``latency()`` (send -> acknowledgement); then a Consumer
     assigned every partition from the start, reading everything back.
@@ -40,6 +42,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -97,6 +100,23 @@ def parse_consumer_summary(stdout: str) -> dict[str, str]:
         if "data.consumed.in.MB" in names and len(names) == len(values):
             return dict(zip(names, values, strict=True))
     raise PerfToolOutputError(f"no kafka-consumer-perf-test summary in: {stdout[-500:]!r}")
+
+
+# EndToEndLatency (kafka-e2e-latency), last two lines:
+#   "Avg latency: <avg> ms"
+#   "Percentiles: 50th = <p50>, 99th = <p99>, 99.9th = <p999>"
+_END_TO_END_AVG = re.compile(r"^Avg latency: (?P<avg_ms>[\d.]+) ms$", re.MULTILINE)
+_END_TO_END_PERCENTILES = re.compile(
+    r"^Percentiles: 50th = (?P<p50_ms>\d+), 99th = (?P<p99_ms>\d+), 99\.9th = (?P<p999_ms>\d+)$", re.MULTILINE
+)
+
+
+def parse_end_to_end_summary(stdout: str) -> dict[str, float]:
+    """The average and percentiles (ms) that Kafka's EndToEndLatency tool prints last."""
+    avg, percentiles = _END_TO_END_AVG.search(stdout), _END_TO_END_PERCENTILES.search(stdout)
+    if avg is None or percentiles is None:
+        raise PerfToolOutputError(f"no EndToEndLatency summary in: {stdout[-500:]!r}")
+    return {k: float(v) for k, v in (avg.groupdict() | percentiles.groupdict()).items()}
 
 
 # -- CPU of broker processes ------------------------------------------------------------------------
@@ -236,8 +256,9 @@ def _mb_per_s(nbytes: float, seconds: float) -> float:
     return round(nbytes / 1e6 / seconds, 2)
 
 
-def perf_tools(bootstrap: str, brokers: int, acks: str, records: int, pids: list[int]) -> dict:
-    """kafka-producer-perf-test then kafka-consumer-perf-test over the same topic (see the module docstring)."""
+def perf_tools(bootstrap: str, brokers: int, acks: str, records: int, e2e_records: int, pids: list[int]) -> dict:
+    """kafka-producer-perf-test then kafka-consumer-perf-test over the same topic, then EndToEndLatency (see
+    the module docstring)."""
     from tests.compat.tools import run_tool
 
     topic = create_topic(bootstrap, brokers, "perf")
@@ -279,7 +300,20 @@ def perf_tools(bootstrap: str, brokers: int, acks: str, records: int, pids: list
             "summary": stdout.strip().splitlines()[-2:],
         }
 
-    return {"produce": measured(pids, produce), "consume": measured(pids, consume)}
+    def end_to_end() -> dict:
+        stdout = run_tool(
+            "org.apache.kafka.tools.EndToEndLatency", "--bootstrap-server", bootstrap,
+            "--topic", f"e2e-{uuid.uuid4().hex[:8]}", "--num-records", str(e2e_records),
+            "--producer-acks", acks, "--record-size", str(RECORD_BYTES), timeout_s=600,
+        ).stdout  # fmt: skip
+        s = parse_end_to_end_summary(stdout)
+        return {"records": e2e_records, "p50_ms": s["p50_ms"], "p99_ms": s["p99_ms"], "avg_ms": s["avg_ms"]}
+
+    return {
+        "produce": measured(pids, produce),
+        "consume": measured(pids, consume),
+        "end_to_end": measured(pids, end_to_end),
+    }
 
 
 def confluent(bootstrap: str, brokers: int, acks: str, records: int, pids: list[int]) -> dict:
@@ -469,6 +503,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     records = args.records or (20_000 if args.quick else 500_000)
     spark_records = args.spark_records or (20_000 if args.quick else 500_000)
+    e2e_records = 300 if args.quick else 10_000
     if args.out is None:
         folder = Path(tempfile.mkdtemp(prefix="kafka-compare-quick-")) if args.quick else RESULTS
         args.out = folder / "kafka_compare.json"
@@ -492,6 +527,7 @@ def main(argv: list[str] | None = None) -> dict:
             "partitions": PARTITIONS,
             "record_bytes": RECORD_BYTES,
             "records_per_phase": records,
+            "end_to_end_records": e2e_records,
             "spark_records": spark_records,
             "linger_ms": LINGER_MS,
             "batch_size": BATCH_BYTES,
@@ -514,12 +550,13 @@ def main(argv: list[str] | None = None) -> dict:
                 with kind(brokers, chroot, data_dir / f"{system}-{topology}") as cluster:
                     bs, pids = cluster.bootstrap_servers, cluster.pids
                     case = {
-                        "perf_tools": perf_tools(bs, brokers, acks, records, pids),
+                        "perf_tools": perf_tools(bs, brokers, acks, records, e2e_records, pids),
                         "confluent_kafka": confluent(bs, brokers, acks, records, pids),
                     }
                     if topology == "one_broker":
                         case["spark"] = spark_cases(spark, bs, spark_records, pids)
                 result["results"][system][topology] = case
+                shutil.rmtree(data_dir / f"{system}-{topology}", ignore_errors=True)  # kept only on a failure
                 print(f"{system} {topology}: {json.dumps(case)}", flush=True)
                 result["load_average"][f"after_{system}_{topology}"] = os.getloadavg()
     finally:

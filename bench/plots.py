@@ -538,11 +538,11 @@ SPARK_FORMATS = {"kafkalog": "format('kafkalog')", "kafka": "format('kafka')"}
 
 
 def kafka_compare(result: dict) -> Figure:
-    """kafkalog vs Apache Kafka: broker MB/s per driver and topology, Spark MB/s per format, produce p50/p99."""
+    """kafkalog vs Apache Kafka: broker MB/s per driver and topology, Spark MB/s per format, latency p50/p99."""
     fig = _figure(17, 9.5)
     top, bottom = fig.subfigures(2, 1, height_ratios=[1, 1])
     brokers = top.subplots()
-    spark, lat = bottom.subplots(1, 2, width_ratios=[1, 1.2])
+    spark, lat = bottom.subplots(1, 2, width_ratios=[1, 1.6])
     runs = result["results"]
     systems = [s for s in COMPARE_SYSTEMS if s in runs]
     colors = {s: f"C{k}" for k, s in enumerate(COMPARE_SYSTEMS)}
@@ -585,10 +585,17 @@ def kafka_compare(result: dict) -> Figure:
     spark.set_xlabel("Spark operation and format, one broker (ratio: on kafkalog / on Apache Kafka)")
     spark.set_title("Spark local[2], same topics")
     lat_cases = [
-        (f"{COMPARE_DRIVERS[d]}\n{COMPARE_TOPOLOGIES[t]}", t, d) for t in COMPARE_TOPOLOGIES for d in COMPARE_DRIVERS
+        (f"{COMPARE_DRIVERS[d]}\nsend -> ack\n{COMPARE_TOPOLOGIES[t]}", t, d, "produce")
+        for t in COMPARE_TOPOLOGIES
+        for d in COMPARE_DRIVERS
+    ]
+    lat_cases += [
+        (f"Kafka EndToEndLatency\nsend -> consumed\n{COMPARE_TOPOLOGIES[t]}", t, "perf_tools", "end_to_end")
+        for t in COMPARE_TOPOLOGIES
+        if "end_to_end" in runs[systems[0]][t]["perf_tools"]
     ]
     series = [
-        (f"{q} {COMPARE_SYSTEMS[s]}", [runs[s][t][d]["produce"][f"{q}_ms"] for _, t, d in lat_cases])
+        (f"{q} {COMPARE_SYSTEMS[s]}", [runs[s][t][d][phase][f"{q}_ms"] for _, t, d, phase in lat_cases])
         for s in systems
         for q in ("p50", "p99")
     ]
@@ -600,9 +607,9 @@ def kafka_compare(result: dict) -> Figure:
     lat.set_yscale("log")
     _thousands(lat)
     lat.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    lat.set_xlabel("producer, brokers and acks")
-    lat.set_ylabel("send -> ack latency, ms (log scale)")
-    lat.set_title("produce latency at full speed: p50 solid, p99 light")
+    lat.set_xlabel("driver, what is timed, brokers and acks")
+    lat.set_ylabel("latency, ms (log scale)")
+    lat.set_title("latency: producers at full speed, EndToEndLatency one record at a time")
     fig.legend(
         [Patch(color=colors[s]) for s in systems] + [Patch(color="C7"), Patch(color="C7", alpha=0.45)],
         [COMPARE_SYSTEMS[s] for s in systems] + ["latency p50", "latency p99"],

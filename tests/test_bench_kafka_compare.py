@@ -1,11 +1,17 @@
 """The parsing of Apache Kafka's perf tools' summaries in bench/kafka_compare_bench.py, on lines those tools
-(Kafka 4.4.0) printed in a --quick run against kafkalog and Kafka 3.9.1, and the kafkalog / Kafka ratios."""
+(Kafka 4.4.0: the producer and consumer perf tools and EndToEndLatency) printed against kafkalog and Kafka 3.9.1, and the kafkalog / Kafka ratios."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.kafka_compare_bench import PerfToolOutputError, parse_consumer_summary, parse_producer_summary, ratios
+from bench.kafka_compare_bench import (
+    PerfToolOutputError,
+    parse_consumer_summary,
+    parse_end_to_end_summary,
+    parse_producer_summary,
+    ratios,
+)
 
 PRODUCER_OUTPUT = """\
 20000 records sent, 13879.250520 records/sec (13.55 MB/sec), 24.13 ms avg latency, 715.00 ms max latency, \
@@ -17,6 +23,13 @@ start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.s
 fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
 2026-12-05 17:42:06:461, 2026-12-05 17:42:09:146, 19.5313, 7.2742, 20000, 7448.7896, 2009, 676, 28.8924, \
 29585.7988
+"""
+
+END_TO_END_OUTPUT = """\
+Topic "e2e-x" does not exist. Will create topic with 1 partition(s) and replication factor = 1
+0\t665.946321
+Avg latency: 30.2219 ms
+Percentiles: 50th = 11, 99th = 253, 99.9th = 665
 """
 
 
@@ -54,6 +67,17 @@ def test_consumer_output_without_its_header_is_no_summary():
         parse_consumer_summary(CONSUMER_OUTPUT.splitlines()[-1])
     with pytest.raises(PerfToolOutputError):
         parse_consumer_summary(PRODUCER_OUTPUT)
+
+
+def test_end_to_end_summary_is_the_average_and_percentiles_after_the_progress_lines():
+    assert parse_end_to_end_summary(END_TO_END_OUTPUT) == {
+        "avg_ms": 30.2219,
+        "p50_ms": 11.0,
+        "p99_ms": 253.0,
+        "p999_ms": 665.0,
+    }
+    with pytest.raises(PerfToolOutputError):
+        parse_end_to_end_summary(END_TO_END_OUTPUT.rsplit("Percentiles", 1)[0])
 
 
 def test_ratios_divide_kafkalog_by_kafka_where_both_have_a_number():
