@@ -61,20 +61,39 @@ def create(label: str, topics: list[tuple[str, int, int, dict]], **kw) -> Step:
     )
 
 
-def metadata_ready(topic: str, partitions: int) -> Step:
-    """Metadata of ``topic`` repeated until every partition has a leader (Kafka elects asynchronously)."""
+def metadata_ready(topic: str, partitions: int) -> list[Step]:
+    """Metadata of ``topic`` repeated until every partition has a leader (Kafka elects asynchronously), then
+    ListOffsets of every partition until the leader serves it (Kafka 4's metadata can name a leader a
+    moment before that broker acts as one: NOT_LEADER_OR_FOLLOWER); the second step is not compared."""
 
     def ready(r) -> bool:
         t = r.topics[0]
         return t.error_code == 0 and len(t.partitions) == partitions and all(p.leader_id >= 0 for p in t.partitions)
 
-    return Step(
-        f"metadata {topic}",
-        K.METADATA,
-        METADATA_V,
-        req(K.METADATA, topics=[{"name": topic}], allow_auto_topic_creation=False),
-        until=ready,
-    )
+    served = lambda r: all(p.error_code == 0 for t in r.topics for p in t.partitions)  # noqa: E731
+    return [
+        Step(
+            f"metadata {topic}",
+            K.METADATA,
+            METADATA_V,
+            req(K.METADATA, topics=[{"name": topic}], allow_auto_topic_creation=False),
+            until=ready,
+        ),
+        Step(
+            f"leaders of {topic} serving",
+            K.LIST_OFFSETS,
+            LIST_V,
+            req(
+                K.LIST_OFFSETS,
+                replica_id=-1,
+                topics=[
+                    {"name": topic, "partitions": [{"partition_index": p, "timestamp": -1} for p in range(partitions)]}
+                ],
+            ),
+            until=served,
+            compare=False,
+        ),
+    ]
 
 
 def produce(label: str, topic: str, batch, *, partition: int = 0, acks: int = -1, transactional_id=None, **kw) -> Step:
@@ -162,7 +181,7 @@ def test_list_offsets_by_timestamp_and_sentinels(kafkalog, kafka):
         kafka,
         [
             create("create", [(topic, 1, 1, {})]),
-            metadata_ready(topic, 1),
+            *metadata_ready(topic, 1),
             *list_offsets("list on the empty log", topic, [t0, -1, -2, -3]),
             *three_batches(topic, t0),
             *list_offsets("list", topic, stamps),
@@ -177,7 +196,7 @@ def test_fetch_mid_batch_returns_the_whole_batch(kafkalog, kafka):
         kafka,
         [
             create("create", [(topic, 1, 1, {})]),
-            metadata_ready(topic, 1),
+            *metadata_ready(topic, 1),
             *three_batches(topic, t0),
             fetch("fetch at 1 (inside batch a)", topic, 1),
             fetch("fetch at 4 (last of batch b)", topic, 4),
@@ -206,7 +225,7 @@ def test_out_of_range_offsets_and_delete_records(kafkalog, kafka):
         kafka,
         [
             create("create", [(topic, 1, 1, {})]),
-            metadata_ready(topic, 1),
+            *metadata_ready(topic, 1),
             *three_batches(topic, t0),
             fetch("fetch past the end", topic, 100),
             delete("delete records beyond the high watermark", 100),
@@ -267,7 +286,7 @@ def test_transactions_aborted_list_and_last_stable_offset(kafkalog, kafka):
         kafka,
         [
             create("create", [(topic, 1, 1, {})]),
-            metadata_ready(topic, 1),
+            *metadata_ready(topic, 1),
             Step(
                 "find transaction coordinator",
                 K.FIND_COORDINATOR,
@@ -307,8 +326,8 @@ def test_error_codes_for_bad_input(kafkalog, kafka):
         kafka,
         [
             create("create", [(topic, 1, 1, {}), (small, 1, 1, {"max.message.bytes": "1024"})]),
-            metadata_ready(topic, 1),
-            metadata_ready(small, 1),
+            *metadata_ready(topic, 1),
+            *metadata_ready(small, 1),
             create(
                 "create bad topics",
                 [
@@ -487,7 +506,7 @@ def test_group_join_sync_heartbeat_leave_and_bad_members(kafkalog, kafka):
     check(
         kafkalog,
         kafka,
-        [create("create", [(topic, 1, 1, {})]), metadata_ready(topic, 1), *group_steps(group, topic)],
+        [create("create", [(topic, 1, 1, {})]), *metadata_ready(topic, 1), *group_steps(group, topic)],
     )
 
 
@@ -527,7 +546,7 @@ def test_compacted_topic_after_cleaning(kafkalog, kafka):
         kafka,
         [
             create("create", [(topic, 1, 1, configs)]),
-            metadata_ready(topic, 1),
+            *metadata_ready(topic, 1),
             produce("produce 1", topic, keyed([(b"k1", b"a"), (b"k2", b"a"), (b"k3", b"a")], t0)),
             produce("produce 2", topic, keyed([(b"k1", b"b"), (b"k2", None)], t0 + 10)),
             produce("produce 3", topic, keyed([(b"k4", b"a")], t0 + 20)),
@@ -607,7 +626,7 @@ def test_group_rebalance_of_two_members(kafkalog, kafka):
         kafka,
         [
             create("create", [(topic, 2, 1, {})]),
-            metadata_ready(topic, 2),
+            *metadata_ready(topic, 2),
             Step(
                 "find group coordinator",
                 K.FIND_COORDINATOR,
@@ -652,7 +671,7 @@ def test_log_append_time_topic(kafkalog, kafka):
         kafka,
         [
             create("create", [(topic, 1, 1, {"message.timestamp.type": "LogAppendTime"})]),
-            metadata_ready(topic, 1),
+            *metadata_ready(topic, 1),
             produce("produce", topic, build_batch(records([t0, t0 + 10]))),
             fetch("fetch", topic, 0),
             *list_offsets("list", topic, [-2, -1]),
@@ -681,7 +700,7 @@ def test_idempotent_producer_sequences(kafkalog, kafka):
         kafka,
         [
             create("create", [(topic, 1, 1, {})]),
-            metadata_ready(topic, 1),
+            *metadata_ready(topic, 1),
             Step(
                 "init producer id",
                 K.INIT_PRODUCER_ID,
