@@ -88,6 +88,7 @@ class GroupCoordinator(GroupMembership, GroupOffsets):
             self.num_partitions,
             replication_factor=config["offsets.topic.replication.factor"],
             segment_bytes=config["offsets.topic.segment.bytes"],
+            topic_configs={"compression.type": "producer"},  # Kafka's offsets topic configs
             config=config,
             metadata=metadata,
             replica_manager=replica_manager,

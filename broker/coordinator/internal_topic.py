@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -62,8 +62,9 @@ class InternalTopic:
     """One internal topic of one broker's coordinator.
 
     ``replication_factor`` / ``min_isr`` / ``segment_bytes`` are the topic's configured values (the
-    ``*.replication.factor``, ``*.min.isr``, ``*.segment.bytes`` broker configs); ``config`` gives
-    ``offsets.commit.timeout.ms`` for ``append``, read at each write."""
+    ``*.replication.factor``, ``*.min.isr``, ``*.segment.bytes`` broker configs), ``topic_configs`` the other
+    topic configs it is created with (Kafka's, so that a cluster taken over by Kafka describes them alike);
+    ``config`` gives ``offsets.commit.timeout.ms`` for ``append``, read at each write."""
 
     def __init__(
         self,
@@ -73,6 +74,7 @@ class InternalTopic:
         replication_factor: int,
         segment_bytes: int,
         min_isr: int | None = None,
+        topic_configs: Mapping[str, str] | None = None,
         config: BrokerConfig,
         metadata: MetadataCache,
         replica_manager: ReplicaManager,
@@ -86,6 +88,7 @@ class InternalTopic:
         self.replication_factor = replication_factor
         self.segment_bytes = segment_bytes
         self.min_isr = min_isr
+        self.topic_configs = dict(topic_configs or {})
         self.config = config
         self.metadata = metadata
         self.replica_manager = replica_manager
@@ -177,6 +180,7 @@ class InternalTopic:
                 if self.min_isr is not None:
                     configs["min.insync.replicas"] = str(min(self.min_isr, rf))
                 configs["segment.bytes"] = str(self.segment_bytes)
+                configs.update(self.topic_configs)
                 try:
                     await self.topic_admin.create_topic(self.name, self.num_partitions, rf, configs)
                     log.info("created %s with %d partitions", self.name, self.num_partitions)

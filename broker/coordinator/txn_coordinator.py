@@ -92,6 +92,8 @@ class TransactionCoordinator:
             replication_factor=config["transaction.state.log.replication.factor"],
             segment_bytes=config["transaction.state.log.segment.bytes"],
             min_isr=config["transaction.state.log.min.isr"],
+            # Kafka's transaction topic configs
+            topic_configs={"compression.type": "uncompressed", "unclean.leader.election.enable": "false"},
             config=config,
             metadata=metadata,
             replica_manager=replica_manager,

@@ -53,6 +53,17 @@ KAFKALOG_SETTINGS = dict(
     group_initial_rebalance_delay_ms=0,
     transaction_abort_timed_out_transaction_cleanup_interval_ms=500,
 )
+# The internal topics' configs as Kafka 3.9 creates them (with the harness's min ISR of 1).
+INTERNAL_TOPIC_CONFIGS = {
+    "__consumer_offsets": {"compression.type": "producer", "cleanup.policy": "compact", "segment.bytes": "104857600"},
+    "__transaction_state": {
+        "compression.type": "uncompressed",
+        "cleanup.policy": "compact",
+        "min.insync.replicas": "1",
+        "segment.bytes": "104857600",
+        "unclean.leader.election.enable": "false",
+    },
+}
 KAFKA_SETTINGS = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "500"}
 
 
@@ -227,6 +238,7 @@ def znodes(connect: str, w: Written, broker_id: int) -> dict[str, dict]:
             "topic": f"/brokers/topics/{topic}",
             "state": f"/brokers/topics/{topic}/partitions/0/state",
             "config": f"/config/topics/{topic}",
+            **{name: f"/config/topics/{name}" for name in INTERNAL_TOPIC_CONFIGS},
         }
         return {name: json.loads(zk.get(path)[0]) for name, path in paths.items()}
     finally:
@@ -249,6 +261,8 @@ def check_znodes(before: dict[str, dict], after: dict[str, dict]) -> None:
     assert sorted(after["state"]) == sorted(before["state"])
     assert after["state"]["leader"] == before["state"]["leader"]
     assert after["state"]["isr"] == before["state"]["isr"]
+    for name, config in INTERNAL_TOPIC_CONFIGS.items():  # whoever created them
+        assert after[name]["config"] == config, name
 
 
 def check_meta_properties(log_dir: Path, cluster_id: str, broker_id: int) -> None:

@@ -173,7 +173,13 @@ def test_find_coordinator_creates_the_compacted_offsets_topic_and_names_its_lead
     assert resp.node_id == 0 and resp.port == int(broker.bootstrap_servers.rsplit(":", 1)[1])
     topic = broker.broker.metadata.topics[OFFSETS_TOPIC]
     assert topic.num_partitions == 4
-    assert broker.broker.metadata.topics[OFFSETS_TOPIC].config.get("cleanup.policy") == "compact"
+    # Kafka 3.9's offsets topic configs, so that Kafka taking over the cluster describes them alike
+    # (tests/compat/test_migration.py)
+    config = broker.broker.metadata.topics[OFFSETS_TOPIC].config
+    assert {k: config.get(k) for k in ("cleanup.policy", "compression.type")} == {
+        "cleanup.policy": "compact",
+        "compression.type": "producer",
+    }
 
 
 def test_find_coordinator_for_a_transactional_id_names_its_partition_leader(broker):
@@ -183,6 +189,14 @@ def test_find_coordinator_for_a_transactional_id_names_its_partition_leader(brok
 
     resp = wait_until(lambda: (r := found()).error_code == ErrorCode.NONE and r, 20, "the transaction coordinator")
     assert resp.node_id == broker.broker.broker_id
+    # Kafka 3.9's transaction topic configs
+    config = broker.broker.metadata.topics["__transaction_state"].config
+    keys = ("cleanup.policy", "compression.type", "unclean.leader.election.enable")
+    assert {k: config.get(k) for k in keys} == {
+        "cleanup.policy": "compact",
+        "compression.type": "uncompressed",
+        "unclean.leader.election.enable": "false",
+    }
 
 
 def test_a_group_joins_syncs_heartbeats_commits_fetches_and_leaves(broker):
