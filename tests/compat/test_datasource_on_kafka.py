@@ -17,6 +17,8 @@ from tests.datasource.conftest import reader
 from tests.waiting import wait_until
 
 from .conftest import new_topic
+from .peers import SPARK_KAFKA
+from .test_spark_kafka_on_kafkalog import CONNECTOR_JARS
 
 pytestmark = pytest.mark.compat
 
@@ -28,10 +30,14 @@ def spark():
     """A local[2] SparkSession with kafkalog registered (small driver memory; stopped after the module)."""
     from spark_kafkalog.datasource import kafkalog_session
 
+    # the first SparkSession of the process launches the JVM and fixes the driver's classpath: Spark's Kafka
+    # connector jars go on it here too, for test_spark_kafka_on_kafkalog's session later in the same run
+    jars = sorted(str(p) for p in SPARK_KAFKA.dir.glob("*.jar") if p.name.startswith(CONNECTOR_JARS))
     session = kafkalog_session(
         "local[2]",
         "kafkalog-compat-datasource",
         conf={
+            "spark.jars": ",".join(jars),
             "spark.driver.memory": "512m",
             "spark.ui.enabled": "false",
             "spark.sql.shuffle.partitions": "2",
