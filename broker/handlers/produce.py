@@ -76,6 +76,13 @@ _NO_LOG_START_OFFSET = frozenset(
     }
 )
 
+# Kafka (3.6+, KIP-890) verifies a transactional produce with the coordinator before appending; what that
+# refuses is answered with -1 too (seen: INVALID_PRODUCER_EPOCH for a fenced epoch). kafkalog checks the same
+# in the append and answers alike.
+_TXN_VERIFICATION_ERRORS = frozenset(
+    {ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_TXN_STATE}
+)
+
 
 async def handle(ctx, request):
     b = ctx.services
@@ -104,7 +111,9 @@ async def handle(ctx, request):
             except LogAppendError as e:
                 entry.error_code = e.error_code
                 entry.error_message = str(e)
-                if e.error_code not in _NO_LOG_START_OFFSET:  # e.g. OUT_OF_ORDER_SEQUENCE_NUMBER (KIP-360's check)
+                if e.error_code not in _NO_LOG_START_OFFSET and not (
+                    request.transactional_id is not None and e.error_code in _TXN_VERIFICATION_ERRORS
+                ):  # e.g. OUT_OF_ORDER_SEQUENCE_NUMBER (KIP-360's check)
                     entry.log_start_offset = part.log.log_start_offset
                 log.debug("produce to %s-%d from %s rejected: %s", topic.name, pd.index, ctx.peer, e)
                 continue

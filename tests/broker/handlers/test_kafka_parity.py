@@ -1,7 +1,8 @@
 """Answers Apache Kafka gives that kafkalog did not, found by the differential checks
 (``tests/compat/test_differential.py``): a ListOffsets lookup that finds no offset carries no leader epoch,
 a refused CreateTopics topic lists its configs as an empty array, not null, and a Produce refused for a
-sequence gap carries the partition's log start offset (a too-large one does not)."""
+sequence gap carries the partition's log start offset (a too-large one, or a transactional one with a fenced
+producer epoch, does not)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-from ..test_handlers import batch, create, produce, unique
+from ..test_handlers import batch, create, produce, produce_body, unique
+from ..txn_wire import txn_batch
 from ..wire import Wire
 
 K = ApiKey
@@ -82,3 +84,17 @@ def test_produce_too_large_answers_no_log_start_offset(wire):
     create(wire, name, configs={"max.message.bytes": "1024"})
     big = produce(wire, name, batch([b"x" * 4000]))
     assert (big.error_code, big.log_start_offset) == (ErrorCode.MESSAGE_TOO_LARGE, -1)
+
+
+def test_transactional_produce_with_a_fenced_epoch_answers_no_log_start_offset(wire):
+    name = unique()
+    create(wire, name)
+
+    def send(epoch: int):
+        body = produce_body(name, 0, txn_batch(777_001, [b"v"], epoch=epoch), acks=-1)
+        body.transactional_id = "parity-txn"
+        return wire.call(K.PRODUCE, 9, body).responses[0].partition_responses[0]
+
+    assert send(1).error_code == 0
+    fenced = send(0)
+    assert (fenced.error_code, fenced.log_start_offset) == (ErrorCode.INVALID_PRODUCER_EPOCH, -1)
