@@ -717,3 +717,143 @@ def test_idempotent_producer_sequences(kafkalog, kafka):
             fetch("fetch", topic, 0),
         ],
     )
+
+
+def test_leader_epoch_checks(kafkalog, kafka):
+    """current_leader_epoch newer than the leader's (UNKNOWN_LEADER_EPOCH) in Fetch, ListOffsets and
+    OffsetForLeaderEpoch; -1 (no check) and the current epoch accepted; the end offset of epoch 0 and of an
+    epoch the log never had."""
+    topic, t0 = f"diff-epoch-{tag()}", base_ts()
+
+    def list_with(label: str, epoch: int) -> Step:
+        return Step(
+            label,
+            K.LIST_OFFSETS,
+            LIST_V,
+            req(
+                K.LIST_OFFSETS,
+                replica_id=-1,
+                topics=[
+                    {
+                        "name": topic,
+                        "partitions": [{"partition_index": 0, "current_leader_epoch": epoch, "timestamp": -1}],
+                    }
+                ],
+            ),
+        )
+
+    def fetch_with(label: str, epoch: int) -> Step:
+        step = fetch(label, topic, 0)
+        step.request.topics[0].partitions[0].current_leader_epoch = epoch
+        return step
+
+    def end_offset(label: str, current: int, epoch: int) -> Step:
+        return Step(
+            label,
+            K.OFFSET_FOR_LEADER_EPOCH,
+            4,
+            req(
+                K.OFFSET_FOR_LEADER_EPOCH,
+                replica_id=-1,
+                topics=[
+                    {
+                        "topic": topic,
+                        "partitions": [{"partition": 0, "current_leader_epoch": current, "leader_epoch": epoch}],
+                    }
+                ],
+            ),
+        )
+
+    check(
+        kafkalog,
+        kafka,
+        [
+            create("create", [(topic, 1, 1, {})]),
+            *metadata_ready(topic, 1),
+            *three_batches(topic, t0),
+            fetch_with("fetch, epoch 0", 0),
+            fetch_with("fetch, epoch 7 (newer)", 7),
+            list_with("list offsets, epoch -1", -1),
+            list_with("list offsets, epoch 7 (newer)", 7),
+            end_offset("end offset of epoch 0", -1, 0),
+            end_offset("end offset of epoch 0, current epoch 0", 0, 0),
+            end_offset("end offset of epoch 3 (never had)", -1, 3),
+            end_offset("end offset, current epoch 7 (newer)", 7, 0),
+        ],
+    )
+
+
+def test_transactional_producer_fenced_by_a_new_epoch(kafkalog, kafka):
+    topic, txn, t0 = f"diff-fence-{tag()}", f"diff-fence-{tag()}", base_ts()
+
+    def init(label: str) -> Step:
+        return Step(
+            label,
+            K.INIT_PRODUCER_ID,
+            4,
+            req(K.INIT_PRODUCER_ID, transactional_id=txn, transaction_timeout_ms=60000),
+            until=lambda r: r.error_code not in (14, 15, 16, 51),
+        )
+
+    def add(label: str, ids: str) -> Step:
+        def body(ctx):
+            r = ctx[ids]
+            return req(
+                K.ADD_PARTITIONS_TO_TXN,
+                v3_and_below_transactional_id=txn,
+                v3_and_below_producer_id=r.producer_id,
+                v3_and_below_producer_epoch=r.producer_epoch,
+                v3_and_below_topics=[{"name": topic, "partitions": [0]}],
+            )
+
+        return Step(label, K.ADD_PARTITIONS_TO_TXN, 3, body)
+
+    def batch_of(ids: str, seq: int):
+        def build(ctx):
+            r = ctx[ids]
+            return build_batch(
+                records([t0 + seq]),
+                producer_id=r.producer_id,
+                producer_epoch=r.producer_epoch,
+                base_sequence=seq,
+                transactional=True,
+            )
+
+        return build
+
+    def end(label: str, ids: str) -> Step:
+        def body(ctx):
+            r = ctx[ids]
+            return req(
+                K.END_TXN,
+                transactional_id=txn,
+                producer_id=r.producer_id,
+                producer_epoch=r.producer_epoch,
+                committed=True,
+            )
+
+        return Step(label, K.END_TXN, 3, body)
+
+    check(
+        kafkalog,
+        kafka,
+        [
+            create("create", [(topic, 1, 1, {})]),
+            *metadata_ready(topic, 1),
+            Step(
+                "find transaction coordinator",
+                K.FIND_COORDINATOR,
+                3,
+                req(K.FIND_COORDINATOR, key=txn, key_type=1),
+                until=lambda r: r.error_code == 0,
+            ),
+            init("init (epoch e)"),
+            add("add partition", "init (epoch e)"),
+            produce("produce in the transaction", topic, batch_of("init (epoch e)", 0), transactional_id=txn),
+            init("init again (epoch e+1, aborts the open transaction)"),
+            produce("produce with the old epoch", topic, batch_of("init (epoch e)", 1), transactional_id=txn),
+            add("add partition with the old epoch", "init (epoch e)"),
+            end("end with the old epoch", "init (epoch e)"),
+            fetch("read_uncommitted fetch", topic, 0),
+        ],
+    )
