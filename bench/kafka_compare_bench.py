@@ -27,7 +27,7 @@ each topology the brokers are started, measured and stopped before the next (nev
 * Spark (one-broker topology of each system, one local[2] session for the whole run): the same cached
   DataFrame (key, ``RECORD_BYTES`` value) written with ``format("kafkalog")`` and with ``format("kafka")``
   (Spark's connector, spark-sql-kafka 4.2.0) into two topics of ``PARTITIONS`` partitions (after a
-  1,000-row warm-up write of each format), then each topic read by both formats into the noop sink (after
+  warm-up write of up to 100,000 rows with each format), then each topic read by both formats into the noop sink (after
   a warm-up read). Each Spark figure is one timed run.
 
 Ratios are kafkalog / Kafka of every MB/s, latency and CPU figure (above 1: kafkalog faster for MB/s,
@@ -444,10 +444,12 @@ def spark_cases(spark, bootstrap: str, records: int, pids: list[int]) -> dict:
         return run
 
     warm_up = create_topic(bootstrap, 1, "spark-warm-up")
-    for fmt in topics:  # the first write of each format starts its writers' code paths (Python workers, JIT)
-        df.limit(1000).write.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("topic", warm_up).mode(
-            "append"
-        ).save()
+    # Warm-up writes of each format (Python workers started, the JVM's code paths compiled): the first system
+    # measured would otherwise pay for a cold Spark session.
+    for fmt in topics:
+        df.limit(min(records, 100_000)).write.format(fmt).option("kafka.bootstrap.servers", bootstrap).option(
+            "topic", warm_up
+        ).mode("append").save()
     for fmt, topic in topics.items():
         writer = df.write.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
         out["write"][fmt] = measured(pids, timed(lambda w=writer: w.mode("append").save()))
