@@ -857,3 +857,89 @@ def test_transactional_producer_fenced_by_a_new_epoch(kafkalog, kafka):
             fetch("read_uncommitted fetch", topic, 0),
         ],
     )
+
+
+def test_transactional_offset_commit(kafkalog, kafka):
+    """AddOffsetsToTxn + TxnOffsetCommit: OffsetFetch v7 sees the offset pending (require_stable:
+    UNSTABLE_OFFSET_COMMIT; otherwise none yet) until EndTxn commits it."""
+    t = tag()
+    topic, txn, group = f"diff-txoff-{t}", f"diff-txoff-{t}", f"diff-txoff-{t}"
+
+    def ids(ctx):
+        r = ctx["init producer id"]
+        return r.producer_id, r.producer_epoch
+
+    def add_offsets(ctx):
+        pid, epoch = ids(ctx)
+        return req(K.ADD_OFFSETS_TO_TXN, transactional_id=txn, producer_id=pid, producer_epoch=epoch, group_id=group)
+
+    def commit_offsets(ctx):
+        pid, epoch = ids(ctx)
+        return req(
+            K.TXN_OFFSET_COMMIT,
+            transactional_id=txn,
+            group_id=group,
+            producer_id=pid,
+            producer_epoch=epoch,
+            topics=[
+                {
+                    "name": topic,
+                    "partitions": [{"partition_index": 0, "committed_offset": 5, "committed_metadata": "tx"}],
+                }
+            ],
+        )
+
+    def end(ctx):
+        pid, epoch = ids(ctx)
+        return req(K.END_TXN, transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=True)
+
+    def offset_fetch(label: str, stable: bool, **kw) -> Step:
+        return Step(
+            label,
+            K.OFFSET_FETCH,
+            7,
+            req(
+                K.OFFSET_FETCH,
+                group_id=group,
+                topics=[{"name": topic, "partition_indexes": [0]}],
+                require_stable=stable,
+            ),
+            **kw,
+        )
+
+    committed = lambda r: r.topics[0].partitions[0].committed_offset == 5  # noqa: E731
+    check(
+        kafkalog,
+        kafka,
+        [
+            create("create", [(topic, 1, 1, {})]),
+            *metadata_ready(topic, 1),
+            Step(
+                "find transaction coordinator",
+                K.FIND_COORDINATOR,
+                3,
+                req(K.FIND_COORDINATOR, key=txn, key_type=1),
+                until=lambda r: r.error_code == 0,
+            ),
+            Step(
+                "find group coordinator",
+                K.FIND_COORDINATOR,
+                3,
+                req(K.FIND_COORDINATOR, key=group, key_type=0),
+                until=lambda r: r.error_code == 0,
+            ),
+            Step(
+                "init producer id",
+                K.INIT_PRODUCER_ID,
+                4,
+                req(K.INIT_PRODUCER_ID, transactional_id=txn, transaction_timeout_ms=60000),
+                until=lambda r: r.error_code not in (14, 15, 16, 51),
+            ),
+            Step("add offsets to txn", K.ADD_OFFSETS_TO_TXN, 3, add_offsets),
+            Step("txn offset commit", K.TXN_OFFSET_COMMIT, 3, commit_offsets),
+            offset_fetch("offset fetch, pending, require_stable", True),
+            offset_fetch("offset fetch, pending", False),
+            Step("commit", K.END_TXN, 3, end),
+            offset_fetch("offset fetch after commit", True, until=committed),
+        ],
+    )
