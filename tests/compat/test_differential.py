@@ -943,3 +943,96 @@ def test_transactional_offset_commit(kafkalog, kafka):
             offset_fetch("offset fetch after commit", True, until=committed),
         ],
     )
+
+
+def test_static_membership(kafkalog, kafka):
+    """A static member (group.instance.id) joins without MEMBER_ID_REQUIRED; rejoining with an empty member
+    id under the same instance id gives it a new member id and fences the old one (FENCED_INSTANCE_ID)."""
+    t = tag()
+    topic, group = f"diff-static-{t}", f"diff-static-{t}"
+    meta = b"\x00\x00\x00\x00\x00\x01" + struct.pack(">h", len(topic)) + topic.encode() + b"\xff\xff\xff\xff"
+
+    def join(label: str, member=lambda ctx: "", **kw) -> Step:
+        return Step(
+            label,
+            K.JOIN_GROUP,
+            5,
+            lambda ctx: req(
+                K.JOIN_GROUP,
+                group_id=group,
+                session_timeout_ms=30000,
+                rebalance_timeout_ms=30000,
+                member_id=member(ctx),
+                group_instance_id="instance-1",
+                protocol_type="consumer",
+                protocols=[{"name": "range", "metadata": meta}],
+            ),
+            until=lambda r: r.error_code not in (14, 15, 16),
+            **kw,
+        )
+
+    def sync(label: str, joined: str) -> Step:
+        return Step(
+            label,
+            K.SYNC_GROUP,
+            3,
+            lambda ctx: req(
+                K.SYNC_GROUP,
+                group_id=group,
+                generation_id=ctx[joined].generation_id,
+                member_id=ctx[joined].member_id,
+                group_instance_id="instance-1",
+                assignments=[{"member_id": ctx[joined].member_id, "assignment": b"static"}],
+            ),
+        )
+
+    def heartbeat(label: str, joined: str) -> Step:
+        return Step(
+            label,
+            K.HEARTBEAT,
+            3,
+            lambda ctx: req(
+                K.HEARTBEAT,
+                group_id=group,
+                generation_id=ctx[joined].generation_id,
+                member_id=ctx[joined].member_id,
+                group_instance_id="instance-1",
+            ),
+        )
+
+    check(
+        kafkalog,
+        kafka,
+        [
+            create("create", [(topic, 1, 1, {})]),
+            *metadata_ready(topic, 1),
+            Step(
+                "find group coordinator",
+                K.FIND_COORDINATOR,
+                3,
+                req(K.FIND_COORDINATOR, key=group, key_type=0),
+                until=lambda r: r.error_code == 0,
+            ),
+            join("static join"),
+            sync("sync", "static join"),
+            heartbeat("heartbeat", "static join"),
+            join("static rejoin without the member id", differs="static-leader-rejoin-before-v9"),
+            heartbeat("heartbeat of the old member id", "static join"),
+            heartbeat("heartbeat of the new member id", "static rejoin without the member id"),
+            Step(
+                "leave by instance id",
+                K.LEAVE_GROUP,
+                3,
+                lambda ctx: req(
+                    K.LEAVE_GROUP,
+                    group_id=group,
+                    members=[
+                        {
+                            "member_id": ctx["static rejoin without the member id"].member_id,
+                            "group_instance_id": "instance-1",
+                        }
+                    ],
+                ),
+            ),
+        ],
+    )
