@@ -7,9 +7,9 @@ UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS. v8+ carry the client's ``reason`` for joining (logged at debug, as Kafka
 puts it into the rebalance reason). A static member restarting into a Stable group with unchanged metadata
 takes over its slot without a rebalance; when it is the leader, v9+ answer ``skip_assignment`` = true (it
-gets the members but must keep the current assignment, KIP-814). Gaps: to such a leader Kafka answers v0-8
-with the previous leader id and no members (so it acts as a follower); here it is named leader with the
-members, computes an assignment, and SyncGroup in the Stable group hands it its current one anyway.
+gets the members but must keep the current assignment, KIP-814); v0-8 answer it as Kafka does, with its
+previous member id as leader and no members (so it acts as a follower; SyncGroup in the Stable group hands
+it its current assignment).
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ async def handle(ctx, request):
         ctx.log.debug("member %r joins group %s: %s", request.member_id, request.group_id, request.reason)
     try:
         gc = coordinator(ctx)
+        restarted_from = None  # the member id a static member restarting (no member id) had, below v9
+        if ctx.version < 9 and not request.member_id and request.group_instance_id is not None:
+            restarted_from = _static_member_id(gc, request.group_id, request.group_instance_id)
         rebalance_timeout = request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms
         result = await gc.join_group(
             request.group_id,
@@ -55,20 +58,36 @@ async def handle(ctx, request):
             member_id=e.member_id or request.member_id,
             members=[],
         )
+    kept_leader = _kept_leader(gc, request.group_id, result)
+    leader = result.leader_id
+    members = [
+        Resp.JoinGroupResponseMember(member_id=mid, group_instance_id=iid, metadata=meta)
+        for mid, iid, meta in result.members
+    ]
+    if kept_leader and restarted_from is not None:
+        # Below v9 there is no skip_assignment: as Kafka, a restarted static leader of a group that stays Stable
+        # is named by its old member id and gets no members, so it does not run its assignor for nothing.
+        leader, members = restarted_from, []
     return Resp(
         throttle_time_ms=0,
         error_code=ErrorCode.NONE,
         generation_id=result.generation,
         protocol_type=result.protocol_type,
         protocol_name=result.protocol_name or "",
-        leader=result.leader_id,
-        skip_assignment=ctx.version >= 9 and _kept_leader(gc, request.group_id, result),
+        leader=leader,
+        skip_assignment=ctx.version >= 9 and kept_leader,
         member_id=result.member_id,
-        members=[
-            Resp.JoinGroupResponseMember(member_id=mid, group_instance_id=iid, metadata=meta)
-            for mid, iid, meta in result.members
-        ],
+        members=members,
     )
+
+
+def _static_member_id(gc, group_id: str, group_instance_id: str) -> str | None:
+    """The member id ``group_instance_id`` holds in the group now (None: not a member, or no such group)."""
+    try:
+        group = gc.describe_group(group_id)
+    except GroupError:
+        return None
+    return None if group is None else group.static_members.get(group_instance_id)
 
 
 def _kept_leader(gc, group_id: str, result) -> bool:

@@ -303,6 +303,10 @@ def test_a_restarted_static_leader_of_a_stable_group_is_told_to_skip_the_assignm
     assert again.error_code == ErrorCode.NONE and again.member_id != first.member_id
     assert again.generation_id == first.generation_id  # no rebalance
     assert again.skip_assignment is (version >= 9)
+    if version >= 9:
+        assert again.leader == again.member_id and [m.member_id for m in again.members] == [again.member_id]
+    else:  # as Kafka: not told it leads (its old member id as leader, no members), so it does not assign
+        assert again.leader == first.member_id and again.members == []
     synced = sync(wire, group, again.generation_id, again.member_id, 5, assignment=b"another plan")
     assert (synced.error_code, bytes(synced.assignment)) == (ErrorCode.NONE, b"plan")  # the one it had
     leave(wire, group, again.member_id)
