@@ -487,12 +487,6 @@ def first_difference(left: Any, right: Any) -> tuple[str, Any, Any] | None:
 
 # Whole steps whose answers are known to differ (Step.differs names one), with why.
 KNOWN_DIFFERENCES = {
-    "static-leader-rejoin-before-v9": "a static leader rejoining a Stable group under a new member id with the"
-    " same subscription (KIP-345: no rebalance) is answered by Kafka, below JoinGroup v9 (no"
-    " skip_assignment), with its old member id as leader and no members, so it does not act as leader;"
-    " kafkalog names it leader with every member (what v9+ gets, with skip_assignment). Harmless with"
-    " kafkalog, whose SyncGroup in a Stable group hands back the current assignment whatever the leader"
-    " sends, but a pre-v9 client runs its assignor for nothing. Not yet changed",
     "duplicate-append-time": "a duplicate idempotent batch (one of the last five of its producer) is answered"
     " with its original base offset by both, but Kafka fills log_append_time_ms from its producer-state"
     " cache (the batch's timestamp) even on a CreateTime topic, where kafkalog answers -1 as for the"

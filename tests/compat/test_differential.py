@@ -1016,7 +1016,7 @@ def test_static_membership(kafkalog, kafka):
             join("static join"),
             sync("sync", "static join"),
             heartbeat("heartbeat", "static join"),
-            join("static rejoin without the member id", differs="static-leader-rejoin-before-v9"),
+            join("static rejoin without the member id"),
             heartbeat("heartbeat of the old member id", "static join"),
             heartbeat("heartbeat of the new member id", "static rejoin without the member id"),
             Step(
