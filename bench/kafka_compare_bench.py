@@ -2,7 +2,8 @@
 latency and broker CPU, and Spark's format("kafkalog") against Spark's JVM format("kafka").
 
 One ZooKeeper server (the project's) serves both systems, each under its own chroot. For each system and
-each topology the brokers are started, measured and stopped before the next (never both at once):
+each topology the brokers are started, measured and stopped before the next (never both at once; kafkalog
+first in the one-broker topology, Kafka first in the three-broker one):
 
 * topologies: ``one_broker`` (one broker, topic RF 1, producers with acks=1) and ``three_brokers`` (three
   brokers, topic RF 3 with ``min.insync.replicas=2``, producers with acks=all). Topics have
@@ -544,8 +545,8 @@ def main(argv: list[str] | None = None) -> dict:
     spark = spark_session()
     zookeeper = ZooKeeperServer(data_dir / "zookeeper").start()
     try:
-        for topology, (brokers, acks) in TOPOLOGIES.items():
-            for system in SYSTEMS:
+        for n, (topology, (brokers, acks)) in enumerate(TOPOLOGIES.items()):
+            for system in SYSTEMS if n % 2 == 0 else reversed(SYSTEMS):  # neither system always measured first
                 chroot = f"{zookeeper.connect_string}/{system}-{topology}"
                 kind = KafkalogBrokers if system == "kafkalog" else KafkaBrokers
                 print(f"== {system}, {topology}: starting {brokers} broker(s)", flush=True)
