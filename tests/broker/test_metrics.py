@@ -13,7 +13,7 @@ from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, TopicPartition
 from tests.waiting import wait_until
 
-from .test_handlers import batch, create, fetch, produce
+from .requests import batch, create, fetch, produce
 from .wire import Wire
 
 

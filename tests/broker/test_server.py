@@ -10,7 +10,7 @@ from broker.log.log_manager import CLEAN_SHUTDOWN_FILE
 from broker.server import EmbeddedBroker
 from spark_kafkalog.protocol import ApiKey
 
-from .test_handlers import batch, create, fetch, fetch_body, produce, values_in
+from .requests import batch, create, fetch, fetch_body, produce, values_in
 from .wire import Wire
 
 

@@ -12,7 +12,7 @@ from broker.server import EmbeddedBroker
 from tests.waiting import wait_until
 
 from ..broker.cluster.test_zk_registry import expire_session
-from ..broker.test_handlers import batch, create, fetch, produce, values_in
+from ..broker.requests import batch, create, fetch, produce, values_in
 from ..broker.wire import Wire
 
 pytestmark = pytest.mark.integration

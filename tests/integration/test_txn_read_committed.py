@@ -10,7 +10,7 @@ from spark_kafkalog.protocol import ErrorCode
 from tests.waiting import stays_true, wait_until
 
 from ..broker.conftest import start_brokers
-from ..broker.test_handlers import create, produce, unique
+from ..broker.requests import create, produce, unique
 from ..broker.txn_wire import txn_batch, write_markers
 from ..broker.wire import Wire
 

@@ -11,7 +11,7 @@ import pytest
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from ..conftest import start_brokers
-from ..test_handlers import batch, fetch, produce, unique
+from ..requests import batch, fetch, produce, unique
 from ..wire import Wire
 
 K = ApiKey

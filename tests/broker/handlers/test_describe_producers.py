@@ -8,7 +8,7 @@ import pytest
 from spark_kafkalog.protocol import API_BY_KEY, ErrorCode
 from spark_kafkalog.protocol import ApiKey as K
 
-from ..test_handlers import create, produce, unique
+from ..requests import create, produce, unique
 from ..txn_wire import txn_batch, write_markers
 from ..wire import Wire
 

@@ -10,7 +10,7 @@ import pytest
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-from ..test_handlers import batch, create, produce, produce_body, unique
+from ..requests import batch, create, produce, produce_body, unique
 from ..txn_wire import txn_batch
 from ..wire import Wire
 

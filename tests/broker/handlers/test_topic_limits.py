@@ -13,7 +13,7 @@ from broker.config import BrokerConfig, ConfigError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from ..conftest import start_brokers
-from ..test_handlers import unique
+from ..requests import unique
 from ..wire import Wire
 
 K = ApiKey

@@ -8,7 +8,7 @@ import pytest
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records import build_control_batch
 
-from ..test_handlers import create, fetch, produce, unique
+from ..requests import create, fetch, produce, unique
 from ..txn_wire import (
     READ_COMMITTED,
     READ_UNCOMMITTED,

@@ -15,7 +15,7 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, encode_request
 from tests.waiting import stays_true, stays_true_async, wait_until
 
 from ..conftest import start_brokers
-from ..test_handlers import batch, create, fetch_body, produce, unique
+from ..requests import batch, create, fetch_body, produce, unique
 from ..wire import Wire
 
 K = ApiKey

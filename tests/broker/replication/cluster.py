@@ -8,7 +8,7 @@ from broker.cluster.registry import TopicAssignment
 from broker.server import EmbeddedBroker
 from spark_kafkalog.protocol import ApiKey
 
-from ..test_handlers import batch, produce_body
+from ..requests import batch, produce_body
 from ..wire import Wire
 
 

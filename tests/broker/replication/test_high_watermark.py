@@ -9,7 +9,7 @@ from broker.cluster.registry import PartitionState
 from broker.log import LogConfig, PartitionLog
 from broker.replication.partition import Partition, ReplicaState, TopicPartition, high_watermark_for
 
-from ..test_handlers import batch
+from ..requests import batch
 
 
 @pytest.mark.parametrize(

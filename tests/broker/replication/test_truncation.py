@@ -13,7 +13,7 @@ from broker.replication.partition import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 from tests.waiting import wait_until
 
-from ..test_handlers import batch
+from ..requests import batch
 from .cluster import Cluster
 
 

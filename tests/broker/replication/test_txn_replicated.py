@@ -7,7 +7,7 @@ from broker.cluster.registry import PartitionState
 from spark_kafkalog.protocol import ErrorCode
 from tests.waiting import wait_until
 
-from ..test_handlers import fetch, produce
+from ..requests import fetch, produce
 from ..txn_wire import READ_COMMITTED, committed_view, list_latest, txn_batch, write_markers
 from ..wire import Wire
 from .cluster import Cluster
