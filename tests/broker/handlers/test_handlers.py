@@ -16,8 +16,8 @@ from spark_kafkalog.records import (
     iter_legacy_records,
 )
 
-from .requests import batch, create, fetch, fetch_body, produce, produce_body, unique, values_in
-from .wire import Wire
+from ..requests import batch, create, fetch, fetch_body, produce, produce_body, unique, values_in
+from ..wire import Wire
 
 K = ApiKey
 
