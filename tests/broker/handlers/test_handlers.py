@@ -16,6 +16,7 @@ from spark_kafkalog.records import (
     iter_legacy_records,
 )
 
+from ...waiting import wait_until
 from ..requests import batch, create, fetch, fetch_body, produce, produce_body, unique, values_in
 from ..wire import Wire
 
@@ -182,10 +183,8 @@ def test_failed_acks_zero_produce_closes_the_connection(broker, wire):
     with Wire(broker.bootstrap_servers) as w:
         w.send(K.PRODUCE, 9, produce_body(unique("missing"), 0, batch([b"a"]), acks=0))
         assert w.closed_by_peer()
-        deadline = time.monotonic() + 5
-        while opened_here() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert opened_here() == 0  # the broker side is gone too, not left waiting on a read
+        # the broker side is gone too, not left waiting on a read
+        wait_until(lambda: opened_here() == 0, 5, "the broker to close its side of the connection")
     assert wire.call(K.METADATA, 1, topics=[]).brokers  # other connections are unaffected
 
 
