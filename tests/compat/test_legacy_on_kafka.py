@@ -172,9 +172,10 @@ def test_get_offsets_before_over_segments_or_a_clear_refusal(kafka):
         assert consumer.get_offsets_before(topic, 0, between, 10) == [2, 1, 0]
 
 
+# Kafka 3.9 only: 4.4 runs in KRaft mode, with no ZooKeeper for the connector to coordinate in.
+@pytest.mark.parametrize("kafka", ["kafka-3.9"], indirect=True)
 def test_consumer_connector_registers_in_kafkas_zookeeper_and_consumes(kafka):
-    if kafka.zookeeper_connect is None:
-        pytest.skip("Kafka 4.4 runs in KRaft mode: no ZooKeeper to coordinate in (the connector needs Kafka 3.9)")
+    assert kafka.zookeeper_connect is not None
     from kazoo.client import KazooClient
 
     bootstrap = kafka.bootstrap_servers
