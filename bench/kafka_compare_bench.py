@@ -2,8 +2,7 @@
 latency and broker CPU, and Spark's format("kafkalog") against Spark's JVM format("kafka").
 
 One ZooKeeper server (the project's) serves both systems, each under its own chroot. For each system and
-each topology the brokers are started, measured and stopped before the next (never both at once; kafkalog
-first in the one-broker topology, Kafka first in the three-broker one):
+each topology the brokers are started, measured and stopped before the next (never both at once):
 
 * topologies: ``one_broker`` (one broker, topic RF 1, producers with acks=1) and ``three_brokers`` (three
   brokers, topic RF 3 with ``min.insync.replicas=2``, producers with acks=all). Topics have
@@ -31,7 +30,9 @@ first in the one-broker topology, Kafka first in the three-broker one):
   warm-up write of up to 100,000 rows with each format), then each topic read by both formats into the noop sink (after
   a warm-up read). Each Spark figure is one timed run.
 
-Ratios are kafkalog / Kafka of every MB/s, latency and CPU figure (above 1: kafkalog faster for MB/s,
+Everything above runs ``--rounds`` times (3; 1 with ``--quick``), alternating which system goes first;
+``rounds`` in the JSON holds each round, ``results`` the median of every figure over the rounds.
+Ratios are kafkalog / Kafka (of the medians) of every MB/s, latency and CPU figure (above 1: kafkalog faster for MB/s,
 slower for latency, costlier for CPU). A missing peer stops the run with the one line of
 ``tests.compat.peers`` naming ``make peers``. Writes ``bench/results/kafka_compare.json`` and
 ``kafka_compare.png``; ``--quick`` (small inputs, a smoke run) writes under a temporary folder unless
@@ -44,6 +45,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -468,6 +470,17 @@ def spark_cases(spark, bootstrap: str, records: int, pids: list[int]) -> dict:
 
 
 # -- the run ----------------------------------------------------------------------------------------
+def median_of(rounds: list) -> object:
+    """The rounds' results as one: the median of every number found at the same place in each round, other
+    values (the perf tools' summary lines) from the first round."""
+    first = rounds[0]
+    if isinstance(first, dict):
+        return {k: median_of([r[k] for r in rounds]) for k in first}
+    if isinstance(first, int | float) and not isinstance(first, bool):
+        return round(statistics.median(rounds), 3)
+    return first
+
+
 def ratios(kafkalog: object, kafka: object) -> object:
     """kafkalog / Kafka for every number found at the same place in both results (strings dropped)."""
     if isinstance(kafkalog, dict) and isinstance(kafka, dict):
@@ -502,11 +515,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--quick", action="store_true", help="small inputs (a smoke run), output in a temp folder")
     parser.add_argument("--records", type=int, default=None, help="records per driver phase (default 500,000)")
     parser.add_argument("--spark-records", type=int, default=None, help="rows per Spark case (default 500,000)")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds of everything, medians kept (default 3)")
     parser.add_argument("--out", type=Path, default=None, help="the JSON to write (the PNG goes next to it)")
     args = parser.parse_args(argv)
     records = args.records or (20_000 if args.quick else 500_000)
     spark_records = args.spark_records or (20_000 if args.quick else 500_000)
     e2e_records = 300 if args.quick else 10_000
+    rounds = args.rounds or (1 if args.quick else 3)
     if args.out is None:
         folder = Path(tempfile.mkdtemp(prefix="kafka-compare-quick-")) if args.quick else RESULTS
         args.out = folder / "kafka_compare.json"
@@ -529,6 +544,7 @@ def main(argv: list[str] | None = None) -> dict:
         "settings": {
             "partitions": PARTITIONS,
             "record_bytes": RECORD_BYTES,
+            "rounds": rounds,
             "records_per_phase": records,
             "end_to_end_records": e2e_records,
             "spark_records": spark_records,
@@ -540,31 +556,36 @@ def main(argv: list[str] | None = None) -> dict:
             "min_insync_replicas_rf3": 2,
         },
         "load_average": {"start": os.getloadavg()},
-        "results": {s: {} for s in SYSTEMS},
+        "rounds": [],
     }
     spark = spark_session()
     zookeeper = ZooKeeperServer(data_dir / "zookeeper").start()
     try:
-        for n, (topology, (brokers, acks)) in enumerate(TOPOLOGIES.items()):
-            for system in SYSTEMS if n % 2 == 0 else reversed(SYSTEMS):  # neither system always measured first
-                chroot = f"{zookeeper.connect_string}/{system}-{topology}"
-                kind = KafkalogBrokers if system == "kafkalog" else KafkaBrokers
-                print(f"== {system}, {topology}: starting {brokers} broker(s)", flush=True)
-                with kind(brokers, chroot, data_dir / f"{system}-{topology}") as cluster:
-                    bs, pids = cluster.bootstrap_servers, cluster.pids
-                    case = {
-                        "perf_tools": perf_tools(bs, brokers, acks, records, e2e_records, pids),
-                        "confluent_kafka": confluent(bs, brokers, acks, records, pids),
-                    }
-                    if topology == "one_broker":
-                        case["spark"] = spark_cases(spark, bs, spark_records, pids)
-                result["results"][system][topology] = case
-                shutil.rmtree(data_dir / f"{system}-{topology}", ignore_errors=True)  # kept only on a failure
-                print(f"{system} {topology}: {json.dumps(case)}", flush=True)
-                result["load_average"][f"after_{system}_{topology}"] = os.getloadavg()
+        for r in range(rounds):
+            runs: dict = {s: {} for s in SYSTEMS}
+            for n, (topology, (brokers, acks)) in enumerate(TOPOLOGIES.items()):
+                # neither system always measured first: alternated per topology and per round
+                for system in SYSTEMS if (n + r) % 2 == 0 else reversed(SYSTEMS):
+                    name = f"{system}-{topology}-{r + 1}"
+                    kind = KafkalogBrokers if system == "kafkalog" else KafkaBrokers
+                    print(f"== round {r + 1}, {system}, {topology}: starting {brokers} broker(s)", flush=True)
+                    with kind(brokers, f"{zookeeper.connect_string}/{name}", data_dir / name) as cluster:
+                        bs, pids = cluster.bootstrap_servers, cluster.pids
+                        case = {
+                            "perf_tools": perf_tools(bs, brokers, acks, records, e2e_records, pids),
+                            "confluent_kafka": confluent(bs, brokers, acks, records, pids),
+                        }
+                        if topology == "one_broker":
+                            case["spark"] = spark_cases(spark, bs, spark_records, pids)
+                    runs[system][topology] = case
+                    shutil.rmtree(data_dir / name, ignore_errors=True)  # kept only on a failure
+                    print(f"{system} {topology}: {json.dumps(case)}", flush=True)
+                    result["load_average"][f"after_{name}"] = os.getloadavg()
+            result["rounds"].append(runs)
     finally:
         zookeeper.stop()
         spark.stop()
+    result["results"] = median_of(result["rounds"])
     result["ratios"] = ratios(result["results"]["kafkalog"], result["results"]["kafka"])
     result["spark_format_ratios"] = {
         s: spark_format_ratios(result["results"][s]["one_broker"]["spark"]) for s in SYSTEMS

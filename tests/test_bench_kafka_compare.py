@@ -7,6 +7,7 @@ import pytest
 
 from bench.kafka_compare_bench import (
     PerfToolOutputError,
+    median_of,
     parse_consumer_summary,
     parse_end_to_end_summary,
     parse_producer_summary,
@@ -84,3 +85,12 @@ def test_ratios_divide_kafkalog_by_kafka_where_both_have_a_number():
     ours = {"produce": {"mb_per_s": 30.0, "summary": "x", "p99_ms": 5}, "only_ours": 1.0}
     theirs = {"produce": {"mb_per_s": 20.0, "summary": "y", "p99_ms": 0}}
     assert ratios(ours, theirs) == {"produce": {"mb_per_s": 1.5}}
+
+
+def test_rounds_combine_into_the_median_of_each_number_and_the_first_rounds_text():
+    rounds = [
+        {"produce": {"mb_per_s": 10.0, "summary": "first"}},
+        {"produce": {"mb_per_s": 30.0, "summary": "second"}},
+        {"produce": {"mb_per_s": 20.0, "summary": "third"}},
+    ]
+    assert median_of(rounds) == {"produce": {"mb_per_s": 20.0, "summary": "first"}}
