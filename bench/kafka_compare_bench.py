@@ -595,6 +595,7 @@ def main(argv: list[str] | None = None) -> dict:
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     plots.save("kafka_compare", result, args.out.with_suffix(".png"))
     print(f"wrote {args.out} and {args.out.with_suffix('.png')}")
+    shutil.rmtree(data_dir, ignore_errors=True)
     return result
 
 
