@@ -2,7 +2,8 @@
 cluster: three broker processes on the session's ZooKeeper, internal topics and test topics with replication
 factor 3 and ``min.insync.replicas=2``.
 
-The module's tests run in file order; the last one stops a broker (and starts it again afterwards).
+The module's tests share the cluster; the failover test stops a broker and starts it again before it returns.
+Spark's Real-time Mode (``trigger(realTime=...)``, pyspark 4.3.0) runs with the 4.2.0 connector as source and sink.
 """
 
 from __future__ import annotations
@@ -270,3 +271,44 @@ def test_java_consumer_reads_everything_after_a_broker_stops(kafkalog_cluster):
         )
     finally:
         kafkalog_cluster.start_broker(victim)
+
+
+def test_spark_real_time_mode_query_streams_topic_to_topic_on_replicated_cluster(spark, kafkalog_cluster, tmp_path):  # noqa: F811
+    bootstrap = kafkalog_cluster.bootstrap_servers
+    source, sink = replicated_topic(bootstrap, 2), replicated_topic(bootstrap, 2)
+    with Producer(bootstrap, acks="all") as producer:
+        for i in range(20):
+            producer.send(source, b"before-%d" % i, key=b"k%d" % i, partition=i % 2)
+        producer.flush(30)
+    query = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", source)
+        .option("startingOffsets", "earliest")
+        .load()
+        .selectExpr("key", "concat(CAST(value AS STRING), '-rt') AS value")
+        .writeStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", sink)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .outputMode("update")
+        .trigger(realTime="5 seconds")
+        .start()
+    )
+    try:
+        with Producer(bootstrap, acks="all") as producer:
+            for i in range(20):
+                producer.send(source, b"during-%d" % i, key=b"d%d" % i, partition=i % 2)
+            producer.flush(30)
+        expected = sorted([b"before-%d-rt" % i for i in range(20)] + [b"during-%d-rt" % i for i in range(20)])
+        got: list = []
+
+        def arrived() -> bool:
+            assert query.exception() is None, query.exception()
+            got[:] = sorted(r.value for r in read_all(bootstrap, sink, 2))
+            return len(got) >= len(expected)
+
+        wait_until(arrived, 120, "the real-time query's output")
+        assert got == expected
+    finally:
+        query.stop()
