@@ -296,6 +296,8 @@ def test_spark_real_time_mode_query_streams_topic_to_topic_on_replicated_cluster
         .start()
     )
     try:
+        # the query runs with Spark's real-time trigger, not a micro-batch one
+        assert str(query._jsq.streamingQuery().trigger()) == "RealTimeTrigger(5000)"
         with Producer(bootstrap, acks="all") as producer:
             for i in range(20):
                 producer.send(source, b"during-%d" % i, key=b"d%d" % i, partition=i % 2)
