@@ -314,3 +314,47 @@ def test_spark_real_time_mode_query_streams_topic_to_topic_on_replicated_cluster
         assert got == expected
     finally:
         query.stop()
+
+
+def test_java_transactions_after_a_broker_crash_and_the_broker_rejoins_the_isr(kafkalog_cluster):
+    bootstrap = kafkalog_cluster.bootstrap_servers
+    topic = replicated_topic(bootstrap, 3)
+    with Producer(bootstrap, acks="all") as producer:
+        for i in range(30):
+            producer.send(topic, b"early-%d" % i, partition=i % 3)
+        producer.flush(30)
+    with AdminClient(bootstrap) as admin:
+        victim = admin.describe_topics([topic])[topic].partitions[1].leader
+    alive = [b for b in kafkalog_cluster.broker_ids if b != victim]
+    survivors = ",".join(f"{kafkalog_cluster.host}:{kafkalog_cluster.ports[b]}" for b in alive)
+    kafkalog_cluster.kill_broker(victim)  # SIGKILL: no controlled shutdown; ZooKeeper notices at session expiry
+    try:
+        with AdminClient(survivors) as admin:
+
+            def failed_over() -> bool:
+                parts = admin.describe_topics([topic])[topic].partitions
+                return all(p.leader in alive and victim not in p.isr for p in parts)
+
+            wait_until(failed_over, 90, "leaders on the survivors and the crashed broker out of the ISRs")
+        # two in-sync replicas left: acks=all writes with min.insync.replicas=2 still succeed
+        classes = compile_java((JAVA_DIR / "ExactlyOnceDriver.java").read_text())
+        txn = f"java-crash-tx-{uuid.uuid4().hex[:8]}"
+        produced = run_java(classes, "ExactlyOnceDriver", "produce", survivors, topic, txn, "30").stdout
+        committed = [line for line in produced.splitlines() if line.startswith("committed")]
+        assert len(committed) == 30
+        group = f"java-crash-{uuid.uuid4().hex[:8]}"
+        strategy = "org.apache.kafka.clients.consumer.RangeAssignor"
+        consumed = run_java(classes, "ExactlyOnceDriver", "consume", survivors, topic, group, "60", strategy).stdout
+        values = sorted(line.split(" ", 4)[4] for line in consumed.splitlines() if line.startswith("record"))
+        assert values == sorted([f"early-{i}" for i in range(30)] + [f"committed-{i}" for i in range(30)])
+    finally:
+        kafkalog_cluster.start_broker(victim)
+    with AdminClient(bootstrap) as admin:
+        wait_until(
+            lambda: all(len(p.isr) == 3 for p in admin.describe_topics([topic])[topic].partitions),
+            90,
+            f"broker {victim} back in every ISR",
+        )
+    assert sorted(r.value for r in read_all(bootstrap, topic, 3, isolation_level="read_committed")) == sorted(
+        [b"early-%d" % i for i in range(30)] + [b"committed-%d" % i for i in range(30)]
+    )
