@@ -358,3 +358,58 @@ def test_java_transactions_after_a_broker_crash_and_the_broker_rejoins_the_isr(k
     assert sorted(r.value for r in read_all(bootstrap, topic, 3, isolation_level="read_committed")) == sorted(
         [b"early-%d" % i for i in range(30)] + [b"committed-%d" % i for i in range(30)]
     )
+
+
+def test_spark_kafka_micro_batch_resumes_from_its_checkpoint_after_a_leader_moves(spark, kafkalog_cluster, tmp_path):  # noqa: F811
+    bootstrap = kafkalog_cluster.bootstrap_servers
+    topic = replicated_topic(bootstrap, 2)
+
+    def produce(servers: str, start: int, stop: int) -> None:
+        with Producer(servers, acks="all") as producer:
+            for i in range(start, stop):
+                producer.send(topic, b"s%d" % i, partition=i % 2)
+            producer.flush(30)
+
+    def run_once(servers: str) -> None:
+        query = (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", servers)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+            .load()
+            .selectExpr("partition", "offset", "CAST(value AS STRING) v")
+            .writeStream.format("parquet")
+            .option("path", str(tmp_path / "out"))
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(120)
+        assert query.exception() is None
+
+    def written() -> list[tuple[int, int, str]]:
+        return sorted((r.partition, r.offset, r.v) for r in spark.read.parquet(str(tmp_path / "out")).collect())
+
+    def expected(n: int) -> list[tuple[int, int, str]]:
+        return sorted((i % 2, i // 2, f"s{i}") for i in range(n))
+
+    produce(bootstrap, 0, 20)
+    run_once(bootstrap)
+    assert written() == expected(20)
+    with AdminClient(bootstrap) as admin:
+        victim = admin.describe_topics([topic])[topic].partitions[0].leader
+    alive = [b for b in kafkalog_cluster.broker_ids if b != victim]
+    survivors = ",".join(f"{kafkalog_cluster.host}:{kafkalog_cluster.ports[b]}" for b in alive)
+    kafkalog_cluster.stop_broker(victim)
+    try:
+        with AdminClient(survivors) as admin:
+            wait_until(
+                lambda: all(p.leader in alive for p in admin.describe_topics([topic])[topic].partitions),
+                60,
+                "leaders on the surviving brokers",
+            )
+        produce(survivors, 20, 50)
+        run_once(bootstrap)  # the same checkpoint, a bootstrap list still naming the stopped broker
+        assert written() == expected(50)
+    finally:
+        kafkalog_cluster.start_broker(victim)
