@@ -8,6 +8,7 @@ Spark's Real-time Mode (``trigger(realTime=...)``, pyspark 4.3.0) runs with the 
 
 from __future__ import annotations
 
+import threading
 import uuid
 from pathlib import Path
 
@@ -411,5 +412,40 @@ def test_spark_kafka_micro_batch_resumes_from_its_checkpoint_after_a_leader_move
         produce(survivors, 20, 50)
         run_once(bootstrap)  # the same checkpoint, a bootstrap list still naming the stopped broker
         assert written() == expected(50)
+    finally:
+        kafkalog_cluster.start_broker(victim)
+
+
+def test_java_idempotent_producer_writes_through_a_leader_stop_without_loss_or_duplicates(kafkalog_cluster):
+    bootstrap = kafkalog_cluster.bootstrap_servers
+    topic = replicated_topic(bootstrap, 2)
+    n = 3000
+    tps = [TopicPartition(topic, p) for p in range(2)]
+    result: dict = {}
+
+    def perf_test() -> None:
+        result["proc"] = run_tool(
+            "kafka-producer-perf-test", "--topic", topic, "--num-records", str(n), "--record-size", "100",
+            "--throughput", "300", "--command-property", f"bootstrap.servers={bootstrap}", "acks=all",
+            "enable.idempotence=true", "linger.ms=5", check=False,
+        )  # fmt: skip
+
+    with AdminClient(bootstrap) as admin:
+        victim = admin.describe_topics([topic])[topic].partitions[0].leader
+    thread = threading.Thread(target=perf_test, daemon=True)
+    thread.start()
+    with KafkaClient(bootstrap) as client:
+        wait_until(lambda: sum(client.list_offsets({tp: OffsetSpec.LATEST for tp in tps}).values()) > 600, 60, "writes")
+    kafkalog_cluster.stop_broker(victim)
+    try:
+        thread.join(180)
+        proc = result["proc"]
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip().splitlines()[-1].startswith(f"{n} records sent, ")
+        alive = [b for b in kafkalog_cluster.broker_ids if b != victim]
+        survivors = ",".join(f"{kafkalog_cluster.host}:{kafkalog_cluster.ports[b]}" for b in alive)
+        with KafkaClient(survivors) as client:
+            ends = client.list_offsets({tp: OffsetSpec.LATEST for tp in tps})
+        assert sum(ends.values()) == n  # acks=all + idempotence: every record once across the leader change
     finally:
         kafkalog_cluster.start_broker(victim)
