@@ -2,7 +2,7 @@
 cluster: three broker processes on the session's ZooKeeper, internal topics and test topics with replication
 factor 3 and ``min.insync.replicas=2``.
 
-The module's tests share the cluster; the failover test stops a broker and starts it again before it returns.
+The module's tests share the cluster; a test that stops or kills a broker starts it again before it returns.
 Spark's Real-time Mode (``trigger(realTime=...)``, pyspark 4.3.0) runs with the 4.2.0 connector as source and sink.
 """
 
