@@ -8,6 +8,7 @@ Spark's Real-time Mode (``trigger(realTime=...)``, pyspark 4.3.0) runs with the 
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from pathlib import Path
@@ -20,7 +21,7 @@ from tests.waiting import wait_until
 
 from .test_kafka_tools_on_kafkalog import fields, read_all
 from .test_spark_kafka_on_kafkalog import spark  # noqa: F401 (the module-scoped SparkSession fixture)
-from .tools import compile_java, run_java, run_tool
+from .tools import ToolError, compile_java, run_java, run_tool
 
 pytestmark = pytest.mark.compat
 
@@ -449,3 +450,41 @@ def test_java_idempotent_producer_writes_through_a_leader_stop_without_loss_or_d
         assert sum(ends.values()) == n  # acks=all + idempotence: every record once across the leader change
     finally:
         kafkalog_cluster.start_broker(victim)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=ToolError,
+    reason="kafkalog does not serve DescribeLogDirs (key 35), which kafka-reassign-partitions --execute asks first",
+)
+def test_kafka_reassign_partitions_moves_a_replica_and_verifies_completion(kafkalog_cluster, tmp_path):
+    bootstrap = kafkalog_cluster.bootstrap_servers
+    topic = replicated_topic(bootstrap, 1, replication=2)
+    with AdminClient(bootstrap) as admin:
+        before = list(admin.describe_topics([topic])[topic].partitions[0].replicas)
+    with Producer(bootstrap, acks="all") as producer:
+        for i in range(30):
+            producer.send(topic, b"v%d" % i)
+        producer.flush(30)
+    spare = next(b for b in kafkalog_cluster.broker_ids if b not in before)
+    target = [before[1], spare]
+    plan = tmp_path / "reassign.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": target}]}))
+    tool = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+    executed = run_tool(tool, "--bootstrap-server", bootstrap, "--reassignment-json-file", str(plan), "--execute")
+    assert f"Successfully started partition reassignment for {topic}-0" in executed.stdout
+
+    def verified() -> bool:
+        out = run_tool(tool, "--bootstrap-server", bootstrap, "--reassignment-json-file", str(plan), "--verify")
+        return f"Reassignment of partition {topic}-0 is completed." in out.stdout
+
+    wait_until(verified, 90, "kafka-reassign-partitions --verify reporting completion")
+    with AdminClient(bootstrap) as admin:
+        wait_until(
+            lambda: list(admin.describe_topics([topic])[topic].partitions[0].replicas) == target, 30, "new replicas"
+        )
+    described = run_tool("kafka-topics", "--bootstrap-server", bootstrap, "--describe", "--topic", topic).stdout
+    row = [fields(line) for line in described.splitlines() if "Partition:" in line][0]
+    assert row["Replicas"] == ",".join(map(str, target))
+    assert sorted(row["Isr"].split(",")) == sorted(map(str, target))
+    assert [r.value for r in read_all(bootstrap, topic, 1)] == [b"v%d" % i for i in range(30)]
