@@ -488,3 +488,43 @@ def test_kafka_reassign_partitions_moves_a_replica_and_verifies_completion(kafka
     assert row["Replicas"] == ",".join(map(str, target))
     assert sorted(row["Isr"].split(",")) == sorted(map(str, target))
     assert [r.value for r in read_all(bootstrap, topic, 1)] == [b"v%d" % i for i in range(30)]
+
+
+def test_kafka_topics_lists_under_replicated_partitions_while_a_broker_is_down(kafkalog_cluster):
+    bootstrap = kafkalog_cluster.bootstrap_servers
+    topic = replicated_topic(bootstrap, 3)
+    victim = kafkalog_cluster.broker_ids[-1]
+    alive = [b for b in kafkalog_cluster.broker_ids if b != victim]
+    survivors = ",".join(f"{kafkalog_cluster.host}:{kafkalog_cluster.ports[b]}" for b in alive)
+
+    def under_replicated(servers: str) -> list[dict[str, str]]:
+        out = run_tool(
+            "kafka-topics", "--bootstrap-server", servers, "--describe", "--topic", topic,
+            "--under-replicated-partitions",
+        ).stdout  # fmt: skip
+        return [fields(line) for line in out.splitlines() if "Partition:" in line]
+
+    assert under_replicated(bootstrap) == []
+    kafkalog_cluster.stop_broker(victim)
+    try:
+        with AdminClient(survivors) as admin:
+            wait_until(
+                lambda: all(victim not in p.isr for p in admin.describe_topics([topic])[topic].partitions),
+                60,
+                f"broker {victim} out of every ISR",
+            )
+        rows = under_replicated(survivors)
+        assert [r["Partition"] for r in rows] == ["0", "1", "2"]
+        for r in rows:
+            assert sorted(r["Replicas"].split(",")) == ["1", "2", "3"]
+            assert sorted(r["Isr"].split(",")) == sorted(map(str, alive))
+            assert r["Leader"] in map(str, alive)
+    finally:
+        kafkalog_cluster.start_broker(victim)
+    with AdminClient(bootstrap) as admin:
+        wait_until(
+            lambda: all(len(p.isr) == 3 for p in admin.describe_topics([topic])[topic].partitions),
+            90,
+            f"broker {victim} back in every ISR",
+        )
+    assert under_replicated(bootstrap) == []
