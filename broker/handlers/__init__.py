@@ -34,6 +34,7 @@ MODULES = (
     "describe_configs",
     "alter_configs",
     "incremental_alter_configs",
+    "describe_log_dirs",
     "describe_cluster",
     "controlled_shutdown",
     "alter_partition_reassignments",

@@ -1,8 +1,10 @@
 """Apache Kafka 4.4's admin tools against kafkalog: kafka-configs, kafka-get-offsets, kafka-consumer-groups
---reset-offsets, kafka-transactions, and kafka-dump-log on kafkalog's own segment, index and snapshot files."""
+--reset-offsets, kafka-transactions, kafka-log-dirs, and kafka-dump-log on kafkalog's own segment, index and
+snapshot files."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from pathlib import Path
@@ -211,6 +213,29 @@ def test_kafka_transactions_describe_producers_and_find_hanging_on_kafkalog(kafk
     committed = {r["ProducerId"]: r for r in tab_rows(run_tool(*describe).stdout)}[str(txn_id)]
     assert committed["CurrentTransactionStartOffset"] == "None"
     assert int(committed["LatestCoordinatorEpoch"]) >= 0
+
+
+def test_kafka_log_dirs_describes_kafkalog_partitions_with_their_sizes(kafkalog):
+    bootstrap = kafkalog.bootstrap_servers
+    topic = new_topic(bootstrap, 2)
+    produce_keyed(bootstrap, topic, 20, 2)
+    out = run_tool(
+        "kafka-log-dirs", "--bootstrap-server", bootstrap, "--describe", "--topic-list", topic, "--broker-list", "0"
+    ).stdout
+    report = json.loads(next(line for line in out.splitlines() if line.startswith("{")))
+    logs = kafkalog.broker.log_manager
+    (log_dir,) = logs.log_dirs
+    on_disk = {p: sum(f.stat().st_size for f in (log_dir / f"{topic}-{p}").glob("*.log")) for p in (0, 1)}
+    assert all(size > 0 for size in on_disk.values())
+    assert report["version"] == 1
+    (broker,) = report["brokers"]
+    assert broker["broker"] == 0
+    (described,) = broker["logDirs"]
+    assert (described["logDir"], described["error"]) == (str(log_dir), None)
+    assert sorted(described["partitions"], key=lambda p: p["partition"]) == [
+        {"partition": f"{topic}-{p}", "size": on_disk[p], "offsetLag": 0, "isFuture": False} for p in (0, 1)
+    ]
+    assert on_disk == {p: logs.get_log(topic, p).size_in_bytes for p in (0, 1)}
 
 
 FIELD = re.compile(r"(\w+): (\S+)")

@@ -39,6 +39,7 @@ TOOL_CLASSES = {
     "kafka-consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
     "kafka-delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
+    "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
 }
 
 

@@ -37,6 +37,7 @@ _API_MODULES = (
     "offset_for_leader_epoch",
     "describe_configs",
     "alter_configs",
+    "describe_log_dirs",
     "sasl_authenticate",
     "create_partitions",
     "delete_groups",

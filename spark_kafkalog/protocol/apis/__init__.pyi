@@ -20,6 +20,7 @@ from .delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from .describe_cluster import DescribeClusterRequest, DescribeClusterResponse
 from .describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
 from .describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from .describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
 from .describe_producers import DescribeProducersRequest, DescribeProducersResponse
 from .describe_transactions import DescribeTransactionsRequest, DescribeTransactionsResponse
 from .end_txn import EndTxnRequest, EndTxnResponse
@@ -120,6 +121,10 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.ALTER_CONFIGS], /
     ) -> ApiSpec[AlterConfigsRequest, AlterConfigsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_LOG_DIRS], /
+    ) -> ApiSpec[DescribeLogDirsRequest, DescribeLogDirsResponse]: ...
     @overload
     def __getitem__(
         self, key: Literal[ApiKey.SASL_AUTHENTICATE], /
