@@ -1,7 +1,8 @@
 """Every broker config key, declared once: ``CONFIG_KEYS`` (in ``docs/configuration.md`` order, which is
 also the order ``BrokerConfig`` fills and DescribeConfigs reports them) and ``KEYS_BY_NAME``.
 
-One module per concern: ``server`` (identity, networking, ZooKeeper, topic creation), ``log`` (the topic
+One module per concern: ``server`` (identity, networking, ZooKeeper, topic creation), ``security``
+(listeners' protocols, TLS, SASL; ``LISTENER_OVERRIDABLE`` names the keys ``listener.name.<l>.`` may prefix), ``log`` (the topic
 defaults), ``replication``, ``coordinator`` (groups, offsets, transactions); ``schema`` declares
 ``ConfigKey`` and ``ConfigError``. ``broker.config`` re-exports all of it.
 """
@@ -12,11 +13,19 @@ from .coordinator import GROUP_KEYS, TRANSACTION_KEYS
 from .log import LOG_KEYS
 from .replication import REPLICATION_KEYS
 from .schema import ConfigError, ConfigKey
+from .security import LISTENER_OVERRIDABLE, SECURITY_KEYS
 from .server import BROKER_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS
 
 CONFIG_KEYS: tuple[ConfigKey, ...] = (
-    BROKER_KEYS + ZOOKEEPER_KEYS + TOPIC_KEYS + LOG_KEYS + REPLICATION_KEYS + GROUP_KEYS + TRANSACTION_KEYS
+    BROKER_KEYS
+    + SECURITY_KEYS
+    + ZOOKEEPER_KEYS
+    + TOPIC_KEYS
+    + LOG_KEYS
+    + REPLICATION_KEYS
+    + GROUP_KEYS
+    + TRANSACTION_KEYS
 )
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in CONFIG_KEYS}
 
-__all__ = ["CONFIG_KEYS", "KEYS_BY_NAME", "ConfigError", "ConfigKey"]
+__all__ = ["CONFIG_KEYS", "KEYS_BY_NAME", "LISTENER_OVERRIDABLE", "ConfigError", "ConfigKey"]

@@ -14,7 +14,8 @@ BROKER_KEYS: tuple[ConfigKey, ...] = (
         "listeners",
         "list",
         ("PLAINTEXT://:9092",),
-        "Listeners as `NAME://host:port` (only PLAINTEXT); an empty host binds every interface, port 0 picks a free port.",
+        "Listeners as `NAME://host:port,...`; NAME is free (`CLIENT`, `INTERNAL`), its protocol comes from "
+        "`listener.security.protocol.map`. An empty host binds every interface, port 0 picks a free port.",
     ),
     _K(
         "metrics.port",
@@ -35,7 +36,8 @@ BROKER_KEYS: tuple[ConfigKey, ...] = (
         "advertised.listeners",
         "list",
         None,
-        "Addresses published in ZooKeeper and Metadata; defaults to `listeners` (an empty host advertises this machine's name).",
+        "Addresses published in ZooKeeper and Metadata, with names from `listeners`; defaults to `listeners` (an empty "
+        "host advertises this machine's name). Metadata answers with the endpoints of the listener a request came in on.",
     ),
     _K(
         "socket.request.max.bytes",

@@ -36,7 +36,7 @@ def test_required_keys_are_named(missing):
         ("num.partitions", "0", "at least 1"),
         ("auto.create.topics.enable", "yes", "true or false"),
         ("listeners", "localhost:9092", "NAME://host:port"),
-        ("listeners", "SSL://:9093", "only PLAINTEXT"),
+        ("listeners", "CLIENT://:9093", "no security protocol defined"),
         ("listeners", "PLAINTEXT://:99999", "out of range"),
         ("log.cleanup.policy", "compact,shred", "must be one of"),
         ("log.message.timestamp.type", "WallClock", "must be one of"),
@@ -49,8 +49,8 @@ def test_bad_values_name_the_key(key, value, fragment):
 
 
 def test_unknown_keys_are_kept_and_reported():
-    cfg = BrokerConfig.from_properties({**BASE, "ssl.keystore.location": "/x", "num.io.threads": "8"})
-    assert cfg.unknown_keys == ("num.io.threads", "ssl.keystore.location")
+    cfg = BrokerConfig.from_properties({**BASE, "ssl.keystore.lokation": "/x", "num.io.threads": "8"})
+    assert cfg.unknown_keys == ("num.io.threads", "ssl.keystore.lokation")
 
 
 def test_log_properties_are_the_log_section_only():
@@ -61,12 +61,13 @@ def test_log_properties_are_the_log_section_only():
 
 
 def test_properties_syntax(tmp_path):
-    text = "# comment\n! also\nbroker.id = 7\nzookeeper.connect: zk:2181/kafka\nlisteners PLAINTEXT://h:1,\\\n  PLAINTEXT://h:2\nkey\\=x=\\u0041\n"
+    text = "# comment\n! also\nbroker.id = 7\nzookeeper.connect: zk:2181/kafka\nlisteners PLAINTEXT://h:1,\\\n  REPL://h:2\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,REPL:PLAINTEXT\nkey\\=x=\\u0041\n"
     props = parse_properties(text)
     assert props == {
         "broker.id": "7",
         "zookeeper.connect": "zk:2181/kafka",
-        "listeners": "PLAINTEXT://h:1,PLAINTEXT://h:2",
+        "listeners": "PLAINTEXT://h:1,REPL://h:2",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,REPL:PLAINTEXT",
         "key=x": "A",
     }
     f = tmp_path / "server.properties"
