@@ -1,0 +1,91 @@
+"""The JKS reader against keytool-made stores (JDK 17): entries, key recovery, integrity and password errors."""
+
+from __future__ import annotations
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
+from spark_kafkalog.security import SecurityConfigError
+from spark_kafkalog.security.jks import _decode_modified_utf8, load_jks
+from tests.security.certs import PASSWORD
+from tests.security.certs import tls_material as _tls_material
+
+tls_material = pytest.fixture(scope="session")(_tls_material)
+
+SECRET = "not-the-password-42"
+
+
+def der(cert: x509.Certificate) -> bytes:
+    return cert.public_bytes(serialization.Encoding.DER)
+
+
+def test_keystore_private_key_entry_and_chain(tls_material):
+    store = load_jks(tls_material.broker_keystore_jks.read_bytes(), PASSWORD)
+    assert store.version == 2
+    assert store.trusted_certificates == ()
+    (entry,) = store.private_keys
+    assert entry.alias == "localhost"
+    assert entry.timestamp_ms > 1_600_000_000_000
+    assert entry.certificate_chain_der == (der(tls_material.broker.certificate), der(tls_material.ca.certificate))
+    key = serialization.load_der_private_key(entry.decrypt(PASSWORD), None)
+    assert key.public_key() == tls_material.broker.certificate.public_key()
+    assert "protected_key" not in repr(entry)
+
+
+def test_truststore_trusted_cert_entry(tls_material):
+    store = load_jks(tls_material.truststore_jks.read_bytes(), PASSWORD)
+    assert store.private_keys == ()
+    (entry,) = store.trusted_certificates
+    assert entry.alias == "caroot"
+    assert entry.certificate_der == der(tls_material.ca.certificate)
+
+
+def test_no_store_password_skips_the_integrity_check(tls_material):
+    store = load_jks(tls_material.truststore_jks.read_bytes(), None)
+    assert [e.certificate_der for e in store.trusted_certificates] == [der(tls_material.ca.certificate)]
+
+
+def test_wrong_store_password_names_the_store_not_the_password(tls_material):
+    with pytest.raises(SecurityConfigError, match="truststore.jks.*password was incorrect") as info:
+        load_jks(tls_material.truststore_jks.read_bytes(), SECRET, source=str(tls_material.truststore_jks))
+    assert SECRET not in str(info.value)
+
+
+def test_tampered_store_fails_the_integrity_check(tls_material):
+    data = bytearray(tls_material.truststore_jks.read_bytes())
+    data[40] ^= 0x01
+    with pytest.raises(SecurityConfigError, match="tampered"):
+        load_jks(bytes(data), PASSWORD)
+
+
+def test_key_password_distinct_from_store_password(tls_material, tmp_path):
+    path = tls_material.client.write_jks_keystore(tmp_path / "k.jks", PASSWORD, alias="alice", key_password="key-pw-1")
+    (entry,) = load_jks(path.read_bytes(), PASSWORD).private_keys
+    key = serialization.load_der_private_key(entry.decrypt("key-pw-1"), None)
+    assert key.public_key() == tls_material.client.certificate.public_key()
+    with pytest.raises(SecurityConfigError, match="key password was incorrect") as info:
+        entry.decrypt(SECRET, source=str(path))
+    assert SECRET not in str(info.value) and "alice" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"\xce\xce\xce\xce" + bytes(40), "JCEKS keystores are not supported"),
+        (b"PK\x03\x04" + bytes(40), "not a JKS keystore"),
+        (b"\xfe\xed\xfe\xed\x00\x00\x00\x02", "truncated"),
+        (b"\xfe\xed\xfe\xed\x00\x00\x00\x02\x00\x00\x00\x05" + bytes(20), "truncated or corrupt"),
+        (b"\xfe\xed\xfe\xed\x00\x00\x00\x07\x00\x00\x00\x00" + bytes(20), "unsupported JKS version 7"),
+    ],
+)
+def test_malformed_stores_are_refused(data, message):
+    with pytest.raises(SecurityConfigError, match=message):
+        load_jks(data, None, source="ssl.keystore.location=/x")
+
+
+def test_modified_utf8_aliases():
+    assert _decode_modified_utf8(b"a\xc0\x80b") == "a\x00b"
+    assert _decode_modified_utf8("é".encode()) == "é"
+    # U+1F600 as a CESU-8 surrogate pair
+    assert _decode_modified_utf8(b"\xed\xa0\xbd\xed\xb8\x80") == "\U0001f600"
