@@ -31,13 +31,22 @@ from .registry import (
     TopicExistsError,
     new_cluster_id,
 )
-from .zk_layout import broker_config_path, consumer_offset_path
+from .zk_layout import (
+    apply_config_updates,
+    broker_config_path,
+    consumer_offset_path,
+    sanitize_entity_name,
+    user_config_path,
+)
 from .zk_layout import check_replacement as _check_replacement
 
 if TYPE_CHECKING:
     from .registration_record import RegistrationRecord
 
 log = logging.getLogger("kafkalog.registry")
+
+CONFIG_CHANGES_KEPT = 100
+"""Change notifications kept, as ``ZooKeeperRegistry`` keeps them under ``/config/changes``."""
 
 
 class MemoryRegistryStore:
@@ -51,6 +60,8 @@ class MemoryRegistryStore:
         self.configs: dict[str, dict[str, str]] = {}
         self.broker_configs: dict[str, dict[str, str]] = {}
         self.config_changes = 0
+        self.change_log: list[tuple[int, str]] = []  # (sequence, entity path) of the newest notifications
+        self.user_configs: dict[str, dict[str, str]] = {}
         self.states: dict[str, dict[int, PartitionState]] = {}
         self.deletions: set[str] = set()
         self.controller: tuple[int, MemoryRegistry] | None = None
@@ -60,6 +71,13 @@ class MemoryRegistryStore:
 
     def view(self) -> MemoryRegistry:
         return MemoryRegistry(self)
+
+    def config_changed(self, entity_path: str) -> None:
+        """Leave a change notification (with the lock held), as ``/config/changes`` does, and notify the views."""
+        self.change_log.append((self.config_changes, entity_path))
+        del self.change_log[:-CONFIG_CHANGES_KEPT]
+        self.config_changes += 1
+        self.changed("configs")
 
     def changed(self, what: str, topic: str | None = None) -> None:
         """Notify every open view (called with the lock held; deliveries happen on each view's thread)."""
@@ -168,9 +186,8 @@ class MemoryRegistry(ClusterRegistry):
             if name not in s.topics:
                 raise NoSuchTopicError(name)
             s.configs[name] = dict(config)
-            s.config_changes += 1
             s.changed("topics")
-            s.changed("configs")
+            s.config_changed(f"topics/{name}")
 
     def broker_config(self, entity: str) -> dict[str, str]:
         broker_config_path(entity)
@@ -184,8 +201,7 @@ class MemoryRegistry(ClusterRegistry):
         with s.lock:
             self._check()
             s.broker_configs[entity] = dict(config)
-            s.config_changes += 1
-            s.changed("configs")
+            s.config_changed(f"brokers/{entity}")
 
     def add_partitions(self, name: str, new: Mapping[int, tuple[int, ...]]) -> TopicAssignment:
         s = self.store
@@ -332,6 +348,37 @@ class MemoryRegistry(ClusterRegistry):
         with self.store.lock:
             self._check()
             return self.store.consumer_offsets.get((group, topic, partition))
+
+    # -- user entities --------------------------------------------------------------------------
+    def user_config(self, user: str) -> dict[str, str]:
+        user_config_path(user)
+        with self.store.lock:
+            self._check()
+            return dict(self.store.user_configs.get(user, {}))
+
+    def user_configs(self) -> dict[str, dict[str, str]]:
+        with self.store.lock:
+            self._check()
+            return {u: dict(c) for u, c in sorted(self.store.user_configs.items())}
+
+    def alter_user_config(self, user: str, updates: Mapping[str, str | None]) -> dict[str, str]:
+        user_config_path(user)
+        s = self.store
+        with s.lock:
+            self._check()
+            config = apply_config_updates(s.user_configs.get(user, {}), updates)
+            s.user_configs[user] = config
+            s.config_changed(f"users/{sanitize_entity_name(user)}")
+            return dict(config)
+
+    def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:
+        with self.store.lock:
+            self._check()
+            log_ = self.store.change_log
+            highest = max(after, log_[-1][0]) if log_ else after
+            if after < 0 or (log_ and log_[0][0] > after + 1):
+                return highest, None
+            return highest, [path for seq, path in log_ if seq > after]
 
     # -- watches --------------------------------------------------------------------------------
     def _snapshot(self, what: str, topic: str | None) -> Any:

@@ -11,6 +11,10 @@ nodes::
     /config/topics/<t>               {"version":1,"config":{"cleanup.policy":"compact"}}
     /config/changes/config_change_<10-digit seq>                 {"version":2,"entity_path":"topics/<t>"}
     /config/brokers/<id> and /config/brokers/<default>           {"version":1,"config":{"log.retention.ms":"5"}}
+    /config/users/<sanitized user>   {"version":1,"config":{"SCRAM-SHA-256":"salt=..,stored_key=..,server_key=..,
+                                     iterations=8192","producer_byte_rate":"1024"}}   SCRAM credentials and quotas;
+                                     the change notice's entity path is "users/<sanitized user>" (data may be
+                                     null when only the user's client-id quota children exist)
     /consumers/<g>/offsets/<t>/<p>   decimal offset, e.g. "42"
     /latest_producer_id_block        null (kafkalog allocates producer ids without it; Kafka's controller
                                      reads a block {"version":1,"broker":1,"block_start":"0","block_end":"999"}
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.parse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -51,6 +56,11 @@ __all__ = [
     "partition_state_path",
     "topic_config_path",
     "broker_config_path",
+    "USERS_CONFIG",
+    "sanitize_entity_name",
+    "desanitize_entity_name",
+    "user_config_path",
+    "config_change_sequence",
     "CONFIG_CHANGES",
     "BROKER_DEFAULT_ENTITY",
     "deletion_path",
@@ -64,7 +74,10 @@ __all__ = [
     "encode_topic_config",
     "decode_topic_config",
     "decode_entity_config",
+    "decode_user_config",
+    "apply_config_updates",
     "encode_config_change",
+    "decode_config_change",
     "encode_offset",
     "decode_offset",
     "check_replacement",
@@ -96,6 +109,7 @@ DELETE_TOPICS = "/admin/delete_topics"
 CONFIG_CHANGES = "/config/changes"
 CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
+USERS_CONFIG = "/config/users"
 BROKER_DEFAULT_ENTITY = "<default>"
 """The entity name of the cluster-wide dynamic broker defaults (``/config/brokers/<default>``)."""
 
@@ -155,6 +169,37 @@ def broker_config_path(entity: str) -> str:
     if entity != BROKER_DEFAULT_ENTITY and not (entity.isdigit() and entity.isascii()):
         raise ValueError(f"broker config entity must be a broker id or {BROKER_DEFAULT_ENTITY}, not {entity!r}")
     return f"/config/brokers/{entity}"
+
+
+def sanitize_entity_name(name: str) -> str:
+    """Kafka's ``Sanitizer.sanitize``: the name as one path component, Java's ``URLEncoder`` (UTF-8) with "*" as
+    ``%2A`` and space as ``%20`` (not "+"): only ``[A-Za-z0-9._-]`` stay as they are (``a@b.c`` -> ``a%40b.c``).
+    ``<default>`` (the default entity of quotas) is kept as it is, as Kafka keeps it."""
+    if name == BROKER_DEFAULT_ENTITY:
+        return name
+    return "".join(
+        ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
+        for ch in name
+    )
+
+
+def desanitize_entity_name(sanitized: str) -> str:
+    """Kafka's ``Sanitizer.desanitize`` (``URLDecoder``: ``%XX`` sequences as UTF-8, "+" as a space)."""
+    return urllib.parse.unquote_plus(sanitized, errors="strict")
+
+
+def user_config_path(user: str) -> str:
+    """``/config/users/<sanitized user>``; ValueError for an empty name."""
+    if not isinstance(user, str) or not user:
+        raise ValueError(f"a user entity needs a non-empty name, got {user!r}")
+    return f"{USERS_CONFIG}/{sanitize_entity_name(user)}"
+
+
+def config_change_sequence(child: str) -> int | None:
+    """The sequence number of a ``config_change_<10 digits>`` child of ``/config/changes`` (None: another node)."""
+    prefix = CONFIG_CHANGE_PREFIX.rsplit("/", 1)[1]
+    digits = child[len(prefix) :] if child.startswith(prefix) else ""
+    return int(digits) if digits.isdigit() and digits.isascii() else None
 
 
 def deletion_path(topic: str) -> str:
@@ -229,10 +274,39 @@ def decode_entity_config(path: str, data: bytes) -> dict[str, str]:
         raise ValueError(f"{path}: malformed config node {data!r:.200}") from exc
 
 
+def decode_user_config(path: str, data: bytes | None) -> dict[str, str]:
+    """The ``config`` map of a ``/config/users/<u>`` node; null or empty data (a node Kafka created only as the
+    parent of ``/config/users/<u>/clients/<id>``) is an empty config."""
+    return decode_entity_config(path, data) if data else {}
+
+
+def apply_config_updates(config: Mapping[str, str], updates: Mapping[str, str | None]) -> dict[str, str]:
+    """``config`` with each key of ``updates`` set (a string) or removed (None); every other key kept."""
+    out = dict(config)
+    for key, value in updates.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = str(value)
+    return out
+
+
 def encode_config_change(topic: str, entity_type: str = "topics") -> bytes:
     """The notification a config change of ``topic`` (or of another entity: ``brokers/<id>``) leaves under
     ``/config/changes`` (version 2)."""
     return _dumps({"version": 2, "entity_path": f"{entity_type}/{topic}"})
+
+
+def decode_config_change(data: bytes | None, *, what: str = CONFIG_CHANGES) -> str:
+    """The entity path of a change notice: version 2 ``{"version":2,"entity_path":"users/alice"}``, or version 1
+    ``{"version":1,"entity_type":"topics","entity_name":"t"}`` (Kafka before 1.1)."""
+    try:
+        obj = json.loads(data or b"")
+        if obj.get("version") == 1:
+            return f"{obj['entity_type']}/{obj['entity_name']}"
+        return str(obj["entity_path"])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{what}: malformed config change notification {data!r:.200}") from exc
 
 
 def encode_offset(offset: int) -> bytes:

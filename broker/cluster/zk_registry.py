@@ -445,6 +445,72 @@ class ZooKeeperRegistry(ClusterRegistry):
         node = self._zk.get_if_exists(path)
         return None if node is None else zl.decode_offset(node[0], what=f"{self.chroot}{path}")
 
+    # -- user entities -------------------------------------------------------------------------------
+
+    def user_config(self, user: str) -> dict[str, str]:
+        path = zl.user_config_path(user)
+        node = self._zk.get_if_exists(path)
+        return {} if node is None else zl.decode_user_config(path, node[0])
+
+    def user_configs(self) -> dict[str, dict[str, str]]:
+        out = {}
+        for child in sorted(self._zk.children(zl.USERS_CONFIG)):
+            path = f"{zl.USERS_CONFIG}/{child}"
+            node = self._zk.get_if_exists(path)
+            if node is None:
+                continue
+            try:
+                out[zl.desanitize_entity_name(child)] = zl.decode_user_config(path, node[0])
+            except ValueError as exc:  # one malformed node must not hide every other user
+                log.warning("skipping user entity %s: %s", path, exc)
+        return out
+
+    def alter_user_config(self, user: str, updates: Mapping[str, str | None]) -> dict[str, str]:
+        """Read-modify-write of ``/config/users/<u>``: a compare-and-set on the node's version (a create when it
+        is missing) in one transaction with the change notification; retried when the node moved meanwhile."""
+        path = zl.user_config_path(user)
+        change = zl.encode_config_change(zl.sanitize_entity_name(user), "users")
+        for _ in range(_CONFIG_WRITE_ATTEMPTS):
+            node = self._zk.get_if_exists(path)
+            current = {} if node is None else zl.decode_user_config(path, node[0])
+            config = zl.apply_config_updates(current, updates)
+            data = zl.encode_topic_config(config)
+            write = CreateOp(path, data) if node is None else SetOp(path, data, node[1].version)
+            try:
+                self._zk.commit([write, CreateOp(zl.CONFIG_CHANGE_PREFIX, change, sequential=True)])
+                self._purge_config_changes()
+                return config
+            except (NodeExistsError, NoNodeError, BadVersionError) as exc:
+                log.debug("alter_user_config: %s; retrying", exc)
+                if isinstance(exc, NoNodeError) and exc.path in (path, zl.CONFIG_CHANGE_PREFIX):
+                    self._zk.ensure_path(exc.path.rsplit("/", 1)[0])
+        raise StaleStateError(f"user config {path}: node kept changing; gave up after {_CONFIG_WRITE_ATTEMPTS}")
+
+    def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:
+        """Notifications are purged (``CONFIG_CHANGES_KEPT`` newest kept, Kafka: 15 minutes) and sequence numbers
+        skip (ZooKeeper's counter also counts deletions): ``after`` is known complete only while a notification
+        numbered ``after`` or lower is still there, or none is left at all."""
+        numbered = sorted(
+            (seq, child)
+            for child in self._zk.children(zl.CONFIG_CHANGES)
+            if (seq := zl.config_change_sequence(child)) is not None
+        )
+        highest = max(after, numbered[-1][0]) if numbered else after
+        if after < 0 or (numbered and numbered[0][0] > after):
+            return highest, None
+        paths = []
+        for seq, child in numbered:
+            if seq <= after:
+                continue
+            node = self._zk.get_if_exists(f"{zl.CONFIG_CHANGES}/{child}")
+            if node is None:  # purged while being read: something may be missed
+                return highest, None
+            try:
+                paths.append(zl.decode_config_change(node[0], what=f"{zl.CONFIG_CHANGES}/{child}"))
+            except ValueError as exc:
+                log.warning("ignoring config change notification: %s", exc)
+        return highest, paths
+
     # -- readers (watch=None: plain read; else the watcher is armed on every node read) ---------------
 
     def _read_brokers(self, watch: Watcher | None) -> dict[int, BrokerInfo]:
