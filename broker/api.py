@@ -56,7 +56,12 @@ class ClientSoftware:
 
 @dataclass
 class RequestContext:
-    """What a handler knows about the request besides its body."""
+    """What a handler knows about the request besides its body.
+
+    ``principal`` is Kafka's ``"User:<name>"`` of the connection when the request was read: the SASL
+    principal on SASL_* listeners (set after authentication, kept across re-authentication), the mapped
+    client-certificate DN on SSL listeners with a verified client certificate, else ``User:ANONYMOUS``.
+    """
 
     services: BrokerServices
     header: RequestHeader
@@ -66,6 +71,8 @@ class RequestContext:
     disconnected: Any = None  # an asyncio.Future completed when the client's connection is gone
     client: ClientSoftware = field(default_factory=ClientSoftware)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("kafkalog.handlers"))
+    principal: str = "User:ANONYMOUS"  # who sent it: the SASL principal, the mTLS one on SSL listeners
+    security_protocol: str = "PLAINTEXT"  # the listener's: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
 
     @property
     def version(self) -> int:

@@ -146,6 +146,18 @@ class BrokerMetrics:
         self.isr_expands = Counter(
             "kafka_server_replicamanager_isrexpands", "ISR expansions made by this broker as leader.", registry=r
         )
+        self.successful_authentications = Counter(
+            "kafka_server_socketservermetrics_successfulauthentication",
+            "SASL authentications (re-authentications included) that succeeded.",
+            ["listener", "mechanism"],
+            registry=r,
+        )
+        self.failed_authentications = Counter(
+            "kafka_server_socketservermetrics_failedauthentication",
+            "SASL authentications (re-authentications included) that failed.",
+            ["listener", "mechanism"],
+            registry=r,
+        )
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         self._server: Any = None
         self._thread: Any = None
@@ -172,6 +184,11 @@ class BrokerMetrics:
 
     def fetched(self, topic: str, size: int, *, follower: bool) -> None:
         self._child(self.replication_bytes_out if follower else self.bytes_out, topic).inc(size)
+
+    def authenticated(self, listener: str, mechanism: str, *, success: bool) -> None:
+        """One SASL exchange on ``listener`` ended (``mechanism`` as the client asked for it)."""
+        metric = self.successful_authentications if success else self.failed_authentications
+        self._child(metric, listener, mechanism).inc()
 
     def isr_changed(self, *, expanded: bool) -> None:
         """This broker, as leader, changed a partition's ISR."""

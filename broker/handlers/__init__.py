@@ -47,6 +47,8 @@ MODULES = (
     "describe_transactions",
     "list_transactions",
     "write_txn_markers",
+    "sasl_handshake",
+    "sasl_authenticate",
 )
 
 

@@ -22,16 +22,31 @@ Concurrency contract (all on the broker's event loop, one task pair per connecti
   serve (other than ApiVersions, which gets the v0 error body Kafka clients expect), or a handler that
   raises closes this connection with one log line naming the peer and the reason; other connections
   are unaffected;
-* record data given as a file region is sent with ``os.sendfile`` straight from the segment file.
+* record data given as a file region is sent with ``os.sendfile`` straight from the segment file on
+  PLAINTEXT connections (and TLS ones whose kernel took TX, kTLS); through user-space TLS it is read in
+  chunks into a pooled buffer and encrypted (``broker.network.file_sender``).
+
+Security (the listener's ``ListenerSecurity``; PLAINTEXT takes none of these paths):
+
+* SSL and SASL_SSL: the accepted socket is an ``ssl.SSLSocket`` whose handshake runs first, on the loop,
+  within ``handshake_timeout_s`` (a failure or timeout closes this connection with one log line); reads
+  drain ``pending()`` before waiting on the fd, writes go through ``tls_socket.send_all``. An SSL listener's
+  principal is the client certificate's mapped DN (``User:ANONYMOUS`` without one);
+* SASL_PLAINTEXT and SASL_SSL: frames go to the connection's ``SaslAuthenticator`` until it authenticates
+  (frames capped at ``sasl_max_receive_size`` meanwhile, the exchange bounded by ``handshake_timeout_s``);
+  its replies are queued in request order like responses; a failed exchange closes the connection after
+  ``failed_authentication_delay_ms``. Each request's ``RequestContext.principal`` is the connection's
+  principal when it was read.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import socket
+import ssl
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from broker.api import NO_RESPONSE, ClientSoftware, CloseConnection, RequestContext
@@ -50,9 +65,13 @@ from spark_kafkalog.protocol import (
 from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, size_class
 from spark_kafkalog.protocol.messages import RequestHeader
 
+from . import file_sender, tls_socket
+from .sasl_authenticator import AuthStep, SaslAuthenticator
+
 if TYPE_CHECKING:
     from broker.api import HandlerRegistry
     from broker.config import BrokerConfig
+    from broker.security.listener_security import ListenerSecurity
     from broker.services import BrokerServices
     from spark_kafkalog.protocol.frame_pool import FramePool
 
@@ -64,6 +83,18 @@ _RECV_SIZE = 256 * 1024  # the most one read takes from a socket
 _GROWTH_START = 256 * 1024  # first size of a large frame's buffer when no pooled one is free
 _YIELD_EVERY = 16  # chunks of one large frame read back to back before other connections get a turn
 _CLOSE = object()
+_POLL_S = 0.001  # a TLS read that needs a write retries this often (the fd's writer belongs to the writer task)
+
+
+class _CloseAfter:
+    """Writer queue item: after the responses before it, wait ``delay_s`` then close (failed authentication)."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+
+class _StopReading(Exception):
+    """The reader is done (a failed authentication): the writer sends what is queued, then closes."""
 
 
 def _complete(fut: asyncio.Future) -> None:
@@ -91,6 +122,10 @@ class ConnectionHost(Protocol):
     recv_buffer: memoryview
     request_memory: RequestMemory
     frame_pool: FramePool
+    send_buffers: file_sender.SendBuffers
+    ktls_detector: Callable[[socket.socket], bool]
+
+    def security_of(self, listener: str) -> ListenerSecurity: ...
 
 
 class ClientConnection:
@@ -111,6 +146,13 @@ class ClientConnection:
         self.disconnected: asyncio.Future = self.loop.create_future()
         self._reader_task: asyncio.Task | None = None
         self._pending_releases: list[bytearray] = []
+        self.security = server.security_of(listener)
+        self.tls = isinstance(sock, ssl.SSLSocket)
+        self.ktls_tx = False  # the kernel encrypts what we write (kTLS): file regions go out with sendfile
+        self.principal = "User:ANONYMOUS"
+        self.authenticator: SaslAuthenticator | None = None
+        self._decoder: FrameDecoder | None = None
+        self._auth_timer: asyncio.TimerHandle | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -118,7 +160,13 @@ class ClientConnection:
         writer = asyncio.create_task(self._write_loop(), name=f"conn-{self.connection_id}-writer")
         reason = None
         try:
+            if self.tls:
+                await self._tls_handshake()
+            if self.security.uses_sasl:
+                self._start_authentication()
             reason = await self._read_loop()
+        except _StopReading:
+            reason = None
         except ConnectionClosed as e:
             reason = str(e)
         except (ConnectionError, OSError) as e:
@@ -141,11 +189,79 @@ class ClientConnection:
                 else:
                     self._cancel_in_flight()
                     writer.cancel()
+            if self._auth_timer is not None:
+                self._auth_timer.cancel()
             self._close_socket()
 
     async def stop(self) -> None:
         """Stop reading new requests; responses to requests already read are still sent."""
         self._stopping = True
+
+    def shutdown_read(self) -> None:
+        """Half-close the receiving side (server stop): the reader sees end-of-stream and ends in order.
+
+        On the raw socket: ``SSLSocket.shutdown`` would drop its TLS state and later writes would go out
+        unencrypted.
+        """
+        socket.socket.shutdown(self.sock, socket.SHUT_RD)
+
+    # -- security --------------------------------------------------------------------------------
+    async def _tls_handshake(self) -> None:
+        sock = self.sock
+        assert isinstance(sock, ssl.SSLSocket)
+        timeout_s = self.security.handshake_timeout_s
+        try:
+            await tls_socket.handshake(self.loop, sock, timeout_s)
+        except TimeoutError:
+            raise ConnectionClosed(f"TLS handshake on {self.listener} not complete within {timeout_s:g} s") from None
+        except (ssl.SSLError, ConnectionError) as e:
+            raise ConnectionClosed(f"TLS handshake on {self.listener} failed: {e}") from None
+        if self.security.ktls:
+            self.ktls_tx = self.server.ktls_detector(sock)
+        if self.security.protocol == "SSL":
+            der = sock.getpeercert(binary_form=True)
+            if der:
+                from spark_kafkalog.security.principal import ssl_principal
+
+                self.principal = ssl_principal(der, self.security.ssl_principal_mapping_rules)
+
+    def _start_authentication(self) -> None:
+        metrics = self.server.services.metrics
+        listener = self.listener
+
+        def counted(mechanism: str, success: bool) -> None:
+            metrics.authenticated(listener, mechanism, success=success)
+
+        self.authenticator = SaslAuthenticator(self.security, self.peer, on_result=counted, monotonic=self.loop.time)
+        timeout_s = self.security.handshake_timeout_s
+        self._auth_timer = self.loop.call_later(timeout_s, self._authentication_timed_out, timeout_s)
+
+    def _authentication_timed_out(self, timeout_s: float) -> None:
+        auth = self.authenticator
+        if auth is not None and not auth.authenticated and not self._stopping:
+            self._broken(f"SASL authentication on {self.listener} not complete within {timeout_s:g} s")
+
+    async def _authentication_step(self, step: AuthStep, frame: Any) -> None:
+        """Carry out what the authenticator decided for ``frame`` (see ``AuthStep``)."""
+        if step.close is not None and not step.delayed:
+            raise ConnectionClosed(step.close)
+        if step.dispatch:
+            await self._dispatch_request(frame)
+        if step.reply is not None:
+            await self._put(self._ready([step.reply]))
+        if step.close is not None:
+            if not step.logged:
+                log.info("closing connection from %s: %s", self.peer, step.close)
+            await self._put(_CloseAfter(self.security.failed_authentication_delay_ms / 1000))
+            raise _StopReading()
+        auth = self.authenticator
+        if auth is not None and auth.authenticated:
+            self.principal = auth.principal
+            if self._auth_timer is not None:
+                self._auth_timer.cancel()
+                self._auth_timer = None
+            if self._decoder is not None:
+                self._decoder.max_frame_size = self.server.config["socket.request.max.bytes"]
 
     def _cancel_in_flight(self) -> None:
         for task in self._in_flight:
@@ -166,6 +282,9 @@ class ClientConnection:
     async def _read_loop(self) -> str | None:
         cfg = self.server.config
         decoder = FrameDecoder(cfg["socket.request.max.bytes"])
+        if self.authenticator is not None:  # CVE-2022-34917: frames before authentication are small
+            decoder.max_frame_size = min(decoder.max_frame_size, self.security.sasl_max_receive_size)
+        self._decoder = decoder
         view = self.server.recv_buffer  # shared by all connections: each read is consumed before any await
         idle_s = cfg["connections.max.idle.ms"] / 1000
         while not self._stopping:
@@ -191,6 +310,8 @@ class ClientConnection:
 
     async def _recv_into(self, view: memoryview, timeout_s: float | None) -> int:
         """Receive into ``view`` once data is there (a wait longer than ``timeout_s`` closes the connection)."""
+        if self.tls:
+            return await self._tls_recv_into(view, timeout_s)
         while True:
             try:
                 return self.sock.recv_into(view)
@@ -198,11 +319,26 @@ class ClientConnection:
                 pass
             await self._readable(timeout_s)
 
+    async def _tls_recv_into(self, view: memoryview, timeout_s: float | None) -> int:
+        """``_recv_into`` through TLS: one record's worth at most; 0 at the peer's end of stream."""
+        while True:
+            try:
+                return self.sock.recv_into(view)
+            except (ssl.SSLWantReadError, BlockingIOError, InterruptedError):
+                await self._readable(timeout_s)
+            except ssl.SSLWantWriteError:
+                await asyncio.sleep(_POLL_S)
+            except ssl.SSLEOFError:
+                return 0
+
     async def _readable(self, timeout_s: float | None) -> None:
         """Wait until the socket has data (or EOF); longer than ``timeout_s`` closes the connection.
 
-        Nothing is allocated for a read until this returns, so a silent client costs no buffer.
+        Nothing is allocated for a read until this returns, so a silent client costs no buffer. Through TLS,
+        bytes OpenSSL already decrypted (``pending()``) do not make the fd readable: they return at once.
         """
+        if self.tls and self.sock.pending():  # type: ignore[attr-defined]
+            return
         fut = self.loop.create_future()
         fd = self.sock.fileno()
         self.loop.add_reader(fd, _complete, fut)
@@ -264,7 +400,22 @@ class ClientConnection:
             self.disconnected.set_result(None)
 
     async def _dispatch(self, frame, pooled: bytearray | None = None) -> None:
-        """Decode and start one request; ``pooled`` is the pool buffer ``frame`` views, returned after the response."""
+        """Decode and start one request; ``pooled`` is the pool buffer ``frame`` views, returned after the response.
+
+        While a SASL exchange is under way the frame goes to the authenticator instead.
+        """
+        auth = self.authenticator
+        if auth is not None and auth.intercepts:
+            if pooled is not None:  # exchange frames are small: copy, and give the pooled buffer back now
+                data = bytes(frame)
+                frame.release()
+                self.server.frame_pool.release(pooled)
+                frame, pooled = data, None
+            await self._authentication_step(auth.on_frame(frame), frame)
+            return
+        await self._dispatch_request(frame, pooled)
+
+    async def _dispatch_request(self, frame, pooled: bytearray | None = None) -> None:
         try:
             request = decode_request(frame)
         except UnsupportedVersionError as e:
@@ -285,6 +436,15 @@ class ClientConnection:
                 f"{request.api.name} v{header.api_version} is not served "
                 f"(served: {'none' if entry is None else f'{entry.min_version}-{entry.max_version}'})"
             )
+        auth = self.authenticator
+        if auth is not None and auth.authenticated:
+            step = auth.on_request(request)
+            if step is not None:
+                if pooled is not None:
+                    frame.release()
+                    self.server.frame_pool.release(pooled)
+                await self._authentication_step(step, frame)
+                return
         ctx = RequestContext(
             self.server.services,
             header,
@@ -293,6 +453,8 @@ class ClientConnection:
             self.connection_id,
             disconnected=self.disconnected,
             client=self.client,
+            principal=self.principal,
+            security_protocol=self.security.protocol,
         )
         received = self.loop.time()
         handling = self._timed(
@@ -340,6 +502,12 @@ class ClientConnection:
         while True:
             item = await self._pending.get()
             if item is _CLOSE:
+                return
+            if isinstance(item, _CloseAfter):
+                await asyncio.sleep(item.delay_s)
+                self._stopping = True
+                self._cancel_in_flight()
+                self._close_socket()
                 return
             request, task = item
             try:
@@ -398,34 +566,35 @@ class ClientConnection:
             reader.cancel()  # it may be waiting on the socket just closed: no read would ever wake it
 
     async def _send_parts(self, parts: list) -> None:
+        send = self._tls_send_all if self.tls else self._plain_send_all
         pending = bytearray()
         for part in parts:
             if isinstance(part, (bytes, bytearray, memoryview)):
                 pending += part
                 continue
             if pending:
-                await self.loop.sock_sendall(self.sock, pending)
+                await send(pending)
                 pending = bytearray()
             await self._sendfile(part)
         if pending:
-            await self.loop.sock_sendall(self.sock, pending)
+            await send(pending)
+
+    async def _plain_send_all(self, data: Any) -> None:
+        await self.loop.sock_sendall(self.sock, data)
+
+    async def _tls_send_all(self, data: Any) -> None:
+        await tls_socket.send_all(self.loop, self.sock, data)  # type: ignore[arg-type]
 
     async def _sendfile(self, region: Any) -> None:
-        """Send a file region (``fileno()``, ``position``, ``len()``) with os.sendfile, waiting when the socket is full."""
-        offset = region.position
-        remaining = len(region)
-        in_fd = region.fileno()
-        out_fd = self.sock.fileno()
-        while remaining > 0:
-            try:
-                sent = os.sendfile(out_fd, in_fd, offset, remaining)
-            except BlockingIOError:
-                await self._writable()
-                continue
-            if sent == 0:
-                raise ConnectionClosed(f"file region ended {remaining} bytes early (log truncated during the send)")
-            offset += sent
-            remaining -= sent
+        """Send a file region (``fileno()``, ``position``, ``len()``): os.sendfile on plaintext and kTLS sockets,
+        read-and-encrypt in pooled chunks through user-space TLS; a region that ends early closes the connection."""
+        try:
+            if file_sender.region_path(self.tls, self.ktls_tx) == "sendfile":
+                await file_sender.sendfile(self.sock.fileno(), region, self._writable)
+            else:
+                await file_sender.send_chunked(region, self.server.send_buffers, self._tls_send_all)
+        except file_sender.RegionEndedEarly as e:
+            raise ConnectionClosed(str(e)) from None
 
     async def _writable(self) -> None:
         fut = self.loop.create_future()

@@ -1,7 +1,14 @@
 """The listener: accepts client sockets on every configured listener and runs one connection task each.
 
 Shared by the connections (all on one event loop): the receive buffer every read goes into first, the
-pool of large-frame buffers and the ``queued.max.request.bytes`` budget (``RequestMemory``).
+pool of large-frame buffers, the ``queued.max.request.bytes`` budget (``RequestMemory``) and the chunk
+buffers of TLS file-region sends (``SendBuffers``).
+
+Each listener's security is a ``ListenerSecurity`` from ``listener_security`` (by listener name; a listener
+missing from it is PLAINTEXT). On SSL and SASL_SSL listeners an accepted socket is wrapped in TLS (no I/O:
+the connection runs the handshake on the loop); with ``ListenerSecurity.ktls`` the listener's context gets
+OpenSSL's ``SSL_OP_ENABLE_KTLS`` and each connection asks ``ktls_detector`` after its handshake whether the
+kernel took TX.
 
 ``start()`` binds (port 0 picks a free port; ``bound`` reports the real ones) and starts accepting;
 ``stop()`` is ordered and idempotent: stop accepting, stop reading new requests, let requests already
@@ -16,12 +23,16 @@ import functools
 import itertools
 import logging
 import socket
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from broker.api import HandlerRegistry
+from broker.security.listener_security import ListenerSecurity
 from spark_kafkalog.protocol.frame_pool import FramePool
 
+from . import tls_socket
 from .connection import ClientConnection
+from .file_sender import SendBuffers
 from .request_memory import RequestMemory
 
 if TYPE_CHECKING:
@@ -35,7 +46,15 @@ _POOLED_BYTES = 64 * 1024 * 1024  # large-frame buffers kept for reuse across co
 
 
 class SocketServer:
-    def __init__(self, config: BrokerConfig, registry: HandlerRegistry, services: BrokerServices) -> None:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        registry: HandlerRegistry,
+        services: BrokerServices,
+        listener_security: Mapping[str, ListenerSecurity] | None = None,
+        *,
+        ktls_detector: Callable[[socket.socket], bool] = tls_socket.ktls_tx_active,
+    ) -> None:
         self.config = config
         self.registry = registry
         self.services = services
@@ -48,6 +67,21 @@ class SocketServer:
         self.recv_buffer = memoryview(bytearray(_RECV_BUFFER_SIZE))
         self.request_memory = RequestMemory(config["queued.max.request.bytes"])
         self.frame_pool = FramePool(max_buffers=16, max_bytes=_POOLED_BYTES)
+        self.send_buffers = SendBuffers()
+        self.ktls_detector = ktls_detector
+        self.listener_security: dict[str, ListenerSecurity] = dict(listener_security or {})
+        for security in self.listener_security.values():
+            if security.uses_tls and security.ssl_context is None:
+                raise ValueError(f"listener {security.name} is {security.protocol} but has no SSL context")
+            if security.uses_tls and security.ktls and security.ssl_context is not None:
+                tls_socket.enable_ktls(security.ssl_context)
+
+    def security_of(self, listener: str) -> ListenerSecurity:
+        """The security of ``listener`` (PLAINTEXT when none was given for it)."""
+        security = self.listener_security.get(listener)
+        if security is None:
+            security = self.listener_security[listener] = ListenerSecurity(name=listener)
+        return security
 
     @property
     def connection_count(self) -> int:
@@ -78,6 +112,15 @@ class SocketServer:
             self._configure(sock)
             conn_id = next(self._ids)
             peer = f"{addr[0]}:{addr[1]}"
+            security = self.security_of(name)
+            if security.uses_tls:
+                assert security.ssl_context is not None
+                try:
+                    sock = tls_socket.wrap(security.ssl_context, sock)
+                except (OSError, ValueError) as e:
+                    log.info("closing connection from %s on %s: cannot start TLS: %s", peer, name, e)
+                    sock.close()
+                    continue
             conn = ClientConnection(self, sock, peer, conn_id, name)
             task = asyncio.create_task(conn.run(), name=f"conn-{conn_id}")
             self._connections[conn_id] = (conn, task)
@@ -109,7 +152,7 @@ class SocketServer:
         for conn, _ in conns:
             await conn.stop()
             try:
-                conn.sock.shutdown(socket.SHUT_RD)  # the reader sees end-of-stream and finishes in order
+                conn.shutdown_read()  # the reader sees end-of-stream and finishes in order
             except OSError:
                 pass
         tasks = [t for _, t in conns]
