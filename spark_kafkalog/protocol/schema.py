@@ -20,6 +20,7 @@ Line grammar: ``name type [modifiers...]``; ``#`` starts a comment.
 * ``nullN+`` / ``nullN-M`` / ``nullN``: nullable only in those versions (instead of ``?``).
 * ``tagN``: a tagged field (KIP-482) with tag ``N``; it lives in the enclosing struct's tag buffer in the
   field's versions (which must be flexible) and is written only when it differs from its default.
+* ``secret``: the value is a secret (a salted password): ``repr`` shows ``<redacted>`` instead.
 * ``default=X``: the value when the field is absent at a version or its tag is omitted (``true``,
   ``false``, ``null``, an integer, or text for strings). Otherwise numbers default to 0, strings to
   ``""``, bytes to ``b""``, arrays to ``[]``, uuids to the all-zero uuid, structs to a default struct.
@@ -108,6 +109,7 @@ class FieldSpec:
     tag: int | None
     default: Any
     line: int = 0
+    secret: bool = False
 
     @property
     def prim_type(self) -> str:
@@ -222,7 +224,9 @@ class Message:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in self._spec.fields)
+        inner = ", ".join(
+            f"{f.name}={'<redacted>' if f.secret else repr(getattr(self, f.name))}" for f in self._spec.fields
+        )
         return f"{type(self).__name__}({inner})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -341,8 +345,11 @@ def _parse_field(
     nullable: VersionRange | None = None
     tag = None
     default: Any = _UNSET
+    secret = False
     for mod in mods:
-        if mod.startswith("default="):
+        if mod == "secret":
+            secret = True
+        elif mod.startswith("default="):
             default = mod[len("default=") :]
         elif mod.startswith("null"):
             nullable = VersionRange.parse(mod[4:]) if mod[4:] else ALL_VERSIONS
@@ -394,7 +401,7 @@ def _parse_field(
     if default is not _UNSET:
         default = _parse_default(default, kind, prim, ctx)
     return (
-        FieldSpec(name, kind, prim, struct, versions, nullable, tag, default, lineno),
+        FieldSpec(name, kind, prim, struct, versions, nullable, tag, default, lineno, secret),
         pos + 1,
     )
 

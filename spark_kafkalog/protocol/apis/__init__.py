@@ -46,6 +46,8 @@ _API_MODULES = (
     "list_partition_reassignments",
     "offset_delete",
     "describe_cluster",
+    "describe_user_scram_credentials",
+    "alter_user_scram_credentials",
     "add_partitions_to_txn",
     "add_offsets_to_txn",
     "end_txn",

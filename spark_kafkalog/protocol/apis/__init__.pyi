@@ -8,6 +8,7 @@ from .add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 from .add_partitions_to_txn import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 from .alter_configs import AlterConfigsRequest, AlterConfigsResponse
 from .alter_partition_reassignments import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
+from .alter_user_scram_credentials import AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse
 from .api_versions import ApiVersionsRequest, ApiVersionsResponse
 from .consumer_protocol_assignment import ConsumerProtocolAssignment
 from .consumer_protocol_subscription import ConsumerProtocolSubscription
@@ -23,6 +24,7 @@ from .describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from .describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
 from .describe_producers import DescribeProducersRequest, DescribeProducersResponse
 from .describe_transactions import DescribeTransactionsRequest, DescribeTransactionsResponse
+from .describe_user_scram_credentials import DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse
 from .end_txn import EndTxnRequest, EndTxnResponse
 from .fetch import FetchRequest, FetchResponse
 from .find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
@@ -157,6 +159,14 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.DESCRIBE_CLUSTER], /
     ) -> ApiSpec[DescribeClusterRequest, DescribeClusterResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS], /
+    ) -> ApiSpec[DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.ALTER_USER_SCRAM_CREDENTIALS], /
+    ) -> ApiSpec[AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse]: ...
     @overload
     def __getitem__(
         self, key: Literal[ApiKey.ADD_PARTITIONS_TO_TXN], /
