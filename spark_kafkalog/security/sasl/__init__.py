@@ -1,4 +1,4 @@
-"""SASL mechanisms, client and server side, sans-IO (filled in by the mechanisms' modules).
+"""SASL mechanisms, client and server side, sans-IO: PLAIN, SCRAM-SHA-256/512, OAUTHBEARER.
 
 Contract (used by ``broker.network`` and ``spark_kafkalog.client.network``):
 
@@ -8,31 +8,37 @@ Contract (used by ``broker.network`` and ``spark_kafkalog.client.network``):
   ``principal`` ("User:<name>"), ``credential_expiry_ms``, ``token_authenticated``;
 * ``SaslClientSettings`` and ``create_client(settings) -> SaslClient``: ``initial_response()``,
   ``evaluate_challenge(bytes) -> bytes | None``, ``complete``, ``credential_expiry_ms``.
+
+Modules: ``base`` (protocols, callbacks, the generic failure), ``plain``, ``scram``, ``oauthbearer``
+(+ ``jwks`` for signed tokens, ``oidc`` for client-credentials tokens), ``settings`` (client config),
+``factory``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from .base import MECHANISMS, SaslClient, SaslServer, SaslServerCallbacks, generic_failure_message
+from .factory import create_client, create_server
+from .jwks import JwksValidator, load_jwks
+from .oauthbearer import OAuthBearerToken, OAuthTokenInvalid, UnsecuredJwsValidator
+from .oidc import ClientCredentialsTokenProvider
+from .scram import ScramCredential, ScramMechanism
+from .settings import SaslClientSettings
 
-__all__ = ["SaslServerCallbacks"]
-
-
-def _no_scram_credential(mechanism: str, username: str) -> Any:
-    return None
-
-
-@dataclass(frozen=True)
-class SaslServerCallbacks:
-    """What the server side of every mechanism checks against (one per listener).
-
-    * ``plain_users``: PLAIN's accepted users, JAAS ``user_<name>="<password>"`` (repr hides them);
-    * ``scram_credential(mechanism, username)``: the stored ``ScramCredential`` or None;
-    * ``oauth_validator``: validates an OAUTHBEARER token (None: Kafka's unsecured JWS validator, for
-      development only).
-    """
-
-    plain_users: Mapping[str, str] = field(default_factory=dict, repr=False)
-    scram_credential: Callable[[str, str], Any] = _no_scram_credential
-    oauth_validator: Any = None
+__all__ = [
+    "MECHANISMS",
+    "ClientCredentialsTokenProvider",
+    "JwksValidator",
+    "OAuthBearerToken",
+    "OAuthTokenInvalid",
+    "SaslClient",
+    "SaslClientSettings",
+    "SaslServer",
+    "SaslServerCallbacks",
+    "ScramCredential",
+    "ScramMechanism",
+    "UnsecuredJwsValidator",
+    "create_client",
+    "create_server",
+    "generic_failure_message",
+    "load_jwks",
+]
