@@ -7,15 +7,24 @@ type serves every client (KafkaClient, Producer, Consumer, AdminClient), as libr
 reads the settings that concern it.
 
 Unknown keys raise ``ConfigError`` naming the key (with the closest known name). Java keys that have no
-meaning here (``security.protocol=PLAINTEXT``, ``reconnect.backoff.ms``, metrics settings, ...) are
-accepted with a ``UserWarning``; settings we cannot honour
-(TLS, SASL, interceptors) raise ``ConfigError``. ``ClientConfig`` is immutable and thread-safe.
+meaning here (``reconnect.backoff.ms``, metrics settings, ``ssl.keymanager.algorithm``, ...) are accepted
+with a ``UserWarning``; settings we cannot honour (interceptors) raise ``ConfigError``.
+``ClientConfig`` is immutable and thread-safe.
+
+Security (issue 26): ``security.protocol`` (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, any case) and the
+TLS and SASL settings under Kafka's and librdkafka's names (``client.network.security``'s tables) are
+kept as given in ``security_properties`` (hidden from ``repr``, like every secret) and checked for their
+syntax (protocol, JAAS line, mechanism) when the config is built; ``security()`` builds the
+``ClientSecurity`` - reading key and trust store files - the first time a client asks for it, once per
+config object, on the machine where the client runs (a Spark executor, not the driver that validated the
+options).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import threading
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -77,14 +86,13 @@ def _choice(mapping: Mapping[str, Any]) -> Callable[[str, Any], Any]:
 
 
 def _security_protocol(key: str, v: Any) -> str:
-    text = str(v).strip().upper()
-    if text == "PLAINTEXT":
-        return text
-    if text in ("SSL", "SASL_SSL", "SASL_PLAINTEXT"):
-        raise ConfigError(
-            f"setting {key!r}={v!r} is not supported: this client has no TLS or SASL yet (PLAINTEXT only)"
-        )
-    raise ConfigError(f"setting {key!r} must be one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL; got {v!r}")
+    from spark_kafkalog.client.network.security import parse_protocol
+    from spark_kafkalog.security.errors import SecurityConfigError
+
+    try:
+        return parse_protocol(v, key)
+    except SecurityConfigError as e:
+        raise ConfigError(str(e)) from None
 
 
 def _items(key: str, v: Any, expected: str) -> list[Any]:
@@ -345,7 +353,7 @@ _OPTIONS: dict[str, _Option] = {
     "partitioner.ignore.keys": _Option("partitioner_ignore_keys", _bool),
     "key.serializer": _Option("key_serializer", _callable_or_name(_SERIALIZERS)),
     "value.serializer": _Option("value_serializer", _callable_or_name(_SERIALIZERS)),
-    # accepted for compatibility; only PLAINTEXT is possible
+    # security: the TLS and SASL settings themselves are kept in security_properties (see _with)
     "security.protocol": _Option("security_protocol", _security_protocol),
 }
 
@@ -368,7 +376,6 @@ IGNORED_KEYS = frozenset(
         "exclude.internal.topics",
         "partitioner.adaptive.partitioning.enable",
         "partitioner.availability.timeout.ms",
-        "ssl.endpoint.identification.algorithm",
     )
 )
 """Java client keys that are accepted with a warning because they mean nothing to this client."""
@@ -376,7 +383,16 @@ IGNORED_KEYS = frozenset(
 _UNSUPPORTED = {
     "interceptor.classes": "interceptors are Java classes; wrap send()/poll() in Python instead",
 }
-_UNSUPPORTED_PREFIXES = ("ssl.", "sasl.")
+_VERBATIM_KEYS = frozenset(("oauth_cb",))  # librdkafka's names with an underscore
+
+
+def _security_tables() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    from spark_kafkalog.client.network.security import IGNORED_SECURITY_KEYS, SASL_KEYS, SSL_KEYS
+
+    return SSL_KEYS, SASL_KEYS, IGNORED_SECURITY_KEYS
+
+
+_SECURITY_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -441,8 +457,19 @@ class ClientConfig:
     key_serializer: Serializer | None = None
     value_serializer: Serializer | None = None
     security_protocol: str = "PLAINTEXT"
+    security_properties: tuple[tuple[str, Any], ...] = field(default=(), repr=False)
+    """The TLS and SASL settings as given (Kafka/librdkafka names, sorted); hidden: they hold secrets."""
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
     """Kafka names of the settings given by the user (the rest are defaults)."""
+    _security: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_security"] = None  # an SSLContext does not pickle; each process builds its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     # construction ------------------------------------------------------------------------------
     @classmethod
@@ -484,6 +511,8 @@ class ClientConfig:
     def _with(self, items: Mapping[str, Any]) -> ClientConfig:
         changes: dict[str, Any] = {}
         explicit = set(self.explicit)
+        ssl_keys, sasl_keys, ignored_security_keys = _security_tables()
+        security = dict(self.security_properties)
         for key, value in items.items():
             option = _OPTIONS.get(key)
             if option is not None:
@@ -492,26 +521,53 @@ class ClientConfig:
                 continue
             if key in _UNSUPPORTED:
                 raise ConfigError(f"setting {key!r} is not supported: {_UNSUPPORTED[key]}")
-            if key.startswith(_UNSUPPORTED_PREFIXES) and key not in IGNORED_KEYS:
-                raise ConfigError(
-                    f"setting {key!r} is not supported: this client has no TLS or SASL yet and speaks PLAINTEXT "
-                    "only (a TLS or SASL setting would otherwise be silently ignored); remove it"
-                )
-            if key in IGNORED_KEYS:
+            if key in ssl_keys or key in sasl_keys:
+                if value is None:
+                    security.pop(key, None)
+                else:
+                    security[key] = value
+                explicit.add(key)
+                continue
+            if key in IGNORED_KEYS or key in ignored_security_keys:
                 warnings.warn(f"client setting {key!r} is ignored by spark_kafkalog.client", UserWarning, stacklevel=4)
                 continue
             raise ConfigError(_unknown_key_message(key))
-        if "security.protocol" in items:
-            warnings.warn(
-                "client setting 'security.protocol' is ignored: PLAINTEXT is the only protocol",
-                UserWarning,
-                stacklevel=4,
-            )
+        changes["security_properties"] = tuple(sorted(security.items()))
         config = dataclasses.replace(self, explicit=frozenset(explicit), **changes)
         config._check()
         return config
 
+    def security_config(self) -> dict[str, Any]:
+        """``security.protocol`` and the TLS/SASL settings, under their dotted names (values as given)."""
+        return {"security.protocol": self.security_protocol, **dict(self.security_properties)}
+
+    def security(self) -> Any:
+        """The ``ClientSecurity`` of this config, built on first use (stores are read then) and cached.
+
+        Raises ``ConfigError`` naming the setting at fault (a store that cannot be read, a wrong store
+        password, a JAAS line we refuse); its message never holds a secret.
+        """
+        cached = self._security
+        if cached is not None:
+            return cached
+        with _SECURITY_LOCK:
+            if self._security is None:
+                object.__setattr__(self, "_security", self._build_security())
+        return self._security
+
+    def _build_security(self) -> Any:
+        from spark_kafkalog.client.network.security import ClientSecurity
+        from spark_kafkalog.security.errors import SecurityConfigError
+
+        if self.security_protocol == "PLAINTEXT":
+            return ClientSecurity()
+        try:
+            return ClientSecurity.from_config(self.security_config())
+        except SecurityConfigError as e:
+            raise ConfigError(str(e)) from None
+
     def _check(self) -> None:
+        self._check_security()
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
             raise ConfigError(
                 f"setting 'heartbeat.interval.ms' ({self.heartbeat_interval_ms}) must be below "
@@ -526,6 +582,26 @@ class ClientConfig:
             raise ConfigError(
                 f"setting 'delivery.timeout.ms' ({self.delivery_timeout_ms}) must be >= linger.ms + request.timeout.ms "
                 f"({self.linger_ms + self.request_timeout_ms})"
+            )
+
+    def _check_security(self) -> None:
+        """Syntax of the SASL settings now (so a Spark query fails at planning); stores are read later."""
+        if self.security_protocol not in ("SASL_PLAINTEXT", "SASL_SSL"):
+            return
+        from spark_kafkalog.security.errors import SecurityConfigError
+
+        try:
+            from spark_kafkalog.security.sasl import SaslClientSettings
+        except ImportError:  # the mechanisms are not installed in this build: checked when connecting
+            return
+        try:
+            settings = SaslClientSettings.from_config(self.security_config())
+        except SecurityConfigError as e:
+            raise ConfigError(str(e)) from None
+        if settings is None:
+            raise ConfigError(
+                f"security.protocol={self.security_protocol} needs SASL settings: sasl.mechanism and credentials "
+                "(sasl.jaas.config, or sasl.username and sasl.password)"
             )
 
     # derived settings ----------------------------------------------------------------------------
@@ -580,8 +656,9 @@ class ClientConfig:
     def to_kafka_properties(self) -> dict[str, Any]:
         """The explicitly set settings under their Kafka names (values as parsed)."""
         out = {}
+        security = dict(self.security_properties)
         for key in sorted(self.explicit):
-            out[key] = getattr(self, _OPTIONS[key].attr)
+            out[key] = security[key] if key in security else getattr(self, _OPTIONS[key].attr)
         return out
 
 
@@ -589,6 +666,8 @@ def _normalise_key(key: Any) -> str:
     if not isinstance(key, str):
         raise ConfigError(f"client setting names must be strings, got {key!r}")
     key = key.strip()
+    if key in _VERBATIM_KEYS:
+        return key
     by_attr = _KEY_BY_ATTR.get(key)
     if by_attr is not None:
         return by_attr
@@ -598,7 +677,8 @@ def _normalise_key(key: Any) -> str:
 
 
 def _unknown_key_message(key: str) -> str:
-    known = list(_OPTIONS) + sorted(IGNORED_KEYS)
+    ssl_keys, sasl_keys, ignored_security_keys = _security_tables()
+    known = list(_OPTIONS) + sorted(IGNORED_KEYS) + sorted(ssl_keys | sasl_keys | ignored_security_keys)
     close = difflib.get_close_matches(key, known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown client setting {key!r}{hint}"

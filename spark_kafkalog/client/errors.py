@@ -18,8 +18,10 @@ __all__ = [
     "REFRESH_METADATA_ERRORS",
     "BrokerNotAvailableError",
     "ConfigError",
+    "KafkaAuthenticationError",
     "KafkaClientError",
     "KafkaConnectionError",
+    "KafkaSslError",
     "KafkaTimeoutError",
     "NoCommonVersionError",
     "OffsetOutOfRangeError",
@@ -113,6 +115,37 @@ class BrokerNotAvailableError(KafkaConnectionError):
     def __init__(self, message: str, *, failures: list[KafkaConnectionError], retriable: bool = True) -> None:
         super().__init__(message, retriable=retriable, refused=all(f.refused for f in failures))
         self.failures = failures
+
+
+class KafkaAuthenticationError(KafkaClientError):
+    """SASL authentication with a broker failed: wrong credentials (SASL_AUTHENTICATION_FAILED, 58), a
+    mechanism the broker does not enable (UNSUPPORTED_SASL_MECHANISM, 33, ``enabled_mechanisms`` lists the
+    broker's), an out-of-order exchange (ILLEGAL_SASL_STATE, 34) or an answer our side of the mechanism
+    rejects (a wrong SCRAM server signature). Never retriable: the same credentials fail again. The message
+    names the broker, the mechanism and the broker's own message; it never contains a credential."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        broker: str | None = None,
+        mechanism: str | None = None,
+        error_code: int | None = ErrorCode.SASL_AUTHENTICATION_FAILED,
+        enabled_mechanisms: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message, error_code=error_code, retriable=False, broker=broker)
+        self.mechanism = mechanism
+        self.enabled_mechanisms = enabled_mechanisms
+
+
+class KafkaSslError(KafkaClientError):
+    """The TLS handshake with a broker failed: its certificate is not trusted, names another host, our
+    certificate was refused, or the port does not speak TLS. Not retriable (a configuration problem);
+    the message names the broker and OpenSSL's reason."""
+
+    def __init__(self, message: str, *, broker: str | None = None, address: str | None = None) -> None:
+        super().__init__(message, retriable=False, broker=broker)
+        self.address = address
 
 
 class KafkaTimeoutError(KafkaClientError):

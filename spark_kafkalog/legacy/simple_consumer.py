@@ -93,7 +93,10 @@ class SimpleConsumer:
         fetch_version: int = 0,
         max_wait_ms: int = 100,
         min_bytes: int = 0,
+        security: Any = None,
     ) -> None:
+        """``security``: a ``ClientSecurity`` (TLS/SASL; e.g. ``ClientConfig.create(props).security()``);
+        None connects in PLAINTEXT, as Kafka 0.8's SimpleConsumer always did."""
         versions = API_BY_KEY[_FETCH].versions
         if not versions.lo <= fetch_version <= versions.hi:
             raise ValueError(f"fetch_version must be in [{versions.lo}, {versions.hi}], got {fetch_version}")
@@ -107,6 +110,7 @@ class SimpleConsumer:
         self.fetch_version = fetch_version
         self.max_wait_ms = max_wait_ms
         self.min_bytes = min_bytes
+        self.security = security
         self._conn: SocketConnection | None = None
         self._closed = False
 
@@ -127,6 +131,7 @@ class SimpleConsumer:
                 connect_timeout=timeout,
                 request_timeout=timeout,
                 receive_buffer_bytes=self.buffer_size,
+                security=self.security,
             )
         return self._conn
 

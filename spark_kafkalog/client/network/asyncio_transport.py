@@ -6,15 +6,22 @@ concurrently on one connection: requests are written in call order and a reader 
 futures in response order. A request not answered within its timeout closes the connection (every other
 in-flight request fails with ``KafkaConnectionError``) and raises ``KafkaTimeoutError``.
 
+With a ``security`` (``ClientSecurity``): TLS through ``asyncio.open_connection(ssl=context,
+server_hostname=host, ssl_handshake_timeout=connect_timeout)`` (SNI set also when host names are not
+checked; a failed TLS handshake raises ``KafkaSslError``), and SASL inside ``KafkaConnection`` before
+``open`` returns (``KafkaAuthenticationError``); KIP-368 re-authentication happens on the live connection,
+started by the ``request`` that finds it due.
+
 All methods must be called from the event loop that opened the connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 from typing import Any
 
-from spark_kafkalog.client.errors import KafkaConnectionError, KafkaTimeoutError
+from spark_kafkalog.client.errors import KafkaConnectionError, KafkaSslError, KafkaTimeoutError
 from spark_kafkalog.client.network.connection import InFlightRequest, KafkaConnection
 from spark_kafkalog.client.network.versions import ApiVersionTable, api_name
 from spark_kafkalog.protocol import DEFAULT_MAX_FRAME_SIZE
@@ -51,15 +58,35 @@ class AsyncKafkaConnection:
         connect_timeout: float = 10.0,
         request_timeout: float = 30.0,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        security: Any = None,
     ) -> AsyncKafkaConnection:
-        """Connect and complete the ApiVersions handshake; raises ``KafkaConnectionError``."""
+        """Connect (TLS when ``security`` says so), complete the ApiVersions handshake and SASL.
+
+        Raises ``KafkaConnectionError``, ``KafkaSslError`` (TLS handshake) or ``KafkaAuthenticationError``.
+        """
         peer = f"{node_id if node_id is not None and node_id >= 0 else 'bootstrap'} ({host}:{port})"
+        tls: dict[str, Any] = {}
+        if security is not None and security.uses_tls:
+            tls = {"ssl": security.ssl_context, "server_hostname": host, "ssl_handshake_timeout": connect_timeout}
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), connect_timeout)
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, **tls), connect_timeout)
+        except ssl.SSLError as e:
+            from spark_kafkalog.client.network.socket_transport import tls_failure_reason
+
+            if isinstance(e, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
+                raise KafkaConnectionError(
+                    f"cannot connect to broker {peer}: the broker closed the connection during the TLS handshake",
+                    broker=peer,
+                ) from None
+            raise KafkaSslError(
+                f"TLS handshake with broker {peer} failed: {tls_failure_reason(e)}", broker=peer
+            ) from None
         except (TimeoutError, OSError) as e:
             reason = e or f"no connection within {connect_timeout:g} s"
             raise KafkaConnectionError(f"cannot connect to broker {peer}: {reason}", broker=peer) from None
-        protocol = KafkaConnection(peer, client_id=client_id, max_frame_size=max_frame_size, node_id=node_id)
+        protocol = KafkaConnection(
+            peer, client_id=client_id, max_frame_size=max_frame_size, node_id=node_id, security=security
+        )
         conn = cls(reader, writer, protocol)
         protocol.start_handshake()
         conn._write()

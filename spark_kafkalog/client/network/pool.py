@@ -2,7 +2,10 @@
 
 ``open_connection`` is the one place a client connection is opened: ``SocketConnection.open`` with the
 connection settings of a ``ClientConfig`` (``socket.connection.setup.timeout.ms``, ``request.timeout.ms``
-for the ApiVersions handshake, ``max.frame.size``, socket buffer sizes). ``KafkaClient`` keeps a pool
+for the ApiVersions handshake, ``max.frame.size``, socket buffer sizes) and its ``ClientSecurity`` (TLS and
+SASL, built once per config object: ``ClientConfig.security()``). A failed TLS handshake (``KafkaSslError``)
+or SASL authentication (``KafkaAuthenticationError``) is not retriable and is raised at once, without
+trying the other bootstrap servers. ``KafkaClient`` keeps a pool
 (used under its lock) and the producer's sender thread keeps its own (its connections are polled with
 ``select`` on that thread). A failed attempt or a dropped connection marks, in the shared
 ``MetadataCache``, every topic that broker led for refresh.
@@ -60,6 +63,7 @@ def open_connection(config: ClientConfig, host: str, port: int, node_id: int | N
         max_frame_size=config.max_frame_size,
         send_buffer_bytes=config.send_buffer_bytes,
         receive_buffer_bytes=config.receive_buffer_bytes,
+        security=config.security(),
     )
 
 

@@ -12,6 +12,14 @@ one (a fetched batch, an Arrow buffer over it) is alive, so whoever keeps record
 A request that gets no answer within its timeout closes the connection (its response could otherwise be
 mistaken for a later one) and raises ``KafkaTimeoutError``.
 
+TLS (``security.protocol`` SSL or SASL_SSL): the TCP socket is wrapped with the client's ``SSLContext``
+(``server_hostname`` = the broker's host, for SNI, also when the host name is not checked) and the TLS
+handshake completes within ``connect_timeout``; a certificate that is not trusted or names another host,
+or a port that does not speak TLS, raises ``KafkaSslError`` (not retriable) naming the broker. Over TLS,
+gathered writes join their buffers (an ``SSLSocket`` has no ``sendmsg``) and ``poll`` also reads the bytes
+OpenSSL has already decrypted (``pending()``), which would never make the socket readable again. SASL runs
+inside ``KafkaConnection``; ``open`` returns once it succeeded (``KafkaAuthenticationError`` otherwise).
+
 Not thread-safe: one thread uses a connection at a time (``KafkaClient`` serialises access with its
 lock; the producer's sender thread owns its own connections).
 """
@@ -19,11 +27,12 @@ lock; the producer's sender thread owns its own connections).
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 import time
 from typing import Any
 
-from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError, KafkaTimeoutError
+from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError, KafkaSslError, KafkaTimeoutError
 from spark_kafkalog.client.network.connection import InFlightRequest, KafkaConnection
 from spark_kafkalog.client.network.versions import ApiVersionTable, api_name
 from spark_kafkalog.protocol import DEFAULT_MAX_FRAME_SIZE
@@ -34,6 +43,17 @@ __all__ = ["SocketConnection", "format_address", "split_host_port"]
 _SIZE = struct.Struct(">i")
 _READ_AHEAD = 64 * 1024
 _IOV_MAX = 1024  # Linux's limit on the buffers of one sendmsg
+_TLS_WRITE = 256 * 1024  # over TLS, small buffers are joined up to this size per write
+
+
+def tls_failure_reason(error: ssl.SSLError) -> str:
+    """OpenSSL's reason for a failed TLS handshake, in words (the certificate check's message first)."""
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return f"certificate verify failed: {error.verify_message}"
+    reason = getattr(error, "reason", None)
+    if reason == "WRONG_VERSION_NUMBER":
+        return "the port does not speak TLS (WRONG_VERSION_NUMBER): is it a PLAINTEXT listener?"
+    return str(reason or error).replace("_", " ").lower()
 
 
 def split_host_port(address: str) -> tuple[str, int]:
@@ -66,6 +86,7 @@ class SocketConnection:
 
     def __init__(self, sock: socket.socket, protocol: KafkaConnection) -> None:
         self._sock = sock
+        self._tls = isinstance(sock, ssl.SSLSocket)
         self.protocol = protocol
         self._rbuf = bytearray()
         self._pool = FramePool()
@@ -86,12 +107,14 @@ class SocketConnection:
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         send_buffer_bytes: int = -1,
         receive_buffer_bytes: int = -1,
+        security: Any = None,
     ) -> SocketConnection:
-        """Connect and complete the ApiVersions handshake.
+        """Connect (TLS when ``security`` says so), complete the ApiVersions handshake and SASL.
 
-        Raises ``KafkaConnectionError`` naming the broker, the address and why (``reason``, ``refused``:
-        see ``errors.KafkaConnectionError``), also when the handshake is not answered within
-        ``request_timeout`` seconds.
+        ``security`` is a ``ClientSecurity`` (None: PLAINTEXT). Raises ``KafkaConnectionError`` naming the
+        broker, the address and why (``reason``, ``refused``: see ``errors.KafkaConnectionError``), also
+        when the handshake is not answered within ``request_timeout`` seconds; ``KafkaSslError`` when the
+        TLS handshake fails, ``KafkaAuthenticationError`` when SASL does (neither is retriable).
         """
         address = format_address(host, port)
         peer = f"{node_id if node_id is not None and node_id >= 0 else 'bootstrap'} ({address})"
@@ -114,7 +137,12 @@ class SocketConnection:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer_bytes)
         except OSError:
             pass
-        conn = cls(sock, KafkaConnection(peer, client_id=client_id, max_frame_size=max_frame_size, node_id=node_id))
+        if security is not None and security.uses_tls:
+            sock = _wrap_tls(sock, security.ssl_context, host, peer, address, connect_timeout)
+        protocol = KafkaConnection(
+            peer, client_id=client_id, max_frame_size=max_frame_size, node_id=node_id, security=security
+        )
+        conn = cls(sock, protocol)
         try:
             conn._handshake(request_timeout)
         except KafkaConnectionError as e:  # closed, reset, or an answer that is not Kafka's
@@ -206,26 +234,34 @@ class SocketConnection:
         """
         done: list[InFlightRequest] = []
         try:
-            self._sock.settimeout(0.0)
-            try:
-                chunk = self._sock.recv(_READ_AHEAD)
-            except (BlockingIOError, InterruptedError):
-                chunk = None
-            except OSError as e:
-                self._lost(e)
-                chunk = None
-            if chunk == b"":
-                self._lost(None)
-            elif chunk:
-                self._rbuf += chunk
-                self.bytes_received += len(chunk)
-                deadline = time.monotonic() + 30.0
-                while self._rbuf and not self.protocol.closed:
-                    done.extend(self._read_one(deadline, self.protocol.oldest_in_flight()))
+            while True:
+                self._sock.settimeout(0.0)
+                try:
+                    chunk = self._sock.recv(_READ_AHEAD)
+                except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                    chunk = None  # over TLS: only part of a record has arrived
+                except OSError as e:
+                    self._lost(e)
+                    chunk = None
+                if chunk == b"":
+                    self._lost(None)
+                elif chunk:
+                    self._rbuf += chunk
+                    self.bytes_received += len(chunk)
+                    deadline = time.monotonic() + 30.0
+                    while self._rbuf and not self.protocol.closed:
+                        done.extend(self._read_one(deadline, self.protocol.oldest_in_flight()))
+                # bytes OpenSSL decrypted already never make the socket readable: read them now
+                if not (chunk and self._tls and not self.protocol.closed and self._tls_pending()):
+                    break
         except KafkaClientError:
             pass  # the connection is closed (lost or timed out); its requests are reported below
         done.extend(self._take_failed())
         return done
+
+    def _tls_pending(self) -> int:
+        sock = self._sock
+        return sock.pending() if isinstance(sock, ssl.SSLSocket) else 0
 
     def close(self, reason: BaseException | None = None) -> list[InFlightRequest]:
         """Close the socket; returns the requests still in flight (or failed earlier and not yet
@@ -248,7 +284,9 @@ class SocketConnection:
             return
         try:
             self._sock.settimeout(None)
-            if len(chunks) == 1:
+            if self._tls:
+                self._send_tls(chunks)
+            elif len(chunks) == 1:
                 self._sock.sendall(chunks[0])
                 self.bytes_sent += len(chunks[0])
             else:
@@ -256,6 +294,25 @@ class SocketConnection:
         except OSError as e:
             self._lost(e)
             raise self.protocol.close_reason from None  # type: ignore[misc]
+
+    def _send_tls(self, chunks: list[Any]) -> None:
+        """Send over TLS: small buffers joined into writes of up to ``_TLS_WRITE`` bytes, large ones as they
+        are (OpenSSL copies into its records anyway)."""
+        pending: list[Any] = []
+        size = 0
+        for chunk in chunks:
+            n = memoryview(chunk).nbytes
+            if size and size + n > _TLS_WRITE:
+                self._sock.sendall(b"".join(pending))
+                pending, size = [], 0
+            if n >= _TLS_WRITE:
+                self._sock.sendall(chunk)
+            else:
+                pending.append(chunk)
+                size += n
+            self.bytes_sent += n
+        if pending:
+            self._sock.sendall(pending[0] if len(pending) == 1 else b"".join(pending))
 
     def _send_gathered(self, chunks: list[Any]) -> None:
         """Send every chunk in order with as few ``sendmsg`` calls as the kernel allows (at most
@@ -272,8 +329,14 @@ class SocketConnection:
                 views[i] = views[i][sent:]
 
     def _lost(self, error: OSError | None) -> None:
-        text = f"connection to broker {self.peer} lost" + (f": {error}" if error else " (closed by the broker)")
-        self._failed.extend(self.protocol.close(KafkaConnectionError(text, broker=self.peer)))
+        reason: KafkaClientError
+        if isinstance(error, ssl.SSLError) and not isinstance(error, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
+            # e.g. TLS 1.3: the broker refuses our certificate with an alert after the handshake
+            reason = KafkaSslError(f"TLS with broker {self.peer} failed: {tls_failure_reason(error)}", broker=self.peer)
+        else:
+            text = f"connection to broker {self.peer} lost" + (f": {error}" if error else " (closed by the broker)")
+            reason = KafkaConnectionError(text, broker=self.peer)
+        self._failed.extend(self.protocol.close(reason))
         try:
             self._sock.close()
         except OSError:
@@ -361,4 +424,35 @@ class SocketConnection:
                 self._sock.close()
             except OSError:
                 pass
+        elif self.protocol.has_data_to_send:  # the next SASL token, or requests held during re-authentication
+            self._flush()
         return done
+
+
+def _wrap_tls(
+    sock: socket.socket, context: ssl.SSLContext, host: str, peer: str, address: str, timeout: float
+) -> ssl.SSLSocket:
+    """The TLS handshake over a connected socket (within ``timeout``); raises ``KafkaSslError`` or, for a
+    timeout or a lost connection, a retriable ``KafkaConnectionError``."""
+    try:
+        sock.settimeout(timeout)
+        return context.wrap_socket(sock, server_hostname=host)
+    except ssl.SSLError as e:
+        sock.close()
+        if isinstance(e, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
+            reason = "the broker closed the connection during the TLS handshake"
+            raise KafkaConnectionError(
+                f"cannot connect to broker {peer}: {reason}", broker=peer, address=address, reason=reason
+            ) from None
+        raise KafkaSslError(
+            f"TLS handshake with broker {peer} failed: {tls_failure_reason(e)}", broker=peer, address=address
+        ) from None
+    except OSError as e:
+        sock.close()
+        if isinstance(e, (socket.timeout, TimeoutError)):
+            reason = f"TLS handshake timed out after {timeout:.1f} s (socket.connection.setup.timeout.ms)"
+        else:
+            reason = f"TLS handshake failed: {(e.strerror or str(e)).lower()}"
+        raise KafkaConnectionError(
+            f"cannot connect to broker {peer}: {reason}", broker=peer, address=address, reason=reason
+        ) from None
