@@ -8,10 +8,11 @@ kazoo.
 ZooKeeper layout and node contents (JSON, UTF-8; Kafka 2.x ZooKeeper-mode formats, 0.8-era paths)::
 
     /cluster/id                      {"version":"1","id":"<22-char base64url>"}   persistent, created once
-    /brokers/ids/<id>                ephemeral, BrokerInfo.to_json() (version 4):
-        {"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},
-         "endpoints":["PLAINTEXT://host:9092"],"rack":"r1","jmx_port":-1,"host":"host",
-         "timestamp":"1528150180386","port":9092,"version":4}        ("rack" only when set)
+    /brokers/ids/<id>                ephemeral, BrokerInfo.to_json() (version 5):
+        {"features":{},"listener_security_protocol_map":{"CLIENT":"SASL_SSL","INTERNAL":"PLAINTEXT"},
+         "endpoints":["CLIENT://host:9093","INTERNAL://10.0.0.1:9092"],"rack":"r1","jmx_port":-1,
+         "host":"10.0.0.1","timestamp":"1528150180386","port":9092,"version":5}
+        ("rack" only when set; host/port: the first PLAINTEXT endpoint, else null/-1)
     /brokers/topics/<t>              TopicAssignment.to_json() (version 3):
         {"version":3,"topic_id":"<22-char base64url>","partitions":{"0":[1,2],"1":[3,1,2]},
          "adding_replicas":{"1":[3]},"removing_replicas":{"1":[2]}}        (partition 1: [1,2] -> [3,1])
@@ -172,10 +173,15 @@ def _dumps(obj: dict) -> str:
 
 @dataclass(frozen=True)
 class BrokerInfo:
-    """One live broker, as registered at ``/brokers/ids/<broker_id>`` (version 4 JSON).
+    """One live broker, as registered at ``/brokers/ids/<broker_id>`` (version 5 JSON, Kafka's ``ZkData``).
 
-    ``endpoints`` are listener URLs (``"PLAINTEXT://host:9092"``); when given empty, the constructor fills
-    in one PLAINTEXT endpoint from ``host``/``port``. The listener name is the security protocol (no custom listener names).
+    ``endpoints`` are advertised listener URLs with the real listener names (``"CLIENT://host:9093"``); when
+    given empty, the constructor fills in one PLAINTEXT endpoint from ``host``/``port``.
+    ``listener_security_protocol_map`` maps each listener name to its security protocol; names it lacks map
+    to themselves (what Kafka assumes for nodes older than version 4, whose names were the protocols).
+    ``host``/``port`` are the address used in messages and for nodes without endpoints; in the JSON the
+    top-level pair is the first PLAINTEXT endpoint, else ``null``/-1, as Kafka writes it. Reading accepts
+    versions 1-5 (Kafka 0.8-3.9).
     """
 
     broker_id: int
@@ -183,6 +189,7 @@ class BrokerInfo:
     port: int
     rack: str | None = None
     endpoints: tuple[str, ...] = ()
+    listener_security_protocol_map: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.broker_id, int) or self.broker_id < 0:
@@ -190,24 +197,39 @@ class BrokerInfo:
         if not isinstance(self.port, int) or not 0 <= self.port <= 65535:
             raise ValueError(f"broker {self.broker_id}: port out of range: {self.port!r}")
         endpoints = tuple(self.endpoints) or (f"PLAINTEXT://{self.host}:{self.port}",)
+        protocols = dict(self.listener_security_protocol_map)
         for url in endpoints:
-            if "://" not in url:
-                raise ValueError(f"broker {self.broker_id}: endpoint {url!r} is not PROTOCOL://host:port")
+            name, sep, hostport = url.partition("://")
+            if not sep or not name or ":" not in hostport:
+                raise ValueError(f"broker {self.broker_id}: endpoint {url!r} is not LISTENER://host:port")
+            protocols.setdefault(name, name)
         object.__setattr__(self, "endpoints", endpoints)
+        object.__setattr__(self, "listener_security_protocol_map", protocols)
 
     @property
     def advertised_endpoints(self) -> tuple[str, ...]:
         return self.endpoints
 
-    def endpoint(self, listener: str) -> tuple[str, int]:
-        """``(host, port)`` of the named listener's advertised endpoint; the registered host and port when the
-        broker advertises no such listener."""
+    @property
+    def listener_names(self) -> tuple[str, ...]:
+        """The names of the listeners this broker advertises, in registration order."""
+        return tuple(url.partition("://")[0] for url in self.endpoints)
+
+    def listener_endpoint(self, listener: str) -> tuple[str, int] | None:
+        """``(host, port)`` of the named listener's advertised endpoint; None when the broker has no such
+        listener (Metadata leaves the broker out, Kafka's ``LISTENER_NOT_FOUND``)."""
         for url in self.advertised_endpoints:
             name, _, hostport = url.partition("://")
             if name == listener:
                 host, _, port = hostport.rpartition(":")
                 return host.strip("[]"), int(port)
-        return self.host, self.port
+        return None
+
+    def endpoint(self, listener: str) -> tuple[str, int]:
+        """``(host, port)`` of the named listener's advertised endpoint; the registered host and port when the
+        broker advertises no such listener."""
+        found = self.listener_endpoint(listener)
+        return found if found is not None else (self.host, self.port)
 
     @property
     def address(self) -> str:
@@ -215,20 +237,24 @@ class BrokerInfo:
         return f"{self.host}:{self.port}"
 
     def to_json(self) -> str:
+        """Version 5, Kafka's key order: ``features``, ``listener_security_protocol_map``, ``endpoints``,
+        ``rack`` (only when set), ``jmx_port``, ``host``/``port`` (the first PLAINTEXT endpoint, else
+        ``null``/-1), ``timestamp``, ``version``."""
         endpoints = list(self.advertised_endpoints)
-        protocols = {}
-        for url in endpoints:
-            name = url.split("://", 1)[0]
-            protocols[name] = name
-        obj: dict = {"listener_security_protocol_map": protocols, "endpoints": endpoints}
+        protocols = {name: self.listener_security_protocol_map[name] for name in self.listener_names}
+        plaintext = next((n for n in self.listener_names if protocols[n] == "PLAINTEXT"), None)
+        found = self.listener_endpoint(plaintext) if plaintext is not None else None
+        host, port = found if found is not None else (None, -1)
+        obj: dict = {"features": {}, "listener_security_protocol_map": protocols, "endpoints": endpoints}
         if self.rack is not None:
             obj["rack"] = self.rack
-        obj.update({"jmx_port": -1, "host": self.host, "timestamp": _now_ms_string(), "port": self.port, "version": 4})
+        obj.update({"jmx_port": -1, "host": host, "timestamp": _now_ms_string(), "port": port, "version": 5})
         return _dumps(obj)
 
     @classmethod
     def from_json(cls, broker_id: int, data: bytes | str) -> BrokerInfo:
-        """Parse any version (1-5) of the broker node; host/port come from the first endpoint when absent."""
+        """Parse any version (1-5) of the broker node; host/port come from the first endpoint when absent
+        (``null``/-1: a broker without a PLAINTEXT listener)."""
         what = f"/brokers/ids/{broker_id}"
         obj = _loads(data, what)
         endpoints = tuple(obj.get("endpoints") or ())
@@ -236,10 +262,21 @@ class BrokerInfo:
         if (not host or port in (None, -1)) and endpoints:
             hostport = endpoints[0].split("://", 1)[-1]
             host, _, port_text = hostport.rpartition(":")
+            host = host.strip("[]")
             port = int(port_text)
         if not host or not isinstance(port, int):
             raise ValueError(f"{what}: no host/port in {obj!r:.200}")
-        return cls(broker_id=int(broker_id), host=host, port=int(port), rack=obj.get("rack"), endpoints=endpoints)
+        protocols = obj.get("listener_security_protocol_map") or {}
+        if not isinstance(protocols, dict):
+            raise ValueError(f"{what}: listener_security_protocol_map is not an object: {protocols!r:.200}")
+        return cls(
+            broker_id=int(broker_id),
+            host=host,
+            port=int(port),
+            rack=obj.get("rack"),
+            endpoints=endpoints,
+            listener_security_protocol_map={str(k): str(v) for k, v in protocols.items()},
+        )
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ def test_broker_node_is_ephemeral_kafka_json(make_registry, raw):
     data, stat = raw.get("/brokers/ids/1")
     node = json.loads(data)
     assert stat.ephemeralOwner == registry.session_id
-    assert node["version"] == 4 and node["host"] == "broker1.example" and node["port"] == 9092
+    assert node["version"] == 5 and node["host"] == "broker1.example" and node["port"] == 9092
     assert node["endpoints"] == ["PLAINTEXT://broker1.example:9092"] and node["rack"] == "r1"
     assert node["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT"} and node["jmx_port"] == -1
     assert isinstance(node["timestamp"], str) and node["timestamp"].isdigit()
