@@ -323,7 +323,8 @@ class KafkaConnection:
                 from spark_kafkalog.security.sasl import create_client
 
                 factory = create_client
-            self._sasl_client = factory(self._sasl_settings)
+            settings: Any = self._sasl_settings
+            self._sasl_client = factory(settings)
             token = self._sasl_client.initial_response()
         except Exception as e:  # SaslAuthenticationFailed, SecurityConfigError (their messages hold no secret)
             return self._auth_failed(
