@@ -22,9 +22,11 @@ ZooKeeper layout and node contents (JSON, UTF-8; Kafka 2.x ZooKeeper-mode format
     /controller_epoch                decimal integer, e.g. "3"; the first elected controller gets epoch 1
     /config/topics/<t>               {"version":1,"config":{"cleanup.policy":"compact"}}
     /config/changes/config_change_<10-digit seq>   persistent sequential {"version":2,"entity_path":"topics/<t>"}
-                                     (or "brokers/<id>", "brokers/<default>")
+                                     (or "brokers/<id>", "brokers/<default>", "users/<sanitized user>")
     /config/brokers/<id>             {"version":1,"config":{"log.retention.ms":"60000"}}  dynamic broker configs
     /config/brokers/<default>        the same, cluster-wide defaults of every broker
+    /config/users/<sanitized user>   {"version":1,"config":{"SCRAM-SHA-256":"salt=<b64>,stored_key=<b64>,
+                                     server_key=<b64>,iterations=8192"}}   (+ quota keys; change notice "users/<u>")
     /admin/delete_topics/<t>         empty; present while the topic awaits deletion
     /consumers/<g>/offsets/<t>/<p>   decimal offset, e.g. "42" (0.8 ZooKeeper offset storage)
 
@@ -648,3 +650,26 @@ class ClusterRegistry(abc.ABC):
     @abc.abstractmethod
     def fetch_consumer_offset(self, group: str, topic: str, partition: int) -> int | None:
         """Read the committed offset, or None."""
+
+    # user entities: /config/users/<sanitized user> (SCRAM credentials; quota keys are kept as they are)
+    @abc.abstractmethod
+    def user_config(self, user: str) -> dict[str, str]:
+        """Every key of the user's entity config (``SCRAM-SHA-256``, ``producer_byte_rate`` ...); empty when the
+        user has no config node. ValueError for an empty name."""
+
+    @abc.abstractmethod
+    def user_configs(self) -> dict[str, dict[str, str]]:
+        """The config of every user entity that has a node, by user name (desanitized; ``<default>`` included)."""
+
+    @abc.abstractmethod
+    def alter_user_config(self, user: str, updates: Mapping[str, str | None]) -> dict[str, str]:
+        """Set (a string) or remove (None) keys of the user's config, keeping every other key, and leave a
+        ``users/<sanitized user>`` change notification; the node is created when missing and compare-and-set
+        otherwise (retried when another writer got in between). Returns the config written."""
+
+    @abc.abstractmethod
+    def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:
+        """The config change notifications (``/config/changes``) with a sequence number above ``after``:
+        ``(highest sequence number seen, their entity paths in order)``, e.g. ``(7, ["users/alice"])``; the
+        highest is ``after`` when there is none. The list is None when ``after`` is negative or notifications
+        after it may have been purged: the reader then re-reads everything it follows."""

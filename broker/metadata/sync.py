@@ -12,7 +12,13 @@ IncrementalAlterConfigs on any broker) re-read this broker's dynamic broker conf
 and ``/<id>``, kept in ``dynamic_config``) and every topic's overrides; a topic whose effective ``LogConfig``
 changed gets it at once (retention, segment size, cleanup policy, min.insync.replicas... of its open logs).
 
-``ready`` is set once the first brokers and topics snapshots and every known topic's states are applied.
+User entities (``/config/users/<u>``: SCRAM credentials) go into ``scram_credentials``: every user at start-up,
+after a session re-establishment and whenever notifications may have been missed; otherwise only the users
+named by new ``users/<sanitized user>`` notifications are re-read (as Kafka's brokers do), and notifications
+naming only users leave topic and broker configs alone.
+
+``ready`` is set once the first brokers and topics snapshots, every known topic's states and the first load of
+the users' credentials are applied.
 Event-loop only, apart from the registry callbacks, which only post events.
 """
 
@@ -24,8 +30,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..cluster.registry import ClusterRegistry, NoSuchTopicError, RegistryError, TopicAssignment
+from ..cluster.zk_layout import desanitize_entity_name
 from ..config import BrokerConfig, ConfigError
 from ..config_admin.dynamic import DEFAULT_ENTITY, DynamicBrokerConfig
+from ..security.scram_credentials import ScramCredentialCache
 
 if TYPE_CHECKING:
     from ..log import LogConfig
@@ -37,7 +45,8 @@ log = logging.getLogger("kafkalog.metadata")
 
 class MetadataSync:
     """Dependencies: the registry it follows, the cache and replica manager it updates,
-    ``log_config_for(topic overrides)`` for topic configurations, and ``run_blocking`` for registry reads."""
+    ``log_config_for(topic overrides)`` for topic configurations, and ``run_blocking`` for registry reads;
+    ``scram_credentials``: the credential cache the listeners' SASL servers read (a new one when not given)."""
 
     def __init__(
         self,
@@ -47,8 +56,11 @@ class MetadataSync:
         replica_manager: ReplicaManager,
         log_config_for: Callable[[Mapping[str, str]], LogConfig],
         run_blocking: Callable[..., Awaitable[Any]],
+        scram_credentials: ScramCredentialCache | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.scram_credentials = ScramCredentialCache() if scram_credentials is None else scram_credentials
+        self._config_change_seq = -1  # the newest config change notification applied (-1: none yet)
         self.registry = registry
         self.metadata = metadata
         self.replica_manager = replica_manager
@@ -114,7 +126,7 @@ class MetadataSync:
             self._check_ready()
 
     def _check_ready(self) -> None:
-        if not self.ready.is_set() and {"brokers", "topics"} <= self._seen and not self._pending_states:
+        if not self.ready.is_set() and {"brokers", "topics", "users"} <= self._seen and not self._pending_states:
             self.ready.set()
 
     async def _apply(self, kind: str, topic: str | None, value: Any) -> None:
@@ -126,6 +138,7 @@ class MetadataSync:
             cache.controller_id = value
         elif kind == "session":
             log.info("ZooKeeper session re-established; broker %d registered again", self.broker_id)
+            await self._reload_users()
         elif kind == "topics":
             await self._topics_changed(value)
         elif kind == "configs":
@@ -147,7 +160,39 @@ class MetadataSync:
             return self._static_log_config_for(overrides)
         return self.dynamic_config.log_defaults().with_topic_overrides(overrides)
 
+    async def _reload_users(self) -> None:
+        """Every user entity's credentials into the cache (a failed read keeps the cache as it was)."""
+        try:
+            self.scram_credentials.replace_all(await self.run_blocking(self.registry.user_configs))
+        except RegistryError as e:
+            log.error("could not read the user entities (SCRAM credentials): %s", e)
+        finally:
+            self._seen.add("users")
+
     async def _configs_changed(self) -> None:
+        """Apply the notifications since the last one applied: the users they name, then (unless they name
+        users only) the broker's dynamic configs and the topics' overrides."""
+        try:
+            self._config_change_seq, paths = await self.run_blocking(
+                self.registry.config_changes_since, self._config_change_seq
+            )
+        except RegistryError as e:
+            log.error("could not read the config change notifications: %s", e)
+            paths = None
+        if paths is None:
+            await self._reload_users()
+        else:
+            users = [p.removeprefix("users/") for p in paths if p.startswith("users/")]
+            for user in dict.fromkeys(desanitize_entity_name(u) for u in users if "/" not in u):
+                try:
+                    self.scram_credentials.update_user(user, await self.run_blocking(self.registry.user_config, user))
+                except (RegistryError, ValueError) as e:
+                    log.error("could not read the config of user %r: %s", user, e)
+            if paths and len(users) == len(paths):
+                return  # user entities only: topic and broker configs did not change
+        await self._broker_and_topic_configs_changed()
+
+    async def _broker_and_topic_configs_changed(self) -> None:
         reg, run = self.registry, self.run_blocking
         try:
             defaults_changed = self.dynamic_config.update(
