@@ -461,11 +461,13 @@ class ClientConfig:
     """The TLS and SASL settings as given (Kafka/librdkafka names, sorted); hidden: they hold secrets."""
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
     """Kafka names of the settings given by the user (the rest are defaults)."""
-    _security: Any = field(default=None, init=False, repr=False, compare=False)
+    # the built ClientSecurity, in a cell shared by the configs derived from this one with the same security
+    # settings (a Producer's config and its KafkaClient's): stores are read once per client
+    _security_cell: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_security"] = None  # an SSLContext does not pickle; each process builds its own
+        state["_security_cell"] = []  # an SSLContext does not pickle; each process builds its own
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -506,7 +508,15 @@ class ClientConfig:
             if name not in self.explicit:
                 items[name] = value
         changes = self._with(items)
-        return dataclasses.replace(changes, explicit=self.explicit)
+        return self._share_security(dataclasses.replace(changes, explicit=self.explicit))
+
+    def _share_security(self, derived: ClientConfig) -> ClientConfig:
+        if (derived.security_protocol, derived.security_properties) == (
+            self.security_protocol,
+            self.security_properties,
+        ):
+            object.__setattr__(derived, "_security_cell", self._security_cell)
+        return derived
 
     def _with(self, items: Mapping[str, Any]) -> ClientConfig:
         changes: dict[str, Any] = {}
@@ -533,7 +543,7 @@ class ClientConfig:
                 continue
             raise ConfigError(_unknown_key_message(key))
         changes["security_properties"] = tuple(sorted(security.items()))
-        config = dataclasses.replace(self, explicit=frozenset(explicit), **changes)
+        config = self._share_security(dataclasses.replace(self, explicit=frozenset(explicit), **changes))
         config._check()
         return config
 
@@ -542,18 +552,18 @@ class ClientConfig:
         return {"security.protocol": self.security_protocol, **dict(self.security_properties)}
 
     def security(self) -> Any:
-        """The ``ClientSecurity`` of this config, built on first use (stores are read then) and cached.
+        """The ``ClientSecurity`` of this config, built on first use (stores are read then) and cached
+        (shared with the configs derived from this one that have the same security settings).
 
         Raises ``ConfigError`` naming the setting at fault (a store that cannot be read, a wrong store
         password, a JAAS line we refuse); its message never holds a secret.
         """
-        cached = self._security
-        if cached is not None:
-            return cached
-        with _SECURITY_LOCK:
-            if self._security is None:
-                object.__setattr__(self, "_security", self._build_security())
-        return self._security
+        cell = self._security_cell
+        if not cell:
+            with _SECURITY_LOCK:
+                if not cell:
+                    cell.append(self._build_security())
+        return cell[0]
 
     def _build_security(self) -> Any:
         from spark_kafkalog.client.network.security import ClientSecurity

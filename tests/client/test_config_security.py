@@ -135,11 +135,11 @@ def test_repr_and_pickle_never_show_secrets_and_do_not_carry_the_built_security(
     assert "mechanism='PLAIN'" in repr(security)
     copy = pickle.loads(pickle.dumps(cfg))
     assert copy == cfg
-    assert copy._security is None
+    assert copy._security_cell == []
     assert copy.security().mechanism == "PLAIN"
 
 
-def test_security_is_built_once_per_config_and_again_for_a_changed_copy(monkeypatch):
+def test_security_is_built_once_for_a_config_and_its_derived_copies(monkeypatch):
     calls = []
     real = ClientSecurity.from_config.__func__  # type: ignore[attr-defined]
 
@@ -151,10 +151,13 @@ def test_security_is_built_once_per_config_and_again_for_a_changed_copy(monkeypa
     cfg = ClientConfig.create(
         {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": PLAIN_JAAS}
     )
+    derived = cfg.with_overrides(client_id="etl")  # as a Producer's KafkaClient derives its config
     first = cfg.security()
     assert cfg.security() is first
+    assert derived.security() is first
+    assert ClientConfig.create(cfg).security() is first
     assert len(calls) == 1
-    other = cfg.with_overrides(client_id="etl")
+    other = cfg.with_overrides(sasl_username="bob", sasl_password="x", sasl_jaas_config=None)
     assert other.security() is not first
     assert len(calls) == 2
 

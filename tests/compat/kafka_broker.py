@@ -61,6 +61,13 @@ class KafkaBroker:
     ``peer`` is KAFKA_39 (needs ``zookeeper_connect``, chroot included) or KAFKA_44 (KRaft, combined
     broker+controller node). ``log_dir`` is ``log.dirs`` (default ``data_dir/kafka-logs``; another broker's log
     dir for a migration test). ``extra`` adds or overrides server.properties entries.
+
+    ``listeners`` adds named listeners beside PLAINTEXT (which stays: the readiness check and inter-broker
+    traffic use it), e.g. ``{"SASL_SSL": "SASL_SSL", "CLIENT_TLS": "SSL"}`` (name -> security protocol), on
+    ports picked at ``start()`` (``listener_port(name)``, ``listener_bootstrap(name)``); their TLS and SASL
+    settings (keystores, ``listener.name.<l>.<mechanism>.sasl.jaas.config``, ...) go in ``extra``.
+    ``run_class(main_class, *args)`` runs a class of the broker's classpath (``kafka.admin.ConfigCommand``
+    to add SCRAM users through ZooKeeper).
     """
 
     def __init__(
@@ -72,6 +79,7 @@ class KafkaBroker:
         broker_id: int = 1,
         log_dir: str | os.PathLike | None = None,
         extra: dict[str, str] | None = None,
+        listeners: dict[str, str] | None = None,
     ) -> None:
         if peer not in (KAFKA_39, KAFKA_44):
             raise ValueError(f"not a broker peer: {peer.name}")
@@ -84,6 +92,8 @@ class KafkaBroker:
         self.broker_id = broker_id
         self._log_dir = None if log_dir is None else Path(log_dir).resolve()
         self.extra = dict(extra or {})
+        self.listeners = dict(listeners or {})
+        self.listener_ports: dict[str, int] = {}
         self.port = 0
         self.process: subprocess.Popen | None = None
         self.startup_seconds: float | None = None
@@ -95,6 +105,22 @@ class KafkaBroker:
     @property
     def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    def listener_port(self, name: str) -> int:
+        return self.listener_ports[name]
+
+    def listener_bootstrap(self, name: str) -> str:
+        """``127.0.0.1:<port>`` of the named listener added with ``listeners``."""
+        return f"127.0.0.1:{self.listener_ports[name]}"
+
+    def run_class(self, main_class: str, *args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess:
+        """Run ``main_class`` on the broker's classpath; raises ``KafkaBrokerError`` with its output on failure."""
+        proc = subprocess.run(
+            self._java(main_class, *args), capture_output=True, text=True, timeout=timeout_s, cwd=self.data_dir
+        )
+        if proc.returncode != 0:
+            raise KafkaBrokerError(f"{main_class} {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}")
+        return proc
 
     @property
     def log_dir(self) -> Path:
@@ -135,6 +161,14 @@ class KafkaBroker:
                 "zookeeper.connect": str(self.zookeeper_connect),
                 "zookeeper.connection.timeout.ms": "30000",
             }
+        if self.listeners:
+            named = ",".join(f"{name}://127.0.0.1:{self.listener_ports[name]}" for name in self.listeners)
+            protocols = ",".join(f"{name}:{protocol}" for name, protocol in self.listeners.items())
+            props["listeners"] = f"{props['listeners']},{named}"
+            props["advertised.listeners"] = f"{props['advertised.listeners']},{named}"
+            base_map = props.get("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT")
+            props["listener.security.protocol.map"] = f"{base_map},{protocols}"
+            props["inter.broker.listener.name"] = "PLAINTEXT"
         return props | self.extra
 
     def _logging_options(self) -> list[str]:
@@ -177,6 +211,7 @@ class KafkaBroker:
         started = time.monotonic()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
+        self.listener_ports = {name: free_port() for name in self.listeners}
         properties = self.data_dir / "server.properties"
         _write_properties(properties, self._properties())
         if self.kraft:
