@@ -27,17 +27,31 @@ keytool-made PKCS12 stores, as Kafka users make them); about 2-4 s on this machi
 * ``wrong_host``: CN=wrong.example, SAN DNS:wrong.example only (a server cert that fails hostname checks for
   localhost/127.0.0.1 but chains to the same CA); ``wrong_host_chain_pem``, ``wrong_host_key_pem``,
   ``wrong_host_keystore_p12`` (cryptography).
+
+``tls_handshake(server_context, client_context, server_hostname="localhost")`` runs a real handshake over a
+socketpair and returns a ``HandshakeResult`` (each side's error or peer certificate DER, version, cipher).
 """
 
 from __future__ import annotations
 
+import socket
+import ssl
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from spark_kafkalog.security.certificates import IssuedCertificate, LocalCA
 
-__all__ = ["CLIENT_DN", "PASSWORD", "TlsMaterial", "build_tls_material", "tls_material"]
+__all__ = [
+    "CLIENT_DN",
+    "PASSWORD",
+    "HandshakeResult",
+    "TlsMaterial",
+    "build_tls_material",
+    "tls_handshake",
+    "tls_material",
+]
 
 PASSWORD = "kafkalog-test"
 CLIENT_DN = "CN=alice,OU=Eng,O=Org,L=City,ST=State,C=US"
@@ -148,3 +162,65 @@ def build_tls_material(directory: Path) -> TlsMaterial:
 def tls_material(tmp_path_factory: Any) -> TlsMaterial:
     """Fixture body (wrap with ``pytest.fixture(scope="session")``): ``build_tls_material`` in a fresh temp dir."""
     return build_tls_material(Path(tmp_path_factory.mktemp("tls")))
+
+
+@dataclass(frozen=True)
+class HandshakeResult:
+    """What each side of ``tls_handshake`` saw: the peer certificate (DER or None), version, cipher, or the error."""
+
+    client_error: BaseException | None
+    server_error: BaseException | None
+    client_peer_der: bytes | None = None
+    server_peer_der: bytes | None = None
+    version: str | None = None
+    cipher: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.client_error is None and self.server_error is None
+
+
+def tls_handshake(
+    server_context: ssl.SSLContext,
+    client_context: ssl.SSLContext,
+    server_hostname: str | None = "localhost",
+    timeout: float = 10.0,
+) -> HandshakeResult:
+    """A real TLS handshake over a socketpair (server side in a thread), then one ping/pong so that TLS 1.3's
+    post-handshake client-certificate verdict reaches the client; errors are captured, never raised."""
+    server_sock, client_sock = socket.socketpair()
+    server_sock.settimeout(timeout)
+    client_sock.settimeout(timeout)
+    server_out: dict[str, Any] = {}
+
+    def serve() -> None:
+        try:
+            with server_context.wrap_socket(server_sock, server_side=True) as tls:
+                server_out["peer"] = tls.getpeercert(binary_form=True)
+                if tls.recv(4) == b"ping":
+                    tls.sendall(b"pong")
+        except BaseException as e:  # reported to the test through the result
+            server_out["error"] = e
+        finally:
+            server_sock.close()
+
+    thread = threading.Thread(target=serve, name="tls-handshake-server", daemon=True)
+    thread.start()
+    client_error: BaseException | None = None
+    client_peer = version = cipher = None
+    try:
+        with client_context.wrap_socket(client_sock, server_hostname=server_hostname) as tls:
+            client_peer = tls.getpeercert(binary_form=True)
+            version = tls.version()
+            cipher_info = tls.cipher()
+            cipher = cipher_info[0] if cipher_info else None
+            tls.sendall(b"ping")
+            reply = tls.recv(4)
+            if reply != b"pong":
+                raise ConnectionError(f"server answered {reply!r} instead of b'pong'")
+    except BaseException as e:
+        client_error = e
+    finally:
+        client_sock.close()
+    thread.join(timeout)
+    return HandshakeResult(client_error, server_out.get("error"), client_peer, server_out.get("peer"), version, cipher)
