@@ -1,6 +1,7 @@
 """Broker lifecycle: ordered, idempotent start and stop; ``EmbeddedBroker`` runs one in a background thread.
 
-Start order: load and recover the logs (locking the log dirs) -> connect to the registry (ZooKeeper, or an
+Start order: build each listener's security (TLS contexts, SASL users; ``broker.security.listener_security``)
+and the inter-broker client side (``broker.security.inter_broker``) -> load and recover the logs (locking the log dirs) -> connect to the registry (ZooKeeper, or an
 in-process registry for ``zookeeper.connect=memory:<name>``) -> bind the listeners -> follow the registry
 (brokers, topics, partition states) until the first snapshot is applied -> register ``/brokers/ids/<id>``
 (taking over the nodes a crashed previous run left, as recorded in the first log dir's
@@ -44,6 +45,8 @@ from .metrics import BrokerMetrics, BrokerSnapshot
 from .network import SocketServer
 from .producer_ids import ProducerIdAllocator
 from .replication.replica_manager import ReplicaManager
+from .security.inter_broker import InterBrokerClient
+from .security.scram_credentials import ScramCredentialCache
 from .services import BrokerServices
 
 if TYPE_CHECKING:
@@ -101,6 +104,10 @@ class Broker:
         self.metadata_sync: MetadataSync | None = None
         self.controller: Controller | None = None
         self.services: BrokerServices | None = None
+        self.scram_credentials = ScramCredentialCache()
+        """SCRAM credentials from ``/config/users`` (kept current by ``MetadataSync``), read by the SASL servers."""
+        self.inter_broker: InterBrokerClient | None = None
+        """How this broker reaches the others (inter-broker listener and its client security); set by ``start``."""
         self._executor = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix=f"broker-{self.broker_id}")
         self._state = "new"
         self._registered = False
@@ -158,8 +165,13 @@ class Broker:
     async def _start(self) -> None:
         from .cluster.controller import Controller
         from .log import LogManager
+        from .security.listener_security import listener_securities
 
         cfg = self.config
+        log.debug("broker %d configuration: %s", self.broker_id, cfg.redacted())
+        # TLS contexts, JAAS users and inter-broker credentials first: a bad store fails the start at once
+        securities = listener_securities(cfg, scram_credential=self.scram_credentials.lookup)
+        self.inter_broker = InterBrokerClient.from_config(cfg)
         dirs = [Path(d) for d in cfg.log_dirs]
         self.log_manager = LogManager(
             dirs,
@@ -199,6 +211,7 @@ class Broker:
             self.producer_ids,
             clock=self.clock,
         )
+        self.txn_coordinator.markers.inter_broker = self.inter_broker
         self.txn_coordinator.start()
         self.services = BrokerServices(
             broker_id=self.broker_id,
@@ -217,16 +230,23 @@ class Broker:
             metrics=self.metrics,
             txn_coordinator=self.txn_coordinator,
         )
-        self.socket_server = SocketServer(cfg, self.handlers, self.services)
+        self.socket_server = SocketServer(cfg, self.handlers, self.services, securities)
         await self.socket_server.start()
         self._serve_metrics()
         self.metadata_sync = MetadataSync(
-            self.broker_id, registry, self.metadata, self.replica_manager, self.log_config_for, self.run_blocking
+            self.broker_id,
+            registry,
+            self.metadata,
+            self.replica_manager,
+            self.log_config_for,
+            self.run_blocking,
+            scram_credentials=self.scram_credentials,
         )
         self.metadata_sync.start()
         await self.metadata_sync.ready.wait()
         host, port = self.bootstrap_server.rsplit(":", 1)
-        info = BrokerInfo(self.broker_id, host.strip("[]"), int(port), cfg["broker.rack"], self.endpoints())
+        protocols = {lst.name: cfg.security_protocol(lst.name) for lst in cfg.advertised_listeners}
+        info = BrokerInfo(self.broker_id, host.strip("[]"), int(port), cfg["broker.rack"], self.endpoints(), protocols)
         await self.run_blocking(registry.register_broker, info, self._registration_record())
         self._registered = True
         while self.broker_id not in self.metadata.brokers:
@@ -245,6 +265,7 @@ class Broker:
                 self.controller,
                 max_retries=cfg["controlled.shutdown.max.retries"],
                 backoff_s=cfg["controlled.shutdown.retry.backoff.ms"] / 1000,
+                inter_broker=self.inter_broker,
             )
         except Exception:  # never keeps the broker from stopping
             log.exception("broker %d: controlled shutdown failed", self.broker_id)

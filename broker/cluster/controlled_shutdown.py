@@ -17,44 +17,60 @@ live broker is the controller, else after the backoff. When the answer lists par
 live broker (a follower caught up), else after the backoff. Brokers that stop together are quickest with the
 controller's broker last (``EmbeddedCluster.stop`` does that); then no attempt fails.
 
-Runs on the broker's event loop; one short-lived connection per attempt, bounded by ``timeout_s``.
+The request goes to the controller's endpoint for the inter-broker listener, secured as that listener
+requires (``broker.security.inter_broker``). Runs on the broker's event loop; one short-lived connection per
+attempt, bounded by ``timeout_s``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-import struct
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode, ProtocolError, decode_response, encode_request
+from spark_kafkalog.client.errors import KafkaClientError
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode, ProtocolError
 
 log = logging.getLogger("kafkalog.controller")
 
 _API = API_BY_KEY[ApiKey.CONTROLLED_SHUTDOWN]
 _VERSION = 3
-_SIZE = struct.Struct(">i")
 _POLL_S = 0.02  # how often a retry looks for a new controller in the broker's metadata
 
 
-async def request_shutdown(address: str, broker_id: int, timeout_s: float) -> tuple[int, list[tuple[str, int]]]:
-    """Send ControlledShutdown v3 for ``broker_id`` to ``host:port``; returns (error code, remaining partitions)."""
+async def request_shutdown(
+    address: str, broker_id: int, timeout_s: float, *, security: Any = None
+) -> tuple[int, list[tuple[str, int]]]:
+    """Send ControlledShutdown v3 for ``broker_id`` to ``host:port`` (the controller's inter-broker endpoint)
+    over a connection secured by ``security`` (a ``ClientSecurity``; None: PLAINTEXT); returns (error code,
+    remaining partitions). Connection failures raise ``OSError`` (``KafkaConnectionError`` is one)."""
+    from spark_kafkalog.client.errors import KafkaClientError
+    from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
+
     host, port = address.rsplit(":", 1)
+    kwargs = {} if security is None else {"security": security}
 
     async def call() -> Any:
-        reader, writer = await asyncio.open_connection(host.strip("[]"), int(port))
+        conn = await AsyncKafkaConnection.open(
+            host.strip("[]"),
+            int(port),
+            client_id=f"broker-{broker_id}",
+            connect_timeout=timeout_s,
+            request_timeout=timeout_s,
+            **kwargs,
+        )
         try:
             request = _API.Request(broker_id=broker_id, broker_epoch=-1)
-            writer.write(encode_request(_API.key, _VERSION, 1, request, client_id=f"broker-{broker_id}", framed=True))
-            await writer.drain()
-            (size,) = _SIZE.unpack(await reader.readexactly(_SIZE.size))
-            _, response = decode_response(_API.key, _VERSION, await reader.readexactly(size))
-            return response
+            return await conn.request(_API.key, request, version=_VERSION, timeout=timeout_s)
         finally:
-            writer.close()
+            await conn.close()
 
-    response = await asyncio.wait_for(call(), timeout_s)
+    try:
+        response = await asyncio.wait_for(call(), timeout_s)
+    except KafkaClientError as e:
+        raise OSError(str(e)) from None
     return response.error_code, [(r.topic_name, r.partition_index) for r in response.remaining_partitions]
 
 
@@ -67,14 +83,21 @@ async def controlled_shutdown(
     backoff_s: float,
     timeout_s: float = 30.0,
     send: Callable[[str, int, float], Awaitable[tuple[int, list[tuple[str, int]]]]] | None = None,
+    inter_broker: Any = None,
 ) -> bool:
     """Move this broker's leaderships away before it stops; True when the controller reports none left.
 
     ``metadata``: the broker's ``MetadataCache`` (controller id, broker addresses); ``local_controller``:
-    this broker's ``Controller``, used directly when it is the active one; ``send``: how a ControlledShutdown
-    request reaches another broker (``request_shutdown``; tests pass their own).
+    this broker's ``Controller``, used directly when it is the active one; ``inter_broker``: the
+    ``InterBrokerClient`` (listener and client security; None: the PLAINTEXT listener); ``send``: how a
+    ControlledShutdown request reaches another broker's ``host:port`` (``request_shutdown`` with the
+    inter-broker security; tests pass their own).
     """
-    send = send or request_shutdown
+    if inter_broker is None:
+        from broker.security.inter_broker import InterBrokerClient
+
+        inter_broker = InterBrokerClient("PLAINTEXT")
+    send = send or functools.partial(request_shutdown, security=inter_broker.security)
     if not _holds_replicas(metadata, broker_id):
         log.info("broker %d: controlled shutdown done (it holds no replica)", broker_id)
         return True
@@ -92,8 +115,10 @@ async def controlled_shutdown(
                 error = ErrorCode.NOT_CONTROLLER
                 unreachable = "no controller is known"
             else:
-                error, remaining = await send(metadata.brokers[cid].address, broker_id, timeout_s)
-        except (TimeoutError, OSError, asyncio.IncompleteReadError, ProtocolError) as e:
+                host, port = inter_broker.address(metadata.brokers[cid])
+                address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+                error, remaining = await send(address, broker_id, timeout_s)
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, ProtocolError, KafkaClientError) as e:
             error = ErrorCode.NOT_CONTROLLER
             unreachable = f"controller {cid} gave no answer ({_reason(e)})"
         if error == ErrorCode.NONE and not remaining:

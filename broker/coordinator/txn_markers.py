@@ -10,7 +10,9 @@ then; INVALID_PRODUCER_EPOCH and TRANSACTION_COORDINATOR_FENCED mean a newer coo
 over: the partition is dropped with a warning (Kafka stops there too). It returns when no partition is left,
 or raises ``asyncio.CancelledError`` when cancelled (the coordinator lost the partition or stops).
 
-One connection per leader broker, shared by all transactions, re-opened after a failure. Event-loop only.
+One connection per leader broker, shared by all transactions, re-opened after a failure, to the leader's
+endpoint for the inter-broker listener with its client security (``inter_broker``, an
+``InterBrokerClient``; PLAINTEXT by default, the broker sets its own at start-up). Event-loop only.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from broker.security.inter_broker import InterBrokerClient
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -34,10 +37,10 @@ _DROP = {ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FEN
 
 
 class TxnMarkerSender:
-    def __init__(self, broker_id: int, metadata: MetadataCache, listener: str = "PLAINTEXT") -> None:
+    def __init__(self, broker_id: int, metadata: MetadataCache, inter_broker: InterBrokerClient | None = None) -> None:
         self.broker_id = broker_id
         self.metadata = metadata
-        self.listener = listener
+        self.inter_broker = inter_broker if inter_broker is not None else InterBrokerClient("PLAINTEXT")
         self._conns: dict[int, AsyncKafkaConnection] = {}
         self._opening: dict[int, asyncio.Lock] = {}
 
@@ -138,9 +141,6 @@ class TxnMarkerSender:
                 info = self.metadata.brokers.get(node)
                 if info is None:
                     raise KafkaClientError(f"broker {node} is not registered")
-                host, port = info.endpoint(self.listener)
-                conn = await AsyncKafkaConnection.open(
-                    host, port, node_id=node, client_id=f"broker-{self.broker_id}-txn-markers"
-                )
+                conn = await self.inter_broker.open(info, client_id=f"broker-{self.broker_id}-txn-markers")
                 self._conns[node] = conn
         return conn

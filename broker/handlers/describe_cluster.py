@@ -1,6 +1,8 @@
 """DescribeCluster (key 60), v0-1: cluster id, controller and live brokers (the admin clients' view).
 Only broker endpoints (``endpoint_type`` 1) exist; asking for controller endpoints (2) is
-UNSUPPORTED_ENDPOINT_TYPE. Authorized operations are never computed.
+UNSUPPORTED_ENDPOINT_TYPE. Each broker is given by its endpoint of the listener the request came in on;
+brokers without that listener are left out (Kafka's ``getAliveBrokerNodes(listenerName)``). Authorized
+operations are never computed.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ async def handle(ctx, request):
         )
     cache = b.metadata
     brokers = [
-        Resp.DescribeClusterBroker(broker_id=bid, host=h, port=p, rack=info.rack)
+        Resp.DescribeClusterBroker(broker_id=bid, host=ep[0], port=ep[1], rack=info.rack)
         for bid, info in sorted(cache.brokers.items())
-        for h, p in [info.endpoint(ctx.listener)]
+        if (ep := info.listener_endpoint(ctx.listener)) is not None
     ]
     return Resp(
         throttle_time_ms=0,

@@ -5,7 +5,9 @@ id): the leader of the id's ``__transaction_state`` partition (created, compacte
 ``transaction.state.log.num.partitions``, on the first lookup); COORDINATOR_NOT_AVAILABLE while it has no
 leader or that leader (this broker) is still loading it. Other key types (2, share groups, included) are
 INVALID_REQUEST. v0-3 look up one ``key``; v4+ every key of ``coordinator_keys``, each answered in its
-own ``coordinators`` entry with its own error (KIP-699), in request order.
+own ``coordinators`` entry with its own error (KIP-699), in request order. The coordinator is given by its
+endpoint of the listener the request came in on; one without that listener is COORDINATOR_NOT_AVAILABLE (as
+Kafka, whose lookup by listener finds no node).
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ async def _lookup(ctx, key_type: int, key: str) -> tuple[ErrorCode, str | None, 
     info = ctx.services.metadata.brokers.get(node)
     if code != ErrorCode.NONE or info is None:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{key!r} has no coordinator yet", -1, "", -1
-    host, port = info.endpoint(ctx.listener)
-    return ErrorCode.NONE, None, node, host, port
+    endpoint = info.listener_endpoint(ctx.listener)
+    if endpoint is None:
+        message = f"the coordinator of {key!r}, broker {node}, has no listener {ctx.listener}"
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, message, -1, "", -1
+    return ErrorCode.NONE, None, node, endpoint[0], endpoint[1]
 
 
 async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:

@@ -10,6 +10,9 @@ together within ``max.partitions.per.request``, ``max.broker.partitions``); the 
 as Kafka does. Otherwise a missing topic is UNKNOWN_TOPIC_OR_PARTITION. An illegal name is answered
 INVALID_TOPIC_EXCEPTION and never created, whatever the setting (as Kafka 3.x). A partition without a
 live leader reports LEADER_NOT_AVAILABLE with leader -1.
+Listeners: brokers without an endpoint for the listener the request came in on (by name) are left out; a
+partition whose live leader lacks it answers LISTENER_NOT_FOUND from v6 (LEADER_NOT_AVAILABLE before), leader
+-1, as Kafka's ``errorUnavailableListeners``.
 Gaps: authorized-operations fields are always "not requested" (-2147483648).
 """
 
@@ -26,6 +29,7 @@ VERSIONS = (0, 12)
 _API = API_BY_KEY[API_KEY]
 AUTO_CREATE_WAIT_S = 1.0
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+_LISTENER_NOT_FOUND_FROM = 6
 
 
 async def handle(ctx, request):
@@ -34,9 +38,9 @@ async def handle(ctx, request):
     v = ctx.version
     Resp = _API.Response
     brokers = [
-        Resp.MetadataResponseBroker(node_id=bid, host=h, port=p, rack=info.rack)
+        Resp.MetadataResponseBroker(node_id=bid, host=ep[0], port=ep[1], rack=info.rack)
         for bid, info in sorted(cache.brokers.items())
-        for h, p in [info.endpoint(ctx.listener)]
+        if (ep := info.listener_endpoint(ctx.listener)) is not None
     ]
     if request.topics is None or (v == 0 and not request.topics):
         wanted = [(name, None) for name in sorted(cache.topics)]
@@ -71,7 +75,7 @@ async def handle(ctx, request):
                     )
                 )
                 continue
-        topics.append(_topic(Resp, cache, name, errors.get(name)))
+        topics.append(_topic(Resp, cache, name, errors.get(name), ctx.listener, v))
     return Resp(
         throttle_time_ms=0,
         brokers=brokers,
@@ -110,7 +114,7 @@ async def _auto_create(admin, names: list[str], errors: dict[str, ErrorCode]) ->
     return created
 
 
-def _topic(Resp, cache, name: str, error: ErrorCode | None):
+def _topic(Resp, cache, name: str, error: ErrorCode | None, listener: str, version: int):
     t = cache.topics.get(name)
     if t is None:
         code = error if error is not None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -120,11 +124,17 @@ def _topic(Resp, cache, name: str, error: ErrorCode | None):
         replicas = list(t.replicas[p])
         st = t.states.get(p)
         leader = st.leader if st is not None else -1
+        code = ErrorCode.NONE if leader >= 0 and cache.alive(leader) else ErrorCode.LEADER_NOT_AVAILABLE
+        if code == ErrorCode.NONE and cache.brokers[leader].listener_endpoint(listener) is None:
+            # Kafka's errorUnavailableListeners: the leader lives but has no endpoint for this listener
+            code = (
+                ErrorCode.LISTENER_NOT_FOUND if version >= _LISTENER_NOT_FOUND_FROM else ErrorCode.LEADER_NOT_AVAILABLE
+            )
         partitions.append(
             Resp.MetadataResponseTopic.MetadataResponsePartition(
-                error_code=ErrorCode.NONE if leader >= 0 and cache.alive(leader) else ErrorCode.LEADER_NOT_AVAILABLE,
+                error_code=code,
                 partition_index=p,
-                leader_id=leader if leader >= 0 and cache.alive(leader) else -1,
+                leader_id=leader if code == ErrorCode.NONE else -1,
                 leader_epoch=st.leader_epoch if st is not None else -1,
                 replica_nodes=replicas,
                 isr_nodes=list(st.isr) if st is not None else [],

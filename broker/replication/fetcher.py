@@ -20,6 +20,10 @@ starts over at the leader's log start when behind it); epoch fencing, NOT_LEADER
 errors pause the partition for ``replica.fetch.backoff.ms`` (the controller's next state decides); a lost
 connection is re-opened after the same backoff, with the leader's address looked up again.
 
+Connections go to the leader's endpoint for the inter-broker listener with that listener's client security
+(TLS, SASL as ``sasl.mechanism.inter.broker.protocol``): ``broker.security.inter_broker.InterBrokerClient``,
+built once per ``FetcherManager``.
+
 Concurrency: event-loop only; the ``ReplicaManager`` adds and removes partitions (``FetcherManager``).
 """
 
@@ -34,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from broker.log import LogAppendError
 from broker.log.leader_epoch import UNDEFINED_EPOCH
+from broker.security.inter_broker import InterBrokerClient
 from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError
 from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -115,8 +120,17 @@ class FetchState:
 class ReplicaFetcher:
     """Copies every partition this broker follows from broker ``leader_id``."""
 
-    def __init__(self, broker_id: int, leader_id: int, metadata: MetadataCache, config, now_ms) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        leader_id: int,
+        metadata: MetadataCache,
+        config,
+        now_ms,
+        inter_broker: InterBrokerClient | None = None,
+    ) -> None:
         self.broker_id = broker_id
+        self.inter_broker = inter_broker if inter_broker is not None else InterBrokerClient.from_config(config)
         self.leader_id = leader_id
         self.metadata = metadata
         self.wait_ms = config["replica.fetch.wait.max.ms"]
@@ -185,9 +199,7 @@ class ReplicaFetcher:
         info = self.metadata.brokers.get(self.leader_id)
         if info is None:
             raise KafkaConnectionError(f"broker {self.leader_id} is not registered", broker=str(self.leader_id))
-        return await AsyncKafkaConnection.open(
-            info.host, info.port, node_id=self.leader_id, client_id=f"broker-{self.broker_id}-fetcher"
-        )
+        return await self.inter_broker.open(info, client_id=f"broker-{self.broker_id}-fetcher")
 
     def _current(self, tp: TopicPartition, st: FetchState) -> bool:
         """Is ``st`` still what this fetcher should do for ``tp`` (not removed or replaced meanwhile)?"""
@@ -337,6 +349,7 @@ class FetcherManager:
         self.metadata = metadata
         self.config = config
         self.now_ms = now_ms
+        self.inter_broker = InterBrokerClient.from_config(config)
         self.fetchers: dict[int, ReplicaFetcher] = {}
         self._owner: dict[TopicPartition, int] = {}
         self._stopping: set[asyncio.Task] = set()
@@ -350,7 +363,7 @@ class FetcherManager:
         fetcher = self.fetchers.get(part.leader_id)
         if fetcher is None:
             fetcher = self.fetchers[part.leader_id] = ReplicaFetcher(
-                self.broker_id, part.leader_id, self.metadata, self.config, self.now_ms
+                self.broker_id, part.leader_id, self.metadata, self.config, self.now_ms, self.inter_broker
             )
         fetcher.add(part)
         self._owner[part.tp] = part.leader_id
