@@ -1,0 +1,230 @@
+"""kafkalog's Producer, Consumer and AdminClient against a secured Apache Kafka 3.9.1 broker (ZooKeeper mode).
+
+One broker for the module with four listeners: PLAINTEXT (readiness check, inter-broker), SASL_SSL with
+SCRAM-SHA-512 (user added through ZooKeeper with Kafka's ConfigCommand, JKS keystore made by keytool),
+SASL_PLAINTEXT with PLAIN (JAAS ``user_alice``; sessions of 2 s, so KIP-368 re-authentication happens
+during the test) and SSL requiring a client certificate.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from spark_kafkalog.client import AdminClient, Consumer, KafkaClient, NewTopic, Producer, TopicPartition
+from spark_kafkalog.client.errors import KafkaAuthenticationError, KafkaSslError
+from tests.security.certs import PASSWORD, TlsMaterial, build_tls_material
+
+from .kafka_broker import KafkaBroker
+from .peers import KAFKA_39
+
+pytestmark = pytest.mark.compat
+
+USER = "alice"
+USER_PASSWORD = "alice-secret"
+WRONG_PASSWORD = "not-" + USER_PASSWORD
+REAUTH_MS = 2000
+SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
+PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory) -> TlsMaterial:
+    return build_tls_material(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="module")
+def secured_kafka(zookeeper, tls, tmp_path_factory):
+    connect = f"{zookeeper.connect_string}/kafka39-sec-{uuid.uuid4().hex[:8]}"
+    broker = KafkaBroker(
+        KAFKA_39,
+        tmp_path_factory.mktemp("kafka-3.9.1-secured"),
+        zookeeper_connect=connect,
+        listeners={"SASL_SSL": "SASL_SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SSL": "SSL"},
+        extra={
+            "ssl.keystore.type": "JKS",
+            "ssl.keystore.location": str(tls.broker_keystore_jks),
+            "ssl.keystore.password": PASSWORD,
+            "ssl.key.password": PASSWORD,
+            "ssl.truststore.type": "JKS",
+            "ssl.truststore.location": str(tls.truststore_jks),
+            "ssl.truststore.password": PASSWORD,
+            "listener.name.ssl.ssl.client.auth": "required",
+            "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+            "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": f"{SCRAM} required;",
+            "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": (f'{PLAIN} required user_{USER}="{USER_PASSWORD}";'),
+            "listener.name.sasl_plaintext.plain.connections.max.reauth.ms": str(REAUTH_MS),
+        },
+    )
+    broker.start()
+    try:
+        broker.run_class(
+            "kafka.admin.ConfigCommand",
+            "--zookeeper",
+            connect,
+            "--alter",
+            "--add-config",
+            f"SCRAM-SHA-512=[iterations=4096,password={USER_PASSWORD}]",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            USER,
+        )
+        yield broker
+    finally:
+        broker.stop()
+
+
+def scram_ssl(broker: KafkaBroker, tls: TlsMaterial, password: str = USER_PASSWORD) -> dict[str, str]:
+    """Java/Spark names: a JKS truststore and a ScramLoginModule JAAS line."""
+    return {
+        "bootstrap.servers": broker.listener_bootstrap("SASL_SSL"),
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": f'{SCRAM} required username="{USER}" password="{password}";',
+        "ssl.truststore.location": str(tls.truststore_jks),
+        "ssl.truststore.password": PASSWORD,
+    }
+
+
+def plain(broker: KafkaBroker, password: str = USER_PASSWORD) -> dict[str, str]:
+    """librdkafka names: sasl.mechanisms, sasl.username, sasl.password."""
+    return {
+        "bootstrap.servers": broker.listener_bootstrap("SASL_PLAINTEXT"),
+        "security.protocol": "sasl_plaintext",
+        "sasl.mechanisms": "PLAIN",
+        "sasl.username": USER,
+        "sasl.password": password,
+    }
+
+
+def mtls(broker: KafkaBroker, tls: TlsMaterial, *, certificate: bool = True) -> dict[str, str]:
+    """librdkafka names: a PEM CA, and the client certificate and key as PEM files."""
+    config = {
+        "bootstrap.servers": broker.listener_bootstrap("SSL"),
+        "security.protocol": "SSL",
+        "ssl.ca.location": str(tls.ca_pem),
+    }
+    if certificate:
+        config |= {"ssl.certificate.location": str(tls.client_chain_pem), "ssl.key.location": str(tls.client_key_pem)}
+    return config
+
+
+def wait_for_scram_user(config: dict[str, str], deadline_s: float = 30.0) -> None:
+    """The SCRAM credential reaches the broker through a ZooKeeper change notification: log in until it works."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            with KafkaClient(config, default_api_timeout_ms=5000) as client:
+                client.refresh_metadata_once(None)
+            return
+        except KafkaAuthenticationError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def round_trip(config: dict[str, str], n: int = 50) -> None:
+    """Create a topic (admin), produce ``n`` records, consume them back in a group (subscribe + commit)."""
+    topic = f"sec-{uuid.uuid4().hex[:10]}"
+    with AdminClient(config) as admin:
+        admin.create_topics([NewTopic(topic, 2, 1)])
+        assert topic in admin.list_topics()
+    with Producer(config, linger_ms=5, acks="all") as producer:
+        futures = [producer.send(topic, b"value-%d" % i, key=b"key-%d" % i) for i in range(n)]
+        producer.flush(60)
+        for future in futures:
+            future.result(30)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    with Consumer(config, group_id=group, auto_offset_reset="earliest", fetch_max_wait_ms=100) as consumer:
+        consumer.subscribe([topic])
+        records: list = []
+        deadline = time.monotonic() + 60
+        while len(records) < n and time.monotonic() < deadline:
+            records.extend(consumer.poll(500))
+        consumer.commit()
+    assert sorted(r.value for r in records) == sorted(b"value-%d" % i for i in range(n))
+    with AdminClient(config) as admin:
+        committed = admin.list_group_offsets(group)
+        assert sum(meta.offset for meta in committed.values()) == n
+
+
+def test_sasl_ssl_scram_sha_512_with_a_jks_truststore(secured_kafka, tls):
+    config = scram_ssl(secured_kafka, tls)
+    wait_for_scram_user(config)
+    round_trip(config)
+
+
+def test_sasl_plaintext_plain_with_librdkafka_names(secured_kafka):
+    round_trip(plain(secured_kafka))
+
+
+def test_ssl_with_a_client_certificate(secured_kafka, tls):
+    round_trip(mtls(secured_kafka, tls))
+
+
+def test_ssl_without_the_required_client_certificate_fails_without_retrying(secured_kafka, tls):
+    started = time.monotonic()
+    with pytest.raises(KafkaSslError) as caught:
+        with KafkaClient(mtls(secured_kafka, tls, certificate=False), default_api_timeout_ms=30000) as client:
+            client.refresh_metadata_once(None)
+    assert time.monotonic() - started < 10
+    assert secured_kafka.listener_bootstrap("SSL") in str(caught.value)
+
+
+@pytest.mark.parametrize("which", ["SCRAM-SHA-512", "PLAIN"])
+def test_a_wrong_password_fails_fast_with_an_authentication_error(secured_kafka, tls, which):
+    if which == "PLAIN":
+        config = plain(secured_kafka, WRONG_PASSWORD)
+    else:
+        wait_for_scram_user(scram_ssl(secured_kafka, tls))
+        config = scram_ssl(secured_kafka, tls, WRONG_PASSWORD)
+    started = time.monotonic()
+    with pytest.raises(KafkaAuthenticationError) as caught:
+        with Producer(config, max_block_ms=30000) as producer:
+            producer.send("any-topic", b"x").result(30)
+    elapsed = time.monotonic() - started
+    error = caught.value
+    assert elapsed < 10, f"took {elapsed:.1f} s: authentication failures must not be retried"
+    assert error.retriable is False
+    assert error.error_code == 58
+    assert which in str(error)
+    assert config["bootstrap.servers"] in str(error)
+    assert WRONG_PASSWORD not in str(error) and USER_PASSWORD not in str(error)
+
+
+def test_sessions_are_reauthenticated_on_the_live_connection(secured_kafka):
+    """connections.max.reauth.ms=2000 on the PLAIN listener: keep using one connection for 3 lifetimes."""
+    topic = f"reauth-{uuid.uuid4().hex[:8]}"
+    with AdminClient(plain(secured_kafka)) as admin:
+        admin.create_topics([NewTopic(topic, 1, 1)])
+    with KafkaClient(plain(secured_kafka)) as client:
+        client.refresh_metadata_once([topic])
+        conn = client._pool.live()[0]
+        assert conn.protocol.session_lifetime_ms == REAUTH_MS
+        deadline = time.monotonic() + 3 * REAUTH_MS / 1000
+        rounds = 0
+        while time.monotonic() < deadline:
+            client.refresh_metadata_once([topic])
+            rounds += 1
+            time.sleep(0.1)
+        assert client._pool.live()[0] is conn and not conn.closed  # never dropped by the broker
+        assert conn.protocol.reauthentications >= 2
+        assert rounds > 10
+    # a producer keeps producing across re-authentications
+    with Producer(plain(secured_kafka), linger_ms=0) as producer:
+        end = time.monotonic() + 2.5 * REAUTH_MS / 1000
+        sent = 0
+        while time.monotonic() < end:
+            producer.send(topic, b"r-%d" % sent).result(30)
+            sent += 1
+    with Consumer(plain(secured_kafka), auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topic, 0)])
+        records: list = []
+        deadline = time.monotonic() + 30
+        while len(records) < sent and time.monotonic() < deadline:
+            records.extend(consumer.poll(500))
+    assert [r.value for r in records] == [b"r-%d" % i for i in range(sent)]
