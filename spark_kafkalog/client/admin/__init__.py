@@ -2,10 +2,21 @@
 
 ``admin`` is the API (topics, partitions, records, and the calls below); ``admin_configs`` the
 DescribeConfigs/AlterConfigs/IncrementalAlterConfigs resources and operations; ``admin_reassignments``
-partition reassignment (KIP-455); ``group_admin`` the coordinator-routed consumer-group calls (also used
-by the consumer to commit and fetch offsets).
+partition reassignment (KIP-455); ``admin_scram`` SCRAM credentials (KIP-554); ``group_admin`` the
+coordinator-routed consumer-group calls (also used by the consumer to commit and fetch offsets).
 """
 
 from spark_kafkalog.client.admin.admin import AdminClient, AdminOperationError
+from spark_kafkalog.client.admin.admin_scram import (
+    ScramCredentialInfo,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
 
-__all__ = ["AdminClient", "AdminOperationError"]
+__all__ = [
+    "AdminClient",
+    "AdminOperationError",
+    "ScramCredentialInfo",
+    "UserScramCredentialDeletion",
+    "UserScramCredentialUpsertion",
+]

@@ -5,7 +5,8 @@ CreateTopics, DeleteTopics, CreatePartitions and the partition reassignment requ
 (``spark_kafkalog.client.admin.admin_reassignments``) go to the controller named by Metadata (NOT_CONTROLLER
 refreshes it and retries); DeleteRecords goes to each partition's leader; DescribeConfigs, AlterConfigs and
 IncrementalAlterConfigs (``spark_kafkalog.client.admin.admin_configs``) go to the broker a broker resource names,
-else to any broker, as does Metadata. Each call is sent at the highest version both sides support (CreateTopics with broker
+else to any broker, as does Metadata. SCRAM credentials (``spark_kafkalog.client.admin.admin_scram``):
+AlterUserScramCredentials goes to the controller, DescribeUserScramCredentials to any broker. Each call is sent at the highest version both sides support (CreateTopics with broker
 defaults - ``-1`` partitions or replication factor - needs v4+).
 
 Per-topic failures are collected: a call raises one ``AdminOperationError`` listing every failed topic,
@@ -20,9 +21,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spark_kafkalog.client.admin import admin_configs, admin_reassignments
+from spark_kafkalog.client.admin import admin_configs, admin_reassignments, admin_scram
 from spark_kafkalog.client.admin.admin_configs import AlterConfigOp, ConfigEntry, ConfigResource
 from spark_kafkalog.client.admin.admin_reassignments import PartitionReassignment
+from spark_kafkalog.client.admin.admin_scram import (
+    ScramCredentialInfo,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
 from spark_kafkalog.client.admin.group_admin import (
     GroupAdmin,
     GroupDescription,
@@ -43,6 +49,9 @@ __all__ = [
     "ConfigEntry",
     "ConfigResource",
     "PartitionReassignment",
+    "ScramCredentialInfo",
+    "UserScramCredentialDeletion",
+    "UserScramCredentialUpsertion",
 ]
 
 _CREATE_TOPICS = int(ApiKey.CREATE_TOPICS)
@@ -467,6 +476,46 @@ class AdminClient:
             self._controller_request, None if partitions is None else list(partitions), self._timeout(timeout_ms)
         )
 
+    # SCRAM credentials (spark_kafkalog.client.admin.admin_scram) -----------------------------------
+    def describe_user_scram_credentials(
+        self, users: Iterable[str] | None = None, *, missing_ok: bool = False
+    ) -> dict[str, list[ScramCredentialInfo]]:
+        """``{user: [ScramCredentialInfo(mechanism, iterations)]}`` of ``users`` (every user with credentials
+        when None); a named user without credentials fails (``AdminOperationError``) unless ``missing_ok``."""
+        client = self.client
+
+        def send(api_key: int, body: Any) -> tuple[int, Any, str]:
+            def attempt() -> tuple[int, Any, str]:
+                version, response = client.send_request(api_key, body)
+                return version, response, "any broker"
+
+            return client.call_with_retries(attempt, what="DescribeUserScramCredentials")
+
+        found, errors = admin_scram.describe_user_scram_credentials(
+            send, None if users is None else list(users), missing_ok=missing_ok
+        )
+        if errors:
+            raise AdminOperationError("DescribeUserScramCredentials", errors)
+        return found
+
+    def alter_user_scram_credentials(
+        self,
+        alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion],
+        *,
+        timeout_ms: int | None = None,
+    ) -> None:
+        """Upsert and delete SCRAM credentials (the controller writes them to ``/config/users/<user>``; every broker
+        applies them without a restart). The salted passwords are computed here; failures raise
+        ``AdminOperationError`` keyed by user."""
+        alterations = list(alterations)
+        if not alterations:
+            return
+        errors = admin_scram.alter_user_scram_credentials(
+            self._controller_request, alterations, self._timeout(timeout_ms)
+        )
+        if errors:
+            raise AdminOperationError("AlterUserScramCredentials", errors)
+
     def describe_cluster(self) -> dict[str, Any]:
         """``{"cluster_id", "controller_id", "brokers": {node_id: "host:port"}}`` from Metadata."""
         client = self.client
@@ -487,6 +536,8 @@ def _result_codes(api_key: int, response: Any) -> set[int]:
         return {t.error_code for t in response.results}
     if api_key in (admin_reassignments.ALTER, admin_reassignments.LIST):
         return {response.error_code}
+    if api_key == admin_scram.ALTER:
+        return {r.error_code for r in response.results}
     return set()
 
 
