@@ -7,7 +7,7 @@ Grammar (Kafka's ``JaasConfig``, a ``java.io.StreamTokenizer`` with ``//`` and `
     flag    := required | requisite | sufficient | optional          (any case)
     value   := word | '"' chars '"' | "'" chars "'"
 
-* a word starts with a letter (or ``_``, ``$``, ``\\u00a0``-``\\u00ff``) and continues with those, digits,
+* a word starts with an ASCII letter, ``_``, ``$`` or a character from ``\\u00a0`` up, and continues with those, digits,
   ``.`` and ``-``;
 * quoted strings take Java escapes (``\\n \\t \\b \\f \\r \\a \\v``, octal ``\\ooo``, ``\\x`` = ``x``) and end
   at the closing quote or at the end of the line;
@@ -110,7 +110,9 @@ _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v
 
 
 def _is_word_start(c: str) -> bool:
-    return c.isascii() and c.isalpha() or c in "_$" or "\u00a0" <= c <= "\u00ff"
+    # StreamTokenizer: a-z, A-Z, \u00a0-\u00ff, and every character above \u00ff; Kafka adds _ and $ (and -,
+    # which cannot start a word: a leading - is the sign of a number or an ordinary character)
+    return c.isascii() and c.isalpha() or c in "_$" or c >= "\u00a0"
 
 
 def _is_word_part(c: str) -> bool:

@@ -23,6 +23,7 @@ OAUTH = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
             {"username": "alice", "password": "s3cr;t"},
         ),
         (f"{PLAIN} required k=bare.word-1_$x;", {"k": "bare.word-1_$x"}),
+        (f"{PLAIN} required k=ünïcødé€ j=$x-1;", {"k": "ünïcødé€", "j": "$x-1"}),
         (f'{PLAIN} required k="a\\"b\\\\c\\td\\101";', {"k": 'a"b\\c\tdA'}),
         (f"{PLAIN} required k='it\\'s';", {"k": "it's"}),
         (f'{PLAIN} required k="" j=x;', {"k": "", "j": "x"}),

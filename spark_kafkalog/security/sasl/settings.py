@@ -63,7 +63,7 @@ class SaslClientSettings:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     token_provider: Callable[[], tuple[str, float]] | None = field(default=None, repr=False)
-    extensions: Mapping[str, str] = field(default_factory=dict)
+    extensions: Mapping[str, str] = field(default_factory=dict, hash=False)
     token_auth: bool = False
     max_scram_iterations: int = MAX_ITERATIONS
 
