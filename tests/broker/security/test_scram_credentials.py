@@ -159,7 +159,7 @@ def test_a_kafka_written_credential_and_an_altered_one_reach_every_brokers_cache
         raw.create("/config/changes/config_change_", b'{"version":2,"entity_path":"users/alice"}', sequence=True)
         expected = ScramCredential.from_kafka_string(s256)
         for i, cache in enumerate(caches):
-            wait_until(lambda: cache.lookup("SCRAM-SHA-256", "alice") == expected, 10, f"alice on broker {i + 1}")
+            wait_until(lambda c=cache: c.lookup("SCRAM-SHA-256", "alice") == expected, 10, f"alice on broker {i + 1}")
 
         with AdminClient(brokers[0].bootstrap_servers) as admin:
             admin.alter_user_scram_credentials(
@@ -172,7 +172,7 @@ def test_a_kafka_written_credential_and_an_altered_one_reach_every_brokers_cache
                 "bob": [admin_info("SCRAM-SHA-512", 4096)],
             }
         for i, cache in enumerate(caches):
-            wait_until(lambda: cache.users() == {"bob": ["SCRAM-SHA-512"]}, 10, f"bob only on broker {i + 1}")
+            wait_until(lambda c=cache: c.users() == {"bob": ["SCRAM-SHA-512"]}, 10, f"bob only on broker {i + 1}")
         bob = caches[1].lookup("SCRAM-SHA-512", "bob")
         assert bob == ScramCredential.from_password(SHA512, "bob-secret", 4096, bob.salt)
     finally:
