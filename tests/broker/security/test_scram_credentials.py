@@ -18,6 +18,7 @@ from broker.cluster.zk_layout import desanitize_entity_name, sanitize_entity_nam
 from broker.security.scram_credentials import ScramCredentialCache
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client.admin import AdminClient, UserScramCredentialDeletion, UserScramCredentialUpsertion
+from spark_kafkalog.client.errors import KafkaAuthenticationError
 from spark_kafkalog.security.sasl.scram import ScramCredential, ScramMechanism
 from tests.waiting import wait_until
 
@@ -201,3 +202,38 @@ def make_registry():
     yield make
     for registry in registries:
         registry.close()
+
+
+def test_a_user_added_over_the_admin_api_logs_in_with_scram_and_is_refused_once_deleted(tmp_path):
+    broker = EmbeddedBroker(
+        0,
+        zookeeper_connect=f"memory:scram-{uuid.uuid4().hex[:8]}",
+        log_dir=tmp_path,
+        listeners="PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        **{"sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512", "inter.broker.listener.name": "PLAINTEXT"},
+    ).start()
+    ports = broker.broker.bound_ports
+    cache = broker.broker.metadata_sync.scram_credentials
+
+    def login(password: str) -> bool:
+        settings = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512"}
+        settings.update({"sasl.username": "alice", "sasl.password": password, "retries": 0})
+        try:
+            with AdminClient(f"127.0.0.1:{ports['SASL_PLAINTEXT']}", **settings) as admin:
+                admin.list_topics()
+            return True
+        except KafkaAuthenticationError:
+            return False
+
+    try:
+        with AdminClient(f"127.0.0.1:{ports['PLAINTEXT']}") as admin:
+            admin.alter_user_scram_credentials(
+                [UserScramCredentialUpsertion("alice", "SCRAM-SHA-512", "alice-pw", 8192)]
+            )
+            wait_until(lambda: cache.lookup("SCRAM-SHA-512", "alice"), 10, "alice in the cache")
+            assert login("alice-pw") and not login("alice-pw2")
+            admin.alter_user_scram_credentials([UserScramCredentialDeletion("alice", "SCRAM-SHA-512")])
+            wait_until(lambda: cache.lookup("SCRAM-SHA-512", "alice") is None, 10, "alice gone from the cache")
+            assert not login("alice-pw")
+    finally:
+        broker.stop()
