@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spark_kafkalog.security.errors import SaslAuthenticationFailed, SecurityConfigError
 from spark_kafkalog.security.sasl import (
@@ -419,3 +422,82 @@ def test_server_callbacks_and_exchanges_never_show_secrets():
         assert "hunter2" not in repr(server)
     client = create_client(SaslClientSettings("SCRAM-SHA-256", username="alice", password="hunter2"))
     assert "hunter2" not in repr(client)
+
+
+# -- robustness: whatever arrives, a server answers bytes or fails with SaslAuthenticationFailed ------------
+
+FUZZ = settings(max_examples=200, deadline=None)
+
+
+def _messages() -> st.SearchStrategy[bytes]:
+    """Random bytes, and mutations of real first messages (so the parsers get past their first checks)."""
+    real = [
+        b"\0alice\0hunter2",
+        b"n,,n=alice,r=abc",
+        b"n,a=alice,n=alice,r=abc,tokenauth=true",
+        b"n,,\x01auth=Bearer " + unsecured_jws({"sub": "alice", "exp": 4e9}).encode() + b"\x01\x01",
+        b"n,,\x01auth=Bearer " + ".".join(["e30"] * 2).encode() + b".\x01\x01",
+    ]
+    mutated = st.tuples(st.sampled_from(real), st.integers(0, 200), st.binary(max_size=8)).map(
+        lambda t: t[0][: t[1]] + t[2] + t[0][t[1] + len(t[2]) :]
+    )
+    return st.one_of(st.binary(max_size=300), mutated)
+
+
+@FUZZ
+@given(mechanism=st.sampled_from(MECHANISMS), first=_messages(), second=_messages())
+def test_servers_only_ever_fail_with_sasl_authentication_failed(mechanism, first, second):
+    server = create_server(mechanism, callbacks_for("hunter2"))
+    for message in (first, second):
+        try:
+            answer = server.evaluate_response(message)
+        except SaslAuthenticationFailed as e:
+            assert str(e) == generic_failure_message(mechanism)
+            return
+        assert isinstance(answer, bytes)
+
+
+@FUZZ
+@given(mechanism=st.sampled_from(MECHANISMS), challenge=_messages())
+def test_clients_only_ever_fail_with_sasl_authentication_failed(mechanism, challenge):
+    token = unsecured_jws({"sub": "alice", "exp": 4e9})
+    settings_ = SaslClientSettings(
+        mechanism, username="alice", password="hunter2", token_provider=lambda: (token, 4e9), max_scram_iterations=4096
+    )
+    client = create_client(settings_)
+    client.initial_response()
+    for message in (challenge, challenge):
+        try:
+            answer = client.evaluate_challenge(message)
+        except SaslAuthenticationFailed as e:
+            assert "hunter2" not in str(e)
+            return
+        assert answer is None or isinstance(answer, bytes)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"[" * 100_000 + b"]" * 100_000,  # deeper than json's recursion limit
+        b'{"sub":"a","exp":Infinity}',
+        b'{"sub":"a","exp":NaN}',
+        b'{"sub":"a","exp":1e400}',
+        b'{"sub":"a","exp":' + b"9" * 5000 + b"}",  # beyond int()'s digit limit
+    ],
+)
+def test_hostile_token_payloads_are_invalid_tokens(payload):
+    header = base64.urlsafe_b64encode(b'{"alg":"none"}').rstrip(b"=")
+    token = header + b"." + base64.urlsafe_b64encode(payload).rstrip(b"=") + b"."
+    server = create_server("OAUTHBEARER", SaslServerCallbacks())
+    assert server.evaluate_response(b"n,,\x01auth=Bearer " + token + b"\x01\x01") == b'{"status":"invalid_token"}'
+
+
+def test_a_validator_that_breaks_lets_nobody_in():
+    class Broken:
+        def validate(self, token: str, now_ms: int) -> Any:
+            raise KeyError("bug")
+
+    server = create_server("OAUTHBEARER", SaslServerCallbacks(oauth_validator=Broken()))
+    with pytest.raises(SaslAuthenticationFailed) as e:
+        server.evaluate_response(b"n,,\x01auth=Bearer a.b.\x01\x01")
+    assert str(e.value) == generic_failure_message("OAUTHBEARER") and "KeyError" in e.value.detail

@@ -28,6 +28,7 @@ config names is an SSRF / file-read vector otherwise (CVE-2025-27817).
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -53,6 +54,7 @@ _EC_CURVES: dict[str, tuple[str, type[ec.EllipticCurve], int]] = {
 SUPPORTED_ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"})
 DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "ES256", "ES384", "PS256")
 _MAX_JWKS_BYTES = 1 << 20
+_B64URL = re.compile(r"[-_A-Za-z0-9]*")
 
 
 def _b64url_int(value: Any, what: str) -> int:
@@ -192,8 +194,8 @@ class JwksValidator:
 
     def validate(self, token: str, now_ms: int) -> OAuthBearerToken:
         parts = token.split(".")
-        if len(parts) != 3:
-            raise OAuthTokenInvalid("token is not a compact JWS (three '.'-separated parts)")
+        if len(parts) != 3 or not all(_B64URL.fullmatch(part) for part in parts):
+            raise OAuthTokenInvalid("token is not a compact JWS (three '.'-separated base64url parts)")
         header = decode_jwt_part(parts[0], "header")
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self._allowed:
@@ -272,7 +274,7 @@ def load_jwks(
         raise SecurityConfigError(f"OAUTHBEARER JWKS from {source!r} is larger than {_MAX_JWKS_BYTES} bytes")
     try:
         jwks = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         raise SecurityConfigError(f"OAUTHBEARER JWKS from {source!r} is not JSON") from None
     if not isinstance(jwks, dict) or not isinstance(jwks.get("keys"), list):
         raise SecurityConfigError(f"OAUTHBEARER JWKS from {source!r} is not an object with a 'keys' list")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -97,7 +98,7 @@ def decode_jwt_part(part: str, what: str) -> dict[str, Any]:
     """One JSON object part of a compact JWS; raises ``OAuthTokenInvalid``."""
     try:
         value = json.loads(b64url_decode(part))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than the parser goes
         raise OAuthTokenInvalid(f"token {what} is not base64url JSON") from None
     if not isinstance(value, dict):
         raise OAuthTokenInvalid(f"token {what} is not a JSON object")
@@ -110,8 +111,8 @@ def _seconds_claim(claims: Mapping[str, Any], name: str, required: bool) -> int 
         if required:
             raise OAuthTokenInvalid(f"token has no {name!r} claim")
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise OAuthTokenInvalid(f"token claim {name!r} is not a number")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise OAuthTokenInvalid(f"token claim {name!r} is not a finite number")
     return int(value * 1000)
 
 
@@ -325,6 +326,8 @@ class OAuthBearerServer:
             if e.scope is not None:
                 challenge["scope"] = e.scope
             return json.dumps(challenge, separators=(",", ":")).encode()
+        except Exception as e:  # a validator's own bug must not let anyone in, nor escape as another error
+            raise self._fail(f"token validator failed: {type(e).__name__}") from None
         if authzid and authzid != validated.principal:
             raise self._fail(f"authorization id differs from the token's principal {validated.principal!r}")
         self.extensions = extensions
@@ -387,7 +390,7 @@ class OAuthBearerClient:
             return None
         try:
             status = str(json.loads(bytes(challenge)).get("status", "unknown"))
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             status = "unparseable error challenge"
         self._error = f"server rejected the token ({status})"
         return b"\x01"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import time
 import urllib.error
 import urllib.parse
@@ -85,7 +86,7 @@ class ClientCredentialsTokenProvider:
             raise self._fail(type(e).__name__) from None
         try:
             answer = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):
             raise self._fail("the answer is not JSON") from None
         token = answer.get("access_token") if isinstance(answer, dict) else None
         if not isinstance(token, str) or not token:
@@ -97,10 +98,15 @@ class ClientCredentialsTokenProvider:
                 exp = decode_jwt_part(parts[1], "claims").get("exp")
             except OAuthTokenInvalid:
                 exp = None
-            if isinstance(exp, int | float) and not isinstance(exp, bool):
+            if isinstance(exp, int | float) and not isinstance(exp, bool) and math.isfinite(exp):
                 expiry = float(exp)
         expires_in = answer.get("expires_in")
-        if expiry is None and isinstance(expires_in, int | float) and not isinstance(expires_in, bool):
+        if (
+            expiry is None
+            and isinstance(expires_in, int | float)
+            and not isinstance(expires_in, bool)
+            and math.isfinite(expires_in)
+        ):
             expiry = now + float(expires_in)
         if expiry is None:
             raise self._fail("the token has neither an 'exp' claim nor an 'expires_in'")

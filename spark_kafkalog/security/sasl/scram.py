@@ -34,6 +34,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -164,7 +165,7 @@ class ScramCredential:
             salt, stored, server = (_unb64(props[k]) for k in ("salt", "stored_key", "server_key"))
         except (binascii.Error, ValueError):
             raise ValueError("SCRAM credential: salt, stored_key and server_key must be base64") from None
-        if not props["iterations"].isdigit():
+        if not re.fullmatch(r"[0-9]{1,10}", props["iterations"]):
             raise ValueError("SCRAM credential: iterations must be a positive integer")
         iterations = int(props["iterations"])
         if iterations <= 0:
@@ -481,7 +482,7 @@ class ScramClient:
             nonce, salt, iterations_text = attrs["r"], _unb64(attrs["s"]), attrs["i"]
         except (KeyError, ValueError, binascii.Error):
             raise self._fail("malformed server-first message") from None
-        if not iterations_text.isdigit() or len(iterations_text) > 10:
+        if not re.fullmatch(r"[0-9]{1,10}", iterations_text):
             raise self._fail("server-first iterations is not a number")
         iterations = int(iterations_text)
         if iterations < self._mech.min_iterations:
