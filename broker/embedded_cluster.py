@@ -10,6 +10,14 @@ readiness by printing one line ``kafkalog broker <id> serving on <endpoints>`` o
 (Linux PDEATHSIG).
 Without ``zookeeper_connect`` a ZooKeeper server is started under ``data_dir/zookeeper``.
 
+Broker config: ``broker_config`` (every broker), then ``broker_configs[id]`` (one broker; wins). String values
+may hold ``{host}``, ``{id}``, ``{port}`` (the broker's port, the one ``bootstrap_servers`` lists) and
+``{port1}``, ``{port2}``, ... (more ports of that broker, picked free once and kept across restarts), e.g.
+``listeners=CLIENT://{host}:{port},INTERNAL://{host}:{port1}``. Without a ``listeners`` key a broker has one
+PLAINTEXT listener on ``{host}:{port}``. When the listener on ``{port}`` is secured, ``client_config`` holds the
+client settings (Kafka's names: ``security.protocol``, ``sasl.*``, ``ssl.*``) the cluster's own probes (start-up
+membership, ``controller_id``) connect with; ``client_config`` is also what a test hands its clients.
+
 Stop order (``stop``): every broker but the controller's at once (each one's controlled shutdown is served by
 the live controller), then the controller's broker (whose own controller has nothing left to move to), then
 ZooKeeper. Stopping the controller together with the others would make their controlled shutdowns wait for a
@@ -21,6 +29,7 @@ Not thread-safe: drive one cluster from one thread.
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -35,6 +44,16 @@ from typing import Any
 from .processes import death_signal_preexec, free_port
 
 READY_PREFIX = "kafkalog broker "
+_PORT_PLACEHOLDER = re.compile(r"\{port(\d*)\}")
+
+
+def _escape(value: str) -> str:
+    """A value as a ``.properties`` line keeps it (backslashes and line breaks escaped)."""
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _strings(config: Mapping[str, Any]) -> dict[str, str]:
+    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in config.items()}
 
 
 class ClusterStartError(RuntimeError):
@@ -53,6 +72,8 @@ class EmbeddedCluster:
         broker_ports: Mapping[int, int] | None = None,
         host: str = "127.0.0.1",
         broker_config: Mapping[str, Any] | None = None,
+        broker_configs: Mapping[int, Mapping[str, Any]] | None = None,
+        client_config: Mapping[str, str] | None = None,
         start_timeout_s: float = 90.0,
         metrics: bool = False,
         metrics_ports: Mapping[int, int] | None = None,
@@ -69,7 +90,13 @@ class EmbeddedCluster:
         self._base_port = base_port
         self._zk_port = zookeeper_port
         self._zk_connect = zookeeper_connect
-        self._extra = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (broker_config or {}).items()}
+        self._extra = _strings(broker_config or {})
+        self._per_broker = {b: _strings(c) for b, c in (broker_configs or {}).items()}
+        self.client_config: dict[str, str] = dict(client_config or {})
+        """Client settings for the listener on each broker's ``{port}`` (empty: PLAINTEXT)."""
+        self._client_security: Any = None
+        self.extra_ports: dict[int, dict[int, int]] = {}
+        """``{broker id: {n: port}}``: the ports ``{port<n>}`` stood for in that broker's config."""
         self._timeout = start_timeout_s
         self.zookeeper: Any = None
         self.ports: dict[int, int] = dict(broker_ports or {})
@@ -132,7 +159,7 @@ class EmbeddedCluster:
     def _properties(self, broker_id: int) -> dict[str, str]:
         props = {
             "broker.id": str(broker_id),
-            "listeners": f"PLAINTEXT://{self.host}:{self.ports[broker_id]}",
+            "listeners": "PLAINTEXT://{host}:{port}",
             "log.dirs": str(self.broker_dir(broker_id) / "logs"),
             "zookeeper.connect": self.zookeeper_connect,
             "zookeeper.session.timeout.ms": "6000",
@@ -140,13 +167,50 @@ class EmbeddedCluster:
         if broker_id in self.metrics_ports:
             props["metrics.port"] = str(self.metrics_ports[broker_id])
         props.update(self._extra)
-        return props
+        props.update(self._per_broker.get(broker_id, {}))
+        return {k: self._substitute(broker_id, v) for k, v in props.items()}
+
+    def _substitute(self, broker_id: int, value: str) -> str:
+        """``value`` with ``{host}``, ``{id}``, ``{port}`` and ``{port<n>}`` filled in for ``broker_id``."""
+
+        def port(m: re.Match) -> str:
+            if not m.group(1):
+                return str(self.ports[broker_id])
+            extra = self.extra_ports.setdefault(broker_id, {})
+            n = int(m.group(1))
+            if n not in extra:
+                extra[n] = free_port(self.host)
+            return str(extra[n])
+
+        value = _PORT_PLACEHOLDER.sub(port, value)
+        return value.replace("{host}", self.host).replace("{id}", str(broker_id))
+
+    def connect(self, broker_id: int, timeout_s: float = 10.0) -> Any:
+        """A blocking connection to ``broker_id``'s ``{port}`` listener, secured as ``client_config`` says."""
+        from spark_kafkalog.client.network.socket_transport import SocketConnection
+
+        kwargs: dict[str, Any] = {}
+        if self.client_config:
+            if self._client_security is None:
+                from spark_kafkalog.client.network.security import ClientSecurity
+
+                self._client_security = ClientSecurity.from_config(self.client_config)
+            kwargs["security"] = self._client_security
+        return SocketConnection.open(
+            self.host,
+            self.ports[broker_id],
+            node_id=broker_id,
+            connect_timeout=timeout_s,
+            request_timeout=timeout_s,
+            **kwargs,
+        )
 
     def _launch(self, broker_id: int) -> None:
         d = self.broker_dir(broker_id)
         d.mkdir(parents=True, exist_ok=True)
         cfg = d / "server.properties"
-        cfg.write_text("".join(f"{k}={v}\n" for k, v in self._properties(broker_id).items()))
+        cfg.touch(mode=0o600)  # it may hold passwords and JAAS configs
+        cfg.write_text("".join(f"{k}={_escape(v)}\n" for k, v in self._properties(broker_id).items()))
         logf = open(self.broker_log(broker_id), "ab")
         try:
             self.processes[broker_id] = subprocess.Popen(
@@ -188,7 +252,6 @@ class EmbeddedCluster:
     def _await_membership(self) -> None:
         """Wait until every broker's metadata lists every broker, so that what a client asks right after
         ``start`` (a topic with one replica per broker) is judged against the whole cluster."""
-        from spark_kafkalog.client.network.socket_transport import SocketConnection
         from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
         request = API_BY_KEY[ApiKey.METADATA].Request(topics=[], allow_auto_topic_creation=False)
@@ -199,7 +262,7 @@ class EmbeddedCluster:
             while seen != expected:
                 if time.monotonic() > deadline:
                     raise ClusterStartError(f"broker {b} sees brokers {sorted(seen)}, not all of {sorted(expected)}")
-                conn = SocketConnection.open(self.host, self.ports[b], node_id=b, request_timeout=10.0)
+                conn = self.connect(b, 10.0)
                 try:
                     response = conn.request(ApiKey.METADATA, request, timeout=10.0)
                 finally:
@@ -285,7 +348,6 @@ class EmbeddedCluster:
         """The controller's broker id as a running broker's metadata reports it; None when no broker answers
         within ``timeout_s`` or none names a controller."""
         from spark_kafkalog.client.errors import KafkaClientError
-        from spark_kafkalog.client.network.socket_transport import SocketConnection
         from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
         request = API_BY_KEY[ApiKey.METADATA].Request(topics=[], allow_auto_topic_creation=False)
@@ -293,9 +355,7 @@ class EmbeddedCluster:
             if proc.poll() is not None:
                 continue
             try:
-                conn = SocketConnection.open(
-                    self.host, self.ports[b], node_id=b, connect_timeout=timeout_s, request_timeout=timeout_s
-                )
+                conn = self.connect(b, timeout_s)
                 try:
                     response = conn.request(ApiKey.METADATA, request, timeout=timeout_s)
                 finally:
