@@ -47,6 +47,7 @@ from pathlib import Path
 
 import broker.cli.actions as cli_actions
 import broker.cli.cluster as cli_cluster
+import broker.cli.command_config as cli_command_config
 import broker.cli.configs as cli_configs
 import broker.cli.consume as cli_consume
 import broker.cli.dump_log as cli_dump_log
@@ -487,6 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_configs.add_parser(sub)
     cli_status.add_parser(sub)
     cli_transactions.add_parser(sub)
+    cli_command_config.add_options(p)  # --command-config beside every --bootstrap-server
     return p
 
 
@@ -550,7 +552,7 @@ def _run(argv: Sequence[str] | None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # the subcommand's usage, not the top-level one (argparse's default)
         cli_actions.leaf_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
-    problem = cli_actions.resolve(args) or _usage_error(args)
+    problem = cli_actions.resolve(args) or _usage_error(args) or cli_command_config.apply(args)
     if problem is not None:
         print(f"kafkalog: {problem}", file=sys.stderr)
         return 2

@@ -8,6 +8,8 @@ during the test) and SSL requiring a client certificate.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 import uuid
 
@@ -228,3 +230,34 @@ def test_sessions_are_reauthenticated_on_the_live_connection(secured_kafka):
         while len(records) < sent and time.monotonic() < deadline:
             records.extend(consumer.poll(500))
     assert [r.value for r in records] == [b"r-%d" % i for i in range(sent)]
+
+
+def test_cli_tools_take_command_config_for_a_secured_cluster(secured_kafka, tls, tmp_path):
+    """``kafkalog topics/produce/consume --command-config client.properties`` over SASL_SSL (Kafka's flag)."""
+    config = scram_ssl(secured_kafka, tls)
+    wait_for_scram_user(config)
+    bootstrap = config.pop("bootstrap.servers")
+    properties = tmp_path / "client.properties"
+    properties.write_text("".join(f"{key}={value}\n" for key, value in config.items()))
+    topic = f"cli-{uuid.uuid4().hex[:8]}"
+    cli = [sys.executable, "-m", "broker.cli"]
+    common = ["--bootstrap-server", bootstrap, "--command-config", str(properties)]
+
+    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([*cli, *args], input=stdin, capture_output=True, text=True, timeout=90)
+
+    created = run("topics", "create", "--topic", topic, "--partitions", "1", *common)
+    assert created.returncode == 0, created.stderr
+    assert topic in run("topics", "list", *common).stdout.split()
+    produced = run("produce", "--topic", topic, *common, stdin="one\ntwo\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = run("consume", "--topic", topic, "--from-beginning", "--max-messages", "2", *common)
+    assert consumed.stdout.split() == ["one", "two"], consumed.stderr
+    # without the file, the SASL_SSL listener cannot be used; with a wrong password, one clear line
+    wrong = tmp_path / "wrong.properties"
+    wrong.write_text(properties.read_text().replace(USER_PASSWORD, WRONG_PASSWORD))
+    failed = run("topics", "list", "--bootstrap-server", bootstrap, "--command-config", str(wrong))
+    assert failed.returncode != 0
+    assert "SASL_AUTHENTICATION_FAILED" in failed.stderr and "SCRAM-SHA-512" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert WRONG_PASSWORD not in failed.stderr + failed.stdout
