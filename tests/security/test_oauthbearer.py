@@ -107,7 +107,7 @@ def claims(**overrides: Any) -> dict[str, Any]:
         (claims(exp=NOW_S - 1), UnsecuredJwsValidator(), "expired"),
         (claims(exp=NOW_S), UnsecuredJwsValidator(), "expired"),
         (claims(exp=None), UnsecuredJwsValidator(), "'exp'"),
-        (claims(exp="soon"), UnsecuredJwsValidator(), "not a number"),
+        (claims(exp="soon"), UnsecuredJwsValidator(), "not a finite number"),
         (claims(sub=None), UnsecuredJwsValidator(), "'sub'"),
         (claims(sub=""), UnsecuredJwsValidator(), "'sub'"),
         (claims(sub=7), UnsecuredJwsValidator(), "'sub'"),
