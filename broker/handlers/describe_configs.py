@@ -74,7 +74,10 @@ async def handle(ctx, request):
                     is_default=d.is_default,
                     config_source=d.source,
                     is_sensitive=d.sensitive,
-                    synonyms=[Entry.DescribeConfigsSynonym(name=n, value=v, source=s) for n, v, s in d.synonyms]
+                    synonyms=[
+                        Entry.DescribeConfigsSynonym(name=n, value=None if d.sensitive else v, source=s)
+                        for n, v, s in d.synonyms
+                    ]
                     if request.include_synonyms
                     else [],
                     config_type=d.type,
