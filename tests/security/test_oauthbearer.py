@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import base64
 import email.message
+import functools
+import http.server
 import io
 import json
+import threading
 import urllib.error
 from typing import Any
 
@@ -578,3 +581,78 @@ def test_oidc_provider_http_error_names_the_status_not_the_secret():
 def test_oidc_provider_refuses_endpoints(url, allowed):
     with pytest.raises(SecurityConfigError, match="token.endpoint.url"):
         ClientCredentialsTokenProvider(url, "id", "secret", allowed_urls=allowed)
+
+
+# -- the same over real HTTP (urllib against a local server) ---------------------------------------------
+
+
+class _IdpHandler(http.server.BaseHTTPRequestHandler):
+    requests: list[tuple[str, str, dict[str, str], bytes]] = []
+    token = ""
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep pytest's output clean
+        pass
+
+    def _answer(self, body: bytes, status: int = 200) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self.requests.append(("GET", self.path, dict(self.headers), b""))
+        self._answer(json.dumps(JWKS).encode())
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.requests.append(("POST", self.path, dict(self.headers), body))
+        if self.headers["Authorization"] != "Basic " + base64.b64encode(b"cid:csecret").decode():
+            self._answer(b'{"error":"invalid_client"}', 401)
+            return
+        self._answer(json.dumps({"access_token": self.token, "token_type": "Bearer", "expires_in": 300}).encode())
+
+
+@pytest.fixture
+def idp():
+    _IdpHandler.requests = []
+    _IdpHandler.token = sign(RSA_KEY, "RS256", GOOD, {"kid": "rsa-1"})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _IdpHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_oidc_token_over_http_authenticates_against_a_jwks_loaded_over_http(idp):
+    provider = ClientCredentialsTokenProvider(f"{idp}/token", "cid", "csecret", scope="kafka")
+    validator = JwksValidator(
+        functools.partial(load_jwks, f"{idp}/jwks", [f"{idp}/jwks"]),
+        expected_audience="kafka",
+        expected_issuer="https://idp",
+    )
+    client = create_client(SaslClientSettings("OAUTHBEARER", token_provider=provider))
+    srv = create_server("OAUTHBEARER", SaslServerCallbacks(oauth_validator=validator, clock_ms=lambda: NOW_MS))
+    assert srv.evaluate_response(client.initial_response()) == b""
+    assert srv.principal == "User:alice" and client.credential_expiry_ms == (NOW_S + 600) * 1000
+    methods = [(method, path) for method, path, _, _ in _IdpHandler.requests]
+    assert methods == [("POST", "/token"), ("GET", "/jwks")]
+    assert _IdpHandler.requests[0][3] == b"grant_type=client_credentials&scope=kafka"
+
+
+def test_oidc_wrong_client_secret_over_http(idp):
+    provider = ClientCredentialsTokenProvider(f"{idp}/token", "cid", "hunter2")
+    with pytest.raises(SaslAuthenticationFailed, match="HTTP 401") as e:
+        provider()
+    assert "hunter2" not in str(e.value)
+
+
+def test_jwks_url_off_the_allow_list_is_never_fetched(idp):
+    validator = JwksValidator(functools.partial(load_jwks, f"{idp}/jwks", [f"{idp}/other"]))
+    with pytest.raises(OAuthTokenInvalid, match="could not be loaded.*not in the allowed URLs"):
+        validator.validate(sign(RSA_KEY, "RS256", GOOD, {"kid": "rsa-1"}), NOW_MS)
+    assert _IdpHandler.requests == []
