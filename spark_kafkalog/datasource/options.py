@@ -10,7 +10,10 @@ are those of Spark's ``KafkaSourceProvider`` (validateBatchOptions, strategy che
 - ``subscribePattern`` is a Python regular expression, matched with ``re.search`` as Spark matches
   (``orders`` also selects ``orders-eu``);
 - ``kafka.*`` settings are checked here against the client's configuration table, so a typo fails at
-  planning rather than in a task;
+  planning rather than in a task; every one is passed to the client, the security ones
+  (``kafka.security.protocol``, ``kafka.sasl.*``, ``kafka.ssl.*``) included: their syntax is checked here, key
+  and trust store files are read by the client that uses them (on the executor running the task). The
+  options' ``repr`` leaves the client settings out (passwords, JAAS lines), and errors never show their values;
 - streaming-only options (``maxOffsetsPerTrigger``, ...) are validated and ignored in batch, as Spark
   ignores them with a warning.
 """
@@ -160,7 +163,7 @@ class SourceOptions:
     poll_timeout_ms: int = DEFAULT_POLL_TIMEOUT_MS
     fetch_offset_retries: int = DEFAULT_FETCH_OFFSET_RETRIES
     fetch_offset_retry_interval_ms: int = DEFAULT_FETCH_OFFSET_RETRY_INTERVAL_MS
-    client_properties: Mapping[str, str] = field(default_factory=dict)
+    client_properties: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold passwords
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,7 @@ class SinkOptions:
 
     bootstrap_servers: str
     topic: str | None = None
-    client_properties: Mapping[str, str] = field(default_factory=dict)
+    client_properties: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold passwords
     exactly_once: bool = False
     """``exactlyOnce`` (or ``kafka.transactional.id``): each task writes in a Kafka transaction the driver
     commits (``exactly_once``)."""

@@ -176,7 +176,7 @@ INVALID_SOURCE = [
     (source(**{"kafka.interceptor.classes": "x"}), "interceptor.classes", "interceptors are not supported"),
     (source(**{"kafka.fetch.max.bytes": "big"}), "kafka.fetch.max.bytes", "must be an integer"),
     (source(**{"kafka.fetch.max.byte": "1"}), "kafka.fetch.max.byte", "Invalid Kafka client option"),
-    (source(**{"kafka.security.protocol": "SSL"}), "kafka.security.protocol", "Invalid Kafka client option"),
+    (source(**{"kafka.security.protocol": "TLS"}), "kafka.security.protocol", "Invalid Kafka client option"),
     (source(startingOffset="earliest"), "startingoffset", "did you mean 'startingOffsets'"),
     (source(topic="events"), "topic", "does not apply to reads"),
     (
@@ -292,21 +292,3 @@ def test_with_every_rule_broken_after_the_bootstrap_check_the_start_end_pair_com
 def test_a_sink_refuses_serializers_before_asking_for_bootstrap_servers_as_sparks_producer_params_do():
     with pytest.raises(KafkaOptionError, match="key.serializer"):
         parse_sink_options({"kafka.key.serializer": "org.apache.kafka.common.serialization.StringSerializer"})
-
-
-TLS_AND_SASL = [
-    {"kafka.ssl.truststore.location": "/etc/kafka/truststore.jks"},
-    {"kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN"},
-    {"kafka.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required;"},
-    {"kafka.security.protocol": "SSL"},
-]
-
-
-@pytest.mark.parametrize("extra", TLS_AND_SASL, ids=lambda e: ",".join(e))
-def test_tls_and_sasl_options_are_refused_on_read_and_write_until_security_lands(extra):
-    for parse, base in ((parse_source_options, BASE), (parse_sink_options, SINK)):
-        with pytest.raises(KafkaOptionError) as info:
-            parse({**base, **extra})
-        message = str(info.value)
-        assert any(f"'{key}'" in message for key in extra), message
-        assert "PLAINTEXT" in message or "security.protocol" in message
