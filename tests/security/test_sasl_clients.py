@@ -22,6 +22,7 @@ from spark_kafkalog.security.sasl import (
     generic_failure_message,
 )
 from spark_kafkalog.security.sasl.oauthbearer import OAuthBearerServer, UnsecuredJwsValidator, unsecured_jws
+from spark_kafkalog.security.sasl.scram import ScramClient as ScramClientImpl
 
 PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="hunter2";'
 SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="hunter2";'
@@ -501,3 +502,66 @@ def test_a_validator_that_breaks_lets_nobody_in():
     with pytest.raises(SaslAuthenticationFailed) as e:
         server.evaluate_response(b"n,,\x01auth=Bearer a.b.\x01\x01")
     assert str(e.value) == generic_failure_message("OAUTHBEARER") and "KeyError" in e.value.detail
+
+
+# -- an independent client: kafka-python 3's SASL mechanisms (a test dependency) against our servers ------
+
+
+def _kafka_python_exchange(mechanism: Any, server: Any) -> None:
+    """kafka-python's own loop: send auth_bytes(), feed the answer to receive(), until is_done()."""
+    while not mechanism.is_done():
+        mechanism.receive(server.evaluate_response(mechanism.auth_bytes()))
+
+
+@pytest.mark.parametrize("name", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_kafka_python_clients_authenticate_against_our_servers(name):
+    from kafka.net.sasl.plain import SaslMechanismPlain
+    from kafka.net.sasl.scram import SaslMechanismScram
+
+    cls = SaslMechanismPlain if name == "PLAIN" else SaslMechanismScram
+    config = {"sasl_mechanism": name, "sasl_plain_username": "alice", "sasl_plain_password": "hunter2"}
+    server = create_server(name, callbacks_for("hunter2"))
+    _kafka_python_exchange(cls(security_protocol="SASL_SSL", **config), server)
+    assert server.complete and server.principal == "User:alice"
+
+    wrong = create_server(name, callbacks_for("other"))
+    with pytest.raises(SaslAuthenticationFailed, match=f"SASL mechanism {name}$"):
+        _kafka_python_exchange(cls(security_protocol="SASL_SSL", **config), wrong)
+
+
+def test_kafka_python_oauth_client_and_the_invalid_token_dance():
+    from kafka.net.sasl.oauth import AbstractTokenProvider, SaslMechanismOAuth
+
+    class Provider(AbstractTokenProvider):
+        def __init__(self, token: str) -> None:
+            self._token = token
+
+        def token(self) -> str:
+            return self._token
+
+        def extensions(self) -> dict[str, str]:
+            return {"traceId": "t1"}
+
+    good = SaslMechanismOAuth(sasl_oauth_token_provider=Provider(unsecured_jws({"sub": "alice", "exp": 4e9})))
+    server = create_server("OAUTHBEARER", SaslServerCallbacks())
+    _kafka_python_exchange(good, server)
+    assert server.principal == "User:alice" and isinstance(server, OAuthBearerServer)
+    assert server.extensions == {"traceId": "t1"}
+
+    expired = SaslMechanismOAuth(sasl_oauth_token_provider=Provider(unsecured_jws({"sub": "alice", "exp": 1})))
+    server = create_server("OAUTHBEARER", SaslServerCallbacks())
+    with pytest.raises(SaslAuthenticationFailed, match="SASL mechanism OAUTHBEARER$"):
+        _kafka_python_exchange(expired, server)  # the JSON challenge, kafka-python's \x01, then the failure
+
+
+def test_our_scram_client_against_kafka_pythons_message_layout():
+    """kafka-python's client computes the same client-final as ours for the same nonces and salt."""
+    from kafka.net.sasl.scram import ScramClient as KafkaPythonScram
+
+    theirs = KafkaPythonScram("user", "pencil", "SCRAM-SHA-256")
+    theirs.nonce = b"rOprNGfwEbeRWgbNEkqO"
+    ours = ScramClientImpl(ScramMechanism.SCRAM_SHA_256, "user", "pencil", nonce="rOprNGfwEbeRWgbNEkqO")
+    assert theirs.first_message() == ours.initial_response()
+    server_first = b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
+    theirs.process_server_first_message(server_first)
+    assert ours.evaluate_challenge(server_first) == theirs.final_message()
