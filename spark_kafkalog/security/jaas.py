@@ -1,18 +1,20 @@
 """Kafka's ``sasl.jaas.config`` value: parsed, checked against the three login modules we know, never run.
 
-Grammar (Kafka's ``JaasConfig``, a ``java.io.StreamTokenizer`` with ``//`` and ``/* */`` comments and
-``-``, ``_``, ``$`` as extra word characters)::
+Grammar (Kafka's ``JaasConfig``: a ``java.io.StreamTokenizer`` after ``resetSyntax()``, with
+``wordChars(32, 128)``, ``wordChars(160, 255)``, ordinary ``;`` and ``=``, whitespace 0-32, comment character
+``/`` plus ``//`` and ``/* */`` comments, quote characters ``"`` and ``'``)::
 
     entry   := <module> <flag> (<key> '=' <value>)* ';'
     flag    := required | requisite | sufficient | optional          (any case)
     value   := word | '"' chars '"' | "'" chars "'"
 
-* a word starts with an ASCII letter, ``_``, ``$`` or a character from ``\\u00a0`` up, and continues with those, digits,
-  ``.`` and ``-``;
-* quoted strings take Java escapes (``\\n \\t \\b \\f \\r \\a \\v``, octal ``\\ooo``, ``\\x`` = ``x``) and end
-  at the closing quote or at the end of the line;
-* a lone ``/`` starts a comment to the end of the line (StreamTokenizer's default), so URLs must be quoted;
-* a bare number (``iterations=8192``) is not a value: Kafka says "Value not specified" (quote it);
+* a bare word is a run of any characters from ``!`` to ``\\u0080`` and from ``\\u00a0`` up, except
+  ``; = / " '``: digits, ``:``, ``,``, ``@``, ``{`` ... are word characters (``iterations=8192`` is a value);
+  characters ``\\u0081``-``\\u009f`` are ordinary characters, never part of a word;
+* quoted strings take Java escapes (``\\n \\t \\b \\f \\r \\a \\v``, octal ``\\ooo``, ``\\x`` = ``x``) and
+  end at the closing quote or at the end of the line;
+* ``/`` ends a word and starts a comment to the end of the line (``//`` and a lone ``/`` alike), ``/*`` one to
+  ``*/``: so ``url=http://host/`` reads as ``url=http:`` and loses its ``;`` (quote URLs);
 * the trailing ``;`` is mandatory and a SASL ``sasl.jaas.config`` holds exactly one entry.
 
 Only ``org.apache.kafka.common.security.{plain.PlainLoginModule, scram.ScramLoginModule,
@@ -105,18 +107,15 @@ def plain_users(jaas: JaasConfig) -> dict[str, str]:
 # -- the tokenizer (StreamTokenizer rules used by Kafka's JaasConfig) ------------------------------------
 
 
-_WORD, _QUOTED, _NUMBER, _CHAR, _EOF = "word", "quoted", "number", "char", "eof"
+_WORD, _QUOTED, _CHAR, _EOF = "word", "quoted", "char", "eof"
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
 
-def _is_word_start(c: str) -> bool:
-    # StreamTokenizer: a-z, A-Z, \u00a0-\u00ff, and every character above \u00ff; Kafka adds _ and $ (and -,
-    # which cannot start a word: a leading - is the sign of a number or an ordinary character)
-    return c.isascii() and c.isalpha() or c in "_$" or c >= "\u00a0"
-
-
-def _is_word_part(c: str) -> bool:
-    return _is_word_start(c) or c.isascii() and c.isdigit() or c in ".-"
+def _is_word_char(c: str) -> bool:
+    """JaasConfig's tokenizer: word characters 33-128 and 160-255 (minus the ordinary, comment and quote
+    characters), and every character above 255 (StreamTokenizer treats those as alphabetic)."""
+    code = ord(c)
+    return (32 < code <= 128 and c not in ";=\"'/") or code >= 160
 
 
 @dataclass(frozen=True)
@@ -168,19 +167,9 @@ def _tokens(text: str) -> list[_Token]:
             if i < n and text[i] == c:
                 i += 1
             out.append(_Token(_QUOTED, "".join(chars), start))
-        elif (
-            c.isascii()
-            and c.isdigit()
-            or c == "."
-            or (c == "-" and i + 1 < n and (text[i + 1] == "." or text[i + 1].isdigit()))
-        ):
-            start, i = i, i + 1
-            while i < n and (text[i].isascii() and text[i].isdigit() or text[i] == "."):
-                i += 1
-            out.append(_Token(_NUMBER, text[start:i], start))
-        elif _is_word_start(c):
+        elif _is_word_char(c):
             start = i
-            while i < n and _is_word_part(text[i]):
+            while i < n and _is_word_char(text[i]):
                 i += 1
             out.append(_Token(_WORD, text[start:i], start))
         else:
@@ -219,8 +208,7 @@ def _parse_entries(text: str) -> list[JaasConfig]:
             equals, value = tokens[pos + 1], tokens[pos + 2] if pos + 2 < len(tokens) else tokens[-1]
             if not (equals.kind == _CHAR and equals.text == "=") or value.sval is None:
                 raise SecurityConfigError(
-                    f"{_SETTING}: value not specified for key '{key}' (quote values that are numbers or contain "
-                    "characters other than letters, digits and . - _ $)"
+                    f"{_SETTING}: value not specified for key '{key}' (quote values containing ; = / or quotes)"
                 )
             options[key] = value.sval
             pos += 3
