@@ -7,7 +7,8 @@ the salt and the salted password (the password never travels); the broker derive
 As Kafka 3.9 in ZooKeeper mode, only the active controller serves it: any other broker answers NOT_CONTROLLER
 for every user (no forwarding; Kafka's admin client sends it to the controller named by Metadata and retries).
 One result per user, in request order. Per user: UNACCEPTABLE_CREDENTIAL for an empty name, iterations outside
-4096..16384, an empty salt or a salted password that is not the mechanism's digest size;
+4096..16384, an empty salt or a salted password that is not the mechanism's digest size (these two Kafka
+stores, though no client could ever log in with them);
 UNSUPPORTED_SASL_MECHANISM for a mechanism other than 1 (SCRAM-SHA-256) or 2 (SCRAM-SHA-512);
 DUPLICATE_RESOURCE when a user's mechanism is altered twice in the request (deleted and upserted, or twice
 either way); RESOURCE_NOT_FOUND for deleting a credential the user does not have; UNKNOWN_SERVER_ERROR when
