@@ -68,10 +68,10 @@ def test_kind_of_each_accepted_module(module, kind):
         (PLAIN, "control flag not specified"),
         (f"{PLAIN} mandatory;", "invalid login module control flag"),
         (f'{PLAIN} required username="u"', "not terminated by semi-colon"),
-        (f"{PLAIN} required k=;", "expected an option name"),
+        (f"{PLAIN} required k=;", "value not specified for key 'k'"),
         (f"{PLAIN} required k;", "value not specified for key 'k'"),
         (f"{PLAIN} required url=http://x;", "not terminated by semi-colon"),  # '/' ends the word, '//' comments
-        (f"{PLAIN} required k=a\x85b;", "value not specified for key 'k'"),  # \x81-\x9f are ordinary characters
+        (f"{PLAIN} required k=a\x85b;", "expected an option name"),  # \x81-\x9f are ordinary characters
         (f"{PLAIN} required =v;", "expected an option name"),
         (f"{PLAIN} required; {SCRAM} required;", "contains 2 login modules, should be 1"),
     ],
