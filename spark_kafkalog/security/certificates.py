@@ -219,14 +219,14 @@ class IssuedCertificate:
         path: str | os.PathLike[str],
         password: str,
         *,
-        store_type: Literal["PKCS12", "JKS"] = "PKCS12",
+        store_type: Literal["PKCS12", "JKS", "JCEKS"] = "PKCS12",
         alias: str | None = None,
         key_password: str | None = None,
         tool: Literal["cryptography", "keytool"] = "cryptography",
     ) -> Path:
         """Write a keystore file (mode 0600) holding this key and chain under ``alias``.
 
-        PKCS12 is written by ``cryptography`` unless ``tool="keytool"``; JKS always by keytool. ``key_password``
+        PKCS12 is written by ``cryptography`` unless ``tool="keytool"``; JKS (and JCEKS) always by keytool. ``key_password``
         (Kafka's ``ssl.key.password``) differs from the store password only in JKS (PKCS12 from keytool
         requires them equal; default: the store password).
         """
@@ -237,8 +237,8 @@ class IssuedCertificate:
                 raise ValueError("a PKCS12 keystore has one password: key_password must equal the store password")
             _write_private(target, self.to_pkcs12(password, alias=name))
             return target
-        if store_type not in ("PKCS12", "JKS"):
-            raise ValueError(f"unknown keystore type {store_type!r} (expected PKCS12 or JKS)")
+        if store_type not in ("PKCS12", "JKS", "JCEKS"):
+            raise ValueError(f"unknown keystore type {store_type!r} (expected PKCS12, JKS or JCEKS)")
         if store_type == "PKCS12" and key_password not in (None, password):
             raise ValueError("a PKCS12 keystore has one password: key_password must equal the store password")
         with tempfile.TemporaryDirectory(prefix="kafkalog-ks-") as tmp:
@@ -454,7 +454,7 @@ class LocalCA:
         path: str | os.PathLike[str],
         password: str,
         *,
-        store_type: Literal["PKCS12", "JKS"] = "JKS",
+        store_type: Literal["PKCS12", "JKS", "JCEKS"] = "JKS",
         alias: str = "caroot",
         tool: Literal["cryptography", "keytool"] = "keytool",
     ) -> Path:
@@ -463,8 +463,8 @@ class LocalCA:
         if store_type == "PKCS12" and tool == "cryptography":
             target.write_bytes(self.to_pkcs12_truststore(password, alias=alias))
             return target
-        if store_type not in ("PKCS12", "JKS"):
-            raise ValueError(f"unknown truststore type {store_type!r} (expected PKCS12 or JKS)")
+        if store_type not in ("PKCS12", "JKS", "JCEKS"):
+            raise ValueError(f"unknown truststore type {store_type!r} (expected PKCS12, JKS or JCEKS)")
         with tempfile.TemporaryDirectory(prefix="kafkalog-ts-") as tmp:
             ca_file = self.write_pem(Path(tmp) / "ca.crt")
             if target.exists():

@@ -1,4 +1,4 @@
-"""A reader for Java KeyStore (JKS) files: trusted certificates and Sun-key-protector private keys.
+"""A reader for Java KeyStore files (JKS, and JCEKS): trusted certificates and password-protected private keys.
 
 Format (big-endian; ``UTF`` = Java's modified UTF-8: u16 length then bytes)::
 
@@ -15,9 +15,16 @@ d_{i-1})`` (``pw`` = UTF-16BE of the key password), concatenated and cut to the 
 text (a PKCS#8 PrivateKeyInfo DER) is ``ciphertext XOR stream`` and must satisfy ``check == SHA-1(pw ||
 plaintext)`` (a wrong key password fails this check).
 
+JCEKS (magic 0xCECECECE, same layout and trailer) is read too: its private keys use Sun's
+PBEWithMD5AndTripleDES (OID 1.3.6.1.4.1.42.2.19.1, parameters ``SEQUENCE {salt OCTET STRING (8), iterations
+INTEGER}``; ``com.sun.crypto.provider.PBES1Core``): the salt's halves (the first reversed when both are equal)
+are each hashed ``iterations`` times as ``h = MD5(h || pw)`` from ``h = half`` (``pw`` = the low byte of each
+password char; at most 5,000,000 iterations, the JDK's limit); the 32 bytes give the DESede key (24) and the
+CBC IV (8); the plain text is PKCS#5-padded. Its secret-key entries (tag 3, Java-serialized) are refused.
+
 A store password of None skips the integrity check (as the JDK does for trust stores loaded without one).
-JCEKS stores (magic 0xCECECECE) and unknown entry tags are refused with ``SecurityConfigError``. Errors name the
-store (``source``, typically the setting and the file) and never contain a password.
+Unknown entry tags are refused with ``SecurityConfigError``. Errors name the store (``source``, typically the
+setting and the file) and never contain a password.
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ import hmac
 import struct
 from dataclasses import dataclass, field
 
+from cryptography.hazmat.primitives import padding
+from cryptography.hazmat.primitives.ciphers import Cipher, modes
+
 from .errors import SecurityConfigError
 
 __all__ = ["JKS_MAGIC", "JCEKS_MAGIC", "JksKeyStore", "JksPrivateKeyEntry", "JksTrustedCertEntry", "load_jks"]
@@ -34,6 +44,7 @@ __all__ = ["JKS_MAGIC", "JCEKS_MAGIC", "JksKeyStore", "JksPrivateKeyEntry", "Jks
 JKS_MAGIC = b"\xfe\xed\xfe\xed"
 JCEKS_MAGIC = b"\xce\xce\xce\xce"
 _SUN_KEY_PROTECTOR_OID = "1.3.6.1.4.1.42.2.17.1.1"
+_PBE_MD5_TRIPLE_DES_OID = "1.3.6.1.4.1.42.2.19.1"
 _WHITENER = b"Mighty Aphrodite"
 _U16 = struct.Struct(">H")
 _U32 = struct.Struct(">I")
@@ -68,6 +79,7 @@ class JksKeyStore:
     """The entries of a JKS file in file order."""
 
     version: int
+    store_type: str  # "JKS" or "JCEKS"
     trusted_certificates: tuple[JksTrustedCertEntry, ...]
     private_keys: tuple[JksPrivateKeyEntry, ...]
 
@@ -113,14 +125,10 @@ def _password_bytes(password: str) -> bytes:
 
 
 def load_jks(data: bytes, store_password: str | None, *, source: str = "JKS keystore") -> JksKeyStore:
-    """Parse a JKS file; with a store password, verify its integrity trailer first (see the module docstring)."""
-    if data[:4] == JCEKS_MAGIC:
-        raise SecurityConfigError(
-            f"{source}: JCEKS keystores are not supported; convert it with keytool -importkeystore "
-            "-deststoretype PKCS12"
-        )
-    if data[:4] != JKS_MAGIC:
-        raise SecurityConfigError(f"{source}: not a JKS keystore (no FEEDFEED magic)")
+    """Parse a JKS or JCEKS file; with a store password, verify its integrity trailer first (module docstring)."""
+    if data[:4] not in (JKS_MAGIC, JCEKS_MAGIC):
+        raise SecurityConfigError(f"{source}: not a JKS keystore (no FEEDFEED or CECECECE magic)")
+    store_type = "JKS" if data[:4] == JKS_MAGIC else "JCEKS"
     if len(data) < 12 + 20:
         raise SecurityConfigError(f"{source}: truncated JKS keystore ({len(data)} bytes)")
     body, trailer = data[:-20], data[-20:]
@@ -151,11 +159,16 @@ def load_jks(data: bytes, store_password: str | None, *, source: str = "JKS keys
             keys.append(JksPrivateKeyEntry(alias, timestamp, protected, tuple(chain)))
         elif tag == 2:
             trusted.append(JksTrustedCertEntry(alias, timestamp, _read_certificate(reader, version, alias)))
+        elif tag == 3 and store_type == "JCEKS":
+            raise SecurityConfigError(
+                f"{source}: entry {alias!r} is a JCEKS secret-key entry, which is not supported; "
+                "keep only certificates and private keys in the store"
+            )
         else:
             raise SecurityConfigError(f"{source}: entry {alias!r} has unknown JKS tag {tag}")
     if reader.pos != len(body):
         raise SecurityConfigError(f"{source}: {len(body) - reader.pos} unexpected bytes after the JKS entries")
-    return JksKeyStore(version, tuple(trusted), tuple(keys))
+    return JksKeyStore(version, store_type, tuple(trusted), tuple(keys))
 
 
 def _read_certificate(reader: _Reader, version: int, alias: str) -> bytes:
@@ -167,9 +180,19 @@ def _read_certificate(reader: _Reader, version: int, alias: str) -> bytes:
 
 
 def _unprotect_key(encrypted_private_key_info: bytes, key_password: str, source: str) -> bytes:
-    algorithm, protected = _parse_encrypted_private_key_info(encrypted_private_key_info, source)
-    if algorithm != _SUN_KEY_PROTECTOR_OID:
-        raise SecurityConfigError(f"{source}: key protected with unsupported algorithm {algorithm}")
+    algorithm, parameters, protected = _parse_encrypted_private_key_info(encrypted_private_key_info, source)
+    if algorithm == _SUN_KEY_PROTECTOR_OID:
+        return _sun_key_protector(protected, key_password, source)
+    if algorithm == _PBE_MD5_TRIPLE_DES_OID:
+        return _pbe_md5_triple_des(protected, parameters, key_password, source)
+    raise SecurityConfigError(f"{source}: key protected with unsupported algorithm {algorithm}")
+
+
+def _wrong_key_password(source: str) -> SecurityConfigError:
+    return SecurityConfigError(f"{source}: key password was incorrect (cannot recover the private key)")
+
+
+def _sun_key_protector(protected: bytes, key_password: str, source: str) -> bytes:
     if len(protected) < 40:
         raise SecurityConfigError(f"{source}: protected key too short")
     salt, ciphertext, check = protected[:20], protected[20:-20], protected[-20:]
@@ -181,8 +204,56 @@ def _unprotect_key(encrypted_private_key_info: bytes, key_password: str, source:
         stream += digest
     plaintext = bytes(c ^ k for c, k in zip(ciphertext, stream, strict=False))
     if not hmac.compare_digest(hashlib.sha1(pw + plaintext, usedforsecurity=False).digest(), check):
-        raise SecurityConfigError(f"{source}: key password was incorrect (cannot recover the private key)")
+        raise _wrong_key_password(source)
     return plaintext
+
+
+def _pbe_md5_triple_des(protected: bytes, parameters: bytes, key_password: str, source: str) -> bytes:
+    from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+
+    salt, iterations = _parse_pbe_parameters(parameters, source)
+    if len(salt) != 8 or not 0 < iterations <= 5_000_000:
+        raise SecurityConfigError(f"{source}: bad PBEWithMD5AndTripleDES parameters")
+    if len(protected) == 0 or len(protected) % 8:
+        raise SecurityConfigError(f"{source}: protected key is not a whole number of DES blocks")
+    pw = bytes(ord(c) & 0xFF for c in key_password)
+    halves = [salt[:4], salt[4:]]
+    if halves[0] == halves[1]:
+        halves[0] = halves[0][::-1]
+    derived = b""
+    for half in halves:
+        digest = half
+        for _ in range(iterations):
+            digest = hashlib.md5(digest + pw, usedforsecurity=False).digest()
+        derived += digest
+    decryptor = Cipher(TripleDES(derived[:24]), modes.CBC(derived[24:32])).decryptor()
+    padded = decryptor.update(protected) + decryptor.finalize()
+    unpadder = padding.PKCS7(64).unpadder()
+    try:
+        plaintext = unpadder.update(padded) + unpadder.finalize()
+    except ValueError:
+        raise _wrong_key_password(source) from None
+    # A wrong password can still end in valid padding by chance: the result must be a DER SEQUENCE.
+    try:
+        tag, _start, end = _der_element(plaintext, 0, source)
+    except SecurityConfigError:
+        raise _wrong_key_password(source) from None
+    if tag != 0x30 or end != len(plaintext):
+        raise _wrong_key_password(source)
+    return plaintext
+
+
+def _parse_pbe_parameters(parameters: bytes, source: str) -> tuple[bytes, int]:
+    tag, start, end = _der_element(parameters, 0, source)
+    if tag != 0x30:
+        raise SecurityConfigError(f"{source}: PBE parameters are not a DER SEQUENCE")
+    tag, salt_start, salt_end = _der_element(parameters, start, source)
+    if tag != 0x04:
+        raise SecurityConfigError(f"{source}: PBE parameters have no salt")
+    tag, count_start, count_end = _der_element(parameters, salt_end, source)
+    if tag != 0x02 or count_end > end:
+        raise SecurityConfigError(f"{source}: PBE parameters have no iteration count")
+    return parameters[salt_start:salt_end], int.from_bytes(parameters[count_start:count_end], "big")
 
 
 # --- minimal DER, enough for EncryptedPrivateKeyInfo ::= SEQUENCE { AlgorithmIdentifier, OCTET STRING } ---
@@ -221,7 +292,8 @@ def _decode_oid(raw: bytes) -> str:
     return ".".join(str(p) for p in parts)
 
 
-def _parse_encrypted_private_key_info(data: bytes, source: str) -> tuple[str, bytes]:
+def _parse_encrypted_private_key_info(data: bytes, source: str) -> tuple[str, bytes, bytes]:
+    """(algorithm OID, algorithm parameters DER or b"", encrypted data) of an EncryptedPrivateKeyInfo."""
     tag, start, end = _der_element(data, 0, source)
     if tag != 0x30:
         raise SecurityConfigError(f"{source}: protected key is not a DER SEQUENCE")
@@ -232,7 +304,8 @@ def _parse_encrypted_private_key_info(data: bytes, source: str) -> tuple[str, by
     if tag != 0x06:
         raise SecurityConfigError(f"{source}: protected key's algorithm is not an OID")
     algorithm = _decode_oid(data[oid_start:oid_end])
+    parameters = data[oid_end:alg_end]
     tag, octets_start, octets_end = _der_element(data, alg_end, source)
     if tag != 0x04 or octets_end > end:
         raise SecurityConfigError(f"{source}: protected key has no encrypted data")
-    return algorithm, data[octets_start:octets_end]
+    return algorithm, parameters, data[octets_start:octets_end]

@@ -14,7 +14,7 @@ Store files (``load_trust_store``, ``load_key_store``): the format comes from th
 PKCS12 file declared JKS and the other way round, and Kafka users rely on it; a PEM file declared PEM must not
 have a store password (Kafka refuses one: ``DefaultSslEngineFactory``). What is read from each format:
 
-* JKS (``jks.load_jks``): trust = every trusted-cert entry plus the leaf of every key entry (as the JDK's
+* JKS and JCEKS (``jks.load_jks``): trust = every trusted-cert entry plus the leaf of every key entry (as the JDK's
   ``TrustStoreUtil`` does); key = the first private-key entry, decrypted with ``ssl.key.password`` or, when
   unset, the store password. A JKS truststore may have no password (integrity check skipped, as in the JDK).
 * PKCS12 (``cryptography``): trust = every certificate in the file; key = the key bag and its chain. PKCS12 has
@@ -154,10 +154,6 @@ def _sniff_or_fail(data: bytes, where: str, declared_type: str | None) -> StoreF
     if found is None:
         declared = f" (declared {declared_type})" if declared_type else ""
         raise SecurityConfigError(f"{where}: not a JKS, PKCS12 or PEM store{declared}")
-    if found == "JCEKS":
-        raise SecurityConfigError(
-            f"{where}: JCEKS stores are not supported; convert with keytool -importkeystore -deststoretype PKCS12"
-        )
     return found
 
 
@@ -224,12 +220,12 @@ def load_trust_store(
         if not certs:
             raise SecurityConfigError(f"{where}: no PEM CERTIFICATE block found")
         return TrustMaterial(tuple(_der(c) for c in certs), where)
-    if fmt == "JKS":
+    if fmt in ("JKS", "JCEKS"):
         store = load_jks(data, password or None, source=where)
         ders = [e.certificate_der for e in store.trusted_certificates]
         ders += [e.certificate_chain_der[0] for e in store.private_keys if e.certificate_chain_der]
         if not ders:
-            raise SecurityConfigError(f"{where}: the JKS store holds no certificate")
+            raise SecurityConfigError(f"{where}: the Java keystore holds no certificate")
         return TrustMaterial(tuple(ders), where)
     loaded = _load_pkcs12(data, password, where)
     certs = [c.certificate for c in loaded.additional_certs]
@@ -396,12 +392,12 @@ def load_key_store(
         chain = _certificates_from_pem(data, where)
         key = _parse_private_key(data, key_password, where, password_setting=password_setting, pkcs8_only=True)
         return _make_key_material(key, chain, where)
-    if fmt == "JKS":
+    if fmt in ("JKS", "JCEKS"):
         if not password:
-            raise SecurityConfigError(f"{where}: a JKS keystore needs ssl.keystore.password")
+            raise SecurityConfigError(f"{where}: a JKS or JCEKS keystore needs ssl.keystore.password")
         store = load_jks(data, password, source=where)
         if not store.private_keys:
-            raise SecurityConfigError(f"{where}: the JKS store holds no private key entry")
+            raise SecurityConfigError(f"{where}: the Java keystore holds no private key entry")
         entry = store.private_keys[0]
         pkcs8 = entry.decrypt(key_password or password, source=where)
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -72,7 +74,7 @@ def test_key_password_distinct_from_store_password(tls_material, tmp_path):
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"\xce\xce\xce\xce" + bytes(40), "JCEKS keystores are not supported"),
+        (b"\xce\xce\xce\xce" + bytes(40), "unsupported JKS version 0"),
         (b"PK\x03\x04" + bytes(40), "not a JKS keystore"),
         (b"\xfe\xed\xfe\xed\x00\x00\x00\x02", "truncated"),
         (b"\xfe\xed\xfe\xed\x00\x00\x00\x02\x00\x00\x00\x05" + bytes(20), "truncated or corrupt"),
@@ -82,6 +84,54 @@ def test_key_password_distinct_from_store_password(tls_material, tmp_path):
 def test_malformed_stores_are_refused(data, message):
     with pytest.raises(SecurityConfigError, match=message):
         load_jks(data, None, source="ssl.keystore.location=/x")
+
+
+def test_jceks_keystore_and_truststore(tls_material, tmp_path):
+    keystore = tls_material.client.write_keystore(
+        tmp_path / "c.jceks", PASSWORD, store_type="JCEKS", alias="alice", key_password="jceks-key-pw"
+    )
+    store = load_jks(keystore.read_bytes(), PASSWORD)
+    assert store.store_type == "JCEKS"
+    (entry,) = store.private_keys
+    assert entry.certificate_chain_der[0] == der(tls_material.client.certificate)
+    key = serialization.load_der_private_key(entry.decrypt("jceks-key-pw"), None)
+    assert key.public_key() == tls_material.client.certificate.public_key()
+    with pytest.raises(SecurityConfigError, match="key password was incorrect") as info:
+        entry.decrypt(SECRET)
+    assert SECRET not in str(info.value)
+    with pytest.raises(SecurityConfigError, match="password was incorrect"):
+        load_jks(keystore.read_bytes(), SECRET)
+    truststore = tls_material.ca.write_truststore(tmp_path / "t.jceks", PASSWORD, store_type="JCEKS")
+    trusted = load_jks(truststore.read_bytes(), PASSWORD)
+    assert [e.certificate_der for e in trusted.trusted_certificates] == [der(tls_material.ca.certificate)]
+
+
+def test_jceks_secret_key_entries_are_refused(tmp_path):
+    path = tmp_path / "secret.jceks"
+    subprocess.run(
+        [
+            "keytool",
+            "-genseckey",
+            "-alias",
+            "aes",
+            "-keyalg",
+            "AES",
+            "-keysize",
+            "128",
+            "-storetype",
+            "JCEKS",
+            "-keystore",
+            str(path),
+            "-storepass",
+            PASSWORD,
+            "-keypass",
+            PASSWORD,
+        ],
+        capture_output=True,
+        check=True,
+    )
+    with pytest.raises(SecurityConfigError, match="'aes' is a JCEKS secret-key entry"):
+        load_jks(path.read_bytes(), PASSWORD)
 
 
 def test_modified_utf8_aliases():

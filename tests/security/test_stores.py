@@ -171,12 +171,17 @@ def test_unreadable_and_unknown_files(tmp_path):
     junk.write_bytes(b"junk data")
     with pytest.raises(SecurityConfigError, match=r"not a JKS, PKCS12 or PEM store \(declared JKS\)"):
         load_key_store(junk, password="x", declared_type="JKS")
-    jceks = tmp_path / "s.jceks"
-    jceks.write_bytes(b"\xce\xce\xce\xce" + bytes(40))
-    with pytest.raises(SecurityConfigError, match="JCEKS stores are not supported"):
-        load_trust_store(jceks)
     with pytest.raises(SecurityConfigError, match="is a directory"):
         load_key_store(tmp_path)
+
+
+def test_jceks_stores(tls_material, tmp_path):
+    keystore = tls_material.broker.write_keystore(tmp_path / "b.jceks", PASSWORD, store_type="JCEKS", alias="b")
+    assert sniff_store_format(keystore.read_bytes()) == "JCEKS"
+    assert_key_of(load_key_store(keystore, password=PASSWORD, declared_type="JCEKS"), tls_material.broker)
+    truststore = tls_material.ca.write_truststore(tmp_path / "t.jceks", PASSWORD, store_type="JCEKS")
+    trust = load_trust_store(truststore, password=PASSWORD, declared_type="JKS")
+    assert trust.certificates_der == (der(tls_material.ca.certificate),)
 
 
 def test_inline_pem_kafka_names(tls_material):
