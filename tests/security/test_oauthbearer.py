@@ -49,6 +49,7 @@ def b64url(data: bytes) -> str:
     [
         (b"n,,\x01auth=Bearer abc.def.\x01\x01", ("", "abc.def.", {})),
         (b"n,,\x01auth=bearer t\x01\x01", ("", "t", {})),
+        (b"n,,\x01auth=Bearer a-_~+/.Z9==\x01\x01", ("", "a-_~+/.Z9==", {})),  # an RFC 6750 b64token
         (b"n,a=alice,\x01auth=Bearer t\x01\x01", ("alice", "t", {})),
         (b"n,a=a=2Cb,\x01auth=Bearer t\x01\x01", ("a,b", "t", {})),
         (
@@ -71,6 +72,8 @@ def test_parse_client_initial_response(message, expected):
         b"n,,\x01\x01",
         b"n,,\x01auth=Basic dXNlcg\x01\x01",
         b"n,,\x01auth=Bearer a b\x01\x01",
+        b"n,,\x01auth=Bearer a=b\x01\x01",
+        b"n,,\x01auth=Bearer \x01\x01",
         b"n,,\x01auth=Bearer t\x01auth=Bearer u\x01\x01",
         b"n,,\x01auth=Bearer t\x01bad key=v\x01\x01",
         b"n,,\x01auth=Bearer t\x01k\x01\x01",

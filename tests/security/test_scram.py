@@ -322,7 +322,7 @@ def test_token_login_uses_the_token_lookup_and_reports_the_owner():
     token_credential = ScramCredential.from_password(SHA512, "hmac-b64", 4096)
     callbacks = SaslServerCallbacks(
         scram_credential=store({"token-1": "not-this"}, SHA512),
-        scram_token_credential=lambda m, t: (token_credential, "alice") if t == "token-1" else None,
+        scram_token_credential=lambda m, t: (token_credential, "alice", 1_900_000_000_000) if t == "token-1" else None,
     )
     server = create_server("SCRAM-SHA-512", callbacks)
     client = ScramClient(SHA512, "token-1", "hmac-b64", token_auth=True)
@@ -331,6 +331,35 @@ def test_token_login_uses_the_token_lookup_and_reports_the_owner():
     assert final is not None
     client.evaluate_challenge(server.evaluate_response(final))
     assert client.complete and server.token_authenticated and server.principal == "User:alice"
+    assert server.credential_expiry_ms == 1_900_000_000_000
+
+
+def test_token_lookup_without_expiry_and_user_logins_have_no_credential_expiry():
+    token_credential = ScramCredential.from_password(SHA256, "hmac", 4096)
+    server = create_server(
+        "SCRAM-SHA-256", SaslServerCallbacks(scram_token_credential=lambda m, t: (token_credential, "bob"))
+    )
+    client = ScramClient(SHA256, "tok", "hmac", token_auth=True)
+    final = client.evaluate_challenge(server.evaluate_response(client.initial_response()))
+    assert final is not None
+    server.evaluate_response(final)
+    assert server.principal == "User:bob" and server.credential_expiry_ms is None
+    rfc = rfc_server()
+    rfc.evaluate_response(RFC_CLIENT_FIRST)
+    rfc.evaluate_response(RFC_CLIENT_FINAL)
+    assert rfc.credential_expiry_ms is None
+
+
+def test_stored_credential_below_4096_iterations_is_refused_like_a_bad_password():
+    weak = ScramCredential.from_salted_password(SHA256, SHA256.salted_password("pw", b"s", 1000), b"s", 1000)
+    server = ScramServer(SHA256, lambda m, u: weak)
+    server_first = server.evaluate_response(b"n,,n=alice,r=abc")
+    assert server_first.endswith(b",i=4096")  # the stand-in credential, not the weak one
+    client = ScramClient(SHA256, "alice", "pw", nonce="abc")
+    final = client.evaluate_challenge(server_first)
+    assert final is not None
+    error = _failure(server, final)
+    assert "below the minimum 4096" in error.detail
 
 
 @pytest.mark.parametrize("has_lookup", [False, True])

@@ -62,7 +62,9 @@ class SaslServerCallbacks:
       (``spark_kafkalog.security.sasl.oauthbearer``); None: Kafka's unsecured JWS validator with its
       defaults (alg ``none`` accepted: for development only);
     * ``scram_token_credential(mechanism, token_id)``: for SCRAM logins with ``tokenauth=true`` (delegation
-      tokens), ``(ScramCredential, owner_name)`` or None; when not set, every token login fails;
+      tokens), ``(ScramCredential, owner_name[, expiry_ms])`` or None (unknown or expired token); the
+      principal is ``User:<owner_name>`` and ``expiry_ms`` becomes ``credential_expiry_ms`` (Kafka's token
+      expiry bounds the session); when not set, every token login fails;
     * ``clock_ms``: wall-clock milliseconds (token expiry checks; injected by tests).
     """
 

@@ -5,7 +5,8 @@ Client initial response (``OAuthBearerClientInitialResponse``)::
     n,[a=<saslname>],  \\x01  auth=Bearer <token>  \\x01  (<key>=<value> \\x01)*  \\x01
 
 keys are letters only (``auth`` is reserved), values printable ASCII plus space, tab, CR, LF; the token is
-``[-_.a-zA-Z0-9]+`` (a compact JWS). Server: an empty challenge on success. On an invalid token it answers
+an RFC 6750 b64token ``[-_~+/.a-zA-Z0-9]+=*`` (a compact JWS in practice; Kafka 3.x accepted only
+``[-_.a-zA-Z0-9]+``). Server: an empty challenge on success. On an invalid token it answers
 the JSON challenge ``{"status":"invalid_token"}`` (``"insufficient_scope"`` + ``"scope"`` for a missing
 scope); the client must answer ``\\x01`` and the server then fails the exchange (error 58). A malformed
 message, or an authzid other than the token's principal, fails at once. Every failure reaching the peer
@@ -53,7 +54,7 @@ __all__ = [
 MECHANISM = "OAUTHBEARER"
 _EXTENSION_KEY = re.compile(r"[A-Za-z]+\Z")
 _EXTENSION_VALUE = re.compile(r"[\x21-\x7e \t\r\n]+\Z")
-_AUTH = re.compile(r"(\w+) +([-_.a-zA-Z0-9]+)\Z", re.ASCII)
+_AUTH = re.compile(r"(\w+) +([-_~+/.a-zA-Z0-9]+=*)\Z", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,7 @@ def unsecured_login_token(options: Mapping[str, str], now_s: float | None = None
 def client_initial_response(token: str, extensions: Mapping[str, str] = {}, authzid: str = "") -> bytes:
     """The client's message; raises ``SecurityConfigError`` for an extension name/value Kafka refuses."""
     if not _AUTH.fullmatch(f"Bearer {token}"):
-        raise SecurityConfigError("OAUTHBEARER token must be a compact JWS ([-_.a-zA-Z0-9]+)")
+        raise SecurityConfigError("OAUTHBEARER token must be an RFC 6750 b64token ([-_~+/.a-zA-Z0-9]+=*)")
     kvs = ""
     for key, value in extensions.items():
         if key == "auth" or not _EXTENSION_KEY.match(key) or not _EXTENSION_VALUE.match(value):

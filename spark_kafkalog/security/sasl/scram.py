@@ -39,6 +39,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from ..errors import SaslAuthenticationFailed
 from .base import authentication_failed
@@ -267,8 +268,10 @@ class ScramServer:
     """Server side of one SCRAM exchange.
 
     ``lookup(mechanism_name, username)`` returns the user's ``ScramCredential`` or None;
-    ``token_lookup(mechanism_name, token_id)`` (optional) returns ``(ScramCredential, owner_name)`` for a
-    ``tokenauth=true`` login, None when the token is unknown or expired. ``nonce`` fixes the server nonce
+    ``token_lookup(mechanism_name, token_id)`` (optional) returns ``(ScramCredential, owner_name)`` or
+    ``(ScramCredential, owner_name, expiry_ms)`` for a ``tokenauth=true`` login, None when the token is unknown
+    or expired; the principal is ``User:<owner_name>``. A stored credential with fewer than 4096 iterations is
+    refused, as Kafka does. ``nonce`` fixes the server nonce
     (tests: RFC 7677's example), else a fresh random one per exchange.
     """
 
@@ -278,7 +281,7 @@ class ScramServer:
         self,
         mechanism: ScramMechanism,
         lookup: Callable[[str, str], ScramCredential | None],
-        token_lookup: Callable[[str, str], tuple[ScramCredential, str] | None] | None = None,
+        token_lookup: Callable[[str, str], tuple[Any, ...] | None] | None = None,
         *,
         nonce: str | None = None,
     ) -> None:
@@ -294,7 +297,8 @@ class ScramServer:
         self._principal_name = ""
         self._token = False
         self._credential: ScramCredential | None = None
-        self._failure_detail: str | None = None  # set when the credential is a stand-in: fail at the proof
+        self._failure_detail: str | None = None
+        self._token_expiry_ms: int | None = None  # set when the credential is a stand-in: fail at the proof
         self._gs2_header = ""
         self._client_first_bare = ""
         self._server_first = ""
@@ -354,12 +358,19 @@ class ScramServer:
                 if found is None:
                     self._failure_detail = f"unknown or expired delegation token {username!r}"
                 else:
-                    credential, self._principal_name = found
+                    credential, self._principal_name = found[0], found[1]
+                    self._token_expiry_ms = found[2] if len(found) > 2 else None
         else:
             credential = self._lookup(self.mechanism, username)
             if credential is None:
                 self._failure_detail = f"unknown user {username!r}"
             self._principal_name = username
+        if credential is not None and credential.iterations < self._mech.min_iterations:
+            self._failure_detail = (
+                f"stored credential of {username!r} has {credential.iterations} iterations, below the minimum "
+                f"{self._mech.min_iterations}"
+            )
+            credential = None
         if credential is None:
             credential = _fake_credential(self._mech, username)
         self._credential = credential
@@ -417,7 +428,9 @@ class ScramServer:
 
     @property
     def credential_expiry_ms(self) -> int | None:
-        return None
+        """For a token login, the token's expiry (wall-clock ms) when the token lookup gave one (Kafka's
+        ``tokenExpiryTimestamp``: it bounds the session, KIP-368); None otherwise."""
+        return self._token_expiry_ms if self.complete else None
 
     @property
     def token_authenticated(self) -> bool:
