@@ -19,10 +19,13 @@ from spark_kafkalog.client import AdminClient, Consumer, KafkaClient, NewTopic, 
 from spark_kafkalog.client.errors import KafkaAuthenticationError, KafkaSslError
 from tests.security.certs import PASSWORD, TlsMaterial, build_tls_material
 
+from . import test_datasource_on_kafka as datasource_compat
 from .kafka_broker import KafkaBroker
 from .peers import KAFKA_39
 
 pytestmark = pytest.mark.compat
+
+spark = datasource_compat.spark  # its SparkSession fixture (the same driver classpath for the whole run)
 
 USER = "alice"
 USER_PASSWORD = "alice-secret"
@@ -261,3 +264,71 @@ def test_cli_tools_take_command_config_for_a_secured_cluster(secured_kafka, tls,
     assert "SASL_AUTHENTICATION_FAILED" in failed.stderr and "SCRAM-SHA-512" in failed.stderr
     assert "Traceback" not in failed.stderr
     assert WRONG_PASSWORD not in failed.stderr + failed.stdout
+
+
+def spark_options(config: dict[str, str]) -> dict[str, str]:
+    """Client settings as Spark's Kafka options (``kafka.`` prefixed)."""
+    return {f"kafka.{key}": value for key, value in config.items()}
+
+
+def test_spark_batch_and_stream_read_and_write_over_sasl_ssl(spark, secured_kafka, tls, tmp_path):
+    """format("kafkalog") with kafka.security.protocol=SASL_SSL, SCRAM-SHA-512 and a JKS truststore."""
+    config = scram_ssl(secured_kafka, tls)
+    wait_for_scram_user(config)
+    options = spark_options(config)
+    source, sink = f"spark-in-{uuid.uuid4().hex[:8]}", f"spark-out-{uuid.uuid4().hex[:8]}"
+    with AdminClient(config) as admin:
+        admin.create_topics([NewTopic(source, 2, 1), NewTopic(sink, 2, 1)])
+    # batch write
+    df = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(30)], "key string, value string")
+    df.write.format("kafkalog").options(**options).option("topic", source).mode("append").save()
+    # batch read
+    rows = (
+        spark.read.format("kafkalog")
+        .options(**options)
+        .option("subscribe", source)
+        .load()
+        .selectExpr("CAST(value AS STRING) AS v")
+        .collect()
+    )
+    assert sorted(r.v for r in rows) == sorted(f"v{i}" for i in range(30))
+    # stream read -> stream write, AvailableNow
+    query = (
+        spark.readStream.format("kafkalog")
+        .options(**options)
+        .option("subscribe", source)
+        .option("startingOffsets", "earliest")
+        .load()
+        .selectExpr("key", "value")
+        .writeStream.format("kafkalog")
+        .options(**options)
+        .option("topic", sink)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        assert query.awaitTermination(180), "the AvailableNow query did not finish"
+    finally:
+        query.stop()
+    assert query.exception() is None, query.exception()
+    with Consumer(config, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(sink, p) for p in range(2)])
+        records: list = []
+        deadline = time.monotonic() + 30
+        while len(records) < 30 and time.monotonic() < deadline:
+            records.extend(consumer.poll(500))
+    assert sorted(r.value for r in records) == sorted(b"v%d" % i for i in range(30))
+
+
+def test_spark_authentication_failure_is_one_line_naming_broker_and_mechanism(spark, secured_kafka, tls):
+    config = scram_ssl(secured_kafka, tls, WRONG_PASSWORD)
+    wait_for_scram_user(scram_ssl(secured_kafka, tls))
+    started = time.monotonic()
+    with pytest.raises(Exception) as caught:
+        spark.read.format("kafkalog").options(**spark_options(config)).option("subscribe", "any").load().collect()
+    assert time.monotonic() - started < 60
+    text = str(caught.value)
+    line = next(line for line in text.splitlines() if "SASL_AUTHENTICATION_FAILED" in line)
+    assert "SCRAM-SHA-512" in line and config["bootstrap.servers"] in line
+    assert WRONG_PASSWORD not in text
