@@ -107,7 +107,11 @@ class _Reader:
         return int(_U64.unpack(self.take(8))[0])
 
     def utf(self) -> str:
-        return _decode_modified_utf8(self.take(self.u16()))
+        at = self.pos
+        try:
+            return _decode_modified_utf8(self.take(self.u16()))
+        except UnicodeError:
+            raise SecurityConfigError(f"{self.source}: corrupt JKS data (bad modified UTF-8 at byte {at})") from None
 
     def blob(self) -> bytes:
         return self.take(self.u32())

@@ -7,6 +7,8 @@ import subprocess
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spark_kafkalog.security import SecurityConfigError
 from spark_kafkalog.security.jks import _decode_modified_utf8, load_jks
@@ -139,3 +141,27 @@ def test_modified_utf8_aliases():
     assert _decode_modified_utf8("é".encode()) == "é"
     # U+1F600 as a CESU-8 surrogate pair
     assert _decode_modified_utf8(b"\xed\xa0\xbd\xed\xb8\x80") == "\U0001f600"
+
+
+@given(st.sampled_from([b"\xfe\xed\xfe\xed", b"\xce\xce\xce\xce"]), st.binary(max_size=400))
+def test_arbitrary_bytes_after_the_magic_raise_only_security_config_error(magic, tail):
+    try:
+        load_jks(magic + tail, None)
+    except SecurityConfigError:
+        pass
+
+
+@settings(max_examples=150)
+@given(data=st.data())
+def test_corrupted_real_stores_raise_only_security_config_error(tls_material, data):
+    original = bytearray(tls_material.broker_keystore_jks.read_bytes())
+    for _ in range(data.draw(st.integers(1, 4))):
+        position = data.draw(st.integers(0, len(original) - 1))
+        original[position] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(12, len(original)))
+    try:
+        store = load_jks(bytes(original[:cut]), None)
+        for entry in store.private_keys:
+            entry.decrypt(PASSWORD)
+    except SecurityConfigError:
+        pass

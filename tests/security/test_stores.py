@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
+from hypothesis import given
+from hypothesis import strategies as st
 
 from spark_kafkalog.security import SecurityConfigError
 from spark_kafkalog.security.stores import (
@@ -73,6 +75,11 @@ def test_sniff_store_files(tls_material, attribute, expected):
 )
 def test_sniff_table(data, expected):
     assert sniff_store_format(data) == expected
+
+
+@given(st.binary(max_size=64))
+def test_sniff_never_raises(data):
+    assert sniff_store_format(data) in (None, "JKS", "JCEKS", "PKCS12", "PEM")
 
 
 def test_sniff_a_der_certificate_is_not_pkcs12(tls_material):
