@@ -1,6 +1,7 @@
 """SCRAM credentials shared with Apache Kafka's own tools: Kafka 3.9's ConfigCommand writes a user straight into
 kafkalog's ZooKeeper (``--zookeeper``) and every kafkalog broker applies it; it reads back a credential kafkalog
-wrote, byte for byte; Kafka 4.4's kafka-configs alters credentials over AlterUserScramCredentials."""
+wrote, byte for byte; Kafka 4.4's kafka-configs alters credentials over AlterUserScramCredentials; and kafkalog's
+admin client alters and describes credentials on Kafka 3.9 and 4.4."""
 
 from __future__ import annotations
 
@@ -86,3 +87,22 @@ def test_kafka_configs_over_the_wire_describes_a_users_credentials(kafkalog):
         "--entity-name", name,
     ).stdout  # fmt: skip
     assert f"SCRAM credential configs for user-principal '{name}' are SCRAM-SHA-256=iterations=8192" in out
+
+
+def test_kafkalogs_admin_client_alters_and_describes_credentials_on_kafka(kafka):
+    from spark_kafkalog.client.admin import AdminOperationError, ScramCredentialInfo, UserScramCredentialDeletion
+
+    name = user()
+    with AdminClient(kafka.bootstrap_servers) as admin:
+        # one mechanism per request: Kafka 4's KRaft controller refuses a user named twice in one request
+        admin.alter_user_scram_credentials([UserScramCredentialUpsertion(name, "SCRAM-SHA-256", "pw", 8192)])
+        admin.alter_user_scram_credentials([UserScramCredentialUpsertion(name, "SCRAM-SHA-512", "pw")])
+        want = {name: [ScramCredentialInfo("SCRAM-SHA-256", 8192), ScramCredentialInfo("SCRAM-SHA-512", 4096)]}
+        wait_until(lambda: admin.describe_user_scram_credentials([name]) == want, 15, f"{name} on Kafka")
+        admin.alter_user_scram_credentials([UserScramCredentialDeletion(name, "SCRAM-SHA-256")])
+        wait_until(
+            lambda: admin.describe_user_scram_credentials([name])[name] == want[name][1:], 15, "the deletion on Kafka"
+        )
+        with pytest.raises(AdminOperationError, match="RESOURCE_NOT_FOUND"):
+            admin.describe_user_scram_credentials([f"{name}-missing"])
+        assert admin.describe_user_scram_credentials([f"{name}-missing"], missing_ok=True) == {}
