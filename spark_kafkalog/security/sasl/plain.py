@@ -8,7 +8,9 @@ constant time (CVE-2021-38153). Every failure is the same ``SaslAuthenticationFa
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -17,6 +19,11 @@ from .base import authentication_failed
 __all__ = ["PlainClient", "PlainServer"]
 
 MECHANISM = "PLAIN"
+_UNKNOWN_USER = secrets.token_bytes(32)
+
+
+def _digest(password: str) -> bytes:
+    return hashlib.sha256(password.encode("utf-8")).digest()
 
 
 class PlainServer:
@@ -49,8 +56,8 @@ class PlainServer:
         if authzid and authzid != user:
             raise authentication_failed(MECHANISM, f"PLAIN: authorization id differs from user {user!r}")
         expected = self._users.get(user)
-        # compare against something of the same kind when the user is unknown, so timing does not tell
-        ok = hmac.compare_digest(password.encode("utf-8"), (expected if expected is not None else "\0").encode("utf-8"))
+        # compare fixed-length digests (no length leak), against a random stand-in for an unknown user
+        ok = hmac.compare_digest(_digest(password), _digest(expected) if expected is not None else _UNKNOWN_USER)
         if expected is None or not ok:
             raise authentication_failed(MECHANISM, f"PLAIN: invalid username or password for user {user!r}")
         self._user = user
