@@ -18,7 +18,7 @@ string or a list) into a ``CipherSelection``:
   TLS 1.2 names disables TLS 1.3.
 * Other entries (no ``TLS_``/``SSL_`` prefix) pass through as OpenSSL cipher-list syntax, as librdkafka's
   ``ssl.cipher.suites`` takes it (``ECDHE-RSA-AES128-GCM-SHA256``, ``HIGH:!aNULL``); ``openssl_cipher_string``
-  joins everything with ``:`` and ``validate`` checks OpenSSL accepts it.
+  joins everything with ``:`` and ``validate`` checks OpenSSL knows every plain name in it.
 * Java's signalling value ``TLS_EMPTY_RENEGOTIATION_INFO_SCSV`` is ignored (OpenSSL sends its equivalent itself).
 """
 
@@ -123,12 +123,24 @@ class CipherSelection:
         """Check OpenSSL accepts the TLS 1.2 part (``SecurityConfigError`` naming the setting otherwise)."""
         if not self.tls12:
             return
-        try:
-            ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).set_ciphers(self.openssl_cipher_string)
-        except ssl.SSLError:
+        # OpenSSL silently drops unknown names from a list that selects anything, so plain names are checked one
+        # by one; cipher-string operators (``!x``, ``-x``, ``+x``, ``@STRENGTH``) only as part of the whole.
+        for entry in self.tls12:
+            for name in entry.split(":"):
+                if name and name[0] not in "!-+@" and not _openssl_accepts(name):
+                    raise SecurityConfigError(f"{setting}: OpenSSL does not know the cipher {name!r}")
+        if not _openssl_accepts(self.openssl_cipher_string):
             raise SecurityConfigError(
                 f"{setting}: OpenSSL accepts none of the cipher suites {self.openssl_cipher_string!r}"
-            ) from None
+            )
+
+
+def _openssl_accepts(cipher_string: str) -> bool:
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).set_ciphers(cipher_string)
+    except ssl.SSLError:
+        return False
+    return True
 
 
 def parse_cipher_suites(

@@ -292,8 +292,14 @@ def test_parse_cipher_suites():
     assert selection.tls12 == ("ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-AES128-GCM-SHA256")
     assert selection.tls13 == ("TLS_AES_256_GCM_SHA384",)
     assert parse_cipher_suites("") is None and parse_cipher_suites(None) is None
-    with pytest.raises(SecurityConfigError, match="OpenSSL accepts none"):
+    with pytest.raises(SecurityConfigError, match="OpenSSL does not know the cipher 'NOT-A-CIPHER'"):
         parse_cipher_suites("NOT-A-CIPHER")
+    with pytest.raises(SecurityConfigError, match="does not know the cipher 'BOGUS'"):
+        parse_cipher_suites("ECDHE-RSA-AES128-GCM-SHA256:BOGUS")
+    with pytest.raises(SecurityConfigError, match="OpenSSL accepts none"):
+        parse_cipher_suites("!ALL")
+    librdkafka_style = parse_cipher_suites("HIGH:!aNULL:!MD5")
+    assert librdkafka_style is not None and librdkafka_style.openssl_cipher_string == "HIGH:!aNULL:!MD5"
 
 
 # ------------------------------------------------------------------ handshakes
