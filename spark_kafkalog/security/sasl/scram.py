@@ -297,8 +297,8 @@ class ScramServer:
         self._principal_name = ""
         self._token = False
         self._credential: ScramCredential | None = None
-        self._failure_detail: str | None = None
-        self._token_expiry_ms: int | None = None  # set when the credential is a stand-in: fail at the proof
+        self._failure_detail: str | None = None  # set when the credential is a stand-in: fail at the proof
+        self._token_expiry_ms: int | None = None
         self._gs2_header = ""
         self._client_first_bare = ""
         self._server_first = ""
