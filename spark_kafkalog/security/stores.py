@@ -32,7 +32,8 @@ Private keys, by origin:
   traditional encrypted PEM) is accepted, as librdkafka accepts it.
 * A ``ssl.key.password`` given for an unencrypted key is ignored.
 
-Errors are ``SecurityConfigError`` naming the setting and the file, never a password or key.
+PEM text may have its base64 lines joined by spaces (Kafka ignores whitespace there too). Errors are
+``SecurityConfigError`` naming the setting and the file, never a password or key.
 """
 
 from __future__ import annotations
@@ -158,10 +159,25 @@ def _sniff_or_fail(data: bytes, where: str, declared_type: str | None) -> StoreF
 
 
 def _pem_blocks(data: bytes, kinds: Iterable[str]) -> list[tuple[str, bytes]]:
+    r"""(kind, normalised block) of each PEM block of the wanted kinds.
+
+    As Kafka's PEM parser does, whitespace inside the base64 body is ignored, so a chain written on one line (a
+    ``.properties`` value continued with ``\``) works; blocks with RFC 1421 headers (``Proc-Type:``) are kept.
+    """
     wanted = set(kinds)
-    return [
-        (m.group(1).decode("ascii"), m.group(0)) for m in _PEM_BLOCK.finditer(data) if m.group(1).decode() in wanted
-    ]
+    blocks = []
+    for match in _PEM_BLOCK.finditer(data):
+        kind = match.group(1).decode("ascii")
+        if kind not in wanted:
+            continue
+        block = match.group(0)
+        body = block[len(f"-----BEGIN {kind}-----") : -len(f"-----END {kind}-----")]
+        if b":" not in body:
+            compact = re.sub(rb"\s+", b"", body)
+            lines = [compact[i : i + 64] for i in range(0, len(compact), 64)]
+            block = b"\n".join([f"-----BEGIN {kind}-----".encode(), *lines, f"-----END {kind}-----".encode(), b""])
+        blocks.append((kind, block))
+    return blocks
 
 
 def _certificates_from_pem(data: bytes, where: str) -> list[x509.Certificate]:

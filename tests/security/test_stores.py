@@ -205,6 +205,19 @@ def test_inline_pem_kafka_names(tls_material):
         trust_from_pem("not pem")
 
 
+def test_inline_pem_on_one_line_as_in_a_properties_file(tls_material):
+    def one_line(pem: bytes) -> str:
+        return " ".join(pem.decode().split())
+
+    broker = tls_material.broker
+    trust = trust_from_pem(one_line(tls_material.ca.certificate_pem))
+    assert trust.certificates_der == (der(tls_material.ca.certificate),)
+    material = key_from_pem(
+        one_line(broker.chain_pem), one_line(broker.private_key_pem_pkcs8(PASSWORD)), key_password=PASSWORD
+    )
+    assert_key_of(material, broker)
+
+
 def pkcs1(issued) -> bytes:
     return issued.private_key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
