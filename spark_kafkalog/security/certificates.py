@@ -17,8 +17,9 @@ Used by ``kafkalog cluster up --security`` (product) and by the TLS tests (``tes
   - PEM: ``certificate_pem`` (the leaf), ``chain_pem`` (leaf then CA, what Kafka's
     ``ssl.keystore.certificate.chain`` and ``load_cert_chain`` expect), ``private_key_pem`` (unencrypted
     PKCS#8, ``BEGIN PRIVATE KEY``), ``private_key_pem_pkcs8(password)`` (``BEGIN ENCRYPTED PRIVATE KEY``,
-    PBES2 as ``cryptography`` picks it), ``keystore_pem(password)`` (Kafka's PEM keystore file: the encrypted
-    key then the chain, read with ``ssl.keystore.type=PEM`` + ``ssl.key.password``);
+    PBES2: PBKDF2-HMAC-SHA256 and AES-256-CBC, as OpenSSL 3 writes it), ``keystore_pem(password)`` (Kafka's
+    PEM keystore file: the encrypted key then the chain, read with ``ssl.keystore.type=PEM`` +
+    ``ssl.key.password``);
   - PKCS12 (``to_pkcs12``): one key entry with the chain, AES-256/PBKDF2 as ``cryptography`` writes it (JDK
     11.0.12+ and OpenSSL 1.1.1+ read it); ``write_keystore(..., store_type="PKCS12", tool="keytool")`` lets
     the JDK write it instead;

@@ -112,6 +112,9 @@ def test_keytool_stores_list_the_expected_entries(tls_material):
     assert "PrivateKeyEntry" in listing(tls_material.broker_keystore_p12, "PKCS12")
     assert "trustedCertEntry" in listing(tls_material.truststore_jks, "JKS")
     assert "trustedCertEntry" in listing(tls_material.truststore_p12, "PKCS12")
+    # the JDK reads the PKCS12 keystores cryptography writes (librdkafka-style client stores, cluster up)
+    assert "PrivateKeyEntry" in listing(tls_material.client_keystore_p12, "PKCS12")
+    assert "alice," in listing(tls_material.client_keystore_p12, "PKCS12")
     assert tls_material.broker_keystore_jks.read_bytes()[:4] == bytes.fromhex("feedfeed")
     _, cert, _ = pkcs12.load_key_and_certificates(tls_material.broker_keystore_p12.read_bytes(), PASSWORD.encode())
     assert cert == tls_material.broker.certificate
