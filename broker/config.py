@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spark_kafkalog.security.redaction import HIDDEN
+from spark_kafkalog.security.redaction import is_secret_key as _is_secret_name
+
 from .config_keys import CONFIG_KEYS, KEYS_BY_NAME, LISTENER_OVERRIDABLE, ConfigError, ConfigKey
 
 __all__ = [
@@ -44,9 +47,6 @@ _LOG_SYNONYMS_ELSEWHERE = frozenset({"min.insync.replicas", "unclean.leader.elec
 _LISTENER_PREFIX = "listener.name."
 _JAAS_KEY = "sasl.jaas.config"
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-HIDDEN = "[hidden]"
-"""What ``BrokerConfig.redacted`` shows for a secret (Kafka logs passwords as ``[hidden]`` too)."""
-_SECRET_SUFFIXES = (".password", _JAAS_KEY, "ssl.keystore.key", "ssl.keystore.certificate.chain", ".secret")
 
 
 @dataclass(frozen=True)
@@ -259,9 +259,10 @@ class BrokerConfig:
 
 
 def is_secret_key(key: str) -> bool:
-    """Is ``key`` (plain or listener-prefixed) a password, key or JAAS config whose value must never be shown?"""
+    """Is ``key`` (plain or listener-prefixed) a password, key or JAAS config whose value must never be shown?
+    A ``password``-typed broker key, or what ``spark_kafkalog.security.redaction`` calls secret."""
     spec = KEYS_BY_NAME.get(key)
-    return (spec is not None and spec.type == "password") or key.endswith(_SECRET_SUFFIXES)
+    return (spec is not None and spec.type == "password") or _is_secret_name(key)
 
 
 def _parse_as(spec: ConfigKey, name: str, raw: str) -> Any:
