@@ -153,6 +153,7 @@ class ClientConnection:
         self.authenticator: SaslAuthenticator | None = None
         self._decoder: FrameDecoder | None = None
         self._auth_timer: asyncio.TimerHandle | None = None
+        self._read_waiter: asyncio.Future | None = None  # TLS: the reader's readability wait (woken by stop)
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -198,12 +199,19 @@ class ClientConnection:
         self._stopping = True
 
     def shutdown_read(self) -> None:
-        """Half-close the receiving side (server stop): the reader sees end-of-stream and ends in order.
+        """End reading (server stop, after ``stop()``): the reader sees end-of-stream and ends in order.
 
-        On the raw socket: ``SSLSocket.shutdown`` would drop its TLS state and later writes would go out
-        unencrypted.
+        A plaintext socket is half-closed (SHUT_RD). A TLS one is not touched: OpenSSL answers an end of stream
+        without close_notify with a fatal alert, after which the queued responses could not be written (and
+        ``SSLSocket.shutdown`` would drop the TLS state); its reader is woken instead and, seeing ``_stopping``,
+        reads no more.
         """
-        socket.socket.shutdown(self.sock, socket.SHUT_RD)
+        if not self.tls:
+            self.sock.shutdown(socket.SHUT_RD)
+            return
+        waiter = self._read_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     # -- security --------------------------------------------------------------------------------
     async def _tls_handshake(self) -> None:
@@ -221,9 +229,12 @@ class ClientConnection:
         if self.security.protocol == "SSL":
             der = sock.getpeercert(binary_form=True)
             if der:
-                from spark_kafkalog.security.principal import ssl_principal
+                try:
+                    from spark_kafkalog.security.principal import ssl_principal
 
-                self.principal = ssl_principal(der, self.security.ssl_principal_mapping_rules)
+                    self.principal = ssl_principal(der, self.security.ssl_principal_mapping_rules)
+                except Exception as e:  # no rule matched, a certificate we cannot read: this connection only
+                    raise ConnectionClosed(f"no principal for the client certificate: {e}") from None
 
     def _start_authentication(self) -> None:
         metrics = self.server.services.metrics
@@ -325,6 +336,8 @@ class ClientConnection:
             try:
                 return self.sock.recv_into(view)
             except (ssl.SSLWantReadError, BlockingIOError, InterruptedError):
+                if self._stopping:
+                    return 0  # the server is stopping (shutdown_read): read no more
                 await self._readable(timeout_s)
             except ssl.SSLWantWriteError:
                 await asyncio.sleep(_POLL_S)
@@ -340,6 +353,8 @@ class ClientConnection:
         if self.tls and self.sock.pending():  # type: ignore[attr-defined]
             return
         fut = self.loop.create_future()
+        if self.tls:
+            self._read_waiter = fut
         fd = self.sock.fileno()
         self.loop.add_reader(fd, _complete, fut)
         timer = self.loop.call_later(timeout_s, _time_out, fut) if timeout_s is not None else None
