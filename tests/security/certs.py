@@ -159,9 +159,18 @@ def build_tls_material(directory: Path) -> TlsMaterial:
     )
 
 
+_BUILT: dict[str, TlsMaterial] = {}
+
+
 def tls_material(tmp_path_factory: Any) -> TlsMaterial:
-    """Fixture body (wrap with ``pytest.fixture(scope="session")``): ``build_tls_material`` in a fresh temp dir."""
-    return build_tls_material(Path(tmp_path_factory.mktemp("tls")))
+    """Fixture body (wrap with ``pytest.fixture(scope="session")``): ``build_tls_material`` in a temp dir.
+
+    Built once per pytest session (keyed by the session's base temp dir), however many modules wrap it.
+    """
+    key = str(tmp_path_factory.getbasetemp())
+    if key not in _BUILT:
+        _BUILT[key] = build_tls_material(Path(tmp_path_factory.mktemp("tls")))
+    return _BUILT[key]
 
 
 @dataclass(frozen=True)
