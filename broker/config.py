@@ -418,8 +418,23 @@ def render_docs() -> str:
         "groups": "Groups and offsets",
         "transactions": "Transactions",
     }
+    intros = {
+        "security": [
+            "Listener names are free (`CLIENT://:9093,INTERNAL://10.0.0.1:9092`); each needs a protocol in "
+            "`listener.security.protocol.map`. Every key below except the map, the two inter-broker keys, "
+            "`sasl.mechanism.inter.broker.protocol` and `sasl.oauthbearer.allowed.urls` may be given for one "
+            "listener as `listener.name.<lower-case name>.<key>`, which wins over the plain key (on a SASL_SSL "
+            "listener `ssl.client.auth` counts only that way, as in Kafka). SASL JAAS configs per listener and "
+            "mechanism: `listener.name.<l>.<mechanism lower-case>.sasl.jaas.config` (e.g. "
+            "`listener.name.client.scram-sha-512.sasl.jaas.config`). Brokers reach each other on the "
+            "inter-broker listener with its TLS stores and the `username`/`password` of its JAAS config for "
+            "`sasl.mechanism.inter.broker.protocol`. Passwords, keys and JAAS configs never appear in logs or "
+            "DescribeConfigs values.",
+            "",
+        ]
+    }
     for section, title in sections.items():
-        out += [f"## {title}", "", "| key | type | default | meaning |", "|---|---|---|---|"]
+        out += [f"## {title}", "", *intros.get(section, []), "| key | type | default | meaning |", "|---|---|---|---|"]
         for k in CONFIG_KEYS:
             if k.section != section:
                 continue
