@@ -77,6 +77,13 @@ class RecordingRegistry(HandlerRegistry):
         return recorded
 
 
+def recorded(server: SocketServer) -> list[tuple[int, str, str]]:
+    """What the ``RecordingRegistry`` of ``server`` (``extra_server(..., record=True)``) saw."""
+    registry = server.registry
+    assert isinstance(registry, RecordingRegistry)
+    return registry.seen
+
+
 @contextlib.contextmanager
 def extra_server(broker, security: ListenerSecurity, *, record: bool = False, **kw: Any) -> Iterator[SocketServer]:
     """A ``SocketServer`` on ``broker``'s loop whose one listener (the broker's, on a new port) has ``security``."""

@@ -22,6 +22,7 @@ from .secure import (
     login,
     plain_token,
     raw_token,
+    recorded,
     sasl_authenticate,
     sasl_handshake,
 )
@@ -73,7 +74,7 @@ def test_api_versions_then_plain_login_then_requests_carry_the_principal(broker,
         assert again.error_code == ErrorCode.ILLEGAL_SASL_STATE
         assert again.error_message == "SaslAuthenticate request received after successful authentication"
         assert sasl_handshake(w, "PLAIN").error_code == ErrorCode.ILLEGAL_SASL_STATE  # no reauth session
-    seen = sasl_server.registry.seen
+    seen = recorded(sasl_server)
     assert seen[0] == (K.API_VERSIONS, "User:ANONYMOUS", "SASL_PLAINTEXT")
     after = [principal for key, principal, _ in seen[1:]]
     assert after and set(after) == {"User:alice"}, seen
@@ -163,7 +164,7 @@ def test_handshake_v0_then_raw_tokens(sasl_server):
         assert raw_token(w, plain_token("bob", "bob-secret")) == b""  # PLAIN's empty challenge, size-prefixed
         meta = w.call(K.METADATA, 9, topics=None, allow_auto_topic_creation=False)
         assert meta.brokers
-    assert (K.METADATA, "User:bob", "SASL_PLAINTEXT") in sasl_server.registry.seen
+    assert (K.METADATA, "User:bob", "SASL_PLAINTEXT") in recorded(sasl_server)
     with _wire(sasl_server) as w:
         assert sasl_handshake(w, "PLAIN", version=0).error_code == 0
         token = plain_token("bob", "nope")

@@ -16,7 +16,16 @@ from tests.security.certs import tls_material as _tls_material
 
 from ..requests import batch, create, fetch, produce, unique, values_in
 from ..wire import Wire
-from .secure import TlsWire, address_of, client_context, extra_server, fake_sasl_servers, login, server_context
+from .secure import (
+    TlsWire,
+    address_of,
+    client_context,
+    extra_server,
+    fake_sasl_servers,
+    login,
+    recorded,
+    server_context,
+)
 
 K = ApiKey
 tls_material = pytest.fixture(scope="session")(_tls_material)
@@ -34,7 +43,7 @@ def ssl_server(broker, tls_material):
 def test_api_versions_produce_and_fetch_over_tls(broker, ssl_server, tls_material):
     topic = unique()
     with TlsWire(address_of(ssl_server), client_context(tls_material)) as w:
-        assert w.sock.version() in ("TLSv1.2", "TLSv1.3")
+        assert isinstance(w.sock, ssl.SSLSocket) and w.sock.version() in ("TLSv1.2", "TLSv1.3")
         keys = {
             k.api_key for k in w.call(K.API_VERSIONS, 3, client_software_name="t", client_software_version="1").api_keys
         }
@@ -47,7 +56,7 @@ def test_api_versions_produce_and_fetch_over_tls(broker, ssl_server, tls_materia
         assert [w.receive(K.API_VERSIONS, 0)[0] for _ in pipelined] == pipelined
     with Wire(broker.bootstrap_servers) as plain:
         assert values_in(fetch(plain, topic, 0).records) == values
-    assert {(p, proto) for _, p, proto in ssl_server.registry.seen} == {("User:ANONYMOUS", "SSL")}
+    assert {(p, proto) for _, p, proto in recorded(ssl_server)} == {("User:ANONYMOUS", "SSL")}
 
 
 def test_a_silent_client_is_closed_after_the_handshake_timeout_and_only_it(ssl_server, tls_material):
@@ -104,7 +113,7 @@ def test_sasl_ssl_login_then_requests(broker, tls_material, monkeypatch):
             assert create(w, topic).error_code == 0
             assert produce(w, topic, batch([b"x" * 100_000])).error_code == 0
             assert values_in(fetch(w, topic, 0).records) == [b"x" * 100_000]
-        seen = server.registry.seen
+        seen = recorded(server)
     assert seen[0][1:] == ("User:ANONYMOUS", "SASL_SSL")
     assert {(p, proto) for _, p, proto in seen[1:]} == {("User:alice", "SASL_SSL")}
 
