@@ -23,6 +23,7 @@ possessive classes) fail at parse time with ``SecurityConfigError`` naming the r
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -249,17 +250,20 @@ class SslPrincipalMapper:
         return f"SslPrincipalMapper(rules = {[r.text for r in self.rules]})"
 
 
-_DEFAULT_MAPPER = SslPrincipalMapper("DEFAULT")
+@functools.lru_cache(maxsize=64)
+def _mapper(rules: str) -> SslPrincipalMapper:
+    """Parsed rules, cached: a broker passes the same listener's rules string for every connection."""
+    return SslPrincipalMapper(rules.strip() or "DEFAULT")
 
 
 def ssl_principal(peer_der: bytes | None, rules: str | SslPrincipalMapper = "DEFAULT") -> str:
-    """``User:<mapped subject DN>`` of a peer certificate (DER), or ``User:ANONYMOUS`` without one."""
+    """``User:<mapped subject DN>`` of a peer certificate (DER), or ``User:ANONYMOUS`` without one.
+
+    ``rules`` is ``ssl.principal.mapping.rules`` (an empty string counts as ``DEFAULT``) or a parsed mapper;
+    raises ``NoMatchingRule`` when no rule applies and ``SecurityConfigError`` for invalid rules.
+    """
     if not peer_der:
         return ANONYMOUS
-    mapper = (
-        rules
-        if isinstance(rules, SslPrincipalMapper)
-        else (_DEFAULT_MAPPER if rules.strip() in ("", "DEFAULT") else SslPrincipalMapper(rules))
-    )
+    mapper = rules if isinstance(rules, SslPrincipalMapper) else _mapper(rules)
     certificate = x509.load_der_x509_certificate(peer_der)
     return "User:" + mapper.get_name(subject_dn(certificate.subject))
