@@ -93,18 +93,21 @@ def _opt_str(value: Any) -> str | None:
 
 @dataclass(frozen=True)
 class SslSettings:
-    """The TLS settings of one client or listener (see the module docstring); secrets are hidden from repr."""
+    """The TLS settings of one client or listener (see the module docstring).
+
+    ``repr`` hides passwords, keys and the settings Kafka types PASSWORD (inline chain and trusted certificates).
+    """
 
     keystore_location: str | None = None
     keystore_password: str | None = field(default=None, repr=False)
     keystore_type: str | None = None
     key_password: str | None = field(default=None, repr=False)
-    keystore_certificate_chain: str | None = None
+    keystore_certificate_chain: str | None = field(default=None, repr=False)  # Kafka types it PASSWORD
     keystore_key: str | None = field(default=None, repr=False)
     truststore_location: str | None = None
     truststore_password: str | None = field(default=None, repr=False)
     truststore_type: str | None = None
-    truststore_certificates: str | None = None
+    truststore_certificates: str | None = field(default=None, repr=False)  # Kafka types it PASSWORD
     enabled_protocols: tuple[str, ...] = ("TLSv1.2", "TLSv1.3")
     protocol: str = "TLSv1.3"
     cipher_suites: tuple[str, ...] = ()
