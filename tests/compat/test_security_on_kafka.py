@@ -180,8 +180,8 @@ def test_ssl_without_the_required_client_certificate_fails_without_retrying(secu
     assert secured_kafka.listener_bootstrap("SSL") in str(caught.value)
 
 
-@pytest.mark.parametrize("which", ["SCRAM-SHA-512", "PLAIN"])
-def test_a_wrong_password_fails_fast_with_an_authentication_error(secured_kafka, tls, which):
+@pytest.mark.parametrize(("which", "idempotent"), [("SCRAM-SHA-512", True), ("PLAIN", True), ("PLAIN", False)])
+def test_a_wrong_password_fails_fast_with_an_authentication_error(secured_kafka, tls, which, idempotent):
     if which == "PLAIN":
         config = plain(secured_kafka, WRONG_PASSWORD)
     else:
@@ -189,7 +189,9 @@ def test_a_wrong_password_fails_fast_with_an_authentication_error(secured_kafka,
         config = scram_ssl(secured_kafka, tls, WRONG_PASSWORD)
     started = time.monotonic()
     with pytest.raises(KafkaAuthenticationError) as caught:
-        with Producer(config, max_block_ms=30000) as producer:
+        with Producer(
+            config, max_block_ms=30000, enable_idempotence=idempotent, acks="all" if idempotent else "1"
+        ) as producer:
             producer.send("any-topic", b"x").result(30)
     elapsed = time.monotonic() - started
     error = caught.value

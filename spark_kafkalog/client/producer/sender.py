@@ -41,8 +41,11 @@ from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import (
     REFRESH_METADATA_ERRORS,
+    ConfigError,
+    KafkaAuthenticationError,
     KafkaClientError,
     KafkaConnectionError,
+    KafkaSslError,
     KafkaTimeoutError,
     NoCommonVersionError,
     ProducerClosedError,
@@ -272,6 +275,9 @@ class Sender(threading.Thread):
             return None
         try:
             return self._pool.connection(node)
+        except (KafkaAuthenticationError, KafkaSslError, ConfigError) as e:
+            self._fatal(e)  # wrong credentials or TLS settings: every record fails now, not at delivery.timeout.ms
+            return None
         except KafkaClientError as e:
             log.info("producer cannot connect to broker %d: %s", node, e)
             return None
@@ -282,6 +288,8 @@ class Sender(threading.Thread):
         self._last_refresh = now
         try:
             self.client.refresh_metadata_once(sorted(topics) if topics else None)
+        except (KafkaAuthenticationError, KafkaSslError, ConfigError) as e:
+            self._fatal(e)
         except KafkaClientError as e:
             log.info("producer metadata refresh failed: %s", e)
 
