@@ -64,6 +64,7 @@ from spark_kafkalog.protocol import (
 )
 from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, size_class
 from spark_kafkalog.protocol.messages import RequestHeader
+from spark_kafkalog.security.principal import ssl_principal
 
 from . import file_sender, tls_socket
 from .sasl_authenticator import AuthStep, SaslAuthenticator
@@ -227,14 +228,11 @@ class ClientConnection:
         if self.security.ktls:
             self.ktls_tx = self.server.ktls_detector(sock)
         if self.security.protocol == "SSL":
-            der = sock.getpeercert(binary_form=True)
-            if der:
-                try:
-                    from spark_kafkalog.security.principal import ssl_principal
-
-                    self.principal = ssl_principal(der, self.security.ssl_principal_mapping_rules)
-                except Exception as e:  # no rule matched, a certificate we cannot read: this connection only
-                    raise ConnectionClosed(f"no principal for the client certificate: {e}") from None
+            try:
+                der = sock.getpeercert(binary_form=True)
+                self.principal = ssl_principal(der, self.security.ssl_principal_mapping_rules)
+            except Exception as e:  # no rule matched, a certificate we cannot read: this connection only
+                raise ConnectionClosed(f"no principal for the client certificate: {e}") from None
 
     def _start_authentication(self) -> None:
         metrics = self.server.services.metrics

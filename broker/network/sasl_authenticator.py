@@ -56,6 +56,7 @@ from spark_kafkalog.protocol import (
     encode_response,
 )
 from spark_kafkalog.security.errors import SaslAuthenticationFailed
+from spark_kafkalog.security.sasl import create_server
 
 if TYPE_CHECKING:
     from broker.security.listener_security import ListenerSecurity
@@ -71,16 +72,8 @@ _AUTHENTICATE = API_BY_KEY[ApiKey.SASL_AUTHENTICATE]
 
 
 def create_sasl_server(mechanism: str, callbacks: Any) -> Any:
-    """A new ``SaslServer`` for ``mechanism`` (``spark_kafkalog.security.sasl.create_server``)."""
-    from spark_kafkalog.security import sasl
-
-    create = getattr(sasl, "create_server", None)
-    if create is None:
-        raise SaslAuthenticationFailed(
-            f"Authentication failed: no SASL server for {mechanism}",
-            detail="spark_kafkalog.security.sasl.create_server is not available",
-        )
-    return create(mechanism, callbacks)
+    """A new ``SaslServer`` for ``mechanism`` (module-level so tests can substitute fakes)."""
+    return create_server(mechanism, callbacks)
 
 
 class SaslState(enum.Enum):
