@@ -334,3 +334,41 @@ def test_spark_authentication_failure_is_one_line_naming_broker_and_mechanism(sp
     line = next(line for line in text.splitlines() if "SASL_AUTHENTICATION_FAILED" in line)
     assert "SCRAM-SHA-512" in line and config["bootstrap.servers"] in line
     assert WRONG_PASSWORD not in text
+
+
+def test_asyncio_connections_authenticate_and_reauthenticate(secured_kafka, tls):
+    """``AsyncKafkaConnection.open(security=...)`` (the broker's inter-broker path): SASL_SSL and a re-auth."""
+    import asyncio
+
+    from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
+    from spark_kafkalog.client.network.security import ClientSecurity
+    from spark_kafkalog.protocol import API_BY_KEY
+
+    metadata = API_BY_KEY[3]
+    scram = scram_ssl(secured_kafka, tls)
+    wait_for_scram_user(scram)
+
+    async def main() -> None:
+        conn = await AsyncKafkaConnection.open(
+            "localhost", secured_kafka.listener_port("SASL_SSL"), security=ClientSecurity.from_config(scram)
+        )
+        try:
+            response = await conn.request(3, metadata.Request(topics=None), timeout=10)
+            assert [b.port for b in response.brokers] == [secured_kafka.listener_port("SASL_SSL")]
+        finally:
+            await conn.close()
+        conn = await AsyncKafkaConnection.open(
+            "127.0.0.1",
+            secured_kafka.listener_port("SASL_PLAINTEXT"),
+            security=ClientSecurity.from_config(plain(secured_kafka)),
+        )
+        try:
+            deadline = asyncio.get_running_loop().time() + 2.5 * REAUTH_MS / 1000
+            while asyncio.get_running_loop().time() < deadline:
+                await conn.request(3, metadata.Request(topics=None), timeout=10)
+                await asyncio.sleep(0.1)
+            assert conn.protocol.reauthentications >= 1 and not conn.closed
+        finally:
+            await conn.close()
+
+    asyncio.run(main())
