@@ -14,8 +14,9 @@ changed gets it at once (retention, segment size, cleanup policy, min.insync.rep
 
 User entities (``/config/users/<u>``: SCRAM credentials) go into ``scram_credentials``: every user at start-up,
 after a session re-establishment and whenever notifications may have been missed; otherwise only the users
-named by new ``users/<sanitized user>`` notifications are re-read (as Kafka's brokers do), and notifications
-naming only users leave topic and broker configs alone.
+named by new ``users/<sanitized user>`` notifications are re-read (as Kafka's brokers do); notifications
+naming only users, and a change of ``/config/changes`` without a new notification (a purge), leave topic and
+broker configs alone.
 
 ``ready`` is set once the first brokers and topics snapshots, every known topic's states and the first load of
 the users' credentials are applied.
@@ -188,8 +189,8 @@ class MetadataSync:
                     self.scram_credentials.update_user(user, await self.run_blocking(self.registry.user_config, user))
                 except (RegistryError, ValueError) as e:
                     log.error("could not read the config of user %r: %s", user, e)
-            if paths and len(users) == len(paths):
-                return  # user entities only: topic and broker configs did not change
+            if len(users) == len(paths):
+                return  # user entities only, or no new notification (a purge): topic and broker configs did not change
         await self._broker_and_topic_configs_changed()
 
     async def _broker_and_topic_configs_changed(self) -> None:

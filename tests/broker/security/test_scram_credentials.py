@@ -237,3 +237,31 @@ def test_a_user_added_over_the_admin_api_logs_in_with_scram_and_is_refused_once_
             assert not login("alice-pw")
     finally:
         broker.stop()
+
+
+def test_a_user_notification_rereads_only_that_user_and_no_topic_config(tmp_path, monkeypatch):
+    from spark_kafkalog.client import NewTopic
+
+    broker = EmbeddedBroker(0, zookeeper_connect=f"memory:scram-{uuid.uuid4().hex[:8]}", log_dir=tmp_path).start()
+    try:
+        topic = f"t-{uuid.uuid4().hex[:6]}"
+        with AdminClient(broker.bootstrap_servers) as admin:
+            admin.create_topics([NewTopic(topic, 1, 1)])
+        registry, cache = broker.broker.registry, broker.broker.metadata_sync.scram_credentials
+        # the first notification a broker sees after finding none makes it re-read everything (it cannot tell
+        # whether others were purged before it): have it, and one more (applied after it), done before counting
+        for user in ("first", "second"):
+            registry.alter_user_config(user, {"SCRAM-SHA-512": kafka_string("sha512", "pw", b"s", 4096)})
+        wait_until(lambda: cache.lookup("SCRAM-SHA-512", "second"), 10, "the second user in the cache")
+        reads: list[tuple[str, object]] = []
+        for method in ("user_config", "user_configs", "topic_config"):
+            real = getattr(registry, method)
+            monkeypatch.setattr(registry, method, lambda *a, m=method, f=real: reads.append((m, a)) or f(*a))
+
+        registry.alter_user_config("a@b", {"SCRAM-SHA-256": kafka_string("sha256", "pw", b"s", 4096)})
+        wait_until(lambda: cache.lookup("SCRAM-SHA-256", "a@b"), 10, "a@b in the cache")
+        assert reads == [("user_config", ("a@b",))]
+        registry.set_topic_config(topic, {"retention.ms": "1000"})
+        wait_until(lambda: ("topic_config", (topic,)) in reads, 10, "the topic's config re-read")
+    finally:
+        broker.stop()
