@@ -16,7 +16,8 @@ may hold ``{host}``, ``{id}``, ``{port}`` (the broker's port, the one ``bootstra
 ``listeners=CLIENT://{host}:{port},INTERNAL://{host}:{port1}``. Without a ``listeners`` key a broker has one
 PLAINTEXT listener on ``{host}:{port}``. When the listener on ``{port}`` is secured, ``client_config`` holds the
 client settings (Kafka's names: ``security.protocol``, ``sasl.*``, ``ssl.*``) the cluster's own probes (start-up
-membership, ``controller_id``) connect with; ``client_config`` is also what a test hands its clients.
+membership, ``controller_id``) connect with; ``client_config`` is also what a test hands its clients. ``before_brokers(zookeeper_connect)`` runs once ZooKeeper
+serves and before any broker starts (``cluster up --security`` writes the inter-broker SCRAM identity there).
 
 Stop order (``stop``): every broker but the controller's at once (each one's controlled shutdown is served by
 the live controller), then the controller's broker (whose own controller has nothing left to move to), then
@@ -77,6 +78,7 @@ class EmbeddedCluster:
         start_timeout_s: float = 90.0,
         metrics: bool = False,
         metrics_ports: Mapping[int, int] | None = None,
+        before_brokers: Callable[[str], None] | None = None,
     ) -> None:
         if brokers < 1:
             raise ValueError(f"a cluster needs at least one broker, not {brokers}")
@@ -103,6 +105,7 @@ class EmbeddedCluster:
         self.metrics_ports: dict[int, int] = dict(metrics_ports or {}) if metrics else {}
         """With ``metrics``: each broker's Prometheus port (``metrics.port``; given, else a free port per broker)."""
         self._metrics = metrics
+        self._before_brokers = before_brokers
         self.processes: dict[int, subprocess.Popen] = {}
 
     # -- addresses ------------------------------------------------------------------------------
@@ -141,6 +144,8 @@ class EmbeddedCluster:
                     self.ports[b] = self._base_port + i if self._base_port else free_port(self.host)
                 if self._metrics and b not in self.metrics_ports:
                     self.metrics_ports[b] = free_port(self.host)
+            if self._before_brokers is not None:
+                self._before_brokers(self.zookeeper_connect)
             for b in self.broker_ids:
                 self._launch(b)
             for b in self.broker_ids:

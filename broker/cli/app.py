@@ -3,6 +3,7 @@
     kafkalog zookeeper start [--data-dir D] [--port P]
     kafkalog broker start --config server.properties [--override key=value ...]
     kafkalog cluster up --brokers N --data-dir DIR [--base-port P] [--zookeeper-port P] [--restart-failed] [--metrics]
+                        [--security]
     kafkalog cluster restart-broker --data-dir DIR --broker N
     kafkalog cluster stop --data-dir DIR
     kafkalog topics create|list|describe|delete|alter --bootstrap-server HOST:PORT ... [--if-not-exists]
@@ -42,8 +43,9 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import broker.cli.actions as cli_actions
 import broker.cli.cluster as cli_cluster
@@ -258,6 +260,12 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         return _err(str(e))
     # topics created without a replication factor get min(3, brokers) replicas, as a production cluster would
     overrides = {"default.replication.factor": str(min(3, args.brokers)), **dict(_split_kv(args.override or ()))}
+    security = None
+    if args.security:
+        from ..security.local_cluster import LocalClusterSecurity
+
+        security = LocalClusterSecurity.prepare(args.data_dir)
+        overrides = {**security.broker_config(), **overrides}
     cluster = EmbeddedCluster(
         args.brokers,
         data_dir=args.data_dir,
@@ -267,6 +275,8 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         broker_config=overrides,
         metrics=args.metrics,
         metrics_ports=metrics_ports,
+        client_config=security.client_config() if security else None,
+        before_brokers=_write_admin_credentials(security) if security else None,
     )
     started = time.monotonic()
 
@@ -277,8 +287,27 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         cluster.start(progress=say)
     except (ClusterStartError, OSError, RuntimeError) as e:
         return _err(str(e))
+    if security is not None:
+        for line in security.summary(cluster.bootstrap_servers):
+            say(line)
     zk = cluster.zookeeper.port if cluster.zookeeper is not None else None
     return cli_cluster.serve(cluster, args.restart_failed, say, zk)
+
+
+def _write_admin_credentials(security: Any) -> Callable[[str], None]:
+    """``cluster up --security``: the SCRAM admin (the inter-broker identity) in ZooKeeper before the brokers start."""
+
+    def write(zookeeper_connect: str) -> None:
+        from ..cluster.zk_registry import ZooKeeperRegistry
+
+        registry = ZooKeeperRegistry(zookeeper_connect)
+        try:
+            registry.start(30)
+            security.write_admin_credentials(registry)
+        finally:
+            registry.close()
+
+    return write
 
 
 def cmd_cluster_stop(args: argparse.Namespace) -> int:
@@ -440,6 +469,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve each broker's Prometheus metrics (a free port each, recorded in ports.properties)",
     )
     clu.add_argument("--zookeeper-connect", default=None, help="use this ZooKeeper instead of starting one")
+    clu.add_argument(
+        "--security",
+        action="store_true",
+        help="SASL_SSL with SCRAM: a local CA and broker certificates, an admin user, the client settings printed "
+        "(files under <data dir>/security, reused by later runs)",
+    )
     clu.add_argument(
         "--override",
         action="append",

@@ -1,0 +1,94 @@
+"""``kafkalog cluster up --security``: one command gives a 3-broker SASL_SSL cluster replicating over SCRAM, with
+the client settings printed; clients without them, or with a wrong password, are refused."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import uuid
+
+import pytest
+
+from broker.config import parse_properties
+from tests.integration.cli_process import CLI, read_line, run
+from tests.integration.test_cli_start_stop import assert_stopped_cleanly
+
+pytestmark = pytest.mark.integration
+
+
+def free_base_port() -> int:
+    """A port p with p, p + 1 and p + 2 free (brokers 1-3 of ``--base-port p``)."""
+    from broker.cli.cluster import port_free
+    from broker.processes import free_port
+
+    for _ in range(50):
+        port = free_port("127.0.0.1")
+        if port < 65000 and all(port_free("127.0.0.1", port + i) for i in range(3)):
+            return port
+    raise AssertionError("no three consecutive free ports")
+
+
+def test_cluster_up_security_serves_sasl_ssl_with_scram_and_replicates(tmp_path):
+    data = tmp_path / "secure"
+    proc = subprocess.Popen(
+        [*CLI, "cluster", "up", "--data-dir", str(data), "--brokers", "3", "--security", "--zookeeper-port", "0", "--base-port", str(free_base_port())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        bootstrap = read_line(proc, "bootstrap.servers=").split("=", 1)[1]
+        security = data / "security"
+        client_properties = security / "client.properties"
+        settings = parse_properties(client_properties.read_text())
+        assert settings["security.protocol"] == "SASL_SSL" and settings["sasl.mechanism"] == "SCRAM-SHA-512"
+        password = (security / "admin.password").read_text().strip()
+        for private in ("admin.password", "broker.pem", "ca-key.pem", "client.properties"):
+            assert (security / private).stat().st_mode & 0o077 == 0, private
+
+        topic = f"secure-{uuid.uuid4().hex[:8]}"
+        created = run(
+            "topics", "create", "--bootstrap-server", bootstrap, "--command-config", str(client_properties),
+            "--topic", topic, "--partitions", "3", "--replication-factor", "3",
+        )  # fmt: skip
+        assert created.returncode == 0, created.stderr
+
+        from spark_kafkalog.client import Consumer, Producer, TopicPartition
+
+        with Producer(bootstrap, acks="all", **settings) as producer:
+            for i in range(300):
+                producer.send(topic, b"v%d" % i, partition=i % 3)
+            producer.flush(60)
+        consumer = Consumer(bootstrap, **settings)
+        try:
+            consumer.assign([TopicPartition(topic, p) for p in range(3)])
+            consumer.seek_to_beginning()
+            got: list[bytes] = []
+            for _ in range(60):
+                got += [r.value for r in consumer.poll(1000)]
+                if len(got) >= 300:
+                    break
+        finally:
+            consumer.close()
+        assert sorted(got) == sorted(b"v%d" % i for i in range(300))
+
+        described = run(
+            "topics", "describe", "--bootstrap-server", bootstrap, "--command-config", str(client_properties),
+            "--topic", topic,
+        )  # fmt: skip
+        assert described.returncode == 0 and described.stdout.count("Isr: ") == 3, described.stdout
+        for line in described.stdout.splitlines():
+            if "Isr: " in line:
+                assert len(line.split("Isr: ")[1].split(",")) == 3, line  # replication over SASL_SSL works
+
+        plaintext = run("topics", "list", "--bootstrap-server", bootstrap)
+        assert plaintext.returncode != 0
+        wrong = tmp_path / "wrong.properties"
+        wrong.write_text(client_properties.read_text().replace(password, "not-the-password"))
+        refused = run("topics", "list", "--bootstrap-server", bootstrap, "--command-config", str(wrong))
+        assert refused.returncode != 0 and "SCRAM-SHA-512" in refused.stderr, refused.stderr
+        assert password not in refused.stderr and "not-the-password" not in refused.stderr
+    finally:
+        proc.send_signal(signal.SIGINT)
+    err = assert_stopped_cleanly(proc, data, 3)
+    assert "client.properties" in err and password not in err
