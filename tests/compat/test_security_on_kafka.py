@@ -372,3 +372,20 @@ def test_asyncio_connections_authenticate_and_reauthenticate(secured_kafka, tls)
             await conn.close()
 
     asyncio.run(main())
+
+
+def test_a_mechanism_the_listener_does_not_enable_lists_the_enabled_ones(secured_kafka):
+    """SCRAM-SHA-256 on the PLAIN-only listener: UNSUPPORTED_SASL_MECHANISM (33) naming PLAIN, not retried."""
+    config = {
+        **plain(secured_kafka),
+        "sasl.mechanisms": "SCRAM-SHA-256",
+        "sasl.jaas.config": f'{SCRAM} required username="{USER}" password="{USER_PASSWORD}";',
+    }
+    started = time.monotonic()
+    with pytest.raises(KafkaAuthenticationError) as caught:
+        with KafkaClient(config) as client:
+            client.refresh_metadata(None)
+    assert time.monotonic() - started < 10
+    assert caught.value.error_code == 33
+    assert caught.value.enabled_mechanisms == ("PLAIN",)
+    assert "SCRAM-SHA-256" in str(caught.value) and "it enables PLAIN" in str(caught.value)
