@@ -65,11 +65,23 @@ def _exchange(w: Wire, mechanism: str, username: str, password: str):
 @pytest.mark.parametrize(
     "mechanism, user, password", [("PLAIN", "bob", "bob-secret"), ("SCRAM-SHA-256", "alice", "alice-secret")]
 )
-def test_real_mechanisms_authenticate(sasl_server, mechanism, user, password):
+def test_real_mechanisms_authenticate(broker, sasl_server, mechanism, user, password):
+    before = _successes(broker, mechanism)
     with Wire(address_of(sasl_server)) as w:
         assert _exchange(w, mechanism, user, password).error_code == 0
         assert w.call(K.METADATA, 9, topics=[], allow_auto_topic_creation=False).brokers
     assert (K.METADATA, f"User:{user}", "SASL_PLAINTEXT") in recorded(sasl_server)
+    assert _successes(broker, mechanism) == before + 1
+
+
+def _successes(broker, mechanism: str) -> float:
+    metric = broker.broker.services.metrics.successful_authentications
+    return sum(
+        s.value
+        for m in metric.collect()
+        for s in m.samples
+        if s.name.endswith("_total") and s.labels["mechanism"] == mechanism
+    )
 
 
 @pytest.mark.parametrize(
