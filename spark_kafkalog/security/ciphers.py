@@ -18,7 +18,8 @@ string or a list) into a ``CipherSelection``:
   TLS 1.2 names disables TLS 1.3.
 * Other entries (no ``TLS_``/``SSL_`` prefix) pass through as OpenSSL cipher-list syntax, as librdkafka's
   ``ssl.cipher.suites`` takes it (``ECDHE-RSA-AES128-GCM-SHA256``, ``HIGH:!aNULL``); ``openssl_cipher_string``
-  joins everything with ``:`` and ``validate`` checks OpenSSL knows every plain name in it.
+  joins everything with ``:`` and ``validate`` checks OpenSSL knows every plain name in it. As in
+  librdkafka, such entries leave TLS 1.3 alone (``allows_tls13`` stays true).
 * Java's signalling value ``TLS_EMPTY_RENEGOTIATION_INFO_SCSV`` is ignored (OpenSSL sends its equivalent itself).
 """
 
@@ -105,6 +106,7 @@ class CipherSelection:
 
     tls12: tuple[str, ...]
     tls13: tuple[str, ...]
+    openssl_syntax: bool = False  # an entry was OpenSSL cipher-list syntax (librdkafka), not an IANA name
 
     @property
     def allows_tls12(self) -> bool:
@@ -112,7 +114,8 @@ class CipherSelection:
 
     @property
     def allows_tls13(self) -> bool:
-        return bool(self.tls13)
+        """IANA names only: TLS 1.3 only if one of its suites is listed (JSSE); OpenSSL syntax never touches it."""
+        return bool(self.tls13) or self.openssl_syntax
 
     @property
     def openssl_cipher_string(self) -> str:
@@ -155,6 +158,7 @@ def parse_cipher_suites(
         return None
     tls12: list[str] = []
     tls13: list[str] = []
+    openssl_syntax = False
     for name in names:
         if name in TLS13_SUITES:
             tls13.append(name)
@@ -162,6 +166,7 @@ def parse_cipher_suites(
             tls12.append(openssl_cipher_name(name, setting=setting))
         else:
             tls12.append(name)
-    selection = CipherSelection(tuple(tls12), tuple(tls13))
+            openssl_syntax = True
+    selection = CipherSelection(tuple(tls12), tuple(tls13), openssl_syntax)
     selection.validate(setting)
     return selection

@@ -158,6 +158,8 @@ def test_client_auth_table(value, mode):
         ({"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256"}, ("TLSv1_3", "TLSv1_3")),
         ({"ssl.cipher.suites": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, ("TLSv1_2", "TLSv1_2")),
         ({"ssl.cipher.suites": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256"}, ("TLSv1_2", "TLSv1_3")),
+        ({"ssl.cipher.suites": "HIGH:!aNULL"}, ("TLSv1_2", "TLSv1_3")),  # librdkafka syntax leaves TLS 1.3 alone
+        ({"ssl.cipher.suites": "ECDHE-RSA-AES128-GCM-SHA256"}, ("TLSv1_2", "TLSv1_3")),
     ],
 )
 def test_tls_versions_table(config, versions):
