@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spark_kafkalog.security import SecurityConfigError
+from spark_kafkalog.security.certificates import LocalCA
 from spark_kafkalog.security.jks import _decode_modified_utf8, load_jks
 from tests.security.certs import PASSWORD
 from tests.security.certs import tls_material as _tls_material
@@ -165,3 +166,37 @@ def test_corrupted_real_stores_raise_only_security_config_error(tls_material, da
             entry.decrypt(PASSWORD)
     except SecurityConfigError:
         pass
+
+
+def test_several_entries_and_ec_keys(tls_material, tmp_path):
+    other_ca = LocalCA.create("second CA", key_type="ec")
+    truststore = tls_material.ca.write_truststore(tmp_path / "multi.jks", PASSWORD, alias="first")
+    subprocess.run(
+        [
+            "keytool",
+            "-importcert",
+            "-noprompt",
+            "-alias",
+            "second",
+            "-file",
+            str(other_ca.write_pem(tmp_path / "second.crt")),
+            "-keystore",
+            str(truststore),
+            "-storetype",
+            "JKS",
+            "-storepass",
+            PASSWORD,
+        ],
+        capture_output=True,
+        check=True,
+    )
+    store = load_jks(truststore.read_bytes(), PASSWORD)
+    assert {e.alias: e.certificate_der for e in store.trusted_certificates} == {
+        "first": der(tls_material.ca.certificate),
+        "second": der(other_ca.certificate),
+    }
+    ec_leaf = other_ca.issue("ec-broker")
+    keystore = ec_leaf.write_jks_keystore(tmp_path / "ec.jks", PASSWORD, alias="ec")
+    (entry,) = load_jks(keystore.read_bytes(), PASSWORD).private_keys
+    key = serialization.load_der_private_key(entry.decrypt(PASSWORD), None)
+    assert key.public_key() == ec_leaf.certificate.public_key()
