@@ -372,7 +372,11 @@ class EmbeddedBroker:
         }
         props.update(
             {
-                (k if "." in k else k.replace("_", ".")): v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+                (k if "." in k else k.replace("_", ".")): v
+                if isinstance(v, str)
+                else str(v).lower()
+                if isinstance(v, bool)
+                else str(v)
                 for k, v in overrides.items()
             }
         )

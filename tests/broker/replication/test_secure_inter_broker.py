@@ -61,7 +61,9 @@ def test_acks_all_replicates_over_the_sasl_ssl_inter_broker_listener(tmp_path_fa
         assert c.log_bytes(follower, "secure") == c.log_bytes(leader, "secure")
         # the other broker's controlled shutdown reaches the controller over REPL (SASL_SSL) too: at once
         # (not after replica.lag.time.max.ms) it leads nothing and is out of the ISR
-        controller = c.brokers[0].broker.metadata.controller_id
+        broker0 = c.brokers[0].broker
+        assert broker0 is not None
+        controller = broker0.metadata.controller_id
         assert controller in (0, 1)
         c.stop(1 - controller)
         state = c.state("secure")
