@@ -66,8 +66,10 @@ from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, size_class
 from spark_kafkalog.protocol.messages import RequestHeader
 from spark_kafkalog.security.principal import ssl_principal
 
-from . import file_sender, tls_socket
+from .file_sender import RegionEndedEarly, SendBuffers, region_path, send_chunked, sendfile
 from .sasl_authenticator import AuthStep, SaslAuthenticator
+from .tls_socket import handshake as tls_handshake
+from .tls_socket import send_all as tls_send_all
 
 if TYPE_CHECKING:
     from broker.api import HandlerRegistry
@@ -123,7 +125,7 @@ class ConnectionHost(Protocol):
     recv_buffer: memoryview
     request_memory: RequestMemory
     frame_pool: FramePool
-    send_buffers: file_sender.SendBuffers
+    send_buffers: SendBuffers
     ktls_detector: Callable[[socket.socket], bool]
 
     def security_of(self, listener: str) -> ListenerSecurity: ...
@@ -220,7 +222,7 @@ class ClientConnection:
         assert isinstance(sock, ssl.SSLSocket)
         timeout_s = self.security.handshake_timeout_s
         try:
-            await tls_socket.handshake(self.loop, sock, timeout_s)
+            await tls_handshake(self.loop, sock, timeout_s)
         except TimeoutError:
             raise ConnectionClosed(f"TLS handshake on {self.listener} not complete within {timeout_s:g} s") from None
         except (ssl.SSLError, ConnectionError) as e:
@@ -596,17 +598,17 @@ class ClientConnection:
         await self.loop.sock_sendall(self.sock, data)
 
     async def _tls_send_all(self, data: Any) -> None:
-        await tls_socket.send_all(self.loop, self.sock, data)  # type: ignore[arg-type]
+        await tls_send_all(self.loop, self.sock, data)  # type: ignore[arg-type]
 
     async def _sendfile(self, region: Any) -> None:
         """Send a file region (``fileno()``, ``position``, ``len()``): os.sendfile on plaintext and kTLS sockets,
         read-and-encrypt in pooled chunks through user-space TLS; a region that ends early closes the connection."""
         try:
-            if file_sender.region_path(self.tls, self.ktls_tx) == "sendfile":
-                await file_sender.sendfile(self.sock.fileno(), region, self._writable)
+            if region_path(self.tls, self.ktls_tx) == "sendfile":
+                await sendfile(self.sock.fileno(), region, self._writable)
             else:
-                await file_sender.send_chunked(region, self.server.send_buffers, self._tls_send_all)
-        except file_sender.RegionEndedEarly as e:
+                await send_chunked(region, self.server.send_buffers, self._tls_send_all)
+        except RegionEndedEarly as e:
             raise ConnectionClosed(str(e)) from None
 
     async def _writable(self) -> None:

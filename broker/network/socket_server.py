@@ -30,10 +30,11 @@ from broker.api import HandlerRegistry
 from broker.security.listener_security import ListenerSecurity
 from spark_kafkalog.protocol.frame_pool import FramePool
 
-from . import tls_socket
 from .connection import ClientConnection
 from .file_sender import SendBuffers
 from .request_memory import RequestMemory
+from .tls_socket import enable_ktls, ktls_tx_active
+from .tls_socket import wrap as tls_wrap
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig, Listener
@@ -53,7 +54,7 @@ class SocketServer:
         services: BrokerServices,
         listener_security: Mapping[str, ListenerSecurity] | None = None,
         *,
-        ktls_detector: Callable[[socket.socket], bool] = tls_socket.ktls_tx_active,
+        ktls_detector: Callable[[socket.socket], bool] = ktls_tx_active,
     ) -> None:
         self.config = config
         self.registry = registry
@@ -74,7 +75,7 @@ class SocketServer:
             if security.uses_tls and security.ssl_context is None:
                 raise ValueError(f"listener {security.name} is {security.protocol} but has no SSL context")
             if security.uses_tls and security.ktls and security.ssl_context is not None:
-                tls_socket.enable_ktls(security.ssl_context)
+                enable_ktls(security.ssl_context)
 
     def security_of(self, listener: str) -> ListenerSecurity:
         """The security of ``listener`` (PLAINTEXT when none was given for it)."""
@@ -116,7 +117,7 @@ class SocketServer:
             if security.uses_tls:
                 assert security.ssl_context is not None
                 try:
-                    sock = tls_socket.wrap(security.ssl_context, sock)
+                    sock = tls_wrap(security.ssl_context, sock)
                 except (OSError, ValueError) as e:
                     log.info("closing connection from %s on %s: cannot start TLS: %s", peer, name, e)
                     sock.close()
