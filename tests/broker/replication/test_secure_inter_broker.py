@@ -1,5 +1,5 @@
-"""Replication over a SASL_SSL inter-broker listener: followers fetch through TLS with the broker's PLAIN
-identity, so acks=all with min.insync.replicas=2 works, and controlled shutdown reaches the controller the same
+"""Replication over a SASL_SSL inter-broker listener: followers fetch through TLS with the broker's PLAIN or
+SCRAM-SHA-512 identity, so acks=all with min.insync.replicas=2 works, and controlled shutdown reaches the controller the same
 way; a broker with a wrong inter-broker password never joins the ISR."""
 
 from __future__ import annotations
@@ -17,21 +17,22 @@ from .cluster import Cluster
 tls_material = pytest.fixture(scope="session")(_tls_material)
 
 
-def jaas(password: str) -> str:
-    return (
-        "org.apache.kafka.common.security.plain.PlainLoginModule required "
-        f'username="broker" password="{password}" user_broker="broker-secret";'
-    )
+def jaas(password: str, mechanism: str = "PLAIN") -> str:
+    if mechanism == "PLAIN":
+        module, users = "plain.PlainLoginModule", ' user_broker="broker-secret"'
+    else:  # SCRAM: the accepted users are the credentials in /config/users
+        module, users = "scram.ScramLoginModule", ""
+    return f'org.apache.kafka.common.security.{module} required username="broker" password="{password}"{users};'
 
 
-def overrides(m, password: str = "broker-secret") -> dict[str, str]:
+def overrides(m, password: str = "broker-secret", mechanism: str = "PLAIN") -> dict[str, str]:
     return {
         "listeners": "CLIENT://127.0.0.1:0,REPL://127.0.0.1:0",
         "listener.security.protocol.map": "CLIENT:PLAINTEXT,REPL:SASL_SSL",
         "inter.broker.listener.name": "REPL",
-        "sasl.mechanism.inter.broker.protocol": "PLAIN",
-        "listener.name.repl.sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.repl.plain.sasl.jaas.config": jaas(password),
+        "sasl.mechanism.inter.broker.protocol": mechanism,
+        "listener.name.repl.sasl.enabled.mechanisms": mechanism,
+        f"listener.name.repl.{mechanism.lower()}.sasl.jaas.config": jaas(password, mechanism),
         "listener.name.repl.ssl.keystore.location": str(m.broker_keystore_p12),
         "listener.name.repl.ssl.keystore.password": m.password,
         "listener.name.repl.ssl.truststore.location": str(m.truststore_jks),
@@ -41,15 +42,25 @@ def overrides(m, password: str = "broker-secret") -> dict[str, str]:
     }
 
 
-def _cluster(tmp_path_factory, m) -> Cluster:
-    c = Cluster(1, tmp_path_factory, **{k.replace(".", "_"): v for k, v in overrides(m).items()})
+def _cluster(tmp_path_factory, m, mechanism: str = "PLAIN") -> Cluster:
+    c = Cluster(1, tmp_path_factory, **overrides(m, mechanism=mechanism))
     c.dirs[1] = tmp_path_factory.mktemp("broker1")
     return c
 
 
-def test_acks_all_replicates_over_the_sasl_ssl_inter_broker_listener(tmp_path_factory, tls_material):
-    c = _cluster(tmp_path_factory, tls_material)
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_acks_all_replicates_over_the_sasl_ssl_inter_broker_listener(tmp_path_factory, tls_material, mechanism):
+    c = _cluster(tmp_path_factory, tls_material, mechanism)
     try:
+        if mechanism.startswith("SCRAM"):  # the brokers' own user, stored as kafka-configs stores it
+            from spark_kafkalog.security.sasl.scram import ScramCredential, ScramMechanism
+
+            cred = ScramCredential.from_password(ScramMechanism.SCRAM_SHA_512, "broker-secret", 4096)
+            b0 = c.brokers[0].broker
+            assert b0 is not None and b0.registry is not None
+            registry = b0.registry
+            config = {"SCRAM-SHA-512": cred.to_kafka_string()}
+            c.brokers[0].call(lambda: b0.run_blocking(registry.alter_user_config, "broker", config))
         c.start(1)
         c.create_topic("secure", {0: (0, 1)})
         wait_until(lambda: c.state("secure") is not None and set(c.state("secure").isr) == {0, 1}, what="ISR {0, 1}")
@@ -77,7 +88,7 @@ def test_a_follower_with_a_wrong_inter_broker_password_never_joins_the_isr(tmp_p
     try:
         c.create_topic("locked", {0: (0, 1)})  # broker 1 is not there yet: leader 0, ISR {0}
         wait_until(lambda: c.state("locked") is not None and c.state("locked").leader == 0, what="leader 0")
-        c.overrides = {k.replace(".", "_"): v for k, v in overrides(tls_material, "wrong-password").items()}
+        c.overrides = overrides(tls_material, "wrong-password")
         c.start(1)
         time.sleep(1.5)  # several fetch attempts, each refused at authentication
         assert c.state("locked").isr == (0,)
