@@ -97,3 +97,30 @@ def test_a_follower_with_a_wrong_inter_broker_password_never_joins_the_isr(tmp_p
         assert r.error_code == ErrorCode.NOT_ENOUGH_REPLICAS, r
     finally:
         c.close()
+
+
+def test_transaction_markers_reach_another_leader_over_the_sasl_ssl_inter_broker_listener(
+    tmp_path_factory, tls_material
+):
+    from ..requests import produce
+    from ..txn_wire import READ_COMMITTED, list_latest, txn_batch
+    from ..wire import Wire
+
+    c = _cluster(tmp_path_factory, tls_material)
+    try:
+        c.start(1)
+        c.create_topic("txm", {0: (1,)}, {"min.insync.replicas": "1"})
+        wait_until(lambda: c.state("txm") is not None and c.state("txm").leader == 1, what="leader 1")
+        pid = 9_000_001
+        with Wire(c.brokers[1].bootstrap_servers) as w:
+            assert produce(w, "txm", txn_batch(pid, [b"t0"]), acks=1).error_code == ErrorCode.NONE
+            assert list_latest(w, "txm", READ_COMMITTED) == 0  # open transaction
+        b0 = c.brokers[0].broker
+        assert b0 is not None and b0.txn_coordinator is not None
+        markers = b0.txn_coordinator.markers
+        assert markers.inter_broker is b0.inter_broker and markers.inter_broker.protocol == "SASL_SSL"
+        c.brokers[0].call(lambda: markers.write_markers(pid, 0, True, 1, {("txm", 0)}), timeout_s=30)
+        with Wire(c.brokers[1].bootstrap_servers) as w:
+            assert list_latest(w, "txm", READ_COMMITTED) == 2  # the record and the COMMIT marker
+    finally:
+        c.close()
