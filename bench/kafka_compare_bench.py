@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,13 +175,21 @@ def broker_settings(brokers: int) -> dict[str, str]:
 
 
 class KafkalogBrokers:
-    """kafkalog brokers as processes (``EmbeddedCluster``) on ``zookeeper_connect`` (chroot included)."""
+    """kafkalog brokers as processes (``EmbeddedCluster``) on ``zookeeper_connect`` (chroot included).
 
-    def __init__(self, brokers: int, zookeeper_connect: str, data_dir: Path) -> None:
+    ``extra`` adds or overrides broker settings on top of ``broker_settings`` (``EmbeddedCluster``'s
+    placeholders included, e.g. ``listeners=PLAINTEXT://{host}:{port},SSL://{host}:{port1}``)."""
+
+    def __init__(
+        self, brokers: int, zookeeper_connect: str, data_dir: Path, extra: Mapping[str, str] | None = None
+    ) -> None:
         from broker.embedded_cluster import EmbeddedCluster
 
         self.cluster = EmbeddedCluster(
-            brokers, data_dir=data_dir, zookeeper_connect=zookeeper_connect, broker_config=broker_settings(brokers)
+            brokers,
+            data_dir=data_dir,
+            zookeeper_connect=zookeeper_connect,
+            broker_config=broker_settings(brokers) | dict(extra or {}),
         )
 
     def __enter__(self) -> KafkalogBrokers:
@@ -201,16 +209,34 @@ class KafkalogBrokers:
 
 
 class KafkaBrokers:
-    """Apache Kafka 3.9.1 brokers (``KafkaBroker``) with ids 1..n on one ZooKeeper chroot."""
+    """Apache Kafka 3.9.1 brokers (``KafkaBroker``) with ids 1..n on one ZooKeeper chroot.
 
-    def __init__(self, brokers: int, zookeeper_connect: str, data_dir: Path) -> None:
-        from tests.compat.kafka_broker import KafkaBroker
+    ``listeners`` (name -> security protocol) and ``extra`` (server.properties on top of ``broker_settings``)
+    go to every ``KafkaBroker`` as its own ``listeners`` and ``extra``; ``jvm_options`` replaces
+    ``KafkaBroker``'s test JVM options (None: kept)."""
+
+    def __init__(
+        self,
+        brokers: int,
+        zookeeper_connect: str,
+        data_dir: Path,
+        extra: Mapping[str, str] | None = None,
+        listeners: Mapping[str, str] | None = None,
+        jvm_options: Sequence[str] | None = None,
+    ) -> None:
+        from tests.compat.kafka_broker import JVM_OPTIONS, KafkaBroker
         from tests.compat.peers import KAFKA_39
 
-        extra = broker_settings(brokers)
+        settings = broker_settings(brokers) | dict(extra or {})
         self.brokers = [
             KafkaBroker(
-                KAFKA_39, data_dir / f"broker-{i}", zookeeper_connect=zookeeper_connect, broker_id=i, extra=extra
+                KAFKA_39,
+                data_dir / f"broker-{i}",
+                zookeeper_connect=zookeeper_connect,
+                broker_id=i,
+                extra=settings,
+                listeners=dict(listeners or {}),
+                jvm_options=JVM_OPTIONS if jvm_options is None else jvm_options,
             )
             for i in range(1, brokers + 1)
         ]
@@ -319,11 +345,24 @@ def perf_tools(bootstrap: str, brokers: int, acks: str, records: int, e2e_record
     }
 
 
-def confluent(bootstrap: str, brokers: int, acks: str, records: int, pids: list[int]) -> dict:
-    """A confluent-kafka Producer then Consumer over the same topic (see the module docstring)."""
+def confluent(
+    bootstrap: str,
+    brokers: int,
+    acks: str,
+    records: int,
+    pids: list[int],
+    client_config: Mapping[str, str] | None = None,
+    topic: str | None = None,
+) -> dict:
+    """A confluent-kafka Producer then Consumer over the same topic (see the module docstring).
+
+    ``client_config`` adds librdkafka settings to both clients (``security.protocol``, ``ssl.ca.location``,
+    ``sasl.*``: a secured listener at ``bootstrap``); ``topic`` is an existing topic of ``PARTITIONS``
+    partitions to use instead of a fresh one created through ``bootstrap`` (which must then be PLAINTEXT)."""
     from confluent_kafka import Consumer, Producer, TopicPartition
 
-    topic = create_topic(bootstrap, brokers, "confluent")
+    topic = topic or create_topic(bootstrap, brokers, "confluent")
+    secured = dict(client_config or {})
     value = os.urandom(RECORD_BYTES)
 
     def produce() -> dict:
@@ -338,6 +377,7 @@ def confluent(bootstrap: str, brokers: int, acks: str, records: int, pids: list[
                 "queue.buffering.max.messages": 1_000_000,
                 "queue.buffering.max.kbytes": 1_048_576,
             }
+            | secured
         )
         latencies: list[float] = []
         failed: list = []
@@ -382,6 +422,7 @@ def confluent(bootstrap: str, brokers: int, acks: str, records: int, pids: list[
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
             }
+            | secured
         )
         c.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
         expected = records + 1

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 from broker.cluster.zookeeper_server import find_java
@@ -66,7 +67,8 @@ class KafkaBroker:
     traffic use it), e.g. ``{"SASL_SSL": "SASL_SSL", "CLIENT_TLS": "SSL"}`` (name -> security protocol), on
     ports picked at ``start()`` (``listener_port(name)``, ``listener_bootstrap(name)``); their TLS and SASL
     settings (keystores, ``listener.name.<l>.<mechanism>.sasl.jaas.config``, ...) go in ``extra``.
-    ``run_class(main_class, *args)`` runs a class of the broker's classpath (``kafka.admin.ConfigCommand``
+    ``jvm_options`` replaces ``JVM_OPTIONS`` (a small heap, serial GC, C1 only: quick start-ups for tests; a
+    benchmark passes Kafka's own production flags). ``run_class(main_class, *args)`` runs a class of the broker's classpath (``kafka.admin.ConfigCommand``
     to add SCRAM users through ZooKeeper).
     """
 
@@ -80,6 +82,7 @@ class KafkaBroker:
         log_dir: str | os.PathLike | None = None,
         extra: dict[str, str] | None = None,
         listeners: dict[str, str] | None = None,
+        jvm_options: Sequence[str] = JVM_OPTIONS,
     ) -> None:
         if peer not in (KAFKA_39, KAFKA_44):
             raise ValueError(f"not a broker peer: {peer.name}")
@@ -93,6 +96,7 @@ class KafkaBroker:
         self._log_dir = None if log_dir is None else Path(log_dir).resolve()
         self.extra = dict(extra or {})
         self.listeners = dict(listeners or {})
+        self.jvm_options = tuple(jvm_options)
         self.listener_ports: dict[str, int] = {}
         self.port = 0
         self.process: subprocess.Popen | None = None
@@ -196,7 +200,15 @@ class KafkaBroker:
         return [f"-Dlog4j.configuration=file:{config}"]
 
     def _java(self, main_class: str, *args: str, **popen: object) -> list[str]:
-        return [find_java(), *JVM_OPTIONS, *self._logging_options(), "-cp", classpath(self.peer), main_class, *args]
+        return [
+            find_java(),
+            *self.jvm_options,
+            *self._logging_options(),
+            "-cp",
+            classpath(self.peer),
+            main_class,
+            *args,
+        ]
 
     def _format_storage(self, properties: Path) -> None:
         """``kafka-storage format --standalone`` (KRaft): a new cluster id, this node the only voter."""
