@@ -17,9 +17,11 @@ Used by ``kafkalog cluster up --security`` (product) and by the TLS tests (``tes
   - PEM: ``certificate_pem`` (the leaf), ``chain_pem`` (leaf then CA, what Kafka's
     ``ssl.keystore.certificate.chain`` and ``load_cert_chain`` expect), ``private_key_pem`` (unencrypted
     PKCS#8, ``BEGIN PRIVATE KEY``), ``private_key_pem_pkcs8(password)`` (``BEGIN ENCRYPTED PRIVATE KEY``,
-    PBES2: PBKDF2-HMAC-SHA256 and AES-256-CBC, as OpenSSL 3 writes it), ``keystore_pem(password)`` (Kafka's
-    PEM keystore file: the encrypted key then the chain, read with ``ssl.keystore.type=PEM`` +
-    ``ssl.key.password``);
+    PBES2: PBKDF2-HMAC-SHA256 and AES-256-CBC, as OpenSSL 3 writes it; or with ``cipher="3des"`` RFC 7292's
+    pbeWithSHAAnd3-KeyTripleDES-CBC, 10,000 iterations, the only form Kafka's PEM code decrypts on JDK 17,
+    whose ``EncryptedPrivateKeyInfo.getAlgName()`` answers "PBES2" for PBES2 keys, an algorithm
+    ``SecretKeyFactory`` does not know), ``keystore_pem(password)`` (Kafka's PEM keystore file: the key
+    encrypted for Java, then the chain, read with ``ssl.keystore.type=PEM`` + ``ssl.key.password``);
   - PKCS12 (``to_pkcs12``): one key entry with the chain, AES-256/PBKDF2 as ``cryptography`` writes it (JDK
     11.0.12+ and OpenSSL 1.1.1+ read it); ``write_keystore(..., store_type="PKCS12", tool="keytool")`` lets
     the JDK write it instead;
@@ -32,7 +34,9 @@ Objects are immutable and safe to share between threads; private keys never appe
 
 from __future__ import annotations
 
+import base64
 import datetime
+import hashlib
 import ipaddress
 import os
 import shutil
@@ -97,7 +101,82 @@ def _generate_key(key_type: KeyType) -> PrivateKey:
     raise ValueError(f"unknown key_type {key_type!r} (expected 'rsa' or 'ec')")
 
 
-def _key_pem(key: PrivateKey, password: str | None) -> bytes:
+KeyCipher = Literal["aes-256", "3des"]
+
+# PKCS#12 PBE of RFC 7292 (pbeWithSHAAnd3-KeyTripleDES-CBC), the one encrypted-PKCS#8 algorithm JDK 17 can
+# decrypt the way Kafka does (``EncryptedPrivateKeyInfo.getAlgName()`` is "PBES2" for PBES2 keys there, and
+# ``SecretKeyFactory.getInstance("PBES2")`` fails).
+_PBE_SHA1_3DES_OID = bytes.fromhex("2a864886f70d010c0103")  # 1.2.840.113549.1.12.1.3
+_PBE_ITERATIONS = 10_000
+
+
+def _der(tag: int, content: bytes) -> bytes:
+    n = len(content)
+    if n < 0x80:
+        return bytes([tag, n]) + content
+    size = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([tag, 0x80 | len(size)]) + size + content
+
+
+def _pkcs12_kdf(password: str, salt: bytes, iterations: int, purpose: int, size: int) -> bytes:
+    """RFC 7292 appendix B.2 with SHA-1 (u = 20, v = 64); purpose 1 = key, 2 = IV."""
+    pw = password.encode("utf-16-be") + b"\x00\x00"
+    d = bytes([purpose]) * 64
+
+    def fill(data: bytes) -> bytes:
+        """``data`` repeated to the next multiple of 64 bytes (empty stays empty)."""
+        if not data:
+            return b""
+        target = 64 * -(-len(data) // 64)
+        return (data * (target // len(data) + 1))[:target]
+
+    i = fill(salt) + fill(pw)
+    out = b""
+    while len(out) < size:
+        a = hashlib.sha1(d + i, usedforsecurity=False).digest()
+        for _ in range(iterations - 1):
+            a = hashlib.sha1(a, usedforsecurity=False).digest()
+        out += a
+        b = int.from_bytes((a * 4)[:64], "big")
+        i = b"".join(
+            ((int.from_bytes(i[j : j + 64], "big") + b + 1) % (1 << 512)).to_bytes(64, "big")
+            for j in range(0, len(i), 64)
+        )
+    return out[:size]
+
+
+def _java_pkcs8_pem(key: PrivateKey, password: str) -> bytes:
+    """PKCS#8 encrypted with pbeWithSHAAnd3-KeyTripleDES-CBC (what the JDK's ``PBEWithSHA1AndDESede`` reads)."""
+    from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+    from cryptography.hazmat.primitives import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, modes
+
+    if not password:
+        raise ValueError("an encrypted key needs a non-empty password")
+    if not password.isascii():
+        raise ValueError("the JDK's PBEWithSHA1AndDESede takes ASCII passwords only; use cipher='aes-256'")
+    plain = key.private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    salt = os.urandom(8)
+    des_key = _pkcs12_kdf(password, salt, _PBE_ITERATIONS, 1, 24)
+    iv = _pkcs12_kdf(password, salt, _PBE_ITERATIONS, 2, 8)
+    padder = padding.PKCS7(64).padder()
+    encryptor = Cipher(TripleDES(des_key), modes.CBC(iv)).encryptor()
+    ciphertext = encryptor.update(padder.update(plain) + padder.finalize()) + encryptor.finalize()
+    parameters = _der(0x30, _der(0x04, salt) + _der(0x02, _PBE_ITERATIONS.to_bytes(2, "big")))
+    algorithm = _der(0x30, _der(0x06, _PBE_SHA1_3DES_OID) + parameters)
+    der = _der(0x30, algorithm + _der(0x04, ciphertext))
+    body = base64.encodebytes(der).replace(b"\n", b"")
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+    return b"\n".join([b"-----BEGIN ENCRYPTED PRIVATE KEY-----", *lines, b"-----END ENCRYPTED PRIVATE KEY-----", b""])
+
+
+def _key_pem(key: PrivateKey, password: str | None, cipher: KeyCipher = "aes-256") -> bytes:
+    if password is not None and cipher == "3des":
+        return _java_pkcs8_pem(key, password)
+    if cipher not in ("aes-256", "3des"):
+        raise ValueError(f"unknown key cipher {cipher!r} (expected 'aes-256' or '3des')")
     encryption: serialization.KeySerializationEncryption
     if password is None:
         encryption = serialization.NoEncryption()
@@ -172,13 +251,20 @@ class IssuedCertificate:
         """The subject as RFC 2253 / Java ``X500Principal.getName()`` prints it, e.g. ``CN=alice,OU=Eng,...``."""
         return self.certificate.subject.rfc4514_string()
 
-    def private_key_pem_pkcs8(self, password: str | None = None) -> bytes:
-        """The private key as PKCS#8 PEM, encrypted with ``password`` when given (``BEGIN ENCRYPTED PRIVATE KEY``)."""
-        return _key_pem(self.private_key, password)
+    def private_key_pem_pkcs8(self, password: str | None = None, *, cipher: KeyCipher = "aes-256") -> bytes:
+        """The private key as PKCS#8 PEM, encrypted with ``password`` when given (``BEGIN ENCRYPTED PRIVATE KEY``).
 
-    def keystore_pem(self, key_password: str | None = None) -> bytes:
-        """Kafka's PEM keystore file (``ssl.keystore.type=PEM``): the PKCS#8 key, then the chain."""
-        return self.private_key_pem_pkcs8(key_password) + self.chain_pem
+        ``cipher="aes-256"``: PBES2 (OpenSSL, librdkafka, Python read it); ``"3des"``: PKCS#12 PBE with SHA-1
+        and 3DES, the form Kafka's own PEM code can decrypt on JDK 17 (see the module docstring).
+        """
+        return _key_pem(self.private_key, password, cipher)
+
+    def keystore_pem(self, key_password: str | None = None, *, cipher: KeyCipher = "3des") -> bytes:
+        """Kafka's PEM keystore file (``ssl.keystore.type=PEM``): the PKCS#8 key, then the chain.
+
+        The key is encrypted for Java by default (``cipher="3des"``), as Kafka brokers and clients read this file.
+        """
+        return self.private_key_pem_pkcs8(key_password, cipher=cipher) + self.chain_pem
 
     def write_pem_files(
         self, directory: str | os.PathLike[str], *, stem: str | None = None, key_password: str | None = None

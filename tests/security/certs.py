@@ -17,8 +17,8 @@ keytool-made PKCS12 stores, as Kafka users make them); about 2-4 s on this machi
   (keytool, JKS, alias ``caroot``);
 * ``broker``: ``IssuedCertificate`` CN=localhost, SAN DNS:localhost + IP:127.0.0.1, serverAuth+clientAuth;
   ``broker_cert_pem`` (leaf), ``broker_chain_pem`` (leaf + CA), ``broker_key_pem`` (unencrypted PKCS#8),
-  ``broker_key_encrypted_pem`` (PKCS#8 encrypted with PASSWORD), ``broker_keystore_pem`` (Kafka's PEM keystore:
-  encrypted key + chain in one file, read with ``ssl.key.password``), ``broker_keystore_p12`` (keytool,
+  ``broker_key_encrypted_pem`` (PKCS#8 encrypted with PASSWORD, PBES2/AES-256), ``broker_keystore_pem`` (Kafka's
+  PEM keystore: the key encrypted for Java (PBE-SHA1-3DES) + chain in one file, read with ``ssl.key.password``), ``broker_keystore_p12`` (keytool,
   PKCS12), ``broker_keystore_jks`` (keytool, JKS); alias ``localhost``;
 * ``client``: CN=alice,OU=Eng,O=Org,L=City,ST=State,C=US (``CLIENT_DN``), clientAuth only, no SAN;
   ``client_cert_pem``, ``client_chain_pem``, ``client_key_pem``, ``client_key_encrypted_pem``,

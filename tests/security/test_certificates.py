@@ -133,3 +133,48 @@ def test_keytool_failure_hides_the_password(ca, tmp_path):
     with pytest.raises(KeytoolError) as info:
         ca.write_truststore(bad, "hunter2-pw")
     assert "hunter2-pw" not in str(info.value)
+
+
+# Kafka's PEM key decryption (DefaultSslEngineFactory.PemStore): the algorithm name from the key itself.
+KAFKA_PEM_DECRYPT_JAVA = """
+import java.nio.file.*; import java.util.*; import javax.crypto.*; import javax.crypto.spec.*;
+import java.security.*; import java.security.spec.*;
+public class KafkaPemKey { public static void main(String[] a) throws Exception {
+  String pem = new String(Files.readAllBytes(Paths.get(a[0])));
+  byte[] der = Base64.getDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", "").replaceAll("\\\\s", ""));
+  EncryptedPrivateKeyInfo info = new EncryptedPrivateKeyInfo(der);
+  String algorithm = info.getAlgName();
+  SecretKey pbeKey = SecretKeyFactory.getInstance(algorithm).generateSecret(new PBEKeySpec(a[1].toCharArray()));
+  Cipher cipher = Cipher.getInstance(algorithm);
+  cipher.init(Cipher.DECRYPT_MODE, pbeKey, info.getAlgParameters());
+  PrivateKey key = KeyFactory.getInstance(a[2]).generatePrivate(info.getKeySpec(cipher));
+  System.out.println(algorithm + " " + key.getAlgorithm());
+}}
+"""
+
+
+@pytest.mark.parametrize(("key_type", "java_name"), [("rsa", "RSA"), ("ec", "EC")])
+def test_keystore_pem_key_decrypts_as_kafka_does_on_the_jdk(ca, tmp_path, key_type, java_name):
+    issued = ca.issue("pem-broker", key_type=key_type)
+    password = "a-long-ascii-password-over-thirty-two-characters-1234"
+    pem = issued.keystore_pem(password)
+    assert pem.startswith(b"-----BEGIN ENCRYPTED PRIVATE KEY-----")
+    key = serialization.load_pem_private_key(pem, password.encode())  # cryptography/OpenSSL read it too
+    assert key.public_key() == issued.certificate.public_key()
+    key_file = tmp_path / "key.pem"
+    key_file.write_bytes(issued.private_key_pem_pkcs8(password, cipher="3des"))
+    source = tmp_path / "KafkaPemKey.java"
+    source.write_text(KAFKA_PEM_DECRYPT_JAVA)
+    out = subprocess.run(
+        ["java", str(source), str(key_file), password, java_name], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["PBEWithSHA1AndDESede", java_name]
+
+
+def test_3des_key_encryption_refuses_passwords_the_jdk_cannot_use(ca):
+    issued = ca.issue("x")
+    with pytest.raises(ValueError, match="ASCII passwords only"):
+        issued.private_key_pem_pkcs8("pässwörd", cipher="3des")
+    with pytest.raises(ValueError, match="non-empty password"):
+        issued.keystore_pem("")
