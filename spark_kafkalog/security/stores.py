@@ -415,7 +415,8 @@ def load_key_store(
         if not store.private_keys:
             raise SecurityConfigError(f"{where}: the Java keystore holds no private key entry")
         entry = store.private_keys[0]
-        pkcs8 = entry.decrypt(key_password or password, source=where)
+        used = password_setting if key_password else "ssl.keystore.password, as ssl.key.password is not set"
+        pkcs8 = entry.decrypt(key_password or password, source=f"{where} [key password from {used}]")
         try:
             key = serialization.load_der_private_key(pkcs8, None)
         except Exception:

@@ -130,8 +130,13 @@ def test_key_store_formats(tls_material, attribute, declared, password, key_pass
 def test_jks_key_password_differs_from_store_password(tls_material, tmp_path):
     path = tls_material.client.write_jks_keystore(tmp_path / "c.jks", PASSWORD, alias="alice", key_password="key-pw-2")
     assert_key_of(load_key_store(path, password=PASSWORD, key_password="key-pw-2"), tls_material.client)
-    with pytest.raises(SecurityConfigError, match="key password was incorrect"):
+    with pytest.raises(
+        SecurityConfigError, match=r"key password from ssl.keystore.password.*key password was incorrect"
+    ):
         load_key_store(path, password=PASSWORD)
+    with pytest.raises(SecurityConfigError, match=r"key password from ssl.key.password\].*incorrect") as info:
+        load_key_store(path, password=PASSWORD, key_password=SECRET)
+    assert SECRET not in str(info.value)
 
 
 @pytest.mark.parametrize(
