@@ -195,14 +195,14 @@ class SaslAuthenticator:
         header = request.header
         if self._reauthenticating and mechanism != self.mechanism:
             return self._fail(
-                mechanism,
-                f"mechanism {mechanism} requested for re-authentication of {self.mechanism}",
+                self.mechanism or "",
+                f"mechanism {mechanism[:64]!r} requested for re-authentication of {self.mechanism}",
                 reply=_handshake_response(header, ErrorCode.UNSUPPORTED_SASL_MECHANISM, enabled),
             )
-        if mechanism not in enabled:
+        if mechanism not in enabled:  # the client's string: shortened in the log, not a metric label
             return self._fail(
-                mechanism,
-                f"unsupported mechanism {mechanism!r} (enabled: {', '.join(enabled) or 'none'})",
+                "(unsupported)",
+                f"unsupported mechanism {mechanism[:64]!r} (enabled: {', '.join(enabled) or 'none'})",
                 reply=_handshake_response(header, ErrorCode.UNSUPPORTED_SASL_MECHANISM, enabled),
             )
         try:
