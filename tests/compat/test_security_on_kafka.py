@@ -285,15 +285,11 @@ def test_spark_batch_and_stream_read_and_write_over_sasl_ssl(spark, secured_kafk
     df = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(30)], "key string, value string")
     df.write.format("kafkalog").options(**options).option("topic", source).mode("append").save()
     # batch read
-    rows = (
-        spark.read.format("kafkalog")
-        .options(**options)
-        .option("subscribe", source)
-        .load()
-        .selectExpr("CAST(value AS STRING) AS v")
-        .collect()
-    )
+    frame = spark.read.format("kafkalog").options(**options).option("subscribe", source).load()
+    rows = frame.selectExpr("CAST(value AS STRING) AS v").collect()
     assert sorted(r.v for r in rows) == sorted(f"v{i}" for i in range(30))
+    plans = frame._jdf.queryExecution().toString()  # parsed, analyzed, optimized and physical plans
+    assert USER_PASSWORD not in plans and PASSWORD not in plans
     # stream read -> stream write, AvailableNow
     query = (
         spark.readStream.format("kafkalog")
