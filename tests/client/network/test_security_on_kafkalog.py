@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ def tls(tmp_path_factory) -> TlsMaterial:
 
 @pytest.fixture(scope="module")
 def secured(tls, tmp_path_factory):
-    config = {
+    config: dict[str, Any] = {
         "listeners": "SASL_SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,MTLS://127.0.0.1:0,INTERNAL://127.0.0.1:0",
         "listener.security.protocol.map": "SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,MTLS:SSL,INTERNAL:PLAINTEXT",
         "inter.broker.listener.name": "INTERNAL",
@@ -50,6 +51,7 @@ def secured(tls, tmp_path_factory):
     broker = EmbeddedBroker(
         0, zookeeper_connect=f"memory:client-sec-{uuid.uuid4().hex[:8]}", log_dir=tmp_path_factory.mktemp("b"), **config
     ).start()
+    assert broker.broker is not None
     try:
         yield broker.broker.bound_ports
     finally:
