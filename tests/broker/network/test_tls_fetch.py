@@ -167,3 +167,52 @@ def test_send_chunked_reads_the_region_in_buffer_sized_chunks_and_reuses_the_buf
             asyncio.run(send_chunked(_Region(fd, len(data) - 100, 150), buffers, send_all))
     finally:
         os.close(fd)
+
+
+def test_large_pipelined_produce_over_tls_reads_every_byte(broker, tls_material):
+    """Frames far larger than a TLS record, sent back to back: the reader drains what OpenSSL already decrypted
+    (``pending()``) instead of waiting on a socket that will not become readable again."""
+    topic = unique()
+    batches = [[os.urandom(100) * 1200 for _ in range(7)] for _ in range(6)]  # ~820 KiB each
+    security = ListenerSecurity(name="x", protocol="SSL", ssl_context=server_context(tls_material))
+    with extra_server(broker, security) as server:
+        with TlsWire(address_of(server), client_context(tls_material)) as w:
+            assert create(w, topic).error_code == 0
+            from ..requests import produce_body
+
+            cids = [w.send(K.PRODUCE, 9, produce_body(topic, 0, batch(values))) for values in batches]
+            answers = [w.receive(K.PRODUCE, 9) for _ in cids]
+    assert [cid for cid, _ in answers] == cids
+    assert all(resp.responses[0].partition_responses[0].error_code == 0 for _, resp in answers)
+    with Wire(broker.bootstrap_servers) as plain:
+        got = [r.value for chunk in _fetch_all(plain, topic, 42) for b in iter_batches(chunk) for r in b.records()]
+    assert got == [v for values in batches for v in values]
+
+
+def test_a_frame_ending_inside_a_record_already_decrypted_is_not_left_waiting(broker, tls_material):
+    """A 262 244-byte Produce frame on a fresh server (no pooled buffer): its receive buffer first grows to 256 KiB,
+    which fills 4 bytes into the TLS record that also holds the frame's last 100 bytes. Those 100 bytes are then
+    inside OpenSSL (``pending()``) and nothing more will arrive on the socket: waiting on the fd would hang."""
+    from spark_kafkalog.protocol import encode_request
+
+    from ..requests import produce_body
+
+    topic = unique()
+    target = 4 + 256 * 1024 + 100  # framed size
+
+    def framed(n: int) -> bytes:
+        body = produce_body(topic, 0, batch([b"x" * n], ts=1_700_000_000_000))
+        return encode_request(K.PRODUCE, 9, 7, body, client_id="wire-test", framed=True)
+
+    n = 200_000
+    n += target - len(framed(n))
+    frame = framed(n)
+    assert len(frame) == target
+    with Wire(broker.bootstrap_servers) as plain:
+        assert create(plain, topic).error_code == 0
+    security = ListenerSecurity(name="x", protocol="SSL", ssl_context=server_context(tls_material))
+    with extra_server(broker, security) as server:
+        with TlsWire(address_of(server), client_context(tls_material), timeout=5) as w:
+            w.send_raw(frame)
+            cid, resp = w.receive(K.PRODUCE, 9)  # a hang here times out after 5 s
+    assert cid == 7 and resp.responses[0].partition_responses[0].error_code == 0
