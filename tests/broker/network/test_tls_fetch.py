@@ -200,9 +200,9 @@ def test_a_frame_ending_inside_a_record_already_decrypted_is_not_left_waiting(br
     topic = unique()
     target = 4 + 256 * 1024 + 100  # framed size
 
-    def framed(n: int) -> bytes | bytearray:
+    def framed(n: int) -> bytes:
         body = produce_body(topic, 0, batch([b"x" * n], ts=1_700_000_000_000))
-        return encode_request(K.PRODUCE, 9, 7, body, client_id="wire-test", framed=True)
+        return bytes(encode_request(K.PRODUCE, 9, 7, body, client_id="wire-test", framed=True))
 
     n = 200_000
     n += target - len(framed(n))
