@@ -10,6 +10,8 @@ trust comes from a JKS truststore, a PEM file (``kafka.ssl.truststore.type=PEM``
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 import uuid
 from typing import Any
@@ -299,3 +301,60 @@ class spark_log_capture:
         self.context.updateLoggers()
         self.appender.stop()
         return False
+
+
+def python_worker_places(spark) -> tuple[str, str]:
+    """``(cwd, SparkFiles root)`` as a Python worker of the session sees them."""
+
+    def probe(_):
+        import os
+
+        from pyspark import SparkFiles
+
+        yield os.getcwd(), SparkFiles.getRootDirectory()
+
+    return spark.sparkContext.parallelize([0], 1).mapPartitions(probe).collect()[0]
+
+
+def test_a_relative_store_path_is_read_from_the_python_workers_working_directory(spark, secured, tls_material):
+    """A relative ``kafka.ssl.truststore.location`` resolves against each Python worker's working directory, the
+    executor's (where ``--files`` puts its files on a cluster), on the driver's planning worker as on the tasks'."""
+    bootstrap, internal = secured
+    cwd, _root = python_worker_places(spark)
+    relative = os.path.relpath(tls_material.truststore_jks, cwd)
+    assert not os.path.isabs(relative)
+    topic = create_topic(internal, 1)
+    options = spark_options(bootstrap, tls_material, "jks") | {"kafka.ssl.truststore.location": relative}
+    spark.createDataFrame([("k", "relative")], "key string, value string").write.format("kafkalog").options(
+        **options
+    ).option("topic", topic).mode("append").save()
+    rows = spark.read.format("kafkalog").options(**options).option("subscribe", topic).load().collect()
+    assert [bytes(r.value) for r in rows] == [b"relative"]
+
+
+def test_in_local_mode_a_spark_files_name_is_not_in_the_workers_directory_and_fails_at_once(
+    spark, secured, tls_material, tmp_path
+):
+    """``addFile``/``spark.files`` copies land in the driver's SparkFiles root, not in the working directory of a
+    local-mode worker: the bare name fails at planning with one line naming the setting; the absolute
+    ``SparkFiles.get`` path of the driver works (local mode only: that path exists on the driver's machine)."""
+    from pyspark import SparkFiles
+
+    bootstrap, internal = secured
+    name = f"truststore-{uuid.uuid4().hex[:8]}.jks"
+    shutil.copyfile(tls_material.truststore_jks, tmp_path / name)
+    spark.sparkContext.addFile(str(tmp_path / name))
+    cwd, root = python_worker_places(spark)
+    assert os.path.realpath(cwd) != os.path.realpath(root) and os.path.exists(os.path.join(root, name))
+    topic = create_topic(internal, 1)
+    options = spark_options(bootstrap, tls_material, "jks") | {"kafka.ssl.truststore.location": name}
+    started = time.monotonic()
+    with pytest.raises(Exception) as caught:  # noqa: B017 - Spark's wrapper class; the text is checked
+        spark.read.format("kafkalog").options(**options).option("subscribe", topic).load().collect()
+    assert time.monotonic() - started < 60
+    line = next(line for line in str(caught.value).splitlines() if "cannot read the file" in line)
+    assert "ssl.truststore.location" in line and name in line, line
+    assert secrets_in(str(caught.value)) == []
+
+    options["kafka.ssl.truststore.location"] = SparkFiles.get(name)
+    assert spark.read.format("kafkalog").options(**options).option("subscribe", topic).load().count() == 0
