@@ -13,8 +13,8 @@ The clients' settings are ``client.properties`` files as Kafka's tools take them
 ``--producer.config``, ``--consumer.config``): ``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``
 with Kafka's login modules, and a JKS truststore. Kafka 3.9.1 runs its core jar's tools (ConsoleProducer,
 ConfigCommand) and its kafka-clients 3.9.1 through ``java/SecureClientDriver.java``; Kafka 4.4.0 runs its
-kafka-tools. The last test runs a Kafka 3.9.1 broker to show that Debian's kcat (librdkafka 2.0.2) is refused by
-Apache Kafka as it is by kafkalog.
+kafka-tools. The last tests run Kafka 3.9.1 and 4.4.0 brokers to show how Debian's kcat (librdkafka 2.0.2, whose
+SCRAM repeats the client nonce) fares: Kafka 3.9.1 lets it in, Kafka 4.4.0 and kafkalog refuse it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from tests.security.certs import PASSWORD, TlsMaterial, build_tls_material
 from tests.waiting import wait_until
 
 from .kafka_broker import KafkaBroker
-from .peers import KAFKA_39, TOOLS_44, Peer
+from .peers import KAFKA_39, KAFKA_44, TOOLS_44, Peer
 from .tools import ToolError, compile_java, run_java, run_tool
 
 pytestmark = pytest.mark.compat
@@ -457,16 +457,26 @@ def test_java_clients_reauthenticate_on_their_own(secured, tls, tmp_path, peer, 
         assert metrics[(client, "failed-authentication-total")] == 0, out
 
 
-# 6. librdkafka 2.0.2's SCRAM against Apache Kafka 3.9.1 and kafkalog ----------------------------------------
+# 6. librdkafka 2.0.2's SCRAM against Apache Kafka 3.9.1, 4.4.0 and kafkalog -------------------------------
+#
+# Debian's kcat 1.7.1 links librdkafka 2.0.2, whose SCRAM client-final message repeats the client nonce
+# (r=<cnonce><cnonce><snonce>, fixed in librdkafka 2.6.1). Apache Kafka 3.9.1's ScramSaslServer checks only that
+# the client-final nonce endsWith the server-first nonce, so it lets that message in; Kafka 4.4.0 checks equals
+# (RFC 5802), and so does kafkalog: both refuse it with the generic SASL failure.
+
+# What Apache Kafka answers librdkafka 2.0.2's SCRAM: None = it authenticates, else the error message.
+KAFKA_ON_LIBRDKAFKA_2_0_2 = {"kafka-3.9.1": None, "kafka-4.4.0": INVALID_CREDENTIALS}
 
 
-@pytest.fixture(scope="module")
-def kafka39_scram(zookeeper, tmp_path_factory):
-    """Apache Kafka 3.9.1 with a SASL_PLAINTEXT listener (SCRAM-SHA-256/512) and alice's SCRAM credentials."""
-    connect = f"{zookeeper.connect_string}/kafka39-scram-{uuid.uuid4().hex[:8]}"
+@pytest.fixture(scope="module", params=sorted(KAFKA_ON_LIBRDKAFKA_2_0_2))
+def scram_kafka(request, zookeeper, tmp_path_factory):
+    """Apache Kafka (3.9.1 on ZooKeeper, 4.4.0 KRaft) with a SASL_PLAINTEXT listener (SCRAM-SHA-256/512) and
+    alice's SCRAM credentials (added with kafka-configs over its PLAINTEXT listener)."""
+    peer = {"kafka-3.9.1": KAFKA_39, "kafka-4.4.0": KAFKA_44}[request.param]
+    connect = None if peer is KAFKA_44 else f"{zookeeper.connect_string}/kafka39-scram-{uuid.uuid4().hex[:8]}"
     broker = KafkaBroker(
-        KAFKA_39,
-        tmp_path_factory.mktemp("kafka-3.9.1-scram"),
+        peer,
+        tmp_path_factory.mktemp(f"{peer.name}-scram"),
         zookeeper_connect=connect,
         listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"},
         extra={
@@ -477,17 +487,20 @@ def kafka39_scram(zookeeper, tmp_path_factory):
     )
     broker.start()
     try:
-        broker.run_class(
-            "kafka.admin.ConfigCommand", "--zookeeper", connect, "--alter", "--entity-type", "users",
-            "--entity-name", "alice", "--add-config",
-            f"SCRAM-SHA-256=[iterations=8192,password={USERS['alice']}],SCRAM-SHA-512=[password={USERS['alice']}]",
-        )  # fmt: skip
-        yield broker
+        tools = KAFKA_39 if peer is KAFKA_39 else TOOLS_44
+        for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):  # one per request: KRaft refuses a user named twice
+            run_tool(
+                "kafka-configs", "--bootstrap-server", broker.bootstrap_servers, "--alter", "--entity-type", "users",
+                "--entity-name", "alice", "--add-config", f"{mechanism}=[iterations=8192,password={USERS['alice']}]",
+                peer=tools,
+            )  # fmt: skip
+        yield request.param, broker
     finally:
         broker.stop()
 
 
 def kcat_list(servers: str, mechanism: str, env: dict[str, str] | None) -> subprocess.CompletedProcess:
+    """``kcat -L`` as alice over SASL_PLAINTEXT (``env``: None for the system librdkafka)."""
     kcat = shutil.which("kcat")
     if kcat is None:
         pytest.fail("kcat is not installed (make install installs it)")
@@ -498,29 +511,26 @@ def kcat_list(servers: str, mechanism: str, env: dict[str, str] | None) -> subpr
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
 
 
-def sasl_error(proc: subprocess.CompletedProcess) -> str | None:
-    """The broker's message in librdkafka's "SASL authentication error: <message> (after N ms ...)" line."""
+def kcat_outcome(proc: subprocess.CompletedProcess) -> str | None:
+    """None when ``kcat -L`` listed the broker, else the broker's message from librdkafka's
+    "SASL authentication error: <message> (after N ms ...)" line (or the whole stderr when there is none)."""
+    if proc.returncode == 0 and re.search(r"^ +broker \d+ at 127\.0\.0\.1:\d+", proc.stdout, re.M):
+        return None
     match = re.search(r"SASL authentication error: (.*?) \(after", proc.stderr)
-    return None if match is None else match.group(1)
+    return proc.stderr[-2000:] if match is None else match.group(1)
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
-def test_librdkafka_2_0_2_scram_is_refused_by_kafka_3_9_as_by_kafkalog(secured, kafka39_scram, tmp_path, mechanism):
-    """Debian's kcat links librdkafka 2.0.2, whose SCRAM client-final message repeats the client nonce: Apache Kafka
-    3.9.1 refuses it (CVE-2024-56128's fix) with the generic SASL failure, and kafkalog refuses it the same way.
-    On confluent-kafka's bundled librdkafka the same kcat lists both brokers."""
-    brokers = {
-        "kafka-3.9.1": kafka39_scram.listener_bootstrap("SASL_PLAINTEXT"),
-        "kafkalog": bootstrap(secured, "SASL_PLAINTEXT"),
-    }
+def test_librdkafka_2_0_2_scram_on_apache_kafka_and_kafkalog(secured, scram_kafka, tmp_path, mechanism):
+    """The system kcat (librdkafka 2.0.2): Kafka 3.9.1 lets it in, Kafka 4.4.0 and kafkalog refuse it with the same
+    generic message (see the section comment). On confluent-kafka's bundled librdkafka it lists every broker."""
     version = subprocess.run(["kcat", "-V"], capture_output=True, text=True, timeout=30)
     assert "librdkafka 2.0.2 " in version.stdout + version.stderr, "the system kcat no longer links librdkafka 2.0.2"
-    system = {name: kcat_list(servers, mechanism, None) for name, servers in brokers.items()}
-    for name, proc in system.items():
-        assert proc.returncode != 0, f"{name} accepted librdkafka 2.0.2's SCRAM:\n{proc.stdout}"
-        assert sasl_error(proc) == INVALID_CREDENTIALS.format(mechanism), f"{name}:\n{proc.stderr[-2000:]}"
+    name, kafka = scram_kafka
+    brokers = {name: kafka.listener_bootstrap("SASL_PLAINTEXT"), "kafkalog": bootstrap(secured, "SASL_PLAINTEXT")}
+    expected = KAFKA_ON_LIBRDKAFKA_2_0_2[name]
+    assert kcat_outcome(kcat_list(brokers[name], mechanism, None)) == (expected and expected.format(mechanism))
+    assert kcat_outcome(kcat_list(brokers["kafkalog"], mechanism, None)) == INVALID_CREDENTIALS.format(mechanism)
     current = kcat_environment(tmp_path)
-    for name, servers in brokers.items():
-        proc = kcat_list(servers, mechanism, current)
-        assert proc.returncode == 0, f"{name} refused librdkafka 2.16's SCRAM:\n{proc.stderr[-2000:]}"
-        assert re.search(r"^ +broker \d+ at 127\.0\.0\.1:\d+", proc.stdout, re.M), proc.stdout
+    for broker, servers in brokers.items():
+        assert kcat_outcome(kcat_list(servers, mechanism, current)) is None, f"{broker} refused librdkafka 2.16"
