@@ -31,7 +31,20 @@ def free_base_port() -> int:
 def test_cluster_up_security_serves_sasl_ssl_with_scram_and_replicates(tmp_path):
     data = tmp_path / "secure"
     proc = subprocess.Popen(
-        [*CLI, "cluster", "up", "--data-dir", str(data), "--brokers", "3", "--security", "--zookeeper-port", "0", "--base-port", str(free_base_port())],
+        [
+            *CLI,
+            "cluster",
+            "up",
+            "--data-dir",
+            str(data),
+            "--brokers",
+            "3",
+            "--security",
+            "--zookeeper-port",
+            "0",
+            "--base-port",
+            str(free_base_port()),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -80,6 +93,34 @@ def test_cluster_up_security_serves_sasl_ssl_with_scram_and_replicates(tmp_path)
         for line in described.stdout.splitlines():
             if "Isr: " in line:
                 assert len(line.split("Isr: ")[1].split(",")) == 3, line  # replication over SASL_SSL works
+
+        # a user added with kafkalog configs logs in on every broker at once, none restarted
+        added = run(
+            "configs", "--bootstrap-server", bootstrap, "--command-config", str(client_properties), "--alter",
+            "--entity-type", "users", "--entity-name", "carol",
+            "--add-config", "SCRAM-SHA-256=[iterations=8192,password=carol-secret]",
+        )  # fmt: skip
+        assert added.returncode == 0, added.stderr
+        assert "carol-secret" not in added.stdout + added.stderr
+        carol = {
+            **{k: v for k, v in settings.items() if k.startswith("ssl.")},
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "SCRAM-SHA-256",
+            "sasl.username": "carol",
+            "sasl.password": "carol-secret",
+        }
+        from spark_kafkalog.client import AdminClient
+        from tests.waiting import wait_until
+
+        def carol_logs_in(address: str) -> bool:
+            try:
+                with AdminClient(address, **carol) as admin:
+                    return topic in admin.list_topics()
+            except Exception:
+                return False
+
+        for address in bootstrap.split(","):
+            wait_until(lambda: carol_logs_in(address), 15, f"carol logged in on {address}")  # noqa: B023
 
         plaintext = run("topics", "list", "--bootstrap-server", bootstrap)
         assert plaintext.returncode != 0
