@@ -50,13 +50,9 @@ class Auth:
     def librdkafka(self) -> dict[str, str]:
         conf = {"bootstrap.servers": self.bootstrap, "security.protocol": self.protocol}
         if self.mechanism:
-            conf.update(
-                {
-                    "sasl.mechanism": self.mechanism,
-                    "sasl.username": self.username or "",
-                    "sasl.password": self.password or "",
-                }
-            )
+            conf["sasl.mechanism"] = self.mechanism
+        if self.username is not None:
+            conf.update({"sasl.username": self.username, "sasl.password": self.password or ""})
         if self.ca_file:
             conf["ssl.ca.location"] = self.ca_file
         if self.cert_file:
@@ -145,12 +141,13 @@ def aiokafka_round_trip(auth: Auth, topic: str, n: int = 200) -> list[bytes]:
     return [v for v in got if v in set(values)]
 
 
-def confluent_round_trip(auth: Auth, topic: str, n: int = 200) -> list[bytes]:
+def confluent_round_trip(auth: Auth, topic: str, n: int = 200, extra: dict | None = None) -> list[bytes]:
+    """``extra``: more librdkafka settings for both clients (e.g. ``oauth_cb``)."""
     from confluent_kafka import Consumer, Producer, TopicPartition
 
     values = _values(n)
     errors: list = []
-    producer = Producer({**auth.librdkafka(), "acks": "all", "error_cb": errors.append})
+    producer = Producer({**auth.librdkafka(), **(extra or {}), "acks": "all", "error_cb": errors.append})
     for v in values:
         producer.produce(topic, v, partition=0, on_delivery=lambda err, msg: err and errors.append(err))
     left = producer.flush(30)
@@ -159,6 +156,7 @@ def confluent_round_trip(auth: Auth, topic: str, n: int = 200) -> list[bytes]:
     consumer = Consumer(
         {
             **auth.librdkafka(),
+            **(extra or {}),
             "group.id": f"g-{uuid.uuid4().hex[:6]}",
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
