@@ -621,6 +621,67 @@ def kafka_compare(result: dict) -> Figure:
     return fig
 
 
+TLS_LISTENERS = {"PLAINTEXT": "plaintext", "SSL": "TLS", "SASL_SSL": "TLS + SASL/PLAIN"}
+TLS_PHASES = {"produce": "produce", "consume": "consume"}
+
+
+def tls(result: dict) -> Figure:
+    """TLS vs plaintext per system: MB/s and broker CPU per MB per listener, and throughput relative to
+    plaintext next to Kafka's published 17-55% drop."""
+    fig = _figure(17, 5.8)
+    mb_ax, cpu_ax, ratio_ax = fig.subplots(1, 3, width_ratios=[1.3, 1.3, 1])
+    runs = result["results"]
+    systems = [s for s in COMPARE_SYSTEMS if s in runs]
+    colors = {s: f"C{k}" for k, s in enumerate(COMPARE_SYSTEMS)}
+    cases = [(phase, listener) for phase in TLS_PHASES for listener in TLS_LISTENERS]
+    names = [f"{TLS_PHASES[p]} over\n{TLS_LISTENERS[n]}" for p, n in cases]
+    for ax, key, scale, fmt in (
+        (mb_ax, "mb_per_s", 1.0, "{:.0f}"),
+        (cpu_ax, "broker_cpu_s_per_mb", 1000.0, "{:.1f}"),
+    ):
+        series = [(COMPARE_SYSTEMS[s], [runs[s][n][p][key] * scale for p, n in cases]) for s in systems]
+        for s, container in zip(systems, _grouped_bars(ax, names, series)):
+            for bar in container:
+                bar.set_color(colors[s])
+            _label_bars(ax, container, [fmt.format(b.get_height()) for b in container], fontsize=7)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.set_xlabel("operation (confluent-kafka) and listener")
+    mb_ax.set_ylabel("MB/s of record values (10^6 B)")
+    mb_ax.set_title("throughput, one broker, acks=1")
+    cpu_ax.set_ylabel("broker CPU ms per MB of record values")
+    cpu_ax.set_title("broker CPU per MB (user + system)")
+    cost = result["tls_cost"]
+    secured = [(phase, listener) for phase in TLS_PHASES for listener in TLS_LISTENERS if listener != "PLAINTEXT"]
+    low, high = result["settings"]["kafka_published_throughput_drop_pct"]
+    ratio_ax.axhspan(
+        1 - high / 100, 1 - low / 100, color="C7", alpha=0.2, label=f"Kafka's published cost ({low}-{high}% less)"
+    )
+    series = [(COMPARE_SYSTEMS[s], [cost[s][n][p]["mb_per_s_ratio"] for p, n in secured]) for s in systems]
+    own = result.get("kafkalog_client_tls_cost", {})  # kafkalog's own client, when the run measured it
+    series += [
+        (f"kafkalog's client {COMPARE_SYSTEMS[s]}", [own[s][n][p]["mb_per_s_ratio"] for p, n in secured])
+        for s in systems
+        if s in own
+    ]
+    bars = _grouped_bars(ratio_ax, [f"{TLS_PHASES[p]} over\n{TLS_LISTENERS[n]}" for p, n in secured], series)
+    hatched = [False] * len(systems) + [True] * (len(series) - len(systems))
+    for s, hatch, container in zip(systems + [s for s in systems if s in own], hatched, bars):
+        for bar in container:
+            bar.set_color(colors[s])
+            if hatch:
+                bar.set_alpha(0.5)
+                bar.set_hatch("//")
+        _label_bars(ratio_ax, container, [f"{b.get_height():.2f}" for b in container], fontsize=7)
+    ratio_ax.axhline(1.0, color="black", linewidth=0.8)
+    ratio_ax.tick_params(axis="x", labelsize=8)
+    drivers = "confluent-kafka; hatched: kafkalog's client" if own else "confluent-kafka"
+    ratio_ax.set_xlabel(f"operation ({drivers}) and secured listener")
+    ratio_ax.set_ylabel("MB/s relative to plaintext (same system)")
+    ratio_ax.set_title("throughput over TLS / over plaintext")
+    _legend_below(fig, ratio_ax, len(series) + 1)
+    return fig
+
+
 FIGURES: dict[str, Callable[[dict], Figure]] = {
     "broker": broker,
     "client": client,
@@ -631,6 +692,7 @@ FIGURES: dict[str, Callable[[dict], Figure]] = {
     "records": records,
     "replication": replication,
     "streaming": streaming,
+    "tls": tls,
     "txn": txn,
     "write": write,
 }
