@@ -49,6 +49,9 @@ _EXPORTS = {
     "TopicFilter": "topic_filter",
     "Whitelist": "topic_filter",
     "Blacklist": "topic_filter",
+    # issue 26: the TLS/SASL settings the configs accept, and ZooKeeper discovery by security protocol
+    "BrokerEndPointNotAvailableException": "broker_endpoints",
+    "SECURITY_KEYS": "security_settings",
 }
 
 __all__ = sorted(_EXPORTS)

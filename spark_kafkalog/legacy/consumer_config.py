@@ -4,6 +4,14 @@ Keys and defaults are 0.8.2's; values may be given typed or as properties string
 naming it. ``dual.commit.enabled`` defaults to true with ``offsets.storage=kafka`` (0.8.2's default) and to
 false with ``offsets.storage=zookeeper``; set explicitly, it applies to either store (see
 ``connector_offsets``). Immutable after construction.
+
+Security (issue 26, not in 0.8): ``security.protocol`` and the modern client's ``ssl.*`` / ``sasl.*`` keys
+(Kafka's and librdkafka's names, ``security_settings.SECURITY_KEYS``), checked by ``ClientConfig``; every
+connection of the connector (its offsets/metadata client and its fetcher) uses one ``ClientSecurity``
+(``security_settings``). ``listener.name`` (kafkalog's own key) names the broker listener whose endpoint the
+connector takes from ``/brokers/ids/<id>``; without it, the first listener whose protocol (in the
+registration's ``listener_security_protocol_map``) is ``security.protocol``. ``repr`` never shows a secret
+(passwords, JAAS lines, keys: ``'<hidden>'``).
 """
 
 from __future__ import annotations
@@ -14,7 +22,9 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import ConfigError
+from spark_kafkalog.legacy.security_settings import LegacySecurity, security_key
 
 __all__ = ["ConsumerConfig"]
 
@@ -81,6 +91,7 @@ _OPTIONS: dict[str, tuple[str, Callable[[str, Any], Any], Any]] = {
     "dual.commit.enabled": ("dual_commit_enabled", _bool, None),
     "zookeeper.session.timeout.ms": ("zookeeper_session_timeout_ms", _int(1), 6000),
     "zookeeper.connection.timeout.ms": ("zookeeper_connection_timeout_ms", _int(1), 6000),
+    "listener.name": ("listener_name", _str, None),  # kafkalog's: which listener of /brokers/ids/<id>
 }
 
 KEYS = tuple(_OPTIONS)
@@ -114,13 +125,23 @@ class ConsumerConfig:
     dual_commit_enabled: bool
     zookeeper_session_timeout_ms: int
     zookeeper_connection_timeout_ms: int
+    listener_name: str | None
+    security_settings: LegacySecurity
 
     def __init__(self, props: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         given = dict(props or {})
-        given.update({k.replace("_", "."): v for k, v in kwargs.items()})
-        for key in given:
-            if key not in _OPTIONS:
-                raise ConfigError(f"unknown ConsumerConnector setting {key!r} (known: {', '.join(sorted(_OPTIONS))})")
+        given.update({(security_key(k) or k.replace("_", ".")): v for k, v in kwargs.items()})
+        security = {}
+        for key in list(given):
+            sec_key = security_key(key)
+            if sec_key is not None:
+                security[sec_key] = given.pop(key)
+            elif key not in _OPTIONS:
+                raise ConfigError(
+                    f"unknown ConsumerConnector setting {key!r} (known: {', '.join(sorted(_OPTIONS))}, "
+                    "and security.protocol with the ssl.* and sasl.* settings)"
+                )
+        object.__setattr__(self, "security_settings", LegacySecurity(security))
         for key, (attr, parse, default) in _OPTIONS.items():
             value = parse(key, given[key]) if given.get(key) is not None else default
             object.__setattr__(self, attr, value)
@@ -131,7 +152,16 @@ class ConsumerConfig:
             object.__setattr__(self, "client_id", self.group_id)
         if self.dual_commit_enabled is None:
             object.__setattr__(self, "dual_commit_enabled", self.offsets_storage == "kafka")
-        self.props = given
+        self.props = {**given, **security}
+
+    @property
+    def security_protocol(self) -> str:
+        """``security.protocol``, upper-cased (PLAINTEXT when not given)."""
+        return self.security_settings.protocol
+
+    def client_config(self, settings: Mapping[str, Any]) -> ClientConfig:
+        """A ``ClientConfig`` of ``settings`` with the security settings (one ``ClientSecurity`` shared)."""
+        return self.security_settings.client_config(settings)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "props" and "props" not in self.__dict__:
@@ -146,4 +176,6 @@ class ConsumerConfig:
         return f"{self.group_id}_{socket.gethostname()}-{int(time.time() * 1000)}-{uuid.uuid4().hex[:8]}"
 
     def __repr__(self) -> str:
-        return f"ConsumerConfig({self.props!r})"
+        shown = {k: v for k, v in self.props.items() if security_key(k) is None}
+        shown.update(self.security_settings.describe())
+        return f"ConsumerConfig({shown!r})"

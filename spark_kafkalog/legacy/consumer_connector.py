@@ -29,6 +29,13 @@ idempotent: it stops the fetcher, commits (with auto commit), releases ownership
 ends every stream's iteration and closes the connections. Call it also after a failed
 ``create_message_streams``: until then the ZooKeeper session lives on (kazoo joins its threads at interpreter
 exit, which waits for ZooKeeper when it is unreachable).
+
+Security (issue 26): the connector bootstraps from the endpoints of ``/brokers/ids/<id>`` that match
+``security.protocol`` (or ``listener.name``; ``broker_endpoints``), and its two Kafka clients use the
+config's TLS/SASL settings with one shared ``ClientSecurity``. A broker without such an endpoint fails
+``create_message_streams`` with ``BrokerEndPointNotAvailableException``; a wrong password with
+``KafkaAuthenticationError``, an untrusted certificate with ``KafkaSslError``: with a secured protocol the
+connector asks the brokers for metadata before it registers. The ZooKeeper session itself is not secured.
 """
 
 from __future__ import annotations
@@ -194,16 +201,21 @@ class ConsumerConnector:
 
     def _connect_kafka(self) -> None:
         """Clients bootstrapped from ``/brokers/ids``: one for offsets and metadata, one for the fetcher."""
-        brokers = self._registry.brokers()
+        cfg = self.config
+        brokers = self._registry.brokers(cfg.security_protocol, cfg.listener_name)
         if not brokers:
-            raise RuntimeError(f"no broker is registered under {BROKER_IDS} of {self.config.zookeeper_connect}")
+            raise RuntimeError(f"no broker is registered under {BROKER_IDS} of {cfg.zookeeper_connect}")
         settings = {
             "bootstrap.servers": ",".join(brokers.values()),
-            "client.id": self.config.client_id,
-            "request.timeout.ms": self.config.socket_timeout_ms,
+            "client.id": cfg.client_id,
+            "request.timeout.ms": cfg.socket_timeout_ms,
         }
-        self._client = KafkaClient(settings)
-        self._fetch_client = KafkaClient({**settings, "default.api.timeout.ms": 10000})
+        self._client = KafkaClient(cfg.client_config(settings))
+        self._fetch_client = KafkaClient(cfg.client_config({**settings, "default.api.timeout.ms": 10000}))
+        if cfg.security_protocol != "PLAINTEXT":
+            # authenticate now: a wrong password or an untrusted certificate raises here (not retriable),
+            # instead of surfacing later as a fetcher thread's log lines
+            self._client.refresh_metadata([])
         self._offsets = ConnectorOffsets(
             self.group,
             self.config.offsets_storage,
@@ -292,7 +304,7 @@ class ConsumerConnector:
                 self._watched_topics.add(topic)
                 self._registry.watch_data(f"{BROKER_TOPICS}/{topic}", self._rebalance_needed.set)
         self._give_up_partitions()
-        if not self._registry.brokers():
+        if not self._registry.broker_ids():
             log.warning("no broker is registered; consumer %s waits for one", self.consumer_id)
             return True
         partitions = {topic: self._registry.partitions(topic) for topic in mine}

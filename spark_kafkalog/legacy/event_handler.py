@@ -7,7 +7,9 @@ leader), collate the messages by leader broker and partition, and send one Produ
 messages whose partition failed with a retriable error (or whose broker could not be reached) are retried
 after ``retry.backoff.ms`` with that topic's metadata refreshed. A non-retriable error (e.g.
 MESSAGE_TOO_LARGE) ends the retries at once. What is still unsent at the end raises
-``FailedToSendMessageException`` naming each partition and its last error. With
+``FailedToSendMessageException`` naming each partition and its last error, except that a failed TLS
+handshake or SASL authentication (issue 26) raises its ``KafkaSslError`` / ``KafkaAuthenticationError``
+itself, without retries (messages for other brokers of the batch may have been sent). With
 ``request.required.acks`` 0 the broker does not answer, so only connection failures are seen.
 
 Wire: Produce at ``produce.api.version`` (``latest``: the highest version both sides support; a fixed
@@ -27,12 +29,13 @@ import time
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import (
     REFRESH_METADATA_ERRORS,
+    KafkaAuthenticationError,
     KafkaClientError,
     KafkaConnectionError,
+    KafkaSslError,
     KafkaTimeoutError,
     NoCommonVersionError,
     error_for_code,
@@ -96,7 +99,7 @@ class DefaultEventHandler(EventHandler):
         self.encoder = _init(load_plugin("serializer.class", config.serializer_class, Encoder), config)
         self.key_encoder = _init(load_plugin("key.serializer.class", config.key_serializer_class, Encoder), config)
         self.partitioner = _init(load_plugin("partitioner.class", config.partitioner_class, Partitioner), config)
-        self.client = KafkaClient(ClientConfig.create(config.client_settings()), _producer=True)
+        self.client = KafkaClient(config.client_config(), _producer=True)  # with the security settings
 
     # the pipeline ------------------------------------------------------------------------------
     def serialize(self, batch: Iterable[Any]) -> list[_Message]:
@@ -118,6 +121,9 @@ class DefaultEventHandler(EventHandler):
             outstanding, failures, fatal = self._dispatch(outstanding)
             if not outstanding:
                 return
+            for error in failures.values():
+                if isinstance(error, (KafkaAuthenticationError, KafkaSslError)):
+                    raise error
             if fatal or attempt == attempts:
                 break
             time.sleep(self.config.retry_backoff_ms / 1000.0)

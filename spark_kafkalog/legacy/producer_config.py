@@ -7,6 +7,11 @@ aliases accepted next to it, its default and meaning (``docs/legacy-clients.md``
 setting given different values, an unknown key, or a value of the wrong type or range raise ``ConfigError``
 naming the key. Plug-in settings keep what was given (class, dotted path or instance); the producer turns
 them into objects (``plugins.load_plugin``). Immutable after construction; thread-safe.
+
+Security (issue 26, not in 0.8): ``security.protocol`` and the modern client's ``ssl.*`` / ``sasl.*`` keys
+(Kafka's and librdkafka's names, ``security_settings.SECURITY_KEYS``) are accepted and checked by
+``ClientConfig``; ``client_config()`` is the producer's ``ClientConfig`` with them, so every connection of the
+producer uses one ``ClientSecurity``. ``repr`` shows the protocol and mechanism, never a password or JAAS line.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import difflib
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import ConfigError
+from spark_kafkalog.legacy.security_settings import LegacySecurity, security_key
 from spark_kafkalog.records import Compression
 
 __all__ = ["SETTINGS", "ProducerConfig", "Setting"]
@@ -180,13 +187,21 @@ class ProducerConfig:
     topic_metadata_refresh_interval_ms: int
     client_id: str
     produce_api_version: int | None
+    security_settings: LegacySecurity
 
     def __init__(self, props: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         given: dict[str, tuple[str, Any]] = {}  # attr -> (key as given, parsed value)
-        items = list((props or {}).items()) + list(kwargs.items())
         if props is not None and not isinstance(props, Mapping):
             raise ConfigError(f"producer settings must be a mapping of names to values, got {type(props).__name__}")
+        items = list((props or {}).items()) + list(kwargs.items())
+        security: dict[str, Any] = {}
         for raw_key, value in items:
+            sec_key = security_key(raw_key)
+            if sec_key is not None:
+                if sec_key in security and security[sec_key] != value:  # values not shown: they may be secrets
+                    raise ConfigError(f"setting {sec_key!r} is given twice with different values")
+                security[sec_key] = value
+                continue
             key = str(raw_key).strip().replace("_", ".")
             setting = _BY_NAME.get(key)
             if setting is None:
@@ -211,7 +226,8 @@ class ProducerConfig:
             )
         if self.key_serializer_class is None:
             object.__setattr__(self, "key_serializer_class", self.serializer_class)
-        object.__setattr__(self, "explicit", frozenset(given))
+        object.__setattr__(self, "explicit", frozenset(given) | frozenset(security))
+        object.__setattr__(self, "security_settings", LegacySecurity(security))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("ProducerConfig is immutable")
@@ -232,6 +248,12 @@ class ProducerConfig:
             "metadata.max.age.ms": refresh if refresh >= 0 else 2**31 - 1,
         }
 
+    def client_config(self) -> ClientConfig:
+        """The ``ClientConfig`` of the producer's ``KafkaClient``: ``client_settings()`` and the security
+        settings (its ``security()`` is built once per ``ProducerConfig``)."""
+        return self.security_settings.client_config(self.client_settings())
+
     def __repr__(self) -> str:
-        shown = ", ".join(f"{s.name}={getattr(self, s.attr)!r}" for s in SETTINGS)
-        return f"ProducerConfig({shown})"
+        shown = [f"{s.name}={getattr(self, s.attr)!r}" for s in SETTINGS]
+        shown += [f"{key}={value!r}" for key, value in self.security_settings.describe().items()]
+        return f"ProducerConfig({', '.join(shown)})"

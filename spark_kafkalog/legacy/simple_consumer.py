@@ -23,15 +23,27 @@ The caller passes the offset on every request and keeps its own position.
 ``so_timeout_ms`` bounds connecting and each answer (a Fetch's ``max_wait_ms`` is added);
 ``buffer_size`` is the socket's receive buffer. Not thread-safe (as 0.8's, one user at a time); ``close``
 is idempotent, and the consumer is a context manager.
+
+Security (issue 26, not in 0.8): ``security=`` takes a ``ClientSecurity`` or a mapping of the security
+settings (``{"security.protocol": "SASL_SSL", "sasl.mechanism": ..., "ssl.truststore.location": ...}``, the
+keys of ``security_settings.SECURITY_KEYS``; checked at construction, stores read on first connect); the
+connection (and each one reopened) uses it. A failed handshake or authentication raises ``KafkaSslError`` /
+``KafkaAuthenticationError`` at once, never retried.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from spark_kafkalog.client.core.fetcher import fetch_request_for
-from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError, KafkaTimeoutError, error_for_code
+from spark_kafkalog.client.errors import (
+    ConfigError,
+    KafkaClientError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    error_for_code,
+)
 from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.legacy.message_set import (
@@ -45,6 +57,7 @@ from spark_kafkalog.legacy.message_set import (
     UnknownTopicOrPartitionException,
     partition_error,
 )
+from spark_kafkalog.legacy.security_settings import LegacySecurity, is_security_key
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 __all__ = [
@@ -95,8 +108,9 @@ class SimpleConsumer:
         min_bytes: int = 0,
         security: Any = None,
     ) -> None:
-        """``security``: a ``ClientSecurity`` (TLS/SASL; e.g. ``ClientConfig.create(props).security()``);
-        None connects in PLAINTEXT, as Kafka 0.8's SimpleConsumer always did."""
+        """``security``: a ``ClientSecurity`` (TLS/SASL; e.g. ``ClientConfig.create(props).security()``) or a
+        mapping of security settings (see the module docstring); None connects in PLAINTEXT, as Kafka 0.8's
+        SimpleConsumer always did."""
         versions = API_BY_KEY[_FETCH].versions
         if not versions.lo <= fetch_version <= versions.hi:
             raise ValueError(f"fetch_version must be in [{versions.lo}, {versions.hi}], got {fetch_version}")
@@ -110,7 +124,16 @@ class SimpleConsumer:
         self.fetch_version = fetch_version
         self.max_wait_ms = max_wait_ms
         self.min_bytes = min_bytes
-        self.security = security
+        self._security_settings = None
+        if isinstance(security, Mapping):
+            unknown = sorted(str(k) for k in security if not is_security_key(k))
+            if unknown:
+                raise ConfigError(
+                    f"SimpleConsumer security: {', '.join(map(repr, unknown))} not a security setting "
+                    "(security.protocol, ssl.*, sasl.*)"
+                )
+            self._security_settings = LegacySecurity.from_props(security)
+        self.security = security if self._security_settings is None else None
         self._conn: SocketConnection | None = None
         self._closed = False
 
@@ -118,6 +141,11 @@ class SimpleConsumer:
     @property
     def broker(self) -> str:
         return f"{self.host}:{self.port}"
+
+    def _security(self) -> Any:
+        if self.security is None and self._security_settings is not None:
+            self.security = self._security_settings.security()  # built once, on the first connect
+        return self.security
 
     def _connection(self) -> SocketConnection:
         if self._closed:
@@ -131,7 +159,7 @@ class SimpleConsumer:
                 connect_timeout=timeout,
                 request_timeout=timeout,
                 receive_buffer_bytes=self.buffer_size,
-                security=self.security,
+                security=self._security(),
             )
         return self._conn
 

@@ -10,7 +10,8 @@ Znodes (paths relative to the chroot of ``zookeeper.connect``; JSON written comp
     /consumers/<group>/owners/<topic>/<partition>  ephemeral, the owning consumer thread id "<consumer_id>-<i>"
     /consumers/<group>/offsets/<topic>/<partition> persistent, the next offset to consume as decimal text "42"
 
-Read: ``/brokers/ids/<id>`` (host/port or endpoints), ``/brokers/topics`` (children: the topics) and
+Read: ``/brokers/ids/<id>`` (the endpoint of the configured security protocol or listener name,
+``broker_endpoints.select_endpoint``), ``/brokers/topics`` (children: the topics) and
 ``/brokers/topics/<topic>`` (``{"partitions":{"0":[1,2],...}}``).
 
 Watch callbacks run on kazoo's event thread and must not block; ``watch_children`` does not report the
@@ -27,6 +28,8 @@ from collections.abc import Callable, Mapping
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from spark_kafkalog.legacy.broker_endpoints import select_endpoint
 
 __all__ = ["ConsumerRegistration", "ZkConsumerRegistry"]
 
@@ -146,13 +149,22 @@ class ZkConsumerRegistry:
         self._watches.clear()
 
     # brokers and topics ------------------------------------------------------------------------
-    def brokers(self) -> dict[int, str]:
-        """``{broker id: "host:port"}`` of the live brokers."""
+    def broker_ids(self) -> list[int]:
+        """The ids of the live brokers (the children of ``/brokers/ids``)."""
+        return sorted(int(child) for child in self._children(BROKER_IDS) if child.isdigit())
+
+    def brokers(self, security_protocol: str = "PLAINTEXT", listener_name: str | None = None) -> dict[int, str]:
+        """``{broker id: "host:port"}`` of the live brokers, each its endpoint for ``security_protocol`` (or the
+        listener ``listener_name``); raises ``BrokerEndPointNotAvailableException`` naming a broker without
+        one. A malformed registration is logged and left out."""
         out = {}
         for child in self._children(BROKER_IDS):
             try:
                 data, _ = self.zk.get(f"{BROKER_IDS}/{child}")
-                out[int(child)] = _broker_address(json.loads(data))
+                obj = json.loads(data)
+                if not isinstance(obj, dict):
+                    raise ValueError(f"not a JSON object: {data[:200]!r}")
+                out[int(child)] = select_endpoint(int(child), obj, security_protocol, listener_name)
             except NoNodeError:
                 continue
             except (ValueError, KeyError, TypeError) as e:
@@ -283,14 +295,3 @@ class ZkConsumerRegistry:
             return sorted(self.zk.get_children(path))
         except NoNodeError:
             return []
-
-
-def _broker_address(obj: Mapping) -> str:
-    host, port = obj.get("host"), obj.get("port", -1)
-    endpoints = obj.get("endpoints") or []
-    if (not host or port in (None, -1)) and endpoints:
-        host, _, port_text = endpoints[0].split("://", 1)[-1].rpartition(":")
-        port = int(port_text)
-    if not host or not isinstance(port, int) or port < 0:
-        raise ValueError(f"no host/port in {obj!r:.200}")
-    return f"{host}:{port}"
