@@ -358,3 +358,22 @@ def test_in_local_mode_a_spark_files_name_is_not_in_the_workers_directory_and_fa
 
     options["kafka.ssl.truststore.location"] = SparkFiles.get(name)
     assert spark.read.format("kafkalog").options(**options).option("subscribe", topic).load().count() == 0
+
+
+def test_an_untrusted_broker_certificate_fails_the_read_at_once_naming_the_broker(spark, secured, tls_material):
+    """Inline PEM trust of another CA: the planning worker's handshake fails with KafkaSslError, not retried."""
+    from spark_kafkalog.security.certificates import LocalCA
+
+    bootstrap, internal = secured
+    topic = create_topic(internal, 1)
+    other_ca = LocalCA.create("some other CA")
+    options = spark_options(bootstrap, tls_material, "pem-inline") | {
+        "kafka.ssl.truststore.certificates": other_ca.certificate_pem.decode()
+    }
+    started = time.monotonic()
+    with pytest.raises(Exception) as caught:  # noqa: B017 - Spark's wrapper class; the text is checked
+        spark.read.format("kafkalog").options(**options).option("subscribe", topic).load().collect()
+    assert time.monotonic() - started < 60
+    line = next(line for line in str(caught.value).splitlines() if "errors.KafkaSslError:" in line)
+    assert bootstrap.split(":")[1] in line and "certificate" in line, line
+    assert secrets_in(str(caught.value)) == []
