@@ -19,6 +19,7 @@ SCRAM repeats the client nonce) fares: Kafka 3.9.1 lets it in, Kafka 4.4.0 and k
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -29,11 +30,13 @@ from typing import Any
 
 import pytest
 
+from broker.api import HandlerEntry, RequestContext
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, Consumer, NewTopic, TopicPartition
 from spark_kafkalog.client.admin import UserScramCredentialUpsertion
+from spark_kafkalog.protocol import ApiKey
 from tests.integration.security.third_party import kcat_environment
-from tests.security.certs import PASSWORD, TlsMaterial, build_tls_material
+from tests.security.certs import CLIENT_DN, PASSWORD, TlsMaterial, build_tls_material
 from tests.waiting import wait_until
 
 from .kafka_broker import KafkaBroker
@@ -409,17 +412,43 @@ def test_kafka_topics_with_a_bad_password_fails_quickly_naming_the_mechanism(sec
 
 # 4. PLAIN, mTLS with a PKCS12 keystore, OAUTHBEARER (unsecured JWS) ---------------------------------------------
 
-CASES = {
-    "sasl-ssl-scram-sha-512": ("SASL_SSL", lambda tls: scram_ssl(tls, "alice", USERS["alice"])),
-    "sasl-plaintext-plain": ("SASL_PLAINTEXT", lambda tls: plain_sasl(PLAIN_USER, PLAIN_PASSWORD)),
-    "ssl-client-certificate": ("MTLS", mtls),
-    "sasl-ssl-oauthbearer-unsecured": ("OAUTH", lambda tls: oauthbearer(tls, "alice")),
+CASES = {  # listener, client settings, the principal kafkalog's handlers see
+    "sasl-ssl-scram-sha-512": ("SASL_SSL", lambda tls: scram_ssl(tls, "alice", USERS["alice"]), "User:alice"),
+    "sasl-plaintext-plain": ("SASL_PLAINTEXT", lambda tls: plain_sasl(PLAIN_USER, PLAIN_PASSWORD), "User:carol"),
+    "ssl-client-certificate": ("MTLS", mtls, f"User:{CLIENT_DN}"),
+    "sasl-ssl-oauthbearer-unsecured": ("OAUTH", lambda tls: oauthbearer(tls, "alice"), "User:alice"),
 }
 
 
+@pytest.fixture
+def produce_principals(secured, monkeypatch) -> set[tuple[str, str]]:
+    """(listener, principal) of every Produce request the broker handles while the test runs."""
+    assert secured.broker is not None and secured.broker.socket_server is not None
+    registry = secured.broker.socket_server.registry
+    lookup = registry.get
+    seen: set[tuple[str, str]] = set()
+
+    def recording(api_key: int) -> HandlerEntry | None:
+        entry = lookup(api_key)
+        if entry is None or api_key != ApiKey.PRODUCE:
+            return entry
+        handler = entry.handler
+
+        async def produce(ctx: RequestContext, body: Any) -> Any:
+            seen.add((ctx.listener, ctx.principal))
+            return await handler(ctx, body)
+
+        return dataclasses.replace(entry, handler=produce)
+
+    monkeypatch.setattr(registry, "get", recording)
+    return seen
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_java_clients_round_trip(secured, tls, tmp_path, peer, driver, case):
-    listener, settings = CASES[case]
+def test_java_clients_round_trip(secured, tls, tmp_path, peer, driver, produce_principals, case):
+    """Kafka's Java producer and consumer (3.9.1 or 4.4.0) over each kind of listener; the broker saw the
+    principal Kafka would: the SASL user, the client certificate's DN, the token's ``sub``."""
+    listener, settings, principal = CASES[case]
     props = properties(tmp_path / "client.properties", settings(tls))
     topic = new_topic(secured)
     n = 20
@@ -428,6 +457,7 @@ def test_java_clients_round_trip(secured, tls, tmp_path, peer, driver, case):
     ).stdout
     assert driver_records(out) == [(i, f"key-{i}", f"value-{i}") for i in range(n)]
     assert read_back(secured, topic, n) == [(i, f"key-{i}".encode(), f"value-{i}".encode()) for i in range(n)]
+    assert produce_principals == {(listener, principal)}
 
 
 def test_mtls_listener_refuses_a_java_client_without_certificate(secured, tls, tmp_path, driver):
