@@ -242,24 +242,29 @@ def list_topics_error(driver: Path, peer: Peer, props: str, servers: str) -> tup
 
 
 def test_console_producer_and_consumer_over_sasl_ssl_scram_sha_512(secured, tls, tmp_path, peer, driver):
-    """Kafka's console producer (3.9.1 or 4.4.0) writes over SASL_SSL/SCRAM-SHA-512 with ``--producer.config``;
-    the records read back by Kafka's console consumer (4.4.0, ``--consumer.config``) or by Kafka 3.9.1's
+    """Kafka's console producer (3.9.1 or 4.4.0) writes over SASL_SSL/SCRAM-SHA-512 with its client.properties
+    flag; the records read back by Kafka's console consumer (4.4.0, ``--command-config``) or by Kafka 3.9.1's
     Java consumer, and by kafkalog itself."""
     servers = bootstrap(secured, "SASL_SSL")
     props = properties(tmp_path / "client.properties", scram_ssl(tls, "alice", USERS["alice"]))
     topic = new_topic(secured)
     n = 30
     lines = [f"key-{i}:value-{i}" for i in range(n)]
+    # Kafka 4.4 spells the client settings --command-config/--command-property (KIP-1147; --producer.config and
+    # --consumer.config are deprecated there), Kafka 3.9 --producer.config/--producer-property
+    config, prop = (
+        ("--command-config", "--command-property") if peer is TOOLS_44 else ("--producer.config", "--producer-property")
+    )
     run_tool(
-        "kafka-console-producer", "--bootstrap-server", servers, "--topic", topic, "--producer.config", props,
-        "--property", "parse.key=true", "--property", "key.separator=:", "--producer-property", "acks=all",
+        "kafka-console-producer", "--bootstrap-server", servers, "--topic", topic, config, props,
+        "--property", "parse.key=true", "--property", "key.separator=:", prop, "acks=all",
         input="\n".join(lines) + "\n", peer=peer,
     )  # fmt: skip
     assert read_back(secured, topic, n) == [(i, f"key-{i}".encode(), f"value-{i}".encode()) for i in range(n)]
     if peer is TOOLS_44:
         out = run_tool(
             "kafka-console-consumer", "--bootstrap-server", servers, "--topic", topic, "--from-beginning",
-            "--consumer.config", props, "--max-messages", str(n), "--timeout-ms", "30000",
+            "--command-config", props, "--max-messages", str(n), "--timeout-ms", "30000",
             "--property", "print.key=true", "--property", "print.offset=true",
         ).stdout  # fmt: skip
         printed = [line.split("\t") for line in out.splitlines() if line.startswith("Offset:")]
@@ -270,7 +275,8 @@ def test_console_producer_and_consumer_over_sasl_ssl_scram_sha_512(secured, tls,
 
 
 def test_perf_tools_over_sasl_ssl_with_client_properties(secured, tls, tmp_path):
-    """kafka-producer-perf-test and kafka-consumer-perf-test (4.4.0) over SASL_SSL/SCRAM-SHA-512."""
+    """kafka-producer-perf-test and kafka-consumer-perf-test (4.4.0, ``--command-config``) over
+    SASL_SSL/SCRAM-SHA-512."""
     servers = bootstrap(secured, "SASL_SSL")
     settings = scram_ssl(tls, "alice", USERS["alice"])
     props = properties(tmp_path / "client.properties", settings)
@@ -278,14 +284,14 @@ def test_perf_tools_over_sasl_ssl_with_client_properties(secured, tls, tmp_path)
     n, size = 500, 64
     produced = run_tool(
         "kafka-producer-perf-test", "--topic", topic, "--num-records", str(n), "--record-size", str(size),
-        "--throughput", "-1", "--producer.config", props, "--producer-props", f"bootstrap.servers={servers}",
+        "--throughput", "-1", "--command-config", props, "--command-property", f"bootstrap.servers={servers}",
         "acks=all",
     ).stdout  # fmt: skip
     assert produced.strip().splitlines()[-1].startswith(f"{n} records sent, ")
     assert len(read_back(secured, topic, n)) == n
     consumed = run_tool(
         "kafka-consumer-perf-test", "--bootstrap-server", servers, "--topic", topic, "--num-records", str(n),
-        "--timeout", "60000", "--consumer.config", props,
+        "--timeout", "60000", "--command-config", props,
     ).stdout  # fmt: skip
     header, row = (line.split(", ") for line in consumed.strip().splitlines()[-2:])
     assert int(dict(zip(header, row, strict=True))["data.consumed.in.nMsg"]) == n
