@@ -4,6 +4,9 @@ ZooKeeper-coordinated ``ConsumerConnector`` with ``KafkaStream`` iterators and t
 
 ``docs/legacy-clients.md`` maps the seeds' Java/Scala names to these. Names resolve lazily, so importing one
 API does not import the others (the connector needs kazoo, the others do not).
+
+All three take the modern client's TLS/SASL settings (``security.protocol``, ``ssl.*``, ``sasl.*``; issue 26,
+``security_settings``); the connector picks each broker's endpoint for that protocol (``broker_endpoints``).
 """
 
 from __future__ import annotations

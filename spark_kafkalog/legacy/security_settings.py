@@ -7,7 +7,8 @@ SASL key of ``spark_kafkalog.client.network.security`` (``SSL_KEYS``, ``SASL_KEY
 ``IGNORED_SECURITY_KEYS`` are accepted with a ``UserWarning``. Kafka 0.8 had none of them: its clients
 spoke PLAINTEXT only.
 
-``LegacySecurity.from_props(props, what)`` keeps those settings in a ``ClientConfig`` (so the syntax - the
+``LegacySecurity(settings)`` (or ``LegacySecurity.from_props(props)``, which picks the security keys out of
+a config's properties) keeps those settings in a ``ClientConfig`` (so the syntax - the
 protocol, the JAAS line, the mechanism - is checked at once by ``ClientConfig``, which raises
 ``ConfigError`` naming the key) and builds the ``ClientSecurity`` (``ClientSecurity.from_config``, key and
 trust stores read then) on first use, once per legacy config: every connection of a producer, a connector
