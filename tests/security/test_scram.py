@@ -280,6 +280,37 @@ def _manual_final(server_first: bytes, client_first: bytes, password: str) -> by
     return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
 
 
+@pytest.mark.parametrize(
+    "client_final_nonce, accepted",
+    [
+        ("{S}", True),  # RFC 5802: server-first's nonce (the client's followed by the server's)
+        ("{c}{S}", True),  # librdkafka < 2.6.1 (Debian's kcat): its own nonce once more in front
+        ("x{S}", False),  # any other prefix: CVE-2024-56128
+        ("{c}{c}{S}", False),
+        ("SNONCE", False),
+        ("{S}{c}", False),
+        ("{c}", False),
+    ],
+)
+def test_client_final_nonce_continuity(client_final_nonce, accepted):
+    server = ScramServer(SHA256, store({"alice": "pw"}), nonce="SNONCE")
+    first = b"n,,n=alice,r=cnonce"
+    server_first = server.evaluate_response(first)
+    assert server_first.startswith(b"r=cnonceSNONCE,")
+    nonce = client_final_nonce.format(c="cnonce", S="cnonceSNONCE")
+    salt_part = server_first.decode().split(",", 1)[1]  # s=<salt>,i=<iterations>
+    without_proof = f"c=biws,r={nonce}"  # the proof covers server-first as the server sent it
+    salted = SHA256.salted_password("pw", base64.b64decode(salt_part.split(",")[0][2:]), int(salt_part.split("i=")[1]))
+    client_key = SHA256.hmac(salted, b"Client Key")
+    auth_message = f"n=alice,r=cnonce,{server_first.decode()},{without_proof}".encode()
+    proof = bytes(a ^ b for a, b in zip(client_key, SHA256.hmac(SHA256.hash(client_key), auth_message)))
+    final = f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
+    if accepted:
+        assert server.evaluate_response(final).startswith(b"v=") and server.principal == "User:alice"
+    else:
+        assert "nonce" in _failure(server, final).detail
+
+
 def test_authzid_equal_to_the_user_is_accepted_and_binds_the_channel_binding():
     server = ScramServer(SHA256, store({"a,b": "pw"}))
     first = b"n,a=a=2Cb,n=a=2Cb,r=abc"

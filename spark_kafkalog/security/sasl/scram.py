@@ -19,7 +19,8 @@ knows is ``tokenauth=true`` (a delegation-token login, KIP-48); unknown extensio
 sends ``e=``: failures travel as SaslAuthenticate error 58.
 
 Server: every failure (malformed message, unknown user, wrong proof, a client-final nonce that is not exactly
-cnonce+snonce: CVE-2024-56128) raises the same ``SaslAuthenticationFailed``; an unknown user is answered
+cnonce+snonce: CVE-2024-56128, except librdkafka < 2.6.1's ``cnonce+cnonce+snonce``, see ``_nonce_continues``)
+raises the same ``SaslAuthenticationFailed``; an unknown user is answered
 with a stable fake credential and fails at the proof, like a wrong password (no user enumeration).
 Client: refuses iterations outside [4096, max_iterations] before running PBKDF2 (kafka-python
 CVE-2026-10143), a server nonce that does not extend its own, and a wrong server signature.
@@ -395,7 +396,7 @@ class ScramServer:
             raise self._fail(f"malformed client-final message: {e}") from None
         if binding != self._gs2_header.encode("utf-8"):
             raise self._fail("client-final channel binding does not match the gs2 header")
-        if not hmac.compare_digest(attrs[1][1].encode("utf-8"), self._nonce.encode("utf-8")):
+        if not self._nonce_continues(attrs[1][1]):
             raise self._fail("client-final nonce is not the nonce of server-first (CVE-2024-56128)")
         assert self._credential is not None
         auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode()
@@ -410,6 +411,22 @@ class ScramServer:
             raise self._fail(f"invalid proof for user {self._username!r}")
         self._state = self._COMPLETE
         return "v=" + _b64(self._mech.hmac(self._credential.server_key, auth_message))
+
+    def _nonce_continues(self, nonce: str) -> bool:
+        """The client-final nonce is server-first's, exactly, or, from librdkafka before 2.6.1 only, the client's
+        own nonce followed by server-first's (``<cnonce><cnonce><snonce>``: its bug, fixed there in 2.6.1).
+
+        Any other value fails (CVE-2024-56128: Kafka before the fix accepted any prefix). The tolerated form still
+        holds this exchange's fresh server nonce in full, and the proof is computed over it, so it binds the session
+        exactly as the RFC's form does; Kafka 3.9 accepts it too (its check is a suffix match), Kafka 4 does not.
+        Debian's kcat 1.7.1 links librdkafka 2.0.2.
+        """
+        expected = self._nonce.encode("utf-8")
+        got = nonce.encode("utf-8")
+        if hmac.compare_digest(got, expected):
+            return True
+        client_nonce = self._nonce[: len(self._nonce) - len(self._server_nonce)]
+        return hmac.compare_digest(got, client_nonce.encode("utf-8") + expected)
 
     @property
     def complete(self) -> bool:
