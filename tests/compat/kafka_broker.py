@@ -213,7 +213,10 @@ class KafkaBroker:
     def _format_storage(self, properties: Path) -> None:
         """``kafka-storage format --standalone`` (KRaft): a new cluster id, this node the only voter."""
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        cmd = self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties), "--standalone")
+        # one argument: an id starting with "-" (1 in 64) would read as an option after a separate -t
+        cmd = self._java(
+            "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(properties), "--standalone"
+        )
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if proc.returncode != 0:
             raise KafkaBrokerError(f"Kafka {self.version} storage format failed:\n{proc.stdout}{proc.stderr}")
