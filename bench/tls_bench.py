@@ -23,6 +23,12 @@ this process (the clients, librdkafka's threads included) over both phases (``cl
 measured cases a warm-up writes and reads ``WARM_UP_RECORDS`` over every listener (the JVM's JIT, the
 broker's TLS paths).
 
+kafkalog's own client too (unless ``--no-kafkalog-client``; ``kafkalog_client_case``): on every listener of
+both brokers, after the confluent-kafka case, a fresh topic written by ``spark_kafkalog.client.Producer`` and
+read back with ``KafkaClient.fetch_batches`` (batches, not decoded), ``--client-records`` records (a quarter of
+``--records``): ``kafkalog_client_rounds``, ``kafkalog_client`` (best of the rounds) and
+``kafkalog_client_tls_cost`` in the JSON.
+
 ``--rounds`` rounds (2; 1 with ``--quick``); the system measured first alternates per round, and the order of
 the listeners rotates per round. ``rounds`` in the JSON holds each round; ``results`` holds, per system,
 listener and phase, the round with the highest MB/s (its CPU figures with it: best-of-N is the least disturbed
@@ -66,6 +72,7 @@ from bench.kafka_compare_bench import (  # noqa: E402
     KafkalogBrokers,
     confluent,
     create_topic,
+    measured,
     median_of,
 )
 from bench.machine import machine_info  # noqa: E402
@@ -254,6 +261,52 @@ def run_case(plain_bootstrap: str, bootstrap: str, settings: dict[str, str], rec
     return with_cpu_per_mb(case)
 
 
+def kafkalog_client_case(
+    plain_bootstrap: str, bootstrap: str, settings: dict[str, str], records: int, pids: list[int]
+) -> dict:
+    """kafkalog's own client at ``bootstrap`` with ``settings`` (librdkafka's names, which it reads too): a
+    ``Producer`` (acks=1, the same linger and batch size) sending ``records`` values, then
+    ``KafkaClient.fetch_batches`` reading every partition back (batches, not decoded: the data source's
+    path); a fresh topic, deleted afterwards."""
+    from spark_kafkalog.client import KafkaClient, OffsetSpec, Producer, TopicPartition
+
+    topic = create_topic(plain_bootstrap, 1, "tls-kafkalog-client")
+    value = os.urandom(RECORD_BYTES)
+    config = {"bootstrap.servers": bootstrap, **settings}
+
+    def produce() -> dict:
+        started = time.perf_counter()
+        with Producer(config, acks=ACKS, linger_ms=LINGER_MS, batch_size=BATCH_BYTES) as producer:
+            send = producer.send
+            for _ in range(records):
+                send(topic, value)
+            producer.flush()
+        seconds = time.perf_counter() - started
+        return {"records": records, "mb_per_s": round(records * RECORD_BYTES / 1e6 / seconds, 2)}
+
+    def consume() -> dict:
+        started = time.perf_counter()
+        count = 0
+        with KafkaClient(config, max_partition_fetch_bytes=4 << 20) as client:
+            tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+            ends = client.list_offsets({tp: OffsetSpec.LATEST for tp in tps})
+            for tp in tps:
+                for fetched in client.fetch_batches(tp, 0, ends[tp]):
+                    count += fetched.batch.last_offset - fetched.batch.base_offset + 1
+        seconds = time.perf_counter() - started
+        if count != records:
+            raise RuntimeError(f"kafkalog's client fetched {count} of {records} records of {topic}")
+        return {"records": count, "mb_per_s": round(count * RECORD_BYTES / 1e6 / seconds, 2)}
+
+    try:
+        client_before = time.process_time()
+        case: dict[str, Any] = {"produce": measured(pids, produce), "consume": measured(pids, consume)}
+        case["client_cpu_s"] = round(time.process_time() - client_before, 2)
+    finally:
+        delete_topic(plain_bootstrap, topic)
+    return with_cpu_per_mb(case)
+
+
 class Broker:
     """One system's broker with ``LISTENERS``: ``bootstraps`` (listener -> host:port) and ``pids``."""
 
@@ -320,9 +373,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--records", type=int, default=None, help="records per case (default 1,000,000)")
     parser.add_argument("--rounds", type=int, default=None, help="rounds of every case, best kept (default 2)")
     parser.add_argument("--out", type=Path, default=None, help="the JSON to write (the PNG goes next to it)")
+    parser.add_argument(
+        "--client-records", type=int, default=None, help="records per kafkalog-client case (default records / 4)"
+    )
+    parser.add_argument("--no-kafkalog-client", action="store_true", help="only the confluent-kafka cases")
     args = parser.parse_args(argv)
     records = args.records or (20_000 if args.quick else 1_000_000)
     warm_up = min(records, WARM_UP_RECORDS)
+    client_records = 0 if args.no_kafkalog_client else (args.client_records or max(1, records // 4))
     rounds = args.rounds or (1 if args.quick else 2)
     if args.out is None:
         folder = Path(tempfile.mkdtemp(prefix="tls-bench-quick-")) if args.quick else RESULTS
@@ -355,6 +413,7 @@ def main(argv: list[str] | None = None) -> dict:
             "acks": ACKS,
             "record_bytes": RECORD_BYTES,
             "records_per_case": records,
+            "records_per_kafkalog_client_case": client_records,
             "warm_up_records": warm_up,
             "rounds": rounds,
             "linger_ms": LINGER_MS,
@@ -372,11 +431,13 @@ def main(argv: list[str] | None = None) -> dict:
         "load_average": {"start": os.getloadavg()},
         "negotiated": {},
         "rounds": [],
+        "kafkalog_client_rounds": [],
     }
     zookeeper = ZooKeeperServer(data_dir / "zookeeper").start()
     try:
         for r in range(rounds):
             runs: dict = {}
+            own: dict = {}
             for system in SYSTEMS if r % 2 == 0 else tuple(reversed(SYSTEMS)):
                 name = f"{system}-{r + 1}"
                 print(f"== round {r + 1}, {system}: starting one broker with {', '.join(LISTENERS)}", flush=True)
@@ -394,15 +455,26 @@ def main(argv: list[str] | None = None) -> dict:
                         case = run_case(bootstraps["PLAINTEXT"], bootstraps[listener], settings, records, pids)
                         runs.setdefault(system, {})[listener] = case
                         print(f"{system} {listener}: {json.dumps(case)}", flush=True)
+                        if client_records:
+                            case = kafkalog_client_case(
+                                bootstraps["PLAINTEXT"], bootstraps[listener], settings, client_records, pids
+                            )
+                            own.setdefault(system, {})[listener] = case
+                            print(f"{system} {listener}, kafkalog's client: {json.dumps(case)}", flush=True)
                     result["load_average"][f"after_{name}"] = os.getloadavg()
                 shutil.rmtree(data_dir / name, ignore_errors=True)  # kept only on a failure
             result["rounds"].append({s: {n: runs[s][n] for n in LISTENERS} for s in SYSTEMS})
+            if client_records:
+                result["kafkalog_client_rounds"].append({s: {n: own[s][n] for n in LISTENERS} for s in SYSTEMS})
     finally:
         zookeeper.stop()
     result["results"] = best_of(result["rounds"])
     result["median"] = median_of(result["rounds"])
     result["tls_cost"] = tls_cost(result["results"])
     result["tls_cost_of_medians"] = tls_cost(result["median"])
+    if client_records:
+        result["kafkalog_client"] = best_of(result["kafkalog_client_rounds"])
+        result["kafkalog_client_tls_cost"] = tls_cost(result["kafkalog_client"])
     print(json.dumps(result["tls_cost"], indent=2))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
