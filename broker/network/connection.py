@@ -331,18 +331,37 @@ class ClientConnection:
             await self._readable(timeout_s)
 
     async def _tls_recv_into(self, view: memoryview, timeout_s: float | None) -> int:
-        """``_recv_into`` through TLS: one record's worth at most; 0 at the peer's end of stream."""
+        """``_recv_into`` through TLS; 0 at the peer's end of stream.
+
+        One ``recv_into`` on an ``SSLSocket`` returns at most one TLS record (16 KiB, often far less: librdkafka
+        writes a record per message value and per small header); every record OpenSSL can decrypt without waiting
+        is taken in one go, up to ``len(view)``, so a connection costs one event-loop wake-up per batch of records,
+        as a plaintext one costs one per ``recv``, not one per record.
+        """
+        filled = 0
+        size = len(view)
         while True:
             try:
-                return self.sock.recv_into(view)
+                got = self.sock.recv_into(view[filled:] if filled else view)
             except (ssl.SSLWantReadError, BlockingIOError, InterruptedError):
+                if filled:
+                    return filled
                 if self._stopping:
                     return 0  # the server is stopping (shutdown_read): read no more
                 await self._readable(timeout_s)
+                continue
             except ssl.SSLWantWriteError:
+                if filled:
+                    return filled
                 await asyncio.sleep(_POLL_S)
+                continue
             except ssl.SSLEOFError:
-                return 0
+                return filled  # the next call returns 0
+            if got == 0:
+                return filled
+            filled += got
+            if filled == size:
+                return filled
 
     async def _readable(self, timeout_s: float | None) -> None:
         """Wait until the socket has data (or EOF); longer than ``timeout_s`` closes the connection.
