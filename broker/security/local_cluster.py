@@ -8,6 +8,7 @@ Layout under ``<data dir>/security/`` (made on the first secured run, reused by 
     truststore.jks         the CA as a JKS truststore for Java clients (only when the JDK's keytool is there)
     admin.password         the generated password of the SCRAM user ``admin`` (also the inter-broker identity)
     client.properties      the settings a client uses, in Kafka's names (``--command-config``, Java tools)
+    librdkafka.properties  the same in librdkafka's names (``kcat -F``, confluent-kafka)
 
 Every broker gets one listener, ``SASL_SSL://{host}:{port}``, for clients and replication: SCRAM-SHA-512 and
 SCRAM-SHA-256, the broker certificate (CN=localhost, SANs localhost and 127.0.0.1), and the inter-broker identity
@@ -77,6 +78,10 @@ class LocalClusterSecurity:
     def client_properties(self) -> Path:
         return self.directory / "client.properties"
 
+    @property
+    def librdkafka_properties(self) -> Path:
+        return self.directory / "librdkafka.properties"
+
     @classmethod
     def prepare(cls, data_dir: Path, host: str = "127.0.0.1") -> LocalClusterSecurity:
         """Make ``<data_dir>/security`` on the first call, reload it on later ones."""
@@ -101,6 +106,7 @@ class LocalClusterSecurity:
                 pass  # Python and librdkafka clients use ca.pem; Java users can import it themselves
         security = cls(directory, admin_password, key_password)
         _write_private(security.client_properties, security.render_client_properties().encode())
+        _write_private(security.librdkafka_properties, security.render_librdkafka_properties().encode())
         _write_private(password_file, admin_password.encode())  # last: its presence means "complete"
         return security
 
@@ -137,6 +143,23 @@ class LocalClusterSecurity:
         lines += [f"{k}={v}\n" for k, v in self.client_config().items()]
         return "".join(lines)
 
+    def librdkafka_config(self) -> dict[str, str]:
+        """The admin's settings in librdkafka's names (confluent-kafka, kcat)."""
+        return {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanisms": INTER_BROKER_MECHANISM,
+            "sasl.username": ADMIN_USER,
+            "sasl.password": self.admin_password,
+            "ssl.ca.location": str(self.ca_pem),
+        }
+
+    def render_librdkafka_properties(self) -> str:
+        lines = [
+            "# kafkalog cluster up --security: the admin's librdkafka settings (kcat -F; keep this file private)\n"
+        ]
+        lines += [f"{k}={v}\n" for k, v in self.librdkafka_config().items()]
+        return "".join(lines)
+
     def write_admin_credentials(self, registry: ClusterRegistry) -> None:
         """Store ``admin``'s SCRAM-SHA-256 and -512 credentials in ZooKeeper (``/config/users/admin``)."""
         updates: dict[str, str | None] = {}
@@ -154,4 +177,6 @@ class LocalClusterSecurity:
             f"{self.directory / 'admin.password'})",
             f"security: e.g. kafkalog topics list --bootstrap-server {bootstrap_servers} "
             f"--command-config {self.client_properties}",
+            f"security: librdkafka's names in {self.librdkafka_properties}, e.g. kcat -F {self.librdkafka_properties} "
+            f"-b {bootstrap_servers} -L",
         ]

@@ -6,6 +6,7 @@ from broker.config import BrokerConfig
 from broker.security.listener_security import listener_securities
 from broker.security.local_cluster import LocalClusterSecurity
 from spark_kafkalog.client.network.security import ClientSecurity
+from tests.waiting import wait_until
 
 
 def test_prepared_once_then_reloaded_with_the_same_password(tmp_path):
@@ -14,6 +15,9 @@ def test_prepared_once_then_reloaded_with_the_same_password(tmp_path):
     again = LocalClusterSecurity.prepare(tmp_path)
     assert again.admin_password == first.admin_password and again.ca_pem.read_bytes() == ca
     assert first.admin_password not in repr(first) and first.key_password not in repr(first)
+    for private in ("admin.password", "key.password", "broker.pem", "ca-key.pem", "client.properties"):
+        assert (first.directory / private).stat().st_mode & 0o077 == 0, private
+    assert (first.directory / "librdkafka.properties").stat().st_mode & 0o077 == 0
 
 
 def test_its_broker_and_client_settings_are_valid_kafka_settings(tmp_path):
@@ -31,3 +35,34 @@ def test_its_broker_and_client_settings_are_valid_kafka_settings(tmp_path):
     client = ClientSecurity.from_config(security.client_config())
     assert client.protocol == "SASL_SSL" and client.sasl is not None and client.sasl.username == "admin"
     assert security.admin_password not in repr(client)
+
+
+def test_kcat_lists_the_cluster_with_the_librdkafka_file(tmp_path):
+    """What the summary tells kcat users to run works: ``kcat -F librdkafka.properties -b ... -L``."""
+    import shutil
+    import subprocess
+    import uuid
+
+    from broker.server import EmbeddedBroker
+
+    security = LocalClusterSecurity.prepare(tmp_path)
+    config = {k: v.replace("{host}", "127.0.0.1").replace("{port}", "0") for k, v in security.broker_config().items()}
+    config["listeners"] += ",INTERNAL://127.0.0.1:0"
+    config["listener.security.protocol.map"] += ",INTERNAL:PLAINTEXT"
+    config["inter.broker.listener.name"] = "INTERNAL"
+    with EmbeddedBroker(
+        0, zookeeper_connect=f"memory:lc-{uuid.uuid4().hex[:8]}", log_dir=tmp_path / "l", **config
+    ) as b:
+        b.call(lambda: security.write_admin_credentials(b.broker.registry))
+        cache = b.broker.metadata_sync.scram_credentials
+        wait_until(lambda: cache.lookup("SCRAM-SHA-512", "admin") is not None, 15, "admin in the credential cache")
+        kcat = shutil.which("kcat")
+        assert kcat, "kcat is not installed (make install installs it)"
+        port = b.broker.bound_ports["SASL_SSL"]
+        listed = subprocess.run(
+            [kcat, "-F", str(security.librdkafka_properties), "-b", f"localhost:{port}", "-L", "-m", "15"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert listed.returncode == 0 and f"localhost:{port}" in listed.stdout + listed.stderr, listed.stderr
