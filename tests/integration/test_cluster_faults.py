@@ -44,7 +44,8 @@ def test_zookeeper_layout(cluster, zk):
         node = json.loads(data)
         assert stat.ephemeralOwner != 0
         assert node["port"] == cluster.ports[b] and node["host"] == "127.0.0.1"
-        assert node["endpoints"] == [f"PLAINTEXT://127.0.0.1:{cluster.ports[b]}"] and node["version"] == 4
+        assert node["endpoints"] == [f"PLAINTEXT://127.0.0.1:{cluster.ports[b]}"] and node["version"] == 5
+        assert node["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT"}
     cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
     assert len(cluster_id) == 22
     assignment = json.loads(zk.get(f"/brokers/topics/{topic}")[0])
