@@ -253,11 +253,12 @@ def check_znodes(before: dict[str, dict], after: dict[str, dict]) -> None:
     assert after["topic"]["topic_id"] == before["topic"]["topic_id"]
     assert after["topic"]["partitions"] == before["topic"]["partitions"]
     assert after["config"]["config"] == before["config"]["config"]
-    # Kafka 3.9 registers version 5 (with "features", KIP-584); kafkalog version 4, the same fields otherwise
-    # (the node is ephemeral: each broker writes its own, so a migration is not affected)
-    registrations = {r["version"]: set(r) for r in (before["registration"], after["registration"])}
-    assert registrations.keys() == {4, 5}
-    assert registrations[5] - registrations[4] == {"features"} and registrations[4] <= registrations[5]
+    # both register version 5 (ZkData's layout: "features", KIP-584, and the listener protocol map) with the same
+    # fields (the node is ephemeral: each broker writes its own, so a migration is not affected)
+    assert before["registration"]["version"] == after["registration"]["version"] == 5
+    assert set(before["registration"]) == set(after["registration"])
+    assert before["registration"]["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT"}
+    assert after["registration"]["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT"}
     assert sorted(after["state"]) == sorted(before["state"])
     assert after["state"]["leader"] == before["state"]["leader"]
     assert after["state"]["isr"] == before["state"]["isr"]
