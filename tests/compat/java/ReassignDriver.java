@@ -2,7 +2,8 @@
 // partitions afterwards as "partition <p> leader=<id> replicas=<ids> isr=<ids>":
 //   reassign <bootstrap> <topic> <partition> <id,id,...>   alterPartitionReassignments, then listPartitionReassignments
 //       until the partition is no longer listed (prints "ongoing <p> <replicas>" once per poll that still lists it
-//       and "done" when it is gone)
+//       and "done" when it is gone), then describeTopics until the partition's replicas are the target and its ISR holds them (metadata
+//       reaches every broker after the controller finishes, as Kafka's UpdateMetadata does)
 //   grow <bootstrap> <topic> <total>                       createPartitions to <total> partitions
 //   describe <bootstrap> <topic>
 import java.util.ArrayList;
@@ -49,6 +50,12 @@ public class ReassignDriver {
                     }
                     Thread.sleep(200);
                 }
+                while (!settled(admin, topic, tp.partition(), target)) {
+                    if (System.currentTimeMillis() > deadline) {
+                        throw new IllegalStateException("metadata of " + tp + " never showed replicas " + target);
+                    }
+                    Thread.sleep(200);
+                }
             } else if (args[0].equals("grow")) {
                 admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(Integer.parseInt(args[3])))).all().get();
                 System.out.println("grown " + args[3]);
@@ -63,6 +70,20 @@ public class ReassignDriver {
             System.out.println("partition " + info.partition() + " leader=" + info.leader().id()
                 + " replicas=" + ids(info.replicas()) + " isr=" + ids(info.isr()));
         }
+    }
+
+    static boolean settled(Admin admin, String topic, int partition, List<Integer> target) throws Exception {
+        TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+        TopicPartitionInfo info = d.partitions().get(partition);
+        List<Integer> replicas = new ArrayList<>();
+        for (Node n : info.replicas()) {
+            replicas.add(n.id());
+        }
+        java.util.Set<Integer> isr = new java.util.HashSet<>();
+        for (Node n : info.isr()) {
+            isr.add(n.id());
+        }
+        return replicas.equals(target) && isr.equals(new java.util.HashSet<>(target));
     }
 
     static String ids(List<Node> nodes) {
