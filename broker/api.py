@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, Message
 from spark_kafkalog.protocol.messages import RequestHeader
+from spark_kafkalog.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 
 if TYPE_CHECKING:
     from .services import BrokerServices
@@ -54,6 +55,10 @@ class ClientSoftware:
     version: str = ""
 
 
+def _no_throttle(_ms: int) -> None:
+    return None
+
+
 @dataclass
 class RequestContext:
     """What a handler knows about the request besides its body.
@@ -73,10 +78,39 @@ class RequestContext:
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("kafkalog.handlers"))
     principal: str = "User:ANONYMOUS"  # who sent it: the SASL principal, the mTLS one on SSL listeners
     security_protocol: str = "PLAINTEXT"  # the listener's: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+    throttle: Callable[[int], None] = _no_throttle
+    """Mute this request's connection for the given milliseconds after its response is sent (KIP-219); the
+    connection sets it, a no-op elsewhere."""
 
     @property
     def version(self) -> int:
         return self.header.api_version
+
+    @property
+    def client_host(self) -> str:
+        """The client's IP address as ACLs name hosts (``peer`` without its port; IPv6 unbracketed)."""
+        host = self.peer.rsplit(":", 1)[0] if ":" in self.peer else self.peer
+        return host.strip("[]")
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        """Whether this request's principal, from its host, may do ``operation`` on the literal resource
+        ``(resource_type, name)`` (always, when no authorizer is configured). Kafka's implied operations apply."""
+        return self.services.authorizer.authorize(self.principal, self.client_host, operation, resource_type, name)
+
+    def authorize_cluster(self, operation: AclOperation) -> bool:
+        """``authorize(operation, CLUSTER, "kafka-cluster")``."""
+        return self.authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
+    def authorize_by_resource_type(self, operation: AclOperation, resource_type: ResourceType) -> bool:
+        """KIP-679: whether some ACL allows ``operation`` on some resource of ``resource_type`` (idempotent
+        producers without IdempotentWrite on the cluster)."""
+        return self.services.authorizer.authorize_by_resource_type(
+            self.principal, self.client_host, operation, resource_type
+        )
+
+    def authorized_operations(self, resource_type: ResourceType, name: str) -> int:
+        """Kafka's authorized-operations bitfield of the resource for this principal (bit ``1 << op code``)."""
+        return self.services.authorizer.authorized_operations(self.principal, self.client_host, resource_type, name)
 
 
 HandlerResult = Message | NoResponse | CloseConnection

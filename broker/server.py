@@ -44,7 +44,9 @@ from .metadata.sync import MetadataSync
 from .metrics import BrokerMetrics, BrokerSnapshot
 from .network import SocketServer
 from .producer_ids import ProducerIdAllocator
+from .quotas.manager import QuotaManager
 from .replication.replica_manager import ReplicaManager
+from .security.authorizer import AclAuthorizer
 from .security.inter_broker import InterBrokerClient
 from .security.scram_credentials import ScramCredentialCache
 from .services import BrokerServices
@@ -95,6 +97,8 @@ class Broker:
         register_all(self.handlers)
         self.producer_ids = ProducerIdAllocator(self.broker_id)
         self.metrics = BrokerMetrics()
+        self.authorizer = AclAuthorizer.from_config(config)
+        self.quotas = QuotaManager()
         self.topic_admin: TopicAdmin | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.txn_coordinator: TransactionCoordinator | None = None
@@ -229,6 +233,8 @@ class Broker:
             controller=self.controller,
             metrics=self.metrics,
             txn_coordinator=self.txn_coordinator,
+            authorizer=self.authorizer,
+            quotas=self.quotas,
         )
         self.socket_server = SocketServer(cfg, self.handlers, self.services, securities)
         await self.socket_server.start()

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from .metadata.cache import MetadataCache
     from .metrics import BrokerMetrics
     from .producer_ids import ProducerIdAllocator
+    from .quotas.manager import QuotaManager
     from .replication.replica_manager import ReplicaManager
+    from .security.authorizer import AclAuthorizer
 
 
 class ServedApis(Protocol):
@@ -64,6 +66,11 @@ class BrokerServices:
     """Counters of requests and traffic (``broker.metrics``)."""
     txn_coordinator: TransactionCoordinator
     """Transactional ids and their transactions (``__transaction_state``)."""
+    authorizer: AclAuthorizer
+    """ACL decisions (``broker.security.authorizer``); ``authorizer.enabled`` is False without
+    ``authorizer.class.name``, and then it allows everything."""
+    quotas: QuotaManager
+    """Client quotas: records bytes and request time, answers throttle times (``broker.quotas``)."""
 
     @property
     def stopping(self) -> bool:

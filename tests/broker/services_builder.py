@@ -29,7 +29,9 @@ from broker.log.clock import SYSTEM_CLOCK, Clock
 from broker.metadata.cache import MetadataCache
 from broker.metrics import BrokerMetrics
 from broker.producer_ids import ProducerIdAllocator
+from broker.quotas.manager import QuotaManager
 from broker.replication.replica_manager import ReplicaManager
+from broker.security.authorizer import AclAuthorizer
 from broker.services import BrokerServices
 from spark_kafkalog.protocol.messages import RequestHeader
 
@@ -109,6 +111,8 @@ def build_services(log_dir: Path, *, broker_id: int = 0, clock: Clock = SYSTEM_C
                 broker_id, config, metadata, replica_manager, topic_admin, producer_ids, clock=clock
             ),
         ),
+        authorizer=part("authorizer", lambda: AclAuthorizer.from_config(config)),
+        quotas=part("quotas", QuotaManager),
     )
 
 
