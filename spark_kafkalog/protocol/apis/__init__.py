@@ -46,6 +46,8 @@ _API_MODULES = (
     "list_partition_reassignments",
     "offset_delete",
     "describe_cluster",
+    "describe_client_quotas",
+    "alter_client_quotas",
     "describe_user_scram_credentials",
     "alter_user_scram_credentials",
     "add_partitions_to_txn",

@@ -6,6 +6,7 @@ from ..schema import ApiSpec as ApiSpec
 from ..schema import DataSpec as DataSpec
 from .add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 from .add_partitions_to_txn import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
+from .alter_client_quotas import AlterClientQuotasRequest, AlterClientQuotasResponse
 from .alter_configs import AlterConfigsRequest, AlterConfigsResponse
 from .alter_partition_reassignments import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
 from .alter_user_scram_credentials import AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse
@@ -18,6 +19,7 @@ from .create_topics import CreateTopicsRequest, CreateTopicsResponse
 from .delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from .delete_records import DeleteRecordsRequest, DeleteRecordsResponse
 from .delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from .describe_client_quotas import DescribeClientQuotasRequest, DescribeClientQuotasResponse
 from .describe_cluster import DescribeClusterRequest, DescribeClusterResponse
 from .describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
 from .describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
@@ -159,6 +161,14 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.DESCRIBE_CLUSTER], /
     ) -> ApiSpec[DescribeClusterRequest, DescribeClusterResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_CLIENT_QUOTAS], /
+    ) -> ApiSpec[DescribeClientQuotasRequest, DescribeClientQuotasResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.ALTER_CLIENT_QUOTAS], /
+    ) -> ApiSpec[AlterClientQuotasRequest, AlterClientQuotasResponse]: ...
     @overload
     def __getitem__(
         self, key: Literal[ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS], /
