@@ -23,6 +23,10 @@ Fetch sessions (v7+, KIP-227): no session is ever created: session id 0 with epo
 response with session id 0 (clients then keep sending full requests); any other session id is
 FETCH_SESSION_ID_NOT_FOUND, epoch > 0 without a session INVALID_FETCH_SESSION_EPOCH.
 v9+ ``current_leader_epoch`` fences stale or newer leaders (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH).
+Authorization (Kafka's ``handleFetchRequest``): a consumer needs Read on each topic, else its partitions
+answer TOPIC_AUTHORIZATION_FAILED, checked before the topic's existence; a follower (``replica_id`` >= 0)
+needs ClusterAction on the cluster, else every partition answers TOPIC_AUTHORIZATION_FAILED (Kafka's
+answer; CVE-2018-1288) and no follower state is recorded. Decided once per request, before the long poll.
 Gaps: no preferred read replica (KIP-392), no diverging-epoch answer (v12) yet.
 """
 
@@ -33,6 +37,7 @@ import asyncio
 from broker.replication.notifier import wait_any
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.records import UnsupportedCompressionError, batch_to_legacy
+from spark_kafkalog.security.acl import AclOperation, ResourceType
 
 API_KEY = ApiKey.FETCH
 VERSIONS = (0, 12)
@@ -51,8 +56,9 @@ async def handle(ctx, request):
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
+    readable = readable_topics(ctx, request)
     while True:
-        responses, total, any_error, partitions = _read_all(ctx, request)
+        responses, total, any_error, partitions = _read_all(ctx, request, readable)
         remaining = deadline - loop.time()
         gone = ctx.disconnected is not None and ctx.disconnected.done()  # nobody left to answer
         if total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping or gone:
@@ -70,7 +76,16 @@ def _count_bytes_out(metrics, responses, *, follower: bool) -> None:
             metrics.fetched(topic.topic, size, follower=follower)
 
 
-def _read_all(ctx, request):
+def readable_topics(ctx, request) -> set[str]:
+    """The requested topics this fetch may read: a follower's all or none (ClusterAction on the cluster), a
+    consumer's those it has Read on."""
+    names = {t.topic for t in request.topics}
+    if request.replica_id >= 0:
+        return names if ctx.authorize_cluster(AclOperation.CLUSTER_ACTION) else set()
+    return {n for n in names if ctx.authorize(AclOperation.READ, ResourceType.TOPIC, n)}
+
+
+def _read_all(ctx, request, readable: set[str]):
     b = ctx.services
     v = ctx.version
     Resp = _API.Response
@@ -95,6 +110,10 @@ def _read_all(ctx, request):
                 aborted_transactions=[] if committed else None,
             )
             entries.append(entry)
+            if topic.topic not in readable:  # before existence: an unauthorized client learns nothing
+                entry.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                any_error = True
+                continue
             part, code = b.replica_manager.leader_partition(topic.topic, fp.partition)
             if part is not None:
                 code = part.check_leader_epoch(fp.current_leader_epoch)

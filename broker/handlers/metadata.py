@@ -13,7 +13,15 @@ live leader reports LEADER_NOT_AVAILABLE with leader -1.
 Listeners: brokers without an endpoint for the listener the request came in on (by name) are left out; a
 partition whose live leader lacks it answers LISTENER_NOT_FOUND from v6 (LEADER_NOT_AVAILABLE before), leader
 -1, as Kafka's ``errorUnavailableListeners``.
-Gaps: authorized-operations fields are always "not requested" (-2147483648).
+Authorization (Kafka's ``handleTopicMetadataRequest``): each topic needs Describe on it. An all-topics
+request silently leaves out the topics the principal may not describe; a named one it may not describe is
+TOPIC_AUTHORIZATION_FAILED with no partitions and a zero topic id (by id: no name, its id), answered without
+looking whether it exists, so nothing leaks. A describable missing topic that would be auto-created also
+needs Create on the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED. Authorized-operations
+bitfields: ``topic_authorized_operations`` (v8+, when ``include_topic_authorized_operations``) for every
+topic answered other than those refused Describe or unknown ids; ``cluster_authorized_operations`` (v8-10,
+when ``include_cluster_authorized_operations``) the cluster's, 0 without Describe on the cluster; otherwise
+-2147483648 ("not requested").
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import uuid
 from broker.config_admin.topic_admin import TopicAdminError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.protocol.topic_name import topic_name_problem
+from spark_kafkalog.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 
 API_KEY = ApiKey.METADATA
 VERSIONS = (0, 12)
@@ -30,6 +39,8 @@ _API = API_BY_KEY[API_KEY]
 AUTO_CREATE_WAIT_S = 1.0
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 _LISTENER_NOT_FOUND_FROM = 6
+NOT_REQUESTED = -2147483648  # Int.MIN_VALUE: the authorized-operations fields' "not requested"
+_ZERO_ID = uuid.UUID(int=0)
 
 
 async def handle(ctx, request):
@@ -42,17 +53,39 @@ async def handle(ctx, request):
         for bid, info in sorted(cache.brokers.items())
         if (ep := info.listener_endpoint(ctx.listener)) is not None
     ]
-    if request.topics is None or (v == 0 and not request.topics):
-        wanted = [(name, None) for name in sorted(cache.topics)]
+    all_topics = request.topics is None or (v == 0 and not request.topics)
+    if all_topics:  # unauthorized topics are left out silently
+        wanted = [
+            (name, None)
+            for name in sorted(cache.topics)
+            if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name)
+        ]
     else:
         wanted = [(t.name, t.topic_id) for t in request.topics]
-    allow_create = (request.allow_auto_topic_creation if v >= 4 else True) and b.config["auto.create.topics.enable"]
+    allow_create = (
+        (request.allow_auto_topic_creation if v >= 4 else True)
+        and b.config["auto.create.topics.enable"]
+        and not all_topics
+    )
 
     errors: dict[str, ErrorCode] = {}
+    denied: set[str] = set()  # refused Describe: answered 29 without looking whether they exist
+    may_create_any = None  # Create on the cluster, asked at most once
     missing = []
     for name, _ in wanted:
-        if name is None or name in cache.topics or name in errors:
+        if name is None or name in errors or name in denied:
             continue
+        if not all_topics and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+            denied.add(name)
+            continue
+        if name in cache.topics:
+            continue
+        if allow_create:
+            if may_create_any is None:
+                may_create_any = ctx.authorize_cluster(AclOperation.CREATE)
+            if not may_create_any and not ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, name):
+                errors[name] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
         if topic_name_problem(name) is not None:
             errors[name] = ErrorCode.INVALID_TOPIC_EXCEPTION
         elif allow_create and name not in missing:
@@ -61,27 +94,59 @@ async def handle(ctx, request):
     if created:
         await b.topic_admin.wait_for(lambda: all(b.topic_admin.has_leaders(n) for n in created), AUTO_CREATE_WAIT_S)
 
+    topic_ops = v >= 8 and request.include_topic_authorized_operations
     topics = []
     for name, topic_id in wanted:
         if name is None:
-            name = cache.topic_by_id(topic_id) if topic_id not in (None, uuid.UUID(int=0)) else None
+            name = cache.topic_by_id(topic_id) if topic_id not in (None, _ZERO_ID) else None
             if name is None:
                 topics.append(
                     Resp.MetadataResponseTopic(
                         error_code=ErrorCode.UNKNOWN_TOPIC_ID,
                         name=None,
-                        topic_id=topic_id or uuid.UUID(int=0),
+                        topic_id=topic_id or _ZERO_ID,
                         partitions=[],
                     )
                 )
                 continue
-        topics.append(_topic(Resp, cache, name, errors.get(name), ctx.listener, v))
+            if name not in denied and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+                denied.add(name)
+            if name in denied:  # topic ids are not secret: the id is answered, the name is not
+                topics.append(
+                    Resp.MetadataResponseTopic(
+                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=None, topic_id=topic_id, partitions=[]
+                    )
+                )
+                continue
+        if name in denied or errors.get(name) == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+            topics.append(
+                Resp.MetadataResponseTopic(
+                    error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    name=name,
+                    topic_id=_ZERO_ID,
+                    is_internal=name in INTERNAL_TOPICS and name not in denied,
+                    partitions=[],
+                )
+            )
+            continue
+        answer = _topic(Resp, cache, name, errors.get(name), ctx.listener, v)
+        if topic_ops:
+            answer.topic_authorized_operations = ctx.authorized_operations(ResourceType.TOPIC, name)
+        topics.append(answer)
+    cluster_ops = NOT_REQUESTED
+    if 8 <= v <= 10 and request.include_cluster_authorized_operations:
+        cluster_ops = (
+            ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME)
+            if ctx.authorize_cluster(AclOperation.DESCRIBE)
+            else 0
+        )
     return Resp(
         throttle_time_ms=0,
         brokers=brokers,
         cluster_id=b.registry.cluster_id,
         controller_id=cache.controller_id if cache.controller_id is not None else -1,
         topics=topics,
+        cluster_authorized_operations=cluster_ops,
     )
 
 

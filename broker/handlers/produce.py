@@ -20,6 +20,11 @@ other value is INVALID_REQUIRED_ACKS.
 Transactional batches (attributes bit 4) need a producer id and epoch (else INVALID_RECORD) and are checked
 like idempotent ones; a non-transactional batch of a producer inside a transaction is INVALID_TXN_STATE;
 control batches (transaction markers) from clients are INVALID_RECORD (markers come via WriteTxnMarkers).
+Authorization (Kafka's ``handleProduceRequest``): when the first batch of any partition is transactional,
+the request needs Write on its ``transactional_id`` (a null id fails too), else every partition answers
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is appended (CVE-2018-17196); each partition needs Write on
+its topic, else TOPIC_AUTHORIZATION_FAILED, checked before the topic's existence so nothing leaks. With
+acks=0 any of these errors closes the connection, as every other failure does.
 Gaps: no check that the coordinator added the partition to the transaction (KIP-890); no quotas.
 """
 
@@ -33,6 +38,8 @@ from broker.log import LogAppendError
 from broker.log.validation import convert_legacy_message_set
 from broker.replication.notifier import wait_any
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.records.batch import ATTRIBUTES_OFFSET, TRANSACTIONAL_BIT
+from spark_kafkalog.security.acl import AclOperation, ResourceType
 
 API_KEY = ApiKey.PRODUCE
 VERSIONS = (0, 9)
@@ -84,10 +91,53 @@ _TXN_VERIFICATION_ERRORS = frozenset(
 )
 
 
+def has_transactional_records(request) -> bool:
+    """Kafka's ``RequestUtils.hasTransactionalRecords``: the first batch of some partition is a v2 batch with
+    the transactional attribute bit."""
+    for topic in request.topic_data:
+        for pd in topic.partition_data:
+            r = pd.records
+            if r is not None and len(r) > ATTRIBUTES_OFFSET + 1 and r[_MAGIC_POS] == 2:
+                if r[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_BIT:  # the low byte of the big-endian int16
+                    return True
+    return False
+
+
+def _refuse_transactional(ctx, request):
+    """The answer when the request carries transactional batches without Write on its transactional id: every
+    partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED (acks=0: the connection closes); None when allowed."""
+    tid = request.transactional_id
+    if not has_transactional_records(request):
+        return None
+    if tid is not None and ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
+        return None
+    if request.acks == 0:
+        return CloseConnection(f"acks=0 transactional produce without Write on transactional id {tid!r}")
+    Resp = _API.Response
+    code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    return Resp(
+        responses=[
+            Resp.TopicProduceResponse(
+                name=t.name,
+                partition_responses=[
+                    Resp.TopicProduceResponse.PartitionProduceResponse(index=pd.index, error_code=code, base_offset=-1)
+                    for pd in t.partition_data
+                ],
+            )
+            for t in request.topic_data
+        ],
+        throttle_time_ms=0,
+    )
+
+
 async def handle(ctx, request):
     b = ctx.services
     Resp = _API.Response
+    refused = _refuse_transactional(ctx, request)
+    if refused is not None:
+        return refused
     acks = request.acks
+    writable = {t.name for t in request.topic_data if ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, t.name)}
     waits = []  # (partition, required high watermark, response entry)
     responses = []
     for topic in request.topic_data:
@@ -97,6 +147,9 @@ async def handle(ctx, request):
                 index=pd.index, error_code=ErrorCode.NONE, base_offset=-1
             )
             entries.append(entry)
+            if topic.name not in writable:  # before existence: an unauthorized client learns nothing
+                entry.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             if acks not in (-1, 0, 1):
                 entry.error_code = ErrorCode.INVALID_REQUIRED_ACKS
                 entry.error_message = f"acks must be -1, 0 or 1, not {acks}"
