@@ -14,11 +14,14 @@ from .api_versions import ApiVersionsRequest, ApiVersionsResponse
 from .consumer_protocol_assignment import ConsumerProtocolAssignment
 from .consumer_protocol_subscription import ConsumerProtocolSubscription
 from .controlled_shutdown import ControlledShutdownRequest, ControlledShutdownResponse
+from .create_acls import CreateAclsRequest, CreateAclsResponse
 from .create_partitions import CreatePartitionsRequest, CreatePartitionsResponse
 from .create_topics import CreateTopicsRequest, CreateTopicsResponse
+from .delete_acls import DeleteAclsRequest, DeleteAclsResponse
 from .delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from .delete_records import DeleteRecordsRequest, DeleteRecordsResponse
 from .delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from .describe_acls import DescribeAclsRequest, DescribeAclsResponse
 from .describe_client_quotas import DescribeClientQuotasRequest, DescribeClientQuotasResponse
 from .describe_cluster import DescribeClusterRequest, DescribeClusterResponse
 from .describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
@@ -117,6 +120,14 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.OFFSET_FOR_LEADER_EPOCH], /
     ) -> ApiSpec[OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_ACLS], /
+    ) -> ApiSpec[DescribeAclsRequest, DescribeAclsResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.CREATE_ACLS], /) -> ApiSpec[CreateAclsRequest, CreateAclsResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.DELETE_ACLS], /) -> ApiSpec[DeleteAclsRequest, DeleteAclsResponse]: ...
     @overload
     def __getitem__(
         self, key: Literal[ApiKey.DESCRIBE_CONFIGS], /
