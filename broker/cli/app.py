@@ -16,6 +16,8 @@
     kafkalog dump-log --files F.log[,F.index,...] [--print-data-log] [--deep-iteration]
     kafkalog groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT ... (or --list, --describe, ...)
     kafkalog configs describe|alter --bootstrap-server HOST:PORT ... (or --describe, --alter)
+    kafkalog acls --add|--remove|--list --bootstrap-server HOST:PORT [--topic T | --group G | --cluster ...]
+                     [--allow-principal User:U --operation Read ... | --producer | --consumer] (kafka-acls' flags)
     kafkalog partitions reassign --bootstrap-server HOST:PORT (--topic T --partition P --replicas 2,3,1 |
                      --reassignment-json-file F --execute|--verify|--cancel | --list |
                      --generate --topics-to-move-json-file F --broker-list 1,2,3)
@@ -47,6 +49,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import broker.cli.acls as cli_acls
 import broker.cli.actions as cli_actions
 import broker.cli.cluster as cli_cluster
 import broker.cli.command_config as cli_command_config
@@ -521,6 +524,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_groups.add_parser(sub)
     cli_partitions.add_parser(sub)
     cli_configs.add_parser(sub)
+    cli_acls.add_parser(sub)
     cli_status.add_parser(sub)
     cli_transactions.add_parser(sub)
     cli_command_config.add_options(p)  # --command-config beside every --bootstrap-server

@@ -6,7 +6,8 @@ CreateTopics, DeleteTopics, CreatePartitions and the partition reassignment requ
 refreshes it and retries); DeleteRecords goes to each partition's leader; DescribeConfigs, AlterConfigs and
 IncrementalAlterConfigs (``spark_kafkalog.client.admin.admin_configs``) go to the broker a broker resource names,
 else to any broker, as does Metadata. SCRAM credentials (``spark_kafkalog.client.admin.admin_scram``):
-AlterUserScramCredentials goes to the controller, DescribeUserScramCredentials to any broker. Each call is sent at the highest version both sides support (CreateTopics with broker
+AlterUserScramCredentials goes to the controller, DescribeUserScramCredentials to any broker. ACLs
+(``spark_kafkalog.client.admin.admin_acls``): CreateAcls, DescribeAcls and DeleteAcls go to any broker. Each call is sent at the highest version both sides support (CreateTopics with broker
 defaults - ``-1`` partitions or replication factor - needs v4+).
 
 Per-topic failures are collected: a call raises one ``AdminOperationError`` listing every failed topic,
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spark_kafkalog.client.admin import admin_configs, admin_reassignments, admin_scram
+from spark_kafkalog.client.admin import admin_acls, admin_configs, admin_reassignments, admin_scram
 from spark_kafkalog.client.admin.admin_configs import AlterConfigOp, ConfigEntry, ConfigResource
 from spark_kafkalog.client.admin.admin_reassignments import PartitionReassignment
 from spark_kafkalog.client.admin.admin_scram import (
@@ -41,6 +42,7 @@ from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.client.types import NewTopic, PartitionDescription, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclBinding, AclBindingFilter
 
 __all__ = [
     "AdminClient",
@@ -515,6 +517,52 @@ class AdminClient:
         )
         if errors:
             raise AdminOperationError("AlterUserScramCredentials", errors)
+
+    # ACLs (spark_kafkalog.client.admin.admin_acls) -------------------------------------------------
+    def _any_broker_send(self, api_key: int, build: Any, *, min_version: int = 0, what: str) -> tuple[int, Any, None]:
+        client = self.client
+
+        def attempt() -> tuple[int, Any, None]:
+            version, response = client.send_request(api_key, build, min_version=min_version)
+            return version, response, None
+
+        return client.call_with_retries(attempt, what=what)
+
+    def create_acls(self, bindings: Iterable[AclBinding]) -> None:
+        """Create ACLs (an existing one is created again without error); the broker writes them to ZooKeeper and
+        every broker applies them within seconds. Raises ``AdminOperationError`` keyed by ``AclBinding`` whose
+        ``errors`` carry the broker's code and message per binding (SECURITY_DISABLED without an authorizer,
+        CLUSTER_AUTHORIZATION_FAILED without Alter on the cluster, INVALID_REQUEST for an empty name, a '/' in
+        it, a cluster not named ``kafka-cluster``, or a binding holding ANY/MATCH/UNKNOWN)."""
+        bindings = list(bindings)
+        if not bindings:
+            return
+        errors = admin_acls.create_acls(self._any_broker_send, bindings)
+        if errors:
+            raise AdminOperationError("CreateAcls", errors)
+
+    def describe_acls(self, acl_filter: AclBindingFilter | None = None) -> list[AclBinding]:
+        """The ACLs matching ``acl_filter`` (every ACL by default), in the broker's order. Raises
+        ``KafkaClientError`` with the broker's code: SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED (Describe on
+        the cluster is needed), INVALID_REQUEST for a filter holding UNKNOWN."""
+        return admin_acls.describe_acls(self._any_broker_send, acl_filter or AclBindingFilter())
+
+    def delete_acls(self, filters: Iterable[AclBindingFilter]) -> list[AclBinding]:
+        """Delete the ACLs matching any of ``filters`` (one DeleteAcls); returns those deleted. A filter or a
+        matched ACL that failed raises ``AdminOperationError`` keyed by the ``AclBindingFilter`` (or the
+        ``AclBinding``) after the others are deleted; ``admin_acls.delete_acls`` gives the per-filter results."""
+        filters = list(filters)
+        if not filters:
+            return []
+        results = admin_acls.delete_acls(self._any_broker_send, filters)
+        errors: dict[Any, KafkaClientError] = {}
+        for r in results:
+            if r.error is not None:
+                errors[r.filter] = r.error
+            errors.update(r.failed)
+        if errors:
+            raise AdminOperationError("DeleteAcls", errors)
+        return list(dict.fromkeys(b for r in results for b in r.deleted))
 
     def describe_cluster(self) -> dict[str, Any]:
         """``{"cluster_id", "controller_id", "brokers": {node_id: "host:port"}}`` from Metadata."""
