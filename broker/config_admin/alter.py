@@ -160,10 +160,14 @@ async def alter_resource(
         raise AlterError(ErrorCode.UNKNOWN_SERVER_ERROR, f"could not write the config: {e}") from None
 
 
-async def alter_resources(services: Any, request: Any, response_cls: Any, ops_of: Any, *, incremental: bool) -> list:
+async def alter_resources(
+    services: Any, request: Any, response_cls: Any, ops_of: Any, *, incremental: bool, refused: Any = None
+) -> list:
     """AlterConfigs / IncrementalAlterConfigs over every resource of ``request``: one
     ``response_cls.AlterConfigsResourceResponse`` per resource, in order; ``ops_of(resource)`` gives its
-    ``(key, operation, value)`` list. A resource named twice is INVALID_REQUEST (both times)."""
+    ``(key, operation, value)`` list. A resource named twice is INVALID_REQUEST (both times); then
+    ``refused(resource_type, name)`` (when given) may name the authorization error that answers it, with no
+    message, as Kafka's ``configsAuthorizationApiError``."""
     named = Counter((r.resource_type, r.resource_name) for r in request.resources)
     responses = []
     for res in request.resources:
@@ -177,6 +181,10 @@ async def alter_resources(services: Any, request: Any, response_cls: Any, ops_of
         try:
             if named[(res.resource_type, res.resource_name)] > 1:
                 raise AlterError(ErrorCode.INVALID_REQUEST, f"resource {res.resource_name!r} is named more than once")
+            denied = refused(res.resource_type, res.resource_name) if refused is not None else None
+            if denied is not None:
+                out.error_code = denied
+                continue
             await alter_resource(
                 services,
                 res.resource_type,

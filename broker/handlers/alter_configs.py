@@ -4,12 +4,17 @@ broker id; only the log-level defaults such as ``log.retention.ms`` are dynamic)
 ``/config/changes`` notification by whichever broker receives the request; every broker applies it live.
 validate_only checks without writing. Errors per resource (``broker.config_admin.alter``): INVALID_CONFIG,
 UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (other resource types, a resource or key named twice, a null value).
+Authorization: AlterConfigs on the cluster for a broker resource (else CLUSTER_AUTHORIZATION_FAILED), on the
+topic for a topic (else TOPIC_AUTHORIZATION_FAILED, before its existence), per resource after the
+named-twice check; refused resources carry no message.
 """
 
 from __future__ import annotations
 
 from broker.config_admin.alter import alter_resources
+from broker.handlers._config_auth import config_authorization_error
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+from spark_kafkalog.security.acl import AclOperation
 
 API_KEY = ApiKey.ALTER_CONFIGS
 VERSIONS = (0, 2)
@@ -19,6 +24,11 @@ _API = API_BY_KEY[API_KEY]
 async def handle(ctx, request):
     Resp = _API.Response
     responses = await alter_resources(
-        ctx.services, request, Resp, lambda res: [(c.name, 0, c.value) for c in res.configs], incremental=False
+        ctx.services,
+        request,
+        Resp,
+        lambda res: [(c.name, 0, c.value) for c in res.configs],
+        incremental=False,
+        refused=lambda rtype, name: config_authorization_error(ctx, AclOperation.ALTER_CONFIGS, rtype, name),
     )
     return Resp(throttle_time_ms=0, responses=responses)

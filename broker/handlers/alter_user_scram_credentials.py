@@ -12,8 +12,9 @@ stores, though no client could ever log in with them);
 UNSUPPORTED_SASL_MECHANISM for a mechanism other than 1 (SCRAM-SHA-256) or 2 (SCRAM-SHA-512);
 DUPLICATE_RESOURCE when a user's mechanism is altered twice in the request (deleted and upserted, or twice
 either way); RESOURCE_NOT_FOUND for deleting a credential the user does not have; UNKNOWN_SERVER_ERROR when
-the registry write fails. A user with any error is left unchanged. Gaps: no authorization (Kafka checks ALTER
-on the cluster).
+the registry write fails. A user with any error is left unchanged. Authorization: Alter on the cluster,
+checked after the controller check (Kafka's order), else every distinct user, sorted, answers
+CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed.".
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections import Counter
 
 from broker.cluster.registry import RegistryError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 from spark_kafkalog.security.sasl.scram import MAX_ITERATIONS, ScramCredential, ScramMechanism
 
 API_KEY = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
@@ -68,15 +70,16 @@ def _upsertion_error(u) -> tuple[int, str] | None:
 
 def not_controller(request) -> object:
     """Kafka's ``getErrorResponse``: NOT_CONTROLLER for each distinct user of the request, sorted."""
+    return error_response(request, ErrorCode.NOT_CONTROLLER, "This is not the correct controller for this cluster.")
+
+
+def error_response(request, code: int, message: str) -> object:
+    """Kafka's ``getErrorResponse``: ``code`` and ``message`` for each distinct user of the request, sorted."""
     R = _API.Response
     users = sorted({d.name for d in request.deletions} | {u.name for u in request.upsertions})
-    message = "This is not the correct controller for this cluster."
     return R(
         throttle_time_ms=0,
-        results=[
-            R.AlterUserScramCredentialsResult(user=u, error_code=ErrorCode.NOT_CONTROLLER, error_message=message)
-            for u in users
-        ],
+        results=[R.AlterUserScramCredentialsResult(user=u, error_code=code, error_message=message) for u in users],
     )
 
 
@@ -84,6 +87,8 @@ async def handle(ctx, request):
     services = ctx.services
     if not services.controller.is_active:
         return not_controller(request)
+    if not ctx.authorize_cluster(AclOperation.ALTER):
+        return error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
     R = _API.Response
     order = list(dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions]))
     errors: dict[str, tuple[int, str]] = {}

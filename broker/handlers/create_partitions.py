@@ -7,6 +7,9 @@ a broker is refused with POLICY_VIOLATION; an assignment with several replicas p
 whose replication factor is above 1) is INVALID_REPLICATION_FACTOR, since replication is not implemented
 yet. Waits up to ``timeout_ms`` for the new partitions' leaders (REQUEST_TIMED_OUT otherwise). A topic
 named twice is INVALID_REQUEST.
+Authorization: Alter on each topic, else TOPIC_AUTHORIZATION_FAILED "The topic authorization is failed."
+(Kafka's message), checked after the named-twice check and before the topic's existence; refused topics are
+left out of the request-size check.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections import Counter
 
 from broker.config_admin.topic_admin import TopicAdminError, TopicPlan
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation, ResourceType
 
 API_KEY = ApiKey.CREATE_PARTITIONS
 VERSIONS = (0, 3)
@@ -29,8 +33,11 @@ async def handle(ctx, request):
     results = []
     plans: list[TopicPlan | None] = []
     topics = b.metadata.topics
+    alterable = {n for n in counts if ctx.authorize(AclOperation.ALTER, ResourceType.TOPIC, n)}
     too_many = admin.check_request_size(
-        t.count - topics[t.name].num_partitions for t in request.topics if counts[t.name] == 1 and t.name in topics
+        t.count - topics[t.name].num_partitions
+        for t in request.topics
+        if counts[t.name] == 1 and t.name in topics and t.name in alterable
     )
     for t in request.topics:
         res = Resp.CreatePartitionsTopicResult(name=t.name, error_code=ErrorCode.NONE, error_message=None)
@@ -38,6 +45,10 @@ async def handle(ctx, request):
         plans.append(None)
         if counts[t.name] > 1:
             res.error_code, res.error_message = ErrorCode.INVALID_REQUEST, f"topic {t.name!r} is named more than once"
+            continue
+        if t.name not in alterable:
+            res.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            res.error_message = "The topic authorization is failed."
             continue
         if too_many is not None and t.name in topics:
             res.error_code, res.error_message = too_many.error_code, too_many.message

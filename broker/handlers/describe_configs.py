@@ -6,6 +6,9 @@ unless dynamic). ``configuration_keys`` null means all. v0 reports ``is_default`
 and, when asked, synonyms; v3+ type and documentation. A broker resource must name this broker; an empty
 name lists the cluster-wide dynamic defaults (as Kafka does); other resource types (broker loggers,
 client quotas, ...) are INVALID_REQUEST.
+Authorization (Kafka's ``ConfigHelper``): DescribeConfigs on the cluster for a broker or broker-logger
+resource, else CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed."; on the topic for a topic, else
+TOPIC_AUTHORIZATION_FAILED "Topic authorization failed.", before its existence; per resource, no configs.
 """
 
 from __future__ import annotations
@@ -18,12 +21,18 @@ from broker.config_admin.describe import (
     describe_topic_configs,
 )
 from broker.config_admin.dynamic import DEFAULT_ENTITY, DynamicBrokerConfig
+from broker.handlers._config_auth import config_authorization_error
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 VERSIONS = (0, 4)
 _API = API_BY_KEY[API_KEY]
 TOPIC, BROKER = 2, 4
+_DENIED_MESSAGE = {
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
+}  # Kafka's exception messages
 
 
 async def handle(ctx, request):
@@ -42,6 +51,10 @@ async def handle(ctx, request):
             configs=[],
         )
         results.append(out)
+        denied = config_authorization_error(ctx, AclOperation.DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
+        if denied is not None:
+            out.error_code, out.error_message = denied, _DENIED_MESSAGE[denied]
+            continue
         if res.resource_type == TOPIC:
             overrides = await _topic_overrides(b, res.resource_name)
             if overrides is None:

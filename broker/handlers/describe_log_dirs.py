@@ -4,7 +4,9 @@ Per partition: size (sum of its segments' bytes), offset lag as Kafka computes i
 (``max(high watermark - log end offset, 0)``, so 0), ``is_future_key`` false. A null topic list means
 every partition; requested topics or partitions not hosted here are left out, as Kafka does. v4 adds the
 volume's total and usable bytes (``statvfs`` of the dir). Dir errors are always NONE: kafkalog has no
-offline log dirs. Gaps: no future replicas (AlterReplicaLogDirs is not served), no authorization (no ACLs).
+offline log dirs. Authorization: Describe on the cluster, else no results and (v3+, which has the field)
+the top-level error CLUSTER_AUTHORIZATION_FAILED, as Kafka answers. Gaps: no future replicas
+(AlterReplicaLogDirs is not served).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from broker.log.log_manager import LogManager
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
 VERSIONS = (0, 4)
@@ -57,6 +60,8 @@ def _describe(logs: LogManager, wanted: dict[str, set[int]] | None) -> list:
 
 async def handle(ctx, request):
     b = ctx.services
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
+        return _API.Response(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results=[])
     wanted = None if request.topics is None else {t.topic: set(t.partitions) for t in request.topics}
     results = await b.run_blocking(_describe, b.replica_manager.log_manager, wanted)
     return _API.Response(throttle_time_ms=0, error_code=ErrorCode.NONE, results=results)

@@ -4,11 +4,16 @@ timestamp, coordinator epoch of the latest marker, first offset of the ongoing t
 Per partition UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER otherwise. Producer ids whose batches
 all left the log stay listed until the log's next producer-state rebuild (Kafka expires them after
 ``producer.id.expiration.ms``).
+Authorization (Kafka's ``handleDescribeProducersRequest``): an illegal topic name is INVALID_TOPIC_EXCEPTION;
+then Read on the topic, else every partition asked answers TOPIC_AUTHORIZATION_FAILED, before the topic's
+existence.
 """
 
 from __future__ import annotations
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.protocol.topic_name import topic_name_problem
+from spark_kafkalog.security.acl import AclOperation, ResourceType
 
 API_KEY = ApiKey.DESCRIBE_PRODUCERS
 VERSIONS = (0, 0)
@@ -22,7 +27,18 @@ async def handle(ctx, request):
     topics = []
     for t in request.topics:
         parts = []
+        problem = topic_name_problem(t.name)
+        if problem is not None:
+            refusal = (ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
+        elif not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, t.name):
+            refusal = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
+        else:
+            refusal = None
         for index in t.partition_indexes:
+            if refusal is not None:
+                code, message = refusal
+                parts.append(Part(partition_index=index, error_code=code, error_message=message, active_producers=[]))
+                continue
             part, code = ctx.services.replica_manager.leader_partition(t.name, index)
             if part is None:
                 parts.append(Part(partition_index=index, error_code=code, error_message=None, active_producers=[]))

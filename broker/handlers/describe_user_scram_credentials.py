@@ -4,7 +4,9 @@ SCRAM mechanisms and iteration counts stored for each user, read from the user e
 list describes every user that has credentials (sorted by name); a named user without any gets
 RESOURCE_NOT_FOUND, an empty name RESOURCE_NOT_FOUND, a name asked twice DUPLICATE_RESOURCE (one result per
 distinct name, in request order). A stored credential that does not parse: UNKNOWN_SERVER_ERROR for that user;
-the registry unreachable: the top-level error. Gaps: no authorization (Kafka checks DESCRIBE on the cluster).
+the registry unreachable: the top-level error. Authorization: Describe on the cluster, else the top-level
+error and one result per requested user (with an empty user name, as Kafka's ``getErrorResponse``) are
+CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed.".
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping
 
 from broker.cluster.registry import RegistryError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 from spark_kafkalog.security.sasl.scram import ScramCredential, ScramMechanism
 
 API_KEY = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
@@ -52,6 +55,14 @@ def _result(user: str, config: Mapping[str, str], named: bool) -> object | None:
 async def handle(ctx, request):
     services = ctx.services
     R = _API.Response
+    if not ctx.authorize_cluster(AclOperation.DESCRIBE):
+        code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."
+        return R(
+            throttle_time_ms=0,
+            error_code=code,
+            error_message=message,
+            results=[_Result(user="", error_code=code, error_message=message) for _ in request.users or []],
+        )
     try:
         if not request.users:
             configs = await services.run_blocking(services.registry.user_configs)

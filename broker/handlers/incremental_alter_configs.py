@@ -6,12 +6,17 @@ broker id; only the log-level defaults such as ``log.retention.ms`` are dynamic)
 validate_only checks without writing. Errors per resource (``broker.config_admin.alter``): INVALID_CONFIG (also
 APPEND/SUBTRACT on a non-list key), UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (other resource types, a
 resource or key named twice, an unknown operation).
+Authorization: AlterConfigs on the cluster for a broker or broker-logger resource (else
+CLUSTER_AUTHORIZATION_FAILED), on the topic for a topic (else TOPIC_AUTHORIZATION_FAILED, before its
+existence), per resource after the named-twice check; refused resources carry no message.
 """
 
 from __future__ import annotations
 
 from broker.config_admin.alter import alter_resources
+from broker.handlers._config_auth import config_authorization_error
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+from spark_kafkalog.security.acl import AclOperation
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 VERSIONS = (0, 1)
@@ -26,5 +31,6 @@ async def handle(ctx, request):
         Resp,
         lambda res: [(c.name, c.config_operation, c.value) for c in res.configs],
         incremental=True,
+        refused=lambda rtype, name: config_authorization_error(ctx, AclOperation.ALTER_CONFIGS, rtype, name),
     )
     return Resp(throttle_time_ms=0, responses=responses)

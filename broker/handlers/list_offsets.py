@@ -9,11 +9,14 @@ v0 answers ``old_style_offsets``: up to ``max_num_offsets`` segment base offsets
 descending (the 0.8 ``getOffsetsBefore``; consumers never see an offset above the high watermark).
 v4+ ``current_leader_epoch`` is fenced as in Fetch.
 A topic-partition named twice is INVALID_REQUEST for both (v2+), as Kafka does.
+Authorization: Describe on each topic, else its partitions answer TOPIC_AUTHORIZATION_FAILED (offset and
+timestamp -1), checked before anything else about them.
 """
 
 from __future__ import annotations
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation, ResourceType
 
 API_KEY = ApiKey.LIST_OFFSETS
 VERSIONS = (0, 7)
@@ -32,6 +35,7 @@ async def handle(ctx, request):
     for t in request.topics:
         for p in t.partitions:
             seen[(t.name, p.partition_index)] = seen.get((t.name, p.partition_index), 0) + 1
+    describable = {t.name for t in request.topics if ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)}
     topics = []
     for t in request.topics:
         parts = []
@@ -45,6 +49,9 @@ async def handle(ctx, request):
                 leader_epoch=-1,
             )
             parts.append(entry)
+            if t.name not in describable:
+                entry.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             if v >= 2 and seen[(t.name, p.partition_index)] > 1:
                 entry.error_code = ErrorCode.INVALID_REQUEST
                 continue

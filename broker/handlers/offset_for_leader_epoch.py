@@ -2,11 +2,14 @@
 epoch cache of partitions this broker leads. An epoch the log never saw answers the end offset of the
 largest smaller epoch (KIP-279); an epoch newer than the leader's is UNDEFINED (-1, -1). v2+
 ``current_leader_epoch`` is fenced as in Fetch.
+Authorization (KIP-320): ClusterAction on the cluster (followers) allows every topic; otherwise each topic
+needs Describe, else its partitions answer TOPIC_AUTHORIZATION_FAILED before anything else is looked at.
 """
 
 from __future__ import annotations
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation, ResourceType
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 VERSIONS = (0, 4)
@@ -17,9 +20,15 @@ async def handle(ctx, request):
     b = ctx.services
     Resp = _API.Response
     Part = Resp.OffsetForLeaderTopicResult.EpochEndOffset
+    cluster_action = ctx.authorize_cluster(AclOperation.CLUSTER_ACTION)
     topics = []
     for t in request.topics:
         parts = []
+        if not cluster_action and not ctx.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic):
+            code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            parts = [Part(error_code=code, partition=p.partition, leader_epoch=-1, end_offset=-1) for p in t.partitions]
+            topics.append(Resp.OffsetForLeaderTopicResult(topic=t.topic, partitions=parts))
+            continue
         for p in t.partitions:
             part, code = b.replica_manager.leader_partition(t.topic, p.partition)
             if part is not None:

@@ -9,7 +9,8 @@ Per-partition errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, INVALI
 marker's epoch is below the producer's current epoch in that partition), TRANSACTION_COORDINATOR_FENCED
 (a marker from an older coordinator epoch than the producer's latest marker there), KAFKA_STORAGE_ERROR.
 An ABORT marker adds an entry to the partition's aborted-transaction index; both end the producer's
-ongoing transaction, which moves the last stable offset. Meant for brokers: no authorization (no ACLs here).
+ongoing transaction, which moves the last stable offset. Meant for brokers: needs Alter or ClusterAction on
+the cluster, else every partition answers CLUSTER_AUTHORIZATION_FAILED and nothing is written.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import logging
 from broker.handlers.produce import _await_replication
 from broker.log import LogAppendError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 
 API_KEY = ApiKey.WRITE_TXN_MARKERS
 VERSIONS = (0, 1)
@@ -44,6 +46,7 @@ async def handle(ctx, request):
     PartitionResult = TopicResult.WritableTxnMarkerPartitionResult
     waits = []  # (partition, required high watermark, _Result)
     results = []  # (marker producer id, [(topic, [(partition index, _Result)])])
+    allowed = ctx.authorize_cluster(AclOperation.ALTER) or ctx.authorize_cluster(AclOperation.CLUSTER_ACTION)
     for marker in request.markers:
         topics = []
         for topic in marker.topics:
@@ -51,6 +54,9 @@ async def handle(ctx, request):
             for index in topic.partition_indexes:
                 result = _Result()
                 parts.append((index, result))
+                if not allowed:
+                    result.error_code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+                    continue
                 part, code = b.replica_manager.leader_partition(topic.name, index)
                 if part is None:
                     result.error_code = code
