@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .quota_entities import DEFAULT_ENTITY, USER, QuotaEntity, check_quota_entity, quota_entity_path
 from .registry import (
     BrokerIdInUseError,
     BrokerInfo,
@@ -62,6 +63,7 @@ class MemoryRegistryStore:
         self.config_changes = 0
         self.change_log: list[tuple[int, str]] = []  # (sequence, entity path) of the newest notifications
         self.user_configs: dict[str, dict[str, str]] = {}
+        self.quota_configs: dict[QuotaEntity, dict[str, str]] = {}  # client-id and user/client-id entities
         self.states: dict[str, dict[int, PartitionState]] = {}
         self.deletions: set[str] = set()
         self.controller: tuple[int, MemoryRegistry] | None = None
@@ -369,6 +371,34 @@ class MemoryRegistry(ClusterRegistry):
             config = apply_config_updates(s.user_configs.get(user, {}), updates)
             s.user_configs[user] = config
             s.config_changed(f"users/{sanitize_entity_name(user)}")
+            return dict(config)
+
+    # -- client quota entities (a user-only entity is the user entity above) ---------------------
+    def quota_config(self, entity: QuotaEntity) -> dict[str, str]:
+        entity = check_quota_entity(entity)
+        with self.store.lock:
+            self._check()
+            return dict(self._quota_configs().get(entity, {}))
+
+    def quota_configs(self) -> dict[QuotaEntity, dict[str, str]]:
+        with self.store.lock:
+            self._check()
+            return {e: dict(c) for e, c in self._quota_configs().items() if c}
+
+    def _quota_configs(self) -> dict[QuotaEntity, dict[str, str]]:
+        users = {((USER, None if u == DEFAULT_ENTITY else u),): c for u, c in self.store.user_configs.items()}
+        return users | self.store.quota_configs
+
+    def alter_quota_config(self, entity: QuotaEntity, updates: Mapping[str, str | None]) -> dict[str, str]:
+        entity = check_quota_entity(entity)
+        if len(entity) == 1 and entity[0][0] == USER:
+            return self.alter_user_config(entity[0][1] or DEFAULT_ENTITY, updates)
+        s = self.store
+        with s.lock:
+            self._check()
+            config = apply_config_updates(s.quota_configs.get(entity, {}), updates)
+            s.quota_configs[entity] = config
+            s.config_changed(quota_entity_path(entity))
             return dict(config)
 
     def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from broker.cluster.quota_entities import QuotaEntity
     from broker.cluster.registration_record import RegistrationRecord
 
 __all__ = [
@@ -666,6 +667,25 @@ class ClusterRegistry(abc.ABC):
         """Set (a string) or remove (None) keys of the user's config, keeping every other key, and leave a
         ``users/<sanitized user>`` change notification; the node is created when missing and compare-and-set
         otherwise (retried when another writer got in between). Returns the config written."""
+
+    # client quota entities: /config/users/<u>, /config/clients/<c>, /config/users/<u>/clients/<c>
+    # (entities and paths: broker.cluster.quota_entities)
+    @abc.abstractmethod
+    def quota_config(self, entity: QuotaEntity) -> dict[str, str]:
+        """Every key of the entity's config node (a user's SCRAM credentials included); empty when it has no
+        node. ValueError for an entity ``quota_entities.check_quota_entity`` refuses."""
+
+    @abc.abstractmethod
+    def quota_configs(self) -> dict[QuotaEntity, dict[str, str]]:
+        """Every user, client-id and user/client-id entity whose node holds a non-empty config, with every key
+        of it (names desanitized, None for ``<default>``); a malformed node is logged and left out."""
+
+    @abc.abstractmethod
+    def alter_quota_config(self, entity: QuotaEntity, updates: Mapping[str, str | None]) -> dict[str, str]:
+        """Set (a string) or remove (None) keys of the entity's config, keeping every other key (a user's SCRAM
+        credentials), and leave a change notification naming ``quota_entity_path(entity)``; the node (and its
+        parents, with null data) is created when missing and compare-and-set otherwise, as
+        ``alter_user_config``. Returns the config written. ValueError as ``quota_config``."""
 
     @abc.abstractmethod
     def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from broker.cluster import quota_entities as qe
 from broker.cluster import zk_layout as zl
 from broker.cluster.registry import (
     BrokerInfo,
@@ -51,6 +52,7 @@ from broker.cluster.zk_registration import BrokerRegistration
 from broker.cluster.zk_session import Watcher, ZooKeeperSession
 
 if TYPE_CHECKING:
+    from broker.cluster.quota_entities import QuotaEntity
     from broker.cluster.registration_record import RegistrationRecord
 
 __all__ = ["ZooKeeperRegistry", "parse_connect_string"]
@@ -466,25 +468,72 @@ class ZooKeeperRegistry(ClusterRegistry):
         return out
 
     def alter_user_config(self, user: str, updates: Mapping[str, str | None]) -> dict[str, str]:
-        """Read-modify-write of ``/config/users/<u>``: a compare-and-set on the node's version (a create when it
-        is missing) in one transaction with the change notification; retried when the node moved meanwhile."""
-        path = zl.user_config_path(user)
-        change = zl.encode_config_change(zl.sanitize_entity_name(user), "users")
+        return self._alter_entity_config(
+            zl.user_config_path(user), f"users/{zl.sanitize_entity_name(user)}", updates
+        )
+
+    def quota_config(self, entity: QuotaEntity) -> dict[str, str]:
+        path = qe.quota_config_path(entity)
+        node = self._zk.get_if_exists(path)
+        return {} if node is None else zl.decode_user_config(path, node[0])
+
+    def quota_configs(self) -> dict[QuotaEntity, dict[str, str]]:
+        out: dict[QuotaEntity, dict[str, str]] = {}
+        for root, segment in ((zl.USERS_CONFIG, "users"), (qe.CLIENTS_CONFIG, "clients")):
+            for child in sorted(self._zk.children(root)):
+                self._read_quota_entity(f"{segment}/{child}", out)
+                if segment == "users":
+                    try:
+                        clients = self._zk.children(f"{root}/{child}/clients")
+                    except NoNodeError:
+                        continue
+                    for client in sorted(clients):
+                        self._read_quota_entity(f"users/{child}/clients/{client}", out)
+        return out
+
+    def _read_quota_entity(self, entity_path: str, out: dict[QuotaEntity, dict[str, str]]) -> None:
+        """Add the entity at ``/config/<entity_path>`` to ``out`` when its node holds a config."""
+        entity = qe.parse_quota_entity_path(entity_path)
+        path = f"/config/{entity_path}"
+        if entity is None:
+            log.warning("skipping quota entity %s: not a user or client-id entity name", path)
+            return
+        node = self._zk.get_if_exists(path)
+        if node is None:
+            return
+        try:
+            config = zl.decode_user_config(path, node[0])
+        except ValueError as exc:  # one malformed node must not hide every other entity
+            log.warning("skipping quota entity %s: %s", path, exc)
+            return
+        if config:
+            out[entity] = config
+
+    def alter_quota_config(self, entity: QuotaEntity, updates: Mapping[str, str | None]) -> dict[str, str]:
+        return self._alter_entity_config(qe.quota_config_path(entity), qe.quota_entity_path(entity), updates)
+
+    def _alter_entity_config(self, path: str, entity_path: str, updates: Mapping[str, str | None]) -> dict[str, str]:
+        """Read-modify-write of the entity node ``path``: a compare-and-set on the node's version (a create, with
+        its parents, when it is missing) in one transaction with the change notification naming
+        ``entity_path``; retried when the node moved meanwhile."""
+        change = zl.encode_config_change(entity_path.split("/", 1)[1], entity_path.split("/", 1)[0])
         for _ in range(_CONFIG_WRITE_ATTEMPTS):
             node = self._zk.get_if_exists(path)
             current = {} if node is None else zl.decode_user_config(path, node[0])
             config = zl.apply_config_updates(current, updates)
             data = zl.encode_topic_config(config)
+            if node is None:
+                self._zk.ensure_path(path.rsplit("/", 1)[0])
             write = CreateOp(path, data) if node is None else SetOp(path, data, node[1].version)
             try:
                 self._zk.commit([write, CreateOp(zl.CONFIG_CHANGE_PREFIX, change, sequential=True)])
                 self._purge_config_changes()
                 return config
             except (NodeExistsError, NoNodeError, BadVersionError) as exc:
-                log.debug("alter_user_config: %s; retrying", exc)
+                log.debug("altering %s: %s; retrying", path, exc)
                 if isinstance(exc, NoNodeError) and exc.path in (path, zl.CONFIG_CHANGE_PREFIX):
                     self._zk.ensure_path(exc.path.rsplit("/", 1)[0])
-        raise StaleStateError(f"user config {path}: node kept changing; gave up after {_CONFIG_WRITE_ATTEMPTS}")
+        raise StaleStateError(f"entity config {path}: node kept changing; gave up after {_CONFIG_WRITE_ATTEMPTS}")
 
     def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:
         """Notifications are purged (``CONFIG_CHANGES_KEPT`` newest kept, Kafka: 15 minutes) and sequence numbers
