@@ -1,5 +1,7 @@
 """Helpers shared by the group handlers: the coordinator of a request, the client host as Kafka shows it, the
-offsets of an OffsetCommit or TxnOffsetCommit request, and committed metadata as each client means it.
+offsets of an OffsetCommit or TxnOffsetCommit request, committed metadata as each client means it, and the
+authorization checks they share (Kafka's ``KafkaApis``: a group is checked before anything else, then each
+topic once, before its existence, so an unauthorized principal never learns whether a topic exists).
 
 Committed metadata is stored and answered byte for byte, as Kafka does, for every client but those in
 ``C_STRING_METADATA_CLIENTS`` (known by the software name they give in ApiVersions v3+).
@@ -15,10 +17,12 @@ exactly the string that was committed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from broker.coordinator.offset_store import CommittedOffset
+from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.security.acl import AclOperation, ResourceType
 
 
 def coordinator(ctx):
@@ -30,6 +34,17 @@ def client_host(ctx) -> str:
     """``/<address>`` of the client, as Kafka reports member hosts."""
     host = ctx.peer.rsplit(":", 1)[0] if ctx.peer.count(":") == 1 or ctx.peer.startswith("[") else ctx.peer
     return "/" + host.strip("[]")
+
+
+def group_authorized(ctx, operation: AclOperation, group_id: str) -> bool:
+    """Whether the request's principal may do ``operation`` (READ, DESCRIBE or DELETE) on group ``group_id``."""
+    return bool(ctx.authorize(operation, ResourceType.GROUP, group_id))
+
+
+def authorized_topics(ctx, operation: AclOperation, names: Iterable[str]) -> frozenset[str]:
+    """The distinct topics of ``names`` the principal may do ``operation`` on (each asked once, as Kafka's
+    ``filterByAuthorized``)."""
+    return frozenset(name for name in set(names) if ctx.authorize(operation, ResourceType.TOPIC, name))
 
 
 def client_id(ctx) -> str:
@@ -58,19 +73,25 @@ def metadata_for_client(ctx, metadata: str) -> str:
 
 def requested_offsets(
     ctx, topics: Any, commit_timestamp: Callable[[Any], int], expire_timestamp: int = -1
-) -> tuple[dict[tuple[str, int], CommittedOffset], set[tuple[str, int]]]:
-    """The ``(topic, partition) -> CommittedOffset`` of a commit request's ``topics`` that exist, and the
-    requested partitions that do not (answered UNKNOWN_TOPIC_OR_PARTITION). ``commit_timestamp(partition)``
-    gives each offset's commit time."""
+) -> tuple[dict[tuple[str, int], CommittedOffset], dict[tuple[str, int], ErrorCode]]:
+    """The ``(topic, partition) -> CommittedOffset`` of a commit request's ``topics`` to hand to the group
+    coordinator, and the error of every other requested partition: TOPIC_AUTHORIZATION_FAILED for topics the
+    principal may not READ (checked first, so it does not learn whether they exist), then
+    UNKNOWN_TOPIC_OR_PARTITION for partitions that do not exist. ``commit_timestamp(partition)`` gives each
+    offset's commit time."""
     known = ctx.services.metadata.topics
+    readable = authorized_topics(ctx, AclOperation.READ, (t.name for t in topics))
     offsets: dict[tuple[str, int], CommittedOffset] = {}
-    unknown: set[tuple[str, int]] = set()
+    errors: dict[tuple[str, int], ErrorCode] = {}
     for t in topics:
         topic = known.get(t.name)
         for p in t.partitions:
             tp = (t.name, p.partition_index)
+            if t.name not in readable:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             if topic is None or p.partition_index not in topic.replicas:
-                unknown.add(tp)
+                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
             offsets[tp] = CommittedOffset(
                 p.committed_offset,
@@ -79,4 +100,4 @@ def requested_offsets(
                 commit_timestamp(p),
                 expire_timestamp,
             )
-    return offsets, unknown
+    return offsets, errors

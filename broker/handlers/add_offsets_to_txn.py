@@ -1,6 +1,8 @@
 """AddOffsetsToTxn (key 25), v0-3: adds the group's ``__consumer_offsets`` partition to the transaction, so
 the transaction's markers reach the offsets a TxnOffsetCommit writes there. Errors as AddPartitionsToTxn
 (PRODUCER_FENCED from v2, INVALID_PRODUCER_EPOCH before). Gaps: v4 (KIP-890) is not served.
+Authorization, first: WRITE on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then READ on
+the group (else GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -8,8 +10,10 @@ from __future__ import annotations
 from broker.coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
 from broker.coordinator.txn_coordinator import TxnError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 
-from ._txns import txn_coordinator, wire_error
+from ._groups import group_authorized
+from ._txns import txn_coordinator, txn_id_authorized, wire_error
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 VERSIONS = (0, 3)
@@ -18,7 +22,11 @@ _API = API_BY_KEY[API_KEY]
 
 async def handle(ctx, request):
     code = ErrorCode.NONE
-    if not request.group_id:
+    if not txn_id_authorized(ctx, AclOperation.WRITE, request.transactional_id):
+        code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not group_authorized(ctx, AclOperation.READ, request.group_id):
+        code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not request.group_id:
         code = ErrorCode.INVALID_GROUP_ID
     else:
         p = partition_for(request.group_id, ctx.services.config["offsets.topic.num.partitions"])

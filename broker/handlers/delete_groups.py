@@ -1,15 +1,17 @@
 """DeleteGroups (key 42), v0-2: delete groups without members: tombstones for their committed offsets and
 their group metadata are appended to ``__consumer_offsets`` (the cleaner removes the records later).
 NON_EMPTY_GROUP while the group has members, GROUP_ID_NOT_FOUND for unknown groups, NOT_COORDINATOR for
-groups coordinated elsewhere.
+groups coordinated elsewhere. Authorization: DELETE on each group, checked before the coordinator is asked
+(else that group's GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
 from broker.coordinator.group import GroupError
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 
-from ._groups import coordinator
+from ._groups import coordinator, group_authorized
 
 API_KEY = ApiKey.DELETE_GROUPS
 VERSIONS = (0, 2)
@@ -20,6 +22,11 @@ async def handle(ctx, request):
     Resp = _API.Response
     results = []
     for group_id in request.groups_names:
+        if not group_authorized(ctx, AclOperation.DELETE, group_id):
+            results.append(
+                Resp.DeletableGroupResult(group_id=group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+            )
+            continue
         try:
             code = await coordinator(ctx).delete_group(group_id)
         except GroupError as e:

@@ -1,16 +1,21 @@
 """DescribeGroups (key 15), v0-5: state, protocol and members of groups this broker coordinates; member
 metadata and assignment only when the group is Stable (as Kafka: they are being replaced during a
 rebalance). An unknown group is described as Dead with no error (as Kafka); groups coordinated elsewhere
-get NOT_COORDINATOR. Gaps: ``authorized_operations`` is not computed (no ACLs): always the "not asked"
-sentinel.
+get NOT_COORDINATOR.
+
+Authorization: DESCRIBE on each group, else that group's GROUP_AUTHORIZATION_FAILED with empty state,
+protocol and members (Kafka's ``DescribeGroupsResponse.forError``). v3+ with ``include_authorized_operations``:
+a described group (no error) carries the principal's authorized-operations bitfield on it (bit ``1 << op`` for
+READ, DESCRIBE, DELETE); otherwise the "not asked" sentinel -2147483648.
 """
 
 from __future__ import annotations
 
 from broker.coordinator.group import GroupError, GroupState
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation, ResourceType
 
-from ._groups import coordinator
+from ._groups import coordinator, group_authorized
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
 VERSIONS = (0, 5)
@@ -20,7 +25,17 @@ Described = Resp.DescribedGroup
 DescribedMember = Described.DescribedGroupMember
 
 
-def _describe(ctx, group_id: str):
+def _describe(ctx, group_id: str, with_operations: bool):
+    if not group_authorized(ctx, AclOperation.DESCRIBE, group_id):
+        code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        return Described(error_code=code, group_id=group_id, group_state="", protocol_type="", protocol_data="")
+    described = _describe_authorized(ctx, group_id)
+    if with_operations and described.error_code == ErrorCode.NONE:
+        described.authorized_operations = ctx.authorized_operations(ResourceType.GROUP, group_id)
+    return described
+
+
+def _describe_authorized(ctx, group_id: str):
     try:
         group = coordinator(ctx).describe_group(group_id)
     except GroupError as e:
@@ -53,4 +68,5 @@ def _describe(ctx, group_id: str):
 
 
 async def handle(ctx, request):
-    return Resp(throttle_time_ms=0, groups=[_describe(ctx, g) for g in request.groups])
+    with_operations = ctx.version >= 3 and request.include_authorized_operations
+    return Resp(throttle_time_ms=0, groups=[_describe(ctx, g, with_operations) for g in request.groups])

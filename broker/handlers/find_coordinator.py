@@ -8,6 +8,10 @@ INVALID_REQUEST. v0-3 look up one ``key``; v4+ every key of ``coordinator_keys``
 own ``coordinators`` entry with its own error (KIP-699), in request order. The coordinator is given by its
 endpoint of the listener the request came in on; one without that listener is COORDINATOR_NOT_AVAILABLE (as
 Kafka, whose lookup by listener finds no node).
+
+Authorization (Kafka's ``getCoordinator``), per key and before anything else: a group key needs DESCRIBE on the
+group (else GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on the transactional id (else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED), answered with no node (-1, "", -1).
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from typing import Final
 from broker.api import RequestContext
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from spark_kafkalog.security.acl import AclOperation
 
-from ._groups import coordinator
+from ._groups import coordinator, group_authorized
+from ._txns import txn_id_authorized
 
 API_KEY: Final = ApiKey.FIND_COORDINATOR
 VERSIONS = (0, 6)
@@ -28,6 +34,11 @@ _BATCHED_FROM = 4
 
 async def _lookup(ctx, key_type: int, key: str) -> tuple[ErrorCode, str | None, int, str, int]:
     """(error, message, node id, host, port) of the coordinator of ``key``."""
+    if key_type == 0 and not group_authorized(ctx, AclOperation.DESCRIBE, key):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, f"{ctx.principal} may not describe group {key!r}", -1, "", -1
+    if key_type == 1 and not txn_id_authorized(ctx, AclOperation.DESCRIBE, key):
+        message = f"{ctx.principal} may not describe transactional id {key!r}"
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, message, -1, "", -1
     if key_type == 1:
         tc = ctx.services.txn_coordinator
         if not key:

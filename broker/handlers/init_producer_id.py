@@ -9,14 +9,19 @@ is exhausted), fencing older producers; an open transaction is aborted first (CO
 done, the client retries); INVALID_TRANSACTION_TIMEOUT above ``transaction.max.timeout.ms``;
 NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS; PRODUCER_FENCED (v4; INVALID_PRODUCER_EPOCH before) for a
 v3+ producer id and epoch that are not the current ones. An empty transactional id is INVALID_REQUEST.
+
+Authorization, before anything else: with a transactional id, WRITE on it (else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without (an idempotent producer), IDEMPOTENT_WRITE on the cluster or,
+failing that, WRITE on some topic (KIP-679's ``authorizeByResourceType``), else CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
 from broker.coordinator.txn_coordinator import TxnError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation, ResourceType
 
-from ._txns import txn_coordinator, wire_error
+from ._txns import txn_coordinator, txn_id_authorized, wire_error
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 VERSIONS = (0, 4)
@@ -27,6 +32,9 @@ MAX_EPOCH = 32767
 async def handle(ctx, request):
     Resp = _API.Response
     pid, epoch = getattr(request, "producer_id", -1), getattr(request, "producer_epoch", -1)
+    denied = _denied(ctx, request.transactional_id)
+    if denied is not None:
+        return Resp(throttle_time_ms=0, error_code=denied, producer_id=-1, producer_epoch=-1)
     if request.transactional_id is not None:
         try:
             pid, epoch = await txn_coordinator(ctx).init_producer_id(
@@ -43,3 +51,16 @@ async def handle(ctx, request):
         if epoch < MAX_EPOCH - 1:
             return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, producer_id=pid, producer_epoch=epoch + 1)
     return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, producer_id=alloc.next_id(), producer_epoch=0)
+
+
+def _denied(ctx, transactional_id: str | None) -> ErrorCode | None:
+    """The authorization error of the request, None when it is allowed (see the module docstring)."""
+    if transactional_id is not None:
+        if txn_id_authorized(ctx, AclOperation.WRITE, transactional_id):
+            return None
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if ctx.authorize_cluster(AclOperation.IDEMPOTENT_WRITE):
+        return None
+    if ctx.authorize_by_resource_type(AclOperation.WRITE, ResourceType.TOPIC):
+        return None
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED

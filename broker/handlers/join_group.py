@@ -10,14 +10,18 @@ takes over its slot without a rebalance; when it is the leader, v9+ answer ``ski
 gets the members but must keep the current assignment, KIP-814); v0-8 answer it as Kafka does, with its
 previous member id as leader and no members (so it acts as a follower; SyncGroup in the Stable group hands
 it its current assignment).
+
+Authorization: READ on the group, checked first (else GROUP_AUTHORIZATION_FAILED with an empty member id and
+generation -1, as Kafka's error response).
 """
 
 from __future__ import annotations
 
 from broker.coordinator.group import GroupError, GroupState
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 
-from ._groups import client_host, client_id, coordinator
+from ._groups import client_host, client_id, coordinator, group_authorized
 
 API_KEY = ApiKey.JOIN_GROUP
 VERSIONS = (0, 9)
@@ -28,6 +32,8 @@ async def handle(ctx, request):
     Resp = _API.Response
     if ctx.version >= 8 and request.reason:
         ctx.log.debug("member %r joins group %s: %s", request.member_id, request.group_id, request.reason)
+    if not group_authorized(ctx, AclOperation.READ, request.group_id):
+        return _error(ctx, ErrorCode.GROUP_AUTHORIZATION_FAILED, "")
     try:
         gc = coordinator(ctx)
         restarted_from = None  # the member id a static member restarting (no member id) had, below v9
@@ -48,16 +54,7 @@ async def handle(ctx, request):
             disconnected=ctx.disconnected,
         )
     except GroupError as e:
-        return Resp(
-            throttle_time_ms=0,
-            error_code=e.error_code,
-            generation_id=-1,
-            protocol_type=None,
-            protocol_name="" if ctx.version < 7 else None,
-            leader="",
-            member_id=e.member_id or request.member_id,
-            members=[],
-        )
+        return _error(ctx, e.error_code, e.member_id or request.member_id)
     kept_leader = _kept_leader(gc, request.group_id, result)
     leader = result.leader_id
     members = [
@@ -78,6 +75,19 @@ async def handle(ctx, request):
         skip_assignment=ctx.version >= 9 and kept_leader,
         member_id=result.member_id,
         members=members,
+    )
+
+
+def _error(ctx, code: int, member_id: str):
+    return _API.Response(
+        throttle_time_ms=0,
+        error_code=code,
+        generation_id=-1,
+        protocol_type=None,
+        protocol_name="" if ctx.version < 7 else None,
+        leader="",
+        member_id=member_id,
+        members=[],
     )
 
 

@@ -1,15 +1,17 @@
 """LeaveGroup (key 13), v0-5: members leave at once (the rest rebalance without waiting for their session
 timeout). v0-2 name one member id; v3+ a batch of members (by member id, or by group_instance_id with an
 empty member id) with an error each (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v5+ carry a ``reason`` per
-member (logged at debug, as Kafka puts it into the rebalance reason).
+member (logged at debug, as Kafka puts it into the rebalance reason). Authorization: READ on the group,
+checked first (else the top-level GROUP_AUTHORIZATION_FAILED and no members).
 """
 
 from __future__ import annotations
 
 from broker.coordinator.group import GroupError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 
-from ._groups import coordinator
+from ._groups import coordinator, group_authorized
 
 API_KEY = ApiKey.LEAVE_GROUP
 VERSIONS = (0, 5)
@@ -18,6 +20,8 @@ _API = API_BY_KEY[API_KEY]
 
 async def handle(ctx, request):
     Resp = _API.Response
+    if not group_authorized(ctx, AclOperation.READ, request.group_id):
+        return Resp(throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, members=[])
     if ctx.version >= 3:
         members = [(m.member_id, m.group_instance_id) for m in request.members]
         for m in request.members:

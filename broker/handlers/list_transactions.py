@@ -1,13 +1,17 @@
 """ListTransactions (key 66), v0-1: the transactional ids this broker coordinates, filtered by state names
 (Kafka's: Empty, Ongoing, PrepareCommit...; unknown names come back in ``unknown_state_filters``), producer
 ids, and (v1) a minimum running time in ms (only transactions with a start time at least that old).
-COORDINATOR_LOAD_IN_PROGRESS while a partition is loading.
+COORDINATOR_LOAD_IN_PROGRESS while a partition is loading. Authorization: only the transactional ids the
+principal may DESCRIBE are listed, silently (Kafka's ``handleListTransactionsRequest``).
 """
 
 from __future__ import annotations
 
 from broker.coordinator.txn_metadata import TxnState
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
+
+from ._txns import txn_id_authorized
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
 VERSIONS = (0, 1)
@@ -37,5 +41,6 @@ async def handle(ctx, request):
                 transactional_id=m.transactional_id, producer_id=m.producer_id, transaction_state=m.state.display
             )
             for m in found
+            if txn_id_authorized(ctx, AclOperation.DESCRIBE, m.transactional_id)
         ],
     )

@@ -17,6 +17,10 @@ shape; for classic groups its generation is checked as before, and a generation 
 not exist is GROUP_ID_NOT_FOUND (as Kafka's v9; older versions keep the coordinator's answer). Metadata is
 stored byte for byte (null as empty, as Kafka), except the trailing NUL of clients that send metadata as a C
 string (``_groups``: confluent-kafka-python).
+
+Authorization (every version, v0 included, before anything else): READ on the group, else every partition
+GROUP_AUTHORIZATION_FAILED; then READ on each topic, else its partitions TOPIC_AUTHORIZATION_FAILED (checked
+before the topic's existence). When no partition passes both checks and exists, the coordinator is not asked.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from __future__ import annotations
 from broker.cluster.zk_layout import check_group
 from broker.coordinator.group import GroupError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 
-from ._groups import coordinator, requested_offsets
+from ._groups import authorized_topics, coordinator, group_authorized, requested_offsets
 
 API_KEY = ApiKey.OFFSET_COMMIT
 VERSIONS = (0, 9)
@@ -51,30 +56,30 @@ def _response(request, codes):
 
 
 async def handle(ctx, request):
+    if not group_authorized(ctx, AclOperation.READ, request.group_id):
+        return _response(request, lambda t, p: ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.version == 0:
         return await _commit_to_zookeeper(ctx, request)
-    try:
-        gc = coordinator(ctx)
-    except GroupError as e:
-        code = e.error_code
-        return _response(request, lambda t, p: code)
-    if ctx.version >= 9 and request.generation_id_or_member_epoch >= 0:
-        try:
-            missing = gc.describe_group(request.group_id) is None
-        except GroupError as e:
-            code = e.error_code
-            return _response(request, lambda t, p: code)
-        if missing:
-            return _response(request, lambda t, p: ErrorCode.GROUP_ID_NOT_FOUND)
+    gc = coordinator(ctx)
     now = gc.now()
     expire = now + request.retention_time_ms if 2 <= ctx.version <= 4 and request.retention_time_ms >= 0 else -1
     explicit_time = ctx.version == 1  # v1 carries a commit timestamp per partition (-1: now)
-    offsets, unknown = requested_offsets(
+    offsets, errors = requested_offsets(
         ctx,
         request.topics,
         lambda p: p.commit_timestamp if explicit_time and p.commit_timestamp >= 0 else now,
         expire,
     )
+    if not offsets:  # nothing authorized that exists: Kafka answers without the coordinator
+        return _response(request, lambda t, p: errors[(t, p)])
+    if ctx.version >= 9 and request.generation_id_or_member_epoch >= 0:
+        try:
+            missing = gc.describe_group(request.group_id) is None
+        except GroupError as e:
+            code = e.error_code
+            return _response(request, lambda t, p: errors.get((t, p), code))
+        if missing:
+            return _response(request, lambda t, p: errors.get((t, p), ErrorCode.GROUP_ID_NOT_FOUND))
     try:
         codes = await gc.commit_offsets(
             request.group_id,
@@ -85,19 +90,22 @@ async def handle(ctx, request):
         )
     except GroupError as e:
         code = e.error_code
-        return _response(request, lambda t, p: code)
-    return _response(request, lambda t, p: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (t, p) in unknown else codes[(t, p)])
+        return _response(request, lambda t, p: errors.get((t, p), code))
+    return _response(request, lambda t, p: errors[(t, p)] if (t, p) in errors else codes[(t, p)])
 
 
 async def _commit_to_zookeeper(ctx, request):
     b = ctx.services
     limit = b.config["offset.metadata.max.bytes"]
+    readable = authorized_topics(ctx, AclOperation.READ, (t.name for t in request.topics))
     codes = {}
     for t in request.topics:
         topic = b.metadata.topics.get(t.name)
         for p in t.partitions:
             tp = (t.name, p.partition_index)
-            if topic is None or p.partition_index not in topic.replicas:
+            if t.name not in readable:
+                codes[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif topic is None or p.partition_index not in topic.replicas:
                 codes[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif p.committed_metadata is not None and len(p.committed_metadata.encode()) > limit:
                 codes[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE

@@ -14,6 +14,12 @@ each with its own error code (a failed group has no topics) and its own null-top
 not ended is answered UNSTABLE_OFFSET_COMMIT (retriable), as Kafka. Committed metadata is answered as
 committed, byte for byte, except to clients that read it as a C string (``_groups``: confluent-kafka-python
 gets a terminating NUL added).
+
+Authorization (Kafka's ``fetchOffsets``; v8+ per group): DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED
+(top-level from v2, per requested partition below, the group's entry from v8); then DESCRIBE on each
+requested topic, else its partitions TOPIC_AUTHORIZATION_FAILED with offset -1 (checked before existence, and
+the coordinator is asked only for the others); a null-topics (every partition) request silently leaves out the
+topics the principal may not describe.
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from __future__ import annotations
 from broker.cluster.zk_layout import check_group
 from broker.coordinator.group import GroupError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 
-from ._groups import coordinator, metadata_for_client
+from ._groups import authorized_topics, coordinator, group_authorized, metadata_for_client
 
 API_KEY = ApiKey.OFFSET_FETCH
 VERSIONS = (0, 9)
@@ -46,6 +53,29 @@ def _requested(topics) -> list[tuple[str, int]] | None:
     return None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
 
 
+def _denied(ctx, tps) -> set[tuple[str, int]]:
+    """The partitions of ``tps`` whose topic the principal may not describe."""
+    describable = authorized_topics(ctx, AclOperation.DESCRIBE, (t for t, _ in tps))
+    return {tp for tp in tps if tp[0] not in describable}
+
+
+def _fetch(ctx, group_id: str, requested, require_stable: bool):
+    """(offsets found, partitions answered UNSTABLE_OFFSET_COMMIT, partitions answered
+    TOPIC_AUTHORIZATION_FAILED) of an authorized group; raises ``GroupError``. ``found`` keeps the request's
+    order and holds the denied partitions (as None); a null-topics request leaves undescribable topics out."""
+    denied = _denied(ctx, requested) if requested is not None else set()
+    asked = None if requested is None else [tp for tp in requested if tp not in denied]
+    fetched = coordinator(ctx).fetch_offsets(group_id, asked)
+    unstable = _unstable(ctx, group_id, fetched, requested is None) if require_stable else set()
+    if requested is None:
+        hidden = _denied(ctx, list(fetched))
+        found = {tp: c for tp, c in fetched.items() if tp not in hidden}
+        unstable -= hidden
+    else:
+        found = {tp: None if tp in denied else fetched.get(tp) for tp in requested}
+    return found, unstable, denied
+
+
 async def handle(ctx, request):
     if ctx.version >= _BATCHED_FROM:
         return Resp(
@@ -53,18 +83,24 @@ async def handle(ctx, request):
             groups=[_fetch_group(ctx, g.group_id, g.topics, request.require_stable) for g in request.groups],
         )
     requested = _requested(request.topics)
+    if not group_authorized(ctx, AclOperation.DESCRIBE, request.group_id):
+        return _group_error(ctx, requested, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.version == 0:
         return await _fetch_from_zookeeper(ctx, request.group_id, requested or [])
     try:
-        found = coordinator(ctx).fetch_offsets(request.group_id, requested)
+        found, unstable, denied = _fetch(ctx, request.group_id, requested, getattr(request, "require_stable", False))
     except GroupError as e:
-        if ctx.version >= 2:
-            return Resp(throttle_time_ms=0, topics=[], error_code=e.error_code)
-        found = {tp: None for tp in requested or []}
-        return Resp(throttle_time_ms=0, topics=_topics(ctx, found, e.error_code), error_code=e.error_code)
-    stable = getattr(request, "require_stable", False)
-    unstable = _unstable(ctx, request.group_id, found, requested is None) if stable else set()
-    return Resp(throttle_time_ms=0, topics=_topics(ctx, found, unstable=unstable), error_code=ErrorCode.NONE)
+        return _group_error(ctx, requested, e.error_code)
+    topics = _topics(ctx, found, unstable=unstable, denied=denied)
+    return Resp(throttle_time_ms=0, topics=topics, error_code=ErrorCode.NONE)
+
+
+def _group_error(ctx, requested, code: ErrorCode):
+    """A v0-7 answer for a group error: top-level from v2; below, every requested partition carries it."""
+    if ctx.version >= 2:
+        return Resp(throttle_time_ms=0, topics=[], error_code=code)
+    found = dict.fromkeys(requested or [])
+    return Resp(throttle_time_ms=0, topics=_topics(ctx, found, code), error_code=code)
 
 
 def _unstable(ctx, group_id: str, found, every_partition: bool) -> set[tuple[str, int]]:
@@ -79,20 +115,22 @@ def _unstable(ctx, group_id: str, found, every_partition: bool) -> set[tuple[str
 
 def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False):
     """One v8+ ``groups`` entry."""
+    if not group_authorized(ctx, AclOperation.DESCRIBE, group_id):
+        return Group(group_id=group_id, topics=[], error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     try:
-        requested = _requested(topics)
-        found = coordinator(ctx).fetch_offsets(group_id, requested)
+        found, unstable, denied = _fetch(ctx, group_id, _requested(topics), require_stable)
     except GroupError as e:
         return Group(group_id=group_id, topics=[], error_code=e.error_code)
-    unstable = _unstable(ctx, group_id, found, requested is None) if require_stable else set()
-    topics = _topics(ctx, found, topic_cls=GroupTopic, part_cls=GroupPart, unstable=unstable)
+    topics = _topics(ctx, found, topic_cls=GroupTopic, part_cls=GroupPart, unstable=unstable, denied=denied)
     return Group(group_id=group_id, topics=topics)
 
 
-def _topics(ctx, found, code=ErrorCode.NONE, topic_cls=Topic, part_cls=Part, unstable=frozenset()):
+def _topics(ctx, found, code=ErrorCode.NONE, topic_cls=Topic, part_cls=Part, unstable=frozenset(), denied=frozenset()):
     by_topic: dict[str, list] = {}
     for (topic, partition), c in found.items():
-        if (topic, partition) in unstable:
+        if (topic, partition) in denied:
+            entry = _part(partition, code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, cls=part_cls)
+        elif (topic, partition) in unstable:
             entry = _part(partition, code=ErrorCode.UNSTABLE_OFFSET_COMMIT, cls=part_cls)
         elif c is None:
             entry = _part(partition, code=code, cls=part_cls)
@@ -110,9 +148,12 @@ async def _fetch_from_zookeeper(ctx, group_id: str, requested):
         group_ok = True
     except ValueError:
         group_ok = False
+    denied = _denied(ctx, requested)
     for topic, partition in requested:
         known = b.metadata.topics.get(topic)
-        if known is None or partition not in known.replicas:
+        if (topic, partition) in denied:
+            entry = _part(partition, code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        elif known is None or partition not in known.replicas:
             entry = _part(partition, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         elif not group_ok:
             entry = _part(partition, code=ErrorCode.INVALID_GROUP_ID)

@@ -6,15 +6,21 @@ dropped on ABORT (OffsetFetch with ``require_stable`` answers UNSTABLE_OFFSET_CO
 member must be in the group (UNKNOWN_MEMBER_ID) and a generation >= 0 current (ILLEGAL_GENERATION).
 Per partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE. Gaps: v4 (KIP-890) is not served;
 the transaction coordinator is not asked whether the group's partition was added (AddOffsetsToTxn), as Kafka.
+
+Authorization, in Kafka's order: WRITE on the transactional id (else every partition
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group (else every partition GROUP_AUTHORIZATION_FAILED),
+then READ on each topic (else its partitions TOPIC_AUTHORIZATION_FAILED, before its existence is checked).
+When no partition passes and exists, the coordinator is not asked.
 """
 
 from __future__ import annotations
 
 from broker.coordinator.group import GroupError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.security.acl import AclOperation
 
-from ._groups import coordinator, requested_offsets
-from ._txns import wire_error
+from ._groups import coordinator, group_authorized, requested_offsets
+from ._txns import txn_id_authorized, wire_error
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
 VERSIONS = (0, 3)
@@ -41,10 +47,16 @@ def _response(request, codes):
 
 
 async def handle(ctx, request):
+    if not txn_id_authorized(ctx, AclOperation.WRITE, request.transactional_id):
+        return _response(request, lambda t, p: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not group_authorized(ctx, AclOperation.READ, request.group_id):
+        return _response(request, lambda t, p: ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    gc = coordinator(ctx)
+    now = gc.now()
+    offsets, errors = requested_offsets(ctx, request.topics, lambda p: now)
+    if not offsets:  # nothing authorized that exists: Kafka answers without the coordinator
+        return _response(request, lambda t, p: errors[(t, p)])
     try:
-        gc = coordinator(ctx)
-        now = gc.now()
-        offsets, unknown = requested_offsets(ctx, request.topics, lambda p: now)
         codes = await gc.commit_txn_offsets(
             request.group_id,
             producer_id=request.producer_id,
@@ -56,11 +68,11 @@ async def handle(ctx, request):
         )
     except GroupError as e:
         code = e.error_code
-        return _response(request, lambda t, p: code)
+        return _response(request, lambda t, p: errors.get((t, p), code))
 
     def error(t: str, p: int) -> ErrorCode:
-        if (t, p) in unknown:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if (t, p) in errors:
+            return errors[(t, p)]
         return wire_error(codes[(t, p)], API_KEY, ctx.version)
 
     return _response(request, error)
