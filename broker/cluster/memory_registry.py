@@ -15,8 +15,11 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
+
+from spark_kafkalog.security.acl import AccessControlEntry, PatternType, ResourcePattern
 
 from .quota_entities import DEFAULT_ENTITY, USER, QuotaEntity, check_quota_entity, quota_entity_path
 from .registry import (
@@ -33,6 +36,8 @@ from .registry import (
     new_cluster_id,
 )
 from .zk_layout import (
+    ACL_CHANGE_EXPIRY_S,
+    acl_path,
     apply_config_updates,
     broker_config_path,
     consumer_offset_path,
@@ -70,6 +75,11 @@ class MemoryRegistryStore:
         self.controller_epoch = 0
         self.consumer_offsets: dict[tuple[str, str, int], int] = {}
         self.views: list[MemoryRegistry] = []
+        self.acls: dict[ResourcePattern, frozenset[AccessControlEntry]] = {}
+        # per change directory (extended?): (sequence, pattern, monotonic time) of the notifications kept, and
+        # the next sequence number; notifications expire after ACL_CHANGE_EXPIRY_S, as Kafka's do
+        self.acl_changes: dict[bool, list[tuple[int, ResourcePattern, float]]] = {False: [], True: []}
+        self.acl_change_next: dict[bool, int] = {False: 0, True: 0}
 
     def view(self) -> MemoryRegistry:
         return MemoryRegistry(self)
@@ -80,6 +90,16 @@ class MemoryRegistryStore:
         del self.change_log[:-CONFIG_CHANGES_KEPT]
         self.config_changes += 1
         self.changed("configs")
+
+    def acl_changed(self, pattern: ResourcePattern) -> None:
+        """Leave an ACL change notification (with the lock held), purge expired ones, and notify the views."""
+        extended = pattern.pattern_type is not PatternType.LITERAL
+        now = time.monotonic()
+        kept = self.acl_changes[extended]
+        kept.append((self.acl_change_next[extended], pattern, now))
+        self.acl_change_next[extended] += 1
+        kept[:] = [c for c in kept if now - c[2] < ACL_CHANGE_EXPIRY_S]
+        self.changed("acls")
 
     def changed(self, what: str, topic: str | None = None) -> None:
         """Notify every open view (called with the lock held; deliveries happen on each view's thread)."""
@@ -410,6 +430,51 @@ class MemoryRegistry(ClusterRegistry):
                 return highest, None
             return highest, [path for seq, path in log_ if seq > after]
 
+    # -- ACLs -----------------------------------------------------------------------------------
+    def all_acls(self) -> dict[ResourcePattern, frozenset[AccessControlEntry]]:
+        with self.store.lock:
+            self._check()
+            return dict(self.store.acls)
+
+    def resource_acls(self, pattern: ResourcePattern) -> frozenset[AccessControlEntry]:
+        acl_path(pattern)  # the patterns ZooKeeper's layout refuses are refused here too
+        with self.store.lock:
+            self._check()
+            return self.store.acls.get(pattern, frozenset())
+
+    def update_resource_acls(
+        self,
+        pattern: ResourcePattern,
+        update: Callable[[frozenset[AccessControlEntry]], frozenset[AccessControlEntry]],
+    ) -> frozenset[AccessControlEntry]:
+        acl_path(pattern)
+        s = self.store
+        with s.lock:  # no concurrent writer to lose against: one read-modify-write under the lock
+            self._check()
+            current = s.acls.get(pattern, frozenset())
+            new = frozenset(update(current))
+            if new == current:
+                return current
+            if new:
+                s.acls[pattern] = new
+            else:
+                s.acls.pop(pattern, None)
+            s.acl_changed(pattern)
+            return new
+
+    def acl_changes_since(self, after: int, extended: bool) -> tuple[int, list[ResourcePattern] | None]:
+        with self.store.lock:
+            self._check()
+            kept, following = self.store.acl_changes[extended], self.store.acl_change_next[extended]
+            highest = max(after, following - 1)
+            first_kept = kept[0][0] if kept else following
+            if after < 0 or first_kept > after + 1:
+                return highest, None
+            return highest, [pattern for seq, pattern, _ in kept if seq > after]
+
+    def on_acl_changes(self, callback: Callable[[], None]) -> Subscription:
+        return self._watch("acls", None, lambda _counts: callback())
+
     # -- watches --------------------------------------------------------------------------------
     def _snapshot(self, what: str, topic: str | None) -> Any:
         s = self.store
@@ -426,6 +491,8 @@ class MemoryRegistry(ClusterRegistry):
             return None if s.controller is None else s.controller[0]
         if what == "configs":
             return s.config_changes
+        if what == "acls":
+            return dict(s.acl_change_next)
         raise AssertionError(what)
 
     def _watch(self, what: str, topic: str | None, callback: Callable) -> Subscription:

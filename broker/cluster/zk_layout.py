@@ -20,6 +20,18 @@ nodes::
                                      reads a block {"version":1,"broker":1,"block_start":"0","block_end":"999"}
                                      from any data that is not null, so the node must not hold b"")
 
+ACLs (Kafka's ``ZkAclStore``; ``<Type>`` is ``ResourceType.kafka_name``: Topic, Group, Cluster, TransactionalId,
+DelegationToken, User; names containing "/" are refused)::
+
+    /kafka-acl/<Type>/<name>                         LITERAL patterns (``*`` included)
+    /kafka-acl-extended/prefixed/<Type>/<prefix>     PREFIXED patterns (lowercase "prefixed")
+        {"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow","operation":"Read","host":"*"}]}
+        (PascalCase operation and permission names: DescribeConfigs, IdempotentWrite, ClusterAction; a node
+        is deleted when its last ACL goes)
+    /kafka-acl-changes/acl_changes_<10-digit seq>              TOPIC:foo   (literal; the enum constant, UTF-8)
+    /kafka-acl-extended-changes/acl_changes_<10-digit seq>
+        {"version":1,"resourceType":"TOPIC","name":"foo","patternType":"PREFIXED"}
+
 JSON is written compact (no spaces), as Kafka writes it. Decoders raise ValueError naming the node and quoting
 (at most 200 characters of) the data. Everything here is a pure function or a constant: thread-safe.
 """
@@ -33,6 +45,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from spark_kafkalog.protocol.topic_name import validate_topic_name
+from spark_kafkalog.security.acl import (
+    AccessControlEntry,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
 
 if TYPE_CHECKING:
     from broker.cluster.registry import TopicAssignment
@@ -81,6 +101,21 @@ __all__ = [
     "encode_offset",
     "decode_offset",
     "check_replacement",
+    "ACL_ROOTS",
+    "ACL_CHANGE_DIRS",
+    "ACL_CHANGE_PREFIX",
+    "ACL_CHANGE_EXPIRY_S",
+    "acl_store_path",
+    "acl_type_path",
+    "acl_path",
+    "acl_change_dir",
+    "acl_change_sequence",
+    "acl_required_paths",
+    "parse_acl_store",
+    "encode_acls",
+    "decode_acls",
+    "encode_acl_change",
+    "decode_acl_change",
 ]
 
 # Persistent paths every Kafka broker creates at start-up (KafkaZkClient.createTopLevelPaths), with null data.
@@ -328,3 +363,160 @@ def check_replacement(current: TopicAssignment, new: TopicAssignment) -> None:
             f"assignment of topic {current.name!r}: a replacement may change replicas only, not the name, topic id "
             f"or partition ids ({sorted(current.partitions)} -> {sorted(new.partitions)})"
         )
+
+
+# -- ACLs ----------------------------------------------------------------------------------------------
+
+ACL_ROOTS = {PatternType.LITERAL: "/kafka-acl", PatternType.PREFIXED: "/kafka-acl-extended/prefixed"}
+"""The node under which each pattern type's ACLs live (Kafka: ``LiteralAclStore`` / ``ExtendedAclStore``)."""
+ACL_CHANGE_DIRS = {False: "/kafka-acl-changes", True: "/kafka-acl-extended-changes"}
+"""Change notification directory by ``extended`` (False: literal patterns, True: every other pattern type)."""
+ACL_CHANGE_PREFIX = "acl_changes_"
+ACL_CHANGE_EXPIRY_S = 15 * 60
+"""Age after which ACL change notifications are deleted (Kafka's ``ZkNodeChangeNotificationListener``)."""
+
+_ACL_RESOURCE_TYPES = tuple(t for t in ResourceType if t not in (ResourceType.UNKNOWN, ResourceType.ANY))
+
+
+def acl_store_path(pattern_type: PatternType) -> str:
+    """``/kafka-acl`` or ``/kafka-acl-extended/prefixed``; ValueError for a pattern type no ACL can have."""
+    try:
+        return ACL_ROOTS[pattern_type]
+    except KeyError:
+        raise ValueError(f"ACLs are stored for LITERAL and PREFIXED patterns only, not {pattern_type.name}") from None
+
+
+def acl_type_path(pattern_type: PatternType, resource_type: ResourceType) -> str:
+    """``/kafka-acl/Topic`` ...; ValueError for ANY or UNKNOWN."""
+    if resource_type not in _ACL_RESOURCE_TYPES:
+        raise ValueError(f"no ACL can be stored for resource type {resource_type.name}")
+    return f"{acl_store_path(pattern_type)}/{resource_type.kafka_name}"
+
+
+def acl_path(pattern: ResourcePattern) -> str:
+    """The node of one resource pattern's ACLs; ValueError for an empty name, a name containing "/" (Kafka
+    refuses it), "." or "..", or a type or pattern type no ACL can have."""
+    name = pattern.name
+    if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
+        raise ValueError(f"invalid ACL resource name {name!r}: it must be non-empty and contain no '/'")
+    return f"{acl_type_path(pattern.pattern_type, pattern.resource_type)}/{name}"
+
+
+def acl_change_dir(pattern_type: PatternType) -> str:
+    """Where a change of ``pattern_type``'s ACLs is announced (``/kafka-acl-changes`` for LITERAL)."""
+    acl_store_path(pattern_type)
+    return ACL_CHANGE_DIRS[pattern_type is not PatternType.LITERAL]
+
+
+def acl_change_sequence(child: str) -> int | None:
+    """The sequence number of an ``acl_changes_<10 digits>`` child (None: another node)."""
+    digits = child[len(ACL_CHANGE_PREFIX) :] if child.startswith(ACL_CHANGE_PREFIX) else ""
+    return int(digits) if digits.isdigit() and digits.isascii() else None
+
+
+def acl_required_paths() -> tuple[str, ...]:
+    """The nodes Kafka's ``AclAuthorizer`` creates at start-up (``createAclPaths``): each store with one child
+    per resource type, and both change directories."""
+    paths = [acl_type_path(p, t) for p in ACL_ROOTS for t in _ACL_RESOURCE_TYPES]
+    return (*paths, *ACL_CHANGE_DIRS.values())
+
+
+def parse_acl_store(pattern_type: PatternType, type_child: str, name: str) -> ResourcePattern | None:
+    """The pattern of ``<store>/<type_child>/<name>`` (None when ``type_child`` is no resource type known here)."""
+    try:
+        resource_type = ResourceType.parse(type_child)
+    except ValueError:
+        return None
+    if resource_type not in _ACL_RESOURCE_TYPES:
+        return None
+    return ResourcePattern(resource_type, name, pattern_type)
+
+
+def encode_acls(entries: frozenset[AccessControlEntry] | set[AccessControlEntry]) -> bytes:
+    """A resource node's JSON, entries in sorted order (principal, host, operation, permission), as Kafka writes
+    it: ``{"version":1,"acls":[{"principal":..,"permissionType":"Allow","operation":"Read","host":"*"}]}``."""
+    return _dumps(
+        {
+            "version": 1,
+            "acls": [
+                {
+                    "principal": e.principal,
+                    "permissionType": e.permission_type.kafka_name,
+                    "operation": e.operation.kafka_name,
+                    "host": e.host,
+                }
+                for e in sorted(entries)
+            ],
+        }
+    )
+
+
+def decode_acls(data: bytes | None, *, what: str = "ACL node") -> frozenset[AccessControlEntry]:
+    """The entries of a resource node (null or empty data: none). Operation and permission names in any of
+    Kafka's spellings (``DescribeConfigs``, ``DESCRIBE_CONFIGS``); ValueError naming ``what`` when malformed or
+    when an entry names an operation or permission type no ACL can hold (ANY, UNKNOWN)."""
+    if not data:
+        return frozenset()
+    try:
+        obj = json.loads(data)
+        entries = []
+        for acl in obj["acls"]:
+            entry = AccessControlEntry(
+                str(acl["principal"]),
+                str(acl["host"]),
+                AclOperation.parse(str(acl["operation"])),
+                AclPermissionType.parse(str(acl["permissionType"])),
+            )
+            if entry.operation in (AclOperation.ANY, AclOperation.UNKNOWN) or entry.permission_type not in (
+                AclPermissionType.ALLOW,
+                AclPermissionType.DENY,
+            ):
+                raise ValueError(f"entry {acl} has no concrete operation and permission")
+            entries.append(entry)
+        return frozenset(entries)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{what}: malformed ACL node {data!r:.200} ({exc})") from exc
+
+
+def encode_acl_change(pattern: ResourcePattern) -> bytes:
+    """The notice a change of ``pattern``'s ACLs leaves: ``TOPIC:foo`` for a literal pattern (Kafka's
+    ``LiteralAclChangeStore``: the ResourceType constant, ":", the name), JSON for any other
+    (``ExtendedAclChangeStore``): ``{"version":1,"resourceType":"TOPIC","name":"foo","patternType":"PREFIXED"}``."""
+    acl_path(pattern)
+    if pattern.pattern_type is PatternType.LITERAL:
+        return f"{pattern.resource_type.name}:{pattern.name}".encode()
+    return _dumps(
+        {
+            "version": 1,
+            "resourceType": pattern.resource_type.name,
+            "name": pattern.name,
+            "patternType": pattern.pattern_type.name,
+        }
+    )
+
+
+def decode_acl_change(data: bytes | None, *, extended: bool, what: str = "ACL change notification") -> ResourcePattern:
+    """The pattern a notice names (``extended``: from ``/kafka-acl-extended-changes``). Type names in any of
+    Kafka's spellings (``TOPIC``, ``Topic``); ValueError naming ``what`` when malformed or naming a pattern
+    no ACL can have."""
+    try:
+        if extended:
+            obj = json.loads(data or b"")
+            if int(obj.get("version", 1)) > 1:
+                raise ValueError(f"unsupported version {obj['version']}")
+            pattern = ResourcePattern(
+                ResourceType.parse(str(obj["resourceType"])),
+                str(obj["name"]),
+                PatternType.parse(str(obj["patternType"])),
+            )
+        else:
+            type_name, sep, name = (data or b"").decode("utf-8").partition(":")
+            if not sep:
+                raise ValueError("expected <ResourceType>:<name>")
+            pattern = ResourcePattern(ResourceType.parse(type_name), name, PatternType.LITERAL)
+        acl_path(pattern)
+        if (pattern.pattern_type is PatternType.LITERAL) == extended:
+            raise ValueError(f"a {pattern.pattern_type.name} pattern in the wrong change directory")
+        return pattern
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{what}: malformed ACL change notification {data!r:.200} ({exc})") from exc

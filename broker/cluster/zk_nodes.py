@@ -71,10 +71,12 @@ class NotEmptyError(NodeError):
 
 
 class NodeStat(NamedTuple):
-    """What the layout needs of a node's stat: its data version and the session owning it (0: persistent)."""
+    """What the layout needs of a node's stat: its data version, the session owning it (0: persistent) and its
+    creation time (epoch ms, the server's clock; 0 when unknown)."""
 
     version: int
     ephemeral_owner: int
+    created_ms: int = 0
 
 
 class CreateOp(NamedTuple):

@@ -104,7 +104,7 @@ def translate_kazoo_error(
 
 
 def _stat(stat) -> NodeStat:
-    return NodeStat(stat.version, stat.ephemeralOwner)
+    return NodeStat(stat.version, stat.ephemeralOwner, stat.ctime)
 
 
 class _NodeWatcher:
