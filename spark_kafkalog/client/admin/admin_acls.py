@@ -1,7 +1,7 @@
 """ACLs for ``AdminClient``: CreateAcls (30), DescribeAcls (29) and DeleteAcls (31), sent to any broker (each
-broker writes ACLs to ZooKeeper itself, as Kafka's ZooKeeper-mode brokers do), at the highest version both
-sides support, v1 at least when a pattern type other than LITERAL (or ANY, for filters) is asked for: v0 knows
-LITERAL names only.
+broker writes ACLs to ZooKeeper itself, as Kafka's ZooKeeper-mode brokers do), v0-3, at the highest version both
+sides support: v1 at least when a pattern type other than LITERAL (or ANY, for filters) is asked for (v0 knows
+LITERAL names only), v3 for the USER resource type.
 
 Errors, all ``KafkaClientError`` with the broker's ``error_code`` and its message: a top-level DescribeAcls
 error (SECURITY_DISABLED when the broker has no authorizer, CLUSTER_AUTHORIZATION_FAILED without Describe on
@@ -126,10 +126,14 @@ def _invalid(what: str, problem: str) -> KafkaClientError:
     )
 
 
-def _min_version(pattern_types: Iterable[PatternType], *, filters: bool) -> int:
-    """1 when a pattern type needs the v1 field: v0 means LITERAL (and takes ANY as LITERAL for filters)."""
+def _min_version(patterns: Iterable[ResourcePattern | ResourcePatternFilter], *, filters: bool) -> int:
+    """The lowest version that can carry ``patterns``: 3 for the USER resource type, 1 for a pattern type other
+    than LITERAL (v0 has no pattern type field: it means LITERAL, and a filter's ANY is read as LITERAL), else 0."""
     v0 = (PatternType.LITERAL, PatternType.ANY) if filters else (PatternType.LITERAL,)
-    return 0 if all(t in v0 for t in pattern_types) else 1
+    patterns = list(patterns)
+    if any(p.resource_type is ResourceType.USER for p in patterns):
+        return 3
+    return 0 if all(p.pattern_type in v0 for p in patterns) else 1
 
 
 # -- CreateAcls ------------------------------------------------------------------------------------
@@ -181,7 +185,7 @@ def create_acls(send: Send, bindings: Iterable[AclBinding]) -> dict[AclBinding, 
         _, response, peer = send(
             CREATE,
             lambda version: create_request(valid, version),
-            min_version=_min_version((b.pattern.pattern_type for b in valid), filters=False),
+            min_version=_min_version((b.pattern for b in valid), filters=False),
             what="CreateAcls",
         )
         failed.update(parse_create_response(valid, response, peer))
@@ -241,7 +245,7 @@ def describe_acls(send: Send, acl_filter: AclBindingFilter) -> list[AclBinding]:
     _, response, peer = send(
         DESCRIBE,
         lambda version: describe_request(acl_filter, version),
-        min_version=_min_version([acl_filter.pattern.pattern_type], filters=True),
+        min_version=_min_version([acl_filter.pattern], filters=True),
         what="DescribeAcls",
     )
     return parse_describe_response(response, peer)
@@ -311,7 +315,7 @@ def delete_acls(send: Send, filters: Iterable[AclBindingFilter]) -> list[DeleteA
         _, response, peer = send(
             DELETE,
             lambda version: delete_request(sent, version),
-            min_version=_min_version((f.pattern.pattern_type for f in sent), filters=True),
+            min_version=_min_version((f.pattern for f in sent), filters=True),
             what="DeleteAcls",
         )
         for i, result in zip(sendable, parse_delete_response(sent, response, peer), strict=True):
