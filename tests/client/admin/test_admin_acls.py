@@ -10,7 +10,7 @@ import pytest
 
 from spark_kafkalog.client.admin import admin_acls
 from spark_kafkalog.client.errors import KafkaClientError
-from spark_kafkalog.protocol import API_BY_KEY, ErrorCode
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.protocol.messages import decode_request, decode_response, encode_request, encode_response
 from spark_kafkalog.security.acl import (
     AccessControlEntry,
@@ -41,7 +41,8 @@ class Wire:
     too. Records each (api_key, version, decoded request)."""
 
     def __init__(self, answer, top: int = 3) -> None:
-        self.answer, self.top, self.sent = answer, top, []
+        self.answer, self.top = answer, top
+        self.sent: list[tuple[int, int, Any]] = []
 
     def __call__(self, api_key: int, build, *, min_version: int = 0, what: str) -> tuple[int, Any, str]:
         if min_version > self.top:
@@ -61,7 +62,10 @@ def response(api_key: int, **fields: Any) -> Any:
 @pytest.mark.parametrize("version", [0, 1, 2, 3])
 def test_create_request_at_each_version(version):
     b = binding("orders", Op.WRITE, host="10.0.0.1", perm=DENY)
-    wire = Wire(lambda k, req: response(k, results=[API_BY_KEY[k].Response.AclCreationResult(error_code=0)]), version)
+    wire = Wire(
+        lambda k, req: response(k, results=[API_BY_KEY[ApiKey.CREATE_ACLS].Response.AclCreationResult(error_code=0)]),
+        version,
+    )
     assert admin_acls.create_acls(wire, [b]) == {}
     ((key, sent_version, req),) = wire.sent
     assert (key, sent_version) == (admin_acls.CREATE, version)
@@ -77,7 +81,7 @@ def test_create_request_at_each_version(version):
     [([binding()], 0), ([binding(ptype=PRE)], 1), ([binding(), binding("u", rtype=U, op=Op.CREATE_TOKENS)], 3)],
 )
 def test_create_needs_v1_for_prefixed_and_v3_for_user(bindings, lowest):
-    ok = API_BY_KEY[admin_acls.CREATE].Response.AclCreationResult(error_code=0)
+    ok = API_BY_KEY[ApiKey.CREATE_ACLS].Response.AclCreationResult(error_code=0)
     wire = Wire(lambda k, req: response(k, results=[ok] * len(req.creations)), lowest)
     assert admin_acls.create_acls(wire, bindings) == {}
     if lowest > 0:
@@ -87,7 +91,7 @@ def test_create_needs_v1_for_prefixed_and_v3_for_user(bindings, lowest):
 
 def test_create_errors_are_per_binding_with_the_brokers_message():
     good, bad = binding("t"), binding("", Op.READ)
-    R = API_BY_KEY[admin_acls.CREATE].Response
+    R = API_BY_KEY[ApiKey.CREATE_ACLS].Response
 
     def answer(k, req):
         return response(
@@ -119,7 +123,7 @@ def test_create_errors_are_per_binding_with_the_brokers_message():
     ],
 )
 def test_bindings_that_cannot_exist_fail_locally_and_the_others_are_sent(bad, problem):
-    ok = API_BY_KEY[admin_acls.CREATE].Response.AclCreationResult(error_code=0)
+    ok = API_BY_KEY[ApiKey.CREATE_ACLS].Response.AclCreationResult(error_code=0)
     wire = Wire(lambda k, req: response(k, results=[ok] * len(req.creations)))
     errors = admin_acls.create_acls(wire, [bad, binding("other")])
     assert list(errors) == [bad] and errors[bad].error_code is ErrorCode.INVALID_REQUEST
@@ -128,7 +132,7 @@ def test_bindings_that_cannot_exist_fail_locally_and_the_others_are_sent(bad, pr
 
 
 def describe_answer(resources: list[tuple[int, str, int, list[tuple[str, str, int, int]]]], error=0, message=None):
-    R = API_BY_KEY[admin_acls.DESCRIBE].Response
+    R = API_BY_KEY[ApiKey.DESCRIBE_ACLS].Response
 
     def answer(k, req):
         return response(
@@ -185,7 +189,7 @@ def test_describe_match_filter_needs_v1_and_reads_prefixed_and_unknown_codes():
         (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None),
     ],
 )
-def test_describe_raises_the_top_level_error(code, message):
+def test_describe_raises_the_top_level_error(code: ErrorCode, message):
     with pytest.raises(KafkaClientError) as e:
         admin_acls.describe_acls(Wire(describe_answer([], code, message)), AclBindingFilter())
     assert e.value.error_code is code and not e.value.retriable
@@ -200,7 +204,7 @@ def test_describe_refuses_an_unknown_filter_without_sending():
 
 
 def test_delete_results_per_filter_and_per_acl():
-    R = API_BY_KEY[admin_acls.DELETE].Response
+    R = API_BY_KEY[ApiKey.DELETE_ACLS].Response
     f_ok = AclBindingFilter(ResourcePatternFilter(T, "t", LIT))
     f_err = AclBindingFilter(ResourcePatternFilter(G, "g", PRE))
     f_local = AclBindingFilter(ResourcePatternFilter(ResourceType.UNKNOWN, "x"))
