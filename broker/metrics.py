@@ -32,6 +32,14 @@ Read when scraped, from a snapshot taken on the event loop (so the HTTP thread n
       leader's by at most a fetch)
     kafka_server_socketservermetrics_connection_count   open client connections
 
+Client quotas (``watch_quotas``; read when scraped from ``QuotaManager.figures``): Kafka's
+``kafka.server:type=Produce|Fetch|Request,user=<u>,client-id=<c>`` sensors, one series per sensor (labels
+``user`` and ``client_id``, "" for the part its quota entity does not name):
+
+    kafka_server_produce_byte_rate, kafka_server_fetch_byte_rate   bytes/s over the quota window
+    kafka_server_request_request_time                              handler time, % of one thread
+    kafka_server_{produce,fetch,request}_throttle_time             mean throttle time (ms) over the window
+
 Each component reports its own figures (``ReplicaManager.replica_figures``, ``Controller.is_active`` and
 ``offline_partition_count``, ``GroupCoordinator.groups_by_state`` and ``consumer_lag``,
 ``TransactionCoordinator.transactions_by_state``); ``Broker._metrics_snapshot`` only puts them together. The
@@ -97,6 +105,21 @@ class BrokerSnapshot:
     transactions_by_state: dict[str, int] = field(default_factory=dict)
     """Kafka's transaction state name (``Ongoing``, ``PrepareCommit``...) -> transactional ids coordinated here."""
     connections: int = 0
+
+
+class QuotaFigure(NamedTuple):
+    """One client quota sensor (``broker.quotas``): ``kafka.server:type=<group>,user=..,client-id=..``."""
+
+    group: str
+    """``Produce``, ``Fetch`` or ``Request``."""
+    rate_metric: str
+    """``byte-rate`` (Produce, Fetch) or ``request-time`` (Request, % of one thread)."""
+    user: str
+    client_id: str
+    rate: float
+    throttle_time_ms: float
+    """Mean throttle time of the sensor's throttled requests over the window (Kafka's ``throttle-time``)."""
+    bound: float | None
 
 
 class BrokerMetrics:
@@ -199,6 +222,10 @@ class BrokerMetrics:
         """Register the gauges read from ``snapshot()`` (run on ``loop`` at each scrape)."""
         self.registry.register(_SnapshotCollector(snapshot, loop))
 
+    def watch_quotas(self, figures: Callable[[], list[QuotaFigure]]) -> None:
+        """Register the client quota gauges, read from ``figures()`` (thread-safe) at each scrape."""
+        self.registry.register(_QuotaCollector(figures))
+
     # -- HTTP ------------------------------------------------------------------------------------
     def serve(self, host: str, port: int) -> int:
         """Serve ``/metrics`` on ``host:port`` (0: any free port) in a daemon thread; returns the port."""
@@ -233,6 +260,33 @@ class _SnapshotCollector(Collector):
             log.debug("metrics snapshot failed: %r", e)
             return
         yield from _gauges(snap)
+
+
+class _QuotaCollector(Collector):
+    def __init__(self, figures: Callable[[], list[QuotaFigure]]) -> None:
+        self._figures = figures
+
+    def describe(self) -> list:
+        return []
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        families: dict[str, GaugeMetricFamily] = {}
+
+        def family(name: str, text: str) -> GaugeMetricFamily:
+            if name not in families:
+                families[name] = GaugeMetricFamily(name, text, labels=["user", "client_id"])
+            return families[name]
+
+        for f in self._figures():
+            prefix = f"kafka_server_{f.group.lower()}_"
+            labels = [f.user, f.client_id]
+            rate = family(
+                prefix + f.rate_metric.replace("-", "_"), f"{f.group} quota {f.rate_metric} per user/client-id."
+            )
+            rate.add_metric(labels, f.rate)
+            throttle = family(prefix + "throttle_time", f"{f.group} quota mean throttle time (ms) per user/client-id.")
+            throttle.add_metric(labels, f.throttle_time_ms)
+        yield from families.values()
 
 
 def _gauges(snap: BrokerSnapshot) -> Iterator[GaugeMetricFamily]:

@@ -98,7 +98,8 @@ class Broker:
         self.producer_ids = ProducerIdAllocator(self.broker_id)
         self.metrics = BrokerMetrics()
         self.authorizer = AclAuthorizer.from_config(config)
-        self.quotas = QuotaManager()
+        self.quotas = QuotaManager.from_config(config)
+        self.metrics.watch_quotas(self.quotas.figures)
         self.topic_admin: TopicAdmin | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.txn_coordinator: TransactionCoordinator | None = None

@@ -3,7 +3,7 @@ also the order ``BrokerConfig`` fills and DescribeConfigs reports them) and ``KE
 
 One module per concern: ``server`` (identity, networking, ZooKeeper, topic creation), ``security``
 (listeners' protocols, TLS, SASL; ``LISTENER_OVERRIDABLE`` names the keys ``listener.name.<l>.`` may prefix), ``log`` (the topic
-defaults), ``replication``, ``coordinator`` (groups, offsets, transactions); ``schema`` declares
+defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``quotas`` (client quota windows); ``schema`` declares
 ``ConfigKey`` and ``ConfigError``. ``broker.config`` re-exports all of it.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .coordinator import GROUP_KEYS, TRANSACTION_KEYS
 from .log import LOG_KEYS
+from .quotas import QUOTA_KEYS
 from .replication import REPLICATION_KEYS
 from .schema import ConfigError, ConfigKey
 from .security import LISTENER_OVERRIDABLE, SECURITY_KEYS
@@ -25,6 +26,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     + REPLICATION_KEYS
     + GROUP_KEYS
     + TRANSACTION_KEYS
+    + QUOTA_KEYS
 )
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in CONFIG_KEYS}
 

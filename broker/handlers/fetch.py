@@ -27,7 +27,11 @@ Authorization (Kafka's ``handleFetchRequest``): a consumer needs Read on each to
 answer TOPIC_AUTHORIZATION_FAILED, checked before the topic's existence; a follower (``replica_id`` >= 0)
 needs ClusterAction on the cluster, else every partition answers TOPIC_AUTHORIZATION_FAILED (Kafka's
 answer; CVE-2018-1288) and no follower state is recorded. Decided once per request, before the long poll.
-Gaps: no preferred read replica (KIP-392), no diverging-epoch answer (v12) yet.
+Quotas (KIP-219): with a ``consumer_byte_rate`` configured, a consumer's answer (not a follower's) records its
+record bytes; over the quota they are un-recorded and the answer is *empty* (no topics), carrying
+``throttle_time_ms``, and the connection is muted for it (Kafka's ``getThrottledResponse``).
+Gaps: no preferred read replica (KIP-392), no diverging-epoch answer (v12) yet; the fetch size is not capped
+at the quota window's bytes (Kafka's ``getMaxValueInQuotaWindow``).
 """
 
 from __future__ import annotations
@@ -62,11 +66,26 @@ async def handle(ctx, request):
         remaining = deadline - loop.time()
         gone = ctx.disconnected is not None and ctx.disconnected.done()  # nobody left to answer
         if total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping or gone:
+            if ctx.services.quotas.fetch.enabled and request.replica_id < 0:
+                throttle_ms = _record_quota(ctx, total)
+                if throttle_ms:
+                    return Resp(throttle_time_ms=throttle_ms, error_code=ErrorCode.NONE, session_id=0, responses=[])
             if total:
                 _count_bytes_out(ctx.services.metrics, responses, follower=request.replica_id >= 0)
             return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
         notifiers = [p.append_notifier if request.replica_id >= 0 else p.data_notifier for p in partitions]
         await wait_any(notifiers, remaining, abandon=ctx.disconnected)
+
+
+def _record_quota(ctx, total: int) -> int:
+    """Record ``total`` bytes for ``consumer_byte_rate``; over the quota, un-record them, mute the connection and
+    return the throttle time (the caller answers empty)."""
+    quotas = ctx.services.quotas
+    throttle_ms = quotas.record_fetch(ctx.principal, ctx.header.client_id, total)
+    if throttle_ms:
+        quotas.unrecord_fetch(ctx.principal, ctx.header.client_id, total)
+        ctx.throttle(throttle_ms)
+    return throttle_ms
 
 
 def _count_bytes_out(metrics, responses, *, follower: bool) -> None:

@@ -25,7 +25,10 @@ the request needs Write on its ``transactional_id`` (a null id fails too), else 
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is appended (CVE-2018-17196); each partition needs Write on
 its topic, else TOPIC_AUTHORIZATION_FAILED, checked before the topic's existence so nothing leaks. With
 acks=0 any of these errors closes the connection, as every other failure does.
-Gaps: no check that the coordinator added the partition to the transaction (KIP-890); no quotas.
+Quotas (KIP-219): with a ``producer_byte_rate`` configured, the request's record bytes are recorded once it is
+done; over the quota the response (sent at once) carries ``throttle_time_ms`` and the connection is muted for
+it (acks=0 too, without a response).
+Gaps: no check that the coordinator added the partition to the transaction (KIP-890).
 """
 
 from __future__ import annotations
@@ -185,13 +188,24 @@ async def handle(ctx, request):
         responses.append(Resp.TopicProduceResponse(name=topic.name, partition_responses=entries))
     if waits:
         await _await_replication(b, waits, request.timeout_ms / 1000, ctx.disconnected)
+    throttle_ms = _record_quota(ctx, request) if b.quotas.produce.enabled else 0
     if acks == 0:
         failed = [(t.name, e.index, e.error_code) for t in responses for e in t.partition_responses if e.error_code]
         if failed:  # as Kafka: the producer gets no response, so it learns of the failure from the closed connection
             name, index, code = failed[0]
             return CloseConnection(f"acks=0 produce failed ({name}-{index}: {ErrorCode(code).name})")
         return NO_RESPONSE
-    return Resp(responses=responses, throttle_time_ms=0)
+    return Resp(responses=responses, throttle_time_ms=throttle_ms)
+
+
+def _record_quota(ctx, request) -> int:
+    """Record the request's record bytes for ``producer_byte_rate``; over the quota, mute the connection for the
+    throttle time, which is returned (Kafka's ``quotas.produce.maybeRecordAndGetThrottleTimeMs``)."""
+    nbytes = sum(len(pd.records) for t in request.topic_data for pd in t.partition_data if pd.records is not None)
+    throttle_ms = ctx.services.quotas.record_produce(ctx.principal, ctx.header.client_id, nbytes)
+    if throttle_ms:
+        ctx.throttle(throttle_ms)
+    return throttle_ms
 
 
 async def _await_replication(broker, waits, timeout_s: float, disconnected=None) -> None:

@@ -37,6 +37,10 @@ Security (the listener's ``ListenerSecurity``; PLAINTEXT takes none of these pat
   its replies are queued in request order like responses; a failed exchange closes the connection after
   ``failed_authentication_delay_ms``. Each request's ``RequestContext.principal`` is the connection's
   principal when it was read.
+
+Quotas (``broker.network.throttling``): ``RequestContext.throttle(ms)`` mutes this connection: after the
+throttled response (sent at once), no new request is read for ``ms`` (frames already read are served); while
+a ``request_percentage`` quota is configured, handler time is recorded and may throttle too (KIP-219).
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ from spark_kafkalog.security.principal import ssl_principal
 
 from .file_sender import RegionEndedEarly, SendBuffers, region_path, send_chunked, sendfile
 from .sasl_authenticator import AuthStep, SaslAuthenticator
+from .throttling import ChannelMute, with_request_quota
 from .tls_socket import handshake as tls_handshake
 from .tls_socket import send_all as tls_send_all
 
@@ -157,6 +162,8 @@ class ClientConnection:
         self._decoder: FrameDecoder | None = None
         self._auth_timer: asyncio.TimerHandle | None = None
         self._read_waiter: asyncio.Future | None = None  # TLS: the reader's readability wait (woken by stop)
+        self._mute = ChannelMute(self.loop)  # KIP-219: no request is read while a quota throttle lasts
+        self._throttle = self._mute.throttle
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -200,6 +207,7 @@ class ClientConnection:
     async def stop(self) -> None:
         """Stop reading new requests; responses to requests already read are still sent."""
         self._stopping = True
+        self._mute.wake()
 
     def shutdown_read(self) -> None:
         """End reading (server stop, after ``stop()``): the reader sees end-of-stream and ends in order.
@@ -299,6 +307,9 @@ class ClientConnection:
         view = self.server.recv_buffer  # shared by all connections: each read is consumed before any await
         idle_s = cfg["connections.max.idle.ms"] / 1000
         while not self._stopping:
+            if self._mute.until:  # throttled (quotas): read nothing until the mute ends
+                await self._mute.wait()
+                continue
             idle = self._pending.empty() and not self._in_flight
             n = await self._recv_into(view, idle_s if idle else None)
             if n == 0:
@@ -489,11 +500,13 @@ class ClientConnection:
             client=self.client,
             principal=self.principal,
             security_protocol=self.security.protocol,
+            throttle=self._throttle,
         )
         received = self.loop.time()
-        handling = self._timed(
-            entry.handler(ctx, request.body), request.api.name, header.api_version, received, ctx.services.metrics
-        )
+        handling = entry.handler(ctx, request.body)
+        if ctx.services.quotas.request.enabled:  # request_percentage: time the handler, maybe throttle
+            handling = with_request_quota(ctx, request.body, handling, self.loop.time)
+        handling = self._timed(handling, request.api.name, header.api_version, received, ctx.services.metrics)
         task = self.loop.create_task(handling, name=f"{request.api.name}-{header.correlation_id}")
         self._in_flight.append(task)
         if pooled is not None:
