@@ -248,6 +248,7 @@ class Broker:
             self.log_config_for,
             self.run_blocking,
             scram_credentials=self.scram_credentials,
+            quotas=self.quotas,
         )
         self.metadata_sync.start()
         await self.metadata_sync.ready.wait()

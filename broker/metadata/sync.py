@@ -15,11 +15,17 @@ changed gets it at once (retention, segment size, cleanup policy, min.insync.rep
 User entities (``/config/users/<u>``: SCRAM credentials) go into ``scram_credentials``: every user at start-up,
 after a session re-establishment and whenever notifications may have been missed; otherwise only the users
 named by new ``users/<sanitized user>`` notifications are re-read (as Kafka's brokers do); notifications
-naming only users, and a change of ``/config/changes`` without a new notification (a purge), leave topic and
-broker configs alone.
+naming only quota entities, and a change of ``/config/changes`` without a new notification (a purge), leave
+topic and broker configs alone.
+
+Client quota entities (``/config/users/<u>``, ``/config/clients/<c>``, ``/config/users/<u>/clients/<c>``) go
+into ``quotas`` (the broker's ``QuotaManager``) the same way: all of them with ``replace_all`` whenever the
+users are all read, and each entity named by a ``users/..``, ``clients/..`` or ``users/../clients/..``
+notification with ``update_entity`` (a user entity's one read serves its credentials and its quotas). Only the
+quota keys (``quota_entities.QUOTA_KEYS``) are passed on; an entity left without any gets an empty config.
 
 ``ready`` is set once the first brokers and topics snapshots, every known topic's states and the first load of
-the users' credentials are applied.
+the users' credentials and the quota entities are applied.
 Event-loop only, apart from the registry callbacks, which only post events.
 """
 
@@ -30,10 +36,12 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..cluster.quota_entities import USER, QuotaEntity, parse_quota_entity_path, quota_keys_of
 from ..cluster.registry import ClusterRegistry, NoSuchTopicError, RegistryError, TopicAssignment
-from ..cluster.zk_layout import desanitize_entity_name
+from ..cluster.zk_layout import BROKER_DEFAULT_ENTITY
 from ..config import BrokerConfig, ConfigError
 from ..config_admin.dynamic import DEFAULT_ENTITY, DynamicBrokerConfig
+from ..quotas.manager import QuotaManager
 from ..security.scram_credentials import ScramCredentialCache
 
 if TYPE_CHECKING:
@@ -47,7 +55,8 @@ log = logging.getLogger("kafkalog.metadata")
 class MetadataSync:
     """Dependencies: the registry it follows, the cache and replica manager it updates,
     ``log_config_for(topic overrides)`` for topic configurations, and ``run_blocking`` for registry reads;
-    ``scram_credentials``: the credential cache the listeners' SASL servers read (a new one when not given)."""
+    ``scram_credentials``: the credential cache the listeners' SASL servers read (a new one when not given);
+    ``quotas``: the quota manager the handlers record into (a new one when not given)."""
 
     def __init__(
         self,
@@ -58,8 +67,10 @@ class MetadataSync:
         log_config_for: Callable[[Mapping[str, str]], LogConfig],
         run_blocking: Callable[..., Awaitable[Any]],
         scram_credentials: ScramCredentialCache | None = None,
+        quotas: QuotaManager | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.quotas = QuotaManager() if quotas is None else quotas
         self.scram_credentials = ScramCredentialCache() if scram_credentials is None else scram_credentials
         self._config_change_seq = -1  # the newest config change notification applied (-1: none yet)
         self.registry = registry
@@ -167,12 +178,17 @@ class MetadataSync:
             self.scram_credentials.replace_all(await self.run_blocking(self.registry.user_configs))
         except RegistryError as e:
             log.error("could not read the user entities (SCRAM credentials): %s", e)
+        try:
+            configs = await self.run_blocking(self.registry.quota_configs)
+            self.quotas.replace_all({ent: q for ent, c in configs.items() if (q := quota_keys_of(c))})
+        except (RegistryError, ValueError) as e:
+            log.error("could not read the client quota entities: %s", e)
         finally:
             self._seen.add("users")
 
     async def _configs_changed(self) -> None:
-        """Apply the notifications since the last one applied: the users they name, then (unless they name
-        users only) the broker's dynamic configs and the topics' overrides."""
+        """Apply the notifications since the last one applied: the users and quota entities they name, then
+        (unless they name only those) the broker's dynamic configs and the topics' overrides."""
         try:
             self._config_change_seq, paths = await self.run_blocking(
                 self.registry.config_changes_since, self._config_change_seq
@@ -183,15 +199,25 @@ class MetadataSync:
         if paths is None:
             await self._reload_users()
         else:
-            users = [p.removeprefix("users/") for p in paths if p.startswith("users/")]
-            for user in dict.fromkeys(desanitize_entity_name(u) for u in users if "/" not in u):
-                try:
-                    self.scram_credentials.update_user(user, await self.run_blocking(self.registry.user_config, user))
-                except (RegistryError, ValueError) as e:
-                    log.error("could not read the config of user %r: %s", user, e)
-            if len(users) == len(paths):
-                return  # user entities only, or no new notification (a purge): topic and broker configs did not change
+            entities = [ent for p in paths if (ent := parse_quota_entity_path(p)) is not None]
+            for entity in dict.fromkeys(entities):
+                await self._entity_changed(entity)
+            if len(entities) == len(paths):
+                return  # quota entities only, or no new notification (a purge): topic and broker configs did not change
         await self._broker_and_topic_configs_changed()
+
+    async def _entity_changed(self, entity: QuotaEntity) -> None:
+        """Re-read one entity: a user's credentials and quotas, or a client-id or user/client-id entity's quotas."""
+        try:
+            if len(entity) == 1 and entity[0][0] == USER:
+                user = entity[0][1] or BROKER_DEFAULT_ENTITY
+                config = await self.run_blocking(self.registry.user_config, user)
+                self.scram_credentials.update_user(user, config)
+            else:
+                config = await self.run_blocking(self.registry.quota_config, entity)
+            self.quotas.update_entity(entity, quota_keys_of(config))
+        except (RegistryError, ValueError) as e:
+            log.error("could not read the config of quota entity %s: %s", entity, e)
 
     async def _broker_and_topic_configs_changed(self) -> None:
         reg, run = self.registry, self.run_blocking
