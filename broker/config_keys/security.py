@@ -95,6 +95,28 @@ SECURITY_KEYS: tuple[ConfigKey, ...] = (
         "closed (kafkalog).",
         at_least=1,
     ),
+    _K(
+        "authorizer.class.name",
+        "string",
+        "",
+        "The authorizer: empty for none (every request allowed; the ACL APIs answer SECURITY_DISABLED), or "
+        "kafkalog's AclAuthorizer, with Kafka's AclAuthorizer semantics, under any of Kafka's names "
+        "`kafka.security.authorizer.AclAuthorizer`, `kafka.security.auth.SimpleAclAuthorizer`, "
+        "`org.apache.kafka.metadata.authorizer.StandardAuthorizer` or as `kafkalog.AclAuthorizer`. ACLs live "
+        "in ZooKeeper as Kafka keeps them (`/kafka-acl`, `/kafka-acl-extended`).",
+    ),
+    _K(
+        "super.users",
+        "string",
+        "",
+        "Principals the authorizer allows everything, `;`-separated `Type:name` (`User:admin;User:broker`).",
+    ),
+    _K(
+        "allow.everyone.if.no.acl.found",
+        "boolean",
+        False,
+        "With an authorizer: allow every principal on a resource no ACL matches (Kafka's default: deny).",
+    ),
     _K("ssl.keystore.type", "string", "JKS", "Keystore format: JKS, PKCS12 or PEM (detected from the file itself)."),
     _K("ssl.keystore.location", "string", None, "Keystore file (the listener's certificate and private key)."),
     _K("ssl.keystore.password", "password", None, "Keystore password (not allowed for PEM)."),
@@ -174,6 +196,9 @@ LISTENER_OVERRIDABLE: frozenset[str] = frozenset(
         "security.inter.broker.protocol",
         "sasl.mechanism.inter.broker.protocol",
         "sasl.oauthbearer.allowed.urls",
+        "authorizer.class.name",
+        "super.users",
+        "allow.everyone.if.no.acl.found",
     )
 )
 """Keys that ``listener.name.<l>.<key>`` may override for one listener."""
