@@ -18,7 +18,7 @@ from broker.server import EmbeddedBroker
 
 from .acl_clients import AclSetter, User
 
-__all__ = ["JAAS", "PASSWORDS", "POOL", "Secured", "secured_config", "start_secured", "unique"]
+__all__ = ["AUTHORIZER", "JAAS", "PASSWORDS", "POOL", "Secured", "secured_config", "start_secured", "unique"]
 
 AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
 POOL = 400

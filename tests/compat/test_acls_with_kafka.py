@@ -1,0 +1,222 @@
+"""ACLs shared with Apache Kafka 3.9 through ZooKeeper, both ways (issue 27's proof with the peers harness).
+
+(a) ACLs kafkalog's AdminClient creates are Kafka's znodes with Kafka's JSON (``/kafka-acl/<Type>/<name>``,
+    ``/kafka-acl-extended/prefixed/<Type>/<prefix>``), and Kafka 3.9's own ``kafka-acls --authorizer-properties
+    zookeeper.connect=<zk>/<chroot> --list`` (``kafka.admin.AclCommand``, which reads them through Kafka's
+    AclAuthorizer) lists them;
+(b) ACLs Kafka 3.9's ``kafka-acls`` adds and removes through ZooKeeper are enforced by a running kafkalog broker on
+    that chroot within seconds (its change notices);
+(c) a Kafka 3.9 broker with ``AclAuthorizer`` started on the chroot and log dir of a kafkalog broker (the migration
+    story, same ``broker.id``) enforces the ACLs kafkalog wrote.
+
+The kafkalog brokers authorize as ``tests/integration/security/secured_broker`` configures them (SASL_PLAINTEXT
+with PLAIN users, ``super.users=User:admin;User:ANONYMOUS``); Kafka's broker gets the same users and super users.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from broker.server import EmbeddedBroker
+from spark_kafkalog.security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
+from tests.integration.security.acl_clients import DRIVERS, AclSetter, SaslWire, User, acl, metadata_topic_error
+from tests.integration.security.secured_broker import AUTHORIZER, JAAS, PASSWORDS, secured_config, unique
+from tests.waiting import wait_until
+
+from .kafka_broker import KafkaBroker
+from .peers import KAFKA_39
+from .tools import run_tool
+
+pytestmark = pytest.mark.compat
+
+O = AclOperation  # noqa: E741 (the tables read as Kafka's ACL lines)
+R = ResourceType
+DENY = AclPermissionType.DENY
+TOPIC_AUTHORIZATION_FAILED = 29
+
+
+def kafka_acls(connect: str, *args: str) -> str:
+    """Kafka 3.9.1's ``kafka-acls.sh`` on the ZooKeeper path (``--authorizer-properties zookeeper.connect=...``)."""
+    proc = run_tool(
+        "kafka.admin.AclCommand", "--authorizer-properties", f"zookeeper.connect={connect}", *args, peer=KAFKA_39
+    )
+    return proc.stdout
+
+
+def znode_json(connect: str, path: str) -> dict:
+    zk = KazooClient(hosts=connect)
+    zk.start(timeout=15)
+    try:
+        data, _ = zk.get(path)
+        return json.loads(data)
+    finally:
+        zk.stop()
+        zk.close()
+
+
+def start_kafkalog(connect: str, log_dir, broker_id: int = 0) -> tuple[EmbeddedBroker, str]:
+    config: dict[str, Any] = secured_config()
+    broker = EmbeddedBroker(broker_id, zookeeper_connect=connect, log_dir=log_dir, **config)
+    broker.start()
+    assert broker.broker is not None
+    return broker, f"127.0.0.1:{broker.broker.bound_ports['SASL_PLAINTEXT']}"
+
+
+@pytest.fixture(scope="module")
+def kafkalog_acl(zookeeper, tmp_path_factory):
+    """A kafkalog broker that authorizes, on its own chroot: ``(broker, bootstrap, zookeeper.connect)``."""
+    connect = f"{zookeeper.connect_string}/acl-compat-{uuid.uuid4().hex[:8]}"
+    broker, bootstrap = start_kafkalog(connect, tmp_path_factory.mktemp("kafkalog-acl"))
+    try:
+        yield broker, bootstrap, connect
+    finally:
+        broker.stop()
+
+
+def new_topic(bootstrap: str, prefix: str = "acl") -> str:
+    from spark_kafkalog.client import AdminClient, NewTopic
+
+    name = unique(prefix)
+    with AdminClient(User(bootstrap, "admin", PASSWORDS["admin"]).kafka_names()) as admin:
+        admin.create_topics([NewTopic(name, 1, 1)])
+    return name
+
+
+# -- (a) kafkalog writes, Kafka reads ----------------------------------------------------------------------------
+
+
+def test_acls_kafkalog_creates_are_kafkas_znodes_and_kafka_acls_lists_them(kafkalog_acl):
+    broker, bootstrap, connect = kafkalog_acl
+    topic, group_prefix, tid = unique("t"), unique("g"), unique("tid")
+    setter = AclSetter(User(bootstrap, "admin", PASSWORDS["admin"]), [broker.broker.authorizer])
+    setter.add(
+        acl("User:alice", O.READ, R.TOPIC, topic),
+        acl("User:bob", O.DESCRIBE_CONFIGS, R.TOPIC, topic, host="127.0.0.2", permission=DENY),
+        acl("User:alice", O.READ, R.GROUP, group_prefix, pattern=PatternType.PREFIXED),
+        acl("User:alice", O.WRITE, R.TRANSACTIONAL_ID, tid),
+        acl("User:alice", O.IDEMPOTENT_WRITE, R.CLUSTER, "kafka-cluster"),
+    )
+    topic_node = znode_json(connect, f"/kafka-acl/Topic/{topic}")
+    assert topic_node["version"] == 1
+    assert sorted(topic_node["acls"], key=lambda a: a["principal"]) == [
+        {"principal": "User:alice", "permissionType": "Allow", "operation": "Read", "host": "*"},
+        {"principal": "User:bob", "permissionType": "Deny", "operation": "DescribeConfigs", "host": "127.0.0.2"},
+    ]
+    assert znode_json(connect, f"/kafka-acl-extended/prefixed/Group/{group_prefix}") == {
+        "version": 1,
+        "acls": [{"principal": "User:alice", "permissionType": "Allow", "operation": "Read", "host": "*"}],
+    }
+    assert znode_json(connect, f"/kafka-acl/TransactionalId/{tid}")["acls"] == [
+        {"principal": "User:alice", "permissionType": "Allow", "operation": "Write", "host": "*"}
+    ]
+    cluster_acls = znode_json(connect, "/kafka-acl/Cluster/kafka-cluster")["acls"]
+    assert {"principal": "User:alice", "permissionType": "Allow", "operation": "IdempotentWrite", "host": "*"} in (
+        cluster_acls
+    )
+
+    listed = kafka_acls(connect, "--list", "--topic", topic)
+    assert f"ResourcePattern(resourceType=TOPIC, name={topic}, patternType=LITERAL)" in listed
+    assert "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)" in listed
+    assert "(principal=User:bob, host=127.0.0.2, operation=DESCRIBE_CONFIGS, permissionType=DENY)" in listed
+    listed = kafka_acls(connect, "--list", "--resource-pattern-type", "prefixed", "--group", group_prefix)
+    assert f"ResourcePattern(resourceType=GROUP, name={group_prefix}, patternType=PREFIXED)" in listed
+    assert "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)" in listed
+    listed = kafka_acls(connect, "--list", "--transactional-id", tid)
+    assert "(principal=User:alice, host=*, operation=WRITE, permissionType=ALLOW)" in listed
+    assert "operation=IDEMPOTENT_WRITE" in kafka_acls(connect, "--list", "--cluster")
+
+
+# -- (b) Kafka writes, kafkalog enforces ---------------------------------------------------------------------------
+
+
+def test_acls_kafka_acls_adds_through_zookeeper_are_enforced_by_kafkalog(kafkalog_acl):
+    _broker, bootstrap, connect = kafkalog_acl
+    topic = new_topic(bootstrap)
+    prefix = unique("pre")
+    prefixed = new_topic(bootstrap, prefix)
+    alice = User(bootstrap, "alice", PASSWORDS["alice"])
+    bob = User(bootstrap, "bob", PASSWORDS["bob"])
+    driver = DRIVERS["kafkalog"]
+    assert driver(alice).produce(topic) == TOPIC_AUTHORIZATION_FAILED
+
+    kafka_acls(connect, "--add", "--allow-principal", "User:alice", "--operation", "Write", "--topic", topic)
+    wait_until(lambda: driver(alice).produce(topic) == 0, 20, "kafkalog to let alice write after kafka-acls --add")
+
+    kafka_acls(
+        connect, "--add", "--allow-principal", "User:bob", "--producer", "--resource-pattern-type", "prefixed",
+        "--topic", prefix,
+    )  # fmt: skip
+    wait_until(lambda: driver(bob).produce(prefixed) == 0, 20, "kafkalog to apply kafka-acls' prefixed --producer")
+    assert driver(bob).produce(topic) == TOPIC_AUTHORIZATION_FAILED
+
+    kafka_acls(connect, "--add", "--deny-principal", "User:alice", "--operation", "Describe", "--topic", topic)
+    wait_until(
+        lambda: driver(alice).produce(topic) == TOPIC_AUTHORIZATION_FAILED, 20, "kafkalog to apply kafka-acls' DENY"
+    )
+    with SaslWire(alice) as wire:
+        assert metadata_topic_error(wire, topic) == TOPIC_AUTHORIZATION_FAILED
+
+    kafka_acls(
+        connect, "--remove", "--force", "--deny-principal", "User:alice", "--operation", "Describe", "--topic", topic
+    )
+    wait_until(lambda: driver(alice).produce(topic) == 0, 20, "kafkalog to apply kafka-acls --remove")
+
+
+# -- (c) Kafka's broker on kafkalog's ZooKeeper data ---------------------------------------------------------------
+
+
+KAFKA_AUTHORIZING = {
+    "authorizer.class.name": AUTHORIZER,
+    "super.users": "User:admin;User:ANONYMOUS",
+    "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+    "offsets.topic.num.partitions": "1",
+    "transaction.state.log.num.partitions": "1",
+}
+
+
+def test_kafka_broker_on_kafkalogs_chroot_enforces_the_acls_kafkalog_wrote(zookeeper, tmp_path):
+    connect = f"{zookeeper.connect_string}/acl-migrate-{uuid.uuid4().hex[:8]}"
+    log_dir = tmp_path / "logs"
+    broker, bootstrap = start_kafkalog(connect, log_dir, broker_id=7)
+    try:
+        written, denied_topic = new_topic(bootstrap), new_topic(bootstrap)
+        prefix = unique("pre")
+        prefixed = new_topic(bootstrap, prefix)
+        assert broker.broker is not None
+        AclSetter(User(bootstrap, "admin", PASSWORDS["admin"]), [broker.broker.authorizer]).add(
+            acl("User:alice", O.WRITE, R.TOPIC, written),
+            acl("User:alice", O.ALL, R.TOPIC, denied_topic),
+            acl("User:alice", O.WRITE, R.TOPIC, denied_topic, permission=DENY),
+            acl("User:bob", O.WRITE, R.TOPIC, prefix, pattern=PatternType.PREFIXED),
+        )
+    finally:
+        broker.stop()
+
+    kafka = KafkaBroker(
+        KAFKA_39,
+        tmp_path / "kafka",
+        zookeeper_connect=connect,
+        broker_id=7,
+        log_dir=log_dir,
+        listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"},
+        extra=KAFKA_AUTHORIZING,
+    )
+    kafka.start()
+    try:
+        on_kafka = kafka.listener_bootstrap("SASL_PLAINTEXT")
+        alice = DRIVERS["confluent-kafka"](User(on_kafka, "alice", PASSWORDS["alice"]))
+        bob = DRIVERS["confluent-kafka"](User(on_kafka, "bob", PASSWORDS["bob"]))
+        assert alice.produce(written) == 0
+        assert alice.produce(denied_topic) == TOPIC_AUTHORIZATION_FAILED  # DENY Write beats ALLOW All
+        assert written in alice.list_topics() and denied_topic in alice.list_topics()
+        assert bob.produce(prefixed) == 0
+        assert bob.produce(written) == TOPIC_AUTHORIZATION_FAILED
+        assert prefixed in bob.list_topics() and written not in bob.list_topics()
+    finally:
+        kafka.stop()
