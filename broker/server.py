@@ -46,6 +46,7 @@ from .network import SocketServer
 from .producer_ids import ProducerIdAllocator
 from .quotas.manager import QuotaManager
 from .replication.replica_manager import ReplicaManager
+from .security.acl_sync import AclSync
 from .security.authorizer import AclAuthorizer
 from .security.inter_broker import InterBrokerClient
 from .security.scram_credentials import ScramCredentialCache
@@ -107,6 +108,8 @@ class Broker:
         self.replica_manager: ReplicaManager | None = None
         self.socket_server: SocketServer | None = None
         self.metadata_sync: MetadataSync | None = None
+        self.acl_sync: AclSync | None = None
+        """Keeps ``authorizer``'s ACLs current from the registry (only when the authorizer is enabled)."""
         self.controller: Controller | None = None
         self.services: BrokerServices | None = None
         self.scram_credentials = ScramCredentialCache()
@@ -237,6 +240,10 @@ class Broker:
             authorizer=self.authorizer,
             quotas=self.quotas,
         )
+        if self.authorizer.enabled:  # every ACL in the cache before the first request can be authorized
+            self.acl_sync = AclSync(registry, self.authorizer, self.run_blocking)
+            self.acl_sync.start()
+            await self.acl_sync.ready.wait()
         self.socket_server = SocketServer(cfg, self.handlers, self.services, securities)
         await self.socket_server.start()
         self._serve_metrics()
@@ -334,6 +341,8 @@ class Broker:
         self.metrics.close()
         if self.metadata_sync is not None:
             await self.metadata_sync.stop()
+        if self.acl_sync is not None:
+            await self.acl_sync.stop()
         if self.log_manager is not None:
             await self.run_blocking(self.log_manager.shutdown)
         if self.registry is not None and self._registered:
