@@ -15,6 +15,11 @@ SCRAM-SHA-256, the broker certificate (CN=localhost, SANs localhost and 127.0.0.
 ``admin`` over SCRAM-SHA-512. The ``admin`` credentials are written to ZooKeeper before the brokers start, as
 ``kafka-configs --zookeeper ... --entity-type users`` writes them (``write_admin_credentials``): a broker never
 starts without the identity it replicates with.
+
+ACLs are on (``authorizer.class.name``, Kafka's AclAuthorizer semantics) with ``User:admin`` in ``super.users``:
+the brokers' own requests (replica fetches need ClusterAction on the cluster, controlled shutdown and
+transaction markers too) and the admin's are allowed everything, as Kafka's docs advise for the inter-broker
+principal; any other user needs ACLs (``kafkalog acls --add``).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ __all__ = ["ADMIN_USER", "LocalClusterSecurity"]
 ADMIN_USER = "admin"
 LISTENER = "SASL_SSL"
 INTER_BROKER_MECHANISM = "SCRAM-SHA-512"
+AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
 SCRAM_ITERATIONS = 8192
 _KEY_PASSWORD_BYTES = 24
 
@@ -126,6 +132,8 @@ class LocalClusterSecurity:
             "ssl.key.password": self.key_password,
             "ssl.truststore.type": "PEM",
             "ssl.truststore.location": str(self.ca_pem),
+            "authorizer.class.name": AUTHORIZER,
+            "super.users": f"User:{ADMIN_USER}",  # the inter-broker identity: followers' fetches need ClusterAction
         }
 
     def client_config(self) -> dict[str, str]:

@@ -37,6 +37,26 @@ def test_its_broker_and_client_settings_are_valid_kafka_settings(tmp_path):
     assert security.admin_password not in repr(client)
 
 
+def test_its_brokers_run_an_authorizer_that_allows_the_inter_broker_identity_everything(tmp_path):
+    """Replica fetches need ClusterAction on the cluster once ACLs are on: ``admin``, the identity the brokers
+    replicate with, is a super user; anyone else needs ACLs."""
+    from broker.security.authorizer import AclAuthorizer
+    from spark_kafkalog.security.acl import CLUSTER_NAME, AclOperation, ResourceType
+
+    security = LocalClusterSecurity.prepare(tmp_path)
+    props = {"broker.id": "1", "log.dirs": str(tmp_path / "logs"), "zookeeper.connect": "memory:local-cluster"}
+    props.update(
+        (k, v.replace("{host}", "127.0.0.1").replace("{port}", "0")) for k, v in security.broker_config().items()
+    )
+    authorizer = AclAuthorizer.from_config(BrokerConfig.from_properties(props))
+    assert authorizer.enabled
+    for principal, allowed in (("User:admin", True), ("User:bob", False)):
+        got = authorizer.authorize(
+            principal, "127.0.0.1", AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME
+        )
+        assert got is allowed, principal
+
+
 def test_kcat_lists_the_cluster_with_the_librdkafka_file(tmp_path):
     """What the summary tells kcat users to run works: ``kcat -F librdkafka.properties -b ... -L``."""
     import shutil
