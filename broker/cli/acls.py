@@ -183,8 +183,6 @@ def check_args(args: argparse.Namespace) -> None:
             "With --consumer you must specify a --topic and a --group and no --cluster or --transactional-id "
             "option should be specified."
         )
-    if args.force and action != "remove":
-        raise AclsUsageError("--force goes with --remove")
     pattern_type = parse_pattern_type(args.resource_pattern_type)
     if action == "add" and not pattern_type.is_specific:
         raise AclsUsageError(

@@ -200,7 +200,6 @@ def test_unknown_operations_are_refused(text):
         (["--add", "--consumer", "--topic", "t", "--group", "g", "--cluster", "--allow-principal", "User:a"],
          "no --cluster or --transactional-id"),
         (["--add", "--topic", "t", "--principal", "User:a"], "The --principal option is only available if --list is set"),
-        (["--list", "--force"], "--force goes with --remove"),
         (["--list", "--cluster", "--resource-pattern-type", "prefixed"], "--cluster takes --resource-pattern-type literal"),
     ],
 )  # fmt: skip
