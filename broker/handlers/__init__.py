@@ -35,6 +35,8 @@ MODULES = (
     "alter_configs",
     "incremental_alter_configs",
     "describe_log_dirs",
+    "describe_client_quotas",
+    "alter_client_quotas",
     "describe_user_scram_credentials",
     "alter_user_scram_credentials",
     "describe_cluster",
