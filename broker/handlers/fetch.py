@@ -30,8 +30,10 @@ answer; CVE-2018-1288) and no follower state is recorded. Decided once per reque
 Quotas (KIP-219): with a ``consumer_byte_rate`` configured, a consumer's answer (not a follower's) records its
 record bytes; over the quota they are un-recorded and the answer is *empty* (no topics), carrying
 ``throttle_time_ms``, and the connection is muted for it (Kafka's ``getThrottledResponse``).
-Gaps: no preferred read replica (KIP-392), no diverging-epoch answer (v12) yet; the fetch size is not capped
-at the quota window's bytes (Kafka's ``getMaxValueInQuotaWindow``).
+A consumer's ``max_bytes`` (and ``min_bytes``) is capped at the bytes its quota allows over the window
+(bound × (``quota.window.num`` − 1) × ``quota.window.size.seconds``, Kafka's ``getMaxValueInQuotaWindow``), so
+one fetch is never certain to be throttled (and un-recorded) again and again.
+Gaps: no preferred read replica (KIP-392), no diverging-epoch answer (v12) yet.
 """
 
 from __future__ import annotations
@@ -61,11 +63,15 @@ async def handle(ctx, request):
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
     readable = readable_topics(ctx, request)
+    quota_bytes = None  # consumer_byte_rate: at most what the quota window allows (getMaxValueInQuotaWindow)
+    if ctx.services.quotas.fetch.enabled and request.replica_id < 0:
+        quota_bytes = ctx.services.quotas.fetch_max_bytes(ctx.principal, ctx.header.client_id)
+    min_bytes = request.min_bytes if quota_bytes is None else min(request.min_bytes, quota_bytes)
     while True:
-        responses, total, any_error, partitions = _read_all(ctx, request, readable)
+        responses, total, any_error, partitions = _read_all(ctx, request, readable, quota_bytes)
         remaining = deadline - loop.time()
         gone = ctx.disconnected is not None and ctx.disconnected.done()  # nobody left to answer
-        if total >= request.min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping or gone:
+        if total >= min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping or gone:
             if ctx.services.quotas.fetch.enabled and request.replica_id < 0:
                 throttle_ms = _record_quota(ctx, total)
                 if throttle_ms:
@@ -104,12 +110,14 @@ def readable_topics(ctx, request) -> set[str]:
     return {n for n in names if ctx.authorize(AclOperation.READ, ResourceType.TOPIC, n)}
 
 
-def _read_all(ctx, request, readable: set[str]):
+def _read_all(ctx, request, readable: set[str], quota_bytes: int | None = None):
     b = ctx.services
     v = ctx.version
     Resp = _API.Response
     hard_limit = v <= 2
     remaining = request.max_bytes if v >= 3 else 0x7FFFFFFF
+    if quota_bytes is not None:
+        remaining = min(remaining, quota_bytes)
     min_one = not hard_limit
     follower = request.replica_id >= 0
     now_ms = b.replica_manager.now_ms() if follower else 0

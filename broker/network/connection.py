@@ -311,7 +311,7 @@ class ClientConnection:
                 await self._mute.wait()
                 continue
             idle = self._pending.empty() and not self._in_flight
-            n = await self._recv_into(view, idle_s if idle else None)
+            n = await self._recv_into(view, idle_s if idle else None, self._mute)
             if n == 0:
                 self._peer_gone()
                 return None  # the peer closed its side: an orderly end
@@ -330,18 +330,23 @@ class ClientConnection:
                 await self._dispatch(frame_view, pooled=buffer)
         return None
 
-    async def _recv_into(self, view: memoryview, timeout_s: float | None) -> int:
-        """Receive into ``view`` once data is there (a wait longer than ``timeout_s`` closes the connection)."""
+    async def _recv_into(self, view: memoryview, timeout_s: float | None, mute: ChannelMute | None = None) -> int:
+        """Receive into ``view`` once data is there (a wait longer than ``timeout_s`` closes the connection); with
+        ``mute``, a throttle that began during the wait holds the read until it ends (0 if the server stops)."""
         if self.tls:
-            return await self._tls_recv_into(view, timeout_s)
+            return await self._tls_recv_into(view, timeout_s, mute)
         while True:
             try:
                 return self.sock.recv_into(view)
             except (BlockingIOError, InterruptedError):
                 pass
             await self._readable(timeout_s)
+            if mute is not None and mute.until:
+                await mute.wait()
+                if self._stopping:
+                    return 0
 
-    async def _tls_recv_into(self, view: memoryview, timeout_s: float | None) -> int:
+    async def _tls_recv_into(self, view: memoryview, timeout_s: float | None, mute: ChannelMute | None = None) -> int:
         """``_recv_into`` through TLS; 0 at the peer's end of stream.
 
         One ``recv_into`` on an ``SSLSocket`` returns at most one TLS record (16 KiB, often far less: librdkafka
@@ -360,6 +365,8 @@ class ClientConnection:
                 if self._stopping:
                     return 0  # the server is stopping (shutdown_read): read no more
                 await self._readable(timeout_s)
+                if mute is not None and mute.until:
+                    await mute.wait()
                 continue
             except ssl.SSLWantWriteError:
                 if filled:

@@ -197,6 +197,18 @@ class QuotaManager:
         """Take back ``nbytes`` of a throttled Fetch, which answers empty."""
         self.fetch.unrecord(principal, client_id, nbytes)
 
+    def fetch_max_bytes(self, principal: str, client_id: str | None) -> int | None:
+        """The most a consumer may fetch at once: its ``consumer_byte_rate`` × the measured window less the
+        current sample (Kafka's ``getMaxValueInQuotaWindow``: more would be throttled whatever came before); None
+        without a quota."""
+        quotas = self.fetch
+        if not quotas.enabled:
+            return None
+        bound = quotas.sensor(principal, client_id).bound
+        if bound is None:
+            return None
+        return max(int(bound * (quotas.num_samples - 1) * quotas.window_ms / 1000), 1)
+
     def record_request_time(self, principal: str, client_id: str | None, seconds: float) -> int:
         """Record handler time for ``request_percentage``; the throttle time in ms (at most one window)."""
         return self.request.record(principal, client_id, seconds * 100.0)
