@@ -182,6 +182,12 @@ def leaks(api_key: int, response: Any, real_topics: set[str]) -> list[str]:
     elif api_key == ApiKey.LIST_OFFSETS:
         for t in response.topics:
             found += [f"ListOffsets of {t.name}" for p in t.partitions if p.error_code == 0 and t.name in real_topics]
+    elif api_key == ApiKey.DESCRIBE_LOG_DIRS:
+        found += [f"DescribeLogDirs shows {r.log_dir}" for r in response.results]
+    elif api_key == ApiKey.LIST_TRANSACTIONS:
+        found += [f"ListTransactions shows {s.transactional_id}" for s in response.transaction_states]
+    elif api_key == ApiKey.DESCRIBE_GROUPS:
+        found += [f"DescribeGroups shows {g.group_id}'s members" for g in response.groups if g.members]
     return found
 
 
