@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from .registry import QuotaEntity
 from .zk_layout import BROKER_DEFAULT_ENTITY, desanitize_entity_name, sanitize_entity_name
 
 __all__ = [
@@ -34,9 +35,6 @@ __all__ = [
     "parse_quota_entity_path",
     "quota_keys_of",
 ]
-
-QuotaEntity = tuple[tuple[str, str | None], ...]
-"""Sorted ``(entity type, name or None for <default>)`` pairs: one ``user``, one ``client-id``, or both."""
 
 USER = "user"
 CLIENT_ID = "client-id"

@@ -54,13 +54,13 @@ from typing import TYPE_CHECKING
 from spark_kafkalog.security.acl import AccessControlEntry, ResourcePattern
 
 if TYPE_CHECKING:
-    from broker.cluster.quota_entities import QuotaEntity
     from broker.cluster.registration_record import RegistrationRecord
 
 __all__ = [
     "BrokerInfo",
     "PartitionState",
     "TopicAssignment",
+    "QuotaEntity",
     "Subscription",
     "ClusterRegistry",
     "RegistryError",
@@ -124,6 +124,11 @@ class RegistryUnavailableError(RegistryError):
 
 ZERO_UUID = uuid.UUID(int=0)
 """Kafka's ``Uuid.ZERO_UUID``: "no topic id" (older assignment nodes carry none)."""
+
+
+QuotaEntity = tuple[tuple[str, str | None], ...]
+"""A client quota entity: sorted ``(entity type, name or None for <default>)`` pairs, types ``"client-id"`` and
+``"user"`` (``broker.cluster.quota_entities`` has its paths and checks)."""
 
 
 def uuid_to_base64(value: uuid.UUID) -> str:
