@@ -37,6 +37,10 @@ def topics_seen_by(admin: AdminClient, broker_id: int) -> set[str]:
     return {t.name for t in response.topics if not t.error_code and not t.is_internal}
 
 
+def lists(admin: AdminClient, broker_id: int, expected: set[str]):
+    return lambda: topics_seen_by(admin, broker_id) == expected
+
+
 def test_an_acl_written_on_one_broker_is_enforced_by_the_other(zookeeper, tmp_path):
     connect = f"{zookeeper.connect_string}/acl-propagation-{uuid.uuid4().hex[:8]}"
     config = {
@@ -47,18 +51,16 @@ def test_an_acl_written_on_one_broker_is_enforced_by_the_other(zookeeper, tmp_pa
         with AdminClient(cluster.bootstrap_servers) as admin:
             admin.create_topics([NewTopic("open", 1, 2), NewTopic("hidden", 1, 2)])
             for b in cluster.broker_ids:
-                wait_until(lambda b=b: topics_seen_by(admin, b) == {"open", "hidden"}, 20, f"broker {b} lists both")
+                wait_until(lists(admin, b, {"open", "hidden"}), 20, f"broker {b} listing both")
 
             registry = ZooKeeperRegistry(connect)
             registry.start()
             try:
                 registry.update_resource_acls(HIDDEN, lambda current: current | {DENY_DESCRIBE})
                 for b in cluster.broker_ids:
-                    wait_until(lambda b=b: topics_seen_by(admin, b) == {"open"}, 10, f"broker {b} hides 'hidden'")
+                    wait_until(lists(admin, b, {"open"}), 10, f"broker {b} hiding 'hidden'")
                 registry.update_resource_acls(HIDDEN, lambda current: current - {DENY_DESCRIBE})
                 for b in cluster.broker_ids:
-                    wait_until(
-                        lambda b=b: topics_seen_by(admin, b) == {"open", "hidden"}, 10, f"broker {b} lists it again"
-                    )
+                    wait_until(lists(admin, b, {"open", "hidden"}), 10, f"broker {b} listing it again")
             finally:
                 registry.close()
