@@ -37,8 +37,11 @@ from spark_kafkalog.client.consumer import (
 )
 from spark_kafkalog.client.core import KafkaClient
 from spark_kafkalog.client.errors import (
+    AuthorizationError,
     BrokerNotAvailableError,
+    ClusterAuthorizationFailedError,
     ConfigError,
+    GroupAuthorizationFailedError,
     KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
@@ -46,6 +49,8 @@ from spark_kafkalog.client.errors import (
     OffsetOutOfRangeError,
     ProducerClosedError,
     RecordTooLargeError,
+    TopicAuthorizationFailedError,
+    TransactionalIdAuthorizationFailedError,
 )
 from spark_kafkalog.client.producer import (
     DefaultPartitioner,
@@ -67,6 +72,11 @@ from spark_kafkalog.client.types import (
 )
 
 __all__ = [
+    "AuthorizationError",
+    "ClusterAuthorizationFailedError",
+    "GroupAuthorizationFailedError",
+    "TopicAuthorizationFailedError",
+    "TransactionalIdAuthorizationFailedError",
     "CommitFailedError",
     "GroupMemberFatalError",
     "AdminClient",

@@ -136,8 +136,21 @@ class GroupAdmin:
         with self._lock:
             self._coordinators.pop(group_id, None)
 
-    def _error(self, code: int, what: str, group_id: str, detail: str | None = None) -> KafkaClientError:
-        error = error_for_code(code, what, detail=f"group {group_id!r}" + (f": {detail}" if detail else ""))
+    def _error(
+        self, code: int, what: str, group_id: str, detail: str | None = None, tp: tuple[str, int] | None = None
+    ) -> KafkaClientError:
+        """``tp``: the partition the error is about (its topic is what TOPIC_AUTHORIZATION_FAILED names)."""
+        if ErrorCode(code) != ErrorCode.GROUP_AUTHORIZATION_FAILED:  # that one names the group itself
+            detail = f"group {group_id!r}" + (f": {detail}" if detail else "")
+        error = error_for_code(
+            code,
+            what,
+            detail=detail,
+            topic=None if tp is None else tp[0],
+            partition=None if tp is None else tp[1],
+            resource_name=group_id if ErrorCode(code) == ErrorCode.GROUP_AUTHORIZATION_FAILED else None,
+        )
+        self.client.name_principal(error)
         if ErrorCode(code) in _COORDINATOR_MOVED:
             self.forget_coordinator(group_id)
             error.retriable = True
@@ -310,7 +323,8 @@ class GroupAdmin:
                 if unknown_is_absent and code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and p.committed_offset < 0:
                     continue
                 if code != ErrorCode.NONE:
-                    raise self._error(code, "OffsetFetch", group_id, f"{t.name}-{p.partition_index}")
+                    tp = (t.name, p.partition_index)
+                    raise self._error(code, "OffsetFetch", group_id, f"{t.name}-{p.partition_index}", tp)
                 if p.committed_offset >= 0:
                     epoch = p.committed_leader_epoch if with_epoch else -1
                     out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
@@ -469,4 +483,5 @@ def _raise_partition_errors(admin: GroupAdmin, group_id: str, what: str, topics:
     for t in topics:
         for p in t.partitions:
             if p.error_code != ErrorCode.NONE:
-                raise admin._error(p.error_code, what, group_id, f"{t.name}-{p.partition_index}")
+                tp = (t.name, p.partition_index)
+                raise admin._error(p.error_code, what, group_id, f"{t.name}-{p.partition_index}", tp)

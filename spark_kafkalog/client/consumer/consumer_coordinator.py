@@ -35,7 +35,7 @@ from spark_kafkalog.client.consumer.group_membership import (
     SyncGroupRequest,
 )
 from spark_kafkalog.client.core.client import KafkaClient
-from spark_kafkalog.client.errors import KafkaClientError
+from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 __all__ = ["ConsumerCoordinator"]
@@ -88,7 +88,11 @@ class ConsumerCoordinator:
         self.member.polled(time.monotonic())
         while True:
             now = time.monotonic()
-            request = self.member.next_request(now)  # raises GroupMemberFatalError
+            try:
+                request = self.member.next_request(now)  # raises GroupMemberFatalError
+            except AuthorizationError as e:
+                self.net.name_principal(e)
+                raise
             self._run_events()
             if request is None:
                 if self.member.stable:
@@ -121,6 +125,8 @@ class ConsumerCoordinator:
             elif isinstance(request, SyncGroupRequest):
                 _, response = self._call(ApiKey.SYNC_GROUP, self._sync_body(request), self.member.rebalance_timeout_ms)
                 self.member.on_sync_group(response, now())
+        except AuthorizationError:
+            raise  # never retried: FindCoordinator refused (no DESCRIBE on the group)
         except KafkaClientError as e:
             log.debug("group %s: %s failed: %s", self.group_id, type(request).__name__, e)
             self._admin.forget_coordinator(self.group_id)

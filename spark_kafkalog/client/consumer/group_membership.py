@@ -58,9 +58,15 @@ from spark_kafkalog.client.consumer.consumer_protocol import (
     encode_subscription,
 )
 from spark_kafkalog.client.consumer.partition_assignor import PartitionAssignor, RebalanceProtocol
-from spark_kafkalog.client.errors import KafkaClientError, error_for_code
+from spark_kafkalog.client.errors import (
+    API_OPERATIONS,
+    GroupAuthorizationFailedError,
+    KafkaClientError,
+    error_for_code,
+)
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.security.acl import ResourceType
 
 __all__ = [
     "CommitFailedError",
@@ -82,6 +88,12 @@ UNKNOWN_MEMBER_ID = ""
 class GroupMemberFatalError(KafkaClientError):
     """The coordinator refused this member for good (FENCED_INSTANCE_ID, INCONSISTENT_GROUP_PROTOCOL,
     INVALID_SESSION_TIMEOUT, GROUP_MAX_SIZE_REACHED, ...): the consumer cannot take part in the group."""
+
+
+class GroupMemberAuthorizationError(GroupMemberFatalError, GroupAuthorizationFailedError):
+    """GROUP_AUTHORIZATION_FAILED for a member's JoinGroup, SyncGroup or Heartbeat: the principal may not READ
+    the group. A ``GroupMemberFatalError`` and a ``GroupAuthorizationFailedError`` (``resource_name`` is the
+    group id; the consumer names its principal before raising it)."""
 
 
 class CommitFailedError(KafkaClientError):
@@ -481,6 +493,15 @@ class GroupMember:
             self.state = MemberState.UNJOINED
 
     def _fail(self, code: ErrorCode, what: str, detail: str | None = None) -> None:
+        if code == ErrorCode.GROUP_AUTHORIZATION_FAILED:
+            self.fatal_error = GroupMemberAuthorizationError(
+                what=what,
+                resource_name=self.group_id,
+                operation=API_OPERATIONS.get(what, {}).get(ResourceType.GROUP),
+                detail=detail,
+            )
+            self.state = MemberState.FATAL
+            return
         base = error_for_code(code, what, detail=f"group {self.group_id!r}" + (f": {detail}" if detail else ""))
         self.fatal_error = GroupMemberFatalError(str(base), error_code=code, retriable=False)
         self.state = MemberState.FATAL

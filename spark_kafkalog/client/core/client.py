@@ -34,11 +34,13 @@ from spark_kafkalog.client.core.offsets import (
 )
 from spark_kafkalog.client.errors import (
     REFRESH_METADATA_ERRORS,
+    AuthorizationError,
     ConfigError,
     KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
     OffsetOutOfRangeError,
+    client_principal,
     error_for_code,
 )
 from spark_kafkalog.client.metadata import BrokerAddress, MetadataCache, TopicInfo, metadata_request
@@ -114,6 +116,12 @@ class KafkaClient:
 
     def reset_stats(self) -> None:
         self.stats = _new_stats()
+
+    def name_principal(self, error: BaseException) -> None:
+        """Name this client's principal (``errors.client_principal``) in an ``AuthorizationError`` that does
+        not name one yet; other errors are left alone."""
+        if isinstance(error, AuthorizationError):
+            error.name_principal(*client_principal(self.config.security(), self.config.security_config()))
 
     # connections -------------------------------------------------------------------------------
     def _check_open(self) -> None:
@@ -191,6 +199,7 @@ class KafkaClient:
                 return fn()
             except KafkaClientError as e:
                 if not e.retriable:
+                    self.name_principal(e)
                     raise
                 self.stats["retries"] += 1
                 if not plan.sleep_or_give_up():
@@ -242,6 +251,7 @@ class KafkaClient:
             self.refresh_metadata([topic])
         error = error_for_code(code, "Metadata", topic=topic)
         error.retriable = False
+        self.name_principal(error)
         raise error
 
     def topics(self, *, include_internal: bool = False) -> dict[str, int]:
@@ -383,6 +393,7 @@ class KafkaClient:
                         answer.error_code, "ListOffsets", broker=conn.peer, topic=tp.topic, partition=tp.partition
                     )
                     if not error.retriable:
+                        self.name_principal(error)
                         raise error
                     self._on_partition_error(tp, answer.error_code)
                     last_error = error
@@ -560,6 +571,7 @@ class KafkaClient:
         error = error_for_code(code, "Fetch", broker=peer, topic=tp.topic, partition=tp.partition)
         if code in REFRESH_METADATA_ERRORS:
             error.retriable = True
+        self.name_principal(error)
         raise error
 
 

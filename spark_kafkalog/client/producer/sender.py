@@ -244,6 +244,7 @@ class Sender(threading.Thread):
                 raise error_for_code(response.error_code, "InitProducerId")
         except KafkaClientError as e:
             if not e.retriable:
+                self.client.name_principal(e)
                 self._fatal(e)
                 return
             self._pid_attempts += 1
@@ -393,6 +394,11 @@ class Sender(threading.Thread):
             )
             return
         error = error_for_code(code, "Produce", broker=peer, topic=tp.topic, partition=tp.partition, detail=message)
+        if code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED and self.transactions is not None:
+            error = error_for_code(
+                code, "Produce", broker=peer, detail=message, resource_name=self.transactions.transactional_id
+            )
+        self.client.name_principal(error)
         idem = self.idempotence
         retriable = error.retriable
         if self.transactions is not None and (

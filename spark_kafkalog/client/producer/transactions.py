@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spark_kafkalog.client.core.client import KafkaClient
-from spark_kafkalog.client.errors import KafkaClientError, KafkaTimeoutError, error_for_code
+from spark_kafkalog.client.errors import AUTHORIZATION_ERRORS, KafkaClientError, KafkaTimeoutError, error_for_code
 from spark_kafkalog.client.network.retry import backoff_ms
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -163,7 +163,12 @@ class TransactionManager:
         version, response = self.client.send_request(ApiKey.FIND_COORDINATOR, build, min_version=1)
         found = response.coordinators[0] if version >= _FIND_BATCHED_FROM else response
         if found.error_code != ErrorCode.NONE:
-            raise error_for_code(found.error_code, "FindCoordinator", detail=f"{key!r}: {found.error_message}")
+            detail = (
+                found.error_message if found.error_code in AUTHORIZATION_ERRORS else f"{key!r}: {found.error_message}"
+            )
+            error = error_for_code(found.error_code, "FindCoordinator", detail=detail, resource_name=key)
+            self.client.name_principal(error)
+            raise error
         if self.client.broker_address(found.node_id) is None:
             self.client.refresh_metadata_once([])
         return int(found.node_id)
@@ -206,8 +211,11 @@ class TransactionManager:
             self._coordinator = None
             raise
 
-    @staticmethod
-    def _check(code: int, what: str, detail: str = "") -> None:
+    def _check(
+        self, code: int, what: str, detail: str = "", *, topic: str | None = None, group_id: str | None = None
+    ) -> None:
+        """Raise the error ``code`` means (nothing for NONE). An authorization error names its resource: the
+        transactional id (53), ``group_id`` (30) or ``topic`` (29), and this client's principal."""
         if code == ErrorCode.NONE:
             return
         if code in (ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH):
@@ -215,7 +223,13 @@ class TransactionManager:
                 f"{what}: {ErrorCode(code).name}: another producer with the same transactional.id took over{detail}",
                 error_code=code,
             )
-        raise error_for_code(code, what, detail=detail or None)
+        resource = {
+            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: self.transactional_id,
+            ErrorCode.GROUP_AUTHORIZATION_FAILED: group_id,
+        }.get(ErrorCode(code))
+        error = error_for_code(code, what, detail=detail or None, topic=topic, resource_name=resource)
+        self.client.name_principal(error)
+        raise error
 
     # init ----------------------------------------------------------------------------------------
     def init(self, timeout_s: float) -> None:
@@ -319,7 +333,10 @@ class TransactionManager:
             fencing = [c for c in failed.values() if c in FENCING_ERRORS]  # a fencing error anywhere decides
             code = fencing[0] if fencing else next(iter(failed.values()))
             self._check(
-                code, "AddPartitionsToTxn", f" ({', '.join(f'{tp}: {ErrorCode(c).name}' for tp, c in failed.items())})"
+                code,
+                "AddPartitionsToTxn",
+                f" ({', '.join(f'{tp}: {ErrorCode(c).name}' for tp, c in failed.items())})",
+                topic=next(tp.topic for tp, c in failed.items() if c == code),
             )
 
         try:
@@ -353,7 +370,7 @@ class TransactionManager:
 
                 def add() -> None:
                     _, response = self._txn_request(ApiKey.ADD_OFFSETS_TO_TXN, body, "AddOffsetsToTxn")
-                    self._check(response.error_code, "AddOffsetsToTxn", f" (group {group_id!r})")
+                    self._check(response.error_code, "AddOffsetsToTxn", f" (group {group_id!r})", group_id=group_id)
 
                 self._call("AddOffsetsToTxn", deadline, add)
                 self._offsets_added = True
@@ -403,7 +420,13 @@ class TransactionManager:
             for p in topic.partitions:
                 if p.error_code in _COORDINATOR_MOVED:
                     self._group_coordinators.pop(group_id, None)
-                self._check(p.error_code, "TxnOffsetCommit", f" ({topic.name}-{p.partition_index}, group {group_id!r})")
+                self._check(
+                    p.error_code,
+                    "TxnOffsetCommit",
+                    f" ({topic.name}-{p.partition_index}, group {group_id!r})",
+                    topic=topic.name,
+                    group_id=group_id,
+                )
 
     def end(self, commit: bool, timeout_s: float) -> None:
         """EndTxn (when the transaction added anything), then READY. The caller has flushed (commit) or
