@@ -29,6 +29,8 @@ ZooKeeper layout and node contents (JSON, UTF-8; Kafka 2.x ZooKeeper-mode format
                                      server_key=<b64>,iterations=8192"}}   (+ quota keys; change notice "users/<u>")
     /admin/delete_topics/<t>         empty; present while the topic awaits deletion
     /consumers/<g>/offsets/<t>/<p>   decimal offset, e.g. "42" (0.8 ZooKeeper offset storage)
+    /kafka-acl/<Type>/<name>, /kafka-acl-extended/prefixed/<Type>/<prefix>   ACLs, with change notices under
+                                     /kafka-acl-changes and /kafka-acl-extended-changes (formats: zk_layout)
 
 Kafka stores timestamps as strings of epoch milliseconds, topic and cluster ids as base64url without padding
 (``org.apache.kafka.common.Uuid``); both are reproduced here so Kafka's own tooling reads our nodes.
