@@ -2,11 +2,18 @@
 
 ``admin`` is the API (topics, partitions, records, and the calls below); ``admin_configs`` the
 DescribeConfigs/AlterConfigs/IncrementalAlterConfigs resources and operations; ``admin_reassignments``
-partition reassignment (KIP-455); ``admin_scram`` SCRAM credentials (KIP-554); ``group_admin`` the
+partition reassignment (KIP-455); ``admin_scram`` SCRAM credentials (KIP-554); ``admin_quotas`` client
+quotas (KIP-546); ``group_admin`` the
 coordinator-routed consumer-group calls (also used by the consumer to commit and fetch offsets).
 """
 
 from spark_kafkalog.client.admin.admin import AdminClient, AdminOperationError
+from spark_kafkalog.client.admin.admin_quotas import (
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilterComponent,
+    QuotaOp,
+)
 from spark_kafkalog.client.admin.admin_scram import (
     ScramCredentialInfo,
     UserScramCredentialDeletion,
@@ -16,6 +23,10 @@ from spark_kafkalog.client.admin.admin_scram import (
 __all__ = [
     "AdminClient",
     "AdminOperationError",
+    "ClientQuotaAlteration",
+    "ClientQuotaEntity",
+    "ClientQuotaFilterComponent",
+    "QuotaOp",
     "ScramCredentialInfo",
     "UserScramCredentialDeletion",
     "UserScramCredentialUpsertion",

@@ -22,8 +22,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spark_kafkalog.client.admin import admin_acls, admin_configs, admin_reassignments, admin_scram
+from spark_kafkalog.client.admin import admin_acls, admin_configs, admin_quotas, admin_reassignments, admin_scram
 from spark_kafkalog.client.admin.admin_configs import AlterConfigOp, ConfigEntry, ConfigResource
+from spark_kafkalog.client.admin.admin_quotas import (
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilterComponent,
+)
 from spark_kafkalog.client.admin.admin_reassignments import PartitionReassignment
 from spark_kafkalog.client.admin.admin_scram import (
     ScramCredentialInfo,
@@ -517,6 +522,28 @@ class AdminClient:
         )
         if errors:
             raise AdminOperationError("AlterUserScramCredentials", errors)
+
+    # client quotas (spark_kafkalog.client.admin.admin_quotas) ---------------------------------------
+    def describe_client_quotas(
+        self, components: Iterable[ClientQuotaFilterComponent] = (), *, strict: bool = False
+    ) -> dict[ClientQuotaEntity, dict[str, float]]:
+        """``{entity: {quota key: value}}`` of the quota entities the filter selects (every entity with a quota
+        when no component is given and not ``strict``); ``strict`` leaves out entities with types the filter
+        does not name. Raises ``KafkaClientError`` with the broker's code (CLUSTER_AUTHORIZATION_FAILED without
+        DescribeConfigs on the cluster, INVALID_REQUEST for a filter Kafka refuses)."""
+        return admin_quotas.describe_client_quotas(self._any_broker_send, list(components), strict)
+
+    def alter_client_quotas(self, alterations: Iterable[ClientQuotaAlteration], *, validate_only: bool = False) -> None:
+        """Set or remove quota keys of user, client-id and user/client-id entities (written to ZooKeeper; every
+        broker applies them within seconds); ``validate_only`` checks without writing. Failures raise
+        ``AdminOperationError`` keyed by ``ClientQuotaEntity`` (CLUSTER_AUTHORIZATION_FAILED without
+        AlterConfigs on the cluster, INVALID_REQUEST for an unknown key, a bad value or entity)."""
+        alterations = list(alterations)
+        if not alterations:
+            return
+        errors = admin_quotas.alter_client_quotas(self._any_broker_send, alterations, validate_only)
+        if errors:
+            raise AdminOperationError("AlterClientQuotas", errors)
 
     # ACLs (spark_kafkalog.client.admin.admin_acls) -------------------------------------------------
     def _any_broker_send(self, api_key: int, build: Any, *, min_version: int = 0, what: str) -> tuple[int, Any, None]:
