@@ -82,7 +82,12 @@ def test_alter_reaches_the_quota_manager(broker, monkeypatch):
     updates: list[tuple] = []
     quotas = broker.broker.quotas
     real = quotas.update_entity
-    monkeypatch.setattr(quotas, "update_entity", lambda e, c: updates.append((e, dict(c))) or real(e, c))
+
+    def spy(entity, config) -> None:
+        updates.append((entity, dict(config)))
+        real(entity, config)
+
+    monkeypatch.setattr(quotas, "update_entity", spy)
     with AdminClient(broker.bootstrap_servers) as admin:
         admin.alter_client_quotas([alteration(ClientQuotaEntity.of(client_id="fast"), producer_byte_rate=4096)])
     entity = (("client-id", "fast"),)
