@@ -17,6 +17,7 @@ import broker.server
 from broker.cluster import memory_registry
 from broker.cluster.memory_registry import MemoryRegistry, MemoryRegistryStore
 from broker.cluster.registry import RegistryUnavailableError, Subscription
+from broker.cluster.zk_registry import ZooKeeperRegistry
 from broker.security import acl_sync
 from broker.security.acl_sync import AclSync
 from broker.security.authorizer import AclAuthorizer
@@ -294,3 +295,24 @@ def test_brokers_follow_acls_written_by_hand_and_by_each_other(chroot, raw, tmp_
     finally:
         for b in brokers:
             b.stop()
+
+
+def test_a_session_expiry_reloads_every_acl(chroot, raw, tmp_path, monkeypatch):
+    monkeypatch.setattr(broker.server, "AclAuthorizer", SpyAuthorizer)
+    embedded = EmbeddedBroker(1, zookeeper_connect=chroot, log_dir=tmp_path, zookeeper_session_timeout_ms=2000)
+    embedded.start()
+    try:
+        spy, registry = spy_of(embedded), running(embedded).registry
+        assert isinstance(registry, ZooKeeperRegistry)
+        registry.update_resource_acls(FOO, add(ace("User:a")))
+        wait_until(lambda: len(spy.calls) >= 2, 10, "the first change applied")  # (the first notice: a reload)
+        del spy.calls[:]
+        session_id, password = registry.client_id or (0, b"")
+        thief = KazooClient(hosts=chroot, client_id=(session_id, password))  # closing it expires the session
+        thief.start(timeout=10)
+        thief.stop()
+        thief.close()
+        wait_until(lambda: registry.session_id not in (None, session_id), 20, "a new session")
+        wait_until(lambda: ("replace_all", {FOO: {ace("User:a")}}) in spy.calls, 10, "every ACL read again")
+    finally:
+        embedded.stop()
