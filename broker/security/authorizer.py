@@ -43,7 +43,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,6 +203,7 @@ class AclAuthorizer:
         self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
         self._snapshot = _EMPTY
         self._write_lock = threading.Lock()
+        self._api_write_lock = threading.Lock()
 
     def __repr__(self) -> str:
         state = "enabled" if self.enabled else "disabled"
@@ -352,6 +353,20 @@ class AclAuthorizer:
             elif acls.pop(pattern, None) is None:
                 return
             self._snapshot = _Snapshot.build(acls)
+
+    def write_resource(
+        self, pattern: ResourcePattern, write: Callable[[], Iterable[AccessControlEntry]]
+    ) -> frozenset[AccessControlEntry]:
+        """Blocking (call it on a worker thread: ``run_blocking``): run ``write`` -- the registry's
+        read-modify-write of ``pattern``, returning the entries stored now -- and put what it returns in the cache
+        at once, so this broker sees its own ACL change before the change notice comes back. One such write at a
+        time per authorizer (Kafka's authorizer holds its lock around ACL updates), so the cache never goes back
+        to an older set of this broker's own writes. ``write``'s exception propagates; the cache is then left as
+        it was. Returns the stored entries."""
+        with self._api_write_lock:
+            stored = frozenset(write())
+            self.update_resource(pattern, stored)
+            return stored
 
 
 def _log_decision(principal: str, host: str, operation: AclOperation, resource: str, allowed: bool) -> None:
