@@ -3,7 +3,9 @@ request and response going through the codec at the version under test: Kafka's 
 the whole request), filter semantics (ANY, MATCH, LITERAL, PREFIXED; v0 never sees or touches PREFIXED),
 SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED, and deletes that keep the resource's other ACLs
 (CVE-2024-27309). The registry is a fake holding ACLs by pattern, with the compare-and-set contract of
-``ClusterRegistry.update_resource_acls`` (a conflicting writer re-runs the update)."""
+``ClusterRegistry.update_resource_acls`` (a conflicting writer re-runs the update). Last, the three over the
+wire on two running brokers sharing an in-process registry: the writer sees its change at once, the other broker
+within seconds."""
 
 from __future__ import annotations
 
@@ -26,8 +28,11 @@ from spark_kafkalog.security.acl import (
     ResourcePattern,
     ResourceType,
 )
+from tests.waiting import wait_until
 
+from ..conftest import start_brokers
 from ..services_builder import build_services, request_context
+from ..wire import Wire
 
 Op, Perm, RT, PT = AclOperation, AclPermissionType, ResourceType, PatternType
 ALLOW, DENY = Perm.ALLOW, Perm.DENY
@@ -540,3 +545,39 @@ def test_delete_with_code_0_is_malformed_and_closes_the_connection(services, reg
 def test_handlers_are_served_at_versions_0_to_3(services):
     ranges = {k: (lo, hi) for k, lo, hi in services.handlers.version_ranges()}
     assert [ranges[m.API_KEY] for m in (describe_acls, create_acls, delete_acls)] == [(0, 3)] * 3
+
+
+# -- over the wire, two brokers on one in-process registry ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def secured_pair(tmp_path_factory):
+    brokers = start_brokers(
+        2,
+        tmp_path_factory,
+        **{"authorizer.class.name": "kafkalog.AclAuthorizer", "super.users": "User:ANONYMOUS"},
+    )
+    yield brokers
+    for b in brokers:
+        b.stop()
+
+
+def test_acls_written_on_one_broker_are_seen_by_it_at_once_and_by_the_other_within_seconds(secured_pair):
+    first, second = secured_pair
+    name = f"wire-{id(secured_pair)}"
+    only_it = filter_fields(rtype=RT.TOPIC, name=name, pattern=PT.LITERAL)
+    with Wire(first.bootstrap_servers) as w1, Wire(second.bootstrap_servers) as w2:
+        resp = w1.call(create_acls.API_KEY, 2, creations=[creation(name=name), creation(name="", op=Op.WRITE)])
+        assert [r.error_code for r in resp.results] == [ErrorCode.NONE, ErrorCode.INVALID_REQUEST]
+        binding = row(P(RT.TOPIC, name), ace("User:alice", Op.READ))
+        assert described(w1.call(describe_acls.API_KEY, 1, **only_it)) == {binding}
+        wait_until(
+            lambda: described(w2.call(describe_acls.API_KEY, 3, **only_it)) == {binding},
+            what="the other broker's cache to apply the ACL change",
+        )
+        resp = w2.call(delete_acls.API_KEY, 0, filters=[DeleteFilter(**only_it)])
+        assert deleted(resp.filter_results[0]) == {binding}
+        wait_until(
+            lambda: described(w1.call(describe_acls.API_KEY, 0, **only_it)) == set(),
+            what="the first broker's cache to apply the deletion",
+        )
