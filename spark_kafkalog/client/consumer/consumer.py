@@ -320,6 +320,8 @@ class Consumer:
             try:
                 counts[topic] = len(self.client.topic_info(topic, refresh=True).partitions)
             except KafkaClientError as e:  # not created yet: assigned once it exists
+                if e.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+                    raise  # as Java's consumer: no Describe on a subscribed topic fails poll (issue 27)
                 log.debug("topic %s has no partitions to assign: %s", topic, e)
         return counts
 

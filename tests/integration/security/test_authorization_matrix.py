@@ -21,7 +21,7 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 from spark_kafkalog.security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
 from tests.waiting import wait_until
 
-from .acl_clients import DRIVERS, AclSetter, SaslWire, User, acl, metadata_topic_error
+from .acl_clients import DRIVERS, NO_ANSWER, AclSetter, SaslWire, User, acl, metadata_topic_error
 from .secured_broker import PASSWORDS, Secured, secured_config, start_secured, unique
 
 pytestmark = pytest.mark.integration
@@ -104,6 +104,17 @@ def test_allow_everyone_if_no_acl_found_is_off_by_default(secured):
 # -- consume with a group ----------------------------------------------------------------------------------------
 
 
+# What a group member subscribed to a topic it may not read sees: Metadata answers TOPIC_AUTHORIZATION_FAILED for
+# the topic (test_unauthorized_topic_answers_...). Java's consumer and librdkafka raise it; kafka-python 3.0
+# leaves the topic out of the assignment and polls nothing, without an error (its own behaviour, the broker's
+# answer is the same); kafkalog's consumer must raise it (issue 27: one clear, non-retried error).
+SUBSCRIBED_TO_AN_UNAUTHORIZED_TOPIC = {
+    "confluent-kafka": TOPIC_AUTHORIZATION_FAILED,
+    "kafka-python": NO_ANSWER,
+    "kafkalog": TOPIC_AUTHORIZATION_FAILED,
+}
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_consume_with_a_group_needs_read_on_the_group_and_the_topic(secured, client):
     topic, other = secured.topic(), secured.topic()
@@ -113,7 +124,7 @@ def test_consume_with_a_group_needs_read_on_the_group_and_the_topic(secured, cli
     assert driver.consume_group(topic, unique("g-none")) == GROUP_AUTHORIZATION_FAILED
     group = unique("g")
     secured.acls.add(acl(user.principal, O.READ, R.GROUP, group))
-    assert driver.consume_group(other, group) == TOPIC_AUTHORIZATION_FAILED
+    assert driver.consume_group(other, group) == SUBSCRIBED_TO_AN_UNAUTHORIZED_TOPIC[client]
     assert driver.consume_group(topic, group) == 0
 
 
