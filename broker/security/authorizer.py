@@ -40,6 +40,7 @@ snapshot without locking, writers build a new one under a lock and swap it in.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import threading
@@ -81,9 +82,11 @@ _Key = tuple[str, str, AclOperation, AclPermissionType]
 """An entry as the index holds it: (principal, normalized host, operation, permission type)."""
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize_host(host: str) -> str:
     """``host`` in the one form hosts compare in: an IP address compressed (``::1``; an IPv4-mapped IPv6
-    address as its IPv4 address, as Java sees such a peer), anything else (``*``, a name) unchanged."""
+    address as its IPv4 address, as Java sees such a peer), anything else (``*``, a name) unchanged. Cached:
+    a broker sees few distinct client addresses."""
     if host == WILDCARD_HOST:
         return host
     try:
@@ -93,6 +96,12 @@ def normalize_host(host: str) -> str:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return str(address.ipv4_mapped)
     return str(address)
+
+
+_DENYING = {op: (op, AclOperation.ALL) for op in AclOperation}
+"""The ACL operations whose DENY denies an operation: itself and ALL (DENY implies nothing)."""
+_ALLOWING = {op: tuple(implied_operations(op) | {AclOperation.ALL}) for op in AclOperation}
+"""The ACL operations whose ALLOW allows an operation: those implying it and ALL."""
 
 
 def _key(entry: AccessControlEntry) -> _Key:
@@ -237,7 +246,8 @@ class AclAuthorizer:
         """Whether ``principal`` at ``host`` may do ``operation`` on the literal resource ``(resource_type,
         name)``; logged (denials at INFO)."""
         allowed = self._decide(principal, host, operation, resource_type, name)
-        _log_decision(principal, host, operation, f"{resource_type.kafka_name}:LITERAL:{name}", allowed)
+        if _log.isEnabledFor(logging.DEBUG if allowed else logging.INFO):
+            _log_decision(principal, host, operation, f"{resource_type.kafka_name}:LITERAL:{name}", allowed)
         return allowed
 
     def _decide(
@@ -250,15 +260,21 @@ class AclAuthorizer:
             return self.allow_everyone_if_no_acl_found
         principals = (principal, WILDCARD_PRINCIPAL)
         hosts = (normalize_host(host), WILDCARD_HOST)
+        denying = _DENYING[operation]
         for keys in candidates:
             for p in principals:
                 for h in hosts:
-                    if (p, h, operation, _DENY) in keys or (p, h, AclOperation.ALL, _DENY) in keys:
-                        return False
-        allowing = implied_operations(operation) | {AclOperation.ALL}
-        return any(
-            (p, h, op, _ALLOW) in keys for keys in candidates for p in principals for h in hosts for op in allowing
-        )
+                    for op in denying:
+                        if (p, h, op, _DENY) in keys:
+                            return False
+        allowing = _ALLOWING[operation]
+        for keys in candidates:
+            for p in principals:
+                for h in hosts:
+                    for op in allowing:
+                        if (p, h, op, _ALLOW) in keys:
+                            return True
+        return False
 
     def authorize_by_resource_type(
         self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType
