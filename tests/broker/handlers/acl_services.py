@@ -31,10 +31,11 @@ NOT_REQUESTED = -2147483648
 
 
 class Secured:
-    """An enabled authorizer (no super users, ``allow.everyone.if.no.acl.found`` off) in built services."""
+    """An enabled authorizer (no super users, ``allow.everyone.if.no.acl.found`` off; or the one given) in built
+    services."""
 
-    def __init__(self, tmp_path, registry, **parts: Any) -> None:
-        self.authorizer = AclAuthorizer(enabled=True)
+    def __init__(self, tmp_path, registry, authorizer: AclAuthorizer | None = None, **parts: Any) -> None:
+        self.authorizer = authorizer if authorizer is not None else AclAuthorizer(enabled=True)
         self.registry = registry
         self.services = build_services(tmp_path, authorizer=self.authorizer, registry=registry, **parts)
         self.services.metadata.set_brokers({0: BrokerInfo(0, "127.0.0.1", 9092)})

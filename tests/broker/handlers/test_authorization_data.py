@@ -20,8 +20,9 @@ from broker.handlers import (
     produce,
     write_txn_markers,
 )
+from broker.security.authorizer import AclAuthorizer
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
-from spark_kafkalog.security.acl import AclPermissionType
+from spark_kafkalog.security.acl import AclPermissionType, supported_operations
 
 from ..requests import batch, fetch_body, produce_body
 from ..txn_wire import markers_body, txn_batch
@@ -296,3 +297,19 @@ def test_write_txn_markers_needs_cluster_action_or_alter_on_the_cluster(sec, ope
     assert sec.services.replica_manager.get_partition("secret", 0).log.log_end_offset == 0  # no marker written
     sec.grant(operation, Rt.CLUSTER)
     assert markers_of(sec) == E.NONE
+
+
+def test_without_an_authorizer_every_request_is_allowed_and_the_bitfields_hold_every_operation(tmp_path, registry):
+    sec = Secured(tmp_path, registry, authorizer=AclAuthorizer(enabled=False))  # no authorizer.class.name
+    sec.topic("t")
+    resp = sec.call(
+        metadata,
+        10,
+        topics=[MD.MetadataRequestTopic(name="t")],
+        include_topic_authorized_operations=True,
+        include_cluster_authorized_operations=True,
+    )
+    assert resp.topics[0].error_code == E.NONE
+    assert resp.topics[0].topic_authorized_operations == bits(*supported_operations(Rt.TOPIC))
+    assert resp.cluster_authorized_operations == bits(*supported_operations(Rt.CLUSTER))
+    assert code(produce_to(sec, "t")) == E.NONE and fetch_from(sec, "t").error_code == E.NONE
