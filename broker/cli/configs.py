@@ -27,7 +27,23 @@ A credential value is ``[iterations=N,]password=P`` (Kafka's ``(?:iterations=([0
 iterations default to 4096). ``alter`` sends one AlterUserScramCredentials to the controller with a random salt
 and the salted password computed here (the password never travels and is never printed); ``describe`` sends
 DescribeUserScramCredentials (every user with credentials when no name is given; a named user without any
-prints nothing, as Kafka's tool). Quota keys of users are not served yet: refused with a usage error.
+prints nothing, as Kafka's tool).
+
+Client quotas (KIP-546), as kafka-configs spells them over ``--bootstrap-server``: ``--entity-type users`` and/or
+``--entity-type clients``, each followed by ``--entity-name N`` or ``--entity-default`` (paired in order; also
+``--user N``, ``--client N``, ``--user-defaults``, ``--client-defaults``)::
+
+    configs --alter --entity-type users --entity-name alice --add-config producer_byte_rate=1048576
+    configs --alter --entity-type users --entity-name alice --entity-type clients --entity-default \
+        --add-config consumer_byte_rate=2048,request_percentage=50 --delete-config producer_byte_rate
+    configs --describe --entity-type users [--entity-name alice]
+      Quota configs for user-principal 'alice' are producer_byte_rate=1048576.0
+
+``alter`` sends one AlterClientQuotas (values parsed as doubles; deleting a key the entity does not have is
+refused with "Invalid config(s)", as Kafka's tool does); SCRAM and quota keys cannot be altered together.
+``describe`` sends DescribeClientQuotas with one component per entity type (a name: that entity; a default:
+the ``<default>`` one; no name: every entity of the type) and ``strict`` (Kafka's ``containsOnly``), printing
+values as Java prints doubles, then, for users only and no default, the SCRAM credentials as above.
 """
 
 from __future__ import annotations
@@ -35,78 +51,120 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from .actions import add_action
 
-ENTITY_TYPES = ("topics", "brokers", "users")
+ENTITY_TYPES = ("topics", "brokers", "users", "clients")
+QUOTA_TYPES = ("users", "clients")
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
 _SCRAM_VALUE = re.compile(r"(?:iterations=([0-9]*),)?password=(.*)", re.DOTALL)
+_QUOTA_ENTITY_TYPE = {"users": "user", "clients": "client-id"}
+
+
+class _AppendName(argparse.Action):
+    """``--entity-name N`` and ``--entity-default`` append to one ordered list (``""`` for a default), which pairs
+    with the ``--entity-type`` values by position, as kafka-configs pairs them."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None):
+        names = list(getattr(namespace, "entity_names", None) or [])
+        names.append("" if option_string == "--entity-default" else values)
+        namespace.entity_names = names
+        if option_string != "--entity-default" and not values:
+            namespace.empty_name = True
 
 
 def add_parser(sub: Any) -> None:
-    pc = sub.add_parser("configs", help="describe or alter topic, broker and user configs (kafka-configs)")
+    pc = sub.add_parser("configs", help="describe or alter topic, broker, user and client configs (kafka-configs)")
     add_action(pc, ("describe", "alter"))
     pc.add_argument("--bootstrap-server", required=True)
-    pc.add_argument("--entity-type", choices=ENTITY_TYPES)
-    pc.add_argument("--entity-name")
-    pc.add_argument("--entity-default", action="store_true", help="the cluster-wide broker defaults")
+    pc.add_argument("--entity-type", choices=ENTITY_TYPES, action="append", help="twice: users and clients")
+    pc.add_argument("--entity-name", action=_AppendName, help="the name of the preceding --entity-type")
+    pc.add_argument(
+        "--entity-default", action=_AppendName, nargs=0, help="the default entity of the preceding --entity-type"
+    )
     pc.add_argument("--topic", help="same as --entity-type topics --entity-name T")
     pc.add_argument("--broker", help="same as --entity-type brokers --entity-name ID")
     pc.add_argument("--broker-defaults", action="store_true", help="same as --entity-type brokers --entity-default")
     pc.add_argument("--user", help="same as --entity-type users --entity-name NAME")
+    pc.add_argument("--client", help="same as --entity-type clients --entity-name ID")
+    pc.add_argument("--user-defaults", action="store_true", help="same as --entity-type users --entity-default")
+    pc.add_argument("--client-defaults", action="store_true", help="same as --entity-type clients --entity-default")
     pc.add_argument("--all", action="store_true", help="describe: every config with its source, not only dynamic ones")
     pc.add_argument(
         "--add-config",
-        help="alter: k=v,k2=[a,b] (a bracketed list is one value); users: SCRAM-SHA-256=[iterations=8192,password=P]",
+        help="alter: k=v,k2=[a,b] (a bracketed list is one value); users: SCRAM-SHA-256=[iterations=8192,password=P] "
+        "or quotas (producer_byte_rate=1048576,...)",
     )
     pc.add_argument("--delete-config", help="alter: k,k2")
-    pc.set_defaults(func=cmd_configs)
+    pc.set_defaults(func=cmd_configs, entity_names=None)
 
 
 class UsageError(Exception):
     """The arguments do not name one entity or one change; the message says what is missing."""
 
 
-def entity(args: argparse.Namespace) -> tuple[str, str]:
-    """(``topics`` | ``brokers`` | ``users``, name); ``""`` names the cluster-wide broker defaults, and, for users
-    (``describe`` only), every user."""
-    chosen = []
-    if args.topic is not None:
-        chosen.append(("topics", args.topic))
-    if args.broker is not None:
-        chosen.append(("brokers", args.broker))
-    if args.broker_defaults:
-        chosen.append(("brokers", ""))
-    if args.user is not None:
-        chosen.append(("users", args.user))
-    if args.entity_type == "users" and args.entity_default:
-        raise UsageError("user defaults hold quotas only, which kafkalog does not serve yet")
-    if args.entity_type == "users" and args.entity_name is None:
-        if args.action != "describe":
-            raise UsageError("configs alter of users needs --entity-name NAME")
-        chosen.append(("users", ""))
-    elif args.entity_type is not None:
-        if args.entity_default == (args.entity_name is not None):
-            raise UsageError("--entity-type needs exactly one of --entity-name and --entity-default")
-        if args.entity_default and args.entity_type != "brokers":
-            raise UsageError("--entity-default applies to --entity-type brokers only")
-        chosen.append((args.entity_type, "" if args.entity_default else args.entity_name))
-    elif args.entity_name is not None or args.entity_default:
-        raise UsageError("--entity-name and --entity-default need --entity-type topics|brokers")
-    if len(chosen) != 1:
+@dataclass(frozen=True)
+class Entity:
+    """What a configs command is about: ``kind`` ``topics`` or ``brokers`` with ``name`` (``""``: the cluster-wide
+    broker defaults), or ``kind`` ``quotas`` with ``parts``: ``("users" | "clients", name)`` pairs in command-line
+    order, a name being ``""`` for the default entity and None for every entity of the type (describe only)."""
+
+    kind: str
+    name: str = ""
+    parts: tuple[tuple[str, str | None], ...] = ()
+
+    @property
+    def types(self) -> list[str]:
+        return [t for t, _ in self.parts]
+
+
+def entity(args: argparse.Namespace) -> Entity:
+    """The entity the arguments name (see ``Entity``); UsageError saying what is wrong."""
+    types = list(args.entity_type or [])
+    names = list(getattr(args, "entity_names", None) or [])
+    for flag, kind in (("topic", "topics"), ("client", "clients"), ("user", "users"), ("broker", "brokers")):
+        if getattr(args, flag, None) is not None:
+            types.append(kind)
+            names.append(getattr(args, flag))
+    for flag, kind in (("client_defaults", "clients"), ("user_defaults", "users"), ("broker_defaults", "brokers")):
+        if getattr(args, flag, False):
+            types.append(kind)
+            names.append("")
+    if not types:
+        if names:
+            raise UsageError("--entity-name and --entity-default need --entity-type topics|brokers|users|clients")
         raise UsageError(
-            "configs needs one entity: --topic T, --broker ID, --broker-defaults, --user NAME, or --entity-type "
-            "with --entity-name/--entity-default"
+            "configs needs one entity: --topic T, --broker ID, --broker-defaults, --user NAME, --client ID, or "
+            "--entity-type with --entity-name/--entity-default"
         )
-    kind, name = chosen[0]
+    if len(names) > len(types):
+        raise UsageError("more entity names than entity types were given")
+    if set(types) <= set(QUOTA_TYPES):
+        if len(set(types)) != len(types):
+            raise UsageError(f"--entity-type {types[0]} given twice: combine at most one users and one clients")
+        if args.action != "describe" and len(names) != len(types):
+            raise UsageError(f"configs alter of {' and '.join(types)} needs --entity-name or --entity-default for each")
+        if getattr(args, "empty_name", False) or "" in (getattr(args, "user", None), getattr(args, "client", None)):
+            raise UsageError("an entity name must not be empty (--entity-default names the default entity)")
+        return Entity("quotas", parts=tuple((t, names[i] if i < len(names) else None) for i, t in enumerate(types)))
+    if len(types) != 1:
+        raise UsageError(
+            "configs needs one entity: --topic T, --broker ID, --broker-defaults, --user NAME, --client ID, or "
+            "--entity-type with --entity-name/--entity-default; only users and clients combine"
+        )
+    kind = types[0]
+    if not names:
+        raise UsageError("--entity-type needs exactly one of --entity-name and --entity-default")
+    name = names[0]
+    if kind == "topics" and not name:
+        raise UsageError("--entity-default applies to --entity-type brokers, users and clients; a topic needs a name")
     if kind == "brokers" and name and not name.isdigit():
         raise UsageError(f"broker entity name must be a broker id, not {name!r}")
-    if kind == "topics" and not name:
-        raise UsageError("a topic entity needs a name")
-    if kind == "users" and not name and (args.user is not None or args.entity_name is not None):
-        raise UsageError("a user entity name must not be empty")
-    return kind, name
+    return Entity(kind, name)
 
 
 def _split_config_list(text: str) -> list[str]:
@@ -139,10 +197,7 @@ def parse_scram_credentials(text: str) -> dict[str, tuple[int, str]]:
         if not eq:
             raise UsageError(f"--add-config: {key!r} is not key=value")
         if key not in SCRAM_MECHANISMS:
-            raise UsageError(
-                f"--add-config: users take {' and '.join(SCRAM_MECHANISMS)} credentials only, not {key!r} "
-                "(user quotas are not served yet)"
-            )
+            raise UsageError(f"--add-config: SCRAM credentials are {' and '.join(SCRAM_MECHANISMS)}, not {key!r}")
         if key in out:
             raise UsageError(f"--add-config: {key} given twice")
         value = value.strip()
@@ -245,47 +300,166 @@ def _alter(admin: Any, kind: str, name: str, add: dict[str, str], delete: list[s
         print(f"Completed updating config for {_label(kind, name)}.")
 
 
+def java_double(value: float) -> str:
+    """Java's ``Double.toString`` (kafka-configs prints quota values with it): ``1048576.0``, ``0.5``,
+    ``1.0E7`` (scientific from 10^7 and below 10^-3), from the shortest digits that round-trip."""
+    if value == 0 or value != value or value in (float("inf"), float("-inf")):
+        return {0.0: "0.0"}.get(value, "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity"))
+    if 1e-3 <= abs(value) < 1e7:
+        text = repr(float(value))
+        return text if "e" not in text else format(Decimal(text), "f")
+    sign, digits, exponent = Decimal(repr(float(value))).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    power = len(digits) + int(exponent) - 1
+    return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{power}"
+
+
+def _quota_entity_text(entries: tuple[tuple[str, str | None], ...]) -> str:
+    """Kafka's ConfigCommand: ``user-principal 'alice', client-id 'app'`` / ``the default client-id``."""
+    labels = {"user": "user-principal", "client-id": "client-id", "ip": "ip"}
+    names = dict(entries)
+    return ", ".join(
+        (f"{labels[t]} '{names[t]}'" if names[t] is not None else f"the default {labels[t]}")
+        for t in ("user", "client-id", "ip")
+        if t in names
+    )
+
+
+def _quota_components(e: Entity) -> list[Any]:
+    from spark_kafkalog.client.admin import ClientQuotaFilterComponent as C
+
+    out = []
+    for kind, name in e.parts:
+        t = _QUOTA_ENTITY_TYPE[kind]
+        out.append(
+            C.of_entity_type(t) if name is None else C.of_default_entity(t) if name == "" else C.of_entity(t, name)
+        )
+    return out
+
+
+def _describe_quotas(admin: Any, e: Entity) -> None:
+    found = admin.describe_client_quotas(_quota_components(e), strict=True)
+    for quota_entity in sorted(found, key=lambda q: [(t, n or "") for t, n in q.entries]):
+        values = ", ".join(f"{k}={java_double(v)}" for k, v in sorted(found[quota_entity].items()))
+        print(f"Quota configs for {_quota_entity_text(quota_entity.entries)} are {values}")
+    # SCRAM credentials only for users, and not for the default user (Kafka's ConfigCommand)
+    if "clients" not in e.types and all(n != "" for _, n in e.parts):
+        _describe_users(admin, e.parts[0][1] or "")
+
+
+def _quota_changes(e: Entity, add_text: str, delete: list[str]) -> tuple[dict[str, Any], list[str], bool]:
+    """``(additions, deletions, scram)``: SCRAM credentials (users only) or quota values as doubles, as
+    kafka-configs splits and checks them; UsageError with its messages."""
+    parts = _split_config_list(add_text)
+    keys = [p.partition("=")[0].strip() for p in parts]
+    scram_add = [p for p, k in zip(parts, keys, strict=True) if k in SCRAM_MECHANISMS]
+    unknown_add = [k for k in keys if k not in SCRAM_MECHANISMS and k not in QUOTA_KEYS]
+    unknown_delete = [k for k in delete if k not in SCRAM_MECHANISMS and k not in QUOTA_KEYS]
+    scram_delete = [k for k in delete if k in SCRAM_MECHANISMS]
+    quota_add = [p for p, k in zip(parts, keys, strict=True) if k in QUOTA_KEYS]
+    quota_delete = [k for k in delete if k in QUOTA_KEYS]
+    if e.types != ["users"]:
+        if unknown_add or scram_add:
+            bad = unknown_add + [k for k in keys if k in SCRAM_MECHANISMS]
+            raise UsageError(
+                f"Only quota configs can be added for 'clients' using --bootstrap-server. Unexpected config names: {', '.join(bad)}"
+            )
+        if unknown_delete or scram_delete:
+            raise UsageError(
+                f"Only quota configs can be deleted for 'clients' using --bootstrap-server. Unexpected config names: {', '.join(unknown_delete + scram_delete)}"
+            )
+    else:
+        if unknown_add:
+            raise UsageError(
+                f"Only quota and SCRAM credential configs can be added for 'users' using --bootstrap-server. Unexpected config names: {', '.join(unknown_add)}"
+            )
+        if unknown_delete:
+            raise UsageError(
+                f"Only quota and SCRAM credential configs can be deleted for 'users' using --bootstrap-server. Unexpected config names: {', '.join(unknown_delete)}"
+            )
+        if scram_add or scram_delete:
+            if e.parts[0][1] == "":
+                raise UsageError(
+                    "The use of --entity-default or --user-defaults is not allowed with User SCRAM Credentials using --bootstrap-server."
+                )
+            if quota_add or quota_delete:
+                raise UsageError(
+                    "Cannot alter both quota and SCRAM credential configs simultaneously for 'users' using --bootstrap-server."
+                )
+            return parse_scram_credentials(",".join(scram_add)), scram_delete, True
+    values: dict[str, Any] = {}
+    for part in quota_add:
+        key, _, text = part.partition("=")
+        key, text = key.strip(), text.strip()
+        try:
+            values[key] = float(text)
+        except ValueError:
+            raise UsageError(f"Cannot parse quota configuration value for {key}: {text}") from None
+    return values, quota_delete, False
+
+
+def _alter_quotas(admin: Any, e: Entity, add: dict[str, float], delete: list[str]) -> None:
+    from spark_kafkalog.client import KafkaClientError
+    from spark_kafkalog.client.admin import ClientQuotaAlteration, ClientQuotaEntity, QuotaOp
+
+    entity_ = ClientQuotaEntity(tuple((_QUOTA_ENTITY_TYPE[t], n or None) for t, n in e.parts))
+    if delete:  # as kafka-configs: only keys the entity has can be deleted
+        old = admin.describe_client_quotas(_quota_components(e), strict=True).get(entity_, {})
+        invalid = [k for k in delete if k not in old]
+        if invalid:
+            raise KafkaClientError(f"Invalid config(s): {','.join(invalid)}")
+    ops = tuple(QuotaOp(k, v) for k, v in add.items()) + tuple(QuotaOp(k, None) for k in delete)
+    admin.alter_client_quotas([ClientQuotaAlteration(entity_, ops)])
+    kind, name = e.parts[0]
+    if name:
+        print(f"Completed updating config for {kind[:-1]} {name}.")
+    else:
+        print(f"Completed updating default config for {kind} in the cluster.")
+
+
 def cmd_configs(args: argparse.Namespace) -> int:
     from spark_kafkalog.client import AdminClient, KafkaClientError
 
     try:
-        kind, name = entity(args)
-        if kind == "users" and args.all:
+        e = entity(args)
+        if e.kind == "quotas" and args.all:
             raise UsageError("--all applies to topics and brokers")
+        scram = False
+        add: dict[str, Any] = {}
+        delete: list[str] = []
         if args.action == "describe":
             if args.add_config is not None or args.delete_config is not None:
                 raise UsageError("--add-config and --delete-config go with configs alter")
         else:
             if args.all:
                 raise UsageError("--all goes with configs describe")
-            add: dict[str, Any] = (
-                parse_scram_credentials(args.add_config or "")
-                if kind == "users"
-                else parse_add_config(args.add_config or "")
-            )
             delete = [k.strip() for k in (args.delete_config or "").split(",") if k.strip()]
-            if kind == "users" and any(k not in SCRAM_MECHANISMS for k in delete):
-                raise UsageError(f"--delete-config: users have {' and '.join(SCRAM_MECHANISMS)} credentials only")
+            if e.kind == "quotas":
+                add, delete, scram = _quota_changes(e, args.add_config or "", delete)
+            else:
+                add = parse_add_config(args.add_config or "")
             if not add and not delete:
                 raise UsageError("configs alter needs --add-config k=v,... and/or --delete-config k,...")
             both = sorted(set(add) & set(delete))
             if both:
                 raise UsageError(f"{both[0]} is both added and deleted")
-    except UsageError as e:
-        print(f"kafkalog: {e}", file=sys.stderr)
+    except UsageError as exc:
+        print(f"kafkalog: {exc}", file=sys.stderr)
         return 2
     try:
         with AdminClient(args.bootstrap_server) as admin:
-            if kind == "users":
+            if e.kind == "quotas":
                 if args.action == "describe":
-                    _describe_users(admin, name)
+                    _describe_quotas(admin, e)
+                elif scram:
+                    _alter_users(admin, e.parts[0][1] or "", add, delete)
                 else:
-                    _alter_users(admin, name, add, delete)
+                    _alter_quotas(admin, e, add, delete)
             elif args.action == "describe":
-                _describe(admin, kind, name, args.all)
+                _describe(admin, e.kind, e.name, args.all)
             else:
-                _alter(admin, kind, name, add, delete)
+                _alter(admin, e.kind, e.name, add, delete)
         return 0
-    except KafkaClientError as e:
-        print(f"kafkalog: {e}", file=sys.stderr)
+    except KafkaClientError as exc:
+        print(f"kafkalog: {exc}", file=sys.stderr)
         return 1
