@@ -578,3 +578,54 @@ def test_concurrent_writes_and_reads_see_whole_snapshots():
     assert not errors
     assert all(a.authorize(ALICE, H1, Op.WRITE, TOPIC, f"w{i}-x") for i in range(300))
     assert len(a.acls(AclBindingFilter())) == 301
+
+
+def _grow(a: AclAuthorizer, pattern: ResourcePattern, entry: AccessControlEntry) -> None:
+    a.update_resource(pattern, a.resource_acls(pattern) | {entry})
+
+
+def test_authorize_by_resource_type_prefixed_deny_dominates_step_by_step():
+    """BaseAuthorizerTest.testAuthorizeByResourceTypePrefixedResourceDenyDominate, step by step."""
+    a = AclAuthorizer()
+    allow, deny = ace(ALICE, H1, Op.READ, ALLOW), ace(ALICE, H1, Op.READ, DENY)
+    steps = [
+        ("abcde", allow, True),
+        ("abcd", deny, False),
+        ("abc", allow, True),
+        ("a", deny, False),
+        ("ab", allow, False),
+    ]
+    for prefix, entry, expected in steps:
+        _grow(a, R(GROUP, prefix, PREFIXED), entry)
+        assert a.authorize_by_resource_type(ALICE, H1, Op.READ, GROUP) is expected, (prefix, entry)
+
+
+def test_authorize_by_resource_type_wildcard_deny_dominates_step_by_step():
+    """BaseAuthorizerTest.testAuthorizeByResourceTypeWildcardResourceDenyDominate, step by step."""
+    a = AclAuthorizer()
+    allow, deny = ace(ALICE, H1, Op.WRITE, ALLOW), ace(ALICE, H1, Op.WRITE, DENY)
+    steps = [(R(GROUP, "hello", PREFIXED), allow, True), (R(GROUP, "*"), deny, False), (R(GROUP, "*"), allow, False)]
+    steps.append((R(GROUP, "aloha"), allow, False))
+    for pattern, entry, expected in steps:
+        _grow(a, pattern, entry)
+        assert a.authorize_by_resource_type(ALICE, H1, Op.WRITE, GROUP) is expected, (pattern, entry)
+
+
+def test_authorize_by_resource_type_unrelated_denies_do_not_dominate():
+    """BaseAuthorizerTest.testAuthorizeByResourceTypeIsolationUnrelatedDenyWontDominateAllow."""
+    a = authorizer(
+        {
+            (TOPIC, "sb1", LITERAL): [
+                ace(ALICE, H1, Op.READ, DENY),
+                ace(BOB, H1, Op.READ, DENY),
+                ace(ALICE, H2, Op.WRITE, DENY),
+                ace(BOB, H2, Op.READ, DENY),
+                ace(ALICE, H2, Op.READ, ALLOW),
+            ],
+            (TOPIC, "sb2", LITERAL): [ace(ALICE, H2, Op.READ, DENY)],
+            (GROUP, "s", PREFIXED): [ace(ALICE, H2, Op.READ, DENY)],
+        }
+    )
+    for resource_type in (TOPIC, GROUP, TXN, CLUSTER):
+        assert not a.authorize_by_resource_type(ALICE, H1, Op.READ, resource_type)
+    assert a.authorize_by_resource_type(ALICE, H2, Op.READ, TOPIC)
