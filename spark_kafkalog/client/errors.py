@@ -327,6 +327,9 @@ class AuthorizationError(KafkaClientError):
         if self.detail:
             text += f": {self.detail}"
         text += f"; grant it with: {self.grant_command()}"
+        if self.operation is AclOperation.IDEMPOTENT_WRITE:  # KIP-679: Write on any topic also lets it in
+            principal = self.principal or "User:<name>"
+            text += f" (or Write on a topic: kafkalog acls --add --allow-principal {principal} --operation Write --topic <name>)"
         return "; ".join([text, *self._context])
 
     def grant_command(self) -> str:
