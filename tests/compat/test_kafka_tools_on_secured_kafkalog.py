@@ -41,7 +41,7 @@ from tests.waiting import wait_until
 
 from .kafka_broker import KafkaBroker
 from .peers import KAFKA_39, KAFKA_44, TOOLS_44, Peer
-from .tools import ToolError, compile_java, run_java, run_tool
+from .tools import compile_java, run_java, run_tool
 
 pytestmark = pytest.mark.compat
 
@@ -346,13 +346,6 @@ def described_user_lines(out: str, user: str) -> list[str]:
     return [line.strip() for line in out.splitlines() if f"'{user}'" in line]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ToolError,
-    reason="kafka-configs --describe --entity-type users asks DescribeClientQuotas (API 48) first: kafkalog does not "
-    "serve it, so the tool stops with UnsupportedVersionException (The node does not support DESCRIBE_CLIENT_QUOTAS) "
-    "before DescribeUserScramCredentials",
-)
 def test_kafka_configs_describes_users_as_on_kafka(secured, tls, tmp_path, kafka):
     """The same user and credential, added by kafka-configs to Apache Kafka (3.9.1 with its own tool, 4.4.0 with
     its own) and to kafkalog, is described in the same words by ``--describe --entity-type users``."""

@@ -75,9 +75,6 @@ def test_kafka_configs_over_the_wire_upserts_and_deletes_credentials(kafkalog):
     assert set(kafkalog.broker.registry.user_config(name)) == {"SCRAM-SHA-256"}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="kafka-configs --describe of users also asks DescribeClientQuotas (48): not served"
-)
 def test_kafka_configs_over_the_wire_describes_a_users_credentials(kafkalog):
     name = user()
     with AdminClient(kafkalog.bootstrap_servers) as admin:
