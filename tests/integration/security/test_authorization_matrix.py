@@ -22,6 +22,7 @@ from spark_kafkalog.security.acl import AclOperation, AclPermissionType, Pattern
 from tests.waiting import wait_until
 
 from .acl_clients import DRIVERS, NO_ANSWER, AclSetter, SaslWire, User, acl, metadata_topic_error
+from .api_cases import AUTHORIZATION_FAILURES, CASES, Names, build, error_codes
 from .secured_broker import PASSWORDS, Secured, secured_config, start_secured, unique
 
 pytestmark = pytest.mark.integration
@@ -394,3 +395,39 @@ def test_acl_changes_reach_the_other_broker_within_seconds(zookeeper, tmp_path):
         )
     finally:
         cluster.stop()
+
+
+# -- every API over the wire ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_each_api_answers_kafkas_error_without_the_acl_and_passes_with_it(secured, case):
+    """``api_cases``: the request as a user without ACLs answers the API's authorization error (and nothing
+    else but 0); once the listed ACLs exist, no authorization error is left in the answer."""
+    user = secured.user()
+    names = Names(
+        topic=secured.topic(),
+        group=unique("g"),
+        tid=unique("tid"),
+        new_topic=unique("new"),
+        principal=user.principal,
+    )
+    with SaslWire(user) as wire:
+        denied = error_codes(wire.call(case.api_key, case.version, case.request(names)))
+    assert case.denied in denied and set(denied) <= {0, case.denied}, denied
+    secured.acls.add(*case.grants(names))
+    with SaslWire(user) as wire:
+        allowed = error_codes(wire.call(case.api_key, case.version, case.request(names)))
+    assert not set(allowed) & AUTHORIZATION_FAILURES, allowed
+
+
+def test_create_topics_hides_the_new_topics_configs_without_describe_configs(secured):
+    """CreateTopics v5+: created (error 0) with Create alone, but TopicConfigErrorCode 29 and no configs."""
+    user = secured.user()
+    name = unique("new")
+    secured.acls.add(acl(user.principal, O.CREATE, R.TOPIC, name))
+    body = build(ApiKey.CREATE_TOPICS, 5, {"topics": [{"name": name, "num_partitions": 1, "replication_factor": 1}]})
+    with SaslWire(user) as wire:
+        (created,) = wire.call(ApiKey.CREATE_TOPICS, 5, body).topics
+    assert (created.error_code, created.topic_config_error_code, created.configs) == (0, TOPIC_AUTHORIZATION_FAILED, [])
+    assert name in secured_topics(secured)
