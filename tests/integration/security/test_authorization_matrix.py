@@ -431,3 +431,24 @@ def test_create_topics_hides_the_new_topics_configs_without_describe_configs(sec
         (created,) = wire.call(ApiKey.CREATE_TOPICS, 5, body).topics
     assert (created.error_code, created.topic_config_error_code, created.configs) == (0, TOPIC_AUTHORIZATION_FAILED, [])
     assert name in secured_topics(secured)
+
+
+def test_list_groups_shows_only_the_groups_the_user_may_describe(secured):
+    """ListGroups without Describe on the cluster silently leaves out the groups the user may not describe."""
+    from spark_kafkalog.client import AdminClient, TopicPartition
+    from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
+
+    topic = secured.topic()
+    shown, hidden = unique("g"), unique("g")
+    with AdminClient(secured.admin.kafka_names()) as admin:
+        for group in (shown, hidden):
+            admin.alter_group_offsets(group, {TopicPartition(topic, 0): OffsetAndMetadata(1, "")})
+    user = secured.user()
+    secured.acls.add(acl(user.principal, O.DESCRIBE, R.GROUP, shown))
+    with SaslWire(user) as wire:
+        listed = {g.group_id for g in wire.call(ApiKey.LIST_GROUPS, 4, states_filter=[]).groups}
+    assert shown in listed and hidden not in listed
+    secured.acls.add(acl(user.principal, O.DESCRIBE, R.CLUSTER, "kafka-cluster"))
+    with SaslWire(user) as wire:
+        listed = {g.group_id for g in wire.call(ApiKey.LIST_GROUPS, 4, states_filter=[]).groups}
+    assert {shown, hidden} <= listed
