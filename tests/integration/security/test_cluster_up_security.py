@@ -1,5 +1,6 @@
 """``kafkalog cluster up --security``: one command gives a 3-broker SASL_SSL cluster replicating over SCRAM, with
-the client settings printed; clients without them, or with a wrong password, are refused."""
+the client settings printed; clients without them, or with a wrong password, are refused; ACLs are on (a new user
+sees nothing until granted; the brokers' own identity is a super user, so replication works)."""
 
 from __future__ import annotations
 
@@ -112,15 +113,24 @@ def test_cluster_up_security_serves_sasl_ssl_with_scram_and_replicates(tmp_path)
         from spark_kafkalog.client import AdminClient
         from tests.waiting import wait_until
 
-        def carol_logs_in(address: str) -> bool:
+        def topics_carol_sees(address: str) -> list[str] | None:
+            """The topics carol lists on one broker; None when she cannot log in."""
             try:
                 with AdminClient(address, **carol) as admin:
-                    return topic in admin.list_topics()
+                    return admin.list_topics()
             except Exception:
-                return False
+                return None
 
+        # ACLs are on: logged in, carol sees no topic until the admin lets her describe it (kafkalog acls)
         for address in bootstrap.split(","):
-            wait_until(lambda: carol_logs_in(address), 15, f"carol logged in on {address}")  # noqa: B023
+            wait_until(lambda: topics_carol_sees(address) == [], 15, f"carol logged in on {address}")  # noqa: B023
+        granted = run(
+            "acls", "--bootstrap-server", bootstrap, "--command-config", str(client_properties), "--add",
+            "--allow-principal", "User:carol", "--operation", "Describe", "--topic", topic,
+        )  # fmt: skip
+        assert granted.returncode == 0, granted.stderr
+        for address in bootstrap.split(","):
+            wait_until(lambda: topics_carol_sees(address) == [topic], 15, f"carol seeing {topic} on {address}")  # noqa: B023
 
         plaintext = run("topics", "list", "--bootstrap-server", bootstrap)
         assert plaintext.returncode != 0
