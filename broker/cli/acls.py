@@ -23,7 +23,8 @@ The flags are kafka-acls' (``AclCommand``), with its rules:
 One difference: ``--cluster`` with ``--resource-pattern-type any|match`` filters the cluster's ACLs (kafka-acls
 drops ``--cluster`` then and lists or removes everything), and ``prefixed`` with ``--cluster`` is refused.
 
-Output is kafka-acls' (resources and entries in a stable order, where kafka-acls prints a hash order)::
+Output is Kafka 3.9's kafka-acls', spaces included (Kafka 4.4 drops the spaces around the entries), with resources
+and entries in a stable order where kafka-acls prints a hash order::
 
     Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`:
      \t(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)
