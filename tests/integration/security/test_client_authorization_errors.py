@@ -169,3 +169,39 @@ def test_idempotent_producer_without_any_write_acl_fails_naming_the_cluster(secu
     assert "--operation IdempotentWrite --cluster" in str(error)
     grants.add(acl(user.principal, O.WRITE, R.TOPIC, topic))  # KIP-679: Write on a topic is enough
     produce()
+
+
+def test_group_consumer_of_a_topic_it_may_not_describe_fails_at_once_naming_the_topic(secured, grants):
+    topic = secured.topic(records=1)
+    user = secured.user()
+    group = unique("g")
+    grants.add(acl(user.principal, O.READ, R.GROUP, group))
+
+    def consume() -> list:
+        settings = {**user.kafka_names(), "group.id": group, "auto.offset.reset": "earliest"}
+        with Consumer(settings) as consumer:
+            consumer.subscribe([topic])
+            return consumer.poll(20_000)
+
+    assert_names(raised_at_once(consume, TopicAuthorizationFailedError), user, O.DESCRIBE, R.TOPIC, topic)
+
+
+def test_offsets_sent_to_a_transaction_need_read_on_the_group(secured, grants):
+    topic = secured.topic(records=1)
+    user = secured.user()
+    txn_id, group = unique("tx"), unique("g")
+    grants.add(acl(user.principal, O.WRITE, R.TRANSACTIONAL_ID, txn_id))
+    grants.add(acl(user.principal, O.WRITE, R.TOPIC, topic))
+    grants.add(acl(user.principal, O.READ, R.TOPIC, topic))
+
+    def transact() -> None:
+        with Producer({**user.kafka_names(), "transactional.id": txn_id}) as producer:
+            producer.init_transactions(20)
+            producer.begin_transaction()
+            producer.send(topic, b"x", partition=0)
+            producer.send_offsets_to_transaction({TopicPartition(topic, 0): 1}, group, 20)
+            producer.commit_transaction(20)
+
+    assert_names(raised_at_once(transact, GroupAuthorizationFailedError), user, O.READ, R.GROUP, group)
+    grants.add(acl(user.principal, O.READ, R.GROUP, group))
+    transact()
