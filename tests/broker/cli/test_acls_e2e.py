@@ -6,6 +6,8 @@ ACL (SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED) and for a binding the brok
 
 from __future__ import annotations
 
+import os
+import pty
 import subprocess
 import sys
 
@@ -243,3 +245,29 @@ def test_typed_errors_of_brokers_that_refuse(tmp_path_factory, config, code):
             assert proc.returncode == 1 and code.name in proc.stderr and proc.stderr.count("\n") == 1
     finally:
         b.stop()
+
+
+def test_remove_asks_on_a_terminal_per_resource_filter(secured):
+    """stdin a pseudo-terminal: the first question answered y removes topic a's ACLs, the second n keeps b's."""
+    bootstrap = secured.bootstrap_servers
+    remove_all(bootstrap)
+    ok(bootstrap, "--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "a", "--topic", "b")
+    controller, terminal = pty.openpty()
+    try:
+        os.write(controller, b"y\nn\n")
+        proc = subprocess.run(
+            [*CLI, "--bootstrap-server", bootstrap, "--remove", "--topic", "a", "--topic", "b"],
+            stdin=terminal, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert proc.returncode == 0, proc.stderr
+    b = "resourceType=TOPIC, name=b, patternType=LITERAL"
+    assert proc.stdout == (
+        "Are you sure you want to delete all ACLs for resource filter "
+        "`ResourcePattern(resourceType=TOPIC, name=a, patternType=LITERAL)`? (y/n)\n"
+        f"Are you sure you want to delete all ACLs for resource filter `ResourcePattern({b})`? (y/n)\n"
+        + current(b, acl("User:alice", "READ"))
+    )
+    assert ok(bootstrap, "--list") == current(b, acl("User:alice", "READ"))
