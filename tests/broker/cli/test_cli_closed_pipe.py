@@ -137,6 +137,10 @@ def cases(e: dict) -> dict[str, list[tuple[list[str], str]]]:
             (["configs", "alter", *bs, "--topic", topic, "--add-config", "retention.ms=86400000"], "closed")
         ],
         "status": [(["status", *bs], "closed"), (["status", *bs, "--watch", "0.2"], "closed")],
+        # the broker has no authorizer: add prints before CreateAcls answers SECURITY_DISABLED, list and remove do not
+        "acls add": [(["acls", "--add", *bs, "--allow-principal", "User:a", "--topic", topic], "closed")],
+        "acls list": [(["acls", "--list", *bs], "fails")],
+        "acls remove": [(["acls", "remove", *bs, "--force", "--topic", topic], "fails")],
         "transactions list": [(["transactions", "list", *bs], "closed")],
         "transactions describe": [(["transactions", "describe", *bs, "--transactional-id", "none-such"], "fails")],
     }
