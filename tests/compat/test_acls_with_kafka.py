@@ -180,6 +180,18 @@ KAFKA_AUTHORIZING = {
 }
 
 
+def topics_led(admin: User, topics: list[str]) -> bool:
+    """Whether Metadata from ``admin``'s broker shows every one of ``topics`` with a leader for each partition."""
+    from spark_kafkalog.client import AdminClient
+
+    try:
+        with AdminClient(admin.kafka_names()) as client:
+            described = client.describe_topics(topics)
+    except Exception:
+        return False
+    return all(p.leader >= 0 for d in described.values() for p in d.partitions) and set(described) == set(topics)
+
+
 def test_kafka_broker_on_kafkalogs_chroot_enforces_the_acls_kafkalog_wrote(zookeeper, tmp_path):
     connect = f"{zookeeper.connect_string}/acl-migrate-{uuid.uuid4().hex[:8]}"
     log_dir = tmp_path / "logs"
@@ -210,6 +222,13 @@ def test_kafka_broker_on_kafkalogs_chroot_enforces_the_acls_kafkalog_wrote(zooke
     kafka.start()
     try:
         on_kafka = kafka.listener_bootstrap("SASL_PLAINTEXT")
+        # A fresh Kafka broker serves Metadata before its controller's UpdateMetadata lists the topics; asked about
+        # a topic it does not know yet, it takes the auto-create path and denies Create (29): wait for the topics.
+        wait_until(
+            lambda: topics_led(User(on_kafka, "admin", PASSWORDS["admin"]), [written, denied_topic, prefixed]),
+            60,
+            "Kafka's broker to lead the topics kafkalog created",
+        )
         alice = DRIVERS["confluent-kafka"](User(on_kafka, "alice", PASSWORDS["alice"]))
         bob = DRIVERS["confluent-kafka"](User(on_kafka, "bob", PASSWORDS["bob"]))
         assert alice.produce(written) == 0
