@@ -1,7 +1,8 @@
-"""AlterClientQuotas (key 49), v0-1; flexible from v1 (KIP-546). Each entry names a quota entity (its
-``user`` / ``client-id`` / ``ip`` components; a null name is the ``<default>`` entity) and the ops on its quota
-keys: set ``key`` to ``value`` (a double; integer keys must hold a whole number) or remove it. ``validate_only``
-checks without writing. One result per entry, with the entity as sent."""
+"""AlterClientQuotas (key 49), v0-1; flexible from v1 (KIP-546).
+Each entry names a quota entity (its ``user`` / ``client-id`` / ``ip`` components; a null name is the
+``<default>`` entity) and the ops on its quota keys: set ``key`` to ``value`` (a double; integer keys must hold
+a whole number) or remove it. ``validate_only`` checks without writing. One result per entry, with the entity as
+sent."""
 
 from ..schema import declare_api
 

@@ -1,8 +1,8 @@
-"""DescribeClientQuotas (key 48), v0-1; flexible from v1 (KIP-546). A filter of components (entity type
-``user`` / ``client-id`` / ``ip``, match type 0 = exact name, 1 = default entity, 2 = any specified name
-including the default; ``match`` is null unless exact) and ``strict`` (leave out entities with types the filter
-does not name); the answer lists each matching entity (a null name is the ``<default>`` entity) with its quota
-values as doubles. One top-level error; ``entries`` is null when it is set."""
+"""DescribeClientQuotas (key 48), v0-1; flexible from v1 (KIP-546).
+A filter of components (entity type ``user`` / ``client-id`` / ``ip``; match type 0 = exact name, 1 = default
+entity, 2 = any specified name including the default; ``match`` is null unless exact) and ``strict`` (leave out
+entities with types the filter does not name); the answer lists each matching entity (a null name is the
+``<default>`` entity) with its quota values as doubles. One top-level error; ``entries`` is null when it is set."""
 
 from ..schema import declare_api
 
