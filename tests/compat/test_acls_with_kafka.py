@@ -7,7 +7,10 @@
 (b) ACLs Kafka 3.9's ``kafka-acls`` adds and removes through ZooKeeper are enforced by a running kafkalog broker on
     that chroot within seconds (its change notices);
 (c) a Kafka 3.9 broker with ``AclAuthorizer`` started on the chroot and log dir of a kafkalog broker (the migration
-    story, same ``broker.id``) enforces the ACLs kafkalog wrote.
+    story, same ``broker.id``) enforces the ACLs kafkalog wrote;
+(d) the oracle checked: the authorization matrix's per-API table (``api_cases``) and its group-consumer,
+    transactional-producer and topic-admin cases run against a Kafka 3.9 broker with AclAuthorizer and the same
+    users, so every code the kafkalog matrix asserts is Kafka's.
 
 The kafkalog brokers authorize as ``tests/integration/security/secured_broker`` configures them (SASL_PLAINTEXT
 with PLAIN users, ``super.users=User:admin;User:ANONYMOUS``); Kafka's broker gets the same users and super users.
@@ -15,6 +18,7 @@ with PLAIN users, ``super.users=User:admin;User:ANONYMOUS``); Kafka's broker get
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
 from typing import Any
@@ -24,8 +28,10 @@ from kazoo.client import KazooClient
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
+from tests.integration.security import test_authorization_matrix as matrix  # its tests, run on Kafka here
 from tests.integration.security.acl_clients import DRIVERS, AclSetter, SaslWire, User, acl, metadata_topic_error
-from tests.integration.security.secured_broker import AUTHORIZER, JAAS, PASSWORDS, secured_config, unique
+from tests.integration.security.api_cases import CASES
+from tests.integration.security.secured_broker import AUTHORIZER, JAAS, PASSWORDS, Secured, secured_config, unique
 from tests.waiting import wait_until
 
 from .kafka_broker import KafkaBroker
@@ -239,3 +245,49 @@ def test_kafka_broker_on_kafkalogs_chroot_enforces_the_acls_kafkalog_wrote(zooke
         assert prefixed in bob.list_topics() and written not in bob.list_topics()
     finally:
         kafka.stop()
+
+
+# -- the same matrix against Kafka 3.9 (the oracle checked) --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kafka_acl(zookeeper, tmp_path_factory):
+    """A Kafka 3.9 broker with AclAuthorizer and the same SASL_PLAINTEXT users and super users, as a ``Secured``."""
+    connect = f"{zookeeper.connect_string}/kafka39-acl-{uuid.uuid4().hex[:8]}"
+    kafka = KafkaBroker(
+        KAFKA_39,
+        tmp_path_factory.mktemp("kafka-3.9.1-acl"),
+        zookeeper_connect=connect,
+        listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"},
+        extra={**KAFKA_AUTHORIZING, "auto.create.topics.enable": "true"},
+    )
+    kafka.start()
+    try:
+        bootstrap = kafka.listener_bootstrap("SASL_PLAINTEXT")
+        # Kafka's CreateAcls updates the answering broker's ACL cache before it answers: nothing to wait for
+        yield Secured(kafka, bootstrap, AclSetter(User(bootstrap, "admin", PASSWORDS["admin"])), itertools.count())
+    finally:
+        kafka.stop()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_kafka_answers_each_api_as_the_matrix_expects(kafka_acl, case):
+    """``tests/integration/security/api_cases`` against Kafka 3.9: the codes the kafkalog matrix asserts are
+    Kafka's."""
+    matrix.test_each_api_answers_kafkas_error_without_the_acl_and_passes_with_it(kafka_acl, case)
+
+
+@pytest.mark.parametrize("client", sorted(DRIVERS))
+def test_kafka_answers_group_consumers_as_the_matrix_expects(kafka_acl, client):
+    matrix.test_consume_with_a_group_needs_read_on_the_group_and_the_topic(kafka_acl, client)
+
+
+@pytest.mark.parametrize("client", sorted(DRIVERS))
+def test_kafka_answers_transactional_producers_as_the_matrix_expects(kafka_acl, client):
+    matrix.test_transactional_producer_needs_write_on_the_transactional_id_and_the_topic(kafka_acl, client)
+
+
+@pytest.mark.parametrize("client", sorted(DRIVERS))
+def test_kafka_answers_topic_admin_as_the_matrix_expects(kafka_acl, client):
+    matrix.test_create_topic_needs_create_on_the_topic_or_the_cluster(kafka_acl, client)
+    matrix.test_delete_topic_needs_delete(kafka_acl, client)

@@ -358,7 +358,8 @@ CASES: list[ApiCase] = [
             "resources": [
                 {
                     "resource_type": 4,
-                    "resource_name": "0",
+                    # "": the cluster-wide default; a named broker other than the receiver is INVALID_REQUEST first
+                    "resource_name": "",
                     "configs": [{"name": "log.cleaner.threads", "config_operation": 0, "value": "1"}],
                 }
             ],

@@ -55,7 +55,9 @@ def secured_config(**overrides: str) -> dict[str, str]:
 
 @dataclass
 class Secured:
-    broker: EmbeddedBroker
+    """An authorizing broker (``EmbeddedBroker``, or Kafka's ``KafkaBroker`` in tests/compat) and what tests ask it."""
+
+    broker: Any
     bootstrap: str
     acls: AclSetter
     _next_user: itertools.count
