@@ -288,6 +288,7 @@ class AuthorizationError(KafkaClientError):
         self.operation = operation
         self.principal = principal
         self.principal_hint = principal_hint
+        self.bootstrap_servers: str | None = None  # for the grant command; set with the principal by the client
         self.detail = detail
         self._context: list[str] = []
         super().__init__("", error_code=self.code, retriable=False, broker=broker, topic=topic, partition=partition)
@@ -329,16 +330,21 @@ class AuthorizationError(KafkaClientError):
         text += f"; grant it with: {self.grant_command()}"
         if self.operation is AclOperation.IDEMPOTENT_WRITE:  # KIP-679: Write on any topic also lets it in
             principal = self.principal or "User:<name>"
-            text += f" (or Write on a topic: kafkalog acls --add --allow-principal {principal} --operation Write --topic <name>)"
+            text += f" (or Write on a topic: ... --allow-principal {principal} --operation Write --topic <name>)"
         return "; ".join([text, *self._context])
 
     def grant_command(self) -> str:
-        """The ``kafkalog acls`` command line that allows this (placeholders for what is unknown)."""
+        """The ``kafkalog acls`` command line that allows this (placeholders for what is unknown; the administrator
+        adds ``--command-config`` with their own login)."""
         principal = self.principal or "User:<name>"
         operation = self.operation.kafka_name if self.operation is not None else "<operation>"
         flag = _CLI_FLAGS.get(self.resource_type, "--" + self.resource_type.name.lower().replace("_", "-"))
         target = flag if self.resource_type is ResourceType.CLUSTER else f"{flag} {self.resource_name or '<name>'}"
-        return f"kafkalog acls --add --allow-principal {principal} --operation {operation} {target}"
+        servers = self.bootstrap_servers or "<host:port>"
+        return (
+            f"kafkalog acls --bootstrap-server {servers} --add --allow-principal {principal} "
+            f"--operation {operation} {target}"
+        )
 
     def __reduce__(self) -> Any:  # keeps the fields across pickling (Spark sends errors between processes)
         return (_rebuild_authorization_error, (type(self), self.__dict__.copy()))

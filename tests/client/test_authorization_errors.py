@@ -59,8 +59,8 @@ def test_the_message_names_principal_resource_operation_and_the_grant():
     error.name_principal("User:bob")
     assert str(error) == (
         "Not authorized: principal User:bob may not READ topic 'orders' (TOPIC_AUTHORIZATION_FAILED, 29, in Fetch "
-        "on broker 0 (h:9092)); grant it with: kafkalog acls --add --allow-principal User:bob --operation Read "
-        "--topic orders"
+        "on broker 0 (h:9092)); grant it with: kafkalog acls --bootstrap-server <host:port> --add "
+        "--allow-principal User:bob --operation Read --topic orders"
     )
     error.name_principal("User:mallory")  # the first name stays
     error.add_context("while reading orders-3")
@@ -79,7 +79,12 @@ def test_the_message_names_principal_resource_operation_and_the_grant():
 def test_the_grant_command_uses_kafka_acls_flags(code, what, kwargs, grant):
     error = error_for_code(code, what, **kwargs)
     assert isinstance(error, AuthorizationError)
-    assert error.grant_command() == f"kafkalog acls --add --allow-principal User:<name> {grant}"
+    assert (
+        error.grant_command()
+        == f"kafkalog acls --bootstrap-server <host:port> --add --allow-principal User:<name> {grant}"
+    )
+    error.bootstrap_servers = "k1:9092,k2:9092"
+    assert error.grant_command().startswith("kafkalog acls --bootstrap-server k1:9092,k2:9092 --add ")
 
 
 def test_an_unknown_principal_is_described_not_invented():

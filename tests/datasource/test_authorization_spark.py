@@ -66,7 +66,8 @@ def test_batch_read_and_write_without_the_acls_fail_naming_principal_topic_and_o
 
     text = failure_text(read)  # planning passes (Describe), the task's Fetch is refused
     assert f"Not authorized: principal {user.principal} may not READ topic '{topic}'" in text
-    assert f"kafkalog acls --add --allow-principal {user.principal} --operation Read --topic {topic}" in text
+    grant_read = f"--add --allow-principal {user.principal} --operation Read --topic {topic}"
+    assert f"kafkalog acls --bootstrap-server {user.bootstrap} {grant_read}" in text
     assert user.password not in text
     text = failure_text(write)  # the sink's idempotent producer: IdempotentWrite, or Write on some topic (KIP-679)
     assert f"Not authorized: principal {user.principal} may not IDEMPOTENT_WRITE the cluster" in text

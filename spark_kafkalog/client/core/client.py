@@ -122,6 +122,8 @@ class KafkaClient:
         not name one yet; other errors are left alone."""
         if isinstance(error, AuthorizationError):
             error.name_principal(*client_principal(self.config.security(), self.config.security_config()))
+            if error.bootstrap_servers is None:
+                error.bootstrap_servers = ",".join(self.config.bootstrap_servers)
 
     # connections -------------------------------------------------------------------------------
     def _check_open(self) -> None:

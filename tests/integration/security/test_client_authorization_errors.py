@@ -83,8 +83,8 @@ def assert_names(error: AuthorizationError, user: User, operation: AclOperation,
     assert name in text and error.code.name in text
     flag = {R.TOPIC: "--topic", R.GROUP: "--group", R.TRANSACTIONAL_ID: "--transactional-id"}[rtype]
     assert (
-        f"kafkalog acls --add --allow-principal {user.principal} --operation {operation.kafka_name} {flag} {name}"
-        in text
+        f"kafkalog acls --bootstrap-server {user.bootstrap} --add --allow-principal {user.principal} "
+        f"--operation {operation.kafka_name} {flag} {name}" in text
     )
 
 
