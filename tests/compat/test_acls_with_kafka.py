@@ -291,3 +291,7 @@ def test_kafka_answers_transactional_producers_as_the_matrix_expects(kafka_acl, 
 def test_kafka_answers_topic_admin_as_the_matrix_expects(kafka_acl, client):
     matrix.test_create_topic_needs_create_on_the_topic_or_the_cluster(kafka_acl, client)
     matrix.test_delete_topic_needs_delete(kafka_acl, client)
+
+
+def test_kafka_answers_authorized_operations_as_the_matrix_expects(kafka_acl):
+    matrix.test_authorized_operations_bitfields(kafka_acl)

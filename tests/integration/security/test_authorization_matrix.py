@@ -463,3 +463,53 @@ def test_list_groups_shows_only_the_groups_the_user_may_describe(secured):
     with SaslWire(user) as wire:
         listed = {g.group_id for g in wire.call(ApiKey.LIST_GROUPS, 4, states_filter=[]).groups}
     assert {shown, hidden} <= listed
+
+
+def bits(*operations: AclOperation) -> int:
+    return sum(1 << int(op) for op in operations)
+
+
+def test_authorized_operations_bitfields(secured):
+    """Metadata v8+, DescribeGroups v3+ and DescribeCluster answer the operations the user may do as bits
+    ``1 << operation code`` over the resource type's supported operations: Read brings Describe along."""
+    from spark_kafkalog.client import AdminClient, TopicPartition
+    from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
+
+    topic, group = secured.topic(), unique("g")
+    with AdminClient(secured.admin.kafka_names()) as admin:  # the group exists, its coordinator (this broker) is up
+        admin.alter_group_offsets(group, {TopicPartition(topic, 0): OffsetAndMetadata(1, "")})
+    user = secured.user()
+    secured.acls.add(
+        acl(user.principal, O.READ, R.TOPIC, topic),
+        acl(user.principal, O.READ, R.GROUP, group),
+        acl(user.principal, O.DESCRIBE, R.CLUSTER, "kafka-cluster"),
+    )
+    M = API_BY_KEY[ApiKey.METADATA].Request
+    with SaslWire(user) as wire:
+        md = wire.call(
+            ApiKey.METADATA,
+            9,
+            M(
+                topics=[M.MetadataRequestTopic(name=topic)],
+                allow_auto_topic_creation=False,
+                include_topic_authorized_operations=True,
+            ),
+        )
+        groups = wire.call(ApiKey.DESCRIBE_GROUPS, 5, groups=[group], include_authorized_operations=True).groups
+        cluster = wire.call(ApiKey.DESCRIBE_CLUSTER, 0, include_cluster_authorized_operations=True)
+    assert md.topics[0].topic_authorized_operations == bits(O.READ, O.DESCRIBE)
+    assert groups[0].authorized_operations == bits(O.READ, O.DESCRIBE)
+    assert cluster.cluster_authorized_operations == bits(O.DESCRIBE)
+    secured.acls.add(acl(user.principal, O.ALL, R.TOPIC, topic))
+    with SaslWire(user) as wire:
+        md = wire.call(
+            ApiKey.METADATA,
+            9,
+            M(
+                topics=[M.MetadataRequestTopic(name=topic)],
+                allow_auto_topic_creation=False,
+                include_topic_authorized_operations=True,
+            ),
+        )
+    everything = (O.READ, O.WRITE, O.CREATE, O.DELETE, O.ALTER, O.DESCRIBE, O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS)
+    assert md.topics[0].topic_authorized_operations == bits(*everything)
