@@ -8,9 +8,10 @@
     that chroot within seconds (its change notices);
 (c) a Kafka 3.9 broker with ``AclAuthorizer`` started on the chroot and log dir of a kafkalog broker (the migration
     story, same ``broker.id``) enforces the ACLs kafkalog wrote;
-(d) the oracle checked: the authorization matrix's per-API table (``api_cases``) and its group-consumer,
-    transactional-producer and topic-admin cases run against a Kafka 3.9 broker with AclAuthorizer and the same
-    users, so every code the kafkalog matrix asserts is Kafka's.
+(d) the oracle checked: the authorization matrix's per-API table (``api_cases``) and its other cases (clients,
+    wire, bitfields; all but the ones needing a second broker or ``allow.everyone.if.no.acl.found=true``) run
+    against a Kafka 3.9 broker with AclAuthorizer and the same users, so every code the kafkalog matrix asserts is
+    Kafka's.
 
 The kafkalog brokers authorize as ``tests/integration/security/secured_broker`` configures them (SASL_PLAINTEXT
 with PLAIN users, ``super.users=User:admin;User:ANONYMOUS``); Kafka's broker gets the same users and super users.
@@ -295,3 +296,38 @@ def test_kafka_answers_topic_admin_as_the_matrix_expects(kafka_acl, client):
 
 def test_kafka_answers_authorized_operations_as_the_matrix_expects(kafka_acl):
     matrix.test_authorized_operations_bitfields(kafka_acl)
+
+
+WIRE_CASES = [
+    "test_unauthorized_topic_answers_topic_authorization_failed_whether_or_not_it_exists",
+    "test_produce_to_an_unauthorized_missing_topic_answers_29_and_creates_nothing",
+    "test_read_implies_describe_and_deny_is_not_implied",
+    "test_host_specific_acl_applies_from_that_address_only",
+    "test_idempotent_init_producer_id_without_any_write_is_a_cluster_authorization_failure",
+    "test_write_on_every_topic_denied_by_a_wildcard_deny_fails_init_producer_id",
+    "test_list_groups_shows_only_the_groups_the_user_may_describe",
+    "test_create_topics_hides_the_new_topics_configs_without_describe_configs",
+    "test_allow_everyone_if_no_acl_found_is_off_by_default",
+]
+CLIENT_CASES = [
+    "test_produce_needs_write_and_describe_alone_is_not_enough",
+    "test_wildcard_topic_acl_grants_every_topic",
+    "test_prefixed_acl_grants_the_names_it_prefixes_only",
+    "test_deny_read_beats_allow_all_but_leaves_describe",
+    "test_all_topics_metadata_hides_topics_the_user_may_not_describe",
+    "test_wildcard_principal_acl_applies_to_every_user",
+    "test_acl_for_the_clients_address_grants",
+    "test_idempotent_producer_with_write_on_one_topic_needs_no_idempotent_write",
+    "test_super_user_needs_no_acl",
+]
+
+
+@pytest.mark.parametrize("name", WIRE_CASES)
+def test_kafka_answers_the_matrixs_wire_cases_alike(kafka_acl, name):
+    getattr(matrix, name)(kafka_acl)
+
+
+@pytest.mark.parametrize("client", sorted(DRIVERS))
+@pytest.mark.parametrize("name", CLIENT_CASES)
+def test_kafka_answers_the_matrixs_client_cases_alike(kafka_acl, name, client):
+    getattr(matrix, name)(kafka_acl, client)
