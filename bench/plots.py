@@ -688,6 +688,53 @@ def tls(result: dict) -> Figure:
     return fig
 
 
+QUOTA_PHASES = {"produce": "producer", "consume": "consumer"}
+QUOTA_LATENCY = {"unloaded": "alone on the broker", "loaded": "while the throttled client runs"}
+
+
+def quota(result: dict) -> Figure:
+    """Client quotas under load: what the throttled clients moved over time against their quota, and the
+    unthrottled producer's p99 latency alone and next to them."""
+    fig = _figure(15, 5.6)
+    left, right = fig.subfigures(1, 2, width_ratios=[1.2, 1], squeeze=False)[0]
+    rate_ax = left.subplots()
+    lat_ax = right.subplots()
+    settings = result["settings"]
+    bound = settings["quota_bytes_per_s"] / MIB
+    runs = result["results"]
+    seconds = settings["seconds"]
+    for k, (phase, name) in enumerate(QUOTA_PHASES.items()):
+        client = runs[phase]["throttled_client"]
+        xs, ys, total = [0.0], [0.0], 0
+        for i, n in enumerate(client["per_second_bytes"]):
+            total += n
+            xs.append(i + 1.0)
+            ys.append(total / MIB)
+        rate_ax.plot(
+            xs, ys, marker="o", markersize=3, color=f"C{k}",
+            label=f"throttled {name}: {client['bytes_per_s'] / MIB:.2f} MiB/s over {seconds:g} s",
+        )  # fmt: skip
+    rate_ax.plot([0, seconds], [0, bound * seconds], color="black", linestyle="--", label=f"quota: {bound:g} MiB/s")
+    rate_ax.set_xlabel("seconds since the throttled client started")
+    rate_ax.set_ylabel("MiB of record values moved (cumulative)")
+    rate_ax.set_title(f"kafka-python clients with a {bound:g} MiB/s quota, sending or reading as fast as they can")
+    _legend_below(left, rate_ax, 1)
+    groups = [f"during the {name} run" for name in QUOTA_PHASES.values()]
+    series = [
+        (f"unthrottled producer {label}", [runs[p]["free_producer_latency"][key]["p99_ms"] for p in QUOTA_PHASES])
+        for key, label in QUOTA_LATENCY.items()
+    ]
+    for container in _grouped_bars(lat_ax, groups, series):
+        _label_bars(lat_ax, container, [f"{b.get_height():.1f} ms" for b in container])
+    lat_ax.set_xlabel("phase of the run")
+    lat_ax.set_ylabel("p99 produce latency, ms (one value, then flush)")
+    lat_ax.set_title(
+        f"confluent-kafka, {settings['latency_rate_per_s']} values/s of {size_label(settings['value_bytes'])}"
+    )
+    _legend_below(right, lat_ax, 1)
+    return fig
+
+
 FIGURES: dict[str, Callable[[dict], Figure]] = {
     "broker": broker,
     "client": client,
@@ -695,6 +742,7 @@ FIGURES: dict[str, Callable[[dict], Figure]] = {
     "groups": groups,
     "kafka_compare": kafka_compare,
     "log": log,
+    "quota": quota,
     "records": records,
     "replication": replication,
     "streaming": streaming,

@@ -72,7 +72,7 @@ from spark_kafkalog.security.principal import ssl_principal
 
 from .file_sender import RegionEndedEarly, SendBuffers, region_path, send_chunked, sendfile
 from .sasl_authenticator import AuthStep, SaslAuthenticator
-from .throttling import ChannelMute, with_request_quota
+from .throttling import ChannelMute, quotas_on, with_request_quota
 from .tls_socket import handshake as tls_handshake
 from .tls_socket import send_all as tls_send_all
 
@@ -319,8 +319,13 @@ class ClientConnection:
                 frames = decoder.feed(view[:n])
             except DecodeError as e:
                 raise ConnectionClosed(f"bad frame: {e}") from None
-            for frame in frames:
+            pace = len(frames) > 1 and quotas_on(self.server.services.quotas)
+            for frame in frames:  # each its own copy: waiting between them leaves the shared buffer free
+                if self._mute.until:  # throttled by an earlier request of this read: the rest waits (KIP-219)
+                    await self._mute.wait()
                 await self._dispatch(frame)
+                if pace:
+                    await asyncio.sleep(0)  # its handler runs now and may throttle the requests behind it
             partial = decoder.take_partial_frame(POOLED_FRAME_SIZE)
             if partial is not None:
                 buffer, size = await self._receive_large_frame(*partial, idle_s)

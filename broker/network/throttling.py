@@ -2,7 +2,9 @@
 
 ``ChannelMute``: a throttled response goes out at once carrying ``throttle_time_ms``; the connection then
 reads no new request until the throttle time has passed (``RequestContext.throttle(ms)`` is its
-``throttle``). Responses already queued still go out. Several throttles keep the latest end.
+``throttle``). Responses already queued still go out. Several throttles keep the latest end. While any quota
+is configured, the requests of one read are started one by one (each handler runs before the next request is
+started), so a throttle holds the pipelined requests behind it too (``quotas_on``).
 
 ``with_request_quota``: runs a handler coroutine measuring the time its steps run on the event loop (not the
 time it waits: a long-polling Fetch is not busy), records it for ``request_percentage`` and, when the client
@@ -24,8 +26,9 @@ from spark_kafkalog.protocol import ApiKey, Message
 
 if TYPE_CHECKING:
     from broker.api import RequestContext
+    from broker.quotas.manager import QuotaManager
 
-__all__ = ["ChannelMute", "with_request_quota"]
+__all__ = ["ChannelMute", "quotas_on", "with_request_quota"]
 
 # Kafka's cluster actions (sendResponseExemptThrottle): never throttled by request quotas.
 _EXEMPT_APIS = frozenset(
@@ -76,6 +79,12 @@ class ChannelMute:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(True)
+
+
+def quotas_on(quotas: QuotaManager) -> bool:
+    """Whether any client quota is configured (then a connection serves the requests of one read one by one, so
+    that a throttle stops those behind it, as Kafka's one-request-at-a-time channels do)."""
+    return quotas.produce.enabled or quotas.fetch.enabled or quotas.request.enabled
 
 
 def _done(fut: asyncio.Future) -> None:
