@@ -6,6 +6,7 @@ credentials survive quota writes and the other way round; the in-memory registry
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
@@ -27,7 +28,7 @@ def raw(zk_connect, make_registry):
     client.close()
 
 
-def node(raw, path: str) -> object:
+def node(raw, path: str) -> Any:
     data = raw.get(path)[0]
     return None if data is None else json.loads(data)
 
@@ -102,7 +103,7 @@ def test_a_stale_quota_write_is_retried_and_keeps_a_concurrent_key(make_registry
     registry = make_registry()
     registry.alter_quota_config(APP, {"producer_byte_rate": "1"})
     real_get = registry._zk.get_if_exists
-    calls = []
+    calls: list[str] = []
 
     def get_then_interfere(path, watch=None):
         found = real_get(path, watch)

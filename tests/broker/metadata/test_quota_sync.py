@@ -55,6 +55,11 @@ def raw(chroot):
     client.close()
 
 
+def spy_of(embedded: EmbeddedBroker) -> SpyQuotaManager:
+    assert embedded.broker is not None and isinstance(embedded.broker.quotas, SpyQuotaManager)
+    return embedded.broker.quotas
+
+
 def kafka_node(config: dict[str, str]) -> bytes:
     """As Kafka's AdminZkClient writes an entity node (compact JSON)."""
     return json.dumps({"version": 1, "config": config}, separators=(",", ":")).encode()
@@ -75,9 +80,8 @@ def test_quota_entities_are_loaded_at_start_and_followed_on_every_broker(chroot,
     raw.create("/config/users/bob", kafka_node({"SCRAM-SHA-512": "salt=eA==,y"}), makepath=True)  # no quota
     brokers = [EmbeddedBroker(i, zookeeper_connect=chroot, log_dir=tmp_path / f"b{i}").start() for i in (1, 2)]
     try:
-        spies = [b.broker.quotas for b in brokers]
+        spies = [spy_of(b) for b in brokers]
         for spy in spies:
-            assert isinstance(spy, SpyQuotaManager)
             assert spy.calls[0] == (
                 "replace_all",
                 {ALICE: {"producer_byte_rate": "1024"}, DEFAULT_CLIENT: {"consumer_byte_rate": "2048"}},
@@ -86,7 +90,7 @@ def test_quota_entities_are_loaded_at_start_and_followed_on_every_broker(chroot,
         # purged before it): have that one done before following single entities
         notice(raw, "topics/none")
         for i, spy in enumerate(spies):
-            wait_until(lambda s=spy: len(s.calls) > 1, 10, f"broker {i + 1} re-read everything")
+            wait_until(lambda s=spy: len(s.calls) > 1, 10, f"broker {i + 1} re-read everything")  # type: ignore[misc]  # mypy cannot type a lambda's default-bound argument
             del spy.calls[:]
 
         # as kafka-configs --zookeeper --alter --entity-type users --entity-name alice --entity-type clients ...
@@ -99,14 +103,15 @@ def test_quota_entities_are_loaded_at_start_and_followed_on_every_broker(chroot,
             ("update_entity", DEFAULT_CLIENT, {}),
         ]
         for i, spy in enumerate(spies):
-            wait_until(lambda s=spy: s.calls == expected, 10, f"broker {i + 1} updated")
+            wait_until(lambda s=spy: s.calls == expected, 10, f"broker {i + 1} updated")  # type: ignore[misc]  # as above
 
         # a write through the registry (as AlterClientQuotas does) reaches the others as well
-        brokers[0].broker.registry.alter_quota_config(ALICE, {"producer_byte_rate": None, "consumer_byte_rate": "5"})
+        registry = brokers[0].broker.registry if brokers[0].broker is not None else None
+        assert registry is not None
+        registry.alter_quota_config(ALICE, {"producer_byte_rate": None, "consumer_byte_rate": "5"})
+        altered = ("update_entity", ALICE, {"consumer_byte_rate": "5"})
         for i, spy in enumerate(spies):
-            wait_until(
-                lambda s=spy: ("update_entity", ALICE, {"consumer_byte_rate": "5"}) in s.calls, 10, f"broker {i + 1}"
-            )
+            wait_until(lambda s=spy: altered in s.calls, 10, f"broker {i + 1}")  # type: ignore[misc]  # as above
     finally:
         for b in brokers:
             b.stop()
