@@ -131,3 +131,63 @@ def test_a_user_quota_applies_to_every_client_id_of_the_principal(broker):
             assert b.call(K.PRODUCE, 9, produce_body(topic, 0, records)).throttle_time_ms > 0
     finally:
         broker.call(lambda: broker.broker.quotas.update_entity((("user", "ANONYMOUS"),), {}))
+
+
+def test_pipelined_requests_behind_a_throttled_one_wait_for_the_mute(broker):
+    topic = _topic(broker)
+    _set_quota(broker, "clients/pipelining", producer_byte_rate=10_000)
+    records = batch([b"p" * 1000] * 20)
+    with ClientWire(broker.bootstrap_servers, "pipelining") as w:
+        started = time.monotonic()
+        first = w.send(K.PRODUCE, 9, produce_body(topic, 0, records))  # both in the socket before either is read
+        second = w.send(K.METADATA, 9, topics=[], allow_auto_topic_creation=False)
+        cid, resp = w.receive(K.PRODUCE, 9)
+        assert cid == first and resp.throttle_time_ms >= 900
+        answered_first = time.monotonic() - started
+        cid, _ = w.receive(K.METADATA, 9)
+        assert cid == second
+        assert answered_first < 0.5
+        assert time.monotonic() - started >= resp.throttle_time_ms / 1000 * 0.9
+
+
+def test_an_acks_0_producer_over_its_rate_is_muted_without_a_response(broker):
+    topic = _topic(broker)
+    _set_quota(broker, "clients/fire-and-forget", producer_byte_rate=10_000)
+    with ClientWire(broker.bootstrap_servers, "fire-and-forget") as w:
+        started = time.monotonic()
+        w.send(K.PRODUCE, 9, produce_body(topic, 0, batch([b"f" * 1000] * 20), acks=0))
+        w.call(K.METADATA, 9, topics=[], allow_auto_topic_creation=False)
+        assert time.monotonic() - started >= 0.8  # (20 kB/s - 10 kB/s) / 10 kB/s × 1 s, less timing slack
+
+
+def test_a_request_percentage_quota_throttles_and_mutes(broker):
+    _set_quota(broker, "clients/busy", request_percentage=0.01)  # 0.1 ms of handler time per second
+    try:
+        with ClientWire(broker.bootstrap_servers, "busy") as w:
+            throttles = []
+            for _ in range(5):
+                started = time.monotonic()
+                resp = w.call(K.METADATA, 9, topics=None, allow_auto_topic_creation=False)
+                throttles.append((resp.throttle_time_ms, time.monotonic() - started))
+            assert any(ms > 0 for ms, _ in throttles), throttles
+            assert all(ms <= 1000 for ms, _ in throttles), "a request throttle is at most one window"
+            # every request after a throttled one waited for the mute
+            for (ms, _), (_, took) in zip(throttles, throttles[1:], strict=False):
+                assert took >= ms / 1000 * 0.8
+    finally:
+        broker.call(lambda: broker.broker.quotas.update_entity((("client-id", "busy"),), {}))
+
+
+def test_without_quotas_nothing_is_measured(tmp_path_factory):
+    (b,) = start_brokers(1, tmp_path_factory)
+    try:
+        topic = _topic(b)
+        with ClientWire(b.bootstrap_servers, "anyone") as w:
+            resp = w.call(K.PRODUCE, 9, produce_body(topic, 0, batch([b"n" * 1000] * 50)))
+            assert resp.throttle_time_ms == 0
+            assert w.call(K.FETCH, 12, fetch_body(topic, 0, 0)).throttle_time_ms == 0
+        assert b.broker is not None
+        quotas = b.broker.quotas
+        assert b.call(quotas.figures) == []
+    finally:
+        b.stop()
