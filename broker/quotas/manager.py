@@ -224,11 +224,17 @@ class QuotaManager:
         log.info("quotas of %s: %s", _describe(entity), {t.config_key: v for t, v in parsed.items()} or "none")
 
     def replace_all(self, configs: Mapping[QuotaEntity, Mapping[str, str]]) -> None:
-        """Replace every entity's quotas with ``configs`` (a full reload)."""
+        """Replace every entity's quotas with ``configs`` (a full reload). An entity or value that cannot be used is
+        logged and left out; the others apply."""
         per_type: dict[QuotaType, dict[QuotaEntity, float]] = {t: {} for t in self._by_type}
         for entity, config in configs.items():
-            entity = check_entity(entity)
-            for quota_type, bound in _parse(entity, config).items():
+            try:
+                entity = check_entity(entity)
+                parsed = _parse(entity, config)
+            except ValueError as e:
+                log.error("quotas of %r left out: %s", entity, e)
+                continue
+            for quota_type, bound in parsed.items():
                 per_type[quota_type][entity] = bound
         for quota_type, quotas in self._by_type.items():
             quotas.replace_all(per_type[quota_type])

@@ -148,3 +148,14 @@ def test_from_config_reads_the_windows():
     )
     q = QuotaManager.from_config(config)
     assert (q.produce.num_samples, q.produce.window_ms, q.request.max_throttle_ms) == (5, 2000, 2000)
+
+
+def test_replace_all_leaves_out_only_the_entities_it_cannot_use(quotas):
+    quotas.replace_all(
+        {
+            entity_of("users/alice"): {"producer_byte_rate": "lots"},
+            (("ip", "10.0.0.1"),): {"producer_byte_rate": "1000"},
+            entity_of("users/bob"): {"producer_byte_rate": "1000.0"},
+        }
+    )
+    assert quotas.produce.bounds() == {entity_of("users/bob"): 1000.0}
