@@ -9,7 +9,8 @@ started), so a throttle holds the pipelined requests behind it too (``quotas_on`
 ``with_request_quota``: runs a handler coroutine measuring the time its steps run on the event loop (not the
 time it waits: a long-polling Fetch is not busy), records it for ``request_percentage`` and, when the client
 is over its quota, raises the response's ``throttle_time_ms`` to the request throttle time (the response
-carries the larger of the byte-rate and the request throttle) and mutes the connection for it. Exempt, as in
+carries the larger of the byte-rate and the request throttle) and mutes the connection for it; a throttled
+Fetch answers empty, its bytes un-recorded from the byte-rate quota (Kafka's ``handleFetchRequest``). Exempt, as in
 Kafka: Produce with acks=0 (no response), broker-to-broker APIs and follower fetches. Used only while a
 request quota is configured, so the usual path pays nothing.
 
@@ -132,6 +133,14 @@ def _exempt(ctx: RequestContext, body: Any) -> bool:
     return key == ApiKey.FETCH and getattr(body, "replica_id", -1) >= 0
 
 
+def _emptied_fetch(ctx: RequestContext, response: Any) -> Any:
+    """A throttled Fetch's answer: no topics; its record bytes are taken back from the byte-rate quota."""
+    nbytes = sum(len(p.records) for t in response.responses for p in t.partitions if p.records is not None)
+    if nbytes:
+        ctx.services.quotas.unrecord_fetch(ctx.principal, ctx.header.client_id, nbytes)
+    return type(response)(throttle_time_ms=0, error_code=0, session_id=0, responses=[])
+
+
 async def with_request_quota(
     ctx: RequestContext, body: Any, handling: Coroutine[Any, Any, Any], clock: Callable[[], float]
 ) -> Any:
@@ -140,8 +149,11 @@ async def with_request_quota(
     result = await stepped
     if not isinstance(result, Message) or _exempt(ctx, body):
         return result  # acks=0 produce (no response) and closing answers are exempt
-    ms = ctx.services.quotas.record_request_time(ctx.principal, ctx.header.client_id, stepped.busy_s)
+    quotas = ctx.services.quotas
+    ms = quotas.record_request_time(ctx.principal, ctx.header.client_id, stepped.busy_s)
     if ms > 0:
+        if ctx.header.api_key == ApiKey.FETCH:
+            result = _emptied_fetch(ctx, result)
         if hasattr(result, "throttle_time_ms"):
             result.throttle_time_ms = max(result.throttle_time_ms or 0, ms)
         ctx.throttle(ms)

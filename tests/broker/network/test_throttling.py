@@ -171,3 +171,24 @@ def test_cancelling_reaches_the_handler():
 
     asyncio.run(scenario())
     assert seen == ["cancelled"]
+
+
+def test_a_fetch_throttled_by_its_request_quota_answers_empty_and_unrecords_its_bytes():
+    clock = _Clock()
+    quotas = QuotaManager(clock=clock)
+    quotas.set_quota("users/alice", request_percentage=1, consumer_byte_rate=1000)
+    ctx = _Ctx(quotas, ApiKey.FETCH)
+    Fetch = API_BY_KEY[ApiKey.FETCH].Response
+    Topic = Fetch.FetchableTopicResponse
+
+    async def handler():
+        clock.s += 0.2
+        assert quotas.record_fetch("User:alice", "app", 5000) == 0  # what the fetch handler records
+        partition = Topic.PartitionData(partition_index=0, records=b"x" * 5000)
+        return Fetch(throttle_time_ms=0, responses=[Topic(topic="t", partitions=[partition])])
+
+    resp = _run(ctx, API_BY_KEY[ApiKey.FETCH].Request(replica_id=-1), handler, clock)
+    assert resp.responses == [] and resp.throttle_time_ms == 1000
+    assert ctx.throttled == [1000]
+    assert quotas.record_fetch("User:alice", "app", 0) == 0  # the 5000 B were taken back
+    assert quotas.fetch.sensor("User:alice", "app").rate.rate(int(clock.s * 1000)) == 0.0
