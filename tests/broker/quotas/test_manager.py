@@ -159,3 +159,21 @@ def test_replace_all_leaves_out_only_the_entities_it_cannot_use(quotas):
         }
     )
     assert quotas.produce.bounds() == {entity_of("users/bob"): 1000.0}
+
+
+def test_the_metrics_endpoint_names_sensors_as_kafka_does(quotas):
+    from prometheus_client import generate_latest
+
+    from broker.metrics import BrokerMetrics
+
+    metrics = BrokerMetrics()
+    metrics.watch_quotas(quotas.figures)
+    quotas.set_quota("users/alice/clients/<default>", consumer_byte_rate=1000, request_percentage=50)
+    quotas.record_fetch("User:alice", "app", 20_000)
+    quotas.record_request_time("User:alice", "app", 0.5)
+    text = generate_latest(metrics.registry).decode()
+    assert 'kafka_server_fetch_byte_rate{client_id="app",user="alice"} 2000.0' in text
+    assert 'kafka_server_fetch_throttle_time{client_id="app",user="alice"} 10000.0' in text
+    assert 'kafka_server_request_request_time{client_id="app",user="alice"} 5.0' in text
+    assert 'kafka_server_request_throttle_time{client_id="app",user="alice"} 0.0' in text
+    assert "kafka_server_produce_" not in text  # no Produce quota: nothing measured
