@@ -191,3 +191,22 @@ def test_without_quotas_nothing_is_measured(tmp_path_factory):
         assert b.call(quotas.figures) == []
     finally:
         b.stop()
+
+
+def test_a_quota_set_with_alter_client_quotas_throttles_the_client(broker):
+    from spark_kafkalog.client import AdminClient
+    from spark_kafkalog.client.admin.admin_quotas import ClientQuotaAlteration, ClientQuotaEntity, QuotaOp
+    from tests.waiting import wait_until
+
+    topic = _topic(broker)
+    entity = ClientQuotaEntity.of(client_id="altered")
+    with AdminClient(broker.bootstrap_servers) as admin:
+        admin.alter_client_quotas([ClientQuotaAlteration(entity, (QuotaOp("producer_byte_rate", 10_000.0),))])
+    bounds = broker.broker.quotas.produce.bounds
+    wait_until(lambda: broker.call(bounds) == {(("client-id", "altered"),): 10_000.0}, 10, "the broker applied it")
+    with ClientWire(broker.bootstrap_servers, "altered") as w:
+        resp = w.call(K.PRODUCE, 9, produce_body(topic, 0, batch([b"a" * 1000] * 20)))
+        assert resp.throttle_time_ms >= 900
+    with AdminClient(broker.bootstrap_servers) as admin:
+        admin.alter_client_quotas([ClientQuotaAlteration(entity, (QuotaOp("producer_byte_rate", None),))])
+    wait_until(lambda: not broker.call(bounds), 10, "the quota removed")
