@@ -44,7 +44,7 @@ from spark_kafkalog.client.admin.group_admin import (
 )
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.core.client import KafkaClient
-from spark_kafkalog.client.errors import KafkaClientError, error_for_code
+from spark_kafkalog.client.errors import KafkaClientError, TopicAuthorizationFailedError, error_for_code
 from spark_kafkalog.client.types import NewTopic, PartitionDescription, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import AclBinding, AclBindingFilter
@@ -217,6 +217,9 @@ class AdminClient:
                 self._wait_for_leaders(t.name)
 
     def _wait_for_leaders(self, topic: str, min_partitions: int = 1) -> None:
+        """Wait until Metadata shows ``min_partitions`` partitions of ``topic``, each with a leader. A principal
+        allowed to create the topic but not to describe it cannot see them: it returns at once (as Kafka's
+        admin client, which never waits)."""
         client = self.client
 
         def check() -> None:
@@ -226,7 +229,10 @@ class AdminClient:
                     f"topic {topic} has partitions without a leader yet", retriable=True, topic=topic
                 )
 
-        client.call_with_retries(check, what=f"waiting for the leaders of {topic}")
+        try:
+            client.call_with_retries(check, what=f"waiting for the leaders of {topic}")
+        except TopicAuthorizationFailedError:
+            return
 
     def delete_topics(self, names: Iterable[str], *, timeout_ms: int | None = None, wait: bool = True) -> None:
         """Delete topics; raises ``AdminOperationError`` naming each topic that failed."""
