@@ -24,6 +24,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
+from ..cluster.quota_entities import CLIENT_ID, USER, QuotaEntity, check_quota_entity, parse_quota_entity_path
+
 __all__ = [
     "CLIENT_ID",
     "USER",
@@ -34,12 +36,6 @@ __all__ = [
     "quota_user",
     "resolve",
 ]
-
-USER = "user"
-CLIENT_ID = "client-id"
-
-QuotaEntity = tuple[tuple[str, str | None], ...]
-"""Sorted ``(entity type, name or None for <default>)`` pairs: one ``user``, one ``client-id``, or both."""
 
 _Key = tuple[str | None, str | None]  # (user, client id) of a configured entity; "" = the type is absent
 _ABSENT = ""
@@ -59,29 +55,17 @@ class QuotaType(enum.Enum):
         self.rate_metric = rate_metric
 
 
-def check_entity(entity: QuotaEntity) -> QuotaEntity:
-    """``entity`` sorted, or ValueError naming what is wrong (no pair, an unknown or repeated type, an empty
-    name, ``<default>`` spelled as a name)."""
-    pairs = tuple(sorted(entity))
-    types = [t for t, _ in pairs]
-    if not pairs or len(set(types)) != len(types) or not set(types) <= {USER, CLIENT_ID}:
-        raise ValueError(f"quota entity {entity!r}: expected one user, one client-id or one of each")
-    for entity_type, name in pairs:
-        if name is not None and (not isinstance(name, str) or not name or name == "<default>"):
-            raise ValueError(f"quota entity {entity!r}: bad {entity_type} name {name!r} (None means <default>)")
-    return pairs
+check_entity = check_quota_entity
+"""``entity`` sorted, or ValueError naming what is wrong (the registry's own check)."""
 
 
 def entity_of(path: str) -> QuotaEntity:
-    """The entity of Kafka's entity path: ``users/alice``, ``clients/<default>``, ``users/alice/clients/app``."""
-    parts = path.strip("/").split("/")
-    names = {"users": USER, "clients": CLIENT_ID}
-    if len(parts) not in (2, 4) or any(p not in names for p in parts[::2]):
+    """The entity of Kafka's entity path: ``users/alice``, ``clients/<default>``, ``users/alice/clients/app``
+    (names sanitized as in ZooKeeper; plain names are their own sanitized form)."""
+    entity = parse_quota_entity_path(path.strip("/"))
+    if entity is None:
         raise ValueError(f"quota entity path {path!r}: expected users/<u>, clients/<c> or users/<u>/clients/<c>")
-    pairs = [
-        (names[kind], None if name == "<default>" else name) for kind, name in zip(parts[::2], parts[1::2], strict=True)
-    ]
-    return check_entity(tuple(pairs))
+    return entity
 
 
 def quota_user(principal: str) -> str:
