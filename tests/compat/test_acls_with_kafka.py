@@ -288,7 +288,7 @@ def test_kafka_answers_transactional_producers_as_the_matrix_expects(kafka_acl, 
     matrix.test_transactional_producer_needs_write_on_the_transactional_id_and_the_topic(kafka_acl, client)
 
 
-@pytest.mark.parametrize("client", matrix.CREATE_WITHOUT_DESCRIBE)
+@pytest.mark.parametrize("client", sorted(DRIVERS))
 def test_kafka_answers_topic_admin_as_the_matrix_expects(kafka_acl, client):
     matrix.test_create_topic_needs_create_on_the_topic_or_the_cluster(kafka_acl, client)
     matrix.test_delete_topic_needs_delete(kafka_acl, client)

@@ -243,18 +243,7 @@ def test_acl_for_the_clients_address_grants(secured, client):
 # -- topics ------------------------------------------------------------------------------------------------------
 
 
-# kafkalog's AdminClient.create_topics waits for Metadata to show the new topic's leaders: a user with Create but not
-# Describe on it (as Kafka allows) gets TOPIC_AUTHORIZATION_FAILED from that wait although the topic was created;
-# Java's createTopics, kafka-python and librdkafka do not wait and succeed (Kafka 3.9 too: tests/compat).
-CREATE_WITHOUT_DESCRIBE = [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="create_topics' wait needs Describe (issue 27)"))
-    if c == "kafkalog"
-    else c
-    for c in CLIENTS
-]
-
-
-@pytest.mark.parametrize("client", CREATE_WITHOUT_DESCRIBE)
+@pytest.mark.parametrize("client", CLIENTS)
 def test_create_topic_needs_create_on_the_topic_or_the_cluster(secured, client):
     user, cluster_user = secured.user(), secured.user()
     name = unique("created")
