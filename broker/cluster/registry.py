@@ -3,7 +3,9 @@
 The registry is the broker's only view of cluster metadata held outside the process. Two implementations:
 ``broker.cluster.zk_registry.ZooKeeperRegistry`` (a real ZooKeeper ensemble, Kafka's znode layout) and
 ``broker.cluster.memory_registry`` (in-process, for single-process embedded brokers). Nothing here imports
-kazoo.
+kazoo. Parts of the interface live in their own modules, re-exported here: ``acl_store.AclStore`` (ACL storage),
+``entity_configs.EntityConfigStore`` and ``QuotaEntity`` (user and client quota entity configs),
+``subscription.Subscription`` (the handle of a watch).
 
 ZooKeeper layout and node contents (JSON, UTF-8; Kafka 2.x ZooKeeper-mode formats, 0.8-era paths)::
 
@@ -46,14 +48,15 @@ from __future__ import annotations
 import abc
 import base64
 import json
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from spark_kafkalog.security.acl import AccessControlEntry, ResourcePattern
+from broker.cluster.acl_store import AclStore
+from broker.cluster.entity_configs import EntityConfigStore, QuotaEntity
+from broker.cluster.subscription import Subscription
 
 if TYPE_CHECKING:
     from broker.cluster.registration_record import RegistrationRecord
@@ -126,11 +129,6 @@ class RegistryUnavailableError(RegistryError):
 
 ZERO_UUID = uuid.UUID(int=0)
 """Kafka's ``Uuid.ZERO_UUID``: "no topic id" (older assignment nodes carry none)."""
-
-
-QuotaEntity = tuple[tuple[str, str | None], ...]
-"""A client quota entity: sorted ``(entity type, name or None for <default>)`` pairs, types ``"client-id"`` and
-``"user"`` (``broker.cluster.quota_entities`` has its paths and checks)."""
 
 
 def uuid_to_base64(value: uuid.UUID) -> str:
@@ -427,34 +425,6 @@ class TopicAssignment:
             raise ValueError(f"{what}: {exc}") from exc
 
 
-# -- subscriptions -----------------------------------------------------------------------------------
-
-
-class Subscription:
-    """Handle returned by every ``on_*`` watch registration; ``cancel()`` stops deliveries (idempotent).
-
-    A delivery already running when ``cancel()`` is called completes; none starts afterwards.
-    """
-
-    def __init__(self, on_cancel: Callable[[], None] | None = None) -> None:
-        self._lock = threading.Lock()
-        self._cancelled = False
-        self._on_cancel = on_cancel
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled
-
-    def cancel(self) -> None:
-        with self._lock:
-            if self._cancelled:
-                return
-            self._cancelled = True
-            on_cancel, self._on_cancel = self._on_cancel, None
-        if on_cancel is not None:
-            on_cancel()
-
-
 BrokersCallback = Callable[[dict[int, BrokerInfo]], None]
 TopicsCallback = Callable[[dict[str, TopicAssignment]], None]
 DeletionsCallback = Callable[[list[str]], None]
@@ -466,8 +436,9 @@ SessionCallback = Callable[[], None]
 # -- the interface -----------------------------------------------------------------------------------
 
 
-class ClusterRegistry(abc.ABC):
-    """Shared cluster state: broker membership, topics, partition leadership, controller, consumer offsets.
+class ClusterRegistry(AclStore, EntityConfigStore, abc.ABC):
+    """Shared cluster state: broker membership, topics, partition leadership, controller, consumer offsets; ACLs
+    (the ``AclStore`` methods) and user and client quota entity configs (the ``EntityConfigStore`` methods).
 
     Lifecycle: ``start(timeout)`` once (connects, creates the persistent skeleton and ``/cluster/id``),
     then any method, then ``close()`` (idempotent; releases ephemeral registrations). Every method may raise
@@ -660,83 +631,3 @@ class ClusterRegistry(abc.ABC):
     @abc.abstractmethod
     def fetch_consumer_offset(self, group: str, topic: str, partition: int) -> int | None:
         """Read the committed offset, or None."""
-
-    # user entities: /config/users/<sanitized user> (SCRAM credentials; quota keys are kept as they are)
-    @abc.abstractmethod
-    def user_config(self, user: str) -> dict[str, str]:
-        """Every key of the user's entity config (``SCRAM-SHA-256``, ``producer_byte_rate`` ...); empty when the
-        user has no config node. ValueError for an empty name."""
-
-    @abc.abstractmethod
-    def user_configs(self) -> dict[str, dict[str, str]]:
-        """The config of every user entity that has a node, by user name (desanitized; ``<default>`` included)."""
-
-    @abc.abstractmethod
-    def alter_user_config(self, user: str, updates: Mapping[str, str | None]) -> dict[str, str]:
-        """Set (a string) or remove (None) keys of the user's config, keeping every other key, and leave a
-        ``users/<sanitized user>`` change notification; the node is created when missing and compare-and-set
-        otherwise (retried when another writer got in between). Returns the config written."""
-
-    # client quota entities: /config/users/<u>, /config/clients/<c>, /config/users/<u>/clients/<c>
-    # (entities and paths: broker.cluster.quota_entities)
-    @abc.abstractmethod
-    def quota_config(self, entity: QuotaEntity) -> dict[str, str]:
-        """Every key of the entity's config node (a user's SCRAM credentials included); empty when it has no
-        node. ValueError for an entity ``quota_entities.check_quota_entity`` refuses."""
-
-    @abc.abstractmethod
-    def quota_configs(self) -> dict[QuotaEntity, dict[str, str]]:
-        """Every user, client-id and user/client-id entity whose node holds a non-empty config, with every key
-        of it (names desanitized, None for ``<default>``); a malformed node is logged and left out."""
-
-    @abc.abstractmethod
-    def alter_quota_config(self, entity: QuotaEntity, updates: Mapping[str, str | None]) -> dict[str, str]:
-        """Set (a string) or remove (None) keys of the entity's config, keeping every other key (a user's SCRAM
-        credentials), and leave a change notification naming ``quota_entity_path(entity)``; the node (and its
-        parents, with null data) is created when missing and compare-and-set otherwise, as
-        ``alter_user_config``. Returns the config written. ValueError as ``quota_config``."""
-
-    @abc.abstractmethod
-    def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:
-        """The config change notifications (``/config/changes``) with a sequence number above ``after``:
-        ``(highest sequence number seen, their entity paths in order)``, e.g. ``(7, ["users/alice"])``; the
-        highest is ``after`` when there is none. The list is None when ``after`` is negative or notifications
-        after it may have been purged: the reader then re-reads everything it follows."""
-
-    # ACLs: /kafka-acl/<Type>/<name>, /kafka-acl-extended/prefixed/<Type>/<prefix> (formats: zk_layout)
-    @abc.abstractmethod
-    def all_acls(self) -> dict[ResourcePattern, frozenset[AccessControlEntry]]:
-        """Every stored resource pattern with its entries (patterns without entries are left out)."""
-
-    @abc.abstractmethod
-    def resource_acls(self, pattern: ResourcePattern) -> frozenset[AccessControlEntry]:
-        """One pattern's entries (empty when it has none); ValueError for a pattern no ACL can have (a name
-        containing "/", type ANY, pattern type MATCH ...)."""
-
-    @abc.abstractmethod
-    def update_resource_acls(
-        self,
-        pattern: ResourcePattern,
-        update: Callable[[frozenset[AccessControlEntry]], frozenset[AccessControlEntry]],
-    ) -> frozenset[AccessControlEntry]:
-        """Read-modify-write of one pattern's entries: ``update(current)`` gives the new set, written with a
-        compare-and-set on the node's version (a create when missing, a delete when the new set is empty);
-        when another writer got in between it is read and applied again (up to 10 attempts, 100-150 ms apart,
-        then StaleStateError), so ``update`` must be a pure function of its argument. A change leaves a
-        notification (literal: ``/kafka-acl-changes``, else ``/kafka-acl-extended-changes``) and purges
-        notifications older than 15 minutes; an unchanged set writes nothing. Returns the entries stored now.
-        ValueError as ``resource_acls``."""
-
-    @abc.abstractmethod
-    def acl_changes_since(self, after: int, extended: bool) -> tuple[int, list[ResourcePattern] | None]:
-        """The ACL change notifications of one directory (``extended`` False: ``/kafka-acl-changes``, True:
-        ``/kafka-acl-extended-changes``) numbered above ``after``: ``(highest sequence number seen, the patterns
-        they name, in order)``; the highest is ``after`` when there is none. The list is None when ``after`` is
-        negative, when notifications after it may have been purged, or when one cannot be decoded: the reader
-        then re-reads every ACL."""
-
-    @abc.abstractmethod
-    def on_acl_changes(self, callback: Callable[[], None]) -> Subscription:
-        """Watch both ACL change directories: ``callback()`` once at registration and after each change of
-        their children (then call ``acl_changes_since`` for each). Creates the ACL paths Kafka's authorizer
-        creates (``zk_layout.acl_required_paths``) when missing."""
