@@ -3,7 +3,8 @@
 Layers: ``zk_session`` (the only kazoo importer: connection, session expiry and re-establishment, watches that
 survive reconnects, primitive node operations, kazoo's exceptions translated into ``zk_nodes`` errors) <-
 ``zk_layout`` (paths and node encodings) and ``zk_registration`` (this broker's ``/brokers/ids/<id>``) <- this
-module, which maps node conditions to the registry's own (``NodeExistsError`` on a topic's nodes ->
+module (with its mixin ``zk_acl_store``, the ACL nodes; ``zk_notifications`` reads change notifications), which
+maps node conditions to the registry's own (``NodeExistsError`` on a topic's nodes ->
 ``TopicExistsError``, a lost compare-and-set -> ``StaleStateError`` ...). No kazoo name appears here, and no
 kazoo exception can leave a method: what the session does not translate to a narrower condition is still a
 ``RegistryError``.
@@ -21,9 +22,7 @@ request that gets no answer within ``request_timeout_ms`` raises it too (its eff
 from __future__ import annotations
 
 import logging
-import random
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from broker.cluster import quota_entities as qe
@@ -41,19 +40,19 @@ from broker.cluster.registry import (
     TopicExistsError,
     new_cluster_id,
 )
+from broker.cluster.zk_acl_store import ZooKeeperAclStore
 from broker.cluster.zk_nodes import (
     BadVersionError,
     CheckOp,
     CreateOp,
-    DeleteOp,
     NodeExistsError,
     NoNodeError,
     SetOp,
     parse_connect_string,
 )
+from broker.cluster.zk_notifications import notifications_since
 from broker.cluster.zk_registration import BrokerRegistration
 from broker.cluster.zk_session import Watcher, ZooKeeperSession
-from spark_kafkalog.security.acl import AccessControlEntry, ResourcePattern
 
 if TYPE_CHECKING:
     from broker.cluster.quota_entities import QuotaEntity
@@ -64,14 +63,12 @@ __all__ = ["ZooKeeperRegistry", "parse_connect_string"]
 log = logging.getLogger(__name__)
 
 _CONFIG_WRITE_ATTEMPTS = 10
-_ACL_WRITE_ATTEMPTS = 10
-_ACL_RETRY_BACKOFF_S = (0.1, 0.15)
 CONFIG_CHANGES_KEPT = 100
 """Config change notifications kept under ``/config/changes``: each config write deletes older ones (Kafka
 purges them after 15 minutes; brokers here only need to hear that something changed)."""
 
 
-class ZooKeeperRegistry(ClusterRegistry):
+class ZooKeeperRegistry(ZooKeeperAclStore, ClusterRegistry):
     """``ClusterRegistry`` over a ZooKeeper ensemble (see the module docstring for threads and sessions).
 
     ``session_timeout_ms``, ``connection_timeout_ms`` and ``request_timeout_ms``: see ``ZooKeeperSession``.
@@ -542,156 +539,21 @@ class ZooKeeperRegistry(ClusterRegistry):
     def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:
         """Notifications are purged (``CONFIG_CHANGES_KEPT`` newest kept, Kafka: 15 minutes) and sequence numbers
         skip (ZooKeeper's counter also counts deletions): ``after`` is known complete only while a notification
-        numbered ``after`` or lower is still there, or none is left at all."""
-        numbered = sorted(
-            (seq, child)
-            for child in self._zk.children(zl.CONFIG_CHANGES)
-            if (seq := zl.config_change_sequence(child)) is not None
+        numbered ``after`` or lower is still there, or none is left at all. An undecodable notification is logged
+        and skipped."""
+
+        def skip(exc: ValueError) -> bool:
+            log.warning("ignoring config change notification: %s", exc)
+            return True
+
+        return notifications_since(
+            self._zk,
+            zl.CONFIG_CHANGES,
+            after,
+            sequence=zl.config_change_sequence,
+            decode=lambda data, what: zl.decode_config_change(data, what=what),
+            undecodable=skip,
         )
-        highest = max(after, numbered[-1][0]) if numbered else after
-        if after < 0 or (numbered and numbered[0][0] > after):
-            return highest, None
-        paths = []
-        for seq, child in numbered:
-            if seq <= after:
-                continue
-            node = self._zk.get_if_exists(f"{zl.CONFIG_CHANGES}/{child}")
-            if node is None:  # purged while being read: something may be missed
-                return highest, None
-            try:
-                paths.append(zl.decode_config_change(node[0], what=f"{zl.CONFIG_CHANGES}/{child}"))
-            except ValueError as exc:
-                log.warning("ignoring config change notification: %s", exc)
-        return highest, paths
-
-    # -- ACLs ----------------------------------------------------------------------------------------
-
-    def all_acls(self) -> dict[ResourcePattern, frozenset[AccessControlEntry]]:
-        out: dict[ResourcePattern, frozenset[AccessControlEntry]] = {}
-        for pattern_type, root in zl.ACL_ROOTS.items():
-            for type_child in self._children_or_empty(root):
-                type_path = f"{root}/{type_child}"
-                of_type = zl.parse_acl_store(pattern_type, type_child, "-")
-                if of_type is None:
-                    log.warning("ignoring ACL nodes under %s%s: unknown resource type", self.chroot, type_path)
-                    continue
-                for name in self._children_or_empty(type_path):
-                    pattern = ResourcePattern(of_type.resource_type, name, pattern_type)
-                    node = self._zk.get_if_exists(f"{type_path}/{name}")
-                    if node is None:
-                        continue
-                    try:
-                        entries = zl.decode_acls(node[0], what=f"{self.chroot}{type_path}/{name}")
-                    except ValueError as exc:  # one malformed node must not hide every other ACL
-                        log.warning("ignoring ACL node: %s", exc)
-                        continue
-                    if entries:
-                        out[pattern] = entries
-        return out
-
-    def _children_or_empty(self, path: str) -> list[str]:
-        try:
-            return sorted(self._zk.children(path))
-        except NoNodeError:
-            return []
-
-    def resource_acls(self, pattern: ResourcePattern) -> frozenset[AccessControlEntry]:
-        path = zl.acl_path(pattern)
-        node = self._zk.get_if_exists(path)
-        return frozenset() if node is None else zl.decode_acls(node[0], what=f"{self.chroot}{path}")
-
-    def update_resource_acls(
-        self,
-        pattern: ResourcePattern,
-        update: Callable[[frozenset[AccessControlEntry]], frozenset[AccessControlEntry]],
-    ) -> frozenset[AccessControlEntry]:
-        """Kafka's ``updateResourceAcls``: the node written (set with its version, created, or deleted with its
-        version when no entry is left) in one transaction with the change notification."""
-        path = zl.acl_path(pattern)
-        change_dir = zl.acl_change_dir(pattern.pattern_type)
-        change = CreateOp(f"{change_dir}/{zl.ACL_CHANGE_PREFIX}", zl.encode_acl_change(pattern), sequential=True)
-        for attempt in range(_ACL_WRITE_ATTEMPTS):
-            if attempt:
-                time.sleep(random.uniform(*_ACL_RETRY_BACKOFF_S))
-            node = self._zk.get_if_exists(path)
-            current = frozenset() if node is None else zl.decode_acls(node[0], what=f"{self.chroot}{path}")
-            new = frozenset(update(current))
-            if new == current:
-                return current
-            if node is None:
-                write: CreateOp | SetOp | DeleteOp = CreateOp(path, zl.encode_acls(new))
-            elif new:
-                write = SetOp(path, zl.encode_acls(new), node[1].version)
-            else:
-                write = DeleteOp(path, node[1].version)
-            try:
-                self._zk.commit([write, change])
-            except (NodeExistsError, NoNodeError, BadVersionError) as exc:
-                log.debug("update_resource_acls(%s): %s; retrying", pattern, exc)
-                if isinstance(exc, NoNodeError) and exc.path in (path, change.path):  # a parent may be missing
-                    self._zk.ensure_path(exc.path.rsplit("/", 1)[0])
-                continue
-            self._purge_acl_changes(change_dir)
-            return new
-        raise StaleStateError(
-            f"ACLs of {pattern}: node {self.chroot}{path} kept changing; gave up after {_ACL_WRITE_ATTEMPTS} attempts"
-        )
-
-    def _purge_acl_changes(self, change_dir: str) -> None:
-        """Delete the notifications older than ``zl.ACL_CHANGE_EXPIRY_S`` (by their creation time on the server;
-        a concurrent purge's deletions are fine), except the newest: a reader whose position is below it then
-        knows that it may have missed some (``acl_changes_since``)."""
-        cutoff_ms = (time.time() - zl.ACL_CHANGE_EXPIRY_S) * 1000
-        try:
-            numbered = sorted(c for c in self._zk.children(change_dir) if zl.acl_change_sequence(c) is not None)
-            for child in numbered[:-1]:
-                stat = self._zk.exists(f"{change_dir}/{child}")
-                if stat is None:
-                    continue
-                if stat.created_ms >= cutoff_ms:
-                    break  # sequence order is creation order: the rest are newer
-                try:
-                    self._zk.delete(f"{change_dir}/{child}")
-                except NoNodeError:
-                    pass
-        except RegistryError as exc:  # the write itself succeeded; the next one purges
-            log.debug("purging ACL change notifications: %s", exc)
-
-    def acl_changes_since(self, after: int, extended: bool) -> tuple[int, list[ResourcePattern] | None]:
-        """As ``config_changes_since``: sequence numbers skip (ZooKeeper's counter also counts deletions), so
-        ``after`` is known complete only while a notification numbered ``after`` or lower is still there, or
-        none is left at all (after a quiet quarter of an hour the next change therefore reloads everything)."""
-        change_dir = zl.ACL_CHANGE_DIRS[extended]
-        numbered = sorted(
-            (seq, child)
-            for child in self._children_or_empty(change_dir)
-            if (seq := zl.acl_change_sequence(child)) is not None
-        )
-        highest = max(after, numbered[-1][0]) if numbered else after
-        if after < 0 or (numbered and numbered[0][0] > after):
-            return highest, None
-        patterns = []
-        for seq, child in numbered:
-            if seq <= after:
-                continue
-            node = self._zk.get_if_exists(f"{change_dir}/{child}")
-            if node is None:  # purged while being read: something may be missed
-                return highest, None
-            try:
-                patterns.append(zl.decode_acl_change(node[0], extended=extended, what=f"{change_dir}/{child}"))
-            except ValueError as exc:
-                log.warning("reloading every ACL: %s", exc)
-                return highest, None
-        return highest, patterns
-
-    def on_acl_changes(self, callback: Callable[[], None]) -> Subscription:
-        for path in zl.acl_required_paths():
-            self._zk.ensure_path(path)
-
-        def read(watch: Watcher) -> tuple[int, ...]:
-            return tuple(len(self._zk.children(d, watch)) for d in zl.ACL_CHANGE_DIRS.values())
-
-        return self._zk.watch("acl-changes", read, lambda _counts: callback())
 
     # -- readers (watch=None: plain read; else the watcher is armed on every node read) ---------------
 
