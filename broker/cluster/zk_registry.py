@@ -3,8 +3,8 @@
 Layers: ``zk_session`` (the only kazoo importer: connection, session expiry and re-establishment, watches that
 survive reconnects, primitive node operations, kazoo's exceptions translated into ``zk_nodes`` errors) <-
 ``zk_layout`` (paths and node encodings) and ``zk_registration`` (this broker's ``/brokers/ids/<id>``) <- this
-module (with its mixin ``zk_acl_store``, the ACL nodes; ``zk_notifications`` reads change notifications), which
-maps node conditions to the registry's own (``NodeExistsError`` on a topic's nodes ->
+module (with its mixins ``zk_acl_store``, the ACL nodes, and ``zk_entity_configs``, the user and client quota
+entity nodes; ``zk_notifications`` reads change notifications), which maps node conditions to the registry's own (``NodeExistsError`` on a topic's nodes ->
 ``TopicExistsError``, a lost compare-and-set -> ``StaleStateError`` ...). No kazoo name appears here, and no
 kazoo exception can leave a method: what the session does not translate to a narrower condition is still a
 ``RegistryError``.
@@ -25,7 +25,6 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from broker.cluster import quota_entities as qe
 from broker.cluster import zk_layout as zl
 from broker.cluster.registry import (
     BrokerInfo,
@@ -41,6 +40,7 @@ from broker.cluster.registry import (
     new_cluster_id,
 )
 from broker.cluster.zk_acl_store import ZooKeeperAclStore
+from broker.cluster.zk_entity_configs import CONFIG_WRITE_ATTEMPTS, ZooKeeperEntityConfigStore
 from broker.cluster.zk_nodes import (
     BadVersionError,
     CheckOp,
@@ -50,25 +50,22 @@ from broker.cluster.zk_nodes import (
     SetOp,
     parse_connect_string,
 )
-from broker.cluster.zk_notifications import notifications_since
 from broker.cluster.zk_registration import BrokerRegistration
 from broker.cluster.zk_session import Watcher, ZooKeeperSession
 
 if TYPE_CHECKING:
-    from broker.cluster.quota_entities import QuotaEntity
     from broker.cluster.registration_record import RegistrationRecord
 
 __all__ = ["ZooKeeperRegistry", "parse_connect_string"]
 
 log = logging.getLogger(__name__)
 
-_CONFIG_WRITE_ATTEMPTS = 10
 CONFIG_CHANGES_KEPT = 100
 """Config change notifications kept under ``/config/changes``: each config write deletes older ones (Kafka
 purges them after 15 minutes; brokers here only need to hear that something changed)."""
 
 
-class ZooKeeperRegistry(ZooKeeperAclStore, ClusterRegistry):
+class ZooKeeperRegistry(ZooKeeperAclStore, ZooKeeperEntityConfigStore, ClusterRegistry):
     """``ClusterRegistry`` over a ZooKeeper ensemble (see the module docstring for threads and sessions).
 
     ``session_timeout_ms``, ``connection_timeout_ms`` and ``request_timeout_ms``: see ``ZooKeeperSession``.
@@ -212,7 +209,7 @@ class ZooKeeperRegistry(ZooKeeperAclStore, ClusterRegistry):
         """
         path = zl.topic_config_path(zl.check_topic(name))
         data, change = zl.encode_topic_config(config), zl.encode_config_change(name)
-        for _ in range(_CONFIG_WRITE_ATTEMPTS):
+        for _ in range(CONFIG_WRITE_ATTEMPTS):
             assignment = self._zk.exists(zl.topic_path(name))
             if assignment is None:
                 raise NoSuchTopicError(name)
@@ -234,7 +231,7 @@ class ZooKeeperRegistry(ZooKeeperAclStore, ClusterRegistry):
                 if isinstance(exc, NoNodeError) and exc.path in (path, zl.CONFIG_CHANGE_PREFIX):
                     self._zk.ensure_path(exc.path.rsplit("/", 1)[0])
         raise StaleStateError(
-            f"topic {name!r}: config node kept changing; gave up after {_CONFIG_WRITE_ATTEMPTS} attempts"
+            f"topic {name!r}: config node kept changing; gave up after {CONFIG_WRITE_ATTEMPTS} attempts"
         )
 
     def broker_config(self, entity: str) -> dict[str, str]:
@@ -246,7 +243,7 @@ class ZooKeeperRegistry(ZooKeeperAclStore, ClusterRegistry):
         """Write ``/config/brokers/<entity>`` (created when missing) and the change notification in one transaction."""
         path = zl.broker_config_path(entity)
         data, change = zl.encode_topic_config(config), zl.encode_config_change(entity, "brokers")
-        for _ in range(_CONFIG_WRITE_ATTEMPTS):
+        for _ in range(CONFIG_WRITE_ATTEMPTS):
             write = SetOp(path, data) if self._zk.exists(path) is not None else CreateOp(path, data)
             try:
                 self._zk.commit([write, CreateOp(zl.CONFIG_CHANGE_PREFIX, change, sequential=True)])
@@ -256,7 +253,7 @@ class ZooKeeperRegistry(ZooKeeperAclStore, ClusterRegistry):
                 log.debug("set_broker_config(%r): %s; retrying", entity, exc)
                 if isinstance(exc, NoNodeError) and exc.path in (path, zl.CONFIG_CHANGE_PREFIX):
                     self._zk.ensure_path(exc.path.rsplit("/", 1)[0])
-        raise StaleStateError(f"broker config {entity!r}: node kept changing; gave up after {_CONFIG_WRITE_ATTEMPTS}")
+        raise StaleStateError(f"broker config {entity!r}: node kept changing; gave up after {CONFIG_WRITE_ATTEMPTS}")
 
     def _purge_config_changes(self) -> None:
         """Delete all but the newest ``CONFIG_CHANGES_KEPT`` notifications (sequence order; a concurrent purge's
@@ -449,111 +446,6 @@ class ZooKeeperRegistry(ZooKeeperAclStore, ClusterRegistry):
         path = zl.consumer_offset_path(group, topic, partition)
         node = self._zk.get_if_exists(path)
         return None if node is None else zl.decode_offset(node[0], what=f"{self.chroot}{path}")
-
-    # -- user entities -------------------------------------------------------------------------------
-
-    def user_config(self, user: str) -> dict[str, str]:
-        path = zl.user_config_path(user)
-        node = self._zk.get_if_exists(path)
-        return {} if node is None else zl.decode_user_config(path, node[0])
-
-    def user_configs(self) -> dict[str, dict[str, str]]:
-        out = {}
-        for child in sorted(self._zk.children(zl.USERS_CONFIG)):
-            path = f"{zl.USERS_CONFIG}/{child}"
-            node = self._zk.get_if_exists(path)
-            if node is None:
-                continue
-            try:
-                out[zl.desanitize_entity_name(child)] = zl.decode_user_config(path, node[0])
-            except ValueError as exc:  # one malformed node must not hide every other user
-                log.warning("skipping user entity %s: %s", path, exc)
-        return out
-
-    def alter_user_config(self, user: str, updates: Mapping[str, str | None]) -> dict[str, str]:
-        return self._alter_entity_config(zl.user_config_path(user), f"users/{zl.sanitize_entity_name(user)}", updates)
-
-    def quota_config(self, entity: QuotaEntity) -> dict[str, str]:
-        path = qe.quota_config_path(entity)
-        node = self._zk.get_if_exists(path)
-        return {} if node is None else zl.decode_user_config(path, node[0])
-
-    def quota_configs(self) -> dict[QuotaEntity, dict[str, str]]:
-        out: dict[QuotaEntity, dict[str, str]] = {}
-        for root, segment in ((zl.USERS_CONFIG, "users"), (qe.CLIENTS_CONFIG, "clients")):
-            for child in sorted(self._zk.children(root)):
-                self._read_quota_entity(f"{segment}/{child}", out)
-                if segment == "users":
-                    try:
-                        clients = self._zk.children(f"{root}/{child}/clients")
-                    except NoNodeError:
-                        continue
-                    for client in sorted(clients):
-                        self._read_quota_entity(f"users/{child}/clients/{client}", out)
-        return out
-
-    def _read_quota_entity(self, entity_path: str, out: dict[QuotaEntity, dict[str, str]]) -> None:
-        """Add the entity at ``/config/<entity_path>`` to ``out`` when its node holds a config."""
-        entity = qe.parse_quota_entity_path(entity_path)
-        path = f"/config/{entity_path}"
-        if entity is None:
-            log.warning("skipping quota entity %s: not a user or client-id entity name", path)
-            return
-        node = self._zk.get_if_exists(path)
-        if node is None:
-            return
-        try:
-            config = zl.decode_user_config(path, node[0])
-        except ValueError as exc:  # one malformed node must not hide every other entity
-            log.warning("skipping quota entity %s: %s", path, exc)
-            return
-        if config:
-            out[entity] = config
-
-    def alter_quota_config(self, entity: QuotaEntity, updates: Mapping[str, str | None]) -> dict[str, str]:
-        return self._alter_entity_config(qe.quota_config_path(entity), qe.quota_entity_path(entity), updates)
-
-    def _alter_entity_config(self, path: str, entity_path: str, updates: Mapping[str, str | None]) -> dict[str, str]:
-        """Read-modify-write of the entity node ``path``: a compare-and-set on the node's version (a create, with
-        its parents, when it is missing) in one transaction with the change notification naming
-        ``entity_path``; retried when the node moved meanwhile."""
-        change = zl.encode_config_change(entity_path.split("/", 1)[1], entity_path.split("/", 1)[0])
-        for _ in range(_CONFIG_WRITE_ATTEMPTS):
-            node = self._zk.get_if_exists(path)
-            current = {} if node is None else zl.decode_user_config(path, node[0])
-            config = zl.apply_config_updates(current, updates)
-            data = zl.encode_topic_config(config)
-            if node is None:
-                self._zk.ensure_path(path.rsplit("/", 1)[0])
-            write = CreateOp(path, data) if node is None else SetOp(path, data, node[1].version)
-            try:
-                self._zk.commit([write, CreateOp(zl.CONFIG_CHANGE_PREFIX, change, sequential=True)])
-                self._purge_config_changes()
-                return config
-            except (NodeExistsError, NoNodeError, BadVersionError) as exc:
-                log.debug("altering %s: %s; retrying", path, exc)
-                if isinstance(exc, NoNodeError) and exc.path in (path, zl.CONFIG_CHANGE_PREFIX):
-                    self._zk.ensure_path(exc.path.rsplit("/", 1)[0])
-        raise StaleStateError(f"entity config {path}: node kept changing; gave up after {_CONFIG_WRITE_ATTEMPTS}")
-
-    def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:
-        """Notifications are purged (``CONFIG_CHANGES_KEPT`` newest kept, Kafka: 15 minutes) and sequence numbers
-        skip (ZooKeeper's counter also counts deletions): ``after`` is known complete only while a notification
-        numbered ``after`` or lower is still there, or none is left at all. An undecodable notification is logged
-        and skipped."""
-
-        def skip(exc: ValueError) -> bool:
-            log.warning("ignoring config change notification: %s", exc)
-            return True
-
-        return notifications_since(
-            self._zk,
-            zl.CONFIG_CHANGES,
-            after,
-            sequence=zl.config_change_sequence,
-            decode=lambda data, what: zl.decode_config_change(data, what=what),
-            undecodable=skip,
-        )
 
     # -- readers (watch=None: plain read; else the watcher is armed on every node read) ---------------
 
