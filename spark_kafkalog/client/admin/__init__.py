@@ -1,11 +1,11 @@
 """The admin client (Kafka's ``clients/admin``): ``AdminClient`` and the calls it groups.
 
-``admin`` is the API (topics, partitions, records, and the calls below); ``admin_configs`` the
-DescribeConfigs/AlterConfigs/IncrementalAlterConfigs resources and operations; ``admin_reassignments``
-partition reassignment (KIP-455); ``admin_scram`` SCRAM credentials (KIP-554); ``admin_quotas`` client
-quotas (KIP-546); ``admin_acls`` ACLs (CreateAcls, DescribeAcls,
-DeleteAcls); ``group_admin`` the
-coordinator-routed consumer-group calls (also used by the consumer to commit and fetch offsets).
+``admin`` is the API (topics, partitions, records, and the calls below); ``admin_records`` DeleteRecords;
+``admin_configs`` the DescribeConfigs/AlterConfigs/IncrementalAlterConfigs resources and operations;
+``admin_reassignments`` partition reassignment (KIP-455); ``admin_scram`` SCRAM credentials (KIP-554);
+``admin_quotas`` client quotas (KIP-546); ``admin_acls`` ACLs (CreateAcls, DescribeAcls, DeleteAcls);
+``group_admin`` the coordinator-routed consumer-group calls (also used by the consumer to commit and fetch
+offsets).
 """
 
 from spark_kafkalog.client.admin.admin import AdminClient, AdminOperationError

@@ -3,7 +3,8 @@ and administer consumer groups (``spark_kafkalog.client.admin.group_admin``: lis
 
 CreateTopics, DeleteTopics, CreatePartitions and the partition reassignment requests
 (``spark_kafkalog.client.admin.admin_reassignments``) go to the controller named by Metadata (NOT_CONTROLLER
-refreshes it and retries); DeleteRecords goes to each partition's leader; DescribeConfigs, AlterConfigs and
+refreshes it and retries); DeleteRecords goes to each partition's leader
+(``spark_kafkalog.client.admin.admin_records``); DescribeConfigs, AlterConfigs and
 IncrementalAlterConfigs (``spark_kafkalog.client.admin.admin_configs``) go to the broker a broker resource names,
 else to any broker, as does Metadata. SCRAM credentials (``spark_kafkalog.client.admin.admin_scram``):
 AlterUserScramCredentials goes to the controller, DescribeUserScramCredentials to any broker. ACLs
@@ -22,7 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spark_kafkalog.client.admin import admin_acls, admin_configs, admin_quotas, admin_reassignments, admin_scram
+from spark_kafkalog.client.admin import (
+    admin_acls,
+    admin_configs,
+    admin_quotas,
+    admin_reassignments,
+    admin_records,
+    admin_scram,
+)
 from spark_kafkalog.client.admin.admin_configs import AlterConfigOp, ConfigEntry, ConfigResource
 from spark_kafkalog.client.admin.admin_quotas import (
     ClientQuotaAlteration,
@@ -64,7 +72,6 @@ __all__ = [
 _CREATE_TOPICS = int(ApiKey.CREATE_TOPICS)
 _DELETE_TOPICS = int(ApiKey.DELETE_TOPICS)
 _CREATE_PARTITIONS = int(ApiKey.CREATE_PARTITIONS)
-_DELETE_RECORDS = int(ApiKey.DELETE_RECORDS)
 _DESCRIBE_CONFIGS = int(ApiKey.DESCRIBE_CONFIGS)
 _TOPIC_RESOURCE = 2
 
@@ -333,62 +340,7 @@ class AdminClient:
     ) -> dict[TopicPartition, int]:
         """Delete the records below ``{tp: offset}`` (-1: the high watermark); returns the new log start
         offsets (low watermarks)."""
-        client = self.client
-        timeout = self._timeout(timeout_ms)
-        R = API_BY_KEY[_DELETE_RECORDS].Request
-        remaining = {TopicPartition(*tp): off for tp, off in offsets.items()}
-        result: dict[TopicPartition, int] = {}
-        errors: dict[TopicPartition, KafkaClientError] = {}
-        plan = client.retry_plan()
-        while remaining:
-            by_leader: dict[int, dict[TopicPartition, int]] = {}
-            for tp, off in remaining.items():
-                by_leader.setdefault(client.leader_for(tp), {})[tp] = off
-            retry: dict[TopicPartition, int] = {}
-            for leader, part in by_leader.items():
-                by_topic: dict[str, list[Any]] = {}
-                for tp, off in part.items():
-                    by_topic.setdefault(tp.topic, []).append(
-                        R.DeleteRecordsTopic.DeleteRecordsPartition(partition_index=tp.partition, offset=off)
-                    )
-                body = R(
-                    topics=[R.DeleteRecordsTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
-                    timeout_ms=timeout,
-                )
-                try:
-                    _, response = client.send_request(
-                        _DELETE_RECORDS, body, node_id=leader, timeout_ms=timeout + client.config.request_timeout_ms
-                    )
-                except KafkaClientError as e:
-                    if not e.retriable:
-                        raise
-                    retry.update(part)
-                    continue
-                peer = str(client.broker_address(leader) or leader)
-                for topic in response.topics:
-                    for p in topic.partitions:
-                        tp = TopicPartition(topic.name, p.partition_index)
-                        if not p.error_code:
-                            result[tp] = p.low_watermark
-                            continue
-                        error = error_for_code(
-                            p.error_code, "DeleteRecords", broker=peer, topic=tp.topic, partition=tp.partition
-                        )
-                        if error.retriable and tp in part:
-                            client.metadata.invalidate(tp.topic)
-                            retry[tp] = part[tp]
-                        else:
-                            errors[tp] = error
-            remaining = retry
-            if remaining and not plan.sleep_or_give_up():
-                for tp in remaining:
-                    errors[tp] = KafkaClientError(
-                        f"DeleteRecords for {tp} did not succeed in time",
-                        retriable=True,
-                        topic=tp.topic,
-                        partition=tp.partition,
-                    )
-                break
+        result, errors = admin_records.delete_records(self.client, offsets, self._timeout(timeout_ms))
         if errors:
             raise AdminOperationError("DeleteRecords", errors)
         return result
