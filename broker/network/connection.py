@@ -51,7 +51,7 @@ import socket
 import ssl
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from broker.api import NO_RESPONSE, ClientSoftware, CloseConnection, RequestContext
 from spark_kafkalog.protocol import (
@@ -66,13 +66,14 @@ from spark_kafkalog.protocol import (
     encode_response,
     encode_response_parts,
 )
-from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE, size_class
+from spark_kafkalog.protocol.frame_pool import POOLED_FRAME_SIZE
 from spark_kafkalog.protocol.messages import RequestHeader
 from spark_kafkalog.security.principal import ssl_principal
 
 from .file_sender import RegionEndedEarly, SendBuffers, region_path, send_chunked, sendfile
+from .request_memory import receive_large_frame
 from .sasl_authenticator import AuthStep, SaslAuthenticator
-from .throttling import ChannelMute, quotas_on, with_request_quota
+from .throttling import ChannelMute, dispatch_frames, under_request_quota
 from .tls_socket import handshake as tls_handshake
 from .tls_socket import send_all as tls_send_all
 
@@ -87,9 +88,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafkalog.network")
 
-_RECV_SIZE = 256 * 1024  # the most one read takes from a socket
-_GROWTH_START = 256 * 1024  # first size of a large frame's buffer when no pooled one is free
-_YIELD_EVERY = 16  # chunks of one large frame read back to back before other connections get a turn
 _CLOSE = object()
 _POLL_S = 0.001  # a TLS read that needs a write retries this often (the fd's writer belongs to the writer task)
 
@@ -319,13 +317,8 @@ class ClientConnection:
                 frames = decoder.feed(view[:n])
             except DecodeError as e:
                 raise ConnectionClosed(f"bad frame: {e}") from None
-            pace = len(frames) > 1 and quotas_on(self.server.services.quotas)
-            for frame in frames:  # each its own copy: waiting between them leaves the shared buffer free
-                if self._mute.until:  # throttled by an earlier request of this read: the rest waits (KIP-219)
-                    await self._mute.wait()
-                await self._dispatch(frame)
-                if pace:
-                    await asyncio.sleep(0)  # its handler runs now and may throttle the requests behind it
+            # each frame its own copy: waiting between them (a throttle, KIP-219) leaves the shared buffer free
+            await dispatch_frames(frames, self._dispatch, self._mute, self.server.services.quotas)
             partial = decoder.take_partial_frame(POOLED_FRAME_SIZE)
             if partial is not None:
                 buffer, size = await self._receive_large_frame(*partial, idle_s)
@@ -410,46 +403,25 @@ class ClientConnection:
                 timer.cancel()
 
     async def _receive_large_frame(self, head: bytearray, size: int, idle_s: float) -> tuple[bytearray, int]:
-        """Receive the rest of a ``size``-byte frame whose first ``len(head)`` bytes are ``head``.
+        """Receive the rest of a large frame within the broker-wide budget (``request_memory.receive_large_frame``);
+        the buffer (the frame at its start) and ``size``."""
 
-        The frame goes into a pooled buffer when one is free (no new memory); otherwise ``head`` grows,
-        only once more bytes are there to read, to the next power of two (at least ``_GROWTH_START``, at
-        most the frame's size class): memory follows what the client really sent, at most about twice it.
-        Each chunk waits for its turn in the broker-wide ``RequestMemory`` budget, and is read at once when
-        the socket holds it (the event loop is asked to wait only when it does not; every ``_YIELD_EVERY``
-        chunks read without waiting, the other connections get a turn). Returns the buffer (at least
-        ``size`` bytes, the frame at its start) and ``size``.
-        """
-        memory = self.server.request_memory
-        filled = len(head)
-        buffer = self.server.frame_pool.take_free(size)
-        if buffer is None:
-            buffer = head
-        else:
-            buffer[:filled] = head
-        del head
-        memory.charge(self, filled)
-        chunks = 0
-        try:
-            while filled < size:
-                chunks += 1
-                if chunks % _YIELD_EVERY == 0:
-                    await asyncio.sleep(0)
-                await memory.wait_turn(self)
-                if filled == len(buffer):  # grow only once more bytes are there to read
-                    await self._readable(idle_s)
-                    grown = min(size_class(size), max(_GROWTH_START, size_class(len(buffer) + 1)))
-                    buffer.extend(bytes(grown - len(buffer)))
-                with memoryview(buffer) as target:
-                    got = await self._recv_into(target[filled : min(size, len(buffer), filled + _RECV_SIZE)], idle_s)
-                if got == 0:
-                    self._peer_gone()
-                    raise ConnectionClosed(f"connection closed in the middle of a {size}-byte request")
-                memory.charge(self, got)
-                filled += got
-        finally:
-            memory.release(self)
-        return buffer, size
+        def closed() -> NoReturn:
+            self._peer_gone()
+            raise ConnectionClosed(f"connection closed in the middle of a {size}-byte request")
+
+        receiving = receive_large_frame(
+            self.server.request_memory,
+            self.server.frame_pool,
+            self,
+            head,
+            size,
+            readable=lambda: self._readable(idle_s),
+            recv_into=lambda view: self._recv_into(view, idle_s),
+            closed=closed,
+        )
+        del head  # a pooled buffer holds the frame: the first bytes' buffer may go
+        return await receiving, size
 
     def _peer_gone(self) -> None:
         """The client closed its side: requests still waiting (long polls, acks=all) give up at once."""
@@ -516,8 +488,7 @@ class ClientConnection:
         )
         received = self.loop.time()
         handling = entry.handler(ctx, request.body)
-        if ctx.services.quotas.request.enabled:  # request_percentage: time the handler, maybe throttle
-            handling = with_request_quota(ctx, request.body, handling, self.loop.time)
+        handling = under_request_quota(ctx, request.body, handling, self.loop.time)  # may time it and throttle
         handling = self._timed(handling, request.api.name, header.api_version, received, ctx.services.metrics)
         task = self.loop.create_task(handling, name=f"{request.api.name}-{header.correlation_id}")
         self._in_flight.append(task)

@@ -11,12 +11,29 @@ as Kafka mutes channels when its memory pool is exhausted), except the oldest fr
 received: it may always go on, so frames that together exceed the capacity still finish one by one
 and no set of frames can wait on each other forever. ``capacity`` <= 0 means unbounded (Kafka's -1).
 
+``receive_large_frame`` is that loop, as a connection runs it: the frame goes into a pooled buffer (``FramePool``)
+when one is free, else into one that grows only as bytes arrive.
+
 Event-loop only: all calls come from the broker's loop; not thread-safe.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, NoReturn
+
+from spark_kafkalog.protocol.frame_pool import size_class
+
+if TYPE_CHECKING:
+    from spark_kafkalog.protocol.frame_pool import FramePool
+
+__all__ = ["RequestMemory", "receive_large_frame"]
+
+RECV_SIZE = 256 * 1024
+"""The most one read takes from a socket."""
+_GROWTH_START = 256 * 1024  # first size of a large frame's buffer when no pooled one is free
+_YIELD_EVERY = 16  # chunks of one large frame read back to back before other connections get a turn
 
 
 class RequestMemory:
@@ -64,3 +81,55 @@ class RequestMemory:
         for fut in waiters:
             if not fut.done():
                 fut.set_result(None)
+
+
+async def receive_large_frame(
+    memory: RequestMemory,
+    pool: FramePool,
+    frame: object,
+    head: bytearray,
+    size: int,
+    *,
+    readable: Callable[[], Awaitable[None]],
+    recv_into: Callable[[memoryview], Awaitable[int]],
+    closed: Callable[[], NoReturn],
+) -> bytearray:
+    """Receive the rest of a ``size``-byte frame whose first ``len(head)`` bytes are ``head``.
+
+    The frame goes into a pooled buffer when one is free (no new memory); otherwise ``head`` grows,
+    only once more bytes are there to read, to the next power of two (at least ``_GROWTH_START``, at
+    most the frame's size class): memory follows what the client really sent, at most about twice it.
+    Each chunk waits for its turn in ``memory`` (``frame`` is the key it is charged to), and is read at once
+    when the socket holds it (``readable()`` is awaited only when it does not; every ``_YIELD_EVERY``
+    chunks read without waiting, the other connections get a turn). ``recv_into(view)`` reads into ``view``
+    (0: the peer closed, and ``closed()`` raises). Returns the buffer (at least ``size`` bytes, the frame at
+    its start); what ``memory`` held for the frame is released either way.
+    """
+    filled = len(head)
+    buffer = pool.take_free(size)
+    if buffer is None:
+        buffer = head
+    else:
+        buffer[:filled] = head
+    del head
+    memory.charge(frame, filled)
+    chunks = 0
+    try:
+        while filled < size:
+            chunks += 1
+            if chunks % _YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+            await memory.wait_turn(frame)
+            if filled == len(buffer):  # grow only once more bytes are there to read
+                await readable()
+                grown = min(size_class(size), max(_GROWTH_START, size_class(len(buffer) + 1)))
+                buffer.extend(bytes(grown - len(buffer)))
+            with memoryview(buffer) as target:
+                got = await recv_into(target[filled : min(size, len(buffer), filled + RECV_SIZE)])
+            if got == 0:
+                closed()
+            memory.charge(frame, got)
+            filled += got
+    finally:
+        memory.release(frame)
+    return buffer

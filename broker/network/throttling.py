@@ -4,7 +4,8 @@
 reads no new request until the throttle time has passed (``RequestContext.throttle(ms)`` is its
 ``throttle``). Responses already queued still go out. Several throttles keep the latest end. While any quota
 is configured, the requests of one read are started one by one (each handler runs before the next request is
-started), so a throttle holds the pipelined requests behind it too (``quotas_on``).
+started), so a throttle holds the pipelined requests behind it too (``quotas_on``; ``dispatch_frames`` starts
+the requests of one read).
 
 ``with_request_quota``: runs a handler coroutine measuring the time its steps run on the event loop (not the
 time it waits: a long-polling Fetch is not busy), records it for ``request_percentage`` and, when the client
@@ -12,7 +13,7 @@ is over its quota, raises the response's ``throttle_time_ms`` to the request thr
 carries the larger of the byte-rate and the request throttle) and mutes the connection for it; a throttled
 Fetch answers empty, its bytes un-recorded from the byte-rate quota (Kafka's ``handleFetchRequest``). Exempt, as in
 Kafka: Produce with acks=0 (no response), broker-to-broker APIs and follower fetches. Used only while a
-request quota is configured, so the usual path pays nothing.
+request quota is configured (``under_request_quota``), so the usual path pays nothing.
 
 Concurrency: one ``ChannelMute`` per connection, on the broker's event loop.
 """
@@ -20,7 +21,7 @@ Concurrency: one ``ChannelMute`` per connection, on the broker's event loop.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
 from spark_kafkalog.protocol import ApiKey, Message
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from broker.api import RequestContext
     from broker.quotas.manager import QuotaManager
 
-__all__ = ["ChannelMute", "quotas_on", "with_request_quota"]
+__all__ = ["ChannelMute", "dispatch_frames", "quotas_on", "under_request_quota", "with_request_quota"]
 
 # Kafka's cluster actions (sendResponseExemptThrottle): never throttled by request quotas.
 _EXEMPT_APIS = frozenset(
@@ -86,6 +87,21 @@ def quotas_on(quotas: QuotaManager) -> bool:
     """Whether any client quota is configured (then a connection serves the requests of one read one by one, so
     that a throttle stops those behind it, as Kafka's one-request-at-a-time channels do)."""
     return quotas.produce.enabled or quotas.fetch.enabled or quotas.request.enabled
+
+
+async def dispatch_frames(
+    frames: list[Any], dispatch: Callable[[Any], Awaitable[None]], mute: ChannelMute, quotas: QuotaManager
+) -> None:
+    """Start the requests of one read in order (``await dispatch(frame)``): a throttle an earlier one set holds the
+    rest until it ends (KIP-219); while any quota is configured, each one's handler runs before the next is
+    started, so that it may throttle the requests behind it."""
+    pace = len(frames) > 1 and quotas_on(quotas)
+    for frame in frames:
+        if mute.until:  # throttled by an earlier request of this read: the rest waits
+            await mute.wait()
+        await dispatch(frame)
+        if pace:
+            await asyncio.sleep(0)  # its handler runs now and may throttle the requests behind it
 
 
 def _done(fut: asyncio.Future) -> None:
@@ -158,3 +174,12 @@ async def with_request_quota(
             result.throttle_time_ms = max(result.throttle_time_ms or 0, ms)
         ctx.throttle(ms)
     return result
+
+
+def under_request_quota(
+    ctx: RequestContext, body: Any, handling: Coroutine[Any, Any, Any], clock: Callable[[], float]
+) -> Coroutine[Any, Any, Any]:
+    """``handling`` run by ``with_request_quota`` while a ``request_percentage`` quota is configured, else itself."""
+    if not ctx.services.quotas.request.enabled:
+        return handling
+    return with_request_quota(ctx, body, handling, clock)
