@@ -75,6 +75,7 @@ from .request_memory import receive_large_frame
 from .sasl_authenticator import AuthStep, SaslAuthenticator
 from .throttling import ChannelMute, dispatch_frames, under_request_quota
 from .tls_socket import handshake as tls_handshake
+from .tls_socket import recv_into as tls_recv_into
 from .tls_socket import send_all as tls_send_all
 
 if TYPE_CHECKING:
@@ -89,7 +90,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkalog.network")
 
 _CLOSE = object()
-_POLL_S = 0.001  # a TLS read that needs a write retries this often (the fd's writer belongs to the writer task)
 
 
 class _CloseAfter:
@@ -345,39 +345,18 @@ class ClientConnection:
                     return 0
 
     async def _tls_recv_into(self, view: memoryview, timeout_s: float | None, mute: ChannelMute | None = None) -> int:
-        """``_recv_into`` through TLS; 0 at the peer's end of stream.
+        """``_recv_into`` through TLS (``tls_socket.recv_into``: every record OpenSSL can decrypt without waiting, in
+        one go); 0 at the peer's end of stream, or when the server stops (``shutdown_read``) while it waits."""
 
-        One ``recv_into`` on an ``SSLSocket`` returns at most one TLS record (16 KiB, often far less: librdkafka
-        writes a record per message value and per small header); every record OpenSSL can decrypt without waiting
-        is taken in one go, up to ``len(view)``, so a connection costs one event-loop wake-up per batch of records,
-        as a plaintext one costs one per ``recv``, not one per record.
-        """
-        filled = 0
-        size = len(view)
-        while True:
-            try:
-                got = self.sock.recv_into(view[filled:] if filled else view)
-            except (ssl.SSLWantReadError, BlockingIOError, InterruptedError):
-                if filled:
-                    return filled
-                if self._stopping:
-                    return 0  # the server is stopping (shutdown_read): read no more
-                await self._readable(timeout_s)
-                if mute is not None and mute.until:
-                    await mute.wait()
-                continue
-            except ssl.SSLWantWriteError:
-                if filled:
-                    return filled
-                await asyncio.sleep(_POLL_S)
-                continue
-            except ssl.SSLEOFError:
-                return filled  # the next call returns 0
-            if got == 0:
-                return filled
-            filled += got
-            if filled == size:
-                return filled
+        async def readable() -> bool:
+            if self._stopping:
+                return False  # the server is stopping (shutdown_read): read no more
+            await self._readable(timeout_s)
+            if mute is not None and mute.until:
+                await mute.wait()
+            return True
+
+        return await tls_recv_into(self.sock, view, readable)  # type: ignore[arg-type]  # self.tls: an SSLSocket
 
     async def _readable(self, timeout_s: float | None) -> None:
         """Wait until the socket has data (or EOF); longer than ``timeout_s`` closes the connection.

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "enable_ktls",
     "handshake",
     "ktls_tx_active",
+    "recv_into",
     "send_all",
     "wait_fd",
     "wrap",
@@ -130,3 +132,38 @@ async def send_all(loop: asyncio.AbstractEventLoop, sock: ssl.SSLSocket, data: A
                 await wait_fd(loop, fd, write=True, timeout_s=None)
             except ssl.SSLWantReadError:
                 await asyncio.sleep(_POLL_S)
+
+
+async def recv_into(sock: ssl.SSLSocket, view: memoryview, readable: Callable[[], Awaitable[bool]]) -> int:
+    """Receive decrypted bytes into ``view``; 0 at the peer's end of stream.
+
+    One ``recv_into`` on an ``SSLSocket`` returns at most one TLS record (16 KiB, often far less: librdkafka
+    writes a record per message value and per small header); every record OpenSSL can decrypt without waiting
+    is taken in one go, up to ``len(view)``, so a connection costs one event-loop wake-up per batch of records,
+    as a plaintext one costs one per ``recv``, not one per record. With nothing decrypted yet it awaits
+    ``readable()`` (which waits for the fd, or answers False: return 0, read no more); a read that needs a write
+    polls every ``_POLL_S`` (the fd's writer belongs to the connection's writer task).
+    """
+    filled = 0
+    size = len(view)
+    while True:
+        try:
+            got = sock.recv_into(view[filled:] if filled else view)
+        except (ssl.SSLWantReadError, BlockingIOError, InterruptedError):
+            if filled:
+                return filled
+            if not await readable():
+                return 0
+            continue
+        except ssl.SSLWantWriteError:
+            if filled:
+                return filled
+            await asyncio.sleep(_POLL_S)
+            continue
+        except ssl.SSLEOFError:
+            return filled  # the next call returns 0
+        if got == 0:
+            return filled
+        filled += got
+        if filled == size:
+            return filled
