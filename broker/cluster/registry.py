@@ -5,7 +5,7 @@ The registry is the broker's only view of cluster metadata held outside the proc
 ``broker.cluster.memory_registry`` (in-process, for single-process embedded brokers). Nothing here imports
 kazoo. Parts of the interface live in their own modules, re-exported here: ``acl_store.AclStore`` (ACL storage),
 ``entity_configs.EntityConfigStore`` and ``QuotaEntity`` (user and client quota entity configs),
-``subscription.Subscription`` (the handle of a watch).
+``subscription.Subscription`` (the handle of a watch), ``registry_errors`` (the errors).
 
 ZooKeeper layout and node contents (JSON, UTF-8; Kafka 2.x ZooKeeper-mode formats, 0.8-era paths)::
 
@@ -56,6 +56,14 @@ from typing import TYPE_CHECKING
 
 from broker.cluster.acl_store import AclStore
 from broker.cluster.entity_configs import EntityConfigStore, QuotaEntity
+from broker.cluster.registry_errors import (
+    BrokerIdInUseError,
+    NoSuchTopicError,
+    RegistryError,
+    RegistryUnavailableError,
+    StaleStateError,
+    TopicExistsError,
+)
 from broker.cluster.subscription import Subscription
 
 if TYPE_CHECKING:
@@ -80,50 +88,6 @@ __all__ = [
     "uuid_to_base64",
     "uuid_from_base64",
 ]
-
-# -- errors ------------------------------------------------------------------------------------------
-
-
-class RegistryError(Exception):
-    """Base of every registry failure."""
-
-
-class BrokerIdInUseError(RegistryError):
-    """``/brokers/ids/<id>`` is already held by another live broker (a duplicate ``broker.id``)."""
-
-    def __init__(self, broker_id: int, holder: str | None, detail: str = "") -> None:
-        self.broker_id = broker_id
-        self.holder = holder
-        where = f" by {holder}" if holder else ""
-        detail = f" ({detail})" if detail else ""
-        super().__init__(
-            f"broker.id {broker_id} is already registered{where}{detail}; each broker needs a unique broker.id"
-        )
-
-
-class TopicExistsError(RegistryError):
-    """The topic (assignment or config node) already exists."""
-
-    def __init__(self, topic: str) -> None:
-        self.topic = topic
-        super().__init__(f"topic {topic!r} already exists")
-
-
-class NoSuchTopicError(RegistryError):
-    """The topic has no assignment node."""
-
-    def __init__(self, topic: str) -> None:
-        self.topic = topic
-        super().__init__(f"topic {topic!r} does not exist")
-
-
-class StaleStateError(RegistryError):
-    """A compare-and-set lost: the node changed (or appeared) since it was read."""
-
-
-class RegistryUnavailableError(RegistryError):
-    """No usable session with the backing store (disconnected, expired or closed)."""
-
 
 # -- ids ---------------------------------------------------------------------------------------------
 
