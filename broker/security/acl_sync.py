@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from ..cluster.registry import ClusterRegistry, Subscription
@@ -112,8 +113,9 @@ class AclSync:
     async def _sync(self) -> None:
         """One round: every ACL when a reload is due, else the resources named by new notifications."""
         reg, run = self.registry, self.run_blocking
+        # Each read is applied under the authorizer's write lock (``write_resource``, ``refresh_all``): this
+        # broker's own CreateAcls/DeleteAcls cannot land between a read and its application and be undone.
         if not self._reload_all:
-            updates = {}
             for extended in (False, True):
                 position, patterns = await run(reg.acl_changes_since, self._positions[extended], extended)
                 if patterns is None and position < 0:
@@ -123,17 +125,14 @@ class AclSync:
                     self._reload_all = True
                     break
                 for pattern in dict.fromkeys(patterns):
-                    updates[pattern] = await run(reg.resource_acls, pattern)
+                    entries = await run(self.authorizer.write_resource, pattern, partial(reg.resource_acls, pattern))
+                    log.debug("ACLs of %s now %d entries", pattern, len(entries))
                 self._positions[extended] = position
             else:
-                for pattern, entries in updates.items():
-                    self.authorizer.update_resource(pattern, entries)
-                    log.debug("ACLs of %s now %d entries", pattern, len(entries))
                 return
         # the positions first: a change made while everything is read is read again in the next round
         positions = {extended: (await run(reg.acl_changes_since, -1, extended))[0] for extended in (False, True)}
-        acls = await run(reg.all_acls)
-        self.authorizer.replace_all(acls)
+        acls = await run(self.authorizer.refresh_all, reg.all_acls)
         self._positions, self._reload_all = positions, False
         log.info("loaded %d ACLs on %d resource patterns", sum(map(len, acls.values())), len(acls))
         self.ready.set()

@@ -384,6 +384,18 @@ class AclAuthorizer:
             self.update_resource(pattern, stored)
             return stored
 
+    def refresh_all(
+        self, read_all: Callable[[], Mapping[ResourcePattern, Iterable[AccessControlEntry]]]
+    ) -> Mapping[ResourcePattern, Iterable[AccessControlEntry]]:
+        """Blocking, like ``write_resource``: read every ACL with ``read_all`` and replace the cache with them,
+        under the same lock as this broker's own writes, so a write cannot land between the read and the
+        replacement and be lost from the cache (Kafka's authorizer holds its lock over "read ZooKeeper, update
+        the cache" too). Returns what was read. Re-reading one resource is ``write_resource(pattern, read)``."""
+        with self._api_write_lock:
+            acls = read_all()
+            self.replace_all(acls)
+            return acls
+
 
 def _log_decision(principal: str, host: str, operation: AclOperation, resource: str, allowed: bool) -> None:
     """Kafka's authorizer-log line: denials at INFO, allows at DEBUG."""
