@@ -690,47 +690,54 @@ def tls(result: dict) -> Figure:
 
 QUOTA_PHASES = {"produce": "producer", "consume": "consumer"}
 QUOTA_LATENCY = {"unloaded": "alone on the broker", "loaded": "while the throttled client runs"}
+QUOTA_SYSTEMS = {"kafkalog": ("kafkalog", "-", "o"), "kafka": ("Apache Kafka 3.9", "--", "s")}  # name, line, marker
 
 
 def quota(result: dict) -> Figure:
-    """Client quotas under load: what the throttled clients moved over time against their quota, and the
-    unthrottled producer's p99 latency alone and next to them."""
-    fig = _figure(15, 5.6)
-    left, right = fig.subfigures(1, 2, width_ratios=[1.2, 1], squeeze=False)[0]
+    """Client quotas under load, kafkalog beside Apache Kafka (the reference of the same run, when it ran):
+    what the throttled clients moved over time against their quota, and the unthrottled producer's p99
+    latency alone and next to them."""
+    fig = _figure(15, 5.8)
+    left, right = fig.subfigures(1, 2, width_ratios=[1.15, 1], squeeze=False)[0]
     rate_ax = left.subplots()
     lat_ax = right.subplots()
     settings = result["settings"]
     bound = settings["quota_bytes_per_s"] / MIB
     runs = result["results"]
+    systems = [s for s in QUOTA_SYSTEMS if s in runs]
     seconds = settings["seconds"]
-    for k, (phase, name) in enumerate(QUOTA_PHASES.items()):
-        client = runs[phase]["throttled_client"]
-        xs, ys, total = [0.0], [0.0], 0
-        for i, n in enumerate(client["per_second_bytes"]):
-            total += n
-            xs.append(i + 1.0)
-            ys.append(total / MIB)
-        rate_ax.plot(
-            xs, ys, marker="o", markersize=3, color=f"C{k}",
-            label=f"throttled {name}: {client['bytes_per_s'] / MIB:.2f} MiB/s over {seconds:g} s",
-        )  # fmt: skip
-    rate_ax.plot([0, seconds], [0, bound * seconds], color="black", linestyle="--", label=f"quota: {bound:g} MiB/s")
+    for system in systems:
+        name, line, marker = QUOTA_SYSTEMS[system]
+        for k, (phase, client_name) in enumerate(QUOTA_PHASES.items()):
+            client = runs[system][phase]["throttled_client"]
+            xs, ys, total = [0.0], [0.0], 0
+            for i, n in enumerate(client["per_second_bytes"]):
+                total += n
+                xs.append(i + 1.0)
+                ys.append(total / MIB)
+            rate_ax.plot(
+                xs, ys, marker=marker, markersize=3, color=f"C{k}", linestyle=line,
+                label=f"{name}, throttled {client_name}: {client['bytes_per_s'] / MIB:.2f} MiB/s",
+            )  # fmt: skip
+    rate_ax.plot([0, seconds], [0, bound * seconds], color="black", linestyle=":", label=f"quota: {bound:g} MiB/s")
     rate_ax.set_xlabel("seconds since the throttled client started")
     rate_ax.set_ylabel("MiB of record values moved (cumulative)")
-    rate_ax.set_title(f"kafka-python clients with a {bound:g} MiB/s quota, sending or reading as fast as they can")
-    _legend_below(left, rate_ax, 1)
-    groups = [f"during the {name} run" for name in QUOTA_PHASES.values()]
+    rate_ax.set_title(f"kafka-python clients with a {bound:g} MiB/s quota, as fast as they can for {seconds:g} s")
+    _legend_below(left, rate_ax, 2)
+    cases = [(s, p) for p in QUOTA_PHASES for s in systems]
+    groups = [f"{QUOTA_PHASES[p]} run\non {QUOTA_SYSTEMS[s][0]}" for s, p in cases]
     series = [
-        (f"unthrottled producer {label}", [runs[p]["free_producer_latency"][key]["p99_ms"] for p in QUOTA_PHASES])
+        (f"unthrottled producer {label}", [runs[s][p]["free_producer_latency"][key]["p99_ms"] for s, p in cases])
         for key, label in QUOTA_LATENCY.items()
     ]
     for container in _grouped_bars(lat_ax, groups, series):
         _label_bars(lat_ax, container, [f"{b.get_height():.1f} ms" for b in container])
-    lat_ax.set_xlabel("phase of the run")
+    lat_ax.set_xlabel("throttled client's run, broker")
     lat_ax.set_ylabel("p99 produce latency, ms (one value, then flush)")
-    lat_ax.set_title(
-        f"confluent-kafka, {settings['latency_rate_per_s']} values/s of {size_label(settings['value_bytes'])}"
-    )
+    title = f"confluent-kafka, {settings['latency_rate_per_s']} values/s of {size_label(settings['value_bytes'])}"
+    if "kafka" not in runs:
+        title += "\n(no Apache Kafka reference in this run)"
+    lat_ax.set_title(title)
     _legend_below(right, lat_ax, 1)
     return fig
 

@@ -57,6 +57,7 @@ VALUE_BYTES = 1024
 MIB = 1024 * 1024
 LATENCY_RATE_PER_S = 100
 _OUTSTANDING = 8 * MIB // VALUE_BYTES  # the throttled producer's buffer: values sent but not acknowledged
+QUOTA_PHASES = ("produce", "consume")
 
 
 def _serve(conn: Any, log_dir: str, rate: int) -> None:
@@ -222,6 +223,149 @@ def _phase(bootstrap: str, free_topic: str, seconds: float, baseline_s: float, t
     }
 
 
+class _KafkalogBroker:
+    """kafkalog in its own process (``_serve``) with the two quotas set; ``bootstrap`` once entered."""
+
+    def __init__(self, log_dir: str, rate: int) -> None:
+        ctx = mp.get_context("spawn")
+        self._parent, child = ctx.Pipe()
+        self._server = ctx.Process(target=_serve, args=(child, log_dir, rate))
+        self.bootstrap = ""
+
+    def __enter__(self) -> _KafkalogBroker:
+        self._server.start()
+        if not self._parent.poll(120):
+            self.__exit__()
+            raise RuntimeError("the kafkalog broker did not start within 120 s")
+        self.bootstrap = self._parent.recv()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server.is_alive():
+            self._parent.send("stop")
+        self._server.join(60)
+
+
+class _KafkaReference:
+    """Apache Kafka 3.9.1 (ZooKeeper mode, ``tests.compat.kafka_broker.KafkaBroker`` with Kafka's own JVM flags,
+    ``bench.tls_bench.KAFKA_JVM_OPTIONS``) on a ZooKeeper of its own (pyspark's jars), with the two quotas set
+    by ``kafka-configs`` (``kafka.admin.ConfigCommand --bootstrap-server``: the Java AdminClient's
+    AlterClientQuotas) on the same ``clients`` entities as kafkalog's; ``bootstrap`` once entered."""
+
+    def __init__(self, data_dir: Path, rate: int) -> None:
+        self.data_dir = data_dir
+        self.rate = rate
+        self.bootstrap = ""
+        self._zookeeper: Any = None
+        self._broker: Any = None
+
+    def __enter__(self) -> _KafkaReference:
+        from bench.tls_bench import KAFKA_JVM_OPTIONS
+        from broker.cluster.zookeeper_server import ZooKeeperServer
+        from tests.compat.kafka_broker import KafkaBroker
+        from tests.compat.peers import KAFKA_39
+
+        try:
+            self._zookeeper = ZooKeeperServer(self.data_dir / "zookeeper").start()
+            connect = f"{self._zookeeper.connect_string}/kafka39-quota"
+            self._broker = KafkaBroker(
+                KAFKA_39, self.data_dir / "kafka", zookeeper_connect=connect, jvm_options=KAFKA_JVM_OPTIONS
+            ).start()
+            self.bootstrap = self._broker.bootstrap_servers
+            for client_id, key in (("throttled-producer", "producer"), ("throttled-consumer", "consumer")):
+                self._broker.run_class(
+                    "kafka.admin.ConfigCommand", "--bootstrap-server", self.bootstrap, "--alter",
+                    "--entity-type", "clients", "--entity-name", client_id,
+                    "--add-config", f"{key}_byte_rate={self.rate}",
+                )  # fmt: skip
+            described = self._broker.run_class(
+                "kafka.admin.ConfigCommand", "--bootstrap-server", self.bootstrap, "--describe",
+                "--entity-type", "clients",
+            ).stdout  # fmt: skip
+            for key in ("producer_byte_rate", "consumer_byte_rate"):
+                if f"{key}={float(self.rate)}" not in described and f"{key}={self.rate}" not in described:
+                    raise RuntimeError(f"Kafka's quotas after kafka-configs lack {key}={self.rate}: {described!r}")
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._broker is not None:
+            self._broker.stop()
+        if self._zookeeper is not None:
+            self._zookeeper.stop()
+
+
+def _run(system: str, bootstrap: str, args: argparse.Namespace) -> dict:
+    """Both phases against one broker: ``{"produce": ..., "consume": ..., "load_avg": ...}``."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topics = {"throttled": "quota-throttled", "free": "quota-free", "source": "quota-source"}
+    for future in admin.create_topics([NewTopic(t, 1, 1) for t in topics.values()]).values():
+        future.result(30)
+    if args.warm_up_seconds > 0:  # a JVM's JIT (Kafka) would otherwise still be compiling in the first baseline
+        print(f"{system}: warm-up, {args.warm_up_seconds:g} s of the unthrottled producer (not recorded)", flush=True)
+        _latencies(bootstrap, topics["free"], args.warm_up_seconds)
+    load = {"before": os.getloadavg()}
+    print(f"{system}: produce phase", flush=True)
+    produce = _phase(
+        bootstrap, topics["free"], args.seconds, args.baseline_seconds, _throttled_producer,
+        (bootstrap, topics["throttled"]),
+    )  # fmt: skip
+    out = produce.pop("outcome")
+    produce["throttled_client"] = _rate_summary(
+        out["start"], [(t, VALUE_BYTES) for t in out["acked"]], args.seconds, args.rate
+    )
+    produce["throttled_client"]["kafka_python_metrics"] = out["metrics"]
+    load["after_produce"] = os.getloadavg()
+    print(f"{system}: {_one_line(produce)}", flush=True)
+    loader = Producer({"bootstrap.servers": bootstrap, "client.id": "loader", "linger.ms": 20})
+    value = os.urandom(VALUE_BYTES)
+    confluent_produce_all(loader, topics["source"], ((value, None, 0) for _ in range(args.preload_mib * 1024)))
+    print(f"{system}: consume phase", flush=True)
+    consume = _phase(
+        bootstrap, topics["free"], args.seconds, args.baseline_seconds, _throttled_consumer,
+        (bootstrap, topics["source"]),
+    )  # fmt: skip
+    out = consume.pop("outcome")
+    consume["throttled_client"] = _rate_summary(out["start"], out["received"], args.seconds, args.rate)
+    consume["throttled_client"]["kafka_python_metrics"] = out["metrics"]
+    load["after_consume"] = os.getloadavg()
+    print(f"{system}: {_one_line(consume)}", flush=True)
+    return {"produce": produce, "consume": consume, "load_avg": load}
+
+
+def _one_line(phase: dict) -> str:
+    lat = phase["free_producer_latency"]
+    return (
+        f"rate {phase['throttled_client']['ratio_to_bound']}x the quota, free producer p99 "
+        f"{lat['unloaded']['p99_ms']} -> {lat['loaded']['p99_ms']} ms ({phase['p99_loaded_over_unloaded']}x)"
+    )
+
+
+def _checks(runs: dict) -> dict:
+    """Per system and phase: rate within 10 % of the quota, p99 within 2x of unloaded; kafkalog's p99 growth
+    also against the reference's of the same run (``p99_growth_vs_reference``: kafkalog's / Kafka's)."""
+    checks: dict = {}
+    for system, run in runs.items():
+        checks[system] = {
+            phase: {
+                "rate_within_10pct": run[phase]["throttled_client"]["ratio_to_bound"] <= 1.10,
+                "p99_within_2x": run[phase]["p99_loaded_over_unloaded"] <= 2.0,
+            }
+            for phase in QUOTA_PHASES
+        }
+    if "kafka" in runs:
+        for phase in QUOTA_PHASES:
+            ours, theirs = (runs[s][phase]["p99_loaded_over_unloaded"] for s in ("kafkalog", "kafka"))
+            checks["kafkalog"][phase]["p99_growth_vs_reference"] = round(ours / theirs, 3)
+            checks["kafkalog"][phase]["p99_growth_within_reference"] = ours <= theirs
+    return checks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
@@ -229,81 +373,80 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the throttled clients run")
     parser.add_argument("--baseline-seconds", type=float, default=10.0, help="unloaded latency measurement")
     parser.add_argument("--preload-mib", type=int, default=48, help="MiB in the consumed topic")
+    parser.add_argument(
+        "--warm-up-seconds", type=float, default=10.0, help="unthrottled producer before anything is measured"
+    )
+    parser.add_argument(
+        "--reference", choices=("kafka", "none"), default=None,
+        help="the same run against Apache Kafka 3.9.1 (default: kafka when `make peers` fetched its jars)",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.quick:
-        args.seconds, args.baseline_seconds, args.preload_mib = 6.0, 3.0, 16
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe()
-    with tempfile.TemporaryDirectory(prefix="kafkalog-quota-bench-") as log_dir:
-        server = ctx.Process(target=_serve, args=(child, log_dir, args.rate))
-        server.start()
-        try:
-            if not parent.poll(120):
-                raise RuntimeError("the broker did not start within 120 s")
-            bootstrap = parent.recv()
-            admin = AdminClient({"bootstrap.servers": bootstrap})
-            topics = {"throttled": "quota-throttled", "free": "quota-free", "source": "quota-source"}
-            for future in admin.create_topics([NewTopic(t, 1, 1) for t in topics.values()]).values():
-                future.result(30)
-            load = {"before": os.getloadavg()}
-            print("produce phase", flush=True)
-            produce = _phase(
-                bootstrap, topics["free"], args.seconds, args.baseline_seconds, _throttled_producer,
-                (bootstrap, topics["throttled"]),
-            )  # fmt: skip
-            out = produce.pop("outcome")
-            produce["throttled_client"] = _rate_summary(
-                out["start"], [(t, VALUE_BYTES) for t in out["acked"]], args.seconds, args.rate
-            )
-            produce["throttled_client"]["kafka_python_metrics"] = out["metrics"]
-            load["after_produce"] = os.getloadavg()
-            print(json.dumps(produce["throttled_client"]["bytes_per_s"]), flush=True)
-            loader = Producer({"bootstrap.servers": bootstrap, "client.id": "loader", "linger.ms": 20})
-            value = os.urandom(VALUE_BYTES)
-            confluent_produce_all(loader, topics["source"], ((value, None, 0) for _ in range(args.preload_mib * 1024)))
-            print("consume phase", flush=True)
-            consume = _phase(
-                bootstrap, topics["free"], args.seconds, args.baseline_seconds, _throttled_consumer,
-                (bootstrap, topics["source"]),
-            )  # fmt: skip
-            out = consume.pop("outcome")
-            consume["throttled_client"] = _rate_summary(out["start"], out["received"], args.seconds, args.rate)
-            consume["throttled_client"]["kafka_python_metrics"] = out["metrics"]
-            load["after_consume"] = os.getloadavg()
-        finally:
-            parent.send("stop")
-            server.join(60)
+        args.seconds, args.baseline_seconds, args.preload_mib, args.warm_up_seconds = 6.0, 3.0, 16, 2.0
+    reference = _reference_plan(args.reference)
+    runs: dict = {}
+    with tempfile.TemporaryDirectory(prefix="kafkalog-quota-bench-") as data_dir:
+        with _KafkalogBroker(str(Path(data_dir) / "kafkalog"), args.rate) as kafkalog:
+            runs["kafkalog"] = _run("kafkalog", kafkalog.bootstrap, args)
+        if reference["requested"]:
+            print("kafka: starting Apache Kafka 3.9.1 (ZooKeeper mode)", flush=True)
+            try:
+                with _KafkaReference(Path(data_dir), args.rate) as kafka:
+                    runs["kafka"] = _run("kafka", kafka.bootstrap, args)
+                reference["ran"] = True
+            except Exception as exc:
+                reference["reason"] = f"Apache Kafka's run failed: {type(exc).__name__}: {str(exc)[-2000:]}"
+        if not reference["ran"]:
+            print(f"NO REFERENCE: {reference['reason']}", file=sys.stderr, flush=True)
     result = {
         "settings": {
             "quota_bytes_per_s": args.rate,
             "seconds": args.seconds,
             "baseline_seconds": args.baseline_seconds,
+            "warm_up_seconds": args.warm_up_seconds,
             "value_bytes": VALUE_BYTES,
             "preload_mib": args.preload_mib,
             "latency_rate_per_s": LATENCY_RATE_PER_S,
             "quota_windows": "11 x 1 s",
             "quick": args.quick,
         },
-        "results": {"produce": produce, "consume": consume},
-        "checks": {
-            phase: {
-                "rate_within_10pct": r["throttled_client"]["ratio_to_bound"] <= 1.10,
-                "p99_within_2x": r["p99_loaded_over_unloaded"] <= 2.0,
-            }
-            for phase, r in (("produce", produce), ("consume", consume))
-        },
-        "load_avg": load,
+        "reference": reference,
+        "results": runs,
+        "checks": _checks(runs),
         "machine": machine_info(["kafka-python", "confluent-kafka"]),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "quota.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     plots.save("quota", result, RESULTS / "quota.png")
-    print(json.dumps({"checks": result["checks"]}, indent=2))
+    print(json.dumps({"reference": reference, "checks": result["checks"]}, indent=2))
     print(f"wrote {path}")
+
+
+def _reference_plan(choice: str | None) -> dict:
+    """What the JSON's ``reference`` says before the run: the system, whether it was asked for, and why not."""
+    plan: dict = {"system": "kafka", "requested": False, "ran": False, "reason": None}
+    if choice == "none":
+        plan["reason"] = "--reference none"
+        return plan
+    from tests.compat.peers import KAFKA_39, PeerMissingError, classpath
+
+    try:
+        classpath(KAFKA_39)
+    except PeerMissingError as exc:
+        if choice == "kafka":
+            raise SystemExit(f"--reference kafka: {exc}") from None
+        plan["reason"] = str(exc)
+        return plan
+    from bench.tls_bench import KAFKA_JVM_OPTIONS
+
+    plan |= {
+        "requested": True,
+        "broker": KAFKA_39.what,
+        "kafka_jvm_options": KAFKA_JVM_OPTIONS,
+        "quotas_set_with": "kafka-configs --bootstrap-server --entity-type clients (Java AdminClient)",
+    }
+    return plan
 
 
 if __name__ == "__main__":
