@@ -24,10 +24,20 @@ over the first ``--seconds`` therefore holds two such bursts; ``per_second_bytes
   ``--seconds``; its rate is the value bytes it received. The unthrottled producer's p99 latency is measured as
   before, unloaded and while the consumer runs.
 
+The reference (``--reference kafka``, the default when ``make peers`` fetched its jars): the same two phases
+against Apache Kafka 3.9.1 in ZooKeeper mode (``tests.compat.kafka_broker.KafkaBroker`` with Kafka's own JVM
+flags, on a ZooKeeper of its own from pyspark's jars), the same quotas set with ``kafka-configs
+--bootstrap-server`` (the Java AdminClient) on the same ``clients`` entities, the same clients and settings.
+Performance targets are compared with it: ``checks.kafkalog.<phase>.p99_growth_vs_reference`` is kafkalog's
+loaded/unloaded p99 over Kafka's. When it cannot run, the bench says so on stderr and ``reference.reason``
+records why. Each system's run starts with ``--warm-up-seconds`` (10 s) of the unthrottled producer, not
+recorded (a JVM's JIT would otherwise still be compiling during the first baseline).
+
 Holding the throttled clients is the broker's work: it answers with ``throttle_time_ms`` and then mutes the
 connection (KIP-219); the kafka-python clients' own throttle metrics are recorded to show the field arrived.
 The machine's load averages are recorded (other work on a shared machine shows there). Writes
-``bench/results/quota.json`` and ``quota.png``. Run: ``python -m bench.quota_bench [--quick]``.
+``bench/results/quota.json`` (``results.kafkalog`` and ``results.kafka``: each ``produce``, ``consume``,
+``load_avg``) and ``quota.png``. Run: ``python -m bench.quota_bench [--quick] [--reference kafka|none]``.
 """
 
 from __future__ import annotations

@@ -145,3 +145,24 @@ def test_legends_cover_no_bar_or_line_and_fit_the_figure(drawn, name):
 def test_read_figure_titles_name_no_write_rates(drawn):
     fig, _ = drawn["datasource"]
     assert not [t for t in titles(fig) if "write" in t.lower()]
+
+
+def quota_latency_axes(fig: Figure) -> Axes:
+    return next(ax for ax in all_axes(fig) if ax.get_title().startswith("confluent-kafka"))
+
+
+def test_quota_figure_draws_kafkalog_beside_its_reference(drawn):
+    fig, result = drawn["quota"]
+    assert set(result["results"]) == {"kafkalog", "kafka"}, "quota.json was recorded without Apache Kafka's run"
+    ticks = [t.get_text() for t in quota_latency_axes(fig).get_xticklabels()]
+    assert len(ticks) == 4 and sum("Apache Kafka" in t for t in ticks) == 2
+    assert "no Apache Kafka reference" not in quota_latency_axes(fig).get_title()
+
+
+def test_quota_figure_without_its_reference_says_so():
+    """A run where Apache Kafka could not start (no ``make peers``): kafkalog's bars alone, the title says so."""
+    result = json.loads(result_json("quota").read_text())
+    result["results"] = {"kafkalog": result["results"]["kafkalog"]}
+    ax = quota_latency_axes(plots.quota(result))
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["producer run\non kafkalog", "consumer run\non kafkalog"]
+    assert "no Apache Kafka reference" in ax.get_title()
