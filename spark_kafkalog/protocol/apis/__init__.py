@@ -61,6 +61,7 @@ _API_MODULES = (
     "describe_transactions",
     "list_transactions",
     "write_txn_markers",
+    "consumer_group_heartbeat",
 )
 _DATA_MODULES: tuple[str, ...] = (
     "consumer_protocol_subscription",
