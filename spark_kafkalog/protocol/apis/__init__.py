@@ -62,6 +62,7 @@ _API_MODULES = (
     "list_transactions",
     "write_txn_markers",
     "consumer_group_heartbeat",
+    "get_telemetry_subscriptions",
 )
 _DATA_MODULES: tuple[str, ...] = (
     "consumer_protocol_subscription",

@@ -34,6 +34,7 @@ from .describe_user_scram_credentials import DescribeUserScramCredentialsRequest
 from .end_txn import EndTxnRequest, EndTxnResponse
 from .fetch import FetchRequest, FetchResponse
 from .find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from .get_telemetry_subscriptions import GetTelemetrySubscriptionsRequest, GetTelemetrySubscriptionsResponse
 from .heartbeat import HeartbeatRequest, HeartbeatResponse
 from .incremental_alter_configs import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
 from .init_producer_id import InitProducerIdRequest, InitProducerIdResponse
@@ -223,6 +224,10 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.CONSUMER_GROUP_HEARTBEAT], /
     ) -> ApiSpec[ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.GET_TELEMETRY_SUBSCRIPTIONS], /
+    ) -> ApiSpec[GetTelemetrySubscriptionsRequest, GetTelemetrySubscriptionsResponse]: ...
     @overload
     def __getitem__(self, key: int, /) -> ApiSpec: ...
 
