@@ -63,6 +63,7 @@ _API_MODULES = (
     "write_txn_markers",
     "consumer_group_heartbeat",
     "get_telemetry_subscriptions",
+    "push_telemetry",
 )
 _DATA_MODULES: tuple[str, ...] = (
     "consumer_protocol_subscription",

@@ -50,6 +50,7 @@ from .offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
 from .offset_fetch import OffsetFetchRequest, OffsetFetchResponse
 from .offset_for_leader_epoch import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 from .produce import ProduceRequest, ProduceResponse
+from .push_telemetry import PushTelemetryRequest, PushTelemetryResponse
 from .sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from .sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from .sync_group import SyncGroupRequest, SyncGroupResponse
@@ -228,6 +229,10 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.GET_TELEMETRY_SUBSCRIPTIONS], /
     ) -> ApiSpec[GetTelemetrySubscriptionsRequest, GetTelemetrySubscriptionsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.PUSH_TELEMETRY], /
+    ) -> ApiSpec[PushTelemetryRequest, PushTelemetryResponse]: ...
     @overload
     def __getitem__(self, key: int, /) -> ApiSpec: ...
 
