@@ -64,6 +64,7 @@ _API_MODULES = (
     "consumer_group_heartbeat",
     "get_telemetry_subscriptions",
     "push_telemetry",
+    "list_client_metrics_resources",
 )
 _DATA_MODULES: tuple[str, ...] = (
     "consumer_protocol_subscription",

@@ -40,6 +40,7 @@ from .incremental_alter_configs import IncrementalAlterConfigsRequest, Increment
 from .init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from .join_group import JoinGroupRequest, JoinGroupResponse
 from .leave_group import LeaveGroupRequest, LeaveGroupResponse
+from .list_client_metrics_resources import ListClientMetricsResourcesRequest, ListClientMetricsResourcesResponse
 from .list_groups import ListGroupsRequest, ListGroupsResponse
 from .list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from .list_partition_reassignments import ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse
@@ -233,6 +234,10 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.PUSH_TELEMETRY], /
     ) -> ApiSpec[PushTelemetryRequest, PushTelemetryResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.LIST_CLIENT_METRICS_RESOURCES], /
+    ) -> ApiSpec[ListClientMetricsResourcesRequest, ListClientMetricsResourcesResponse]: ...
     @overload
     def __getitem__(self, key: int, /) -> ApiSpec: ...
 
