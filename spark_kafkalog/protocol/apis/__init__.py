@@ -65,6 +65,7 @@ _API_MODULES = (
     "get_telemetry_subscriptions",
     "push_telemetry",
     "list_client_metrics_resources",
+    "describe_topic_partitions",
 )
 _DATA_MODULES: tuple[str, ...] = (
     "consumer_protocol_subscription",

@@ -29,6 +29,7 @@ from .describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
 from .describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from .describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
 from .describe_producers import DescribeProducersRequest, DescribeProducersResponse
+from .describe_topic_partitions import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 from .describe_transactions import DescribeTransactionsRequest, DescribeTransactionsResponse
 from .describe_user_scram_credentials import DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse
 from .end_txn import EndTxnRequest, EndTxnResponse
@@ -238,6 +239,10 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.LIST_CLIENT_METRICS_RESOURCES], /
     ) -> ApiSpec[ListClientMetricsResourcesRequest, ListClientMetricsResourcesResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_TOPIC_PARTITIONS], /
+    ) -> ApiSpec[DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse]: ...
     @overload
     def __getitem__(self, key: int, /) -> ApiSpec: ...
 
