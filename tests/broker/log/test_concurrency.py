@@ -107,9 +107,11 @@ def test_reads_race_appends_retention_and_flushes(open_log, clock):
     threads = [threading.Thread(target=reader, args=(i,)) for i in range(3)] + [threading.Thread(target=maintenance)]
     for t in threads:
         t.start()
-    deadline = time.monotonic() + 1.5
+    # Run until enough work has raced (not for a fixed time: a loaded CI machine is slow),
+    # bounded so a livelock fails rather than hangs.
+    give_up = time.monotonic() + 60
     appended = 0
-    while time.monotonic() < deadline and not errors:
+    while (appended < 400 or reads[0] < 50) and time.monotonic() < give_up and not errors:
         plog.append_as_leader(value_batch(4, size=40), leader_epoch=0)
         plog.high_watermark = plog.log_end_offset
         appended += 4
@@ -117,7 +119,7 @@ def test_reads_race_appends_retention_and_flushes(open_log, clock):
     for t in threads:
         t.join()
     assert not errors, errors[0]
-    assert reads[0] > 50 and appended > 100
+    assert reads[0] >= 50 and appended >= 400, (reads, appended)
     assert plog.log_start_offset > 0  # retention ran meanwhile
     assert [r.offset for r in read_all(plog)] == list(range(plog.log_start_offset, plog.log_end_offset))
 
