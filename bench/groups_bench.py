@@ -24,7 +24,6 @@ import statistics
 import struct
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -34,15 +33,13 @@ if str(ROOT) not in sys.path:
 
 from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
+from bench.rebalance_bench import HEARTBEAT_MS, MAX_POLL_MS, rebalance_after_leave  # noqa: E402
 from broker.embedded_cluster import EmbeddedCluster  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic, TopicPartition  # noqa: E402
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, decode_response, encode_request  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 K = ApiKey
-SESSION_MS = 6000
-HEARTBEAT_MS = 1000
-MAX_POLL_MS = 10000  # the rebalance timeout a Java-style consumer announces
 
 
 def _read(s: socket.socket, n: int) -> bytes:
@@ -148,98 +145,14 @@ def offset_fetch_latency(bootstrap: str, topic: str, n: int) -> dict:
     }
 
 
-def rebalance_after_leave(bootstrap: str, members: int, partitions: int, leaves: int) -> dict:
-    """``members`` confluent-kafka consumers (range, eager) on a ``partitions``-partition topic; then ``leaves``
-    times one member closes (LeaveGroup) and the time until the others own every partition again, each
-    exactly once, is measured."""
-    from confluent_kafka import Consumer
-
-    topic = "bench-rebalance"
-    with AdminClient(bootstrap) as admin:
-        admin.create_topics([NewTopic(topic, partitions, 1)])
-    group = "bench-rebalance"
-    assigned: dict[int, set[int]] = {}
-    lock = threading.Lock()
-    stop = [threading.Event() for _ in range(members)]
-
-    def member(i: int) -> None:
-        c = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": group,
-                "session.timeout.ms": SESSION_MS,
-                "heartbeat.interval.ms": HEARTBEAT_MS,
-                "max.poll.interval.ms": MAX_POLL_MS,
-                "partition.assignment.strategy": "range",
-                "auto.offset.reset": "earliest",
-            }
-        )
-
-        def on_assign(_c, tps):
-            with lock:
-                assigned[i] = {tp.partition for tp in tps}
-
-        def on_revoke(_c, tps):
-            with lock:
-                assigned[i] = set()
-
-        c.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
-        while not stop[i].is_set():
-            c.poll(0.1)
-        with lock:
-            assigned.pop(i, None)
-        c.close()
-
-    threads = [threading.Thread(target=member, args=(i,), daemon=True) for i in range(members)]
-    started = time.monotonic()
-    for t in threads:
-        t.start()
-
-    def covered(ids) -> bool:
-        """Every member owns a share, and the shares cover each partition exactly once."""
-        with lock:
-            parts = [assigned.get(i, set()) for i in ids]
-        return all(parts) and len(set().union(*parts)) == partitions and sum(len(p) for p in parts) == partitions
-
-    def wait_covered(ids, timeout_s: float) -> float | None:
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < timeout_s:
-            if covered(ids):
-                return time.monotonic() - t0
-            time.sleep(0.005)
-        return None
-
-    formed_s = None if wait_covered(range(members), 120) is None else time.monotonic() - started
-    rounds = []
-    for k in range(leaves if formed_s is not None else 0):
-        rest = range(k + 1, members)
-        t0 = time.monotonic()
-        stop[k].set()  # its close() sends LeaveGroup
-        threads[k].join(30)
-        took = wait_covered(rest, 120)
-        rounds.append(
-            {
-                "members_before": members - k,
-                "seconds_after_leave": None if took is None else round(time.monotonic() - t0, 3),
-            }
-        )
-    for e in stop:
-        e.set()
-    for t in threads:
-        t.join(30)
-    goal_s = (MAX_POLL_MS + HEARTBEAT_MS) / 1000
-    times = [r["seconds_after_leave"] for r in rounds]
-    done = [t for t in times if t is not None]
-    return {
-        "members": members,
-        "partitions": partitions,
-        "group_formed_s": None if formed_s is None else round(formed_s, 3),
-        "leaves": rounds,
-        "rebalanced": len(done) == leaves,
-        "seconds_after_leave": max(done) if done else None,
-        "goal_s": goal_s,
-        "within_goal": len(done) == leaves and max(done) <= goal_s,
-    }
+def rebalance(bootstrap: str) -> dict:
+    """10 confluent-kafka consumers (classic protocol, range, eager) on a 20-partition topic, three leaves
+    (``bench.rebalance_bench.rebalance_after_leave``), against the goal: the rebalance timeout
+    (``max.poll.interval.ms``) plus one heartbeat interval."""
+    result = rebalance_after_leave(bootstrap, 10, 20, 3, group_protocol="classic")
+    result["goal_s"] = (MAX_POLL_MS + HEARTBEAT_MS) / 1000
+    result["within_goal"] = result["rebalanced"] and result["seconds_after_leave"] <= result["goal_s"]
+    return result
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -262,7 +175,7 @@ def main(argv: list[str] | None = None) -> dict:
             "commits_pipelined": commits_pipelined(bs, "bench-offsets", n, args.in_flight),
             "commits_admin_client": commits_through_admin(bs, "bench-offsets", n // 10),
             "offset_fetch": offset_fetch_latency(bs, "bench-offsets", n // 4),
-            "rebalance": rebalance_after_leave(bs, 10, 20, 3),
+            "rebalance": rebalance(bs),
         }
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=2))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

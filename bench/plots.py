@@ -405,6 +405,42 @@ def groups(result: dict) -> Figure:
     return fig
 
 
+REBALANCE_PROTOCOLS = {"classic": "classic protocol\n(range, eager)", "consumer": "consumer protocol\n(KIP-848, range)"}
+REBALANCE_SYSTEMS = {"kafkalog": "kafkalog", "kafka": "Apache Kafka 4.4"}
+
+
+def rebalance(result: dict) -> Figure:
+    """Seconds until the remaining members own every partition after one leaves, per protocol and system;
+    one bar per leave (10 -> 9, 9 -> 8, ...)."""
+    fig = _figure(9, 4.8)
+    ax = fig.subplots()
+    runs = result["results"]
+    systems = [s for s in REBALANCE_SYSTEMS if s in runs]
+    cases = [(s, p) for s in systems for p in REBALANCE_PROTOCOLS if p in runs[s]]
+    leaves = max(len(runs[s][p]["leaves"]) for s, p in cases)
+    series = []
+    for k in range(leaves):
+        first = next(runs[s][p]["leaves"][k] for s, p in cases if len(runs[s][p]["leaves"]) > k)
+        members = first["members_before"]
+        values = [
+            (runs[s][p]["leaves"][k]["seconds_after_leave"] or 0) if len(runs[s][p]["leaves"]) > k else 0
+            for s, p in cases
+        ]
+        series.append((f"{members} -> {members - 1} members", values))
+    groups = [f"{REBALANCE_PROTOCOLS[p]}\non {REBALANCE_SYSTEMS[s]}" for s, p in cases]
+    _grouped_bars(ax, groups, series, width=0.75)
+    settings = result["settings"]
+    ax.set_title(
+        f"rebalance after one member leaves: {settings['members']} confluent-kafka members, "
+        f"{settings['partitions']} partitions,\nheartbeat every {settings['heartbeat_interval_ms']:,} ms"
+    )
+    ax.set_xlabel("group protocol and broker")
+    ax.set_ylabel("seconds until every partition is owned")
+    ax.margins(y=0.15)
+    _legend_below(fig, ax, leaves)
+    return fig
+
+
 def log(result: dict) -> Figure:
     fig = _figure(15, 5.2)
     sub_append, sub_rest = fig.subfigures(1, 2, width_ratios=[1, 2], squeeze=False)[0]
@@ -750,6 +786,7 @@ FIGURES: dict[str, Callable[[dict], Figure]] = {
     "kafka_compare": kafka_compare,
     "log": log,
     "quota": quota,
+    "rebalance": rebalance,
     "records": records,
     "replication": replication,
     "streaming": streaming,

@@ -26,6 +26,7 @@ SCENARIOS = [
     ("transactions: transactional vs idempotent produce, read_committed vs read_uncommitted consume", "txn_bench.py"),
     ("kafka compare: kafkalog vs Apache Kafka 3.9.1, perf tools, confluent-kafka, Spark", "kafka_compare_bench.py"),
     ("tls: MB/s and broker CPU over SSL and SASL_SSL vs plaintext, kafkalog and Kafka 3.9.1", "tls_bench.py"),
+    ("rebalance: classic vs consumer (KIP-848) protocol, 10 members, kafkalog and Kafka 4.4", "rebalance_bench.py"),
     ("quota: a 1 MiB/s client held to its quota while an unthrottled client keeps its latency", "quota_bench.py"),
     ("abuse: attacks and crashes while healthy clients produce (issue 10's rerun)", "abuse.py"),
 ]
