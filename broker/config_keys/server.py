@@ -150,6 +150,15 @@ TOPIC_KEYS: tuple[ConfigKey, ...] = (
         section="topics",
     ),
     _K(
+        "max.request.partition.size.limit",
+        "int",
+        2000,
+        "Most partitions one DescribeTopicPartitions response carries (Kafka's key, KIP-966): the request's "
+        "`response_partition_limit` is capped by it, and the rest is paged with the response's `next_cursor`.",
+        at_least=1,
+        section="topics",
+    ),
+    _K(
         "max.broker.partitions",
         "int",
         10000,

@@ -43,6 +43,7 @@ MODULES = (
     "create_acls",
     "delete_acls",
     "describe_cluster",
+    "describe_topic_partitions",
     "controlled_shutdown",
     "alter_partition_reassignments",
     "list_partition_reassignments",
