@@ -30,6 +30,7 @@ from spark_kafkalog.client.admin import (
     admin_reassignments,
     admin_records,
     admin_scram,
+    admin_topics,
 )
 from spark_kafkalog.client.admin.admin_configs import AlterConfigOp, ConfigEntry, ConfigResource
 from spark_kafkalog.client.admin.admin_quotas import (
@@ -304,6 +305,22 @@ class AdminClient:
             out[name] = TopicDescription(name, partitions, info.is_internal, info.topic_id)
         if errors:
             raise AdminOperationError("DescribeTopics", errors)
+        return out
+
+    def describe_topic_partitions(
+        self, names: Iterable[str] | None = None, *, partition_limit: int = 2000
+    ) -> dict[str, TopicDescription]:
+        """As ``describe_topics``, through DescribeTopicPartitions (key 75) as Kafka 4.x's admin client does:
+        pages of at most ``partition_limit`` partitions (``spark_kafkalog.client.admin.admin_topics``) from any
+        broker; ``names`` None (or empty) describes every topic the principal may describe. Partitions carry no
+        per-partition error (a partition without a live leader has leader -1). A failed topic (unknown,
+        TOPIC_AUTHORIZATION_FAILED) raises ``AdminOperationError``; a broker without the API raises
+        ``NoCommonVersionError`` (``describe_topics`` uses Metadata and works everywhere)."""
+        out, errors = admin_topics.describe_topic_partitions(
+            self._any_broker_send, None if names is None else list(names), partition_limit
+        )
+        if errors:
+            raise AdminOperationError("DescribeTopicPartitions", errors)
         return out
 
     def create_partitions(
