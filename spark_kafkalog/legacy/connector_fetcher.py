@@ -108,7 +108,7 @@ class ConnectorFetcher:
             max_wait_ms=self._wait_ms,
             min_bytes=self._min_bytes,
         )
-        _, response = self.client.send_request(ApiKey.FETCH, body, node_id=leader)
+        _, response = self.client.send_request(ApiKey.FETCH, body, node_id=leader, max_version=12)  # topics by name
         backoff = False
         for info in infos:
             tp = TopicPartition(info.topic, info.partition)

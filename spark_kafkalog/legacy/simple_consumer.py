@@ -111,9 +111,9 @@ class SimpleConsumer:
         """``security``: a ``ClientSecurity`` (TLS/SASL; e.g. ``ClientConfig.create(props).security()``) or a
         mapping of security settings (see the module docstring); None connects in PLAINTEXT, as Kafka 0.8's
         SimpleConsumer always did."""
-        versions = API_BY_KEY[_FETCH].versions
-        if not versions.lo <= fetch_version <= versions.hi:
-            raise ValueError(f"fetch_version must be in [{versions.lo}, {versions.hi}], got {fetch_version}")
+        lo, hi = API_BY_KEY[_FETCH].versions.lo, 12  # v13+ name topics by id, which this consumer does not know
+        if not lo <= fetch_version <= hi:
+            raise ValueError(f"fetch_version must be in [{lo}, {hi}], got {fetch_version}")
         if so_timeout_ms <= 0:
             raise ValueError(f"so_timeout_ms must be positive, got {so_timeout_ms}")
         self.host = host

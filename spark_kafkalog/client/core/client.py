@@ -548,7 +548,9 @@ class KafkaClient:
             )
             self.stats["requests"] += 1
             try:
-                request = conn.send(_FETCH, body, min_version=4 if iso else 0, why="read_committed needs Fetch v4")
+                request = conn.send(
+                    _FETCH, body, min_version=4 if iso else 0, max_version=12, why="read_committed needs Fetch v4"
+                )
             except (KafkaConnectionError, KafkaTimeoutError) as e:
                 self._drop(conn, e)
                 raise

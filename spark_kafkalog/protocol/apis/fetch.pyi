@@ -1,9 +1,17 @@
 # Generated from the declarations by `python -m spark_kafkalog.protocol.stubs` (make stubs); do not edit.
 from typing import Any
+from uuid import UUID
 
 from ..schema import ApiSpec, Message
 
 class FetchRequest(Message):
+    class ReplicaState(Message):
+        replica_id: int
+        replica_epoch: int
+        def __init__(
+            self, *, replica_id: int = ..., replica_epoch: int = ..., unknown_tags: dict[int, bytes] | None = ...
+        ) -> None: ...
+
     class FetchTopic(Message):
         class FetchPartition(Message):
             partition: int
@@ -12,6 +20,7 @@ class FetchRequest(Message):
             last_fetched_epoch: int  # v12+
             log_start_offset: int  # v5+
             partition_max_bytes: int
+            replica_directory_id: UUID  # v17+, tag 0
             def __init__(
                 self,
                 *,
@@ -21,28 +30,38 @@ class FetchRequest(Message):
                 last_fetched_epoch: int = ...,
                 log_start_offset: int = ...,
                 partition_max_bytes: int = ...,
+                replica_directory_id: UUID = ...,
                 unknown_tags: dict[int, bytes] | None = ...,
             ) -> None: ...
 
-        topic: str
+        topic: str  # v0-12
+        topic_id: UUID  # v13+
         partitions: list[FetchPartition]
         def __init__(
             self,
             *,
             topic: str = ...,
+            topic_id: UUID = ...,
             partitions: list[FetchPartition] = ...,
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...
 
     class ForgottenTopic(Message):
-        topic: str
+        topic: str  # v7-12
+        topic_id: UUID  # v13+
         partitions: list[int]
         def __init__(
-            self, *, topic: str = ..., partitions: list[int] = ..., unknown_tags: dict[int, bytes] | None = ...
+            self,
+            *,
+            topic: str = ...,
+            topic_id: UUID = ...,
+            partitions: list[int] = ...,
+            unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...
 
     cluster_id: str | None  # v12+, tag 0
-    replica_id: int
+    replica_id: int  # v0-14
+    replica_state: ReplicaState  # v15+, tag 1
     max_wait_ms: int
     min_bytes: int
     max_bytes: int  # v3+
@@ -57,6 +76,7 @@ class FetchRequest(Message):
         *,
         cluster_id: str | None = ...,
         replica_id: int = ...,
+        replica_state: ReplicaState = ...,
         max_wait_ms: int = ...,
         min_bytes: int = ...,
         max_bytes: int = ...,
@@ -132,13 +152,30 @@ class FetchResponse(Message):
                 unknown_tags: dict[int, bytes] | None = ...,
             ) -> None: ...
 
-        topic: str
+        topic: str  # v0-12
+        topic_id: UUID  # v13+
         partitions: list[PartitionData]
         def __init__(
             self,
             *,
             topic: str = ...,
+            topic_id: UUID = ...,
             partitions: list[PartitionData] = ...,
+            unknown_tags: dict[int, bytes] | None = ...,
+        ) -> None: ...
+
+    class NodeEndpoint(Message):
+        node_id: int
+        host: str
+        port: int
+        rack: str | None
+        def __init__(
+            self,
+            *,
+            node_id: int = ...,
+            host: str = ...,
+            port: int = ...,
+            rack: str | None = ...,
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...
 
@@ -146,6 +183,7 @@ class FetchResponse(Message):
     error_code: int  # v7+
     session_id: int  # v7+
     responses: list[FetchableTopicResponse]
+    node_endpoints: list[NodeEndpoint]  # v16+, tag 0
     def __init__(
         self,
         *,
@@ -153,6 +191,7 @@ class FetchResponse(Message):
         error_code: int = ...,
         session_id: int = ...,
         responses: list[FetchableTopicResponse] = ...,
+        node_endpoints: list[NodeEndpoint] = ...,
         unknown_tags: dict[int, bytes] | None = ...,
     ) -> None: ...
 
