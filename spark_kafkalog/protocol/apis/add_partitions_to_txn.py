@@ -1,4 +1,4 @@
-"""AddPartitionsToTxn (key 24), v0-4; flexible from v3.
+"""AddPartitionsToTxn (key 24), v0-5; flexible from v3 (v5 only adds TRANSACTION_ABORTABLE).
 v0-3: one transaction (a producer's own request); v4+ batch transactions (sent by brokers, KIP-890) with a
 top-level error code and ``verify_only``."""
 
@@ -7,7 +7,7 @@ from ..schema import declare_api
 API = declare_api(
     24,
     "AddPartitionsToTxn",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     request="""
         transactions               []AddPartitionsToTxnTransaction  v4+

@@ -19,8 +19,16 @@ class EndTxnRequest(Message):
 class EndTxnResponse(Message):
     throttle_time_ms: int
     error_code: int
+    producer_id: int  # v5+
+    producer_epoch: int  # v5+
     def __init__(
-        self, *, throttle_time_ms: int = ..., error_code: int = ..., unknown_tags: dict[int, bytes] | None = ...
+        self,
+        *,
+        throttle_time_ms: int = ...,
+        error_code: int = ...,
+        producer_id: int = ...,
+        producer_epoch: int = ...,
+        unknown_tags: dict[int, bytes] | None = ...,
     ) -> None: ...
 
 API: ApiSpec[EndTxnRequest, EndTxnResponse]

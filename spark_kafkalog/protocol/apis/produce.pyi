@@ -50,6 +50,13 @@ class ProduceResponse(Message):
                     unknown_tags: dict[int, bytes] | None = ...,
                 ) -> None: ...
 
+            class LeaderIdAndEpoch(Message):
+                leader_id: int
+                leader_epoch: int
+                def __init__(
+                    self, *, leader_id: int = ..., leader_epoch: int = ..., unknown_tags: dict[int, bytes] | None = ...
+                ) -> None: ...
+
             index: int
             error_code: int
             base_offset: int
@@ -57,6 +64,7 @@ class ProduceResponse(Message):
             log_start_offset: int  # v5+
             record_errors: list[BatchIndexAndErrorMessage]  # v8+
             error_message: str | None  # v8+
+            current_leader: LeaderIdAndEpoch  # v10+, tag 0
             def __init__(
                 self,
                 *,
@@ -67,6 +75,7 @@ class ProduceResponse(Message):
                 log_start_offset: int = ...,
                 record_errors: list[BatchIndexAndErrorMessage] = ...,
                 error_message: str | None = ...,
+                current_leader: LeaderIdAndEpoch = ...,
                 unknown_tags: dict[int, bytes] | None = ...,
             ) -> None: ...
 
@@ -80,13 +89,30 @@ class ProduceResponse(Message):
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...
 
+    class NodeEndpoint(Message):
+        node_id: int
+        host: str
+        port: int
+        rack: str | None
+        def __init__(
+            self,
+            *,
+            node_id: int = ...,
+            host: str = ...,
+            port: int = ...,
+            rack: str | None = ...,
+            unknown_tags: dict[int, bytes] | None = ...,
+        ) -> None: ...
+
     responses: list[TopicProduceResponse]
     throttle_time_ms: int  # v1+
+    node_endpoints: list[NodeEndpoint]  # v10+, tag 0
     def __init__(
         self,
         *,
         responses: list[TopicProduceResponse] = ...,
         throttle_time_ms: int = ...,
+        node_endpoints: list[NodeEndpoint] = ...,
         unknown_tags: dict[int, bytes] | None = ...,
     ) -> None: ...
 

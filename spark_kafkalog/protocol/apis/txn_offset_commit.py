@@ -1,12 +1,13 @@
-"""TxnOffsetCommit (key 28), v0-4; flexible from v3. Offsets committed within a transaction; v2+ carry the
-leader epoch, v3+ the member's generation, id and instance id (KIP-447)."""
+"""TxnOffsetCommit (key 28), v0-5; flexible from v3. Offsets committed within a transaction; v2+ carry the
+leader epoch, v3+ the member's generation, id and instance id (KIP-447); v4 adds TRANSACTION_ABORTABLE; v5
+(transactions v2) adds the group's ``__consumer_offsets`` partition to the transaction implicitly."""
 
 from ..schema import declare_api
 
 API = declare_api(
     28,
     "TxnOffsetCommit",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     request="""
         transactional_id           string
