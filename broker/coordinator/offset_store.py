@@ -10,7 +10,8 @@ counts (Kafka's coordinator loads to the log end too). A commit reaches the cach
 acknowledged (the coordinator applies ``record_offsets`` then, in log order).
 
 Record batches are built with ``RecordBatchBuilder`` (uncompressed v2, CreateTime = now); keys and values
-are Kafka's (``offsets_topic``). Event-loop only; ``load_partition`` yields to the loop between reads.
+are Kafka's (``offsets_topic``; the KIP-848 consumer group records, types 3-8 and 16, ``consumer.record_codec``:
+kept by key while loading, for the coordinator to replay). Event-loop only; ``load_partition`` yields to the loop between reads.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from typing import TYPE_CHECKING
 from spark_kafkalog.records.batch_builder import RecordBatchBuilder
 from spark_kafkalog.records.splitter import iter_batches
 
+from .consumer.record_codec import decode_record, encode_record, is_consumer_group_key
+from .consumer.records import ConsumerGroupRecordKey, CoordinatorRecord
 from .offsets_topic import (
     GroupKey,
     OffsetKey,
@@ -67,6 +70,10 @@ class OffsetStore:
         """Offsets committed in transactions not yet ended, by producer id: ``(log offset of their batch, group,
         offsets)`` in log order (TxnOffsetCommit). A marker ends only the entries below its own offset: a
         producer's next transaction may append offsets before the previous one's marker has been applied."""
+        self.consumer_records: dict[str, dict[ConsumerGroupRecordKey, CoordinatorRecord]] = {}
+        """KIP-848 consumer group records (types 3-8, 16) read by ``load_partition``, by group: the last record of
+        every key (tombstones included) in the order of those last writes, i.e. the log as compaction leaves it.
+        The coordinator replays them into its consumer groups and then takes them (``take_consumer_records``)."""
 
     # -- transactional offsets ------------------------------------------------------------------
     def add_pending(
@@ -114,6 +121,7 @@ class OffsetStore:
 
     def groups_of_partition(self, partition: int) -> set[str]:
         known = set(self.offsets) | set(self.groups) | {g for es in self.pending_txn.values() for _, g, _ in es}
+        known |= set(self.consumer_records)
         return {g for g in known if self.partition_of(g) == partition}
 
     # -- cache updates ------------------------------------------------------------------------
@@ -133,6 +141,7 @@ class OffsetStore:
     def drop_group(self, group: str) -> None:
         self.offsets.pop(group, None)
         self.groups.pop(group, None)
+        self.consumer_records.pop(group, None)
         for pid in list(self.pending_txn):
             self.pending_txn[pid] = [e for e in self.pending_txn[pid] if e[1] != group]
             if not self.pending_txn[pid]:
@@ -148,6 +157,13 @@ class OffsetStore:
     def apply_record(self, key: bytes | None, value: bytes | None) -> None:
         """Apply one record of the log (load path). Unknown or malformed records are skipped with a warning."""
         try:
+            if is_consumer_group_key(key):
+                assert key is not None, "is_consumer_group_key read its type"
+                rec = decode_record(key, value)
+                records = self.consumer_records.setdefault(rec.group_id, {})
+                records.pop(rec.key, None)  # re-inserted last: the order of last writes
+                records[rec.key] = rec
+                return
             k = decode_key(key)
             if isinstance(k, OffsetKey):
                 if value is None:
@@ -164,6 +180,13 @@ class OffsetStore:
                     self.groups[k.group] = decode_group_value(value)
         except OffsetsRecordError as e:
             log.warning("skipping a __consumer_offsets record: %s", e)
+
+    def take_consumer_records(self, partition: int) -> dict[str, list[CoordinatorRecord]]:
+        """The consumer group records loaded for ``partition``'s groups, by group, in replay order; forgotten here."""
+        out = {}
+        for group in [g for g in self.consumer_records if self.partition_of(g) == partition]:
+            out[group] = list(self.consumer_records.pop(group).values())
+        return out
 
     async def load_partition(self, plog: PartitionLog, partition: int) -> int:
         """Rebuild the cache of ``partition`` from its whole log; returns the number of records applied."""
@@ -275,4 +298,13 @@ def tombstone_batch(group: str, tps: Iterable[tuple[str, int]], now_ms: int, *, 
         b.append(now_ms, encode_offset_key(group, topic, partition), None)
     if group_record:
         b.append(now_ms, encode_group_key(group), None)
+    return bytearray(b.build())
+
+
+def coordinator_records_batch(records: Iterable[CoordinatorRecord], now_ms: int) -> bytearray:
+    """One batch of consumer group records (``record_codec``), in order; a tombstone has a null value."""
+    b = RecordBatchBuilder()
+    for rec in records:
+        key, value = encode_record(rec)
+        b.append(now_ms, key, value)
     return bytearray(b.build())
