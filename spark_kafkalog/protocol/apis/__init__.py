@@ -45,6 +45,7 @@ _API_MODULES = (
     "create_partitions",
     "delete_groups",
     "incremental_alter_configs",
+    "elect_leaders",
     "alter_partition_reassignments",
     "list_partition_reassignments",
     "offset_delete",

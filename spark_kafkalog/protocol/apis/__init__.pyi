@@ -32,6 +32,7 @@ from .describe_producers import DescribeProducersRequest, DescribeProducersRespo
 from .describe_topic_partitions import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 from .describe_transactions import DescribeTransactionsRequest, DescribeTransactionsResponse
 from .describe_user_scram_credentials import DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse
+from .elect_leaders import ElectLeadersRequest, ElectLeadersResponse
 from .end_txn import EndTxnRequest, EndTxnResponse
 from .fetch import FetchRequest, FetchResponse
 from .find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
@@ -161,6 +162,10 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.INCREMENTAL_ALTER_CONFIGS], /
     ) -> ApiSpec[IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.ELECT_LEADERS], /
+    ) -> ApiSpec[ElectLeadersRequest, ElectLeadersResponse]: ...
     @overload
     def __getitem__(
         self, key: Literal[ApiKey.ALTER_PARTITION_REASSIGNMENTS], /
