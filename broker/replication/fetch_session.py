@@ -248,12 +248,12 @@ class FetchContext:
         if self.kind == "sessionless":
             return ErrorCode.NONE, INVALID_SESSION_ID, list(range(len(results)))
         if self.kind == "full":
-            cached = []
+            created = []
             for it, res in zip(self.items, results):
                 cp = CachedPartition(it.topic, it.topic_id, it.partition, it.request)
                 cp.must_respond(res, update=True)
-                cached.append(cp)
-            sid = self.cache.maybe_create_session(self._privileged, cached, self._uses_topic_ids)
+                created.append(cp)
+            sid = self.cache.maybe_create_session(self._privileged, created, self._uses_topic_ids)
             return ErrorCode.NONE, sid, list(range(len(results)))
         session = self.session
         assert session is not None
