@@ -15,6 +15,8 @@ Counted as they happen (``BrokerMetrics`` methods, called on the broker's event 
     kafka_server_brokertopicmetrics_bytesout_total{topic}              bytes sent to consumers
     kafka_server_brokertopicmetrics_replicationbytesout_total{topic}   bytes sent to followers
     kafka_server_replicamanager_isrshrinks_total / _isrexpands_total   ISR changes this broker made as leader
+    kafkalog_follower_fetch_requests_total{topic}   partitions answered to consumers as a follower (KIP-392)
+    kafkalog_follower_fetch_bytes_total{topic}      record bytes of those answers (also in bytesout)
 
 Read when scraped, from a snapshot taken on the event loop (so the HTTP thread never walks live state):
 
@@ -163,6 +165,18 @@ class BrokerMetrics:
             ["topic"],
             registry=r,
         )
+        self.follower_fetch_requests = Counter(
+            "kafkalog_follower_fetch_requests",
+            "Partitions answered to consumer fetches by this broker as a follower (KIP-392 follower fetching).",
+            ["topic"],
+            registry=r,
+        )
+        self.follower_fetch_bytes = Counter(
+            "kafkalog_follower_fetch_bytes",
+            "Record bytes sent to consumers by this broker as a follower (KIP-392 follower fetching).",
+            ["topic"],
+            registry=r,
+        )
         self.isr_shrinks = Counter(
             "kafka_server_replicamanager_isrshrinks", "ISR shrinks made by this broker as leader.", registry=r
         )
@@ -207,6 +221,12 @@ class BrokerMetrics:
 
     def fetched(self, topic: str, size: int, *, follower: bool) -> None:
         self._child(self.replication_bytes_out if follower else self.bytes_out, topic).inc(size)
+
+    def follower_fetch(self, topic: str, size: int) -> None:
+        """A partition of ``topic`` answered to a consumer by this broker as a follower, with ``size`` record bytes."""
+        self._child(self.follower_fetch_requests, topic).inc()
+        if size:
+            self._child(self.follower_fetch_bytes, topic).inc(size)
 
     def authenticated(self, listener: str, mechanism: str, *, success: bool) -> None:
         """One SASL exchange on ``listener`` ended (``mechanism`` as the client asked for it)."""

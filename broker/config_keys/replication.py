@@ -3,6 +3,8 @@ documentation order."""
 
 from __future__ import annotations
 
+from broker.replication.replica_selector import RACK_AWARE_CLASS, SELECTOR_NAMES
+
 from .schema import ConfigKey
 
 _K = ConfigKey
@@ -38,6 +40,17 @@ REPLICATION_KEYS: tuple[ConfigKey, ...] = (
         1000,
         "Pause of a follower's fetching of a partition (or from a broker) after an error.",
         at_least=0,
+        section="replication",
+    ),
+    _K(
+        "replica.selector.class",
+        "string",
+        None,
+        f"Selector of the preferred read replica (KIP-392) the leader names to a consumer's Fetch v11+: `{RACK_AWARE_CLASS}` "
+        "(or `rack-aware`) names a live in-sync replica in the consumer's `client.rack` (the leader if it is there, "
+        "else the most caught-up one) and the consumer then fetches from it; unset or `leader`: consumers read "
+        "from the leader. Any replica serves a consumer's Fetch v11+ up to its high watermark whatever this is.",
+        choices=SELECTOR_NAMES,
         section="replication",
     ),
     _K(

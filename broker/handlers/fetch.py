@@ -1,4 +1,4 @@
-"""Fetch (key 1), v0-12: read record batches from partitions this broker leads, with long polling.
+"""Fetch (key 1), v0-12: read record batches from partitions this broker leads (or follows, KIP-392), with long polling.
 
 Every requested partition is listed in the response (session-less full responses). Data comes from the
 log as a file region sent with ``sendfile``; read_uncommitted consumers read up to the high watermark,
@@ -33,13 +33,21 @@ record bytes; over the quota they are un-recorded and the answer is *empty* (no 
 A consumer's ``max_bytes`` (and ``min_bytes``) is capped at the bytes its quota allows over the window
 (bound × (``quota.window.num`` − 1) × ``quota.window.size.seconds``, Kafka's ``getMaxValueInQuotaWindow``), so
 one fetch is never certain to be throttled (and un-recorded) again and again.
-Gaps: no preferred read replica (KIP-392), no diverging-epoch answer (v12) yet.
+Follower fetching (KIP-392, ``broker.replication.follower_fetch``): a consumer's Fetch v11+ may read from a follower
+replica too, up to the follower's high watermark (the leader's, from its last Fetch answer) or last stable offset; a
+follower no longer in the ISR answers NOT_LEADER_OR_FOLLOWER, so the client returns to the leader. Before v11, and
+for replica fetches, only the leader serves. With ``replica.selector.class`` set, the leader asks it (the client's
+``rack_id``) for a preferred read replica: when that is another broker, the partition answers no records, the
+leader's offsets and ``preferred_read_replica``, and the Fetch answers at once. Consumer answers a follower gives
+are counted in ``kafkalog_follower_fetch_requests_total`` and ``_bytes_total``.
+Gaps: no diverging-epoch answer (v12) yet.
 """
 
 from __future__ import annotations
 
 import asyncio
 
+from broker.replication import follower_fetch
 from broker.replication.notifier import wait_any
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.records import UnsupportedCompressionError, batch_to_legacy
@@ -78,6 +86,8 @@ async def handle(ctx, request):
                     return Resp(throttle_time_ms=throttle_ms, error_code=ErrorCode.NONE, session_id=0, responses=[])
             if total:
                 _count_bytes_out(ctx.services.metrics, responses, follower=request.replica_id >= 0)
+            if request.replica_id < 0 and v >= follower_fetch.PREFERRED_REPLICA_MIN_VERSION:
+                follower_fetch.record_served(ctx.services.metrics, ctx.services.replica_manager, responses)
             return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
         notifiers = [p.append_notifier if request.replica_id >= 0 else p.data_notifier for p in partitions]
         await wait_any(notifiers, remaining, abandon=ctx.disconnected)
@@ -141,11 +151,13 @@ def _read_all(ctx, request, readable: set[str], quota_bytes: int | None = None):
                 entry.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
                 any_error = True
                 continue
-            part, code = b.replica_manager.leader_partition(topic.topic, fp.partition)
+            part, code = b.replica_manager.partition_to_read(
+                topic.topic, fp.partition, from_follower=follower, version=v
+            )
             if part is not None:
                 code = part.check_leader_epoch(fp.current_leader_epoch)
             if code == ErrorCode.NONE and follower:
-                if part.update_follower_fetch(request.replica_id, fp.fetch_offset, now_ms):
+                if part.update_follower_fetch(request.replica_id, fp.fetch_offset, now_ms, fp.log_start_offset):
                     b.replica_manager.maybe_expand_isr(part, request.replica_id)
                 else:
                     code = ErrorCode.NOT_LEADER_OR_FOLLOWER
@@ -159,6 +171,19 @@ def _read_all(ctx, request, readable: set[str], quota_bytes: int | None = None):
                             leader_id=st.leader, leader_epoch=st.leader_epoch
                         )
                 continue
+            if not follower and v >= follower_fetch.PREFERRED_REPLICA_MIN_VERSION:
+                preferred = follower_fetch.preferred_read_replica(
+                    b.replica_manager,
+                    b.metadata.brokers,
+                    part,
+                    rack_id=request.rack_id,
+                    listener=ctx.listener,
+                    fetch_offset=fp.fetch_offset,
+                )
+                if preferred >= 0:  # no data: the client reads from ``preferred``; answer at once, as Kafka
+                    follower_fetch.redirect(entry, part, preferred)
+                    any_error = True
+                    continue
             plog = part.log
             hw = plog.high_watermark
             lso = plog.last_stable_offset

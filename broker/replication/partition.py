@@ -53,6 +53,7 @@ class ReplicaState:
 
     broker_id: int
     log_end_offset: int = UNKNOWN_OFFSET
+    log_start_offset: int = UNKNOWN_OFFSET
     last_caught_up_ms: int = 0
     last_fetch_leader_leo: int = UNKNOWN_OFFSET
     last_fetch_ms: int = 0
@@ -177,15 +178,19 @@ class Partition:
             self.maybe_advance_high_watermark()
         return info
 
-    def update_follower_fetch(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
-        """Record a follower's Fetch; advances the high watermark. False when ``replica_id`` is no replica.
-        A fetch offset beyond the log end (a diverged follower, answered OFFSET_OUT_OF_RANGE) is not recorded."""
+    def update_follower_fetch(
+        self, replica_id: int, fetch_offset: int, now_ms: int, log_start_offset: int = -1
+    ) -> bool:
+        """Record a follower's Fetch (and its log start, v5+, which the preferred read replica choice checks);
+        advances the high watermark. False when ``replica_id`` is no replica. A fetch offset beyond the log end
+        (a diverged follower, answered OFFSET_OUT_OF_RANGE) is not recorded."""
         st = self.followers.get(replica_id)
         if st is None:
             return False
         if fetch_offset > self.log.log_end_offset:
             return True
         st.update_fetch(fetch_offset, self.log.log_end_offset, now_ms)
+        st.log_start_offset = log_start_offset
         self.maybe_advance_high_watermark()
         return True
 

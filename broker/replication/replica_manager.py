@@ -39,6 +39,7 @@ from spark_kafkalog.protocol import ErrorCode
 
 from .fetcher import FetcherManager
 from .partition import Partition, TopicPartition
+from .replica_selector import selector_for
 
 if TYPE_CHECKING:
     from broker.cluster.registry import ClusterRegistry
@@ -70,6 +71,8 @@ class ReplicaManager:
         self.registry = registry
         self.run_blocking = run_blocking
         self.max_lag_ms = self.config["replica.lag.time.max.ms"]
+        self.replica_selector = selector_for(self.config["replica.selector.class"])
+        """``replica.selector.class``: names consumers' preferred read replicas as leader (KIP-392); None: never."""
         self.fetchers: FetcherManager | None = None
         self._isr_task: asyncio.Task | None = None
         self._isr_writes: set[asyncio.Task] = set()
@@ -281,6 +284,15 @@ class ReplicaManager:
     # -- lookups for handlers -------------------------------------------------------------------
     def get_partition(self, topic: str, partition: int) -> Partition | None:
         return self.partitions.get(TopicPartition(topic, partition))
+
+    def partition_to_read(
+        self, topic: str, partition: int, *, from_follower: bool, version: int
+    ) -> tuple[Partition | None, ErrorCode]:
+        """The local replica that may answer a Fetch of ``topic``-``partition``: the leader, or for a consumer's
+        Fetch v11+ also an in-sync follower (KIP-392, ``follower_fetch.partition_to_read``)."""
+        from .follower_fetch import partition_to_read
+
+        return partition_to_read(self, topic, partition, from_follower=from_follower, version=version)
 
     def leader_partition(self, topic: str, partition: int) -> tuple[Partition | None, ErrorCode]:
         part = self.partitions.get(TopicPartition(topic, partition))
