@@ -21,6 +21,8 @@ Every broker runs a ``Controller``; it competes for the ephemeral ``/controller`
   the ISR of every partition it is preferred for (``broker.cluster.returning_brokers``), so a restarted broker
   leads again within moments rather than at the next tick;
 * removes topics marked under ``/admin/delete_topics``;
+* leader elections on request (``elect_leaders``, served as ElectLeaders): preferred or unclean, see
+  ``broker.cluster.controller_elections``;
 * partition reassignment (``alter_reassignments`` / ``list_reassignments``, served as
   AlterPartitionReassignments and ListPartitionReassignments): see ``broker.cluster.controller_reassignment``.
   Partitions being reassigned are left out of the preferred-replica election.
@@ -41,6 +43,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from . import election
+from .controller_elections import ElectionResult, Elections, ElectionType
 from .controller_reassignment import PartitionResult, Reassignments
 from .registry import ClusterRegistry, NoSuchTopicError, PartitionState, RegistryError, StaleStateError, TopicAssignment
 from .returning_brokers import ReturningBrokers
@@ -86,6 +89,7 @@ class Controller:
         self._deletions: list[str] = []
         self.reassignments = Reassignments(self)
         self.returning = ReturningBrokers(self)
+        self.elections = Elections(self)
         self._pending: set[asyncio.Future] = set()
 
     # what ``Reassignments`` sees of the controller (its task only)
@@ -203,6 +207,18 @@ class Controller:
         when None); None when not the controller."""
         return await self._request("list", wanted)
 
+    async def elect_leaders(
+        self, election_type: ElectionType, partitions: list[tuple[str, int]] | None
+    ) -> dict[tuple[str, int], ElectionResult] | None:
+        """Elect the leaders of ``partitions`` (every partition when None; see ``controller_elections``);
+        ``{(topic, partition): (error code, message)}``, or None when this broker is not the controller."""
+        return await self._request("elect", (election_type, partitions))
+
+    async def write_election(self, topic: str, p: int, state: PartitionState, chosen: election.Election) -> bool:
+        """Compare-and-set ``chosen`` over ``state`` with a new leader epoch (controller's task only); False when
+        the state moved meanwhile."""
+        return await self._write(topic, p, state, chosen)
+
     async def _request(self, kind: str, value: Any) -> Any:
         if self._task is None or self.epoch is None:
             return None
@@ -225,7 +241,7 @@ class Controller:
                 log.exception("controller: %s event failed", kind)
 
     async def _handle(self, kind: str, value: Any) -> None:
-        if kind in ("shutdown", "reassign", "list"):
+        if kind in ("shutdown", "reassign", "list", "elect"):
             arg, done = value
             try:
                 result = None if self.epoch is None else await self._answer(kind, arg)
@@ -279,6 +295,8 @@ class Controller:
             return await self._controlled_shutdown(arg)
         if kind == "reassign":
             return await self.reassignments.alter(arg)
+        if kind == "elect":
+            return await self.elections.elect(*arg)
         return self.reassignments.list(arg)
 
     async def _become_active(self, epoch: int) -> None:

@@ -45,6 +45,7 @@ MODULES = (
     "describe_cluster",
     "describe_topic_partitions",
     "controlled_shutdown",
+    "elect_leaders",
     "alter_partition_reassignments",
     "list_partition_reassignments",
     "add_partitions_to_txn",
