@@ -326,10 +326,38 @@ def _parse_block(
         fspec, pos = _parse_field(lines, pos, parent_versions, where, flexible)
         if any(f.name == fspec.name for f in fields):
             raise DeclarationError(f"{where}: line {lineno}: duplicate field {fspec.name!r}")
+        if fspec.struct is not None:  # a struct declared again under another field is the same struct (one class)
+            for f in fields:
+                if f.struct is not None and f.struct.name == fspec.struct.name:
+                    if not _same_struct(f.struct, fspec.struct):
+                        raise DeclarationError(
+                            f"{where}: line {lineno}: {fspec.name!r} declares a struct {fspec.struct.name} unlike "
+                            f"the one {f.name!r} declares"
+                        )
+                    fspec.struct = f.struct
+                    break
         fields.append(fspec)
     spec = StructSpec(struct_name, fields)
     spec.cls = _make_class(spec)
     return pos, spec
+
+
+def _same_struct(a: StructSpec, b: StructSpec) -> bool:
+    """Whether two declarations of a struct agree: same name, and field for field the same name, type, versions,
+    nullability, tag, default and nested structs (line numbers aside)."""
+    if a.name != b.name or len(a.fields) != len(b.fields):
+        return False
+    for fa, fb in zip(a.fields, b.fields, strict=True):
+        same = (fa.name, fa.kind, fa.prim, fa.versions, fa.nullable, fa.tag, fa.secret) == (
+            fb.name, fb.kind, fb.prim, fb.versions, fb.nullable, fb.tag, fb.secret,
+        )  # fmt: skip
+        if not same or (fa.default is not fb.default and fa.default != fb.default):
+            return False
+        if (fa.struct is None) != (fb.struct is None):
+            return False
+        if fa.struct is not None and fb.struct is not None and not _same_struct(fa.struct, fb.struct):
+            return False
+    return True
 
 
 def _parse_field(

@@ -74,7 +74,7 @@ class _Module:
 
     def struct(self, spec: StructSpec, qualname: str, versions: VersionRange, indent: str) -> None:
         nested = [f for f in spec.fields if f.struct is not None]
-        seen: set[str] = set()
+        seen: dict[str, StructSpec] = {}
         if spec.name in _RESERVED:
             raise ValueError(f"{qualname}: a struct named {spec.name} would shadow a name the stub uses")
         self.lines.append(f"{indent}class {spec.name}(Message):")
@@ -82,8 +82,10 @@ class _Module:
         for f in nested:
             assert f.struct is not None
             if f.struct.name in seen:  # the class generator attaches only the first (schema._make_class)
+                if seen[f.struct.name] is f.struct:  # one struct under two fields (the parser shares it)
+                    continue
                 raise ValueError(f"{qualname}: two nested structs named {f.struct.name}")
-            seen.add(f.struct.name)
+            seen[f.struct.name] = f.struct
             self.struct(f.struct, f"{qualname}.{f.struct.name}", f.versions, inner)
             self.lines.append("")
         params = []

@@ -63,6 +63,7 @@ _API_MODULES = (
     "list_transactions",
     "write_txn_markers",
     "consumer_group_heartbeat",
+    "consumer_group_describe",
     "get_telemetry_subscriptions",
     "push_telemetry",
     "list_client_metrics_resources",

@@ -11,6 +11,7 @@ from .alter_configs import AlterConfigsRequest, AlterConfigsResponse
 from .alter_partition_reassignments import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
 from .alter_user_scram_credentials import AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse
 from .api_versions import ApiVersionsRequest, ApiVersionsResponse
+from .consumer_group_describe import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from .consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from .consumer_protocol_assignment import ConsumerProtocolAssignment
 from .consumer_protocol_subscription import ConsumerProtocolSubscription
@@ -232,6 +233,10 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.CONSUMER_GROUP_HEARTBEAT], /
     ) -> ApiSpec[ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.CONSUMER_GROUP_DESCRIBE], /
+    ) -> ApiSpec[ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse]: ...
     @overload
     def __getitem__(
         self, key: Literal[ApiKey.GET_TELEMETRY_SUBSCRIPTIONS], /
