@@ -6,6 +6,7 @@ Nodes (JSON, UTF-8, Kafka's ZooKeeper formats; paths and names: ``zk_layout`` an
                                                     "producer_byte_rate":"1024"}}
     /config/clients/<sanitized client id>          {"version":1,"config":{"consumer_byte_rate":"2048"}}
     /config/users/<u>/clients/<c>                  (same format; the parents may hold null data)
+    /config/client-metrics/<sanitized name>        {"version":1,"config":{"metrics":"*","interval.ms":"1000"}}
     /config/changes/config_change_<10-digit seq>   {"version":2,"entity_path":"users/<u>"} after each write
 
 Also ``QuotaEntity``, the type naming a client quota entity. Concurrency: as every ``ClusterRegistry`` method
@@ -63,6 +64,23 @@ class EntityConfigStore(abc.ABC):
         credentials), and leave a change notification naming ``quota_entity_path(entity)``; the node (and its
         parents, with null data) is created when missing and compare-and-set otherwise, as
         ``alter_user_config``. Returns the config written. ValueError as ``quota_config``."""
+
+    # client metrics subscriptions (KIP-714): /config/client-metrics/<name> (broker.cluster.client_metrics_entities)
+    @abc.abstractmethod
+    def client_metrics_config(self, name: str) -> dict[str, str]:
+        """The keys the subscription ``name`` sets (``metrics``, ``interval.ms``, ``match``); empty when it has no
+        node. ValueError for an empty name."""
+
+    @abc.abstractmethod
+    def client_metrics_configs(self) -> dict[str, dict[str, str]]:
+        """Every subscription whose node holds a non-empty config, by name (desanitized); a malformed node is
+        logged and left out."""
+
+    @abc.abstractmethod
+    def alter_client_metrics_config(self, name: str, updates: Mapping[str, str | None]) -> dict[str, str]:
+        """Set (a string) or remove (None) keys of the subscription's config, keeping every other key, and leave a
+        ``client-metrics/<sanitized name>`` change notification, as ``alter_user_config`` (compare-and-set,
+        retried). Returns the config written. ValueError for an empty name."""
 
     @abc.abstractmethod
     def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:

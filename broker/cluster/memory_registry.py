@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from spark_kafkalog.security.acl import AccessControlEntry, PatternType, ResourcePattern
 
+from .client_metrics_entities import client_metrics_entity_path
 from .quota_entities import DEFAULT_ENTITY, USER, QuotaEntity, check_quota_entity, quota_entity_path
 from .registry import (
     BrokerIdInUseError,
@@ -69,6 +70,7 @@ class MemoryRegistryStore:
         self.change_log: list[tuple[int, str]] = []  # (sequence, entity path) of the newest notifications
         self.user_configs: dict[str, dict[str, str]] = {}
         self.quota_configs: dict[QuotaEntity, dict[str, str]] = {}  # client-id and user/client-id entities
+        self.client_metrics_configs: dict[str, dict[str, str]] = {}  # KIP-714 subscriptions by name
         self.states: dict[str, dict[int, PartitionState]] = {}
         self.deletions: set[str] = set()
         self.controller: tuple[int, MemoryRegistry] | None = None
@@ -419,6 +421,28 @@ class MemoryRegistry(ClusterRegistry):
             config = apply_config_updates(s.quota_configs.get(entity, {}), updates)
             s.quota_configs[entity] = config
             s.config_changed(quota_entity_path(entity))
+            return dict(config)
+
+    # -- client metrics subscriptions ---------------------------------------------------------------
+    def client_metrics_config(self, name: str) -> dict[str, str]:
+        client_metrics_entity_path(name)
+        with self.store.lock:
+            self._check()
+            return dict(self.store.client_metrics_configs.get(name, {}))
+
+    def client_metrics_configs(self) -> dict[str, dict[str, str]]:
+        with self.store.lock:
+            self._check()
+            return {n: dict(c) for n, c in sorted(self.store.client_metrics_configs.items()) if c}
+
+    def alter_client_metrics_config(self, name: str, updates: Mapping[str, str | None]) -> dict[str, str]:
+        entity_path = client_metrics_entity_path(name)
+        s = self.store
+        with s.lock:
+            self._check()
+            config = apply_config_updates(s.client_metrics_configs.get(name, {}), updates)
+            s.client_metrics_configs[name] = config
+            s.config_changed(entity_path)
             return dict(config)
 
     def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:

@@ -4,6 +4,7 @@ change notifications (a ``ZooKeeperRegistry`` mixin).
 Node paths and formats are ``zk_layout``'s and ``quota_entities``' (Kafka's ``ConfigEntityZNode``)::
 
     /config/users/<u>, /config/clients/<c>, /config/users/<u>/clients/<c>   {"version":1,"config":{...}}
+    /config/client-metrics/<name>                                             (same; ``client_metrics_entities``)
     /config/changes/config_change_<10-digit seq>                              {"version":2,"entity_path":"users/<u>"}
 
 A write is one transaction (the entity node compare-and-set with its version, or its creation with null-data
@@ -19,6 +20,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from broker.cluster import client_metrics_entities as cme
 from broker.cluster import quota_entities as qe
 from broker.cluster import zk_layout as zl
 from broker.cluster.entity_configs import EntityConfigStore
@@ -108,6 +110,37 @@ class ZooKeeperEntityConfigStore(EntityConfigStore):
 
     def alter_quota_config(self, entity: QuotaEntity, updates: Mapping[str, str | None]) -> dict[str, str]:
         return self._alter_entity_config(qe.quota_config_path(entity), qe.quota_entity_path(entity), updates)
+
+    def client_metrics_config(self, name: str) -> dict[str, str]:
+        path = cme.client_metrics_config_path(name)
+        node = self._zk.get_if_exists(path)
+        return {} if node is None else zl.decode_user_config(path, node[0])
+
+    def client_metrics_configs(self) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        try:
+            children = self._zk.children(cme.CLIENT_METRICS_CONFIG)
+        except NoNodeError:
+            return out
+        for child in sorted(children):
+            path = f"{cme.CLIENT_METRICS_CONFIG}/{child}"
+            name = cme.parse_client_metrics_entity_path(f"{cme.CLIENT_METRICS_SEGMENT}/{child}")
+            node = self._zk.get_if_exists(path)
+            if name is None or node is None:
+                continue
+            try:
+                config = zl.decode_user_config(path, node[0])
+            except ValueError as exc:  # one malformed node must not hide every other subscription
+                log.warning("skipping client metrics subscription %s: %s", path, exc)
+                continue
+            if config:
+                out[name] = config
+        return out
+
+    def alter_client_metrics_config(self, name: str, updates: Mapping[str, str | None]) -> dict[str, str]:
+        return self._alter_entity_config(
+            cme.client_metrics_config_path(name), cme.client_metrics_entity_path(name), updates
+        )
 
     def _alter_entity_config(self, path: str, entity_path: str, updates: Mapping[str, str | None]) -> dict[str, str]:
         """Read-modify-write of the entity node ``path``: a compare-and-set on the node's version (a create, with
