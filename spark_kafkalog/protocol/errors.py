@@ -142,6 +142,7 @@ _TABLE: tuple[tuple[int, str, bool, str], ...] = (
     (125, "INVALID_VOTER_KEY", False, "the voter key does not match"),
     (126, "DUPLICATE_VOTER", False, "the voter is already in the voter set"),
     (127, "VOTER_NOT_FOUND", False, "the voter is not in the voter set"),
+    (128, "INVALID_REGULAR_EXPRESSION", False, "the regular expression is not valid"),
 )
 
 _RETRIABLE = {code: retriable for code, _, retriable, _ in _TABLE}
