@@ -315,6 +315,7 @@ _OPTIONS: dict[str, _Option] = {
     "fetch.max.wait.ms": _Option("fetch_max_wait_ms", _int(0)),
     "isolation.level": _Option("isolation_level", _choice({"read_uncommitted": 0, "read_committed": 1})),
     "check.crcs": _Option("check_crcs", _bool),
+    "client.rack": _Option("client_rack", _str),
     "max.poll.records": _Option("max_poll_records", _int(1)),
     "auto.offset.reset": _Option(
         "auto_offset_reset", _choice({"latest": "latest", "earliest": "earliest", "none": "none"})
@@ -372,7 +373,6 @@ IGNORED_KEYS = frozenset(
         "metrics.sample.window.ms",
         "auto.include.jmx.reporter",
         "enable.metrics.push",
-        "client.rack",
         "exclude.internal.topics",
         "partitioner.adaptive.partitioning.enable",
         "partitioner.availability.timeout.ms",
@@ -420,6 +420,7 @@ class ClientConfig:
     fetch_max_wait_ms: int = 500
     isolation_level: int = 0
     check_crcs: bool = True
+    client_rack: str = ""  # KIP-392: sent in Fetch v11+; the leader may name a replica in this rack to read from
     max_poll_records: int = 500
     auto_offset_reset: str = "latest"
     group_id: str | None = None

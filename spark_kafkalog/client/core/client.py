@@ -15,6 +15,10 @@ ran out says what was attempted, how often and for how long.
 Concurrency: every public method takes the client's lock around its network I/O, so one client may be
 shared by a few threads (the producer shares one between the caller and its sender thread), but calls are
 serialised. ``fetch_batches`` is a generator that holds the lock only while it talks to a broker.
+
+Follower fetching (KIP-392): with ``client.rack`` set, Fetch v11+ carries it as ``rack_id``; a partition
+whose answer names a ``preferred_read_replica`` is then fetched from that broker until ``metadata.max.age.ms``
+passes or a fetch from it fails (``read_replicas.PreferredReadReplicas``), as Java's consumer does.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from spark_kafkalog.client.core.offsets import (
     min_list_offsets_version,
     parse_list_offsets,
 )
+from spark_kafkalog.client.core.read_replicas import PreferredReadReplicas
 from spark_kafkalog.client.errors import (
     REFRESH_METADATA_ERRORS,
     AuthorizationError,
@@ -98,6 +103,8 @@ class KafkaClient:
         self._lock = threading.RLock()
         self.metadata = MetadataCache(cfg.metadata_max_age_ms)
         self._pool = ConnectionPool(cfg, self.metadata)
+        self.read_replicas = PreferredReadReplicas(cfg.metadata_max_age_ms)
+        """Partitions fetched from a preferred read replica (KIP-392) rather than their leader."""
         self.stats: dict[str, Any] = _new_stats()
         self._closed = False
 
@@ -471,10 +478,14 @@ class KafkaClient:
                         response = conn.wait(request, (cfg.request_timeout_ms + wait_ms) / 1000.0)
                     except (KafkaConnectionError, KafkaTimeoutError) as e:
                         self._drop(conn, e)
+                        self.read_replicas.clear(tp)
                         raise
                 data = partition_data(response, tp)
                 if data.error_code:
                     self._raise_fetch_error(tp, position, data.error_code, conn.peer)
+                preferred = data.preferred_read_replica
+                if preferred >= 0:  # KIP-392: the leader sent no data; the next fetch goes to ``preferred``
+                    self.read_replicas.update(tp, preferred)
             except KafkaClientError as e:
                 if not e.retriable:
                     raise
@@ -506,7 +517,7 @@ class KafkaClient:
                 partition_max = min(walk.partial_entry_size, cfg.max_frame_size)  # pre-KIP-74 broker
             if walk.position > position:
                 last_progress = time.monotonic()
-            elif position < limit and not walk.batches and walk.partial_entry_size is None:
+            elif position < limit and not walk.batches and walk.partial_entry_size is None and preferred < 0:
                 time.sleep(cfg.retry_backoff_ms / 1000.0)  # data should be there but none came: do not spin
             position = walk.position
             done = walk.reached_end or position >= end
@@ -535,7 +546,12 @@ class KafkaClient:
         leader, epoch = self._leader_and_epoch(tp)
         cfg = self.config
         with self._lock:
-            conn = self.connection(leader)
+            node = self.read_replicas.node_for(tp, leader, lambda n: self.metadata.broker(n) is not None)
+            try:
+                conn = self.connection(node)
+            except KafkaClientError:
+                self.read_replicas.clear(tp)
+                raise
             body = fetch_request(
                 tp,
                 position,
@@ -545,6 +561,7 @@ class KafkaClient:
                 min_bytes=cfg.fetch_min_bytes,
                 isolation_level=iso,
                 leader_epoch=epoch,
+                rack_id=cfg.client_rack,
             )
             self.stats["requests"] += 1
             try:
@@ -553,11 +570,22 @@ class KafkaClient:
                 )
             except (KafkaConnectionError, KafkaTimeoutError) as e:
                 self._drop(conn, e)
+                self.read_replicas.clear(tp)
                 raise
             assert request is not None
             return conn, request
 
     def _raise_fetch_error(self, tp: TopicPartition, position: int, code: int, peer: str) -> None:
+        replica = self.read_replicas.clear(tp)
+        if replica is not None and code == ErrorCode.OFFSET_OUT_OF_RANGE:  # the follower may only be behind
+            raise KafkaClientError(
+                f"offset {position} of {tp} is out of range on its read replica, broker {replica} ({peer}); "
+                "fetching from the leader",
+                error_code=code,
+                retriable=True,
+                topic=tp.topic,
+                partition=tp.partition,
+            )
         if code == ErrorCode.OFFSET_OUT_OF_RANGE:
             bounds = self.list_offsets({tp: OffsetSpec.EARLIEST})
             latest = self.list_offsets({tp: OffsetSpec.LATEST}, isolation_level=0)

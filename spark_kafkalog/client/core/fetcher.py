@@ -48,8 +48,10 @@ def fetch_request(
     leader_epoch: int = -1,
     log_start_offset: int = -1,
     replica_id: int = -1,
+    rack_id: str = "",
 ) -> Any:
-    """A sessionless Fetch request body for one partition (valid at every version 0-12)."""
+    """A sessionless Fetch request body for one partition (valid at every version 0-12; ``rack_id`` is sent from
+    v11, KIP-392)."""
     return fetch_request_for(
         {tp: (offset, leader_epoch, log_start_offset)},
         partition_max_bytes=partition_max_bytes,
@@ -58,6 +60,7 @@ def fetch_request(
         min_bytes=min_bytes,
         isolation_level=isolation_level,
         replica_id=replica_id,
+        rack_id=rack_id,
     )
 
 
@@ -70,6 +73,7 @@ def fetch_request_for(
     min_bytes: int,
     isolation_level: int = 0,
     replica_id: int = -1,
+    rack_id: str = "",
 ) -> Any:
     """A sessionless Fetch body for ``{tp: (fetch offset, current leader epoch, log start offset)}``;
     ``replica_id`` >= 0 makes it a follower's fetch (replication)."""
@@ -95,6 +99,7 @@ def fetch_request_for(
         session_epoch=-1,
         topics=[R.FetchTopic(topic=topic, partitions=parts) for topic, parts in by_topic.items()],
         forgotten_topics_data=[],
+        rack_id=rack_id,
     )
 
 
