@@ -21,6 +21,8 @@
     kafkalog partitions reassign --bootstrap-server HOST:PORT (--topic T --partition P --replicas 2,3,1 |
                      --reassignment-json-file F --execute|--verify|--cancel | --list |
                      --generate --topics-to-move-json-file F --broker-list 1,2,3)
+    kafkalog leader-election --bootstrap-server HOST:PORT --election-type PREFERRED|UNCLEAN (--topic T --partition P |
+                     --all-topic-partitions | --path-to-json-file F)   (kafka-leader-election's flags)
     kafkalog status --bootstrap-server HOST:PORT [--watch [SECONDS]] [--include-internal]
     kafkalog --version
 
@@ -57,6 +59,7 @@ import broker.cli.configs as cli_configs
 import broker.cli.consume as cli_consume
 import broker.cli.dump_log as cli_dump_log
 import broker.cli.groups as cli_groups
+import broker.cli.leader_election as cli_leader_election
 import broker.cli.offsets as cli_offsets
 import broker.cli.output as cli_output
 import broker.cli.partitions as cli_partitions
@@ -523,6 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_dump_log.add_parser(sub)
     cli_groups.add_parser(sub)
     cli_partitions.add_parser(sub)
+    cli_leader_election.add_parser(sub)
     cli_configs.add_parser(sub)
     cli_acls.add_parser(sub)
     cli_status.add_parser(sub)
@@ -539,6 +543,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return cli_groups.usage_error(args)
     if args.command == "partitions":
         return cli_partitions.usage_error(args)
+    if args.command == "leader-election":
+        return cli_leader_election.usage_error(args)
     if args.command == "cluster" and args.action == "up":
         if args.brokers < 1:
             return f"cluster up needs --brokers 1 or more, not {args.brokers}"
@@ -595,7 +601,7 @@ def _run(argv: Sequence[str] | None) -> int:
     if problem is not None:
         print(f"kafkalog: {problem}", file=sys.stderr)
         return 2
-    if args.command in ("topics", "produce", "consume", "groups", "partitions", "offsets"):
+    if args.command in ("topics", "produce", "consume", "groups", "partitions", "offsets", "leader-election"):
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="kafkalog: warning: %(message)s")
     try:
         return args.func(args)

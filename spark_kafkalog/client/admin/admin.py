@@ -26,6 +26,7 @@ from typing import Any
 from spark_kafkalog.client.admin import (
     admin_acls,
     admin_configs,
+    admin_elections,
     admin_quotas,
     admin_reassignments,
     admin_records,
@@ -458,6 +459,25 @@ class AdminClient:
             self._controller_request, None if partitions is None else list(partitions), self._timeout(timeout_ms)
         )
 
+    # leader elections (spark_kafkalog.client.admin.admin_elections) ------------------------------
+    def elect_leaders(
+        self,
+        election_type: str = "preferred",
+        partitions: Iterable[TopicPartition] | None = None,
+        *,
+        timeout_ms: int | None = None,
+    ) -> dict[TopicPartition, KafkaClientError | None]:
+        """Elect partition leaders on the controller, as Kafka's ``Admin.electLeaders``: ``"preferred"`` or
+        ``"unclean"`` for ``partitions`` (every partition when None; the answer then holds only those that needed
+        an election). Each partition answered maps to None (elected) or its error (``ELECTION_NOT_NEEDED``,
+        ``PREFERRED_LEADER_NOT_AVAILABLE``, ...); a refused request (CLUSTER_AUTHORIZATION_FAILED) raises."""
+        return admin_elections.elect_leaders(
+            self._controller_request,
+            election_type,
+            None if partitions is None else list(partitions),
+            self._timeout(timeout_ms),
+        )
+
     # SCRAM credentials (spark_kafkalog.client.admin.admin_scram) -----------------------------------
     def describe_user_scram_credentials(
         self, users: Iterable[str] | None = None, *, missing_ok: bool = False
@@ -586,6 +606,10 @@ def _result_codes(api_key: int, response: Any) -> set[int]:
         return {t.error_code for t in response.results}
     if api_key in (admin_reassignments.ALTER, admin_reassignments.LIST):
         return {response.error_code}
+    if api_key == admin_elections.ELECT_LEADERS:  # top level from v1; per partition (v0 has no other place)
+        return {getattr(response, "error_code", 0)} | {
+            p.error_code for t in response.replica_election_results for p in t.partition_result
+        }
     if api_key == admin_scram.ALTER:
         return {r.error_code for r in response.results}
     return set()
