@@ -100,8 +100,8 @@ def test_unclean_election_brings_an_offline_partition_back_on_an_out_of_sync_rep
     cluster.start_broker(2)
     try:
         with AdminClient(bootstrap) as admin:
-            got = admin.elect_leaders("preferred", [TopicPartition(topic, 0)])
-            assert got[TopicPartition(topic, 0)].error_code == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+            error = admin.elect_leaders("preferred", [TopicPartition(topic, 0)])[TopicPartition(topic, 0)]
+            assert error is not None and error.error_code == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
         args = ("--bootstrap-server", bootstrap, "--election-type", "unclean", "--topic", topic, "--partition", "0")
         code, out, err = run(capsys, *args)
         assert (code, out) == (0, f"Successfully completed leader election (UNCLEAN) for partitions {topic}-0\n"), err
