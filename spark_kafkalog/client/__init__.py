@@ -33,6 +33,7 @@ from spark_kafkalog.client.consumer import (
     StickyAssignor,
     Subscription,
     UnknownAssignorError,
+    UnsupportedGroupProtocolError,
     assignor_by_name,
 )
 from spark_kafkalog.client.core import KafkaClient
@@ -79,6 +80,7 @@ __all__ = [
     "TransactionalIdAuthorizationFailedError",
     "CommitFailedError",
     "GroupMemberFatalError",
+    "UnsupportedGroupProtocolError",
     "AdminClient",
     "AdminOperationError",
     "Assignment",

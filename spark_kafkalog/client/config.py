@@ -261,12 +261,25 @@ def _assignors(key: str, v: Any) -> tuple[str, ...]:
 
 
 def _group_protocol(key: str, v: Any) -> str:
-    if str(v).strip().lower() != "classic":
+    text = str(v).strip().lower()
+    if text not in ("classic", "consumer"):
         raise ConfigError(
-            f"setting {key!r} must be classic (JoinGroup/SyncGroup); got {v!r} (the KIP-848 consumer protocol "
-            "is not supported)"
+            f"setting {key!r} must be classic (JoinGroup/SyncGroup) or consumer (KIP-848, ConsumerGroupHeartbeat); "
+            f"got {v!r}"
         )
-    return "classic"
+    return text
+
+
+def _remote_assignor(key: str, v: Any) -> str | None:
+    if v is None:
+        return None
+    text = _str(key, v).strip()
+    return text or None
+
+
+# Kafka's ConsumerConfig refuses these when set explicitly under the other group protocol
+_CLASSIC_ONLY_KEYS = ("partition.assignment.strategy", "heartbeat.interval.ms", "session.timeout.ms")
+_CONSUMER_ONLY_KEYS = ("group.remote.assignor",)
 
 
 _JAVA_ASSIGNORS = {
@@ -329,6 +342,7 @@ _OPTIONS: dict[str, _Option] = {
     "group.instance.id": _Option("group_instance_id", _group_instance_id),
     "partition.assignment.strategy": _Option("partition_assignment_strategy", _assignors),
     "group.protocol": _Option("group_protocol", _group_protocol),
+    "group.remote.assignor": _Option("group_remote_assignor", _remote_assignor),
     "offsets.storage": _Option("offsets_storage", _choice({"kafka": "kafka", "zookeeper": "zookeeper"})),
     "dual.commit.enabled": _Option("dual_commit_enabled", _bool),
     "key.deserializer": _Option("key_deserializer", _callable_or_name(_DESERIALIZERS)),
@@ -431,7 +445,8 @@ class ClientConfig:
     max_poll_interval_ms: int = 300000  # longest gap between polls before leaving the group; the rebalance timeout
     group_instance_id: str | None = None  # static membership (KIP-345): no LeaveGroup on close
     partition_assignment_strategy: tuple[str, ...] = ("range", "cooperative-sticky")  # preferred first, as Java
-    group_protocol: str = "classic"  # only the classic protocol (JoinGroup/SyncGroup) is spoken
+    group_protocol: str = "classic"  # or consumer: KIP-848 (ConsumerGroupHeartbeat, assignment by the coordinator)
+    group_remote_assignor: str | None = None  # consumer protocol: the server-side assignor (uniform, range)
     offsets_storage: str = "kafka"  # or zookeeper: OffsetCommit/OffsetFetch v0 (the seeds' ZooKeeper offsets)
     dual_commit_enabled: bool = False  # commit to both stores, read the larger (migrating between them)
     key_deserializer: Deserializer | None = None
@@ -579,6 +594,7 @@ class ClientConfig:
 
     def _check(self) -> None:
         self._check_security()
+        self._check_group_protocol()
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
             raise ConfigError(
                 f"setting 'heartbeat.interval.ms' ({self.heartbeat_interval_ms}) must be below "
@@ -594,6 +610,21 @@ class ClientConfig:
                 f"setting 'delivery.timeout.ms' ({self.delivery_timeout_ms}) must be >= linger.ms + request.timeout.ms "
                 f"({self.linger_ms + self.request_timeout_ms})"
             )
+
+    def _check_group_protocol(self) -> None:
+        """As Kafka's ConsumerConfig: the classic protocol's member-side settings are refused under the consumer
+        protocol (the coordinator assigns and times sessions there), and ``group.remote.assignor`` under classic."""
+        refused = _CLASSIC_ONLY_KEYS if self.group_protocol == "consumer" else _CONSUMER_ONLY_KEYS
+        for key in refused:
+            if key in self.explicit:
+                raise ConfigError(
+                    f"setting {key!r} is not supported when 'group.protocol' is {self.group_protocol} "
+                    + (
+                        "(the group coordinator assigns partitions and times sessions; see group.remote.assignor)"
+                        if self.group_protocol == "consumer"
+                        else "(it names a server-side assignor of the consumer protocol)"
+                    )
+                )
 
     def _check_security(self) -> None:
         """Syntax of the SASL settings now (so a Spark query fails at planning); stores are read later."""

@@ -155,12 +155,27 @@ def test_group_settings_are_parsed_with_kafka_defaults():
     )
     assert (cfg.session_timeout_ms, cfg.heartbeat_interval_ms, cfg.group_instance_id) == (6000, 1000, "worker-1")
     assert cfg.partition_assignment_strategy == ("roundrobin", "sticky")
+    kip848 = ClientConfig.create({"group.protocol": "Consumer", "group.remote.assignor": "uniform"})
+    assert (kip848.group_protocol, kip848.group_remote_assignor) == ("consumer", "uniform")
+    assert (default.group_protocol, default.group_remote_assignor) == ("classic", None)
 
 
 @pytest.mark.parametrize(
     "props, message",
     [
-        ({"group.protocol": "consumer"}, r"'group.protocol' must be classic .*KIP-848"),
+        ({"group.protocol": "share"}, r"'group.protocol' must be classic .* or consumer \(KIP-848"),
+        (
+            {"group.protocol": "consumer", "partition.assignment.strategy": "range"},
+            r"'partition.assignment.strategy' is not supported when 'group.protocol' is consumer",
+        ),
+        (
+            {"group.protocol": "consumer", "session.timeout.ms": "6000"},
+            r"'session.timeout.ms' is not supported when 'group.protocol' is consumer",
+        ),
+        (
+            {"group.remote.assignor": "uniform"},
+            r"'group.remote.assignor' is not supported when 'group.protocol' is classic",
+        ),
         ({"partition.assignment.strategy": "balanced"}, r"'partition.assignment.strategy': unknown partition assignor"),
         ({"partition.assignment.strategy": " , "}, r"names no assignor"),
         ({"group.instance.id": " "}, r"'group.instance.id' must not be empty"),

@@ -268,11 +268,15 @@ class GroupAdmin:
         *,
         storage: str = "kafka",
         require_stable: bool = False,
+        member_id: str | None = None,
+        member_epoch: int = -1,
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         """Committed offsets of ``group_id`` (all its partitions when ``partitions`` is None) in ``storage``
         (see the module docstring; ``"zookeeper"`` needs ``partitions``, as OffsetFetch v0 cannot ask for all).
         ``require_stable`` (OffsetFetch v7+): while a transaction holds uncommitted offsets of a partition the
-        broker answers UNSTABLE_OFFSET_COMMIT, retried until the transaction ended."""
+        broker answers UNSTABLE_OFFSET_COMMIT, retried until the transaction ended. ``member_id`` and
+        ``member_epoch`` (OffsetFetch v9): a KIP-848 member asking, whose epoch the coordinator checks
+        (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID); the defaults ask from outside the group."""
         R = API_BY_KEY[ApiKey.OFFSET_FETCH].Request
         Group = R.OffsetFetchRequestGroup
         wanted = None if partitions is None else sorted(set(partitions))
@@ -284,7 +288,7 @@ class GroupAdmin:
         def build(version: int) -> Any:
             if version >= _FETCH_BATCHED_FROM:
                 topics = None if wanted is None else _by_topic(wanted, Group.OffsetFetchRequestTopics)
-                group = Group(group_id=group_id, member_id=None, member_epoch=-1, topics=topics)
+                group = Group(group_id=group_id, member_id=member_id, member_epoch=member_epoch, topics=topics)
                 return R(groups=[group], require_stable=require_stable)
             topics = None if wanted is None else _by_topic(wanted, R.OffsetFetchRequestTopic)
             return R(group_id=group_id, topics=topics, require_stable=require_stable)

@@ -22,6 +22,13 @@ default, or ``zookeeper``: OffsetCommit/OffsetFetch v0, which the broker keeps i
 did) with ``dual.commit.enabled`` (commit to both; read both and take the larger) gives the seeds'
 migration path between the two.
 
+Group protocols (``group.protocol``): ``classic`` (the default) is the JoinGroup/SyncGroup protocol above;
+``consumer`` is KIP-848 (``MembershipManager``): the coordinator assigns (``group.remote.assignor``: uniform or
+range, else its default), the member heartbeats with ConsumerGroupHeartbeat and commits with its member epoch
+(OffsetCommit/OffsetFetch v9); a ``pattern`` (and ``^`` entries of ``topics``) is sent as
+``subscribed_topic_regex`` and matched against whole topic names by the coordinator (RE2/J syntax). A broker
+without the consumer protocol fails ``poll`` with ``UnsupportedGroupProtocolError`` naming ``group_protocol="classic"``.
+
 Rebalance listeners: an object with any of ``on_partitions_revoked(partitions)``,
 ``on_partitions_assigned(partitions)`` and ``on_partitions_lost(partitions)`` (revoked when absent), called
 from ``poll`` (and ``close``) on the polling thread, as Java's ``ConsumerRebalanceListener``. With the
@@ -44,6 +51,7 @@ from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadat
 from spark_kafkalog.client.config import ClientConfig, _identity
 from spark_kafkalog.client.consumer.consumer_coordinator import ConsumerCoordinator
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError, RebalanceEvent
+from spark_kafkalog.client.consumer.membership_manager import MembershipManager
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import KafkaClientError, OffsetOutOfRangeError
 from spark_kafkalog.client.types import ConsumerRecord, OffsetSpec, TopicPartition
@@ -82,9 +90,10 @@ class Consumer:
         self._groups = GroupAdmin(self.client)
         self._last_auto_commit = time.monotonic()
         # subscription (group membership)
-        self._coordinator: ConsumerCoordinator | None = None
+        self._coordinator: ConsumerCoordinator | MembershipManager | None = None
         self._topics: tuple[str, ...] = ()
         self._patterns: list[Callable[[str], Any]] = []
+        self._regex: str | None = None  # group.protocol=consumer: the patterns, resolved by the coordinator
         self._listener: Any = None
         self._next_metadata_check = 0.0
         self._partition_counts: dict[str, int] = {}
@@ -185,6 +194,9 @@ class Consumer:
         if self._coordinator is None:
             self._groups.commit_offsets(group, offsets)
             return
+        if isinstance(self._coordinator, MembershipManager):
+            self._coordinator.commit_offsets(self._groups, offsets)
+            return
         generation, member_id, instance_id = self._coordinator.member.commit_identity()
         if generation < 0:
             raise CommitFailedError(
@@ -228,7 +240,11 @@ class Consumer:
         stores = ["kafka", "zookeeper"] if self.config.dual_commit_enabled else [self.config.offsets_storage]
         found: dict[TopicPartition, OffsetAndMetadata] = {}
         for storage in stores:
-            for tp, om in self._groups.list_group_offsets(group, tps, storage=storage).items():
+            if storage == "kafka" and isinstance(self._coordinator, MembershipManager):
+                stored = self._coordinator.fetch_committed(self._groups, tps)  # OffsetFetch v9 as the member
+            else:
+                stored = self._groups.list_group_offsets(group, tps, storage=storage)
+            for tp, om in stored.items():
                 if tp not in found or om.offset > found[tp].offset:
                     found[tp] = om
         return found
@@ -271,11 +287,19 @@ class Consumer:
             patterns.append(re.compile(pattern).fullmatch if isinstance(pattern, str) else pattern.fullmatch)
         self._topics = tuple(n for n in names if not n.startswith("^"))
         self._patterns = patterns
+        sources = [n for n in names if n.startswith("^")]
+        if pattern is not None:
+            sources.append(pattern if isinstance(pattern, str) else pattern.pattern)
+        self._regex = (
+            None if not sources else sources[0] if len(sources) == 1 else "|".join(f"(?:{p})" for p in sources)
+        )
         if not self._topics and not self._patterns:
             self.unsubscribe()
             return
         self._listener = listener
-        if self._coordinator is None:
+        if self._coordinator is None and self.config.group_protocol == "consumer":
+            self._coordinator = MembershipManager(self.config, self.client, self._on_rebalance)
+        elif self._coordinator is None:
             self._coordinator = ConsumerCoordinator(self.config, self._partition_counts_of, self._on_rebalance)
         self._next_metadata_check = 0.0
         self._check_metadata()
@@ -292,13 +316,16 @@ class Consumer:
                 coordinator.leave("the consumer unsubscribed")
             finally:
                 coordinator.close()
-        self._topics, self._patterns = (), []
+        self._topics, self._patterns, self._regex = (), [], None
         self._set_assignment([])
 
     def _check_metadata(self) -> None:
         """Every ``metadata.max.age.ms``: resolve patterns, and rejoin when a subscribed topic's partition count
         changed (the leader then assigns the new partitions), as Java's consumer does."""
         now = time.monotonic()
+        if isinstance(self._coordinator, MembershipManager):  # the coordinator resolves regexes and partitions
+            self._coordinator.member.subscribe(self._topics, self._regex)
+            return
         if self._coordinator is None or now < self._next_metadata_check:
             return
         self._next_metadata_check = now + self.config.metadata_max_age_ms / 1000
