@@ -159,4 +159,26 @@ TRANSACTION_KEYS: tuple[ConfigKey, ...] = (
         at_least=1,
         section="transactions",
     ),
+    _K(
+        "transaction.version",
+        "int",
+        2,
+        "The finalized `transaction.version` feature level ApiVersions advertises (Kafka 4.x's feature): 2 turns "
+        "on transactions v2 (KIP-890 part 2: EndTxn v5 bumps the producer epoch on every transaction end, Produce "
+        "v12 and TxnOffsetCommit v5 add their partition to the transaction implicitly); 1 writes "
+        "`__transaction_state` values in their flexible v1 form only; 0 keeps the old protocol and record format. "
+        "Clients that do not read the feature keep the old protocol at every level.",
+        at_least=0,
+        at_most=2,
+        section="transactions",
+    ),
+    _K(
+        "transaction.partition.verification.enable",
+        "boolean",
+        True,
+        "Before a leader appends a transactional batch of a producer with no transaction ongoing on that "
+        "partition, it asks the transaction coordinator whether the partition is in the transaction "
+        "(KIP-890 part 1); a partition not added is refused with INVALID_TXN_STATE.",
+        section="transactions",
+    ),
 )

@@ -9,8 +9,12 @@ Partition of a transactional id: ``Utils.abs(transactionalId.hashCode()) % trans
                              transaction_timeout_ms int32, transaction_status int8,
                              transaction_partitions nullable []{topic string, partition_ids []int32},
                              transaction_last_update_timestamp_ms int64, transaction_start_timestamp_ms int64
+    TransactionLogValue v1   the same fields, flexible, with the tagged fields of transactions v2 (Kafka 4.x):
+                             previous_producer_id int64 (tag 0, default -1), next_producer_id int64 (tag 1,
+                             default -1), client_transaction_version int16 (tag 2, default 0)
 
-Not flexible (Kafka's v1 value, flexible with tagged fields, is read too). A null value is a tombstone: the
+v0 is written while ``transaction.version`` is 0 (readable by Kafka before 4.0), v1 from level 1 on, as Kafka
+writes (``TransactionVersion.transactionLogValueVersion``); both are read. A null value is a tombstone: the
 transactional id expired. Status codes: Empty 0, Ongoing 1, PrepareCommit 2, PrepareAbort 3,
 CompleteCommit 4, CompleteAbort 5, Dead 6, PrepareEpochFence 7. Pure code, thread-safe.
 """
@@ -39,6 +43,8 @@ _VALUE = declare_data(
     flexible="1+",
     fields="""
         producer_id                int64
+        previous_producer_id       int64       v1+ tag0 default=-1
+        next_producer_id           int64       v1+ tag1 default=-1
         producer_epoch             int16
         transaction_timeout_ms     int32
         transaction_status         int8
@@ -47,6 +53,7 @@ _VALUE = declare_data(
           partition_ids            []int32
         transaction_last_update_timestamp_ms  int64
         transaction_start_timestamp_ms  int64
+        client_transaction_version  int16      v1+ tag2 default=0
     """,
 )
 _Value = _VALUE.cls
@@ -59,7 +66,10 @@ class TransactionLogError(OffsetsRecordError):
 
 @dataclass
 class TxnLogValue:
-    """A decoded TransactionLogValue; ``partitions`` maps topic -> sorted partition ids."""
+    """A decoded TransactionLogValue; ``partitions`` maps topic -> sorted partition ids. ``previous_producer_id``
+    is the id before the latest transition (-1: none), ``next_producer_id`` the id a transactions-v2 commit or
+    abort that exhausted the epoch hands over once its markers are written (-1: none), and
+    ``client_transaction_version`` the transaction version the producer used (0, or 2 for transactions v2)."""
 
     producer_id: int
     producer_epoch: int
@@ -68,6 +78,9 @@ class TxnLogValue:
     partitions: dict[str, list[int]] = field(default_factory=dict)
     last_update_ms: int = -1
     start_ms: int = -1
+    previous_producer_id: int = -1
+    next_producer_id: int = -1
+    client_transaction_version: int = 0
 
 
 def transaction_partition_for(transactional_id: str, num_partitions: int) -> int:
@@ -88,11 +101,14 @@ def decode_txn_key(data) -> str:
         raise TransactionLogError(str(e)) from None
 
 
-def encode_txn_value(v: TxnLogValue) -> bytes:
-    """Value v0. Kafka writes a null partition list for Empty/Complete states with no partitions; an empty
-    array is written here in every state (both decode to no partitions)."""
+def encode_txn_value(v: TxnLogValue, version: int = 0) -> bytes:
+    """Value ``version`` (0, or 1 with the tagged fields). Kafka writes a null partition list for Empty/Complete
+    states with no partitions; an empty array is written here in every state (both decode to no partitions)."""
     value = _Value(
         producer_id=v.producer_id,
+        previous_producer_id=v.previous_producer_id,
+        next_producer_id=v.next_producer_id,
+        client_transaction_version=v.client_transaction_version,
         producer_epoch=v.producer_epoch,
         transaction_timeout_ms=v.timeout_ms,
         transaction_status=v.status,
@@ -102,7 +118,7 @@ def encode_txn_value(v: TxnLogValue) -> bytes:
         transaction_last_update_timestamp_ms=v.last_update_ms,
         transaction_start_timestamp_ms=v.start_ms,
     )
-    return _encode(_VALUE, 0, value)
+    return _encode(_VALUE, version, value)
 
 
 def decode_txn_value(data) -> TxnLogValue:
@@ -121,4 +137,7 @@ def decode_txn_value(data) -> TxnLogValue:
         {t: sorted(ps) for t, ps in partitions.items()},
         v.transaction_last_update_timestamp_ms,
         v.transaction_start_timestamp_ms,
+        v.previous_producer_id,
+        v.next_producer_id,
+        v.client_transaction_version,
     )

@@ -1,6 +1,8 @@
 """The transaction coordinator: serves InitProducerId (with a transactional id), AddPartitionsToTxn,
 AddOffsetsToTxn, EndTxn, DescribeTransactions and ListTransactions for the transactional ids whose
-``__transaction_state`` partition this broker leads (Kafka's ZooKeeper-era coordinator, without KIP-890).
+``__transaction_state`` partition this broker leads, and the verification a partition leader asks for before
+it appends a transactional batch (KIP-890 part 1: ``verify_partitions``; ``txn_verification`` is the leader's
+side), with transactions v2 (KIP-890 part 2) for the clients that use it.
 
 Coordination is the group coordinator's (``InternalTopic``): ``__transaction_state`` (compacted,
 ``transaction.state.log.num.partitions``, replication factor ``transaction.state.log.replication.factor`` and
@@ -13,6 +15,16 @@ Every state change is one record (``transaction_log``) appended to the id's part
 ISR (acks=all) before it takes effect (``TxnMetadata.prepare``/``complete``); while one is in flight, or while
 a transaction's markers are, the id answers CONCURRENT_TRANSACTIONS. EndTxn answers once PrepareCommit/
 PrepareAbort is written; the markers (``txn_markers``) follow, then CompleteCommit/CompleteAbort is written.
+
+Transactions v2 (an EndTxn v5, a Produce v12 or a TxnOffsetCommit v5 whose leader adds the partition): every
+EndTxn bumps the producer epoch (PrepareCommit/PrepareAbort carry epoch + 1, the markers are written with it,
+so a late write of the ended transaction is fenced) and answers the id and epoch to use next; an epoch that
+would pass 32766 (Kafka keeps 32767 for fencing) moves to a new producer id at epoch 0 once the markers are
+written (``next_producer_id``). A retried EndTxn is recognised by its epoch being the previous one (or, after
+the move to a new id, by the previous id at epoch 32766): the same outcome answers again (CONCURRENT_TRANSACTIONS
+while the markers are written), any other request with an old epoch is PRODUCER_FENCED. A v2 abort with no
+transaction open bumps the epoch too (an aborted empty transaction). ``transaction.version`` >= 1 writes
+``__transaction_state`` values in v1 with the v2 fields (``transaction_log``).
 
 Timers (a ticker every ``TICK_S``): every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``
 an Ongoing transaction older than its timeout is aborted with the epoch bumped (Kafka's PrepareEpochFence),
@@ -46,7 +58,7 @@ from .transaction_log import (
     transaction_partition_for,
 )
 from .txn_markers import TxnMarkerSender
-from .txn_metadata import TxnMetadata, TxnState
+from .txn_metadata import MAX_EPOCH, TxnMetadata, TxnState
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
@@ -59,6 +71,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkalog.coordinator")
 
 TICK_S = 0.1
+_COMPLETE = (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
 
 
 class TxnError(Exception):
@@ -123,6 +136,17 @@ class TransactionCoordinator:
 
     def now(self) -> int:
         return self.clock.milliseconds()
+
+    @property
+    def transaction_version(self) -> int:
+        """The finalized ``transaction.version`` feature level (2: transactions v2 offered to clients)."""
+        return int(self.config["transaction.version"])
+
+    @property
+    def log_value_version(self) -> int:
+        """The TransactionLogValue version written: 1 (flexible, with the v2 fields) from ``transaction.version``
+        1 on, as Kafka."""
+        return 1 if self.transaction_version >= 1 else 0
 
     # -- coordination ------------------------------------------------------------------------------
     def partition_of(self, transactional_id: str) -> int:
@@ -226,6 +250,7 @@ class TransactionCoordinator:
             timeout_ms=timeout_ms,
             partitions=set(),
             start_ms=-1,
+            client_transaction_version=0,
         )
         await self._write(meta)
         return meta.producer_id, meta.producer_epoch
@@ -242,40 +267,141 @@ class TransactionCoordinator:
             raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: a state change is in progress")
         return meta
 
-    async def add_partitions(self, transactional_id: str, pid: int, epoch: int, tps: set[tuple[str, int]]) -> None:
-        """Add ``tps`` to the transaction (starting it); raises ``TxnError``."""
+    async def add_partitions(
+        self,
+        transactional_id: str,
+        pid: int,
+        epoch: int,
+        tps: set[tuple[str, int]],
+        *,
+        transactions_v2: bool = False,
+    ) -> None:
+        """Add ``tps`` to the transaction (starting it); raises ``TxnError``. ``transactions_v2``: the add comes
+        from a leader for a v2 client's Produce v12 / TxnOffsetCommit v5, so its EndTxn will bump the epoch."""
         meta = self._validate(transactional_id, pid, epoch)
         if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) or transactional_id in self._completing:
             raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: the previous transaction is ending")
-        if meta.state is TxnState.ONGOING and tps <= meta.partitions:
+        ongoing = meta.state is TxnState.ONGOING
+        version = 2 if transactions_v2 else (meta.client_transaction_version if ongoing else 0)
+        if ongoing and tps <= meta.partitions and version == meta.client_transaction_version:
             return
         now = self.now()
-        start = meta.start_ms if meta.state is TxnState.ONGOING else now
-        meta.prepare(TxnState.ONGOING, now, partitions=meta.partitions | tps, start_ms=start)
+        start = meta.start_ms if ongoing else now
+        meta.prepare(
+            TxnState.ONGOING,
+            now,
+            partitions=meta.partitions | tps,
+            start_ms=start,
+            client_transaction_version=version,
+        )
         await self._write(meta)
 
+    def verify_partitions(
+        self, transactional_id: str, pid: int, epoch: int, tps: set[tuple[str, int]]
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """KIP-890 part 1 (AddPartitionsToTxn v4+ ``verify_only``): the partitions of ``tps`` that are not in the
+        producer's ongoing transaction, each with its error (INVALID_TXN_STATE), or every partition with the
+        producer's error (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS while a state
+        change or the markers are written, NOT_COORDINATOR...); empty when all are in it. Changes nothing."""
+        try:
+            meta = self._validate(transactional_id, pid, epoch)
+            if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) or transactional_id in self._completing:
+                raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: the transaction is ending")
+        except TxnError as e:
+            return dict.fromkeys(tps, e.error_code)
+        added = meta.partitions if meta.state is TxnState.ONGOING else set()
+        return {tp: ErrorCode.INVALID_TXN_STATE for tp in tps if tp not in added}
+
     # -- EndTxn -----------------------------------------------------------------------------------------
-    async def end_txn(self, transactional_id: str, pid: int, epoch: int, commit: bool) -> None:
-        """Commit or abort: answers once PrepareCommit/PrepareAbort is written; raises ``TxnError``."""
-        meta = self._validate(transactional_id, pid, epoch)
+    async def end_txn(
+        self, transactional_id: str, pid: int, epoch: int, commit: bool, *, transactions_v2: bool = False
+    ) -> tuple[int, int]:
+        """Commit or abort: answers once PrepareCommit/PrepareAbort is written with the producer id and epoch the
+        producer goes on with (new ones under ``transactions_v2``, EndTxn v5); raises ``TxnError``. The rules of
+        retries and epochs are the module docstring's."""
+        self._check(transactional_id)
+        meta = self.txns.get(transactional_id)
+        if meta is None:
+            raise TxnError(ErrorCode.INVALID_PRODUCER_ID_MAPPING, f"{transactional_id} is not mapped to producer {pid}")
+        v2 = meta.transactions_v2
+        retry_overflow = (
+            v2
+            and meta.producer_id != pid
+            and meta.previous_producer_id == pid
+            and epoch == MAX_EPOCH - 1
+            and meta.producer_epoch == 0
+        )
+        retry_bump = v2 and meta.producer_id == pid and meta.producer_epoch == epoch + 1
+        if meta.producer_id != pid and not retry_overflow:
+            raise TxnError(ErrorCode.INVALID_PRODUCER_ID_MAPPING, f"{transactional_id} is not mapped to producer {pid}")
+        state = meta.state
+        if not v2:
+            valid = epoch == meta.producer_epoch
+        elif state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            valid = retry_bump
+        elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            valid = retry_bump or retry_overflow or (transactions_v2 and epoch == meta.producer_epoch)
+        else:
+            valid = epoch == meta.producer_epoch
+        if not valid:
+            raise TxnError(
+                ErrorCode.PRODUCER_FENCED,
+                f"{transactional_id}: producer {pid} epoch {epoch} is not the current one "
+                f"({meta.producer_id} epoch {meta.producer_epoch})",
+            )
+        if meta.pending is not None:
+            raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: a state change is in progress")
         want = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
         prepared = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
-        if meta.state is TxnState.ONGOING:
+        retry = retry_bump or retry_overflow or (not v2 and not transactions_v2)
+        if state is TxnState.ONGOING:
+            return await self._prepare_end(meta, prepared, transactions_v2)
+        if state is want and retry:
+            return meta.producer_id, meta.producer_epoch  # a retry of an EndTxn that succeeded
+        if state is prepared and retry:
+            raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: markers are being written")
+        if transactions_v2 and not commit and not retry and state in (TxnState.EMPTY, *_COMPLETE):
+            return await self._prepare_end(meta, prepared, True)  # an empty transaction aborted: bump the epoch
+        raise TxnError(
+            ErrorCode.INVALID_TXN_STATE,
+            f"{transactional_id}: cannot {'commit' if commit else 'abort'} in state {state.display}",
+        )
+
+    async def _prepare_end(self, meta: TxnMetadata, prepared: TxnState, bump: bool) -> tuple[int, int]:
+        """Write PrepareCommit/PrepareAbort (with the epoch bumped, and a new producer id to move to when the
+        epoch is exhausted, under ``bump``) and start the markers; the producer id and epoch to go on with."""
+        if not bump:
             meta.prepare(prepared, self.now())
             await self._write(meta)
             self._start_completion(meta)
-            return
-        if meta.state is want:
-            return  # a retry of an EndTxn that succeeded
-        if meta.state is prepared:
-            raise TxnError(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id}: markers are being written")
-        raise TxnError(
-            ErrorCode.INVALID_TXN_STATE,
-            f"{transactional_id}: cannot {'commit' if commit else 'abort'} in state {meta.state.display}",
+            return meta.producer_id, meta.producer_epoch
+        next_pid = self.producer_ids.next_id() if meta.epoch_exhausted() else -1
+        partitions = meta.partitions if meta.state is TxnState.ONGOING else set()
+        meta.prepare(
+            prepared,
+            self.now(),
+            producer_epoch=meta.producer_epoch + 1,
+            partitions=set(partitions),
+            next_producer_id=next_pid,
+            client_transaction_version=2,
         )
+        await self._write(meta)
+        self._start_completion(meta)
+        return (next_pid, 0) if next_pid >= 0 else (meta.producer_id, meta.producer_epoch)
 
     async def _fence_and_abort(self, meta: TxnMetadata) -> None:
-        """Abort an Ongoing transaction with the epoch bumped (PrepareEpochFence, then PrepareAbort)."""
+        """Abort an Ongoing transaction with the epoch bumped (PrepareEpochFence, then PrepareAbort). A
+        transactions-v2 transaction gets the fence's bump and its abort's (+2, as Kafka), so the fenced producer's
+        EndTxn (epoch + 1 would look like a retry) is PRODUCER_FENCED; reaching 32766 moves to a new producer id."""
+        if meta.transactions_v2:
+            epoch = min(meta.producer_epoch + 2, MAX_EPOCH)
+            next_pid = self.producer_ids.next_id() if epoch >= MAX_EPOCH - 1 else -1
+            meta.prepare(
+                TxnState.PREPARE_ABORT, self.now(), producer_epoch=epoch, next_producer_id=next_pid, fenced=True
+            )
+            await self._write(meta)
+            self._start_completion(meta)
+            return
         epoch = meta.producer_epoch + 1 if not meta.epoch_exhausted() else meta.producer_epoch
         meta.prepare(TxnState.PREPARE_ABORT, self.now(), producer_epoch=epoch, fenced=True)
         await self._write(meta)
@@ -297,8 +423,14 @@ class TransactionCoordinator:
             )
             while True:
                 try:
+                    moved = {}
+                    if meta.transactions_v2 and meta.next_producer_id >= 0:  # the epoch was exhausted: a new id
+                        moved = {"producer_id": meta.next_producer_id, "producer_epoch": 0}
                     meta.prepare(
-                        TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT, self.now(), partitions=set()
+                        TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT,
+                        self.now(),
+                        partitions=set(),
+                        **moved,
                     )
                     await self._write(meta)
                     break
@@ -412,7 +544,7 @@ class TransactionCoordinator:
         v = meta.pending
         assert v is not None
         b = RecordBatchBuilder()
-        b.append(self.now(), encode_txn_key(meta.transactional_id), encode_txn_value(v))
+        b.append(self.now(), encode_txn_key(meta.transactional_id), encode_txn_value(v, self.log_value_version))
         try:
             await self._append(self.partition_of(meta.transactional_id), bytearray(b.build()), meta.complete)
         except BaseException:

@@ -130,6 +130,16 @@ class TxnMarkerSender:
                         log.debug("transaction markers: %s-%d answered %s; retrying", *tp, ErrorCode(code).name)
         return done
 
+    async def drop_connection(self, node: int) -> None:
+        """Close the connection to ``node`` after a failure (the next request opens a new one)."""
+        dropped = self._conns.pop(node, None)
+        if dropped is not None:
+            await dropped.close()
+
+    async def connection(self, node: int) -> AsyncKafkaConnection:
+        """The shared connection to broker ``node`` (also used by ``txn_verification``)."""
+        return await self._connection(node)
+
     async def _connection(self, node: int) -> AsyncKafkaConnection:
         conn = self._conns.get(node)
         if conn is not None:

@@ -36,3 +36,10 @@ def wire_error(code: ErrorCode, api_key: ApiKey, version: int) -> ErrorCode:
     if code == ErrorCode.PRODUCER_FENCED and version < _FENCED_FROM[api_key]:
         return ErrorCode.INVALID_PRODUCER_EPOCH
     return code
+
+
+def txn_verifier(ctx):
+    """The leader's side of transaction verification (``broker.coordinator.txn_verification``)."""
+    from broker.coordinator.txn_verification import TxnVerifier
+
+    return TxnVerifier(ctx.services.txn_coordinator)

@@ -1,6 +1,7 @@
-"""AddOffsetsToTxn (key 25), v0-3: adds the group's ``__consumer_offsets`` partition to the transaction, so
+"""AddOffsetsToTxn (key 25), v0-4: adds the group's ``__consumer_offsets`` partition to the transaction, so
 the transaction's markers reach the offsets a TxnOffsetCommit writes there. Errors as AddPartitionsToTxn
-(PRODUCER_FENCED from v2, INVALID_PRODUCER_EPOCH before). Gaps: v4 (KIP-890) is not served.
+(PRODUCER_FENCED from v2, INVALID_PRODUCER_EPOCH before); v4 only allows TRANSACTION_ABORTABLE. A
+transactions-v2 producer does not send it (TxnOffsetCommit v5 adds the partition).
 Authorization, first: WRITE on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then READ on
 the group (else GROUP_AUTHORIZATION_FAILED).
 """
@@ -16,7 +17,7 @@ from ._groups import group_authorized
 from ._txns import txn_coordinator, txn_id_authorized, wire_error
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
-VERSIONS = (0, 3)
+VERSIONS = (0, 4)
 _API = API_BY_KEY[API_KEY]
 
 

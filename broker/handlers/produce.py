@@ -1,4 +1,4 @@
-"""Produce (key 0), v0-9: append producer batches to partitions this broker leads.
+"""Produce (key 0), v0-12: append producer batches to partitions this broker leads.
 
 v0-2 carry v0/v1 message sets, converted here to RecordBatch v2 before they reach the log (the log only
 stores v2; ``broker.log.validation.convert_legacy_message_set``: the client's offsets are ignored as in
@@ -28,9 +28,19 @@ acks=0 any of these errors closes the connection, as every other failure does.
 Quotas (KIP-219): with a ``producer_byte_rate`` configured, the request's record bytes are recorded once it is
 done; over the quota the response (sent at once) carries ``throttle_time_ms`` and the connection is muted for
 it (acks=0 too, without a response).
-Gaps: no check that the coordinator added the partition to the transaction (KIP-890); without an authorizer a
-transactional batch with a null ``transactional_id`` is appended (Kafka answers it
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED even then; kafkalog's own tests produce such batches).
+Transaction verification (KIP-890 part 1, ``transaction.partition.verification.enable``, on by default): a
+partition whose first batch is transactional, from a producer with no transaction ongoing there at that
+epoch, is appended only once the transaction coordinator of ``transactional_id`` confirmed the partition is
+in the transaction (in-process, or AddPartitionsToTxn v4+ ``verify_only`` to another broker:
+``broker.coordinator.txn_verification``); else INVALID_TXN_STATE ("the partition was not added to the
+transaction"), INVALID_PRODUCER_EPOCH for a fenced producer, NOT_ENOUGH_REPLICAS while the coordinator cannot
+tell (moving, loading, markers being written: the producer retries), TRANSACTION_ABORTABLE only from v11. A
+transaction that ends while its partition is verified voids the verification (INVALID_TXN_STATE). v12 is a
+transactions-v2 producer (KIP-890 part 2): the coordinator adds the partition to the transaction instead of
+only verifying it, so such a producer sends no AddPartitionsToTxn. v10's tagged ``current_leader`` and
+``node_endpoints`` (KIP-951) are left at their defaults (unknown): clients refresh metadata as before.
+Gaps: without an authorizer a transactional batch with a null ``transactional_id`` is appended and not verified
+(Kafka answers it TRANSACTIONAL_ID_AUTHORIZATION_FAILED even then; kafkalog's own tests produce such batches).
 """
 
 from __future__ import annotations
@@ -46,8 +56,10 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.records.batch import ATTRIBUTES_OFFSET, TRANSACTIONAL_BIT
 from spark_kafkalog.security.acl import AclOperation, ResourceType
 
+from ._txns import txn_verifier
+
 API_KEY = ApiKey.PRODUCE
-VERSIONS = (0, 9)
+VERSIONS = (0, 12)
 _API = API_BY_KEY[API_KEY]
 _MAGIC_POS = 16
 log = logging.getLogger("kafkalog.handlers.produce")
@@ -143,6 +155,9 @@ async def handle(ctx, request):
         return refused
     acks = request.acks
     writable = {t.name for t in request.topic_data if ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, t.name)}
+    verification = await txn_verifier(ctx).verify_produce(
+        request, ctx.version, lambda t, i: b.replica_manager.leader_partition(t, i)[0] if t in writable else None
+    )
     waits = []  # (partition, required high watermark, response entry)
     responses = []
     for topic in request.topic_data:
@@ -162,6 +177,10 @@ async def handle(ctx, request):
             part, code = b.replica_manager.leader_partition(topic.name, pd.index)
             if part is None:
                 entry.error_code = code
+                continue
+            refusal = verification.refusal((topic.name, pd.index), part)  # KIP-890 transaction verification
+            if refusal is not None:
+                entry.error_code, entry.error_message = refusal
                 continue
             try:
                 records = _as_v2(pd.records, ctx.version)

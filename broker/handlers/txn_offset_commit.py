@@ -1,11 +1,17 @@
-"""TxnOffsetCommit (key 28), v0-3: offsets a transactional producer commits for a group (a consume-transform-
+"""TxnOffsetCommit (key 28), v0-5: offsets a transactional producer commits for a group (a consume-transform-
 produce loop). The group's coordinator appends them to ``__consumer_offsets`` as a transactional batch of
 the producer (its epoch checked by the log: INVALID_PRODUCER_EPOCH, or PRODUCER_FENCED from v3); they become
 the group's committed offsets only when the transaction's COMMIT marker reaches that partition, and are
 dropped on ABORT (OffsetFetch with ``require_stable`` answers UNSTABLE_OFFSET_COMMIT meanwhile). v3+: a named
 member must be in the group (UNKNOWN_MEMBER_ID) and a generation >= 0 current (ILLEGAL_GENERATION).
-Per partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE. Gaps: v4 (KIP-890) is not served;
-the transaction coordinator is not asked whether the group's partition was added (AddOffsetsToTxn), as Kafka.
+Per partition: UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE. v4 only allows TRANSACTION_ABORTABLE.
+
+Transaction verification (KIP-890, ``transaction.partition.verification.enable``), as for Produce: when the
+producer has no transaction ongoing on the group's ``__consumer_offsets`` partition, the transaction coordinator
+is asked whether that partition is in the transaction (AddOffsetsToTxn added it), else every partition answers
+INVALID_TXN_STATE (PRODUCER_FENCED for a fenced producer; COORDINATOR_NOT_AVAILABLE while the transaction
+coordinator cannot tell, CONCURRENT_TRANSACTIONS while its markers are written: both retried). v5 is a
+transactions-v2 producer: the coordinator adds the partition instead (no AddOffsetsToTxn is sent).
 
 Authorization, in Kafka's order: WRITE on the transactional id (else every partition
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group (else every partition GROUP_AUTHORIZATION_FAILED),
@@ -16,14 +22,49 @@ When no partition passes and exists, the coordinator is not asked.
 from __future__ import annotations
 
 from broker.coordinator.group import GroupError
+from broker.coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
+from broker.coordinator.txn_verification import guard_holds, has_ongoing_transaction, start_guard
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import AclOperation
 
 from ._groups import coordinator, group_authorized, requested_offsets
-from ._txns import txn_id_authorized, wire_error
+from ._txns import txn_id_authorized, txn_verifier, wire_error
+
+_UNVERIFIED = frozenset(
+    {
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.NETWORK_EXCEPTION,
+    }
+)
+
+
+async def _verify(ctx, request) -> ErrorCode:
+    """Verify (v5: add) the group's ``__consumer_offsets`` partition in the transaction (module docstring)."""
+    verifier = txn_verifier(ctx)
+    if not verifier.enabled:
+        return ErrorCode.NONE
+    p = partition_for(request.group_id, ctx.services.config["offsets.topic.num.partitions"])
+    part, _ = ctx.services.replica_manager.leader_partition(OFFSETS_TOPIC, p)
+    pid, epoch = request.producer_id, request.producer_epoch
+    if part is None or has_ongoing_transaction(part, pid, epoch):
+        return ErrorCode.NONE  # not the leader: the commit answers NOT_COORDINATOR itself
+    token = start_guard(part, pid)
+    errors = await verifier.check(
+        request.transactional_id, pid, epoch, {(OFFSETS_TOPIC, p)}, add=ctx.version >= TRANSACTIONS_V2_FROM
+    )
+    code = next(iter(errors.values()), ErrorCode.NONE)
+    if code in _UNVERIFIED:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code == ErrorCode.NONE and not guard_holds(part, pid, token):
+        return ErrorCode.INVALID_TXN_STATE
+    return code
+
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
-VERSIONS = (0, 3)
+VERSIONS = (0, 5)
+TRANSACTIONS_V2_FROM = 5
 _API = API_BY_KEY[API_KEY]
 
 
@@ -56,6 +97,10 @@ async def handle(ctx, request):
     offsets, errors = requested_offsets(ctx, request.topics, lambda p: now)
     if not offsets:  # nothing authorized that exists: Kafka answers without the coordinator
         return _response(request, lambda t, p: errors[(t, p)])
+    unverified = await _verify(ctx, request)
+    if unverified != ErrorCode.NONE:
+        code = wire_error(unverified, API_KEY, ctx.version)
+        return _response(request, lambda t, p: errors.get((t, p), code))
     try:
         codes = await gc.commit_txn_offsets(
             request.group_id,

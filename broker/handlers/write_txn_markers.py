@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 
+from broker.coordinator.txn_verification import clear_guard
 from broker.handlers.produce import _await_replication
 from broker.log import LogAppendError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -77,6 +78,7 @@ async def handle(ctx, request):
                     result.error_code = e.error_code
                     log.info("marker for producer %d in %s-%d refused: %s", marker.producer_id, topic.name, index, e)
                     continue
+                clear_guard(part, marker.producer_id)  # verifications started before the marker are void
                 part.append_notifier.notify()
                 part.maybe_advance_high_watermark()
                 if part.high_watermark <= info.last_offset:

@@ -90,3 +90,47 @@ def committed_view(records, aborted) -> list[bytes]:
             continue
         out.extend(r.value for r in v.records())
     return out
+
+
+def find_txn_coordinator(w, transactional_id: str, attempts: int = 100) -> None:
+    """FindCoordinator for ``transactional_id`` until it answers (the first creates ``__transaction_state``)."""
+    R = API_BY_KEY[K.FIND_COORDINATOR].Request
+    for _ in range(attempts):
+        resp = w.call(K.FIND_COORDINATOR, 1, R(key=transactional_id, key_type=1))
+        if resp.error_code == 0:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no transaction coordinator for {transactional_id!r}: {resp}")
+
+
+def init_txn_producer(w, transactional_id: str, *, version: int = 4, attempts: int = 100) -> tuple[int, int]:
+    """InitProducerId for ``transactional_id`` (retrying while the coordinator loads): (producer id, epoch)."""
+    find_txn_coordinator(w, transactional_id)
+    R = API_BY_KEY[K.INIT_PRODUCER_ID].Request
+    for _ in range(attempts):
+        resp = w.call(
+            K.INIT_PRODUCER_ID,
+            version,
+            R(transactional_id=transactional_id, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1),
+        )
+        if resp.error_code == 0:
+            return resp.producer_id, resp.producer_epoch
+        time.sleep(0.05)
+    raise AssertionError(f"InitProducerId {transactional_id!r} failed: {resp}")
+
+
+def add_partitions(w, transactional_id: str, pid: int, epoch: int, topics: dict[str, list[int]], version: int = 3):
+    """AddPartitionsToTxn (a producer's, v0-3): ``{(topic, partition): error code}``."""
+    R = API_BY_KEY[K.ADD_PARTITIONS_TO_TXN].Request
+    body = R(
+        v3_and_below_transactional_id=transactional_id,
+        v3_and_below_producer_id=pid,
+        v3_and_below_producer_epoch=epoch,
+        v3_and_below_topics=[R.AddPartitionsToTxnTopic(name=t, partitions=ps) for t, ps in topics.items()],
+    )
+    resp = w.call(K.ADD_PARTITIONS_TO_TXN, version, body)
+    return {
+        (t.name, p.partition_index): p.partition_error_code
+        for t in resp.results_by_topic_v3_and_below
+        for p in t.results_by_partition
+    }

@@ -11,6 +11,7 @@ import pytest
 
 from broker.api import CloseConnection
 from broker.cluster.memory_registry import MemoryRegistryStore
+from broker.config import BrokerConfig
 from broker.handlers import (
     describe_producers,
     fetch,
@@ -42,7 +43,17 @@ def registry():
 
 @pytest.fixture
 def sec(tmp_path, registry):
-    s = Secured(tmp_path, registry)
+    # the transactional batches here have no coordinator behind them: KIP-890's verification (tested in
+    # test_transactions_v2) would refuse them before the append these tests look at
+    config = BrokerConfig.from_properties(
+        {
+            "broker.id": "0",
+            "log.dirs": str(tmp_path),
+            "zookeeper.connect": "memory:services-builder",
+            "transaction.partition.verification.enable": "false",
+        }
+    )
+    s = Secured(tmp_path, registry, config=config)
     s.topic("secret")
     s.topic("visible")
     return s

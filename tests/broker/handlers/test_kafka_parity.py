@@ -11,7 +11,7 @@ import pytest
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 from ..requests import batch, create, produce, produce_body, unique
-from ..txn_wire import txn_batch
+from ..txn_wire import add_partitions, init_txn_producer, txn_batch
 from ..wire import Wire
 
 K = ApiKey
@@ -87,14 +87,17 @@ def test_produce_too_large_answers_no_log_start_offset(wire):
 
 
 def test_transactional_produce_with_a_fenced_epoch_answers_no_log_start_offset(wire):
-    name = unique()
+    name, tid = unique(), unique()
     create(wire, name)
+    pid, epoch = init_txn_producer(wire, tid)
+    pid, epoch = init_txn_producer(wire, tid)  # epoch 1: epoch 0 is the fenced one
+    assert add_partitions(wire, tid, pid, epoch, {name: [0]}) == {(name, 0): ErrorCode.NONE}
 
     def send(epoch: int):
-        body = produce_body(name, 0, txn_batch(777_001, [b"v"], epoch=epoch), acks=-1)
-        body.transactional_id = "parity-txn"
+        body = produce_body(name, 0, txn_batch(pid, [b"v"], epoch=epoch), acks=-1)
+        body.transactional_id = tid
         return wire.call(K.PRODUCE, 9, body).responses[0].partition_responses[0]
 
-    assert send(1).error_code == 0
-    fenced = send(0)
+    assert send(epoch).error_code == 0
+    fenced = send(epoch - 1)  # refused by the coordinator's verification (KIP-890), as Kafka does
     assert (fenced.error_code, fenced.log_start_offset) == (ErrorCode.INVALID_PRODUCER_EPOCH, -1)
