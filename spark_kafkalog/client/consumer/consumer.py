@@ -45,6 +45,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
@@ -57,12 +58,24 @@ from spark_kafkalog.client.errors import KafkaClientError, OffsetOutOfRangeError
 from spark_kafkalog.client.types import ConsumerRecord, OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 
-__all__ = ["CommitFailedError", "Consumer"]
+__all__ = ["CommitFailedError", "Consumer", "ConsumerGroupMetadata"]
 
 log = logging.getLogger("kafkalog.consumer")
 
 _COMMIT_FAILED = frozenset({ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID})
 CommitCallback = Callable[[Mapping[TopicPartition, OffsetAndMetadata], BaseException | None], None]
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMetadata:
+    """Java's ``ConsumerGroupMetadata``: the consumer's group identity now (``Consumer.group_metadata()``), for
+    ``Producer.send_offsets_to_transaction``. ``generation_id`` is the classic generation or the KIP-848 member epoch
+    (-1 outside the group)."""
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
 
 
 class Consumer:
@@ -303,6 +316,14 @@ class Consumer:
             self._coordinator = ConsumerCoordinator(self.config, self._partition_counts_of, self._on_rebalance)
         self._next_metadata_check = 0.0
         self._check_metadata()
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """The group identity now: group id, generation (classic) or member epoch (consumer protocol), member id."""
+        group = self._group()
+        if self._coordinator is None:
+            return ConsumerGroupMetadata(group, group_instance_id=self.config.group_instance_id)
+        generation, member_id, instance_id = self._coordinator.member.commit_identity()
+        return ConsumerGroupMetadata(group, generation, member_id, instance_id)
 
     def subscription(self) -> set[str]:
         """The topics subscribed to (patterns resolved against the last metadata)."""
