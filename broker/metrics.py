@@ -42,6 +42,13 @@ Client quotas (``watch_quotas``; read when scraped from ``QuotaManager.figures``
     kafka_server_request_request_time                              handler time, % of one thread
     kafka_server_{produce,fetch,request}_throttle_time             mean throttle time (ms) over the window
 
+Fetch sessions (``watch_fetch_sessions``; read when scraped from ``FetchSessionCache.figures``), Kafka's
+``kafka.server:type=FetchSessionCache`` metrics:
+
+    kafka_server_fetchsessioncache_numincrementalfetchsessions          incremental fetch sessions cached
+    kafka_server_fetchsessioncache_numincrementalfetchpartitionscached  partitions in those sessions
+    kafka_server_fetchsessioncache_incrementalfetchsessionevictions_total   sessions evicted to make room
+
 Each component reports its own figures (``ReplicaManager.replica_figures``, ``Controller.is_active`` and
 ``offline_partition_count``, ``GroupCoordinator.groups_by_state`` and ``consumer_lag``,
 ``TransactionCoordinator.transactions_by_state``); ``Broker._metrics_snapshot`` only puts them together. The
@@ -60,7 +67,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 log = logging.getLogger("kafkalog.metrics")
@@ -246,6 +253,11 @@ class BrokerMetrics:
         """Register the client quota gauges, read from ``figures()`` (thread-safe) at each scrape."""
         self.registry.register(_QuotaCollector(figures))
 
+    def watch_fetch_sessions(self, figures: Callable[[], Any]) -> None:
+        """Register the fetch session cache gauges, read from ``figures()`` (``FetchSessionCache.figures``:
+        sessions, partitions cached, evictions; plain integers, safe to read from the scrape thread)."""
+        self.registry.register(_FetchSessionCollector(figures))
+
     # -- HTTP ------------------------------------------------------------------------------------
     def serve(self, host: str, port: int) -> int:
         """Serve ``/metrics`` on ``host:port`` (0: any free port) in a daemon thread; returns the port."""
@@ -307,6 +319,27 @@ class _QuotaCollector(Collector):
             throttle = family(prefix + "throttle_time", f"{f.group} quota mean throttle time (ms) per user/client-id.")
             throttle.add_metric(labels, f.throttle_time_ms)
         yield from families.values()
+
+
+class _FetchSessionCollector(Collector):
+    def __init__(self, figures: Callable[[], Any]) -> None:
+        self._figures = figures
+
+    def describe(self) -> list:
+        return []
+
+    def collect(self) -> Iterator[Any]:
+        sessions, partitions, evictions = self._figures()
+        prefix = "kafka_server_fetchsessioncache_"
+        yield GaugeMetricFamily(prefix + "numincrementalfetchsessions", "Incremental fetch sessions.", value=sessions)
+        yield GaugeMetricFamily(
+            prefix + "numincrementalfetchpartitionscached",
+            "Partitions in incremental fetch sessions.",
+            value=partitions,
+        )
+        yield CounterMetricFamily(
+            prefix + "incrementalfetchsessionevictions", "Fetch sessions evicted to make room.", value=evictions
+        )
 
 
 def _gauges(snap: BrokerSnapshot) -> Iterator[GaugeMetricFamily]:

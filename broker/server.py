@@ -45,6 +45,7 @@ from .metrics import BrokerMetrics, BrokerSnapshot
 from .network import SocketServer
 from .producer_ids import ProducerIdAllocator
 from .quotas.manager import QuotaManager
+from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .security.acl_sync import AclSync
 from .security.authorizer import AclAuthorizer
@@ -101,6 +102,10 @@ class Broker:
         self.authorizer = AclAuthorizer.from_config(config)
         self.quotas = QuotaManager.from_config(config)
         self.metrics.watch_quotas(self.quotas.figures)
+        self.fetch_sessions = FetchSessionCache(
+            config["max.incremental.fetch.session.cache.slots"], clock=ReplicaManager.now_ms
+        )
+        self.metrics.watch_fetch_sessions(self.fetch_sessions.figures)
         self.topic_admin: TopicAdmin | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.txn_coordinator: TransactionCoordinator | None = None
@@ -239,6 +244,7 @@ class Broker:
             txn_coordinator=self.txn_coordinator,
             authorizer=self.authorizer,
             quotas=self.quotas,
+            fetch_sessions=self.fetch_sessions,
         )
         if self.authorizer.enabled:  # every ACL in the cache before the first request can be authorized
             self.acl_sync = AclSync(registry, self.authorizer, self.run_blocking)

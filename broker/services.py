@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .metrics import BrokerMetrics
     from .producer_ids import ProducerIdAllocator
     from .quotas.manager import QuotaManager
+    from .replication.fetch_session import FetchSessionCache
     from .replication.replica_manager import ReplicaManager
     from .security.authorizer import AclAuthorizer
 
@@ -71,6 +72,8 @@ class BrokerServices:
     ``authorizer.class.name``, and then it allows everything."""
     quotas: QuotaManager
     """Client quotas: records bytes and request time, answers throttle times (``broker.quotas``)."""
+    fetch_sessions: FetchSessionCache
+    """Incremental fetch sessions (KIP-227, ``broker.replication.fetch_session``)."""
 
     @property
     def stopping(self) -> bool:

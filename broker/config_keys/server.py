@@ -86,6 +86,15 @@ BROKER_KEYS: tuple[ConfigKey, ...] = (
         "`asyncio`, `uvloop`, or `auto` (asyncio: uvloop measured no faster, see `bench/results/event_loop.json`).",
         choices=("auto", "asyncio", "uvloop"),
     ),
+    _K(
+        "max.incremental.fetch.session.cache.slots",
+        "int",
+        1000,
+        "Incremental fetch sessions (KIP-227) the broker keeps; when full, a new session takes the place of a "
+        "stale one (unused for 2 minutes) or, by Kafka's rules, of a smaller or a consumer's session; 0: Fetch "
+        "requests are always answered in full.",
+        at_least=0,
+    ),
 )
 
 ZOOKEEPER_KEYS: tuple[ConfigKey, ...] = (

@@ -1,7 +1,7 @@
-"""Fetch (key 1), v0-12: read record batches from partitions this broker leads (or follows, KIP-392), with long polling.
+"""Fetch (key 1), v0-17: read record batches from partitions this broker leads (or follows, KIP-392), with long polling.
 
-Every requested partition is listed in the response (session-less full responses). Data comes from the
-log as a file region sent with ``sendfile``; read_uncommitted consumers read up to the high watermark,
+A sessionless or full request's answer lists every requested partition (an incremental one's, only what
+changed; see fetch sessions below). Data comes from the log as a file region sent with ``sendfile``; read_uncommitted consumers read up to the high watermark,
 read_committed consumers (``isolation_level`` 1, v4+) up to the last stable offset (the first offset of
 the oldest ongoing transaction, at most the high watermark) and get ``aborted_transactions``: the
 producer id and first offset of every aborted transaction the data may hold (from the segments'
@@ -19,12 +19,24 @@ hard limits. Long poll: when fewer than ``min_bytes`` are ready, the request wai
 for new data on any requested partition, then reads again; a client that disconnects ends its wait at once. Before v4 batches are down-converted to
 message sets of magic 0 (v0-1) or 1 (v2-3); zstd data cannot be and yields UNSUPPORTED_COMPRESSION_TYPE.
 
-Fetch sessions (v7+, KIP-227): no session is ever created: session id 0 with epoch -1 or 0 gets a full
-response with session id 0 (clients then keep sending full requests); any other session id is
-FETCH_SESSION_ID_NOT_FOUND, epoch > 0 without a session INVALID_FETCH_SESSION_EPOCH.
+Topic ids (v13+, KIP-516): topics are named by id in requests, ``forgotten_topics_data`` and answers; an id the
+broker does not know answers UNKNOWN_TOPIC_ID (before the Read check: the id names nothing), and a partition
+a session cached under an older id of its topic (deleted and created again) INCONSISTENT_TOPIC_ID. v15+ carries
+the follower's id in ``replica_state`` (KIP-903); v16+ answers ``node_endpoints``, the endpoints (request's
+listener) of the leaders named in NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH answers (KIP-951); v17's
+follower directory id is accepted and ignored (one log directory per partition here).
+Fetch sessions (v7+, KIP-227, ``broker.replication.fetch_session``): epoch 0 is a full request that creates a
+session when ``max.incremental.fetch.session.cache.slots`` (default 1000) has room or Kafka's eviction rules
+free one (stale sessions first, then smaller ones; a follower's session may displace a consumer's); epoch -1
+answers in full without a session and closes the named one; an incremental request (session id, epoch n)
+adds and updates its partitions, drops ``forgotten_topics_data``, reads the whole session and answers only the
+partitions with records or a changed high watermark, last stable offset, log start offset or an error.
+Errors for the whole request: FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, and
+FETCH_SESSION_TOPIC_ID_ERROR for a session continued at a version that names topics the other way. A
+throttled incremental answer keeps its session id. Figures: ``kafka_server_fetchsessioncache_*``.
 v9+ ``current_leader_epoch`` fences stale or newer leaders (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH).
 Authorization (Kafka's ``handleFetchRequest``): a consumer needs Read on each topic, else its partitions
-answer TOPIC_AUTHORIZATION_FAILED, checked before the topic's existence; a follower (``replica_id`` >= 0)
+answer TOPIC_AUTHORIZATION_FAILED, checked after topic ids are resolved and before the topic's existence; a follower (``replica_id`` >= 0)
 needs ClusterAction on the cluster, else every partition answers TOPIC_AUTHORIZATION_FAILED (Kafka's
 answer; CVE-2018-1288) and no follower state is recorded. Decided once per request, before the long poll.
 Quotas (KIP-219): with a ``consumer_byte_rate`` configured, a consumer's answer (not a follower's) records its
@@ -53,42 +65,44 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.records import UnsupportedCompressionError, batch_to_legacy
 from spark_kafkalog.security.acl import AclOperation, ResourceType
 
+from . import _fetch_context
+
 API_KEY = ApiKey.FETCH
-VERSIONS = (0, 12)
+VERSIONS = (0, 17)
 _API = API_BY_KEY[API_KEY]
 READ_COMMITTED = 1
 _Aborted = _API.Response.FetchableTopicResponse.PartitionData.AbortedTransaction
 
 
 async def handle(ctx, request):
-    Resp = _API.Response
     v = ctx.version
-    if v >= 7 and request.session_id != 0:
-        return Resp(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
-    if v >= 7 and request.session_epoch not in (-1, 0):
-        return Resp(throttle_time_ms=0, error_code=ErrorCode.INVALID_FETCH_SESSION_EPOCH, session_id=0, responses=[])
+    if v >= _fetch_context.REPLICA_STATE_MIN_VERSION:  # v15+: the follower's id is in replica_state (KIP-903)
+        request.replica_id = request.replica_state.replica_id
+    context = _fetch_context.fetch_context(ctx, request)  # topic ids resolved, session rules applied
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
-    readable = readable_topics(ctx, request)
+    readable = readable_topics(ctx, request, {it.topic for it in context.items if it.topic is not None})
     quota_bytes = None  # consumer_byte_rate: at most what the quota window allows (getMaxValueInQuotaWindow)
     if ctx.services.quotas.fetch.enabled and request.replica_id < 0:
         quota_bytes = ctx.services.quotas.fetch_max_bytes(ctx.principal, ctx.header.client_id)
     min_bytes = request.min_bytes if quota_bytes is None else min(request.min_bytes, quota_bytes)
     while True:
-        responses, total, any_error, partitions = _read_all(ctx, request, readable, quota_bytes)
+        responses, total, any_error, partitions = _read_all(ctx, request, context, readable, quota_bytes)
         remaining = deadline - loop.time()
         gone = ctx.disconnected is not None and ctx.disconnected.done()  # nobody left to answer
         if total >= min_bytes or any_error or remaining <= 0 or not partitions or ctx.services.stopping or gone:
             if ctx.services.quotas.fetch.enabled and request.replica_id < 0:
                 throttle_ms = _record_quota(ctx, total)
                 if throttle_ms:
-                    return Resp(throttle_time_ms=throttle_ms, error_code=ErrorCode.NONE, session_id=0, responses=[])
+                    return _fetch_context.throttled_answer(context, throttle_ms)
+            response = _fetch_context.answer(ctx, context, [p for t in responses for p in t.partitions])
+            responses = response.responses  # an incremental session's answer: only what changed
             if total:
                 _count_bytes_out(ctx.services.metrics, responses, follower=request.replica_id >= 0)
             if request.replica_id < 0 and v >= follower_fetch.PREFERRED_REPLICA_MIN_VERSION:
                 follower_fetch.record_served(ctx.services.metrics, ctx.services.replica_manager, responses)
-            return Resp(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=responses)
+            return response
         notifiers = [p.append_notifier if request.replica_id >= 0 else p.data_notifier for p in partitions]
         await wait_any(notifiers, remaining, abandon=ctx.disconnected)
 
@@ -111,16 +125,15 @@ def _count_bytes_out(metrics, responses, *, follower: bool) -> None:
             metrics.fetched(topic.topic, size, follower=follower)
 
 
-def readable_topics(ctx, request) -> set[str]:
-    """The requested topics this fetch may read: a follower's all or none (ClusterAction on the cluster), a
-    consumer's those it has Read on."""
-    names = {t.topic for t in request.topics}
+def readable_topics(ctx, request, names: set[str]) -> set[str] | None:
+    """The topics of ``names`` this fetch may read: a follower's all, or None without ClusterAction on the
+    cluster (then every partition answers TOPIC_AUTHORIZATION_FAILED), a consumer's those it has Read on."""
     if request.replica_id >= 0:
-        return names if ctx.authorize_cluster(AclOperation.CLUSTER_ACTION) else set()
+        return names if ctx.authorize_cluster(AclOperation.CLUSTER_ACTION) else None
     return {n for n in names if ctx.authorize(AclOperation.READ, ResourceType.TOPIC, n)}
 
 
-def _read_all(ctx, request, readable: set[str], quota_bytes: int | None = None):
+def _read_all(ctx, request, context, readable: set[str] | None, quota_bytes: int | None = None):
     b = ctx.services
     v = ctx.version
     Resp = _API.Response
@@ -136,7 +149,7 @@ def _read_all(ctx, request, readable: set[str], quota_bytes: int | None = None):
     any_error = False
     waiting_on = []
     responses = []
-    for topic in request.topics:
+    for topic in _fetch_context.by_topic(context.items):
         entries = []
         for fp in topic.partitions:
             entry = Resp.FetchableTopicResponse.PartitionData(
@@ -147,8 +160,9 @@ def _read_all(ctx, request, readable: set[str], quota_bytes: int | None = None):
                 aborted_transactions=[] if committed else None,
             )
             entries.append(entry)
-            if topic.topic not in readable:  # before existence: an unauthorized client learns nothing
-                entry.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            code = _fetch_context.topic_error(b.metadata, fp, readable or set(), cluster_denied=readable is None)
+            if code != ErrorCode.NONE:  # before existence: an unauthorized client learns nothing
+                entry.error_code = code
                 any_error = True
                 continue
             part, code = b.replica_manager.partition_to_read(
@@ -226,5 +240,7 @@ def _read_all(ctx, request, readable: set[str], quota_bytes: int | None = None):
             remaining -= size
             if size:
                 min_one = False
-        responses.append(Resp.FetchableTopicResponse(topic=topic.topic, partitions=entries))
+        responses.append(
+            Resp.FetchableTopicResponse(topic=topic.topic or "", topic_id=topic.topic_id, partitions=entries)
+        )
     return responses, total, any_error, waiting_on

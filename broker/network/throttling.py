@@ -146,7 +146,10 @@ def _exempt(ctx: RequestContext, body: Any) -> bool:
     key = ctx.header.api_key
     if key in _EXEMPT_APIS:
         return True
-    return key == ApiKey.FETCH and getattr(body, "replica_id", -1) >= 0
+    if key != ApiKey.FETCH:
+        return False
+    state = getattr(body, "replica_state", None)  # Fetch v15+ carries the follower's id there (KIP-903)
+    return getattr(body, "replica_id", -1) >= 0 or (state is not None and state.replica_id >= 0)
 
 
 def _emptied_fetch(ctx: RequestContext, response: Any) -> Any:
@@ -154,7 +157,8 @@ def _emptied_fetch(ctx: RequestContext, response: Any) -> Any:
     nbytes = sum(len(p.records) for t in response.responses for p in t.partitions if p.records is not None)
     if nbytes:
         ctx.services.quotas.unrecord_fetch(ctx.principal, ctx.header.client_id, nbytes)
-    return type(response)(throttle_time_ms=0, error_code=0, session_id=0, responses=[])
+    # an incremental fetch session keeps its id (Kafka's IncrementalFetchContext.getThrottledResponse)
+    return type(response)(throttle_time_ms=0, error_code=0, session_id=response.session_id, responses=[])
 
 
 async def with_request_quota(

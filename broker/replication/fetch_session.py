@@ -98,6 +98,26 @@ class FetchItem(NamedTuple):
     partition: int
     request: PartitionRequest
 
+    @property
+    def fetch_offset(self) -> int:
+        return self.request.fetch_offset
+
+    @property
+    def partition_max_bytes(self) -> int:
+        return self.request.partition_max_bytes
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.request.log_start_offset
+
+    @property
+    def current_leader_epoch(self) -> int:
+        return self.request.current_leader_epoch
+
+    @property
+    def last_fetched_epoch(self) -> int:
+        return self.request.last_fetched_epoch
+
 
 class PartitionResult(Protocol):
     """The parts of a Fetch response's ``PartitionData`` a session compares."""

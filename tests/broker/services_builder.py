@@ -30,6 +30,7 @@ from broker.metadata.cache import MetadataCache
 from broker.metrics import BrokerMetrics
 from broker.producer_ids import ProducerIdAllocator
 from broker.quotas.manager import QuotaManager
+from broker.replication.fetch_session import FetchSessionCache
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.authorizer import AclAuthorizer
 from broker.services import BrokerServices
@@ -113,6 +114,10 @@ def build_services(log_dir: Path, *, broker_id: int = 0, clock: Clock = SYSTEM_C
         ),
         authorizer=part("authorizer", lambda: AclAuthorizer.from_config(config)),
         quotas=part("quotas", QuotaManager),
+        fetch_sessions=part(
+            "fetch_sessions",
+            lambda: FetchSessionCache(config["max.incremental.fetch.session.cache.slots"], clock=ReplicaManager.now_ms),
+        ),
     )
 
 

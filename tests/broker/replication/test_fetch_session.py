@@ -295,3 +295,19 @@ def test_throttled_incremental_answer_keeps_the_session():
     assert ctx.throttled() == (0, sid)
     # nothing was recorded as sent: the next answer includes the new high watermark
     assert _incremental(cache, sid, 2).respond([Result(high_watermark=12)])[2] == [0]
+
+
+def test_figures_are_served_under_kafka_names():
+    from prometheus_client import generate_latest
+
+    from broker.metrics import BrokerMetrics
+
+    cache, clock = _cache(slots=1)
+    _fill(cache, clock, 1, size=2)
+    _full(cache, [_item("t", 0)], privileged=True)  # evicts the consumer's young session
+    metrics = BrokerMetrics()
+    metrics.watch_fetch_sessions(cache.figures)
+    text = generate_latest(metrics.registry).decode()
+    assert "kafka_server_fetchsessioncache_numincrementalfetchsessions 1.0" in text
+    assert "kafka_server_fetchsessioncache_numincrementalfetchpartitionscached 1.0" in text
+    assert "kafka_server_fetchsessioncache_incrementalfetchsessionevictions_total 1.0" in text
