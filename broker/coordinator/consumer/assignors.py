@@ -29,7 +29,7 @@ every member (``{member_id: Assignment}``, empty assignments included).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -168,26 +168,55 @@ class UniformAssignor:
                 best = min(subs, key=lambda m: (load[m], not rack_match(m, topic_id, p), m))
                 give(tp, best)
 
-        # 4. Balance: move from the most to the least loaded subscriber of a topic while they differ by > 1.
-        moved = True
-        while moved:
-            moved = False
-            for donor in sorted(member_ids, key=lambda m: (-load[m], m)):
-                for tp in sorted(held[donor], key=lambda x: (str(x[0]), -x[1])):
-                    subs = subscribers[tp[0]]
-                    receiver = min(subs, key=lambda m: (load[m], m))
-                    if load[donor] - load[receiver] > 1:
-                        take(tp)
-                        give(tp, receiver)
-                        moved = True
-                        break
-                if moved:
-                    break
+        # 4. Balance: while a member can pass a partition, directly or along a chain of members sharing topics,
+        #    to one holding at least two fewer, shift one partition along the shortest such chain.
+        while self._shift_once(member_ids, members, held, load, take, give):
+            pass
 
         result: dict[str, dict[uuid.UUID, set[int]]] = {m: {} for m in member_ids}
         for (topic_id, p), member_id in owner.items():
             result[member_id].setdefault(topic_id, set()).add(p)
         return _freeze(result, member_ids)
+
+    @staticmethod
+    def _shift_once(
+        member_ids: Sequence[str],
+        members: Mapping[str, MemberSubscriptionSpec],
+        held: Mapping[str, set[tuple[uuid.UUID, int]]],
+        load: Mapping[str, int],
+        take: Callable[[tuple[uuid.UUID, int]], None],
+        give: Callable[[tuple[uuid.UUID, int], str], None],
+    ) -> bool:
+        for donor in sorted(member_ids, key=lambda m: (-load[m], m)):
+            parent: dict[str, tuple[str, tuple[uuid.UUID, int]]] = {}
+            queue = [donor]
+            seen = {donor}
+            for u in queue:
+                by_topic: dict[uuid.UUID, int] = {}
+                for topic_id, p in held[u]:
+                    by_topic[topic_id] = max(p, by_topic.get(topic_id, -1))
+                for topic_id in sorted(by_topic):
+                    for v in member_ids:
+                        if v not in seen and topic_id in members[v].subscribed_topic_ids:
+                            seen.add(v)
+                            parent[v] = (u, (topic_id, by_topic[topic_id]))
+                            queue.append(v)
+            if len(queue) == 1:
+                continue
+            target = min(queue[1:], key=lambda m: (load[m], m))
+            if load[donor] - load[target] <= 1:
+                continue
+            path: list[tuple[str, tuple[uuid.UUID, int]]] = []
+            v = target
+            while v != donor:
+                u, tp = parent[v]
+                path.append((v, tp))
+                v = u
+            for receiver, tp in reversed(path):
+                take(tp)
+                give(tp, receiver)
+            return True
+        return False
 
 
 class RangeAssignor:
