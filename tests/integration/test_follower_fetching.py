@@ -39,8 +39,8 @@ def produce(bootstrap: str, values: list[bytes]) -> None:
         producer.flush()
 
 
-def read_kafkalog(consumer: Consumer, want: int, timeout_s: float = 30.0) -> list[bytes]:
-    got: list[bytes] = []
+def read_kafkalog(consumer: Consumer, want: int, timeout_s: float = 30.0) -> list[object]:
+    got: list[object] = []
     deadline = time.monotonic() + timeout_s
     while len(got) < want:
         assert time.monotonic() < deadline, f"kafkalog consumer: {len(got)} of {want} records"
