@@ -93,3 +93,30 @@ def test_state_names_are_kafkas():
         "Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead",
         "PrepareEpochFence",
     ]  # fmt: skip
+
+
+def test_value_v1_is_flexible_with_the_transactions_v2_tagged_fields():
+    v = TxnLogValue(1, 2, 60000, 4, {}, 5, 4, previous_producer_id=7, next_producer_id=-1, client_transaction_version=2)
+    data = encode_txn_value(v, 1)
+    assert data[:2] == b"\x00\x01"
+    expected_tail = (
+        (5).to_bytes(8, "big")  # last update
+        + (4).to_bytes(8, "big")  # start
+        + bytes([2])  # two tagged fields (next_producer_id is at its default, -1: omitted)
+        + bytes([0, 8]) + (7).to_bytes(8, "big")  # tag 0: previous producer id
+        + bytes([2, 2]) + (2).to_bytes(2, "big")  # tag 2: client transaction version
+    )  # fmt: skip
+    assert data.endswith(expected_tail)
+    assert decode_txn_value(data) == v
+    assert decode_txn_value(encode_txn_value(v, 0)) == TxnLogValue(1, 2, 60000, 4, {}, 5, 4)  # v0 drops them
+
+
+@pytest.mark.parametrize(
+    "changes, previous, following",
+    [({}, 10, -1), ({"producer_id": 11, "producer_epoch": 0}, 10, -1), ({"next_producer_id": 12}, 10, 12)],
+)
+def test_a_transition_records_the_previous_id_and_resets_the_next_one(changes, previous, following):
+    m = TxnMetadata("t", 10, 3, 1000, S.ONGOING, {("a", 0)}, 5, 5, next_producer_id=99)
+    m.prepare(S.PREPARE_COMMIT, 9, **changes)
+    m.complete()
+    assert (m.previous_producer_id, m.next_producer_id) == (previous, following)
