@@ -52,6 +52,9 @@ from .security.authorizer import AclAuthorizer
 from .security.inter_broker import InterBrokerClient
 from .security.scram_credentials import ScramCredentialCache
 from .services import BrokerServices
+from .telemetry import ClientTelemetry
+from .telemetry.prometheus import ClientTelemetryCollector
+from .telemetry.sync import ClientMetricsSync
 
 if TYPE_CHECKING:
     from .cluster.controller import Controller
@@ -102,6 +105,12 @@ class Broker:
         self.authorizer = AclAuthorizer.from_config(config)
         self.quotas = QuotaManager.from_config(config)
         self.metrics.watch_quotas(self.quotas.figures)
+        self.telemetry = ClientTelemetry(
+            max_bytes=config["telemetry.max.bytes"], max_clients=config["client.telemetry.max.clients"]
+        )
+        """KIP-714 client telemetry; what clients push is on the metrics endpoint (``broker.telemetry``)."""
+        self.metrics.registry.register(ClientTelemetryCollector(self.telemetry.series))
+        self.client_metrics_sync: ClientMetricsSync | None = None
         self.fetch_sessions = FetchSessionCache(
             config["max.incremental.fetch.session.cache.slots"], clock=ReplicaManager.now_ms
         )
@@ -244,6 +253,7 @@ class Broker:
             txn_coordinator=self.txn_coordinator,
             authorizer=self.authorizer,
             quotas=self.quotas,
+            telemetry=self.telemetry,
             fetch_sessions=self.fetch_sessions,
         )
         if self.authorizer.enabled:  # every ACL in the cache before the first request can be authorized
@@ -265,6 +275,8 @@ class Broker:
         )
         self.metadata_sync.start()
         await self.metadata_sync.ready.wait()
+        self.client_metrics_sync = ClientMetricsSync(registry, self.telemetry, self.run_blocking)
+        self.client_metrics_sync.start()
         host, port = self.bootstrap_server.rsplit(":", 1)
         protocols = {lst.name: cfg.security_protocol(lst.name) for lst in cfg.advertised_listeners}
         info = BrokerInfo(self.broker_id, host.strip("[]"), int(port), cfg["broker.rack"], self.endpoints(), protocols)
@@ -349,6 +361,8 @@ class Broker:
             await self.metadata_sync.stop()
         if self.acl_sync is not None:
             await self.acl_sync.stop()
+        if self.client_metrics_sync is not None:
+            await self.client_metrics_sync.stop()
         if self.log_manager is not None:
             await self.run_blocking(self.log_manager.shutdown)
         if self.registry is not None and self._registered:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .replication.fetch_session import FetchSessionCache
     from .replication.replica_manager import ReplicaManager
     from .security.authorizer import AclAuthorizer
+    from .telemetry import ClientTelemetry
 
 
 class ServedApis(Protocol):
@@ -72,6 +73,8 @@ class BrokerServices:
     ``authorizer.class.name``, and then it allows everything."""
     quotas: QuotaManager
     """Client quotas: records bytes and request time, answers throttle times (``broker.quotas``)."""
+    telemetry: ClientTelemetry
+    """Client telemetry (KIP-714): subscriptions, client instances, pushed metrics (``broker.telemetry``)."""
     fetch_sessions: FetchSessionCache
     """Incremental fetch sessions (KIP-227, ``broker.replication.fetch_session``)."""
 

@@ -2,8 +2,10 @@
 validate it, and write it to the registry (``/config/topics/<t>`` or ``/config/brokers/<id|<default>>`` plus
 a ``/config/changes`` notification, which every broker follows live: ``broker.metadata.sync``).
 
-Resources: topics (type 2; the topic must exist) and brokers (type 4; name ``""`` is the cluster-wide
-default ``<default>``, a number is that broker's own dynamic configs). Any broker may write any of them.
+Resources: topics (type 2; the topic must exist), brokers (type 4; name ``""`` is the cluster-wide
+default ``<default>``, a number is that broker's own dynamic configs) and client metrics subscriptions (type 16,
+KIP-714: ``metrics``, ``interval.ms``, ``match`` in ``/config/client-metrics/<name>``, checked as Kafka's
+``ClientMetricsConfigs.validate``: ``broker.telemetry.subscriptions``). Any broker may write any of them.
 AlterConfigs replaces the resource's whole dynamic set; IncrementalAlterConfigs changes keys one by one:
 SET (0), DELETE (1), APPEND (2) and SUBTRACT (3) (list configs only, e.g. ``cleanup.policy``; APPEND starts
 from the current value, the broker default when the resource has no override).
@@ -25,6 +27,8 @@ from spark_kafkalog.protocol import ErrorCode
 from ..cluster.registry import NoSuchTopicError, RegistryError
 from ..config import KEYS_BY_NAME, ConfigError
 from ..log.config import TOPIC_CONFIG_KEYS
+from ..telemetry.subscriptions import CLIENT_METRICS, CONFIG_DEFAULTS, CONFIG_TYPES, InvalidSubscriptionError
+from ..telemetry.subscriptions import parse_subscription as parse_client_metrics_subscription
 from .dynamic import DEFAULT_ENTITY, check_dynamic_broker_config
 
 __all__ = ["TOPIC", "BROKER", "SET", "DELETE", "APPEND", "SUBTRACT", "AlterError", "alter_resource"]
@@ -51,6 +55,8 @@ def broker_entity(name: str) -> str:
 
 
 def _is_list(resource_type: int, key: str) -> bool:
+    if resource_type == CLIENT_METRICS:
+        return CONFIG_TYPES.get(key) == "list"
     spec: Any = TOPIC_CONFIG_KEYS.get(key) if resource_type == TOPIC else KEYS_BY_NAME.get(key)
     return spec is not None and spec.type == "list"
 
@@ -129,9 +135,18 @@ async def alter_resource(
                 return ",".join(value)
             return "" if value is None else str(value)
 
+    elif resource_type == CLIENT_METRICS:
+        if not name:
+            raise AlterError(ErrorCode.INVALID_REQUEST, "Subscription name can't be empty")
+        current = await b.run_blocking(b.registry.client_metrics_config, name)
+
+        def default_of(key: str) -> str:
+            return CONFIG_DEFAULTS.get(key, "")
+
     else:
         raise AlterError(
-            ErrorCode.INVALID_REQUEST, f"resource type {resource_type} cannot be altered (2 topic, 4 broker)"
+            ErrorCode.INVALID_REQUEST,
+            f"resource type {resource_type} cannot be altered (2 topic, 4 broker, 16 client metrics)",
         )
     if incremental:
         new = apply_ops(resource_type, current, configs, default_of)
@@ -143,15 +158,22 @@ async def alter_resource(
     try:
         if resource_type == TOPIC:
             b.log_config_for(new)
+        elif resource_type == CLIENT_METRICS:
+            parse_client_metrics_subscription(name, new)
         else:
             check_dynamic_broker_config(new)
     except ConfigError as e:
         raise AlterError(ErrorCode.INVALID_CONFIG, str(e)) from None
+    except InvalidSubscriptionError as e:
+        raise AlterError(e.code, str(e)) from None
     if validate_only:
         return
     try:
         if resource_type == TOPIC:
             await b.run_blocking(b.registry.set_topic_config, name, new)
+        elif resource_type == CLIENT_METRICS:
+            updates: dict[str, str | None] = {k: None for k in current if k not in new}
+            await b.run_blocking(b.registry.alter_client_metrics_config, name, updates | new)
         else:
             await b.run_blocking(b.registry.set_broker_config, broker_entity(name), new)
     except NoSuchTopicError:

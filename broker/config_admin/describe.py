@@ -132,3 +132,29 @@ def describe_default_broker_configs(dynamic: DynamicBrokerConfig) -> list[Descri
             )
         )
     return out
+
+
+CLIENT_METRICS_CONFIG = 7
+"""Kafka's ``ConfigSource.CLIENT_METRICS_CONFIG``: a key a client metrics subscription sets."""
+
+
+def describe_client_metrics_configs(config: Mapping[str, str]) -> list[DescribedConfig]:
+    """A client metrics subscription (KIP-714) as Kafka's ``ConfigHelper`` describes it: each of ``metrics``,
+    ``interval.ms`` and ``match`` with its value (lists joined by ``,``), set ones with source 7 and themselves as
+    synonym, the others with their default and source 5. ``config`` must have passed
+    ``broker.telemetry.subscriptions.parse_subscription``."""
+    from ..telemetry.subscriptions import CONFIG_DEFAULTS, CONFIG_DOCS
+    from ..telemetry.subscriptions import CONFIG_TYPES as SUBSCRIPTION_TYPES
+
+    out = []
+    for name in sorted(CONFIG_DEFAULTS):
+        kind = SUBSCRIPTION_TYPES[name]
+        raw = config.get(name, CONFIG_DEFAULTS[name])
+        if kind == "list":
+            value = ",".join(p.strip() for p in raw.split(",")) if raw.strip() else ""
+        else:
+            value = str(int(raw))
+        source = CLIENT_METRICS_CONFIG if name in config else DEFAULT
+        synonyms: list[tuple[str, str | None, int]] = [(name, value, CLIENT_METRICS_CONFIG)] if name in config else []
+        out.append(DescribedConfig(name, value, source, synonyms, CONFIG_TYPES[kind], CONFIG_DOCS[name]))
+    return out

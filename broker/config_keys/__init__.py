@@ -3,7 +3,7 @@ also the order ``BrokerConfig`` fills and DescribeConfigs reports them) and ``KE
 
 One module per concern: ``server`` (identity, networking, ZooKeeper, topic creation), ``security``
 (listeners' protocols, TLS, SASL; ``LISTENER_OVERRIDABLE`` names the keys ``listener.name.<l>.`` may prefix), ``log`` (the topic
-defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``quotas`` (client quota windows); ``schema`` declares
+defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``quotas`` (client quota windows), ``telemetry`` (KIP-714 client metrics); ``schema`` declares
 ``ConfigKey`` and ``ConfigError``. ``broker.config`` re-exports all of it.
 """
 
@@ -16,6 +16,7 @@ from .replication import REPLICATION_KEYS
 from .schema import ConfigError, ConfigKey
 from .security import LISTENER_OVERRIDABLE, SECURITY_KEYS
 from .server import BROKER_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS
+from .telemetry import TELEMETRY_KEYS
 
 CONFIG_KEYS: tuple[ConfigKey, ...] = (
     BROKER_KEYS
@@ -27,6 +28,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     + GROUP_KEYS
     + TRANSACTION_KEYS
     + QUOTA_KEYS
+    + TELEMETRY_KEYS
 )
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in CONFIG_KEYS}
 

@@ -58,6 +58,9 @@ MODULES = (
     "write_txn_markers",
     "sasl_handshake",
     "sasl_authenticate",
+    "get_telemetry_subscriptions",
+    "push_telemetry",
+    "list_client_metrics_resources",
 )
 
 

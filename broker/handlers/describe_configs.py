@@ -2,12 +2,14 @@
 override as the registry holds it now, this broker's or the cluster-wide dynamic broker config,
 ``server.properties`` or default) and
 this broker's configs (dynamic values from ``/config/brokers/<id>`` and ``<default>`` first; read-only
-unless dynamic). ``configuration_keys`` null means all. v0 reports ``is_default``; v1+ ``config_source``
+unless dynamic), and client metrics subscriptions (type 16, KIP-714: ``metrics``, ``interval.ms``, ``match``, set
+or default, as the registry holds them now; an unknown name describes the defaults, an empty one is
+INVALID_REQUEST, as Kafka). ``configuration_keys`` null means all. v0 reports ``is_default``; v1+ ``config_source``
 and, when asked, synonyms; v3+ type and documentation. A broker resource must name this broker; an empty
 name lists the cluster-wide dynamic defaults (as Kafka does); other resource types (broker loggers,
-client quotas, ...) are INVALID_REQUEST.
-Authorization (Kafka's ``ConfigHelper``): DescribeConfigs on the cluster for a broker or broker-logger
-resource, else CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed."; on the topic for a topic, else
+groups, ...) are INVALID_REQUEST.
+Authorization (Kafka's ``ConfigHelper``): DescribeConfigs on the cluster for a broker, broker-logger or
+client metrics resource, else CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed."; on the topic for a topic, else
 TOPIC_AUTHORIZATION_FAILED "Topic authorization failed.", before its existence; per resource, no configs.
 """
 
@@ -17,6 +19,7 @@ from broker.cluster.registry import NoSuchTopicError
 from broker.config import ConfigError
 from broker.config_admin.describe import (
     describe_broker_configs,
+    describe_client_metrics_configs,
     describe_default_broker_configs,
     describe_topic_configs,
 )
@@ -28,7 +31,7 @@ from spark_kafkalog.security.acl import AclOperation
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 VERSIONS = (0, 4)
 _API = API_BY_KEY[API_KEY]
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, CLIENT_METRICS = 2, 4, 16
 _DENIED_MESSAGE = {
     ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
     ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
@@ -71,9 +74,19 @@ async def handle(ctx, request):
                 out.error_code = ErrorCode.INVALID_REQUEST
                 out.error_message = f"this is broker {b.broker_id}; ask broker {res.resource_name} for its configs"
                 continue
+        elif res.resource_type == CLIENT_METRICS:
+            if not res.resource_name:
+                out.error_code = ErrorCode.INVALID_REQUEST
+                out.error_message = "Client metrics subscription name must not be empty"
+                continue
+            described = describe_client_metrics_configs(
+                await b.run_blocking(b.registry.client_metrics_config, res.resource_name)
+            )
         else:
             out.error_code = ErrorCode.INVALID_REQUEST
-            out.error_message = f"resource type {res.resource_type} is not supported (2 topic, 4 broker)"
+            out.error_message = (
+                f"resource type {res.resource_type} is not supported (2 topic, 4 broker, 16 client metrics)"
+            )
             continue
         wanted = None if res.configuration_keys is None else set(res.configuration_keys)
         for d in described:

@@ -1,12 +1,14 @@
 """IncrementalAlterConfigs (key 44), v0-1: change dynamic configs key by key: SET (0), DELETE (1), APPEND (2)
 and SUBTRACT (3) (the last two for list configs such as cleanup.policy), of topics (type 2: the topic's
 overrides in ``/config/topics/<t>``) and brokers (type 4: name empty for the cluster-wide ``<default>``, or a
-broker id; only the log-level defaults such as ``log.retention.ms`` are dynamic). Written to ZooKeeper with a
+broker id; only the log-level defaults such as ``log.retention.ms`` are dynamic) and client metrics
+subscriptions (type 16, KIP-714: ``metrics`` and ``match`` lists, ``interval.ms``; ``/config/client-metrics/<name>``,
+checked as Kafka's ``ClientMetricsConfigs.validate``; deleting every key removes the subscription). Written to ZooKeeper with a
 ``/config/changes`` notification by whichever broker receives the request; every broker applies it live.
 validate_only checks without writing. Errors per resource (``broker.config_admin.alter``): INVALID_CONFIG (also
 APPEND/SUBTRACT on a non-list key), UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (other resource types, a
 resource or key named twice, an unknown operation).
-Authorization: AlterConfigs on the cluster for a broker or broker-logger resource (else
+Authorization: AlterConfigs on the cluster for a broker, broker-logger or client metrics resource (else
 CLUSTER_AUTHORIZATION_FAILED), on the topic for a topic (else TOPIC_AUTHORIZATION_FAILED, before its
 existence), per resource after the named-twice check; refused resources carry no message.
 """

@@ -34,6 +34,7 @@ from broker.replication.fetch_session import FetchSessionCache
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.authorizer import AclAuthorizer
 from broker.services import BrokerServices
+from broker.telemetry import ClientTelemetry
 from spark_kafkalog.protocol.messages import RequestHeader
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BrokerServices))
@@ -114,6 +115,7 @@ def build_services(log_dir: Path, *, broker_id: int = 0, clock: Clock = SYSTEM_C
         ),
         authorizer=part("authorizer", lambda: AclAuthorizer.from_config(config)),
         quotas=part("quotas", QuotaManager),
+        telemetry=part("telemetry", ClientTelemetry),
         fetch_sessions=part(
             "fetch_sessions",
             lambda: FetchSessionCache(config["max.incremental.fetch.session.cache.slots"], clock=ReplicaManager.now_ms),
