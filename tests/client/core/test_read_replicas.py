@@ -17,6 +17,7 @@ from ..scripted_broker import ClusterView, ScriptedBroker
 from .test_client import FAST, batches
 
 TP = TopicPartition("t", 0)
+RACK_B: dict[str, Any] = {**FAST, "client_rack": "rack-b"}
 FETCH = int(ApiKey.FETCH)
 _P = API_BY_KEY[FETCH].Response.FetchableTopicResponse.PartitionData
 _R = API_BY_KEY[FETCH].Response
@@ -98,7 +99,7 @@ def test_the_client_sends_its_rack_and_reads_from_the_replica_the_leader_names(r
     leader, follower = racks.brokers
     leader.handlers[FETCH] = redirecting(1)
     follower.handlers[FETCH] = serve_batches(batches(2))
-    with KafkaClient(leader.address, **FAST, client_rack="rack-b") as client:
+    with KafkaClient(leader.address, **RACK_B) as client:
         assert read_all(client) == list(range(20))
         assert client.read_replicas.get(TP) == 1
     asked = leader.requests(FETCH)
@@ -113,7 +114,7 @@ def test_an_error_from_the_replica_sends_the_client_back_to_the_leader(racks, co
     leader, follower = racks.brokers
     leader.handlers[FETCH] = redirecting(1, then=serve_batches(batches(2)))
     follower.handlers[FETCH] = failing(code)
-    with KafkaClient(leader.address, **FAST, client_rack="rack-b") as client:
+    with KafkaClient(leader.address, **RACK_B) as client:
         assert read_all(client) == list(range(20))  # an out-of-range answer from the replica is not the log's
         assert client.read_replicas.get(TP) is None
     assert len(follower.requests(FETCH)) == 1
@@ -124,6 +125,6 @@ def test_a_lost_replica_sends_the_client_back_to_the_leader(racks):
     leader, follower = racks.brokers
     leader.handlers[FETCH] = redirecting(1, then=serve_batches(batches(2)))
     follower.stop()
-    with KafkaClient(leader.address, **FAST, client_rack="rack-b") as client:
+    with KafkaClient(leader.address, **RACK_B) as client:
         assert read_all(client) == list(range(20))
         assert client.read_replicas.get(TP) is None
