@@ -10,9 +10,8 @@ import uuid
 import pytest
 
 from broker.cluster.memory_registry import MemoryRegistryStore
-from broker.handlers import describe_configs, get_telemetry_subscriptions, incremental_alter_configs
+from broker.handlers import describe_configs, get_telemetry_subscriptions, incremental_alter_configs, push_telemetry
 from broker.handlers import list_client_metrics_resources as list_resources
-from broker.handlers import push_telemetry
 from broker.telemetry import ClientTelemetry
 from broker.telemetry.store import kafka_uuid_string
 from broker.telemetry.subscriptions import subscription_id
