@@ -2,8 +2,17 @@
 
 Offsets travel through Spark as the source's offset JSON, the same as Spark's Kafka source writes into a
 checkpoint's ``offsets/<batch>`` files: ``{"topic":{"0":42,"1":17}}`` (the next offset to read per
-partition, partition keys as strings, sorted by topic then partition number). ``to_offset_json`` always
-produces the same order, because Spark decides "no new data" by comparing offset JSON texts.
+partition, partition keys as strings, sorted by topic then partition number), plus each topic's id as an
+entry Spark's parser reads as a topic without partitions (``"@topicId:topic:<id>":{}``, see ``topic_ids``).
+``to_offset_json`` always produces the same order, because Spark decides "no new data" by comparing offset
+JSON texts.
+
+Topic ids: the planner records the id of every topic it lists (Metadata v10+; ``StreamSource.topic_ids``).
+A topic whose id differs between a batch's start and its end was deleted and re-created: ``plan`` reports
+it as data loss naming the topic (``DataLossError`` with ``failOnDataLoss``, even when the new topic's
+offsets have passed the old ones, which Spark's connector cannot tell), or with ``failOnDataLoss=false``
+logs a warning and reads the new topic from its earliest offsets. ``latest_offset`` rate-limits such a topic
+from its earliest offsets too, and a re-created topic is never held back by ``minOffsetsPerTrigger``.
 
 ``StreamPlanner`` is the driver side. It talks to the cluster only through ``StreamSource`` (a
 ``KafkaClient`` behind ``KafkaStreamSource``, which asks Metadata only for the named topics), keeps the state Spark's stream keeps between calls, and is used by one
@@ -58,6 +67,13 @@ from spark_kafkalog.datasource.planning import (
     split_ranges,
 )
 from spark_kafkalog.datasource.stream_options import StreamOptions
+from spark_kafkalog.datasource.topic_ids import (
+    id_entries,
+    is_id_key,
+    kafka_topic_id,
+    parse_id_key,
+    recreated_topics,
+)
 from spark_kafkalog.protocol import ErrorCode
 
 __all__ = [
@@ -73,6 +89,7 @@ __all__ = [
     "bytes_per_offset",
     "from_offset_json",
     "named_topics",
+    "offset_topic_ids",
     "plan_stream_ranges",
     "rate_limit",
     "should_delay",
@@ -120,6 +137,10 @@ class StreamSource(OffsetSource, Protocol):
 
     def fetch_batches(self, tp: TopicPartition, start: int, end: int | None = None, *, max_bytes: int | None = None):
         """Record batches from ``start``; each has ``.batch.data``, ``.base_offset`` and ``.last_offset``."""
+
+    def topic_ids(self) -> dict[str, str]:
+        """Topic name -> id (Kafka's text form) of the topics the last ``topics()`` answered, those with an id
+        (a source without this method, or a broker before Metadata v10, gives none)."""
 
 
 def named_topics(strategy: SubscriptionStrategy) -> tuple[str, ...] | None:
@@ -171,6 +192,15 @@ class KafkaStreamSource:
                 log.warning("topic %r was deleted while its offsets were asked for; leaving it out", gone)
                 wanted = {tp: spec for tp, spec in wanted.items() if tp.topic != gone}
 
+    def topic_ids(self) -> dict[str, str]:
+        known = self.client.metadata.topics()
+        names = known if self.names is None else self.names
+        return {
+            name: kafka_topic_id(info.topic_id)
+            for name in names
+            if (info := known.get(name)) is not None and not info.error_code and info.topic_id
+        }
+
     def _still_exists(self, topic: str) -> bool:
         self.client.refresh_metadata([topic])
         info = self.client.metadata.topics().get(topic)
@@ -183,20 +213,40 @@ class KafkaStreamSource:
         return self.client.fetch_batches(tp, start, end, **kwargs)
 
 
-def to_offset_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
-    """``{TopicPartition("t", 0): 42}`` -> ``{"t": {"0": 42}}``, sorted by topic then partition number."""
+def to_offset_json(
+    offsets: Mapping[TopicPartition, int], topic_ids: Mapping[str, str] | None = None
+) -> dict[str, dict[str, int]]:
+    """``{TopicPartition("t", 0): 42}`` -> ``{"t": {"0": 42}}``, sorted by topic then partition number, then the
+    id entries (``topic_ids.id_entries``) of the topics of ``offsets`` that ``topic_ids`` has."""
     out: dict[str, dict[str, int]] = {}
     for tp in sorted(offsets):
         out.setdefault(tp.topic, {})[str(tp.partition)] = int(offsets[tp])
+    if topic_ids:
+        out.update(id_entries({t: i for t, i in topic_ids.items() if t in out}))
     return out
 
 
+def offset_topic_ids(value: object) -> dict[str, str]:
+    """The topic ids an offset JSON records (``{}`` for one written without them)."""
+    if not isinstance(value, Mapping):
+        return {}
+    return dict(entry for key in value if (entry := parse_id_key(key)) is not None)
+
+
 def from_offset_json(value: object) -> dict[TopicPartition, int]:
-    """The inverse of ``to_offset_json``, checking the shape (a checkpoint may hold anything)."""
+    """The offsets of an offset JSON (the inverse of ``to_offset_json`` without the topic ids), checking the
+    shape (a checkpoint may hold anything)."""
     if not isinstance(value, Mapping):
         raise StreamOffsetError(f'expected the kafkalog offset JSON {{"topic":{{"0":42}}}}, got {value!r}')
     out: dict[TopicPartition, int] = {}
     for topic, partitions in value.items():
+        if is_id_key(topic):
+            if parse_id_key(topic) is None or partitions != {}:
+                raise StreamOffsetError(
+                    f"bad topic id entry {topic!r}: {partitions!r} in the offset JSON {value!r}; expected e.g. "
+                    '"@topicId:topic:DNNw-hXqQCOW61shM7zZ2Q":{}'
+                )
+            continue
         if not isinstance(topic, str) or not isinstance(partitions, Mapping):
             raise StreamOffsetError(f'expected the kafkalog offset JSON {{"topic":{{"0":42}}}}, got {value!r}')
         for key, offset in partitions.items():
@@ -361,8 +411,14 @@ class StreamPlanner:
         self._available_now: dict[TopicPartition, int] | None = None
         self._last_trigger_ms = 0
         self._per_offset: dict[TopicPartition, float] = {}
+        self._initial_ids: dict[str, str] = {}
+        self._available_now_ids: dict[str, str] = {}
         self.latest: dict[TopicPartition, int] | None = None
         """The latest offsets seen by the last ``latest_offset`` call (Spark's progress shows them)."""
+        self.topic_ids: dict[str, str] = {}
+        """Topic name -> id of the topics the last ``partitions`` call listed (those with an id)."""
+        self.end_topic_ids: dict[str, str] = {}
+        """The topic ids that go with the offsets the last ``latest_offset`` call returned."""
 
     # -- offsets of the cluster ------------------------------------------------------------------
     def partitions(self) -> list[TopicPartition]:
@@ -375,9 +431,12 @@ class StreamPlanner:
         attempts = max(1, opts.fetch_offset_retries)
         for attempt in range(1, attempts + 1):
             try:
-                return resolve_partitions(
+                found = resolve_partitions(
                     opts.strategy, self.source.topics(), fail_on_data_loss=opts.fail_on_data_loss, require_topics=True
                 )
+                ids = getattr(self.source, "topic_ids", None)  # a scripted source may have none
+                self.topic_ids = dict(ids()) if ids is not None else {}
+                return found
             except UnknownTopicError as e:
                 if attempt == attempts:
                     raise UnknownTopicError(
@@ -394,17 +453,36 @@ class StreamPlanner:
         if self._initial is None:
             opts = self.options.source
             self._initial = resolve_limit(opts.starting, self.partitions(), self.source, role="starting")
+            self._initial_ids = self.ids_for(self._initial)
         return dict(self._initial)
 
-    def fetch_latest(self, known: Mapping[TopicPartition, int] | None = None) -> dict[TopicPartition, int]:
+    @property
+    def initial_topic_ids(self) -> dict[str, str]:
+        """The ids of the topics of ``initial_offsets``, as listed when they were resolved."""
+        return dict(self._initial_ids)
+
+    def ids_for(self, offsets: Mapping[TopicPartition, int]) -> dict[str, str]:
+        """The known ids (``topic_ids``) of the topics of ``offsets``."""
+        topics = {tp.topic for tp in offsets}
+        return {t: i for t, i in self.topic_ids.items() if t in topics}
+
+    def fetch_latest(
+        self, known: Mapping[TopicPartition, int] | None = None, known_ids: Mapping[str, str] | None = None
+    ) -> dict[TopicPartition, int]:
         """Latest offsets of every partition; a latest offset below ``known`` (a stale answer, KAFKA-7703)
-        is asked again up to ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart."""
+        is asked again up to ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart, unless
+        its topic's id differs from ``known_ids`` (a re-created topic starts again)."""
         opts = self.options.source
         attempt = 0
         while True:
             partitions = self.partitions()
             latest = self.source.list_offsets({tp: LATEST for tp in partitions}) if partitions else {}
-            stale = [tp for tp, o in latest.items() if known is not None and tp in known and o < known[tp]]
+            recreated = recreated_topics(known_ids or {}, self.topic_ids)
+            stale = [
+                tp
+                for tp, o in latest.items()
+                if known is not None and tp in known and o < known[tp] and tp.topic not in recreated
+            ]
             if not stale or attempt >= opts.fetch_offset_retries:
                 return latest
             attempt += 1
@@ -435,30 +513,47 @@ class StreamPlanner:
         """The offsets ``Trigger.AvailableNow`` reads up to, once the first new batch of the run took them."""
         return None if self._available_now is None else dict(self._available_now)
 
-    def latest_offset(self, start: Mapping[TopicPartition, int], all_available: bool) -> dict[TopicPartition, int]:
-        """The end of the next micro-batch from ``start`` (``start`` itself: no batch now). With no partition
-        left at all (every subscribed topic deleted) there is no batch either (SPARK-41375: an empty offset
-        never reaches the offset log)."""
+    def latest_offset(
+        self,
+        start: Mapping[TopicPartition, int],
+        all_available: bool,
+        start_ids: Mapping[str, str] | None = None,
+    ) -> dict[TopicPartition, int]:
+        """The end of the next micro-batch from ``start`` (``start`` itself: no batch now); ``end_topic_ids``
+        then holds the topic ids that go with it (``start_ids``, those ``start`` was recorded with, when it is
+        ``start``). With no partition left at all (every subscribed topic deleted) there is no batch either
+        (SPARK-41375: an empty offset never reaches the offset log). A topic whose id differs from
+        ``start_ids`` (re-created) is limited from its earliest offsets and never delays the batch."""
+        start_ids = dict(start_ids or {})
+        kept_ids = {t: i for t, i in start_ids.items() if any(tp.topic == t for tp in start)}
         if self._available_now_mode:
             if self._available_now is None:
-                self._available_now = self.fetch_latest(start)
+                self._available_now = self.fetch_latest(start, start_ids)
+                self._available_now_ids = dict(self.topic_ids)
             latest = dict(self._available_now)
+            current_ids = self._available_now_ids
         else:
-            latest = self.fetch_latest(start)
+            latest = self.fetch_latest(start, start_ids)
+            current_ids = self.topic_ids
         if not latest:
             self.latest = None
+            self.end_topic_ids = kept_ids
             return dict(start)
         self.latest = dict(latest)
+        topics = {tp.topic for tp in latest}
+        self.end_topic_ids = {t: i for t, i in current_ids.items() if t in topics}
         opts = self.options
         if all_available or not opts.has_limits:
             return latest
-        begin = dict(start)
-        begin.update(self.earliest(set(latest) - set(start)))
-        if opts.min_offsets_per_trigger is not None and self._available_now is None:
+        recreated = recreated_topics(start_ids, current_ids)
+        begin = {tp: o for tp, o in start.items() if tp.topic not in recreated}
+        begin.update(self.earliest(set(latest) - set(begin)))
+        if opts.min_offsets_per_trigger is not None and self._available_now is None and not recreated:
             now = self._clock_ms()
             if should_delay(
                 opts.min_offsets_per_trigger, begin, latest, now, self._last_trigger_ms, opts.max_trigger_delay_ms
             ):
+                self.end_topic_ids = kept_ids
                 return dict(start)
             self._last_trigger_ms = now
         end = latest
@@ -540,13 +635,31 @@ class StreamPlanner:
             log.info("partitions %s are not in this batch's end offsets (added since it was planned)", sorted(alive))
         return {tp: o for tp, o in start.items() if tp not in alive}
 
-    def plan(self, start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]) -> list[OffsetRange]:
+    def plan(
+        self,
+        start: Mapping[TopicPartition, int],
+        end: Mapping[TopicPartition, int],
+        start_ids: Mapping[str, str] | None = None,
+        end_ids: Mapping[str, str] | None = None,
+    ) -> list[OffsetRange]:
         """The offset ranges of the micro-batch ``[start, end)``, split as ``minPartitions`` /
         ``maxRecordsPerPartition`` ask; under ``Trigger.AvailableNow`` a batch planned in this run is checked
-        first (``check_available_now_end``)."""
+        first (``check_available_now_end``). A topic whose id differs between ``start_ids`` and ``end_ids`` was
+        deleted and re-created: data loss naming it; with ``failOnDataLoss=false`` its partitions are read
+        from their earliest offsets of the new topic."""
         opts = self.options.source
         if self._available_now is not None:
             self.check_available_now_end(end)
+        recreated = recreated_topics(start_ids or {}, end_ids or {})
+        for topic, (old_id, new_id) in recreated.items():
+            report_data_loss(
+                f"Topic {topic!r} was deleted and re-created: its topic id changed from {old_id} to {new_id}, so the "
+                "offsets the query had reached belong to the deleted topic and records may have been missed "
+                "(without failOnDataLoss the new topic is read from its earliest offsets)",
+                opts.fail_on_data_loss,
+            )
+        if recreated:
+            start = {tp: o for tp, o in start.items() if tp.topic not in recreated}
         start = self._without_unplanned(start, end)
         new = set(end) - set(start)
         ranges = plan_stream_ranges(

@@ -14,8 +14,9 @@ Where each call runs (PySpark 4.3):
 - The writer: ``streamWriter`` (options and columns checked) on the driver; ``write`` in each task with
   its own ``Producer``; ``commit``/``abort`` on the driver with the micro-batch id.
 
-Offsets are Spark's Kafka source JSON (``{"topic":{"0":42}}``), so a checkpoint's ``offsets/<batch>``
-files read as Spark's own.
+Offsets are Spark's Kafka source JSON (``{"topic":{"0":42}}``) with each topic's id as an entry Spark's parser
+reads as a topic without partitions (``stream_planning``, ``topic_ids``), so a checkpoint's ``offsets/<batch>``
+files read as Spark's own and a deleted-and-re-created topic is told apart.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from spark_kafkalog.datasource.stream_planning import (
     KafkaStreamSource,
     StreamPlanner,
     from_offset_json,
+    offset_topic_ids,
     to_offset_json,
 )
 
@@ -101,7 +103,8 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- driver: offsets -------------------------------------------------------------------------
     def initialOffset(self) -> dict:
-        return to_offset_json(self.planner.initial_offsets())
+        offsets = self.planner.initial_offsets()
+        return to_offset_json(offsets, self.planner.initial_topic_ids)
 
     def getDefaultReadLimit(self):
         """The option limits, as one of PySpark's ``ReadLimit``s (PySpark has no composite limit): Spark
@@ -122,14 +125,18 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict, limit) -> dict:
         begin = from_offset_json(start)
         self._commit_to_group(begin)
-        return to_offset_json(self.planner.latest_offset(begin, isinstance(limit, ReadAllAvailable)))
+        planner = self.planner
+        end = planner.latest_offset(begin, isinstance(limit, ReadAllAvailable), offset_topic_ids(start))
+        return to_offset_json(end, planner.end_topic_ids)
 
     def reportLatestOffset(self) -> dict | None:
         latest = self.planner.latest
         return None if latest is None else to_offset_json(latest)
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        ranges = self.planner.plan(from_offset_json(start), from_offset_json(end))
+        ranges = self.planner.plan(
+            from_offset_json(start), from_offset_json(end), offset_topic_ids(start), offset_topic_ids(end)
+        )
         return [StreamInputPartition(r) for r in ranges]
 
     def commit(self, end: dict) -> None:
