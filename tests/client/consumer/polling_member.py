@@ -67,12 +67,19 @@ class PollingMember:
             self._ready.set()
 
     def snapshot(self) -> set[TopicPartition]:
+        """The current assignment; raises what the member's thread met (so waits fail at once)."""
+        self._check()
         with self._lock:
             return set(self.owned)
 
     def read(self) -> list[tuple[str, int, int, bytes]]:
+        self._check()
         with self._lock:
             return list(self.records)
+
+    def _check(self) -> None:
+        if self.errors and self.thread.is_alive() is False:
+            raise self.errors[0]
 
     def stop(self, timeout: float = 30) -> None:
         self._stop.set()
