@@ -531,6 +531,9 @@ class KafkaConnection:
                 )
             )
         self.versions = ApiVersionTable.from_api_keys(body.api_keys, peer=self.peer)
+        if getattr(body, "finalized_features_epoch", -1) >= 0:  # v3+: KIP-584 feature levels
+            self.versions.finalized_features = {f.name: f.max_version_level for f in body.finalized_features}
+            self.versions.features_epoch = body.finalized_features_epoch
         if self._sasl_settings is not None:
             return self._begin_sasl()
         self.state = ConnectionState.READY

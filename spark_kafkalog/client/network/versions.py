@@ -31,9 +31,11 @@ def api_name(api_key: int) -> str:
 
 
 class ApiVersionTable:
-    """The negotiated versions of one broker connection."""
+    """The negotiated versions of one broker connection, and the feature levels the broker finalized
+    (``finalized_features``: name -> max level, from an ApiVersions v3+ response; ``features_epoch`` -1 when the
+    broker sent none)."""
 
-    __slots__ = ("broker_ranges", "usable", "peer")
+    __slots__ = ("broker_ranges", "usable", "peer", "finalized_features", "features_epoch")
 
     def __init__(
         self,
@@ -43,6 +45,8 @@ class ApiVersionTable:
         peer: str = "?",
     ) -> None:
         self.peer = peer
+        self.finalized_features: dict[str, int] = {}
+        self.features_epoch = -1
         self.broker_ranges = {k: VersionRange(lo, hi) for k, (lo, hi) in broker_ranges.items()}
         self.usable: dict[int, VersionRange] = {}
         for key, theirs in self.broker_ranges.items():
@@ -55,6 +59,10 @@ class ApiVersionTable:
     def from_api_keys(cls, api_keys: Iterable, **kwargs) -> ApiVersionTable:
         """From the ``api_keys`` array of an ApiVersions response."""
         return cls({k.api_key: (k.min_version, k.max_version) for k in api_keys}, **kwargs)
+
+    def feature_level(self, name: str) -> int:
+        """The finalized level of feature ``name`` (0 when not finalized), e.g. ``transaction.version``."""
+        return self.finalized_features.get(name, 0)
 
     def supports(self, api_key: int, min_version: int = 0, max_version: int | None = None) -> bool:
         common = self.usable.get(api_key)

@@ -58,7 +58,12 @@ from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.client.producer.accumulator import RecordAccumulator
 from spark_kafkalog.client.producer.idempotence import IdempotenceState
 from spark_kafkalog.client.producer.producer_batch import ProducerBatch
-from spark_kafkalog.client.producer.transactions import FENCING_ERRORS, TransactionManager
+from spark_kafkalog.client.producer.transactions import (
+    FENCING_ERRORS,
+    PRODUCE_V1_MAX,
+    PRODUCE_V2,
+    TransactionManager,
+)
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode, SendBuffer
 from spark_kafkalog.records import Compression
@@ -320,11 +325,19 @@ class Sender(threading.Thread):
             topic_data=[R.TopicProduceData(name=name, partition_data=parts) for name, parts in by_topic.items()],
         )
         self.requests_sent += 1
+        txn = self.transactions
+        min_version, max_version = self._min_version, None
+        if txn is not None:  # Produce v12 is a transactions-v2 client's: the leader adds the partition
+            if txn.transactions_v2:
+                min_version = max(min_version, PRODUCE_V2)
+            else:
+                max_version = PRODUCE_V1_MAX
         try:
             request = conn.send(
                 _PRODUCE,
                 body,
-                min_version=self._min_version,
+                min_version=min_version,
+                max_version=max_version,
                 expect_response=cfg.acks != 0,
                 context=(conn.peer, batches),
                 why="RecordBatch v2 needs Produce v3, zstd needs v7",

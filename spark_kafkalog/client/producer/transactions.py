@@ -13,7 +13,15 @@ Requests, as the Java client sends them: FindCoordinator (key type 1) and InitPr
 ``transaction.timeout.ms``; v3+ with the current producer id and epoch, so an abortable error or a restart
 bumps the epoch) on the coordinator; AddPartitionsToTxn (v0-3) for every partition before its first batch of
 a transaction is sent (from the sender thread: ``add_partitions``); AddOffsetsToTxn then TxnOffsetCommit (to
-the group's coordinator) for ``send_offsets``; EndTxn. Coordinator moves (NOT_COORDINATOR,
+the group's coordinator) for ``send_offsets``; EndTxn.
+
+Transactions v2 (KIP-890 part 2), used when the coordinator's ApiVersions finalizes ``transaction.version`` >= 2
+and serves EndTxn v5 (decided at ``init_transactions`` and again at each ``begin``, as Kafka 4.x's client):
+no AddPartitionsToTxn (the sender's Produce v12 makes the leader add the partition) and no AddOffsetsToTxn
+(TxnOffsetCommit v5 adds the group's partition); EndTxn v5 answers the producer id and epoch of the next
+transaction (the epoch is bumped on every commit or abort), which the producer takes on, its sequences
+restarting at 0. Without it: Produce at most v11, TxnOffsetCommit at most v4, EndTxn at most v4. A transaction
+that sent nothing ends without an EndTxn either way. Coordinator moves (NOT_COORDINATOR,
 COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS) and CONCURRENT_TRANSACTIONS (the previous
 transaction's markers are still being written) are retried with backoff until the caller's deadline.
 
@@ -45,6 +53,10 @@ _TXN_KEY_TYPE = 1
 _FIND_BATCHED_FROM = 4
 _INIT_PID_WITH_EPOCH_FROM = 3
 _ADD_PARTITIONS_CLIENT_MAX = 3  # v4+ is the brokers' batched form (KIP-890)
+TRANSACTION_VERSION_FEATURE = "transaction.version"
+_END_TXN_V2 = 5  # EndTxn v5, Produce v12 and TxnOffsetCommit v5 mean transactions v2
+PRODUCE_V2, PRODUCE_V1_MAX = 12, 11
+_TXN_OFFSET_COMMIT_V2, _TXN_OFFSET_COMMIT_V1_MAX = 5, 4
 _CONCURRENT_TXN_BACKOFF_S = 0.02
 
 _COORDINATOR_MOVED = frozenset(
@@ -109,6 +121,7 @@ class TransactionManager:
         self._offsets_added = False
         self._coordinator: int | None = None
         self._group_coordinators: dict[str, int] = {}
+        self.transactions_v2 = False  # see the module docstring; read by the sender for its Produce version
 
     @classmethod
     def resume(
@@ -121,6 +134,10 @@ class TransactionManager:
         manager = cls(client, transactional_id, -1, _ProducerIdentity(producer_id, producer_epoch))
         manager.state = TxnState.IN_TRANSACTION
         manager._offsets_added = True  # unknown here what it added: always send EndTxn
+        try:
+            manager._update_transactions_v2()  # EndTxn v5 when the cluster uses v2 (the writer's Produce v12 did)
+        except KafkaClientError as e:  # end() finds the coordinator again; EndTxn v4 ends a v2 transaction too
+            log.debug("transactional id %r: features not read: %s", transactional_id, e)
         return manager
 
     # state ---------------------------------------------------------------------------------------
@@ -202,6 +219,15 @@ class TransactionManager:
                 log.debug("%s: %s; retrying in %.0f ms", what, e, delay * 1000)
                 time.sleep(delay)
 
+    def _update_transactions_v2(self) -> None:
+        """Use transactions v2 when the coordinator finalizes ``transaction.version`` >= 2 and serves EndTxn v5."""
+        if self._coordinator is None:
+            self._coordinator = self._find_coordinator(self.transactional_id, _TXN_KEY_TYPE)
+        versions = self.client.connection(self._coordinator).versions
+        self.transactions_v2 = versions.feature_level(TRANSACTION_VERSION_FEATURE) >= 2 and versions.supports(
+            ApiKey.END_TXN, _END_TXN_V2
+        )
+
     def _txn_request(self, api_key: int, build: Any, what: str, *, max_version: int | None = None) -> tuple[int, Any]:
         if self._coordinator is None:
             self._coordinator = self._find_coordinator(self.transactional_id, _TXN_KEY_TYPE)
@@ -265,19 +291,30 @@ class TransactionManager:
                     self.state, self.last_error = TxnState.FATAL_ERROR, e
             raise
         idem.set_producer_id(response.producer_id, response.producer_epoch)
+        try:
+            self._update_transactions_v2()
+        except KafkaClientError as e:  # the coordinator just answered: keep the last decision
+            log.debug("transactional id %r: features not read: %s", self.transactional_id, e)
         with self.lock:
             self.state = TxnState.READY
             self.partitions.clear()
             self._offsets_added = False
         log.info(
-            "transactional id %r: producer id %d epoch %d",
+            "transactional id %r: producer id %d epoch %d (transactions v%d)",
             self.transactional_id,
             response.producer_id,
             response.producer_epoch,
+            2 if self.transactions_v2 else 1,
         )
 
     # a transaction -------------------------------------------------------------------------------
     def begin(self) -> None:
+        with self.lock:
+            self._require("begin_transaction", TxnState.READY)
+        try:
+            self._update_transactions_v2()
+        except KafkaClientError as e:
+            log.debug("transactional id %r: features not read: %s", self.transactional_id, e)
         with self.lock:
             self._require("begin_transaction", TxnState.READY)
             self.state = TxnState.IN_TRANSACTION
@@ -298,6 +335,10 @@ class TransactionManager:
         raises ``TransactionError`` (the transaction is then abortable) or ``ProducerFencedError``."""
         new = sorted(self.not_added(partitions))
         if not new:
+            return
+        if self.transactions_v2:  # Produce v12 adds them: only remember the transaction has started
+            with self.lock:
+                self.partitions.update(new)
             return
         idem = self.idempotence
         R = API_BY_KEY[ApiKey.ADD_PARTITIONS_TO_TXN].Request
@@ -359,7 +400,7 @@ class TransactionManager:
         deadline = time.monotonic() + timeout_s
         idem = self.idempotence
         try:
-            if not self._offsets_added:
+            if not self._offsets_added and not self.transactions_v2:  # v2: TxnOffsetCommit v5 adds the partition
                 R = API_BY_KEY[ApiKey.ADD_OFFSETS_TO_TXN].Request
                 body = R(
                     transactional_id=self.transactional_id,
@@ -375,6 +416,7 @@ class TransactionManager:
                 self._call("AddOffsetsToTxn", deadline, add)
                 self._offsets_added = True
             self._call("TxnOffsetCommit", deadline, lambda: self._txn_offset_commit(offsets, group_id, group_metadata))
+            self._offsets_added = True
         except KafkaClientError as e:
             self.fail(e)
             raise
@@ -412,7 +454,13 @@ class TransactionManager:
             topics=[R.TxnOffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
         )
         try:
-            _, response = self.client.send_request(ApiKey.TXN_OFFSET_COMMIT, body, node_id=node)
+            _, response = self.client.send_request(
+                ApiKey.TXN_OFFSET_COMMIT,
+                body,
+                node_id=node,
+                min_version=_TXN_OFFSET_COMMIT_V2 if self.transactions_v2 else 0,
+                max_version=None if self.transactions_v2 else _TXN_OFFSET_COMMIT_V1_MAX,
+            )
         except KafkaClientError:
             self._group_coordinators.pop(group_id, None)
             raise
@@ -450,15 +498,25 @@ class TransactionManager:
                 committed=commit,
             )
 
-            def attempt() -> None:
-                _, response = self._txn_request(ApiKey.END_TXN, body, "EndTxn")
+            v2 = self.transactions_v2
+
+            def attempt() -> Any:
+                version, response = self._txn_request(
+                    ApiKey.END_TXN, body, "EndTxn", max_version=None if v2 else _END_TXN_V2 - 1
+                )
                 self._check(response.error_code, "EndTxn", f" (transactional id {self.transactional_id!r})")
+                return version, response
 
             try:
-                self._call("EndTxn", time.monotonic() + timeout_s, attempt)
+                version, response = self._call("EndTxn", time.monotonic() + timeout_s, attempt)
             except KafkaClientError as e:
                 self.fail(e)
                 raise
+            if version >= _END_TXN_V2 and response.producer_id >= 0:  # the next transaction's id and epoch
+                if isinstance(idem, _ProducerIdentity):
+                    idem.producer_id, idem.producer_epoch = response.producer_id, response.producer_epoch
+                else:
+                    idem.set_producer_id(response.producer_id, response.producer_epoch)
         with self.lock:
             self.state = TxnState.READY
             self.partitions.clear()
