@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from broker.coordinator.consumer import records as r
 from broker.coordinator.consumer.group import ConsumerGroup, HeartbeatOutcome
+from broker.coordinator.consumer.member import MemberState
 
 from .fakes import FakeTopics, hb
 
@@ -66,8 +67,11 @@ class Cluster:
         for i in range(rounds):
             for name in sorted(self.clients):
                 self.beat(name)
-            if self.group.state.value == "Stable" and all(
-                c.epoch == self.group.group_epoch for c in self.clients.values()
+            # Stable for every client (a static member away with epoch -2 keeps the group Reconciling, as Kafka).
+            g = self.group
+            if g.group_epoch == g.assignment_epoch and all(
+                c.epoch == g.assignment_epoch and g.members[n].state is MemberState.STABLE
+                for n, c in self.clients.items()
             ):
                 return i + 1
         raise AssertionError(f"not stable after {rounds} rounds: {self.group.state}")
