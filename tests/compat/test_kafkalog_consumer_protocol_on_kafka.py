@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from spark_kafkalog.client import AdminClient, Consumer, NewTopic, Producer, TopicPartition
+from spark_kafkalog.client.admin.admin_consumer_groups import describe_consumer_groups
 from spark_kafkalog.client.consumer import UnsupportedGroupProtocolError
 from tests.client.consumer.polling_member import PollingMember, is_split
 from tests.waiting import wait_until
@@ -122,6 +123,33 @@ def test_a_static_member_leaves_with_epoch_minus_2_and_gets_its_partitions_back(
     finally:
         a.stop()
         b.stop()
+
+
+def test_describe_consumer_groups_shows_a_consumer_group_and_a_classic_group(kafka44):
+    bootstrap = kafka44.bootstrap_servers
+    topic = f"kip848-{uuid.uuid4().hex[:8]}"
+    tps = set(make_topic(bootstrap, topic, 2))
+    new_group, old_group = f"kl-{uuid.uuid4().hex[:8]}", f"kl-{uuid.uuid4().hex[:8]}"
+    member = PollingMember(bootstrap, new_group, (topic,), client_id="kip848-member", group_remote_assignor="range")
+    classic = PollingMember(bootstrap, old_group, (topic,), group_protocol="classic", client_id="classic-member")
+    try:
+        wait_until(lambda: member.snapshot() == tps and classic.snapshot() == tps, 30, "both groups assigned")
+        with AdminClient(bootstrap) as admin:
+            found = describe_consumer_groups(admin._groups, [new_group, old_group, "no-such-group"])
+        new, old, none = found[new_group], found[old_group], found["no-such-group"]
+        assert (new.type, new.state, new.assignor) == ("consumer", "Stable", "range")
+        assert new.group_epoch >= 1 and new.assignment_epoch == new.group_epoch
+        (m,) = new.members
+        assert (m.member_id, m.member_epoch, m.client_id) == (member.member_id, member.epoch, "kip848-member")
+        assert (m.member_type, m.subscribed_topic_names, m.subscribed_topic_regex) == ("consumer", (topic,), None)
+        assert set(m.assignment) == set(m.target_assignment) == tps
+        assert (old.type, old.state, old.assignor) == ("classic", "Stable", "range")
+        (c,) = old.members
+        assert (c.client_id, set(c.assignment), c.member_type) == ("classic-member", tps, "classic")
+        assert (none.type, none.state, none.members) == ("classic", "Dead", ())
+    finally:
+        member.stop()
+        classic.stop()
 
 
 @pytest.mark.parametrize("kafka", ["kafka-3.9"], indirect=True)
