@@ -8,7 +8,8 @@ broker, serving every partition this broker follows from that leader:
    point, the log is truncated there, and when the leader did not know that epoch the question is asked
    again for the (now smaller) latest epoch. So a returning old leader keeps no record the new leader
    does not have (not merely the records above its high watermark).
-2. Fetch: Fetch v4+ with ``replica_id`` = this broker, ``current_leader_epoch`` = the epoch it follows,
+2. Fetch: Fetch v4+ (by topic id, v13+, when this broker's metadata knows every topic's id; the id travels
+   in ``replica_state`` from v15) with ``replica_id`` = this broker, ``current_leader_epoch`` = the epoch it follows,
    fetch offset = its log end offset (which tells the leader how far it is), waiting up to
    ``replica.fetch.wait.max.ms``, at most ``replica.fetch.max.bytes`` per partition. Batches are appended
    unchanged (``PartitionLog.append_as_follower``: offsets and epochs as the leader wrote them, CRC
@@ -32,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from .partition import Partition, TopicPartition
 
 log = logging.getLogger("kafkalog.replication.fetcher")
+_NO_ID = uuid.UUID(int=0)
 
 _FETCH = API_BY_KEY[ApiKey.FETCH]
 _EPOCHS = API_BY_KEY[ApiKey.OFFSET_FOR_LEADER_EPOCH]
@@ -287,31 +290,45 @@ class ReplicaFetcher:
                     partition_max_bytes=self.max_bytes,
                 )
             )
+        ids = {t: self._topic_id(t) for t in by_topic}
+        by_id = all(i != _NO_ID for i in ids.values())  # v13+ name topics by id: only when every id is known
         request = Req(
             replica_id=self.broker_id,
+            replica_state=Req.ReplicaState(replica_id=self.broker_id),
             max_wait_ms=self.wait_ms,
             min_bytes=1,
             max_bytes=_RESPONSE_MAX_BYTES,
             isolation_level=0,
             session_id=0,
             session_epoch=-1,
-            topics=[Req.FetchTopic(topic=t, partitions=ps) for t, ps in by_topic.items()],
+            topics=[Req.FetchTopic(topic=t, topic_id=ids[t], partitions=ps) for t, ps in by_topic.items()],
             forgotten_topics_data=[],
             rack_id="",
         )
         assert self._conn is not None
         response = await self._conn.request(
-            ApiKey.FETCH, request, min_version=4, max_version=12, timeout=self.wait_ms / 1000 + 30
+            ApiKey.FETCH,
+            request,
+            min_version=4,
+            max_version=None if by_id else 12,
+            timeout=self.wait_ms / 1000 + 30,
         )
         sent = {st.part.tp: st for st in ready}
+        names = {i: t for t, i in ids.items()}
         from .partition import TopicPartition
 
         for t in response.responses:
+            name = names.get(t.topic_id, t.topic) if t.topic_id != _NO_ID else t.topic
             for r in t.partitions:
-                tp = TopicPartition(t.topic, r.partition_index)
+                tp = TopicPartition(name, r.partition_index)
                 state = sent.get(tp)
                 if state is not None and self._current(tp, state):
                     self._apply(tp, state, r)
+
+    def _topic_id(self, topic: str) -> uuid.UUID:
+        """The topic's id in this broker's metadata (the zero id when unknown)."""
+        t = self.metadata.topics.get(topic)
+        return t.topic_id if t is not None else _NO_ID
 
     def _apply(self, tp: TopicPartition, st: FetchState, r) -> None:
         plog = st.part.log

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
@@ -480,7 +481,7 @@ class KafkaClient:
                         self._drop(conn, e)
                         self.read_replicas.clear(tp)
                         raise
-                data = partition_data(response, tp)
+                data = partition_data(response, tp, self._topic_id(tp.topic))
                 if data.error_code:
                     self._raise_fetch_error(tp, position, data.error_code, conn.peer)
                 preferred = data.preferred_read_replica
@@ -540,6 +541,13 @@ class KafkaClient:
             if done:
                 return position
 
+    def _topic_id(self, topic: str) -> uuid.UUID | None:
+        """``topic``'s id in the metadata (Metadata v10+), None when unknown (Fetch then stays at v12). A topic
+        deleted and created again gets a new id: fetches by the old one answer UNKNOWN_TOPIC_ID or
+        INCONSISTENT_TOPIC_ID, which refresh the metadata (``REFRESH_METADATA_ERRORS``) before the retry."""
+        info = self.metadata.topic(topic)
+        return uuid.UUID(info.topic_id) if info is not None and info.topic_id else None
+
     def _send_fetch(
         self, tp: TopicPartition, position: int, partition_max: int, wait_ms: int, iso: int
     ) -> tuple[SocketConnection, Any]:
@@ -562,11 +570,16 @@ class KafkaClient:
                 isolation_level=iso,
                 leader_epoch=epoch,
                 rack_id=cfg.client_rack,
+                topic_id=(topic_id := self._topic_id(tp.topic)),
             )
             self.stats["requests"] += 1
             try:
                 request = conn.send(
-                    _FETCH, body, min_version=4 if iso else 0, max_version=12, why="read_committed needs Fetch v4"
+                    _FETCH,
+                    body,
+                    min_version=4 if iso else 0,
+                    max_version=12 if topic_id is None else None,  # v13+ name topics by id (KIP-516)
+                    why="read_committed needs Fetch v4",
                 )
             except (KafkaConnectionError, KafkaTimeoutError) as e:
                 self._drop(conn, e)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import struct
+import uuid
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -34,6 +35,7 @@ _FETCH = API_BY_KEY[int(ApiKey.FETCH)]
 _CONTROL_KEY = struct.Struct(">hh")  # version, type (0 abort, 1 commit)
 _ENTRY_PREFIX = struct.Struct(">qi")
 _ABORT = 0
+_NO_ID = uuid.UUID(int=0)
 
 
 def fetch_request(
@@ -49,9 +51,10 @@ def fetch_request(
     log_start_offset: int = -1,
     replica_id: int = -1,
     rack_id: str = "",
+    topic_id: uuid.UUID | None = None,
 ) -> Any:
-    """A sessionless Fetch request body for one partition (valid at every version 0-12; ``rack_id`` is sent from
-    v11, KIP-392)."""
+    """A sessionless Fetch request body for one partition (valid at every version 0-12, and at 13+ with the
+    topic's ``topic_id``, KIP-516; ``rack_id`` is sent from v11, KIP-392)."""
     return fetch_request_for(
         {tp: (offset, leader_epoch, log_start_offset)},
         partition_max_bytes=partition_max_bytes,
@@ -61,6 +64,7 @@ def fetch_request(
         isolation_level=isolation_level,
         replica_id=replica_id,
         rack_id=rack_id,
+        topic_ids={tp.topic: topic_id} if topic_id is not None else None,
     )
 
 
@@ -74,9 +78,11 @@ def fetch_request_for(
     isolation_level: int = 0,
     replica_id: int = -1,
     rack_id: str = "",
+    topic_ids: Mapping[str, uuid.UUID] | None = None,
 ) -> Any:
     """A sessionless Fetch body for ``{tp: (fetch offset, current leader epoch, log start offset)}``;
-    ``replica_id`` >= 0 makes it a follower's fetch (replication)."""
+    ``replica_id`` >= 0 makes it a follower's fetch (replication; v15+ carry it in ``replica_state``). Each topic
+    carries its name (v0-12) and its id from ``topic_ids`` (v13+): send it at v13+ only when every topic has one."""
     R = _FETCH.Request
     by_topic: dict[str, list[Any]] = {}
     for tp, (offset, epoch, log_start) in partitions.items():
@@ -97,21 +103,26 @@ def fetch_request_for(
         isolation_level=isolation_level,
         session_id=0,
         session_epoch=-1,
-        topics=[R.FetchTopic(topic=topic, partitions=parts) for topic, parts in by_topic.items()],
+        topics=[
+            R.FetchTopic(topic=topic, topic_id=(topic_ids or {}).get(topic, _NO_ID), partitions=parts)
+            for topic, parts in by_topic.items()
+        ],
         forgotten_topics_data=[],
         rack_id=rack_id,
+        replica_state=R.ReplicaState(replica_id=replica_id),
     )
 
 
-def partition_data(response: Any, tp: TopicPartition) -> Any:
-    """The ``PartitionData`` of ``tp`` in a Fetch response; raises when the broker left it out."""
+def partition_data(response: Any, tp: TopicPartition, topic_id: uuid.UUID | None = None) -> Any:
+    """The ``PartitionData`` of ``tp`` in a Fetch response (v13+ answers name the topic by ``topic_id`` only);
+    raises when the broker left it out."""
     if response.error_code:
         code = ErrorCode(response.error_code)
         raise KafkaClientError(
             f"Fetch of {tp} failed: {code.name} ({int(code)}) for the whole request", error_code=code
         )
     for topic in response.responses:
-        if topic.topic != tp.topic:
+        if topic.topic != tp.topic and (topic_id is None or topic.topic_id != topic_id):
             continue
         for p in topic.partitions:
             if p.partition_index == tp.partition:
