@@ -10,8 +10,9 @@ producer id and first offset of every aborted transaction the data may hold (fro
 A follower's fetch offset is its log end offset: every pass records it in the
 leader's replica state (``Partition.update_follower_fetch``), which may advance the high watermark and
 lets the replica manager add the follower back to the ISR; a broker id that is not a replica of the
-partition gets NOT_LEADER_OR_FOLLOWER. Follower long polls also wake on every append, consumers only when
-the high watermark moves.
+partition gets NOT_LEADER_OR_FOLLOWER. Follower long polls also wake on every append and high watermark move,
+and a follower whose last answer carried an older high watermark is answered at once (so followers serving
+consumers, KIP-392, know it within a round trip); consumer long polls wake when the high watermark moves.
 
 Limits: per partition ``partition_max_bytes``, overall ``max_bytes`` (v3+); from v3 the first partition
 with data may exceed both so a batch larger than the limits still makes progress (KIP-74); v0-2 are
@@ -207,6 +208,8 @@ def _read_all(ctx, request, context, readable: set[str] | None, quota_bytes: int
             entry.high_watermark = hw
             entry.last_stable_offset = lso
             entry.log_start_offset = data.log_start_offset
+            if follower and part.take_high_watermark_news(request.replica_id, hw):
+                any_error = True  # answer now: the follower learns the new high watermark (KIP-392 reads)
             if data.error != ErrorCode.NONE:
                 entry.error_code = data.error
                 any_error = True

@@ -342,7 +342,7 @@ class ReplicaFetcher:
                     log.warning("%s: appending the leader's batches failed: %s", tp, e)
                     st.delayed_until = asyncio.get_running_loop().time() + self.backoff_s
                     return
-            plog.high_watermark = min(r.high_watermark, plog.log_end_offset)
+            st.part.set_follower_high_watermark(min(r.high_watermark, plog.log_end_offset))
             return
         if code == ErrorCode.OFFSET_OUT_OF_RANGE:
             if plog.log_end_offset < r.log_start_offset:

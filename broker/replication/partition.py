@@ -15,9 +15,12 @@ follower outside the ISR whose log end offset reaches the high watermark and the
 leader epoch may rejoin at its next Fetch (``is_catching_up``). The ISR itself is changed only by the replica
 manager, which writes it to the registry first (``set_isr``).
 
-``data_notifier`` fires whenever new data becomes visible (the high watermark moved), waking consumer
-long polls and acks=all produces; ``append_notifier`` fires on every append as leader, waking follower
-long polls.
+``data_notifier`` fires whenever new data becomes visible (the high watermark moved, as leader or, from the
+leader's fetch answers, as follower), waking consumer long polls and acks=all produces; ``append_notifier``
+fires on every append as leader and when the high watermark moves, waking follower long polls: a follower
+whose last answer carried an older high watermark is answered at once (``take_high_watermark_news``), so
+followers, and the consumers that read from them (KIP-392), learn it within a round trip rather than at the
+end of a ``replica.fetch.wait.max.ms`` long poll.
 
 Concurrency: event-loop only (the log's own background thread does retention and flushing).
 """
@@ -54,6 +57,7 @@ class ReplicaState:
     broker_id: int
     log_end_offset: int = UNKNOWN_OFFSET
     log_start_offset: int = UNKNOWN_OFFSET
+    last_sent_high_watermark: int = UNKNOWN_OFFSET
     last_caught_up_ms: int = 0
     last_fetch_leader_leo: int = UNKNOWN_OFFSET
     last_fetch_ms: int = 0
@@ -201,6 +205,24 @@ class Partition:
         hw = high_watermark_for(self.isr, self.broker_id, self.log.log_end_offset, self.followers)
         if hw > self.log.high_watermark:
             self.log.high_watermark = hw
+            self.data_notifier.notify()
+            self.append_notifier.notify()  # followers learn the new high watermark now
+
+    def take_high_watermark_news(self, replica_id: int, high_watermark: int) -> bool:
+        """Is ``high_watermark`` (the one this answer to follower ``replica_id`` carries) newer than the last one
+        it was sent? Records it as sent."""
+        st = self.followers.get(replica_id)
+        if st is None or high_watermark <= st.last_sent_high_watermark:
+            return False
+        st.last_sent_high_watermark = high_watermark
+        return True
+
+    def set_follower_high_watermark(self, high_watermark: int) -> None:
+        """As follower: the high watermark the leader's fetch answer gave (capped at the log end by the caller);
+        wakes consumer long polls when it moved forward."""
+        moved = high_watermark > self.log.high_watermark
+        self.log.high_watermark = high_watermark
+        if moved:
             self.data_notifier.notify()
 
     def out_of_sync_replicas(self, now_ms: int, max_lag_ms: int) -> list[int]:

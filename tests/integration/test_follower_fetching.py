@@ -67,7 +67,7 @@ def test_consumers_read_from_their_racks_replica_and_fail_over_to_the_leader(zoo
         3,
         data_dir=tmp_path,
         zookeeper_connect=f"{zookeeper.connect_string}/racks-{uuid.uuid4().hex[:8]}",
-        broker_config={"replica.selector.class": RACK_AWARE_CLASS, "replica.fetch.wait.max.ms": 100},
+        broker_config={"replica.selector.class": RACK_AWARE_CLASS},
         broker_configs={b: {"broker.rack": f"rack-{b}"} for b in (1, 2, 3)},
         metrics=True,
     ) as cluster:
