@@ -425,7 +425,42 @@ class ConsumerGroup(GroupRecords):
         if updated.subscribed_topic_regex and updated.subscribed_topic_regex != member.subscribed_topic_regex:
             _compile(updated.subscribed_topic_regex)
 
+        current = self._update_member(member, updated, topics, now_ms, owned, out)
+        current = replace(current, session_deadline_ms=now_ms + self.session_timeout_ms)
+        self.members[member_id] = current
+
+        full = joining or (
+            req.rebalance_timeout_ms != -1
+            and (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
+            and req.topic_partitions is not None
+        )
+        changed = original is None or original.assigned_partitions != current.assigned_partitions
+        differs = (
+            owned is not None
+            and current.state is MemberState.STABLE
+            and normalize(owned) != dict(current.assigned_partitions)
+        )
+        assignment = current.assigned_partitions if (full or changed or differs) else None
+        return HeartbeatOutcome(
+            current.member_id, current.member_epoch, self.heartbeat_interval_ms, assignment, tuple(out), snap
+        )
+
+    def _update_member(
+        self,
+        member: ConsumerGroupMember,
+        updated: ConsumerGroupMember,
+        topics: TopicsView,
+        now_ms: int,
+        owned: Mapping[uuid.UUID, frozenset[int]] | None,
+        out: list[r.CoordinatorRecord],
+    ) -> ConsumerGroupMember:
+        """Kafka's three steps for a member that heartbeats or joins: persist its new subscription (bumping the
+        group epoch when subscriptions, resolved regexes or the subscribed topics' metadata changed), recompute
+        the target assignment when the group epoch is ahead, and reconcile the member toward its target
+        (``owned``: the partitions it reports, None when it did not). ``member`` is the member before the
+        request (as resolved), ``updated`` with the request's fields. Returns the member as it now is."""
         bump = self.group_epoch == 0 or not self._created
+        member_id = updated.member_id
         known = self.members.get(member_id)
         if known is None or subscription_fields(known) != subscription_fields(updated):
             self._emit(out, self._member_metadata_record(updated))
@@ -474,24 +509,7 @@ class ConsumerGroup(GroupRecords):
                     current = replace(current, rebalance_deadline_ms=now_ms + current.rebalance_timeout_ms)
                 else:
                     current = replace(current, rebalance_deadline_ms=None)
-        current = replace(current, session_deadline_ms=now_ms + self.session_timeout_ms)
-        self.members[member_id] = current
-
-        full = joining or (
-            req.rebalance_timeout_ms != -1
-            and (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
-            and req.topic_partitions is not None
-        )
-        changed = original is None or original.assigned_partitions != current.assigned_partitions
-        differs = (
-            owned is not None
-            and current.state is MemberState.STABLE
-            and normalize(owned) != dict(current.assigned_partitions)
-        )
-        assignment = current.assigned_partitions if (full or changed or differs) else None
-        return HeartbeatOutcome(
-            current.member_id, current.member_epoch, self.heartbeat_interval_ms, assignment, tuple(out), snap
-        )
+        return current
 
     def _subscribed_regexes(self) -> set[str]:
         return {m.subscribed_topic_regex for m in self.members.values() if m.subscribed_topic_regex}
