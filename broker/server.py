@@ -109,7 +109,7 @@ class Broker:
             max_bytes=config["telemetry.max.bytes"], max_clients=config["client.telemetry.max.clients"]
         )
         """KIP-714 client telemetry; what clients push is on the metrics endpoint (``broker.telemetry``)."""
-        self.metrics.registry.register(ClientTelemetryCollector(self.telemetry.series))
+        self.metrics.registry.register(ClientTelemetryCollector(self.telemetry))
         self.client_metrics_sync: ClientMetricsSync | None = None
         self.fetch_sessions = FetchSessionCache(
             config["max.incremental.fetch.session.cache.slots"], clock=ReplicaManager.now_ms

@@ -1,4 +1,5 @@
-"""``kafkalog configs describe|alter``: Kafka's ``kafka-configs.sh`` for kafkalog (topic, broker and user configs).
+"""``kafkalog configs describe|alter``: Kafka's ``kafka-configs.sh`` for kafkalog (topic, broker, user, client and
+client metrics configs).
 
 The action as a word or as Kafka's flag: ``configs describe ...`` or ``configs --describe ...``.
 
@@ -29,6 +30,20 @@ and the salted password computed here (the password never travels and is never p
 DescribeUserScramCredentials (every user with credentials when no name is given; a named user without any
 prints nothing, as Kafka's tool).
 
+Client metrics subscriptions (KIP-714, ``--entity-type client-metrics``; ``kafka-client-metrics.sh`` manages the
+same resources): ``metrics`` (name prefixes, ``*`` for all), ``interval.ms`` (100..3600000) and ``match``
+(``client_id=app.*`` ... regexes)::
+
+    configs --alter --entity-type client-metrics --entity-name producers \
+        --add-config 'metrics=[org.apache.kafka.producer.,org.apache.kafka.client.],interval.ms=60000'
+    configs --describe --entity-type client-metrics [--entity-name producers]
+      Dynamic configs for client-metric producers are:
+        interval.ms=60000 sensitive=false synonyms={CLIENT_METRICS_CONFIG:interval.ms=60000}
+
+``describe`` without a name describes every subscription (ListClientMetricsResources); a name that is not one
+prints "The client-metric 'x' doesn't exist and doesn't have dynamic config.", as Kafka's tool. Deleting every key
+of a subscription removes it.
+
 Client quotas (KIP-546), as kafka-configs spells them over ``--bootstrap-server``: ``--entity-type users`` and/or
 ``--entity-type clients``, each followed by ``--entity-name N`` or ``--entity-default`` (paired in order; also
 ``--user N``, ``--client N``, ``--user-defaults``, ``--client-defaults``)::
@@ -57,7 +72,8 @@ from typing import Any
 
 from .actions import add_action
 
-ENTITY_TYPES = ("topics", "brokers", "users", "clients")
+ENTITY_TYPES = ("topics", "brokers", "users", "clients", "client-metrics")
+CLIENT_METRICS = "client-metrics"
 QUOTA_TYPES = ("users", "clients")
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
@@ -157,6 +173,12 @@ def entity(args: argparse.Namespace) -> Entity:
             "--entity-type with --entity-name/--entity-default; only users and clients combine"
         )
     kind = types[0]
+    if kind == CLIENT_METRICS:
+        if "" in names or getattr(args, "empty_name", False):
+            raise UsageError("--entity-type client-metrics needs --entity-name (a subscription has no default)")
+        if not names and args.action != "describe":
+            raise UsageError("configs alter of client-metrics needs --entity-name")
+        return Entity(kind, names[0] if names else "")
     if not names:
         raise UsageError("--entity-type needs exactly one of --entity-name and --entity-default")
     name = names[0]
@@ -265,17 +287,33 @@ def _alter_users(admin: Any, name: str, add: dict[str, tuple[int, str]], delete:
 
 
 def _label(kind: str, name: str) -> str:
+    if kind == CLIENT_METRICS:
+        return f"client-metric {name}"
     if kind == "topics":
         return f"topic {name}"
     return f"broker {name}" if name else "brokers in the cluster"
 
 
+_RESOURCE_TYPE = {"topics": 2, "brokers": 4, CLIENT_METRICS: 16}
+
+
+def _describe_client_metrics(admin: Any, name: str, show_all: bool) -> None:
+    """Every subscription (no name), or the one named: Kafka's ConfigCommand checks the name is listed first."""
+    names = admin.list_client_metrics_resources()
+    if name and name not in names and not show_all:
+        print(f"The client-metric '{name}' doesn't exist and doesn't have dynamic config.")
+        return
+    for n in [name] if name else names:
+        _describe(admin, CLIENT_METRICS, n, show_all)
+
+
 def _describe(admin: Any, kind: str, name: str, show_all: bool) -> None:
     from spark_kafkalog.client.admin.admin_configs import SOURCE_NAMES, ConfigResource
 
-    res = ConfigResource(2 if kind == "topics" else 4, name)
+    res = ConfigResource(_RESOURCE_TYPE[kind], name)
     entries = admin.describe_resource_configs([res], synonyms=True)[res]
-    only = None if show_all else (1 if kind == "topics" else 2 if name else 3)  # Kafka's ConfigCommand filter
+    # Kafka's ConfigCommand filter: the source of the resource's own dynamic configs
+    only = None if show_all else (1 if kind == "topics" else 7 if kind == CLIENT_METRICS else 2 if name else 3)
     if kind == "brokers" and not name:
         print("Default configs for brokers in the cluster are:")
     else:
@@ -291,7 +329,7 @@ def _describe(admin: Any, kind: str, name: str, show_all: bool) -> None:
 def _alter(admin: Any, kind: str, name: str, add: dict[str, str], delete: list[str]) -> None:
     from spark_kafkalog.client.admin.admin_configs import DELETE, SET, AlterConfigOp, ConfigResource
 
-    res = ConfigResource(2 if kind == "topics" else 4, name)
+    res = ConfigResource(_RESOURCE_TYPE[kind], name)
     ops = [AlterConfigOp(k, v, SET) for k, v in add.items()] + [AlterConfigOp(k, None, DELETE) for k in delete]
     admin.incremental_alter_configs({res: ops})
     if kind == "brokers" and not name:
@@ -455,6 +493,8 @@ def cmd_configs(args: argparse.Namespace) -> int:
                     _alter_users(admin, e.parts[0][1] or "", add, delete)
                 else:
                     _alter_quotas(admin, e, add, delete)
+            elif args.action == "describe" and e.kind == CLIENT_METRICS:
+                _describe_client_metrics(admin, e.name, args.all)
             elif args.action == "describe":
                 _describe(admin, e.kind, e.name, args.all)
             else:

@@ -9,6 +9,12 @@ monotonic sum is a counter, exposed with the ``_total`` suffix (not doubled:
 client. A name in the broker's own ``kafka_`` namespace, or one another client already sent with the other
 type, is left out of the scrape (logged once per name).
 
+Besides the clients' series, the broker's own figures of them (Kafka's ``client-metrics`` group, as the JMX
+exporter names it)::
+
+    kafka_server_client_metrics_instance_count       client instances the broker remembers
+    kafka_server_client_metrics_subscription_count   client metrics subscriptions in force on this broker
+
 Concurrency: ``collect`` runs on prometheus_client's HTTP thread and reads ``ClientTelemetry.series`` (locked).
 """
 
@@ -16,12 +22,24 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from typing import Protocol
 
-from prometheus_client.core import Metric
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from .store import ClientSeries
+
+
+class TelemetryFigures(Protocol):
+    """What the collector reads (``ClientTelemetry``; thread-safe)."""
+
+    def series(self) -> list[ClientSeries]: ...
+
+    def instance_count(self) -> int: ...
+
+    def subscription_names(self) -> list[str]: ...
+
 
 __all__ = ["ClientTelemetryCollector", "prometheus_name", "prometheus_label"]
 
@@ -46,10 +64,10 @@ def prometheus_label(name: str) -> str:
 
 
 class ClientTelemetryCollector(Collector):
-    """Yields the series of ``series()`` (``ClientTelemetry.series``), one family per name."""
+    """Yields the pushed series of ``telemetry`` (one family per name) and the broker's figures of them."""
 
-    def __init__(self, series: Callable[[], list[ClientSeries]]) -> None:
-        self._series = series
+    def __init__(self, telemetry: TelemetryFigures) -> None:
+        self._telemetry = telemetry
         self._warned: set[str] = set()
 
     def describe(self) -> list:
@@ -61,8 +79,19 @@ class ClientTelemetryCollector(Collector):
             log.warning("client metric %s is not exposed: %s", name, why)
 
     def collect(self) -> Iterator[Metric]:
+        t = self._telemetry
+        yield GaugeMetricFamily(
+            "kafka_server_client_metrics_instance_count",
+            "Client instances (KIP-714) this broker remembers.",
+            value=t.instance_count(),
+        )
+        yield GaugeMetricFamily(
+            "kafka_server_client_metrics_subscription_count",
+            "Client metrics subscriptions in force on this broker.",
+            value=len(t.subscription_names()),
+        )
         families: dict[str, Metric] = {}
-        for s in self._series():
+        for s in t.series():
             base = prometheus_name(s.name)
             if base.startswith(RESERVED_PREFIX):
                 self._skip(s.name, f"{RESERVED_PREFIX}* names are the broker's own")

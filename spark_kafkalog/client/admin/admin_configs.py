@@ -2,7 +2,7 @@
 IncrementalAlterConfigs (44).
 
 Resources are ``ConfigResource(type, name)``: ``TOPIC`` (2) by topic name, ``BROKER`` (4) by broker id, or
-``""`` for the cluster-wide dynamic defaults. A broker resource with an id is sent to that broker (Kafka's
+``""`` for the cluster-wide dynamic defaults, ``CLIENT_METRICS`` (16) by subscription name (KIP-714). A broker resource with an id is sent to that broker (Kafka's
 routing; it describes its own configs), everything else to any broker. ``alter_configs`` replaces each
 resource's dynamic set; ``incremental_alter_configs`` takes ``AlterConfigOp``s (SET, DELETE, APPEND,
 SUBTRACT). Per-resource failures raise one ``AdminOperationError`` keyed by resource. Thread-safe like
@@ -24,6 +24,7 @@ __all__ = [
     "ConfigResource",
     "TOPIC",
     "BROKER",
+    "CLIENT_METRICS",
     "SET",
     "DELETE",
     "APPEND",
@@ -33,7 +34,7 @@ __all__ = [
     "alter_configs",
 ]
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, CLIENT_METRICS = 2, 4, 16
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 SOURCE_NAMES = {
     1: "DYNAMIC_TOPIC_CONFIG",
@@ -42,6 +43,8 @@ SOURCE_NAMES = {
     4: "STATIC_BROKER_CONFIG",
     5: "DEFAULT_CONFIG",
     6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+    7: "CLIENT_METRICS_CONFIG",
+    8: "GROUP_CONFIG",
 }
 _DESCRIBE = int(ApiKey.DESCRIBE_CONFIGS)
 _ALTER = int(ApiKey.ALTER_CONFIGS)

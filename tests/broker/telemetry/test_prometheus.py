@@ -31,10 +31,30 @@ def test_label_names_become_prometheus_safe():
     assert prometheus_label("a:b") == "a_b"
 
 
+class Figures:
+    def __init__(self, series: list[ClientSeries]) -> None:
+        self._series = series
+
+    def series(self) -> list[ClientSeries]:
+        return self._series
+
+    def instance_count(self) -> int:
+        return 7
+
+    def subscription_names(self) -> list[str]:
+        return ["a", "b"]
+
+
 def _scrape(series):
     registry = CollectorRegistry()
-    registry.register(ClientTelemetryCollector(lambda: series))
+    registry.register(ClientTelemetryCollector(Figures(series)))
     return generate_latest(registry).decode()
+
+
+def test_the_brokers_own_figures_are_exposed():
+    text = _scrape([])
+    assert "kafka_server_client_metrics_instance_count 7.0" in text
+    assert "kafka_server_client_metrics_subscription_count 2.0" in text
 
 
 def test_series_are_exposed_under_the_clients_names_with_their_labels():
@@ -64,5 +84,5 @@ def test_names_in_the_brokers_namespace_and_type_clashes_are_left_out():
             ClientSeries("x.y", "counter", "", (("client_id", "b"),), 2.0),
         ]
     )
-    assert "kafka_server" not in text
+    assert "kafka_server_brokertopicmetrics" not in text
     assert 'x_y{client_id="a"} 1.0' in text and 'client_id="b"' not in text
