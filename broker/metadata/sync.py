@@ -15,7 +15,7 @@ changed gets it at once (retention, segment size, cleanup policy, min.insync.rep
 User entities (``/config/users/<u>``: SCRAM credentials) go into ``scram_credentials``: every user at start-up,
 after a session re-establishment and whenever notifications may have been missed; otherwise only the users
 named by new ``users/<sanitized user>`` notifications are re-read (as Kafka's brokers do); notifications
-naming only quota entities, and a change of ``/config/changes`` without a new notification (a purge), leave
+naming only quota entities or client metrics subscriptions (``broker.telemetry.sync`` follows those), and a change of ``/config/changes`` without a new notification (a purge), leave
 topic and broker configs alone.
 
 Client quota entities (``/config/users/<u>``, ``/config/clients/<c>``, ``/config/users/<u>/clients/<c>``) go
@@ -36,6 +36,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..cluster.client_metrics_entities import parse_client_metrics_entity_path
 from ..cluster.quota_entities import USER, QuotaEntity, parse_quota_entity_path, quota_keys_of
 from ..cluster.registry import ClusterRegistry, NoSuchTopicError, RegistryError, TopicAssignment
 from ..cluster.zk_layout import BROKER_DEFAULT_ENTITY
@@ -199,6 +200,7 @@ class MetadataSync:
         if paths is None:
             await self._reload_users()
         else:
+            paths = [p for p in paths if parse_client_metrics_entity_path(p) is None]  # ClientMetricsSync's
             entities = [ent for p in paths if (ent := parse_quota_entity_path(p)) is not None]
             for entity in dict.fromkeys(entities):
                 await self._entity_changed(entity)
