@@ -8,6 +8,7 @@ naming ``group_protocol="classic"``.
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -123,6 +124,49 @@ def test_a_static_member_leaves_with_epoch_minus_2_and_gets_its_partitions_back(
     finally:
         a.stop()
         b.stop()
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, set[TopicPartition]]] = []
+
+    def on_partitions_assigned(self, partitions):
+        self.events.append(("assigned", set(partitions)))
+
+    def on_partitions_revoked(self, partitions):
+        self.events.append(("revoked", set(partitions)))
+
+    def on_partitions_lost(self, partitions):
+        self.events.append(("lost", set(partitions)))
+
+
+def test_a_member_whose_session_timed_out_reports_its_partitions_lost_and_rejoins_with_epoch_0(kafka44):
+    bootstrap = kafka44.bootstrap_servers
+    topic = f"kip848-{uuid.uuid4().hex[:8]}"
+    tps = set(make_topic(bootstrap, topic, 2))
+    listener = Recorder()
+    with Consumer(bootstrap, group_id=f"kl-{uuid.uuid4().hex[:8]}", group_protocol="consumer") as consumer:
+        consumer.subscribe([topic], listener=listener)
+        wait_until(lambda: consumer.poll(100) is not None and set(consumer.assignment()) == tps, 30, "the assignment")
+        first = consumer.group_metadata()
+        member = consumer._coordinator.member
+        send_heartbeat = member.heartbeat_request
+        member.heartbeat_request = lambda now: None  # silent past the 6 s session timeout
+        try:
+            deadline = time.monotonic() + 8
+            while time.monotonic() < deadline:
+                consumer.poll(100)
+        finally:
+            member.heartbeat_request = send_heartbeat
+        wait_until(
+            lambda: consumer.poll(100) is not None and ("lost", tps) in listener.events and consumer.assignment(),
+            30,
+            "the partitions lost, then assigned again",
+        )
+        again = consumer.group_metadata()
+        assert listener.events[-2:] == [("lost", tps), ("assigned", tps)]
+        assert again.member_id == first.member_id and 0 < again.generation_id
+        assert set(consumer.assignment()) == tps
 
 
 def test_describe_consumer_groups_shows_a_consumer_group_and_a_classic_group(kafka44):

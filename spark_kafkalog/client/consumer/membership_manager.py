@@ -124,7 +124,7 @@ class MembershipManager:
         events = self.member.take_events()
         if events:
             self._handle_events(events)
-        self._wake.set()
+            self._wake.set()  # a fenced or stale member may rejoin now
 
     def _reconcile(self, now: float) -> None:
         ids = self.member.unresolved_topic_ids()
