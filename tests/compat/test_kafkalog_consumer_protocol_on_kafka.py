@@ -14,7 +14,6 @@ import uuid
 import pytest
 
 from spark_kafkalog.client import AdminClient, Consumer, NewTopic, Producer, TopicPartition
-from spark_kafkalog.client.admin.admin_consumer_groups import describe_consumer_groups
 from spark_kafkalog.client.consumer import UnsupportedGroupProtocolError
 from tests.client.consumer.polling_member import PollingMember, is_split
 from tests.waiting import wait_until
@@ -179,7 +178,7 @@ def test_describe_consumer_groups_shows_a_consumer_group_and_a_classic_group(kaf
     try:
         wait_until(lambda: member.snapshot() == tps and classic.snapshot() == tps, 30, "both groups assigned")
         with AdminClient(bootstrap) as admin:
-            found = describe_consumer_groups(admin._groups, [new_group, old_group, "no-such-group"])
+            found = admin.describe_consumer_groups([new_group, old_group, "no-such-group"])
         new, old, none = found[new_group], found[old_group], found["no-such-group"]
         assert (new.type, new.state, new.assignor) == ("consumer", "Stable", "range")
         assert new.group_epoch >= 1 and new.assignment_epoch == new.group_epoch

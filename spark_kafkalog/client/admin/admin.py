@@ -26,6 +26,7 @@ from typing import Any
 from spark_kafkalog.client.admin import (
     admin_acls,
     admin_configs,
+    admin_consumer_groups,
     admin_elections,
     admin_quotas,
     admin_reassignments,
@@ -34,6 +35,7 @@ from spark_kafkalog.client.admin import (
     admin_topics,
 )
 from spark_kafkalog.client.admin.admin_configs import AlterConfigOp, ConfigEntry, ConfigResource
+from spark_kafkalog.client.admin.admin_consumer_groups import ConsumerGroupDescription
 from spark_kafkalog.client.admin.admin_quotas import (
     ClientQuotaAlteration,
     ClientQuotaEntity,
@@ -123,6 +125,12 @@ class AdminClient:
     def describe_groups(self, group_ids: Iterable[str]) -> dict[str, GroupDescription]:
         """State, protocol and members (with their assignment bytes) of each group."""
         return self._groups.describe_groups(group_ids)
+
+    def describe_consumer_groups(self, group_ids: Iterable[str]) -> dict[str, ConsumerGroupDescription]:
+        """Each group as Kafka's ``describeConsumerGroups``: a KIP-848 consumer group by ConsumerGroupDescribe
+        (epochs, server assignor, members' subscriptions and assignments), a classic one by DescribeGroups
+        (``spark_kafkalog.client.admin.admin_consumer_groups``)."""
+        return admin_consumer_groups.describe_consumer_groups(self._groups, group_ids)
 
     def list_group_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition] | None = None
