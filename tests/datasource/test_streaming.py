@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from spark_kafkalog.client import AdminClient, Producer, TopicPartition
+from spark_kafkalog.client import AdminClient, NewTopic, Producer, TopicPartition
+from spark_kafkalog.datasource.topic_ids import kafka_topic_id
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -113,8 +114,10 @@ def test_earliest_start_reads_every_record_and_offsets_are_sparks_json(spark, bo
     )
     assert sorted(collector.rows()) == sorted((i % 2, i // 2, str(i)) for i in range(40))
     assert query.lastProgress["sources"][0]["latestOffset"] == f'{{"{topic}": {{"0": 20, "1": 20}}}}'
-    with open(f"{checkpoint}/offsets/0") as f:
-        assert f.read().splitlines()[-1] == f'{{"{topic}": {{"0": 20, "1": 20}}}}'
+    with AdminClient(bootstrap) as admin:
+        topic_id = kafka_topic_id(admin.describe_topics([topic])[topic].topic_id)
+    with open(f"{checkpoint}/offsets/0") as f:  # Spark's entries, then the topic's id as a topic with no partition
+        assert f.read().splitlines()[-1] == f'{{"{topic}": {{"0": 20, "1": 20}}, "@topicId:{topic}:{topic_id}": {{}}}}'
 
 
 def test_latest_start_reads_only_records_produced_after_the_query_started(spark, bootstrap, new_topic):
@@ -312,30 +315,44 @@ def test_records_deleted_by_retention_are_skipped_without_fail_on_data_loss(spar
     assert [o for _, o, _ in collector.rows()] == list(range(80, 100))
 
 
-@pytest.mark.parametrize("fail_on_data_loss", [True, False])
-def test_a_deleted_and_recreated_topic_is_data_loss(spark, bootstrap, new_topic, fail_on_data_loss):
-    topic = new_topic(1)
-    checkpoint = tempfile.mkdtemp()
+def _recreate(bootstrap, topic: str, records: int):
+    """Delete ``topic``, create it again (one partition) and write ``records`` records "again" to it."""
 
     def recreate():
         with AdminClient(bootstrap) as admin:
             admin.delete_topics([topic])
-            from spark_kafkalog.client import NewTopic
-
             admin.create_topics([NewTopic(topic, 1, 1, {})])
-        produce(bootstrap, topic, ["again"] * 5, partition=0)
+        produce(bootstrap, topic, ["again"] * records, partition=0)
 
-    _read_then_lose(spark, bootstrap, topic, checkpoint, recreate)
-    df = stream(spark, bootstrap, subscribe=topic, failOnDataLoss=str(fail_on_data_loss).lower())
-    if fail_on_data_loss:
-        with pytest.raises(Exception, match="offset was changed from 50 to 5"):
-            run_available_now(df, Collector(), checkpoint)
-        return
-    run_available_now(df, Collector(), checkpoint)  # the lost range is dropped; the stream goes on from 5
+    return recreate
+
+
+@pytest.mark.parametrize("records", [5, 80], ids=["behind-the-old-offsets", "grown-past-the-old-offsets"])
+def test_a_deleted_and_recreated_topic_fails_the_query_naming_it_with_fail_on_data_loss(
+    spark, bootstrap, new_topic, records
+):
+    topic = new_topic(1)
+    checkpoint = tempfile.mkdtemp()
+    _read_then_lose(spark, bootstrap, topic, checkpoint, _recreate(bootstrap, topic, records))
+    with pytest.raises(Exception, match=f"Topic '{topic}' was deleted and re-created: its topic id changed"):
+        run_available_now(stream(spark, bootstrap, subscribe=topic), Collector(), checkpoint)
+
+
+@pytest.mark.parametrize("records", [5, 80], ids=["behind-the-old-offsets", "grown-past-the-old-offsets"])
+def test_a_deleted_and_recreated_topic_is_read_from_its_start_without_fail_on_data_loss(
+    spark, bootstrap, new_topic, records
+):
+    topic = new_topic(1)
+    checkpoint = tempfile.mkdtemp()
+    _read_then_lose(spark, bootstrap, topic, checkpoint, _recreate(bootstrap, topic, records))
+    df = stream(spark, bootstrap, subscribe=topic, failOnDataLoss="false")
+    collector = Collector()
+    run_available_now(df, collector, checkpoint)
+    assert collector.rows() == [(0, i, "again") for i in range(records)]
     produce(bootstrap, topic, ["after"] * 3, partition=0)
     collector = Collector()
     run_available_now(df, collector, checkpoint)
-    assert collector.rows() == [(0, 5, "after"), (0, 6, "after"), (0, 7, "after")]
+    assert collector.rows() == [(0, records + i, "after") for i in range(3)]
 
 
 @pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
