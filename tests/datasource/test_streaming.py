@@ -115,7 +115,9 @@ def test_earliest_start_reads_every_record_and_offsets_are_sparks_json(spark, bo
     assert sorted(collector.rows()) == sorted((i % 2, i // 2, str(i)) for i in range(40))
     assert query.lastProgress["sources"][0]["latestOffset"] == f'{{"{topic}": {{"0": 20, "1": 20}}}}'
     with AdminClient(bootstrap) as admin:
-        topic_id = kafka_topic_id(admin.describe_topics([topic])[topic].topic_id)
+        described = admin.describe_topics([topic])[topic].topic_id
+    assert described is not None
+    topic_id = kafka_topic_id(described)
     with open(f"{checkpoint}/offsets/0") as f:  # Spark's entries, then the topic's id as a topic with no partition
         assert f.read().splitlines()[-1] == f'{{"{topic}": {{"0": 20, "1": 20}}, "@topicId:{topic}:{topic_id}": {{}}}}'
 
