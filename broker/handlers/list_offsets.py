@@ -1,10 +1,13 @@
-"""ListOffsets (key 2), v0-7: offsets by time for partitions this broker leads.
+"""ListOffsets (key 2), v0-10: offsets by time for partitions this broker leads.
 
 Timestamps: -2 earliest (log start offset), -1 latest (high watermark for consumers, the last stable
 offset for read_committed consumers (``isolation_level`` 1, v2+), log end for a replica,
 ``replica_id`` >= 0), -3 (v7, KIP-734) the offset of the record with the largest timestamp,
 t >= 0 the earliest offset whose timestamp is >= t below the high watermark (read_committed: below the
-last stable offset; offset -1, timestamp -1 when there is none).
+last stable offset; offset -1, timestamp -1 when there is none), -4 (v8+, KIP-405) the earliest local offset
+(the log start offset: every segment is local here), -5 (v9+, KIP-1005) the latest tiered offset (offset,
+timestamp and epoch -1: nothing is tiered here, Kafka's answer without remote storage); other negative
+timestamps are INVALID_REQUEST. v10's ``timeout_ms`` (for remote storage reads) is accepted and unused.
 v0 answers ``old_style_offsets``: up to ``max_num_offsets`` segment base offsets older than the time,
 descending (the 0.8 ``getOffsetsBefore``; consumers never see an offset above the high watermark).
 v4+ ``current_leader_epoch`` is fenced as in Fetch.
@@ -19,9 +22,9 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import AclOperation, ResourceType
 
 API_KEY = ApiKey.LIST_OFFSETS
-VERSIONS = (0, 7)
+VERSIONS = (0, 10)
 _API = API_BY_KEY[API_KEY]
-EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
+EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
 READ_COMMITTED = 1
 CONSUMER = -1  # replica_id of consumers (-2: a debugging client, answered like a replica)
 
@@ -69,7 +72,7 @@ async def handle(ctx, request):
             committed = v >= 2 and request.isolation_level == READ_COMMITTED
             visible = plog.last_stable_offset if committed else plog.high_watermark
             # The leader epoch comes with an offset; a lookup that finds none answers -1, -1, -1 (Kafka's).
-            if ts == EARLIEST:
+            if ts == EARLIEST or (ts == EARLIEST_LOCAL and v >= 8):
                 entry.offset = plog.log_start_offset
                 entry.leader_epoch = part.leader_epoch
             elif ts == LATEST:
@@ -80,6 +83,8 @@ async def handle(ctx, request):
                 if found is not None:
                     entry.offset, entry.timestamp = found
                     entry.leader_epoch = part.leader_epoch
+            elif ts == LATEST_TIERED and v >= 9:
+                pass  # no tiered storage: -1, -1, -1
             elif ts < 0:
                 entry.error_code = ErrorCode.INVALID_REQUEST
             else:

@@ -1,12 +1,14 @@
-"""ListOffsets (key 2), v0-7; flexible from v6.
-v0 asks for up to max_num_offsets offsets and answers with an offset list (no timestamp); v1+ one offset."""
+"""ListOffsets (key 2), v0-10; flexible from v6.
+v0 asks for up to max_num_offsets offsets and answers with an offset list (no timestamp); v1+ one offset;
+v7 adds timestamp -3 (max timestamp, KIP-734), v8 -4 (earliest local, KIP-405), v9 -5 (latest tiered,
+KIP-1005), v10 ``timeout_ms`` for reads from remote storage (KIP-1075)."""
 
 from ..schema import declare_api
 
 API = declare_api(
     2,
     "ListOffsets",
-    versions="0-7",
+    versions="0-10",
     flexible="6+",
     request="""
         replica_id                 int32
@@ -18,6 +20,7 @@ API = declare_api(
             current_leader_epoch   int32       v4+ default=-1
             timestamp              int64
             max_num_offsets        int32       v0 default=1
+        timeout_ms                 int32       v10+
     """,
     response="""
         throttle_time_ms           int32       v2+

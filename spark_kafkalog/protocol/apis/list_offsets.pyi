@@ -31,12 +31,14 @@ class ListOffsetsRequest(Message):
     replica_id: int
     isolation_level: int  # v2+
     topics: list[ListOffsetsTopic]
+    timeout_ms: int  # v10+
     def __init__(
         self,
         *,
         replica_id: int = ...,
         isolation_level: int = ...,
         topics: list[ListOffsetsTopic] = ...,
+        timeout_ms: int = ...,
         unknown_tags: dict[int, bytes] | None = ...,
     ) -> None: ...
 
