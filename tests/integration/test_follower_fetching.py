@@ -94,6 +94,9 @@ def test_consumers_read_from_their_racks_replica_and_fail_over_to_the_leader(zoo
             assert read_kafkalog(ours, len(first)) == first
             assert read_confluent(theirs, len(first)) == first
             assert ours.client.read_replicas.get(TopicPartition(TOPIC, 0)) == NEAR_OURS
+            addresses = {b: ours.client.broker_address(b) for b in cluster.broker_ids}
+            racks = {b: a.rack if a is not None else None for b, a in addresses.items()}  # registered, in Metadata
+            assert racks == {b: f"rack-{b}" for b in cluster.broker_ids}
             served = {b: scrape(u, "kafkalog_follower_fetch_bytes_total") for b, u in urls.items()}
             # each consumer read from the follower in its rack, none from the leader
             assert served[NEAR_OURS] > 0 and served[NEAR_THEIRS] > 0, served
