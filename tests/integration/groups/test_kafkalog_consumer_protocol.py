@@ -1,6 +1,6 @@
 """kafkalog's Consumer with ``group_protocol="consumer"`` (KIP-848) against kafkalog's own brokers (the package's
 3-broker cluster): two members share a topic's partitions and read each record once, one closes and the other gets
-every partition, the commits are the group's; a regex subscription picks up a topic created later; a kafkalog member
+every partition, the commits are the group's, AdminClient.describe_consumer_groups shows both members; a regex subscription picks up a topic created later; a kafkalog member
 and a confluent-kafka member (``group.protocol=consumer``) share one group.
 
 BROKER KIP-848 PENDING (issue 28): these tests were written while the broker's ConsumerGroupHeartbeat (API 68) was
@@ -64,6 +64,14 @@ def test_two_members_share_a_topic_and_the_survivor_gets_every_partition(cluster
         wait_until(lambda: is_split(members, tps), REBALANCE_S, "both members owning a share of the 6 partitions")
         wait_until(lambda: len(a.read()) + len(b.read()) >= 60, 30, "the 60 records read")
         assert a.epoch > 0 and b.epoch > 0 and a.member_id != b.member_id
+        with AdminClient(bootstrap) as admin:
+            described = admin.describe_consumer_groups([group])[group]
+        assert (described.type, described.state, len(described.members)) == ("consumer", "Stable", 2)
+        by_id = {m.member_id: m for m in described.members}
+        assert set(by_id) == {a.member_id, b.member_id}
+        for m in (a, b):
+            assert set(by_id[m.member_id].assignment) == m.snapshot()
+            assert by_id[m.member_id].subscribed_topic_names == (topic,)
         b.stop()
         members.remove(b)
         assert b.events[-1][0] == "revoked"
