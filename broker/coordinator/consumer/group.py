@@ -80,15 +80,18 @@ import base64
 import hashlib
 import re
 import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 
 from ..group import GroupError
+from . import classic_members
 from . import records as r
 from .assignors import MemberSubscriptionSpec, PartitionAssignor, PartitionAssignorError
+from .classic_members import ClassicJoinOutcome, encode_classic_assignment
 from .group_state import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -103,7 +106,12 @@ from .group_state import (
 from .member import Assignment, ConsumerGroupMember, MemberState, normalize
 from .reconciliation import reconcile
 
+if TYPE_CHECKING:
+    from ..group import Group
+
 __all__ = [
+    "ClassicJoinOutcome",
+    "encode_classic_assignment",
     "LEAVE_GROUP_MEMBER_EPOCH",
     "LEAVE_GROUP_STATIC_MEMBER_EPOCH",
     "ConsumerGroup",
@@ -677,19 +685,120 @@ class ConsumerGroup(GroupRecords):
         ]
         return min(deadlines) if deadlines else None
 
+    # -- classic-protocol members (online migration; ``classic_members``) ------------------------------------
+    @classmethod
+    def from_classic_group(
+        cls,
+        classic: Group,
+        topics: TopicsView,
+        now_ms: int,
+        *,
+        assignors: Mapping[str, PartitionAssignor],
+        default_assignor: str,
+        session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
+        heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS,
+        max_size: int = DEFAULT_MAX_SIZE,
+        member_id_factory: Callable[[], str] = new_member_id,
+    ) -> tuple[ConsumerGroup, list[r.CoordinatorRecord]]:
+        """The consumer group a classic group with members becomes (Kafka's online upgrade), and the records
+        that create it (already applied); GroupError(GROUP_ID_NOT_FOUND) when it cannot. See
+        ``classic_members``."""
+        group = cls(
+            classic.group_id,
+            assignors=assignors,
+            default_assignor=default_assignor,
+            session_timeout_ms=session_timeout_ms,
+            heartbeat_interval_ms=heartbeat_interval_ms,
+            max_size=max_size,
+            member_id_factory=member_id_factory,
+        )
+        return group, classic_members.adopt_classic_group(group, classic, topics, now_ms)
+
+    def classic_join(
+        self,
+        *,
+        member_id: str,
+        instance_id: str | None,
+        protocol_type: str | None,
+        protocols: Sequence[tuple[str, bytes]],
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        client_id: str,
+        client_host: str,
+        topics: TopicsView,
+        now_ms: int,
+    ) -> ClassicJoinOutcome:
+        """A classic member's JoinGroup against this group (``classic_members.classic_join``)."""
+        return classic_members.classic_join(
+            self,
+            member_id=member_id,
+            instance_id=instance_id,
+            protocol_type=protocol_type,
+            protocols=protocols,
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            client_id=client_id,
+            client_host=client_host,
+            topics=topics,
+            now_ms=now_ms,
+        )
+
+    def classic_sync(
+        self,
+        *,
+        member_id: str,
+        instance_id: str | None,
+        generation_id: int,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        now_ms: int,
+    ) -> Assignment:
+        """A classic member's SyncGroup: its assigned partitions (``classic_members.classic_sync``)."""
+        return classic_members.classic_sync(
+            self,
+            member_id=member_id,
+            instance_id=instance_id,
+            generation_id=generation_id,
+            protocol_type=protocol_type,
+            protocol_name=protocol_name,
+            now_ms=now_ms,
+        )
+
+    def classic_heartbeat(self, *, member_id: str, instance_id: str | None, generation_id: int, now_ms: int) -> None:
+        """A classic member's Heartbeat (``classic_members.classic_heartbeat``)."""
+        classic_members.classic_heartbeat(
+            self, member_id=member_id, instance_id=instance_id, generation_id=generation_id, now_ms=now_ms
+        )
+
+    def classic_leave(
+        self, *, member_id: str, instance_id: str | None, topics: TopicsView | None = None
+    ) -> list[r.CoordinatorRecord]:
+        """A LeaveGroup member (``classic_members.classic_leave``): fenced; the records."""
+        return classic_members.classic_leave(self, member_id=member_id, instance_id=instance_id, topics=topics)
+
     # -- offsets --------------------------------------------------------------------------------------------
-    def validate_offset_commit(self, member_id: str, member_epoch: int) -> None:
-        """OffsetCommit v9+ (and TxnOffsetCommit) against this group: epoch < 0 commits (admin tools, manual
+    def validate_offset_commit(
+        self, member_id: str, member_epoch: int, *, api_version: int | None = None, transactional: bool = False
+    ) -> None:
+        """OffsetCommit (and TxnOffsetCommit) against this group: epoch < 0 commits (admin tools, manual
         assignment) are allowed only while the group has no members; otherwise the member must exist
-        (UNKNOWN_MEMBER_ID) and send exactly its current epoch (STALE_MEMBER_EPOCH)."""
+        (UNKNOWN_MEMBER_ID) and send exactly its current epoch: STALE_MEMBER_EPOCH for a consumer-protocol
+        member, ILLEGAL_GENERATION for a classic one (its generation is its epoch). With ``api_version``
+        given, a consumer-protocol member's non-transactional OffsetCommit below v9 is UNSUPPORTED_VERSION."""
         if member_epoch < 0 and not self.members:
             return
         member = self.members.get(member_id)
         if member is None:
             raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of the group.")
+        classic = member.classic_member_metadata is not None
+        if not transactional and not classic and api_version is not None and api_version < 9:
+            raise GroupError(
+                ErrorCode.UNSUPPORTED_VERSION,
+                f"OffsetCommit v{api_version} from member {member_id} of a consumer group: v9 or later is required.",
+            )
         if member_epoch != member.member_epoch:
             raise GroupError(
-                ErrorCode.STALE_MEMBER_EPOCH,
+                ErrorCode.ILLEGAL_GENERATION if classic else ErrorCode.STALE_MEMBER_EPOCH,
                 f"The received member epoch {member_epoch} does not match the expected member epoch "
                 f"{member.member_epoch}.",
             )
