@@ -70,8 +70,21 @@ Details of this implementation (cg-model's, refining the contract):
   value only needs to be stable within kafkalog). It is recomputed when a subscription changes or
   ``topics.version`` moved.
 - Group state (Kafka's derivation): EMPTY without members; ASSIGNING while the group epoch is ahead of
-  the assignment epoch; RECONCILING while a member is not STABLE at the assignment epoch; else STABLE.
-  DEAD after ``replay`` of the group's tombstone (record 3 with no value).
+  the assignment epoch; RECONCILING while a member is not STABLE at the assignment epoch (a static member
+  away with epoch -2 counts); else STABLE. DEAD after ``replay`` of the group's tombstone (record 3 with
+  no value).
+- Leaving, fencing and expiry bump the group epoch at once (record 3) but recompute the target assignment
+  only on the next heartbeat of any member, as Kafka. ``leave``/``expire`` take an optional ``topics`` so
+  the epoch record carries the new metadata hash. ``next_deadline_ms()`` tells when ``expire`` next has
+  work; ``delete_records()`` are the tombstones of the whole group (Kafka's order), not applied.
+- Offsets: ``validate_offset_commit(member_id, member_epoch, *, api_version=None, transactional=False)``:
+  STALE_MEMBER_EPOCH (ILLEGAL_GENERATION for a classic-protocol member), UNKNOWN_MEMBER_ID, and with
+  ``api_version`` a consumer member's non-transactional OffsetCommit below v9 is UNSUPPORTED_VERSION.
+- Classic-protocol members (Kafka's online migration, ``classic_members``): ``from_classic_group`` (the
+  upgrade), ``classic_join``, ``classic_sync``, ``classic_heartbeat``, ``classic_leave``,
+  ``encode_classic_assignment``.
+- Assignor: the server assignor most members name (ties: first by name), else ``default_assignor``
+  (``preferred_assignor()``, also ConsumerGroupDescribe's ``assignor_name``).
 """
 
 from __future__ import annotations
