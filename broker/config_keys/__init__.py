@@ -3,12 +3,13 @@ also the order ``BrokerConfig`` fills and DescribeConfigs reports them) and ``KE
 
 One module per concern: ``server`` (identity, networking, ZooKeeper, topic creation), ``security``
 (listeners' protocols, TLS, SASL; ``LISTENER_OVERRIDABLE`` names the keys ``listener.name.<l>.`` may prefix), ``log`` (the topic
-defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``quotas`` (client quota windows), ``telemetry`` (KIP-714 client metrics); ``schema`` declares
+defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``consumer_groups`` (KIP-848), ``quotas`` (client quota windows), ``telemetry`` (KIP-714 client metrics); ``schema`` declares
 ``ConfigKey`` and ``ConfigError``. ``broker.config`` re-exports all of it.
 """
 
 from __future__ import annotations
 
+from .consumer_groups import CONSUMER_GROUP_KEYS
 from .coordinator import GROUP_KEYS, TRANSACTION_KEYS
 from .log import LOG_KEYS
 from .quotas import QUOTA_KEYS
@@ -26,6 +27,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     + LOG_KEYS
     + REPLICATION_KEYS
     + GROUP_KEYS
+    + CONSUMER_GROUP_KEYS
     + TRANSACTION_KEYS
     + QUOTA_KEYS
     + TELEMETRY_KEYS

@@ -26,8 +26,9 @@ group became Empty, or after the commit for groups known only by their offsets a
 consumer group no longer subscribes to (KIP-211; ``expire_offsets``).
 
 Parts (mixins over ``group_coordinator_base.GroupCoordinatorBase``): ``group_membership`` (JoinGroup,
-SyncGroup, Heartbeat, LeaveGroup, session expiry) and ``group_offsets`` (commits, fetches, OffsetDelete,
-offset expiry, transaction markers); this module adds the loading and unloading of offsets partitions,
+SyncGroup, Heartbeat, LeaveGroup, session expiry), ``group_offsets`` (commits, fetches, OffsetDelete,
+offset expiry, transaction markers) and ``group_consumer_protocol`` (KIP-848 consumer groups: a group id names
+a classic or a consumer group); this module adds the loading and unloading of offsets partitions,
 FindCoordinator, ListGroups, DescribeGroups, DeleteGroups, the lifecycle and the figures ``broker.metrics``
 reports (``groups_by_state``, ``consumer_lag``).
 
@@ -46,6 +47,7 @@ from broker.metrics import ConsumerLag
 from spark_kafkalog.protocol import ErrorCode
 
 from .group import Group, GroupError, GroupState, Member
+from .group_consumer_protocol import GroupConsumerProtocol
 from .group_membership import GroupMembership
 from .group_offsets import GroupOffsets
 from .group_offsets import _expired_offsets as _expired_offsets  # tests import it from here
@@ -64,7 +66,7 @@ TICK_S = 0.1
 CREATE_WAIT_S = 10.0
 
 
-class GroupCoordinator(GroupMembership, GroupOffsets):
+class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol):
     """Dependencies: the broker's config, metadata cache, replica manager (the offsets partitions),
     topic admin (to create ``__consumer_offsets``) and a clock (milliseconds; tests pass a manual one)."""
 
@@ -101,6 +103,7 @@ class GroupCoordinator(GroupMembership, GroupOffsets):
         self._next_expiry_ms = 0
         self._marker_scan: dict[int, int] = {}
         """Per offsets partition with pending transactional offsets: the log offset to look for markers from."""
+        self._init_consumer_protocol(metadata)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -127,6 +130,7 @@ class GroupCoordinator(GroupMembership, GroupOffsets):
         for group_id in [g for g in self.groups if self.partition_of(g) == p]:
             self._fail_waiters(group_id, ErrorCode.NOT_COORDINATOR, "the coordinator moved")
             del self.groups[group_id]
+        self.unload_consumer_groups(p)
         self.store.drop_partition(p)
 
     async def _load(self, p: int, part: Partition) -> int:
@@ -138,6 +142,7 @@ class GroupCoordinator(GroupMembership, GroupOffsets):
         for group_id, value in list(self.store.groups.items()):
             if self.partition_of(group_id) == p:
                 self.groups[group_id] = self._group_from_record(group_id, value, now)
+        self.load_consumer_groups(p)
         return count
 
     def _group_from_record(self, group_id: str, value: Any, now: int) -> Group:
@@ -169,6 +174,7 @@ class GroupCoordinator(GroupMembership, GroupOffsets):
     # -- the periodic tick ------------------------------------------------------------------------
     async def _on_tick(self) -> None:
         self.tick()
+        self.consumer_tick()
         self.scan_markers()
         now = self.now()
         if now >= self._next_expiry_ms:
@@ -182,6 +188,8 @@ class GroupCoordinator(GroupMembership, GroupOffsets):
             self._check(group_id)
         except GroupError as e:
             return e.error_code
+        if group_id in self.consumer_groups:
+            return await self.delete_consumer_group(group_id)
         group = self.groups.get(group_id)
         offsets = self.store.offsets.get(group_id, {})
         if group is None and not offsets and group_id not in self.store.groups:
@@ -199,16 +207,19 @@ class GroupCoordinator(GroupMembership, GroupOffsets):
             self.groups.pop(group_id, None)
         return code
 
-    def list_groups(self) -> list[tuple[str, str, str]]:
-        """(group id, protocol type, state) of every group this broker coordinates."""
+    def list_groups(self) -> list[tuple[str, str, str, str]]:
+        """(group id, protocol type, state, group type) of every group this broker coordinates; the group type is
+        "classic" (groups known only by their offsets too) or "consumer" (protocol type "consumer")."""
         out = {}
         for group_id in self.store.offsets:
             if self.partition_of(group_id) in self.loaded:
-                out[group_id] = ("", GroupState.EMPTY.value)
+                out[group_id] = ("", GroupState.EMPTY.value, "classic")
         for group_id, g in self.groups.items():
             if self.partition_of(group_id) in self.loaded and g.state is not GroupState.DEAD:
-                out[group_id] = (g.protocol_type or "", g.state.value)
-        return [(gid, pt, st) for gid, (pt, st) in sorted(out.items())]
+                out[group_id] = (g.protocol_type or "", g.state.value, "classic")
+        for group_id, state in self.list_consumer_groups():
+            out[group_id] = ("consumer", state, "consumer")
+        return [(gid, pt, st, gt) for gid, (pt, st, gt) in sorted(out.items())]
 
     def describe_group(self, group_id: str) -> Group | None:
         """The group (None: unknown, described as Dead). Raises ``GroupError`` when not coordinated here."""
@@ -217,11 +228,14 @@ class GroupCoordinator(GroupMembership, GroupOffsets):
 
     # -- figures for broker.metrics ------------------------------------------------------------------------
     def groups_by_state(self) -> dict[str, int]:
-        """Kafka's name of every group state -> the groups coordinated here in it (0 for the states none is in)."""
+        """Kafka's name of every group state, classic and consumer -> the groups coordinated here in it (0 for the
+        states none is in)."""
         counts = dict.fromkeys((state.value for state in GroupState), 0)
         for group_id, g in list(self.groups.items()):
             if self.partition_of(group_id) in self.loaded:
                 counts[g.state.value] += 1
+        for state, n in self.consumer_groups_by_state().items():  # Assigning and Reconciling are theirs alone
+            counts[state] = counts.get(state, 0) + n
         return counts
 
     def consumer_lag(self) -> list[ConsumerLag]:

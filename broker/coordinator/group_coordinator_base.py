@@ -22,6 +22,7 @@ from .offset_store import OffsetStore
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
+    from broker.coordinator.consumer.group import ConsumerGroup
     from broker.replication.replica_manager import ReplicaManager
 
 
@@ -34,6 +35,8 @@ class GroupCoordinatorBase:
     replica_manager: ReplicaManager
     store: OffsetStore
     groups: dict[str, Group]
+    consumer_groups: dict[str, ConsumerGroup]
+    """KIP-848 consumer groups (``group_consumer_protocol``); a group id is in ``groups`` or here, never both."""
     topic: InternalTopic
     _join_waiters: dict[str, dict[str, asyncio.Future]]
     _sync_waiters: dict[str, dict[str, asyncio.Future]]

@@ -40,10 +40,26 @@ class GroupOffsets(GroupCoordinatorBase):
             if self.partition_of(group_id) not in self.loaded:
                 continue
             group = self.groups.get(group_id)
-            expired = _expired_offsets(group, offsets, now, retention_ms)
+            consumer = self.consumer_groups.get(group_id)
+            if consumer is not None:  # Kafka: from the commit, never for a topic the group subscribes to
+                subscribed = consumer.subscribed_topic_names()
+                expired = [
+                    tp
+                    for tp, c in offsets.items()
+                    if tp[0] not in subscribed
+                    and (
+                        now >= c.expire_timestamp
+                        if c.expire_timestamp >= 0
+                        else now - c.commit_timestamp >= retention_ms
+                    )
+                ]
+            else:
+                expired = _expired_offsets(group, offsets, now, retention_ms)
             if not expired:
                 continue
-            drop_group = len(expired) == len(offsets) and (group is None or group.state is GroupState.EMPTY)
+            drop_group = (
+                consumer is None and len(expired) == len(offsets) and (group is None or group.state is GroupState.EMPTY)
+            )
 
             def forget(group_id: str = group_id, expired: list = expired, drop_group: bool = drop_group) -> None:
                 self.store.delete_offsets(group_id, expired)
@@ -100,13 +116,18 @@ class GroupOffsets(GroupCoordinatorBase):
         epoch); they stay pending until the producer's COMMIT marker reaches the partition (``scan_markers``).
         Kafka's checks: a named member must be in the group, a generation >= 0 must be the current one."""
         self._check(group_id)
-        group = self.groups.get(group_id)
-        if group is None:
-            group = self.groups[group_id] = self._new_group(group_id)
-        if member_id and member_id not in group.members:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"{member_id} is not a member of group {group_id}")
-        if generation >= 0 and generation != group.generation:
-            raise GroupError(ErrorCode.ILLEGAL_GENERATION, f"group {group_id} is at generation {group.generation}")
+        consumer = self.consumer_groups.get(group_id)
+        if consumer is not None:  # a KIP-848 group: the member's epoch, unless no member is named (Kafka's rule)
+            if member_id or generation >= 0:
+                consumer.validate_offset_commit(member_id, generation)
+        else:
+            group = self.groups.get(group_id)
+            if group is None:
+                group = self.groups[group_id] = self._new_group(group_id)
+            if member_id and member_id not in group.members:
+                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"{member_id} is not a member of group {group_id}")
+            if generation >= 0 and generation != group.generation:
+                raise GroupError(ErrorCode.ILLEGAL_GENERATION, f"group {group_id} is at generation {group.generation}")
         limit = self.config["offset.metadata.max.bytes"]
         result: dict[tuple[str, int], ErrorCode] = {}
         valid = {}
@@ -145,8 +166,13 @@ class GroupOffsets(GroupCoordinatorBase):
         generation: int,
         offsets: dict[tuple[str, int], CommittedOffset],
     ) -> dict[tuple[str, int], ErrorCode]:
-        """Store offsets (acks=all); one error per partition. The group-level checks raise ``GroupError``."""
+        """Store offsets (acks=all); one error per partition. The group-level checks raise ``GroupError``; for a
+        KIP-848 consumer group ``generation`` is the member epoch (``ConsumerGroup.validate_offset_commit``)."""
         self._check(group_id)
+        consumer = self.consumer_groups.get(group_id)
+        if consumer is not None:
+            consumer.validate_offset_commit(member_id, generation)
+            return await self._store_offsets(group_id, offsets)
         group = self.groups.get(group_id)
         if group is None:
             if generation >= 0:  # a member of a generation this coordinator does not know (Kafka's answer)
@@ -158,6 +184,12 @@ class GroupOffsets(GroupCoordinatorBase):
         group.validate_commit(member_id=member_id, group_instance_id=group_instance_id, generation=generation)
         if member_id in group.members:
             group.members[member_id].last_heartbeat_ms = self.now()
+        return await self._store_offsets(group_id, offsets)
+
+    async def _store_offsets(
+        self, group_id: str, offsets: dict[tuple[str, int], CommittedOffset]
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """Append the offsets of a validated commit (OFFSET_METADATA_TOO_LARGE for metadata over the limit)."""
         result: dict[tuple[str, int], ErrorCode] = {}
         limit = self.config["offset.metadata.max.bytes"]
         valid = {}
@@ -192,9 +224,12 @@ class GroupOffsets(GroupCoordinatorBase):
         """OffsetDelete: group error, per-partition errors (GROUP_SUBSCRIBED_TO_TOPIC for consumed topics)."""
         self._check(group_id)
         group = self.groups.get(group_id)
-        if group is None and group_id not in self.store.offsets:
+        consumer = self.consumer_groups.get(group_id)
+        if group is None and consumer is None and group_id not in self.store.offsets:
             return ErrorCode.GROUP_ID_NOT_FOUND, {}
         subscribed = (_subscribed_topics(group) or set()) if group is not None else set()
+        if consumer is not None:
+            subscribed = consumer.subscribed_topic_names()
         result = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if tp[0] in subscribed else ErrorCode.NONE for tp in tps}
         deletable = [tp for tp, code in result.items() if code == ErrorCode.NONE]
         if deletable:

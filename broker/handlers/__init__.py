@@ -23,6 +23,8 @@ MODULES = (
     "offset_fetch",
     "list_groups",
     "describe_groups",
+    "consumer_group_heartbeat",
+    "consumer_group_describe",
     "delete_groups",
     "offset_delete",
     "init_producer_id",

@@ -1,6 +1,8 @@
-"""ListGroups (key 16), v0-5: the groups this broker coordinates (clients ask every broker), with their
-protocol type; v4+ their state and the ``states_filter`` (case-insensitive, as Kafka); v5+ their type
-(always "classic") and the ``types_filter``. Groups that only committed offsets are listed Empty.
+"""ListGroups (key 16), v0-5: the groups this broker coordinates (clients ask every broker), classic and KIP-848
+consumer groups alike, with their protocol type ("consumer" for consumer groups); v4+ their state and the
+``states_filter`` (case-insensitive, as Kafka); v5+ their type ("classic" or "consumer") and the
+``types_filter`` (case-insensitive; an unknown type matches nothing). Groups that only committed offsets are
+listed as Empty classic groups.
 Authorization: a principal with DESCRIBE on the cluster sees every group; any other sees, silently, only the
 groups it may DESCRIBE (Kafka's ``handleListGroupsRequest``).
 """
@@ -26,16 +28,14 @@ async def handle(ctx, request):
         return Resp(throttle_time_ms=0, error_code=e.error_code, groups=[])
     states = {s.lower() for s in request.states_filter} if ctx.version >= 4 else set()
     types = {t.lower() for t in request.types_filter} if ctx.version >= 5 else set()
-    if types and "classic" not in types:
-        groups = []
+    groups = [g for g in groups if (not states or g[2].lower() in states) and (not types or g[3] in types)]
     if not ctx.authorize_cluster(AclOperation.DESCRIBE):
         groups = [g for g in groups if group_authorized(ctx, AclOperation.DESCRIBE, g[0])]
     return Resp(
         throttle_time_ms=0,
         error_code=ErrorCode.NONE,
         groups=[
-            Resp.ListedGroup(group_id=gid, protocol_type=ptype, group_state=state, group_type="classic")
-            for gid, ptype, state in groups
-            if not states or state.lower() in states
+            Resp.ListedGroup(group_id=gid, protocol_type=ptype, group_state=state, group_type=gtype)
+            for gid, ptype, state, gtype in groups
         ],
     )

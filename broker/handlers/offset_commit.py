@@ -14,7 +14,10 @@ FENCED_INSTANCE_ID). Per partition: UNKNOWN_TOPIC_OR_PARTITION for partitions th
 OFFSET_METADATA_TOO_LARGE beyond ``offset.metadata.max.bytes``. v1's per-partition commit timestamp and
 v2-4's retention time are honoured (an explicit retention sets the expire timestamp). v9 (KIP-848) has v8's
 shape; for classic groups its generation is checked as before, and a generation >= 0 for a group that does
-not exist is GROUP_ID_NOT_FOUND (as Kafka's v9; older versions keep the coordinator's answer). Metadata is
+not exist is GROUP_ID_NOT_FOUND (as Kafka's v9; older versions keep the coordinator's answer). For a KIP-848
+consumer group the generation is the member epoch: an epoch < 0 commits only while the group has no members,
+otherwise UNKNOWN_MEMBER_ID for a member not in the group and STALE_MEMBER_EPOCH for an epoch other than the
+member's; a member committing below v9 gets UNSUPPORTED_VERSION (Kafka's rules). Metadata is
 stored byte for byte (null as empty, as Kafka), except the trailing NUL of clients that send metadata as a C
 string (``_groups``: confluent-kafka-python).
 
@@ -72,9 +75,20 @@ async def handle(ctx, request):
     )
     if not offsets:  # nothing authorized that exists: Kafka answers without the coordinator
         return _response(request, lambda t, p: errors[(t, p)])
+    consumer = gc.consumer_groups.get(request.group_id)
+    if (
+        consumer is not None
+        and ctx.version < 9
+        and not (request.generation_id_or_member_epoch < 0 and consumer.is_empty)
+    ):
+        # Kafka: a consumer group's members commit with v9+ (their member epoch); an unknown member is told first
+        code = (
+            ErrorCode.UNKNOWN_MEMBER_ID if request.member_id not in consumer.members else ErrorCode.UNSUPPORTED_VERSION
+        )
+        return _response(request, lambda t, p: errors.get((t, p), code))
     if ctx.version >= 9 and request.generation_id_or_member_epoch >= 0:
         try:
-            missing = gc.describe_group(request.group_id) is None
+            missing = gc.describe_group(request.group_id) is None and consumer is None
         except GroupError as e:
             code = e.error_code
             return _response(request, lambda t, p: errors.get((t, p), code))

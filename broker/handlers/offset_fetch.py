@@ -9,7 +9,9 @@ component, UNKNOWN_SERVER_ERROR when ZooKeeper is unreachable. v1+ ask the group
 (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) go into the top-level error code; v0-1 carry them per
 partition. v8+ ask for several groups at once: one ``groups`` entry per requested group, in request order,
 each with its own error code (a failed group has no topics) and its own null-topics meaning. v9's
-``member_id``/``member_epoch`` are for KIP-848 consumer groups; classic groups ignore them, as Kafka does.
+``member_id``/``member_epoch`` are for KIP-848 consumer groups: unless the member id is null/empty with epoch -1
+(admin tools), the member must be in the group (UNKNOWN_MEMBER_ID) at that epoch (STALE_MEMBER_EPOCH), the
+group's error; classic groups ignore them, as Kafka does.
 ``require_stable`` (v7+): a partition with a transactional offset (TxnOffsetCommit) whose transaction has
 not ended is answered UNSTABLE_OFFSET_COMMIT (retriable), as Kafka. Committed metadata is answered as
 committed, byte for byte, except to clients that read it as a C string (``_groups``: confluent-kafka-python
@@ -80,7 +82,9 @@ async def handle(ctx, request):
     if ctx.version >= _BATCHED_FROM:
         return Resp(
             throttle_time_ms=0,
-            groups=[_fetch_group(ctx, g.group_id, g.topics, request.require_stable) for g in request.groups],
+            groups=[
+                _fetch_group(ctx, g.group_id, g.topics, request.require_stable, _member(ctx, g)) for g in request.groups
+            ],
         )
     requested = _requested(request.topics)
     if not group_authorized(ctx, AclOperation.DESCRIBE, request.group_id):
@@ -113,11 +117,18 @@ def _unstable(ctx, group_id: str, found, every_partition: bool) -> set[tuple[str
     return pending & set(found)
 
 
-def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False):
+def _member(ctx, g) -> tuple[str | None, int] | None:
+    """v9+'s (member id, member epoch) of a requested group, for the KIP-848 check; None below v9."""
+    return (g.member_id, g.member_epoch) if ctx.version >= 9 else None
+
+
+def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False, member=None):
     """One v8+ ``groups`` entry."""
     if not group_authorized(ctx, AclOperation.DESCRIBE, group_id):
         return Group(group_id=group_id, topics=[], error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     try:
+        if member is not None:
+            coordinator(ctx).validate_offset_fetch(group_id, *member)
         found, unstable, denied = _fetch(ctx, group_id, _requested(topics), require_stable)
     except GroupError as e:
         return Group(group_id=group_id, topics=[], error_code=e.error_code)

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from broker.coordinator.consumer.group import ConsumerGroupState
 from broker.coordinator.group import Group, GroupState
 from broker.coordinator.offset_store import CommittedOffset
 from broker.coordinator.txn_metadata import TxnMetadata, TxnState
@@ -55,11 +56,25 @@ def test_groups_by_state_counts_the_coordinated_groups_in_every_state(services):
         "CompletingRebalance": 0,
         "Stable": 2,
         "Dead": 0,
+        "Assigning": 0,
+        "Reconciling": 0,
     }
 
 
+def test_groups_by_state_counts_consumer_groups_beside_classic_ones(services):
+    gc = services.group_coordinator
+    coordinate(gc.topic, gc.partition_of, ["g-classic", "cg-empty"], ["g-elsewhere-7"])
+    gc.groups["g-classic"] = Group("g-classic", state=GroupState.EMPTY)
+    gc.consumer_groups["cg-empty"] = gc._new_consumer_group("cg-empty")
+    gc.consumer_groups["g-elsewhere-7"] = gc._new_consumer_group("g-elsewhere-7")
+    counts = gc.groups_by_state()
+    assert counts["Empty"] == 2  # one of each kind; the one coordinated elsewhere is not counted
+    assert counts["Assigning"] == counts["Reconciling"] == counts["Stable"] == 0
+
+
 def test_groups_by_state_is_zero_for_every_state_when_nothing_is_coordinated(services):
-    assert services.group_coordinator.groups_by_state() == dict.fromkeys((s.value for s in GroupState), 0)
+    states = {s.value for s in GroupState} | {s.value for s in ConsumerGroupState}
+    assert services.group_coordinator.groups_by_state() == dict.fromkeys(states, 0)
 
 
 @pytest.mark.parametrize(

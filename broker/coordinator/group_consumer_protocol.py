@@ -1,0 +1,453 @@
+"""``GroupConsumerProtocol``: the KIP-848 consumer groups of the ``GroupCoordinator`` (ConsumerGroupHeartbeat,
+ConsumerGroupDescribe, their persistence, loading and expiry), beside the classic groups of ``group_membership``.
+
+One namespace: a group id names either a classic group (``groups``) or a consumer group (``consumer_groups``),
+never both; offsets are shared by both kinds (``store.offsets``). The state machine of a consumer group is
+``consumer.group.ConsumerGroup`` (pure); this part holds the groups, serializes each group's requests with a
+per-group lock, persists what the group emits and reverts it when the write fails.
+
+Persistence: a heartbeat's records (``consumer.records``, Kafka's types 3-8 and 16) are appended to the group's
+``__consumer_offsets`` partition as one batch (acks=all, as classic writes) and the answer is sent only after
+the append was acknowledged; a failed append reverts the group (``ConsumerGroup.revert``) and is answered with
+Kafka's mapping of the write error (NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE;
+NOT_LEADER_OR_FOLLOWER -> NOT_COORDINATOR; others UNKNOWN_SERVER_ERROR). Requests of one group wait for the
+previous one's append (the group's records stay in log order); different groups proceed concurrently.
+
+Loading (coordinator failover): ``OffsetStore.load_partition`` keeps the consumer records of the partition by
+key; ``load_consumer_groups`` replays them (in the order of their last writes) into new ``ConsumerGroup``s.
+Members loaded get a fresh session on the next tick (as Kafka schedules their timers on load).
+
+Expiry: ``consumer_tick`` (from the coordinator's ticker) starts, per group with a session or rebalance
+deadline passed (or members loaded without one), a task that runs ``ConsumerGroup.expire`` under the group's
+lock and appends its records.
+
+Topics: ``MetadataTopicsView`` is the model's ``TopicsView`` over the broker's ``MetadataCache``; its
+``version`` moves when a topic is created, deleted or grows, so the model re-resolves regular expressions and
+bumps the group epoch on the next heartbeat. Regex subscriptions see only the topics the heartbeat's
+principal may DESCRIBE (Kafka 4.x filters resolved regexes by the member's authorization).
+
+Conversion (``group.consumer.migration.policy``, Kafka's rules): a ConsumerGroupHeartbeat joining (epoch 0) a
+classic group without members deletes it (a GroupMetadata tombstone in the same batch; its committed offsets
+stay) and creates the consumer group, whatever the policy (as Kafka's ``maybeDeleteEmptyClassicGroup``); one
+joining a classic group with members is GROUP_ID_NOT_FOUND (Kafka converts such a group online when the
+policy allows an upgrade; kafkalog does not yet, and says so in the message). A JoinGroup for an empty consumer
+group deletes it (tombstones) and creates a classic group; for a consumer group with members it is
+INCONSISTENT_GROUP_PROTOCOL (Kafka lets classic members join a consumer group when the policy is not
+``disabled``; kafkalog does not yet).
+
+Event-loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any
+
+from broker.config_keys import KEYS_BY_NAME
+from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.records.batch_builder import RecordBatchBuilder
+
+from .consumer.assignors import assignors_from_config
+from .consumer.group import ConsumerGroup, ConsumerGroupState, HeartbeatOutcome
+from .consumer.record_codec import encode_record
+from .consumer.records import CoordinatorRecord
+from .group import GroupError
+from .group_coordinator_base import GroupCoordinatorBase
+from .offsets_topic import encode_group_key, encode_offset_key
+
+if TYPE_CHECKING:
+    from broker.metadata.cache import MetadataCache
+    from spark_kafkalog.protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
+
+log = logging.getLogger("kafkalog.coordinator")
+
+CLASSIC = "classic"
+CONSUMER = "consumer"
+
+_WRITE_ERRORS = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.NOT_COORDINATOR: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+}
+
+
+def write_error(code: ErrorCode) -> ErrorCode:
+    """The error a group request answers when its records could not be written (Kafka's mapping)."""
+    return _WRITE_ERRORS.get(code, ErrorCode.UNKNOWN_SERVER_ERROR)
+
+
+class MetadataTopicsView:
+    """The model's ``TopicsView`` over the broker's ``MetadataCache`` (one per request; cheap). ``version`` is
+    the coordinator's count of topic set changes (``TopicsVersion``). ``describable`` filters what a regular
+    expression may match (None: every topic)."""
+
+    def __init__(self, metadata: MetadataCache, version: int, describable: Callable[[str], bool] | None = None):
+        self._metadata = metadata
+        self._topics = metadata.topics  # one consistent snapshot (the cache swaps dicts, never mutates them)
+        self._version = version
+        self._describable = describable
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def topic_id(self, name: str) -> uuid.UUID | None:
+        t = self._topics.get(name)
+        return None if t is None else t.topic_id
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        name = self._metadata.topic_by_id(topic_id)
+        return name if name is not None and name in self._topics else None
+
+    def topic_names(self) -> Collection[str]:
+        names = [n for n in self._topics if not n.startswith("__")]  # internal topics are never matched
+        if self._describable is None:
+            return names
+        return [n for n in names if self._describable(n)]
+
+    def partition_count(self, topic_id: uuid.UUID) -> int:
+        name = self.topic_name(topic_id)
+        return -1 if name is None else self._topics[name].num_partitions
+
+    def partition_racks(self, topic_id: uuid.UUID, partition: int) -> frozenset[str]:
+        name = self.topic_name(topic_id)
+        if name is None:
+            return frozenset()
+        replicas = self._topics[name].replicas.get(partition, ())
+        brokers = self._metadata.brokers
+        return frozenset(r for b in replicas if (info := brokers.get(b)) is not None and (r := info.rack) is not None)
+
+
+class TopicsVersion:
+    """Counts changes of the topic set (names, ids, partition counts) seen in a ``MetadataCache``: the
+    ``TopicsView.version`` that tells the groups to re-resolve regexes and re-check their subscriptions."""
+
+    def __init__(self) -> None:
+        self._seen: object = None
+        self._fingerprint: frozenset[tuple[str, uuid.UUID, int]] = frozenset()
+        self.version = 0
+
+    def current(self, metadata: MetadataCache) -> int:
+        topics = metadata.topics
+        if topics is not self._seen:  # a new snapshot: did the topic set change, or only leaders/ISRs?
+            self._seen = topics
+            fingerprint = frozenset((n, t.topic_id, t.num_partitions) for n, t in topics.items())
+            if fingerprint != self._fingerprint:
+                self._fingerprint = fingerprint
+                self.version += 1
+        return self.version
+
+
+class GroupConsumerProtocol(GroupCoordinatorBase):
+    """The consumer groups of the ``GroupCoordinator`` (a part of it; see ``group_coordinator``)."""
+
+    metadata: MetadataCache
+    consumer_groups: dict[str, ConsumerGroup]
+    _cg_locks: dict[str, asyncio.Lock]
+    _cg_expiring: set[str]
+    _topics_version: TopicsVersion
+
+    def _init_consumer_protocol(self, metadata: MetadataCache) -> None:
+        """Called by ``GroupCoordinator.__init__``; validates the consumer group config (ValueError)."""
+        self.metadata = metadata
+        self.consumer_groups = {}
+        self._cg_locks = {}
+        self._cg_expiring = set()
+        self._topics_version = TopicsVersion()
+        protocols = {p.lower() for p in self._setting("group.coordinator.rebalance.protocols")}
+        unknown = protocols - {CLASSIC, CONSUMER}
+        if unknown or CLASSIC not in protocols:
+            raise ValueError(
+                f"group.coordinator.rebalance.protocols={sorted(protocols)}: must contain classic and may contain "
+                f"consumer (unknown: {sorted(unknown)})"
+            )
+        self._assignors = assignors_from_config(self._setting("group.consumer.assignors"))
+
+    def _setting(self, key: str) -> Any:
+        """A consumer group config value (its documented default when the config lacks it: tests hand a dict)."""
+        try:
+            return self.config[key]
+        except KeyError:
+            return KEYS_BY_NAME[key].default
+
+    # -- queries -------------------------------------------------------------------------------------------
+    @property
+    def consumer_protocol_enabled(self) -> bool:
+        return CONSUMER in {p.lower() for p in self._setting("group.coordinator.rebalance.protocols")}
+
+    def group_type(self, group_id: str) -> str | None:
+        """``"consumer"``, ``"classic"`` (a classic group, or one known only by its offsets) or None."""
+        if group_id in self.consumer_groups:
+            return CONSUMER
+        if group_id in self.groups or group_id in self.store.offsets or group_id in self.store.groups:
+            return CLASSIC
+        return None
+
+    def topics_view(self, describable: Callable[[str], bool] | None = None) -> MetadataTopicsView:
+        return MetadataTopicsView(self.metadata, self._topics_version.current(self.metadata), describable)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup:
+        """The consumer group for ConsumerGroupDescribe. Raises ``GroupError``: INVALID_GROUP_ID, NOT_COORDINATOR,
+        COORDINATOR_LOAD_IN_PROGRESS, GROUP_ID_NOT_FOUND (unknown, or a classic group; Kafka's messages)."""
+        self._check(group_id)
+        group = self.consumer_groups.get(group_id)
+        if group is not None and group.state is not ConsumerGroupState.DEAD:
+            return group
+        if self.group_type(group_id) == CLASSIC and group_id in self.groups:
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+
+    def list_consumer_groups(self) -> list[tuple[str, str]]:
+        """(group id, state) of every consumer group coordinated here."""
+        return [
+            (gid, g.state.value)
+            for gid, g in sorted(self.consumer_groups.items())
+            if self.partition_of(gid) in self.loaded and g.state is not ConsumerGroupState.DEAD
+        ]
+
+    def consumer_groups_by_state(self) -> dict[str, int]:
+        counts = dict.fromkeys((s.value for s in ConsumerGroupState), 0)
+        for gid, g in list(self.consumer_groups.items()):
+            if self.partition_of(gid) in self.loaded:
+                counts[g.state.value] += 1
+        return counts
+
+    # -- ConsumerGroupHeartbeat ------------------------------------------------------------------------------
+    def _new_consumer_group(self, group_id: str) -> ConsumerGroup:
+        return ConsumerGroup(
+            group_id,
+            assignors=self._assignors,
+            default_assignor=next(iter(self._assignors)),
+            session_timeout_ms=self._setting("group.consumer.session.timeout.ms"),
+            heartbeat_interval_ms=self._setting("group.consumer.heartbeat.interval.ms"),
+            max_size=self._setting("group.consumer.max.size"),
+        )
+
+    def _lock(self, group_id: str) -> asyncio.Lock:
+        lock = self._cg_locks.get(group_id)
+        if lock is None:
+            lock = self._cg_locks[group_id] = asyncio.Lock()
+        return lock
+
+    async def consumer_group_heartbeat(
+        self,
+        request: ConsumerGroupHeartbeatRequest,
+        *,
+        version: int,
+        client_id: str,
+        client_host: str,
+        describable: Callable[[str], bool] | None = None,
+    ) -> HeartbeatOutcome:
+        """One ConsumerGroupHeartbeat, authorized: the outcome once its records are acknowledged. Raises
+        ``GroupError`` (the group's own errors, GROUP_ID_NOT_FOUND, the coordinator's, a write's)."""
+        group_id = request.group_id
+        self._check(group_id)
+        async with self._lock(group_id):
+            self._check(group_id)  # it may have moved while this waited
+            group = self.consumer_groups.get(group_id)
+            created = group is None or group.state is ConsumerGroupState.DEAD
+            classic = self.groups.get(group_id)
+            if created:
+                if request.member_epoch != 0:
+                    raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+                if classic is not None and not classic.is_empty:
+                    raise GroupError(
+                        ErrorCode.GROUP_ID_NOT_FOUND,
+                        f"Group {group_id} is not a consumer group (a classic group with members; kafkalog does "
+                        "not convert a non-empty classic group online).",
+                    )
+                group = self._new_consumer_group(group_id)
+            assert group is not None, "created above when missing"
+            now = self.now()
+            outcome = group.heartbeat(
+                request,
+                self.topics_view(describable),
+                now,
+                client_id=client_id,
+                client_host=client_host,
+                version=version,
+            )
+            if not outcome.records:
+                return outcome
+            drop_classic = created and (classic is not None or group_id in self.store.groups)
+            pairs: list[tuple[bytes, bytes | None]] = [(encode_group_key(group_id), None)] if drop_classic else []
+            pairs += [encode_record(rec) for rec in outcome.records]
+            if created:  # visible at once, so a JoinGroup racing the append sees a consumer group
+                self.consumer_groups[group_id] = group
+                self.groups.pop(group_id, None)
+
+            def committed() -> None:
+                if drop_classic:
+                    self.store.groups.pop(group_id, None)
+                    log.info("group %s: converted the empty classic group to a consumer group", group_id)
+
+            code = await self._append(group_id, _batch(pairs, now), committed)
+            if code != ErrorCode.NONE:
+                group.revert(outcome.snapshot)
+                if created:
+                    if self.consumer_groups.get(group_id) is group:
+                        del self.consumer_groups[group_id]
+                    if classic is not None and group_id not in self.groups:
+                        self.groups[group_id] = classic
+                raise GroupError(write_error(code), f"writing group {group_id}'s records failed: {code.name}")
+            return outcome
+
+    # -- the classic side of one namespace ---------------------------------------------------------------------
+    async def replace_empty_consumer_group(self, group_id: str) -> None:
+        """Before a JoinGroup: an empty consumer group of that id is deleted (tombstones) so a classic group can
+        take its place (Kafka's ``maybeDeleteEmptyConsumerGroup``); one with members is INCONSISTENT_GROUP_PROTOCOL.
+        Raises ``GroupError``."""
+        group = self.consumer_groups.get(group_id)
+        if group is None:
+            return
+        async with self._lock(group_id):
+            group = self.consumer_groups.get(group_id)
+            if group is None:
+                return
+            if not group.is_empty:
+                raise GroupError(
+                    ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                    f"Group {group_id} is a consumer group with members; kafkalog does not let classic members "
+                    "join it.",
+                )
+            await self._delete_consumer_group_records(group_id, group, offsets=())
+
+    async def delete_consumer_group(self, group_id: str) -> ErrorCode:
+        """DeleteGroups of a consumer group: NON_EMPTY_GROUP with members, else tombstones for its offsets and
+        records (one batch) and the group is gone."""
+        async with self._lock(group_id):
+            group = self.consumer_groups.get(group_id)
+            if group is None:
+                return ErrorCode.GROUP_ID_NOT_FOUND
+            if not group.is_empty:
+                return ErrorCode.NON_EMPTY_GROUP
+            offsets = list(self.store.offsets.get(group_id, {}))
+            try:
+                await self._delete_consumer_group_records(group_id, group, offsets=offsets)
+            except GroupError as e:
+                return e.error_code
+            return ErrorCode.NONE
+
+    async def _delete_consumer_group_records(
+        self, group_id: str, group: ConsumerGroup, *, offsets: Collection[tuple[str, int]]
+    ) -> None:
+        """Append the offsets' tombstones and the group's (``ConsumerGroup.delete_records``); once acknowledged,
+        replay them and forget the group. Raises ``GroupError`` when the write fails. Hold the group's lock."""
+        now = self.now()
+        records = group.delete_records()
+        pairs: list[tuple[bytes, bytes | None]] = [(encode_offset_key(group_id, t, p), None) for t, p in offsets]
+        pairs += [encode_record(rec) for rec in records]
+
+        def committed() -> None:
+            for rec in records:
+                group.replay(rec)
+            self.store.delete_offsets(group_id, offsets)
+            if self.consumer_groups.get(group_id) is group:
+                del self.consumer_groups[group_id]
+
+        code = await self._append(group_id, _batch(pairs, now), committed)
+        if code != ErrorCode.NONE:
+            raise GroupError(write_error(code), f"deleting group {group_id} failed: {code.name}")
+
+    # -- offsets ---------------------------------------------------------------------------------------------------
+    def validate_consumer_offset_commit(self, group_id: str, member_id: str, member_epoch: int) -> bool:
+        """For a consumer group: Kafka's OffsetCommit checks (raises ``GroupError``) and True; False for any other
+        group (the classic checks apply)."""
+        group = self.consumer_groups.get(group_id)
+        if group is None:
+            return False
+        group.validate_offset_commit(member_id, member_epoch)
+        return True
+
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> None:
+        """OffsetFetch v9+'s member check for a consumer group (nothing for other groups). Raises ``GroupError``."""
+        self._check(group_id)
+        group = self.consumer_groups.get(group_id)
+        if group is not None:
+            group.validate_offset_fetch(member_id, member_epoch)
+
+    # -- loading and expiry --------------------------------------------------------------------------------------
+    def load_consumer_groups(self, partition: int) -> int:
+        """Replay the consumer records loaded for ``partition``; the number of groups rebuilt."""
+        count = 0
+        for group_id, records in self.store.take_consumer_records(partition).items():
+            group = self._new_consumer_group(group_id)
+            for rec in records:
+                group.replay(rec)
+            if group.state is ConsumerGroupState.DEAD or (group.is_empty and group.group_epoch == 0):
+                continue
+            if group_id in self.groups or group_id in self.store.groups:
+                log.warning("group %s has both classic and consumer records; the consumer group wins", group_id)
+                self.groups.pop(group_id, None)
+                self.store.groups.pop(group_id, None)
+            self.consumer_groups[group_id] = group
+            count += 1
+        return count
+
+    def unload_consumer_groups(self, partition: int) -> None:
+        for group_id in [g for g in self.consumer_groups if self.partition_of(g) == partition]:
+            del self.consumer_groups[group_id]
+            self._cg_locks.pop(group_id, None)
+
+    def consumer_tick(self) -> None:
+        """Start the expiry of every consumer group with a deadline passed (see the module docstring)."""
+        now = self.now()
+        loop = asyncio.get_running_loop()
+        for group_id, group in list(self.consumer_groups.items()):
+            if group_id in self._cg_expiring or self.partition_of(group_id) not in self.loaded:
+                continue
+            deadline = group.next_deadline_ms()
+            fresh = any(m.session_deadline_ms <= 0 for m in group.members.values())
+            if fresh or (deadline is not None and deadline <= now):
+                self._cg_expiring.add(group_id)
+                loop.create_task(self._expire_consumer_group(group_id))
+
+    async def _expire_consumer_group(self, group_id: str) -> None:
+        try:
+            async with self._lock(group_id):
+                group = self.consumer_groups.get(group_id)
+                if group is None or self.coordinator_error(group_id) != ErrorCode.NONE:
+                    return
+                snap = group.snapshot()
+                records = group.expire(self.now())
+                if not records:
+                    return
+                code = await self._append(group_id, _batch([encode_record(r) for r in records], self.now()), _nothing)
+                if code != ErrorCode.NONE:
+                    group.restore(snap)
+                    log.warning("group %s: writing the expiry of members failed: %s", group_id, code.name)
+                else:
+                    log.info("group %s: fenced members whose session or rebalance timeout passed", group_id)
+        finally:
+            self._cg_expiring.discard(group_id)
+
+
+def _nothing() -> None:
+    return None
+
+
+def _batch(pairs: list[tuple[bytes, bytes | None]], now_ms: int) -> bytearray:
+    b = RecordBatchBuilder()
+    for key, value in pairs:
+        b.append(now_ms, key, value)
+    return bytearray(b.build())
+
+
+__all__ = [
+    "CLASSIC",
+    "CONSUMER",
+    "CoordinatorRecord",
+    "GroupConsumerProtocol",
+    "MetadataTopicsView",
+    "TopicsVersion",
+    "write_error",
+]
