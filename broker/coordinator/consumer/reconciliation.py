@@ -11,10 +11,10 @@ returns the member's next state:
   its partitions): UNREVOKED_PARTITIONS, the epoch stays, assigned shrinks to ``assigned``. Otherwise
   the member moves to the target epoch with ``assigned ∪ pending``: UNRELEASED_PARTITIONS if some target
   partitions are still held by another member, else STABLE.
-- UNREVOKED_PARTITIONS with a revoked partition still reported: unchanged (but topics dropped from the
-  subscription are moved to revocation at once when ``enforce_subscription`` is set).
-- STABLE at the target epoch: unchanged, except that with ``enforce_subscription`` topics the member no
-  longer subscribes to are revoked (to UNREVOKED_PARTITIONS if it still reports them).
+- UNREVOKED_PARTITIONS with a revoked partition still reported: unchanged.
+- STABLE at the target epoch: unchanged (a subscription change always bumps the group epoch, so the member
+  is reconciled toward a new target; newer Kafka versions also strip unsubscribed topics at once, which
+  that makes unnecessary here).
 - UNKNOWN: the member must have reported no partitions (else FENCED_MEMBER_EPOCH); it is reconciled from
   the target epoch.
 
@@ -48,7 +48,6 @@ def reconcile(
     subscribed_topic_ids: Collection[uuid.UUID],
     partition_owner: PartitionOwner,
     owned: OwnedPartitions,
-    enforce_subscription: bool = False,
 ) -> ConsumerGroupMember:
     """The member's next state (the same object when nothing changes). Deadlines are the caller's."""
     state = member.state
@@ -57,13 +56,9 @@ def reconcile(
             return _next_assignment(
                 member, member.member_epoch, target_epoch, target, subscribed_topic_ids, partition_owner, owned
             )
-        if enforce_subscription:
-            return _drop_unsubscribed(member, subscribed_topic_ids, owned)
         return member
     if state is MemberState.UNREVOKED_PARTITIONS:
         if _owns_any(owned, member.partitions_pending_revocation):
-            if enforce_subscription:
-                return _drop_unsubscribed(member, subscribed_topic_ids, owned)
             return member
         return _next_assignment(
             member, member.member_epoch, target_epoch, target, subscribed_topic_ids, partition_owner, owned
@@ -85,32 +80,6 @@ def _owns_any(owned: OwnedPartitions, pending: Assignment) -> bool:
     if owned is None:
         return True
     return any(p in pending.get(topic_id, ()) for topic_id, parts in owned.items() for p in parts)
-
-
-def _drop_unsubscribed(
-    member: ConsumerGroupMember, subscribed: Collection[uuid.UUID], owned: OwnedPartitions
-) -> ConsumerGroupMember:
-    if not subscribed and not member.partitions_pending_revocation:
-        assigned: dict[uuid.UUID, frozenset[int]] = {}
-        revoking = dict(member.assigned_partitions)
-    else:
-        dropped = [t for t in member.assigned_partitions if t not in subscribed]
-        if not dropped:
-            return member
-        assigned = {t: p for t, p in member.assigned_partitions.items() if t in subscribed}
-        revoking = dict(member.partitions_pending_revocation)
-        for topic_id in dropped:
-            revoking[topic_id] = revoking.get(topic_id, frozenset()) | member.assigned_partitions[topic_id]
-    if assigned == member.assigned_partitions:
-        return member
-    if revoking and _owns_any(owned, revoking):
-        return replace(
-            member.with_epoch(member.member_epoch),
-            state=MemberState.UNREVOKED_PARTITIONS,
-            assigned_partitions=assigned,
-            partitions_pending_revocation=revoking,
-        )
-    return replace(member.with_epoch(member.member_epoch), assigned_partitions=assigned)
 
 
 def _next_assignment(
