@@ -38,7 +38,7 @@ same resources): ``metrics`` (name prefixes, ``*`` for all), ``interval.ms`` (10
         --add-config 'metrics=[org.apache.kafka.producer.,org.apache.kafka.client.],interval.ms=60000'
     configs --describe --entity-type client-metrics [--entity-name producers]
       Dynamic configs for client-metric producers are:
-        interval.ms=60000 sensitive=false synonyms={CLIENT_METRICS_CONFIG:interval.ms=60000}
+        interval.ms=60000 sensitive=false synonyms={DYNAMIC_CLIENT_METRICS_CONFIG:interval.ms=60000}
 
 ``describe`` without a name describes every subscription (ListClientMetricsResources); a name that is not one
 prints "The client-metric 'x' doesn't exist and doesn't have dynamic config.", as Kafka's tool. Deleting every key

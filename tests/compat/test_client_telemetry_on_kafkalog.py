@@ -70,3 +70,28 @@ def test_kafka_client_metrics_manages_subscriptions_and_the_java_producer_pushes
     assert pushed and all(s.labels["client_id"] == "tel-java" for s in pushed)
     assert all(n.startswith("org_apache_kafka_producer_") for n in names), sorted(names)
     assert "org_apache_kafka_producer_record_queue_time_avg" in names, sorted(names)
+
+
+def test_kafka_configs_alters_and_describes_a_client_metrics_resource(broker):
+    configs = ("kafka-configs", "--bootstrap-server", broker.bootstrap_servers, "--entity-type", "client-metrics")
+    named = (*configs, "--entity-name", "by-configs")
+    altered = run_tool(
+        *named,
+        "--alter",
+        "--add-config",
+        "metrics=[org.apache.kafka.consumer.,org.apache.kafka.client.],interval.ms=2000",
+    )
+    assert altered.stdout.strip() == "Completed updating config for client-metric by-configs."
+    described = run_tool(*named, "--describe").stdout.splitlines()
+    assert described[0] == "Dynamic configs for client-metric by-configs are:"
+    assert "  interval.ms=2000 sensitive=false synonyms={DYNAMIC_CLIENT_METRICS_CONFIG:interval.ms=2000}" in described
+    assert any(line.startswith("  metrics=org.apache.kafka.consumer.,org.apache.kafka.client. ") for line in described)
+    every = run_tool(*named, "--describe", "--all").stdout
+    assert "match= sensitive=false synonyms={}" in every  # the default, as Kafka describes it
+    refused = run_tool(*named, "--alter", "--add-config", "interval.ms=5", check=False)
+    assert refused.returncode != 0 and "interval must be between 100 and 3600000" in refused.stdout + refused.stderr
+    missing = run_tool(*configs, "--entity-name", "nope", "--describe").stdout.strip()
+    assert missing == "The client-metric 'nope' doesn't exist and doesn't have dynamic config."
+    run_tool(*named, "--alter", "--delete-config", "metrics,interval.ms")
+    with AdminClient(broker.bootstrap_servers) as admin:
+        assert "by-configs" not in admin.list_client_metrics_resources()

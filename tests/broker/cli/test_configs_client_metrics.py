@@ -42,9 +42,9 @@ def test_subscriptions_are_altered_described_and_removed_as_kafka_configs_does(b
     assert described.returncode == 0, described.stderr
     assert described.stdout == (
         "Dynamic configs for client-metric producers are:\n"
-        "  interval.ms=60000 sensitive=false synonyms={CLIENT_METRICS_CONFIG:interval.ms=60000}\n"
+        "  interval.ms=60000 sensitive=false synonyms={DYNAMIC_CLIENT_METRICS_CONFIG:interval.ms=60000}\n"
         "  metrics=org.apache.kafka.producer.,org.apache.kafka.client. sensitive=false "
-        "synonyms={CLIENT_METRICS_CONFIG:metrics=org.apache.kafka.producer.,org.apache.kafka.client.}\n"
+        "synonyms={DYNAMIC_CLIENT_METRICS_CONFIG:metrics=org.apache.kafka.producer.,org.apache.kafka.client.}\n"
     )
     every = run("--describe", *bs, *cm).stdout
     assert every.index("client-metric java are:") < every.index("client-metric producers are:")

@@ -95,4 +95,4 @@ def test_librdkafka_pushes_the_subscribed_metrics_into_the_prometheus_endpoint(c
     assert kafkalog(["configs", "--describe", "--bootstrap-server", bootstrap, "--entity-type", "client-metrics"]) == 0
     out = capsys.readouterr().out
     assert "Dynamic configs for client-metric rdkafka-producers are:" in out
-    assert "interval.ms=1000 sensitive=false synonyms={CLIENT_METRICS_CONFIG:interval.ms=1000}" in out
+    assert "interval.ms=1000 sensitive=false synonyms={DYNAMIC_CLIENT_METRICS_CONFIG:interval.ms=1000}" in out
