@@ -42,7 +42,10 @@ def fetch_context(ctx: Any, request: Any) -> FetchContext:
     by_id = v >= TOPIC_IDS_MIN_VERSION
     items: list[FetchItem] = []
     for t in request.topics:
-        name, tid = (metadata.topic_by_id(t.topic_id), t.topic_id) if by_id else (t.topic, ZERO_UUID)
+        if by_id:  # the zero id names no topic (topics made without an id have it)
+            name, tid = (metadata.topic_by_id(t.topic_id) if t.topic_id != ZERO_UUID else None), t.topic_id
+        else:
+            name, tid = t.topic, ZERO_UUID
         for fp in t.partitions:
             asked = PartitionRequest(
                 fetch_offset=fp.fetch_offset,
@@ -64,7 +67,7 @@ def fetch_context(ctx: Any, request: Any) -> FetchContext:
         privileged=follower_id(request, v) >= 0,
         items=items,
         forgotten=forgotten,
-        topic_name=metadata.topic_by_id,
+        topic_name=lambda tid: metadata.topic_by_id(tid) if tid != ZERO_UUID else None,
     )
 
 

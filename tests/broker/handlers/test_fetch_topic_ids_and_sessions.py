@@ -106,6 +106,14 @@ def test_unknown_topic_id_is_unknown_topic_id_whatever_the_acls(sec, granted):
     assert answered(resp) == {(stranger, "", 0): (E.UNKNOWN_TOPIC_ID, -1, 0)}
 
 
+def test_the_zero_topic_id_names_no_topic_even_when_a_topic_has_no_id(sec):
+    legacy = TopicAssignment("no-id", {0: (0,)}, uuid.UUID(int=0))  # made by a tool that wrote no topic id
+    sec.services.metadata.set_topic(legacy, {0: PartitionState(0, 0, (0,), 1)}, {})
+    sec.grant(Op.READ, Rt.TOPIC, "no-id")
+    resp = sec.send(fetch, 13, request({uuid.UUID(int=0): {0: 0}}))
+    assert [code for code, _, _ in answered(resp).values()] == [E.UNKNOWN_TOPIC_ID]
+
+
 def test_known_topic_id_without_read_is_topic_authorization_failed(sec):
     resp = sec.send(fetch, 13, request({topic_id(sec, "secret"): {0: 0}}))
     assert [code for code, _, _ in answered(resp).values()] == [E.TOPIC_AUTHORIZATION_FAILED]
