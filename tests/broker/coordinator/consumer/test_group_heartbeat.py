@@ -439,3 +439,50 @@ def test_dead_after_the_group_tombstone_is_replayed():
         group.replay(rec)
     assert group.state is ConsumerGroupState.DEAD and group.is_empty
     assert isinstance(tombstones[-1].key, r.ConsumerGroupMetadataKey)
+
+
+def test_a_static_member_leaving_for_good_frees_its_instance_id():
+    topics = FakeTopics({"a": 2})
+    group = make_group()
+    group.heartbeat(hb("m1", 0, topics=["a"], instance_id="i1"), topics, 0)
+    out = group.heartbeat(hb("m1", -1, instance_id="i1"), topics, 1)
+    assert out.member_epoch == -1 and record_types(out) == [8, 7, 5, 3]
+    assert "i1" not in group.static_members
+    out = group.heartbeat(hb("m2", 0, topics=["a"], instance_id="i1"), topics, 2)
+    assert out.member_id == "m2" and out.assignment == {topics.id("a"): frozenset({0, 1})}
+
+
+def test_a_static_leave_from_the_wrong_member_id_is_fenced():
+    topics = FakeTopics({"a": 1})
+    group = make_group()
+    group.heartbeat(hb("m1", 0, topics=["a"], instance_id="i1"), topics, 0)
+    assert error_of(lambda: group.heartbeat(hb("m2", -2, instance_id="i1"), topics, 1)) == ErrorCode.FENCED_INSTANCE_ID
+    assert error_of(lambda: group.heartbeat(hb("m2", -2, instance_id="i9"), topics, 1)) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+@pytest.mark.parametrize(
+    ("api_version", "transactional", "code"),
+    [(8, False, ErrorCode.UNSUPPORTED_VERSION), (8, True, None), (9, False, None), (None, False, None)],
+)
+def test_a_consumer_member_commits_with_offset_commit_v9_or_later(api_version, transactional, code):
+    topics = FakeTopics({"a": 1})
+    group = make_group()
+    group.heartbeat(hb("m1", 0, topics=["a"]), topics, 0)
+
+    def commit() -> None:
+        group.validate_offset_commit("m1", 1, api_version=api_version, transactional=transactional)
+
+    if code is None:
+        commit()
+    else:
+        assert error_of(commit) == code
+
+
+def test_subscribing_to_a_missing_topic_assigns_nothing_until_it_exists():
+    topics = FakeTopics({"a": 1})
+    group = make_group()
+    out = group.heartbeat(hb("m1", 0, topics=["later"]), topics, 0)
+    assert out.assignment == {} and group.state is ConsumerGroupState.STABLE
+    topics.create("later", 2)
+    out = group.heartbeat(hb("m1", out.member_epoch, owned={}), topics, 1)
+    assert out.assignment == {topics.id("later"): frozenset({0, 1})}

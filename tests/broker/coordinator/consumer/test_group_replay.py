@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from broker.coordinator.consumer import records as r
@@ -134,3 +136,18 @@ def test_an_unknown_member_state_byte_replays_as_unknown():
     )
     assert group.members["m1"].state is MemberState.UNKNOWN
     assert group.state is ConsumerGroupState.RECONCILING
+
+
+def test_kafka_s_subscription_metadata_record_is_kept_and_tombstoned_with_the_group():
+    value = r.ConsumerGroupPartitionMetadataValue(
+        (r.TopicMetadata(topic_id=uuid.UUID(int=7), topic_name="a", num_partitions=3),)
+    )
+    group = make_group()
+    group.replay(r.CoordinatorRecord(r.ConsumerGroupMetadataKey("g"), r.ConsumerGroupMetadataValue(5)))
+    group.replay(r.CoordinatorRecord(r.ConsumerGroupPartitionMetadataKey("g"), value))
+    assert group.partition_metadata == value and group.group_epoch == 5
+    types = [rec.record_type for rec in group.delete_records()]
+    assert types == [6, 4, 3]
+    for rec in group.delete_records():
+        group.replay(rec)
+    assert group.partition_metadata is None and group.state is ConsumerGroupState.DEAD
