@@ -29,7 +29,7 @@ every member (``{member_id: Assignment}``, empty assignments included).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -109,112 +109,130 @@ class UniformAssignor:
     def assign(
         self, members: Mapping[str, MemberSubscriptionSpec], topics: SubscribedTopicDescriber
     ) -> dict[str, Assignment]:
-        counts = _partition_counts(members, topics)
-        member_ids = sorted(members)
-        owner: dict[tuple[uuid.UUID, int], str] = {}
-        load = dict.fromkeys(member_ids, 0)
-        held: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in member_ids}
+        return _UniformBuilder(members, topics).build()
 
-        def give(tp: tuple[uuid.UUID, int], member_id: str) -> None:
-            owner[tp] = member_id
-            held[member_id].add(tp)
-            load[member_id] += 1
 
-        def take(tp: tuple[uuid.UUID, int]) -> None:
-            member_id = owner.pop(tp)
-            held[member_id].discard(tp)
-            load[member_id] -= 1
+class _UniformBuilder:
+    """One run of the uniform assignor: who holds what, each member's load, the subscribers of each topic."""
 
-        # 1. Stickiness: keep what is still valid (subscribed, existing, not already kept by another member).
-        for member_id in member_ids:
-            spec = members[member_id]
+    def __init__(self, members: Mapping[str, MemberSubscriptionSpec], topics: SubscribedTopicDescriber) -> None:
+        self.members = members
+        self.topics = topics
+        self.counts = _partition_counts(members, topics)
+        self.member_ids = sorted(members)
+        self.subscribers: dict[uuid.UUID, list[str]] = {
+            t: [m for m in self.member_ids if t in members[m].subscribed_topic_ids] for t in sorted(self.counts)
+        }
+        self.owner: dict[tuple[uuid.UUID, int], str] = {}
+        self.load = dict.fromkeys(self.member_ids, 0)
+        self.held: dict[str, dict[uuid.UUID, set[int]]] = {m: {} for m in self.member_ids}
+
+    def give(self, topic_id: uuid.UUID, p: int, member_id: str) -> None:
+        self.owner[(topic_id, p)] = member_id
+        self.held[member_id].setdefault(topic_id, set()).add(p)
+        self.load[member_id] += 1
+
+    def take(self, topic_id: uuid.UUID, p: int) -> None:
+        member_id = self.owner.pop((topic_id, p))
+        parts = self.held[member_id][topic_id]
+        parts.discard(p)
+        if not parts:
+            del self.held[member_id][topic_id]
+        self.load[member_id] -= 1
+
+    def build(self) -> dict[str, Assignment]:
+        self.keep_current()
+        self.trim_homogeneous()
+        self.hand_out()
+        while self.shift_once():
+            pass
+        return _freeze(self.held, self.member_ids)
+
+    def keep_current(self) -> None:
+        """Stickiness: a member keeps what is still valid (subscribed, existing, not kept by another)."""
+        for member_id in self.member_ids:
+            spec = self.members[member_id]
             for topic_id in sorted(spec.assignment):
                 if topic_id not in spec.subscribed_topic_ids:
                     continue
                 for p in sorted(spec.assignment[topic_id]):
-                    tp = (topic_id, p)
-                    if p < counts[topic_id] and tp not in owner:
-                        give(tp, member_id)
+                    if p < self.counts[topic_id] and (topic_id, p) not in self.owner:
+                        self.give(topic_id, p, member_id)
 
-        subscribers: dict[uuid.UUID, list[str]] = {
-            t: [m for m in member_ids if t in members[m].subscribed_topic_ids] for t in sorted(counts)
-        }
+    def trim_homogeneous(self) -> None:
+        """Homogeneous subscriptions: a member keeps at most Kafka's quota, ``P // M``, or one more for the
+        first ``P % M`` members (by id) that already hold more; the highest partitions go back."""
+        if len({self.members[m].subscribed_topic_ids for m in self.member_ids}) != 1:
+            return
+        base, extra = divmod(sum(self.counts.values()), len(self.member_ids))
+        for member_id in self.member_ids:
+            quota = base
+            if self.load[member_id] > base and extra > 0:
+                quota, extra = base + 1, extra - 1
+            held = sorted(((t, p) for t, ps in self.held[member_id].items() for p in ps), reverse=True)
+            for topic_id, p in held[: max(0, self.load[member_id] - quota)]:
+                self.take(topic_id, p)
 
-        # 2. Homogeneous subscriptions: a member keeps at most Kafka's quota, ``P // M``, or one more for the
-        #    first ``P % M`` members (by id) that already hold more; the highest partitions go back.
-        if len({members[m].subscribed_topic_ids for m in member_ids}) == 1:
-            base, extra = divmod(sum(counts.values()), len(member_ids))
-            for member_id in member_ids:
-                quota = base
-                if load[member_id] > base and extra > 0:
-                    quota, extra = base + 1, extra - 1
-                for tp in sorted(held[member_id], key=lambda x: (str(x[0]), x[1]), reverse=True):
-                    if load[member_id] <= quota:
-                        break
-                    take(tp)
-
-        # 3. Hand out the unowned partitions to the least loaded subscriber.
-        def rack_match(member_id: str, topic_id: uuid.UUID, p: int) -> bool:
-            rack = members[member_id].rack_id
-            return rack is not None and rack in topics.partition_racks(topic_id, p)
-
-        for topic_id, subs in subscribers.items():
+    def hand_out(self) -> None:
+        """Each unowned partition goes to the least loaded subscriber (ties: one in the partition's rack,
+        then the lowest member id)."""
+        for topic_id, subs in self.subscribers.items():
             if not subs:
                 continue
-            for p in range(counts[topic_id]):
-                tp = (topic_id, p)
-                if tp in owner:
+            for p in range(self.counts[topic_id]):
+                if (topic_id, p) in self.owner:
                     continue
-                best = min(subs, key=lambda m: (load[m], not rack_match(m, topic_id, p), m))
-                give(tp, best)
+                low = min(self.load[m] for m in subs)
+                tied = [m for m in subs if self.load[m] == low]
+                if len(tied) > 1:
+                    racks = self.topics.partition_racks(topic_id, p)
+                    in_rack = [m for m in tied if self.members[m].rack_id in racks] if racks else []
+                    tied = in_rack or tied
+                self.give(topic_id, p, tied[0])
 
-        # 4. Balance: while a member can pass a partition, directly or along a chain of members sharing topics,
-        #    to one holding at least two fewer, shift one partition along the shortest such chain.
-        while self._shift_once(member_ids, members, held, load, take, give):
-            pass
-
-        result: dict[str, dict[uuid.UUID, set[int]]] = {m: {} for m in member_ids}
-        for (topic_id, p), member_id in owner.items():
-            result[member_id].setdefault(topic_id, set()).add(p)
-        return _freeze(result, member_ids)
-
-    @staticmethod
-    def _shift_once(
-        member_ids: Sequence[str],
-        members: Mapping[str, MemberSubscriptionSpec],
-        held: Mapping[str, set[tuple[uuid.UUID, int]]],
-        load: Mapping[str, int],
-        take: Callable[[tuple[uuid.UUID, int]], None],
-        give: Callable[[tuple[uuid.UUID, int], str], None],
-    ) -> bool:
-        for donor in sorted(member_ids, key=lambda m: (-load[m], m)):
-            parent: dict[str, tuple[str, tuple[uuid.UUID, int]]] = {}
+    def shift_once(self) -> bool:
+        """Balance: find a member that can pass a partition, directly or along a chain of members sharing
+        topics, to one holding at least two fewer, and shift one partition along the shortest such chain.
+        Members reachable from a donor that could not improve are not tried as donors again (what they reach,
+        the donor reaches, and they hold no more than it)."""
+        load = self.load
+        if not load:
+            return False
+        lowest = min(load.values())
+        done: set[str] = set()
+        for donor in sorted(self.member_ids, key=lambda m: (-load[m], m)):
+            if load[donor] - lowest <= 1:
+                return False
+            if donor in done:
+                continue
+            parent: dict[str, tuple[str, uuid.UUID]] = {}
             queue = [donor]
             seen = {donor}
+            expanded: set[uuid.UUID] = set()
             for u in queue:
-                by_topic: dict[uuid.UUID, int] = {}
-                for topic_id, p in held[u]:
-                    by_topic[topic_id] = max(p, by_topic.get(topic_id, -1))
-                for topic_id in sorted(by_topic):
-                    for v in member_ids:
-                        if v not in seen and topic_id in members[v].subscribed_topic_ids:
+                for topic_id in sorted(self.held[u]):
+                    if topic_id in expanded:
+                        continue
+                    expanded.add(topic_id)
+                    for v in self.subscribers[topic_id]:
+                        if v not in seen:
                             seen.add(v)
-                            parent[v] = (u, (topic_id, by_topic[topic_id]))
+                            parent[v] = (u, topic_id)
                             queue.append(v)
-            if len(queue) == 1:
-                continue
-            target = min(queue[1:], key=lambda m: (load[m], m))
+            target = min(queue, key=lambda m: (load[m], m))
             if load[donor] - load[target] <= 1:
+                done |= seen
                 continue
-            path: list[tuple[str, tuple[uuid.UUID, int]]] = []
+            path: list[tuple[str, str, uuid.UUID]] = []
             v = target
             while v != donor:
-                u, tp = parent[v]
-                path.append((v, tp))
+                u, topic_id = parent[v]
+                path.append((u, v, topic_id))
                 v = u
-            for receiver, tp in reversed(path):
-                take(tp)
-                give(tp, receiver)
+            for u, v, topic_id in reversed(path):
+                p = max(self.held[u][topic_id])
+                self.take(topic_id, p)
+                self.give(topic_id, p, v)
             return True
         return False
 

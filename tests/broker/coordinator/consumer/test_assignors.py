@@ -207,3 +207,17 @@ def test_uniform_random_groups_are_complete_balanced_and_stable(seed):
         {m: MemberSubscriptionSpec(s.subscribed_topic_ids, result[m]) for m, s in specs.items()}, topics
     )
     assert again == result
+
+
+def test_uniform_handles_a_large_group_and_a_join_moves_only_the_newcomer_s_share():
+    topics = FakeTopics({f"t{i}": 50 for i in range(10)})
+    ids = frozenset(topics.id(f"t{i}") for i in range(10))
+    specs = {f"m{i:02d}": MemberSubscriptionSpec(ids) for i in range(50)}
+    first = UniformAssignor().assign(specs, topics)
+    assert set(sizes(first).values()) == {10}
+    specs = {m: MemberSubscriptionSpec(ids, first[m]) for m in specs}
+    specs["new"] = MemberSubscriptionSpec(ids)
+    second = UniformAssignor().assign(specs, topics)
+    assert sorted(set(sizes(second).values())) == [9, 10]
+    moved = sum(len(set(first[m].get(t, ())) - set(second[m].get(t, ()))) for m in first for t in ids)
+    assert moved == sizes(second)["new"]
