@@ -3,9 +3,11 @@ documentation order."""
 
 from __future__ import annotations
 
-from broker.replication.replica_selector import RACK_AWARE_CLASS, SELECTOR_NAMES
-
 from .schema import ConfigKey
+
+RACK_AWARE_CLASS = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+REPLICA_SELECTORS = (RACK_AWARE_CLASS, "rack-aware", "leader")
+"""The values of ``replica.selector.class`` (``broker.replication.replica_selector.selector_for`` builds them)."""
 
 _K = ConfigKey
 
@@ -50,7 +52,7 @@ REPLICATION_KEYS: tuple[ConfigKey, ...] = (
         "(or `rack-aware`) names a live in-sync replica in the consumer's `client.rack` (the leader if it is there, "
         "else the most caught-up one) and the consumer then fetches from it; unset or `leader`: consumers read "
         "from the leader. Any replica serves a consumer's Fetch v11+ up to its high watermark whatever this is.",
-        choices=SELECTOR_NAMES,
+        choices=REPLICA_SELECTORS,
         section="replication",
     ),
     _K(

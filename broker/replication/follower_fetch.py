@@ -29,7 +29,8 @@ from .replica_selector import PartitionView, ReplicaView
 
 if TYPE_CHECKING:
     from .partition import Partition
-    from .replica_manager import ReplicaManager
+
+ReplicaManager = Any  # broker.replication.replica_manager.ReplicaManager, which calls this module (no import cycle)
 
 PREFERRED_REPLICA_MIN_VERSION = 11
 """Fetch v11 added ``rack_id`` and ``preferred_read_replica``; from it a consumer may read from a follower."""

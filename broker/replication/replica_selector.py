@@ -23,11 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-RACK_AWARE_CLASS = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+from broker.config_keys.replication import RACK_AWARE_CLASS, REPLICA_SELECTORS
+
 RACK_AWARE_ALIAS = "rack-aware"
 LEADER_ALIAS = "leader"
-SELECTOR_NAMES = (RACK_AWARE_CLASS, RACK_AWARE_ALIAS, LEADER_ALIAS)
-"""The values ``replica.selector.class`` accepts (besides leaving it unset)."""
+SELECTOR_NAMES = REPLICA_SELECTORS
+"""The values ``replica.selector.class`` accepts (besides leaving it unset), declared with the config key."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import pytest
 from broker.config import BrokerConfig, ConfigError
 from broker.replication.replica_selector import (
     RACK_AWARE_CLASS,
+    SELECTOR_NAMES,
     LeaderSelector,
     PartitionView,
     RackAwareReplicaSelector,
@@ -63,6 +64,11 @@ def test_leader_selector_always_picks_the_leader(rack):
 )
 def test_selector_for_names(name, kind):
     assert type(selector_for(name)) is kind
+
+
+def test_every_name_the_config_key_accepts_builds_a_selector():
+    assert set(SELECTOR_NAMES) == {RACK_AWARE_CLASS, "rack-aware", "leader"}
+    assert all(selector_for(name) is not None for name in SELECTOR_NAMES)
 
 
 def test_selector_for_an_unknown_class_names_the_accepted_ones():
