@@ -163,6 +163,7 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
         self._cg_locks = {}
         self._cg_expiring = set()
         self._topics_version = TopicsVersion()
+        self._assignment_epochs: dict[str, dict[str, dict[tuple[uuid.UUID, int], int]]] = {}
         protocols = {p.lower() for p in self._setting("group.coordinator.rebalance.protocols")}
         unknown = protocols - {CLASSIC, CONSUMER}
         if unknown or CLASSIC not in protocols:
@@ -277,6 +278,7 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
                 version=version,
             )
             if not outcome.records:
+                self._track_assignment_epochs(group_id, group)
                 return outcome
             drop_classic = created and (classic is not None or group_id in self.store.groups)
             pairs: list[tuple[bytes, bytes | None]] = [(encode_group_key(group_id), None)] if drop_classic else []
@@ -299,6 +301,7 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
                     if classic is not None and group_id not in self.groups:
                         self.groups[group_id] = classic
                 raise GroupError(write_error(code), f"writing group {group_id}'s records failed: {code.name}")
+            self._track_assignment_epochs(group_id, group)
             return outcome
 
     # -- the classic side of one namespace ---------------------------------------------------------------------
@@ -359,14 +362,62 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
             raise GroupError(write_error(code), f"deleting group {group_id} failed: {code.name}")
 
     # -- offsets ---------------------------------------------------------------------------------------------------
-    def validate_consumer_offset_commit(self, group_id: str, member_id: str, member_epoch: int) -> bool:
-        """For a consumer group: Kafka's OffsetCommit checks (raises ``GroupError``) and True; False for any other
-        group (the classic checks apply)."""
-        group = self.consumer_groups.get(group_id)
-        if group is None:
-            return False
-        group.validate_offset_commit(member_id, member_epoch)
-        return True
+    def consumer_commit_errors(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        partitions: Collection[tuple[str, int]],
+        *,
+        transactional: bool = False,
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """Kafka 4.4's checks of an OffsetCommit (or TxnOffsetCommit) to a consumer group, KIP-1251 included: the
+        partitions refused (STALE_MEMBER_EPOCH) by name; the group-level refusals raise ``GroupError``.
+
+        An epoch < 0 commits while the group has no members (admin tools, ``assign()``); a transactional commit
+        naming no member is accepted; otherwise the member must exist (UNKNOWN_MEMBER_ID) and its epoch must not
+        be newer than the member's (STALE_MEMBER_EPOCH). An older epoch is accepted per partition when the member
+        holds the partition (assigned or pending revocation) and got it at that epoch or before: a commit sent just
+        before a heartbeat moved the member's epoch still lands (the partition's assignment epoch is tracked here,
+        ``_assignment_epochs``; a member loaded from the log counts its partitions from its epoch at loading)."""
+        group = self.consumer_groups[group_id]
+        if member_epoch < 0 and not group.members:
+            return {}
+        if transactional and member_epoch < 0 and not member_id:
+            return {}
+        member = group.members.get(member_id)
+        if member is None:
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+        if member_epoch == member.member_epoch:
+            return {}
+        if member_epoch > member.member_epoch:
+            raise GroupError(
+                ErrorCode.STALE_MEMBER_EPOCH,
+                f"Received member epoch {member_epoch} is newer than current member epoch {member.member_epoch}.",
+            )
+        epochs = self._assignment_epochs.get(group_id, {}).get(member_id, {})
+        refused = {}
+        for topic, partition in partitions:
+            t = self.metadata.topics.get(topic)
+            assigned_at = None if t is None else epochs.get((t.topic_id, partition))
+            if assigned_at is None or member_epoch < assigned_at:
+                refused[(topic, partition)] = ErrorCode.STALE_MEMBER_EPOCH
+        return refused
+
+    def _track_assignment_epochs(self, group_id: str, group: ConsumerGroup) -> None:
+        """Remember, per member, the epoch at which it got each partition it holds (KIP-1251's assignment epoch):
+        a partition first seen held is stamped with the member's epoch then."""
+        tracked = self._assignment_epochs.setdefault(group_id, {})
+        for member_id in [m for m in tracked if m not in group.members]:
+            del tracked[member_id]
+        for member_id, m in group.members.items():
+            held = {(t, p) for t, ps in m.assigned_partitions.items() for p in ps}
+            held |= {(t, p) for t, ps in m.partitions_pending_revocation.items() for p in ps}
+            epochs = tracked.setdefault(member_id, {})
+            for key in [k for k in epochs if k not in held]:
+                del epochs[key]
+            for key in held:
+                epochs.setdefault(key, m.member_epoch)
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> None:
         """OffsetFetch v9+'s member check for a consumer group (nothing for other groups). Raises ``GroupError``."""
@@ -390,6 +441,7 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
                 self.groups.pop(group_id, None)
                 self.store.groups.pop(group_id, None)
             self.consumer_groups[group_id] = group
+            self._track_assignment_epochs(group_id, group)
             count += 1
         return count
 
@@ -397,6 +449,7 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
         for group_id in [g for g in self.consumer_groups if self.partition_of(g) == partition]:
             del self.consumer_groups[group_id]
             self._cg_locks.pop(group_id, None)
+            self._assignment_epochs.pop(group_id, None)
 
     def consumer_tick(self) -> None:
         """Start the expiry of every consumer group with a deadline passed (see the module docstring)."""
@@ -426,6 +479,7 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
                     group.restore(snap)
                     log.warning("group %s: writing the expiry of members failed: %s", group_id, code.name)
                 else:
+                    self._track_assignment_epochs(group_id, group)
                     log.info("group %s: fenced members whose session or rebalance timeout passed", group_id)
         finally:
             self._cg_expiring.discard(group_id)

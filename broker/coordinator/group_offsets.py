@@ -14,15 +14,16 @@ import logging
 from spark_kafkalog.protocol import ErrorCode
 
 from .group import Group, GroupError, GroupState
-from .group_coordinator_base import GroupCoordinatorBase
+from .group_consumer_protocol import GroupConsumerProtocol
 from .offset_store import CommittedOffset, end_txn_marker, iter_log_batches, offset_commit_batch, tombstone_batch
 from .offsets_topic import OFFSETS_TOPIC
 
 log = logging.getLogger("kafkalog.coordinator")
 
 
-class GroupOffsets(GroupCoordinatorBase):
-    """The offset APIs of the ``GroupCoordinator`` (a part of it; see ``group_coordinator``)."""
+class GroupOffsets(GroupConsumerProtocol):
+    """The offset APIs of the ``GroupCoordinator`` (a part of it; see ``group_coordinator``); over the consumer
+    group part, whose member-epoch checks the commits of consumer groups go through."""
 
     async def expire_offsets(self, now: int) -> int:
         """Remove expired committed offsets (Kafka's KIP-211 rules); returns how many were removed.
@@ -116,10 +117,10 @@ class GroupOffsets(GroupCoordinatorBase):
         epoch); they stay pending until the producer's COMMIT marker reaches the partition (``scan_markers``).
         Kafka's checks: a named member must be in the group, a generation >= 0 must be the current one."""
         self._check(group_id)
-        consumer = self.consumer_groups.get(group_id)
-        if consumer is not None:  # a KIP-848 group: the member's epoch, unless no member is named (Kafka's rule)
-            if member_id or generation >= 0:
-                consumer.validate_offset_commit(member_id, generation)
+        result: dict[tuple[str, int], ErrorCode] = {}
+        if group_id in self.consumer_groups:  # a KIP-848 group: the member's epoch, unless no member is named
+            result = self.consumer_commit_errors(group_id, member_id, generation, list(offsets), transactional=True)
+            offsets = {tp: c for tp, c in offsets.items() if tp not in result}
         else:
             group = self.groups.get(group_id)
             if group is None:
@@ -129,7 +130,6 @@ class GroupOffsets(GroupCoordinatorBase):
             if generation >= 0 and generation != group.generation:
                 raise GroupError(ErrorCode.ILLEGAL_GENERATION, f"group {group_id} is at generation {group.generation}")
         limit = self.config["offset.metadata.max.bytes"]
-        result: dict[tuple[str, int], ErrorCode] = {}
         valid = {}
         for tp, c in offsets.items():
             if c.metadata is not None and len(c.metadata.encode()) > limit:
@@ -169,10 +169,10 @@ class GroupOffsets(GroupCoordinatorBase):
         """Store offsets (acks=all); one error per partition. The group-level checks raise ``GroupError``; for a
         KIP-848 consumer group ``generation`` is the member epoch (``ConsumerGroup.validate_offset_commit``)."""
         self._check(group_id)
-        consumer = self.consumer_groups.get(group_id)
-        if consumer is not None:
-            consumer.validate_offset_commit(member_id, generation)
-            return await self._store_offsets(group_id, offsets)
+        if group_id in self.consumer_groups:
+            refused = self.consumer_commit_errors(group_id, member_id, generation, list(offsets))
+            valid = {tp: c for tp, c in offsets.items() if tp not in refused}
+            return {**refused, **(await self._store_offsets(group_id, valid) if valid else {})}
         group = self.groups.get(group_id)
         if group is None:
             if generation >= 0:  # a member of a generation this coordinator does not know (Kafka's answer)

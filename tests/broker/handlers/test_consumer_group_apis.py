@@ -350,3 +350,33 @@ def test_the_group_records_are_kafkas_in_the_log(broker, w):
     assert [r.record_type for r in records] == [5, 3, 7, 6, 8]
     assert records[0].key.member_id == member and records[0].value.subscribed_topic_names == (TOPIC,)
     assert records[1].value.epoch == 1 and records[4].value.member_epoch == 1
+
+
+def _commit_partitions(w, group, member, epoch, partitions):
+    R = Req(ApiKey.OFFSET_COMMIT)
+    T = R.OffsetCommitRequestTopic
+    P = T.OffsetCommitRequestPartition
+    resp = w.call(
+        ApiKey.OFFSET_COMMIT,
+        9,
+        R(group_id=group, generation_id_or_member_epoch=epoch, member_id=member,
+          topics=[T(name=TOPIC, partitions=[P(partition_index=p, committed_offset=1) for p in partitions])]),
+    )  # fmt: skip
+    return {p.partition_index: p.error_code for p in resp.topics[0].partitions}
+
+
+def test_a_commit_at_an_older_epoch_lands_for_partitions_held_since_then(broker, w):
+    """Kafka 4.4 (KIP-1251): an epoch older than the member's is accepted for a partition the member still holds
+    and got at that epoch or before; refused (STALE_MEMBER_EPOCH) for one it no longer holds; a newer epoch is
+    refused for the whole request."""
+    group = new_group()
+    a, ra = join(w, group)
+    join(w, group)
+    revoking = heartbeat(w, group, a, 1, owned=owned_of(ra))
+    kept = owned_of(revoking)[topic_id(broker)]
+    assert heartbeat(w, group, a, 1, owned={topic_id(broker): kept}).member_epoch == 2
+    gone = sorted({0, 1, 2, 3} - kept)
+    codes = _commit_partitions(w, group, a, 1, sorted(kept) + gone)
+    assert codes == {**dict.fromkeys(kept, ErrorCode.NONE), **dict.fromkeys(gone, ErrorCode.STALE_MEMBER_EPOCH)}
+    assert set(_commit_partitions(w, group, a, 3, sorted(kept)).values()) == {ErrorCode.STALE_MEMBER_EPOCH}
+    assert set(_commit_partitions(w, group, a, 2, sorted(kept)).values()) == {ErrorCode.NONE}
