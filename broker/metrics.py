@@ -42,6 +42,11 @@ Client quotas (``watch_quotas``; read when scraped from ``QuotaManager.figures``
     kafka_server_request_request_time                              handler time, % of one thread
     kafka_server_{produce,fetch,request}_throttle_time             mean throttle time (ms) over the window
 
+Client telemetry (KIP-714; ``broker.telemetry.prometheus.ClientTelemetryCollector``, which ``Broker`` registers in
+``registry``): the metrics clients push, under their own names (``org_apache_kafka_producer_record_queue_time_avg``
+{client_instance_id, client_id, the metric's attributes}), and ``kafka_server_client_metrics_instance_count`` /
+``_subscription_count``.
+
 Fetch sessions (``watch_fetch_sessions``; read when scraped from ``FetchSessionCache.figures``), Kafka's
 ``kafka.server:type=FetchSessionCache`` metrics:
 
