@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from broker.telemetry.otlp import (
     CUMULATIVE,
@@ -99,3 +101,32 @@ def test_malformed_payloads_raise_a_decode_error_naming_the_place(payload, where
 
 def test_an_empty_payload_has_no_metrics():
     assert decode_metrics_data(b"") == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_arbitrary_bytes_decode_or_raise_only_a_decode_error(data):
+    try:
+        decode_metrics_data(data)
+    except OtlpDecodeError:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=len(PAYLOAD) - 1), st.integers(min_value=0, max_value=255))
+def test_a_corrupted_byte_anywhere_decodes_or_raises_only_a_decode_error(position, value):
+    data = bytearray(PAYLOAD)
+    data[position] = value
+    try:
+        decode_metrics_data(bytes(data))
+    except OtlpDecodeError:
+        pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([1, 2, 3, 4]), st.binary(max_size=200))
+def test_arbitrary_compressed_bytes_decompress_or_raise_only_the_payload_errors(codec, data):
+    try:
+        decompress_payload(codec, data, max_size=4096)
+    except (OtlpDecodeError, PayloadTooLargeError):
+        pass
