@@ -5,7 +5,7 @@ Connections: FindCoordinator and ConsumerGroupHeartbeat (key 68, v0-1; a regex s
 ``KafkaClient`` of the manager's own, so heartbeats never queue behind a fetch's long poll. Topic ids of an
 assignment are resolved with Metadata (v10+) through the consumer's main client: the subscribed topics first, every
 topic when that did not name them all (a regex subscription, a topic created meanwhile); ids still unknown are asked
-for again after ``retry.backoff.ms``.
+for again with exponential backoff from ``retry.backoff.ms`` to ``retry.backoff.max.ms``.
 
 Threads: the heartbeat thread finds the coordinator and sends every heartbeat (the join with epoch 0 included), at
 the interval the coordinator returns, at once while joining or acknowledging. ``ensure_active`` runs on the polling
@@ -91,6 +91,7 @@ class MembershipManager:
         self._changed = threading.Event()  # the polling thread: a heartbeat was answered
         self._thread: threading.Thread | None = None
         self._next_resolve = 0.0
+        self._resolve_misses = 0  # Metadata rounds in a row that left assigned topic ids unknown (backoff)
         self._closed = False
 
     # -- the polling thread -------------------------------------------------------------------------
@@ -131,8 +132,11 @@ class MembershipManager:
         if ids and now >= self._next_resolve:
             names = self._resolve(ids)
             self.member.on_topic_names(names)
-            if len(names) < len(ids):
-                self._next_resolve = now + self.config.retry_backoff_ms / 1000.0
+            self._resolve_misses = self._resolve_misses + 1 if len(names) < len(ids) else 0
+            backoff_ms = min(
+                self.config.retry_backoff_ms * 2 ** min(self._resolve_misses, 16), self.config.retry_backoff_max_ms
+            )
+            self._next_resolve = now + backoff_ms / 1000.0 if self._resolve_misses else 0.0
         if self.member.reconcile():
             try:
                 self._run_events()

@@ -201,3 +201,15 @@ def test_topic_ids_are_resolved_from_the_subscribed_topics_then_from_every_topic
     m._client = client
     assert m._resolve({t_id}) == {t_id: "t"} and client.refreshes == [("t",)]
     assert m._resolve({t_id, u_id}) == {t_id: "t", u_id: "u"} and client.refreshes[1:] == [("t",), None]
+
+
+def test_unknown_topic_ids_are_asked_for_again_with_exponential_backoff():
+    m = manager(retry_backoff_max_ms=50)
+    join = m.member.heartbeat_request(0)
+    m.member.on_heartbeat(join, heartbeat_response(1, [SimpleNamespace(topic_id=uuid.uuid4(), partitions=[0])]), 0)
+    asked: list[float] = []
+    m._resolve = lambda ids: asked.append(now) or {}
+    for now in (0.0, 0.01, 0.021, 0.05, 0.062, 0.09, 0.113, 0.14, 0.164):  # backoff 20, 40, 50 (max), 50 ms
+        m._reconcile(now)
+    assert asked == [0.0, 0.021, 0.062, 0.113, 0.164]
+    assert m.member.owned == () and not m.member.stable
