@@ -169,3 +169,56 @@ def test_aiokafka_reads_everything(fbroker):
     got = asyncio.run(consume())
     for p in range(PARTITIONS):
         assert got[p] == expected(p, range(25)), f"partition {p}"
+
+
+def test_a_full_session_cache_leaves_later_consumers_sessionless_and_correct(tmp_path):
+    """With one slot, the first kafka-python consumer holds the only session; a young session is safe from a
+    consumer's eviction, so the second gets full answers (session id 0) every time, and both read everything."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    from broker.server import EmbeddedBroker
+
+    broker = EmbeddedBroker(
+        0,
+        zookeeper_connect=f"memory:fetch-{uuid.uuid4().hex[:8]}",
+        log_dir=tmp_path,
+        max_incremental_fetch_session_cache_slots=1,
+    ).start()
+    try:
+        topic = new_topic(broker, 2)
+        produce(broker, topic, {p: range(0, 30) for p in range(2)})
+        consumers = [
+            KafkaConsumer(
+                bootstrap_servers=broker.bootstrap_servers,
+                group_id=None,
+                enable_auto_commit=False,
+                fetch_max_wait_ms=50,
+            )
+            for _ in range(2)
+        ]
+        got = [defaultdict(list), defaultdict(list)]
+        try:
+            for c in consumers:
+                tps = [TopicPartition(topic, p) for p in range(2)]
+                c.assign(tps)
+                c.seek_to_beginning(*tps)
+
+            def enough(n: int) -> bool:
+                for c, g in zip(consumers, got):
+                    for tp, recs in c.poll(timeout_ms=100, max_records=11).items():
+                        g[tp.partition].extend(r.value for r in recs)
+                return all(sum(map(len, g.values())) >= n for g in got)
+
+            wait_until(lambda: enough(60), 60, "both consumers to read 60 records")
+            produce(broker, topic, {p: range(30, 45) for p in range(2)})
+            wait_until(lambda: enough(90), 60, "both consumers to read 90 records")
+            live = sessions(broker)
+        finally:
+            for c in consumers:
+                c.close()
+        for g in got:
+            for p in range(2):
+                assert g[p] == expected(p, range(45)), f"partition {p}"
+        assert len(live) == 1 and broker.broker.fetch_sessions.evictions == 0
+    finally:
+        broker.stop()
