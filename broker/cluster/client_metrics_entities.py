@@ -1,9 +1,12 @@
 """Where client metrics subscriptions (KIP-714 ``CLIENT_METRICS`` config resources) live in ZooKeeper (pure; no
 I/O).
 
-Kafka keeps a config entity per subscription, as its other ``ConfigEntityZNode`` entities, with a change
-notification naming ``client-metrics/<name>`` after each write (paths relative to the chroot; the name sanitized
-with ``sanitize_entity_name``, which leaves ``[A-Za-z0-9._-]`` as it is)::
+Kafka never kept these in ZooKeeper: KIP-714 came with KRaft (Kafka 3.9's ``ZkAdminManager`` refuses the resource
+type, and its ZooKeeper migration skips it), where they are ``ConfigRecord``s of type ``CLIENT_METRICS``. kafkalog
+keeps one config entity per subscription in the format and place of Kafka's other ``ConfigEntityZNode`` entities
+(``/config/<entity type>/<name>``, Kafka's ``ConfigType.CLIENT_METRICS`` = ``client-metrics`` as the type), with a
+change notification naming ``client-metrics/<name>`` after each write (paths relative to the chroot; the name
+sanitized with ``sanitize_entity_name``, which leaves ``[A-Za-z0-9._-]`` as it is)::
 
     /config/client-metrics/<sanitized name>   {"version":1,"config":{"metrics":"org.apache.kafka.producer.",
                                                "interval.ms":"1000","match":"client_id=app.*"}}
