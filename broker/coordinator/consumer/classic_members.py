@@ -2,13 +2,14 @@
 
 Kafka lets a classic group (JoinGroup/SyncGroup members with protocol type "consumer") become a consumer group
 when a ConsumerGroupHeartbeat joins it (an *upgrade*), and lets classic members keep using JoinGroup, SyncGroup,
-Heartbeat and LeaveGroup against the consumer group; the coordinator runs the reconciliation for them too. These
-functions are what ``ConsumerGroup``'s ``from_classic_group``, ``classic_join``, ``classic_sync``,
-``classic_heartbeat`` and ``classic_leave`` do (Kafka's ``ConsumerGroup.fromClassicGroup``,
+Heartbeat and LeaveGroup against the consumer group; the coordinator runs the reconciliation for them too.
+``ClassicMembers`` (a base class of ``ConsumerGroup``) holds ``classic_join``, ``classic_sync``,
+``classic_heartbeat``, ``classic_leave`` and the upgrade behind ``ConsumerGroup.from_classic_group`` (Kafka's
+``ConsumerGroup.fromClassicGroup``,
 ``classicGroupJoinToConsumerGroup``, ``classicGroupSyncToConsumerGroup``, ``classicGroupHeartbeatToConsumerGroup``
 and ``classicGroupLeaveToConsumerGroup``):
 
-- Upgrade (``adopt_classic_group``): the group epoch and the assignment epoch become the classic generation;
+- Upgrade (``ConsumerGroup.from_classic_group``): the group epoch and the assignment epoch become the classic generation;
   every classic member becomes a STABLE member at that epoch whose assigned and target partitions are its last
   classic assignment (topics unknown by name are dropped), its subscription the one in its JoinGroup metadata,
   with ``classic_member_metadata`` (session timeout, protocols). Records, in Kafka's order: every member's 5,
@@ -60,12 +61,11 @@ from spark_kafkalog.protocol import ErrorCode
 
 from ..group import GroupError
 from . import records as r
-from .group_state import GroupSnapshot, TopicsView
+from .group_state import GroupRecords, GroupSnapshot, TopicsView
 from .member import Assignment, ConsumerGroupMember, MemberState, normalize
 
 if TYPE_CHECKING:
     from ..group import Group
-    from .group import ConsumerGroup
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -117,271 +117,288 @@ def _protocol_names(m: ConsumerGroupMember) -> list[str]:
     return [p.name for p in meta.supported_protocols] if meta is not None else []
 
 
-def adopt_classic_group(
-    group: ConsumerGroup, classic: Group, topics: TopicsView, now_ms: int
-) -> list[r.CoordinatorRecord]:
-    """Make the empty ``group`` the upgrade of ``classic`` (see the module docstring); the records to persist,
-    already applied."""
-    if classic.protocol_type != CONSUMER_PROTOCOL_TYPE:
-        raise GroupError(
-            ErrorCode.GROUP_ID_NOT_FOUND,
-            f"Group {classic.group_id} is a classic group of protocol type {classic.protocol_type!r}, not "
-            f"{CONSUMER_PROTOCOL_TYPE!r}: it cannot become a consumer group.",
-        )
-    if len(classic.members) > group.max_size:
-        raise GroupError(
-            ErrorCode.GROUP_ID_NOT_FOUND,
-            f"Group {classic.group_id} has {len(classic.members)} members, more than group.consumer.max.size "
-            f"({group.max_size}): it cannot become a consumer group.",
-        )
-    epoch = classic.generation
-    members: list[ConsumerGroupMember] = []
-    for cm in sorted(classic.members.values(), key=lambda m: m.member_id):
-        assigned: Assignment = {}
-        if cm.assignment:
-            assignment = decode_assignment(cm.assignment)
-            if assignment.user_data:
-                raise GroupError(
-                    ErrorCode.GROUP_ID_NOT_FOUND,
-                    f"Group {classic.group_id}: member {cm.member_id}'s assignment carries user data of a client "
-                    "assignor, which the server-side assignors would lose.",
+class ClassicMembers(GroupRecords):
+    """The classic-protocol side of ``ConsumerGroup`` (its base; see the module docstring)."""
+
+    if TYPE_CHECKING:  # provided by ConsumerGroup
+        max_size: int
+        session_timeout_ms: int
+
+        def _update_member(
+            self,
+            member: ConsumerGroupMember,
+            updated: ConsumerGroupMember,
+            topics: TopicsView,
+            now_ms: int,
+            owned: Mapping[uuid.UUID, frozenset[int]] | None,
+            out: list[r.CoordinatorRecord],
+        ) -> ConsumerGroupMember: ...
+
+        def _replace_static(
+            self, old: ConsumerGroupMember, member_id: str, out: list[r.CoordinatorRecord]
+        ) -> ConsumerGroupMember: ...
+
+        def _compute_metadata_hash(self, topics: TopicsView) -> int: ...
+
+        def leave(self, member_id: str, topics: TopicsView | None = None) -> list[r.CoordinatorRecord]: ...
+
+    def _adopt_classic_group(self, classic: Group, topics: TopicsView, now_ms: int) -> list[r.CoordinatorRecord]:
+        """Make this empty group the upgrade of ``classic`` (see the module docstring); the records to persist,
+        already applied."""
+        if classic.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            raise GroupError(
+                ErrorCode.GROUP_ID_NOT_FOUND,
+                f"Group {classic.group_id} is a classic group of protocol type {classic.protocol_type!r}, not "
+                f"{CONSUMER_PROTOCOL_TYPE!r}: it cannot become a consumer self.",
+            )
+        if len(classic.members) > self.max_size:
+            raise GroupError(
+                ErrorCode.GROUP_ID_NOT_FOUND,
+                f"Group {classic.group_id} has {len(classic.members)} members, more than self.consumer.max.size "
+                f"({self.max_size}): it cannot become a consumer self.",
+            )
+        epoch = classic.generation
+        members: list[ConsumerGroupMember] = []
+        for cm in sorted(classic.members.values(), key=lambda m: m.member_id):
+            assigned: Assignment = {}
+            if cm.assignment:
+                assignment = decode_assignment(cm.assignment)
+                if assignment.user_data:
+                    raise GroupError(
+                        ErrorCode.GROUP_ID_NOT_FOUND,
+                        f"Group {classic.group_id}: member {cm.member_id}'s assignment carries user data of a client "
+                        "assignor, which the server-side assignors would lose.",
+                    )
+                assigned = _by_ids(assignment.partitions, topics)
+            protocols = [(name, meta) for name, meta in cm.protocols if name == classic.protocol_name] or list(
+                cm.protocols
+            )
+            subscription = _subscription(protocols)
+            members.append(
+                ConsumerGroupMember(
+                    member_id=cm.member_id,
+                    instance_id=cm.group_instance_id,
+                    rack_id=subscription.rack_id,
+                    client_id=cm.client_id,
+                    client_host=cm.client_host,
+                    subscribed_topic_names=tuple(sorted(set(subscription.topics))),
+                    rebalance_timeout_ms=cm.rebalance_timeout_ms,
+                    member_epoch=epoch,
+                    previous_member_epoch=epoch,
+                    state=MemberState.STABLE,
+                    assigned_partitions=assigned,
+                    classic_member_metadata=_classic_metadata(cm.session_timeout_ms, cm.protocols),
                 )
-            assigned = _by_ids(assignment.partitions, topics)
-        protocols = [(name, meta) for name, meta in cm.protocols if name == classic.protocol_name] or list(cm.protocols)
-        subscription = _subscription(protocols)
-        members.append(
-            ConsumerGroupMember(
-                member_id=cm.member_id,
-                instance_id=cm.group_instance_id,
-                rack_id=subscription.rack_id,
-                client_id=cm.client_id,
-                client_host=cm.client_host,
-                subscribed_topic_names=tuple(sorted(set(subscription.topics))),
-                rebalance_timeout_ms=cm.rebalance_timeout_ms,
-                member_epoch=epoch,
-                previous_member_epoch=epoch,
-                state=MemberState.STABLE,
-                assigned_partitions=assigned,
-                classic_member_metadata=_classic_metadata(cm.session_timeout_ms, cm.protocols),
             )
+        out: list[r.CoordinatorRecord] = []
+        for m in members:
+            self._emit(out, self._member_metadata_record(m))
+        metadata_hash = self._compute_metadata_hash(topics)
+        self._metadata_version = topics.version
+        self._emit(out, self._epoch_record(epoch, metadata_hash))
+        for m in members:
+            self._emit(out, self._target_member_record(m.member_id, m.assigned_partitions))
+        self._emit(
+            out,
+            r.CoordinatorRecord(
+                r.ConsumerGroupTargetAssignmentMetadataKey(self.group_id),
+                r.ConsumerGroupTargetAssignmentMetadataValue(epoch, now_ms),
+            ),
         )
-    out: list[r.CoordinatorRecord] = []
-    for m in members:
-        group._emit(out, group._member_metadata_record(m))
-    metadata_hash = group._compute_metadata_hash(topics)
-    group._metadata_version = topics.version
-    group._emit(out, group._epoch_record(epoch, metadata_hash))
-    for m in members:
-        group._emit(out, group._target_member_record(m.member_id, m.assigned_partitions))
-    group._emit(
-        out,
-        r.CoordinatorRecord(
-            r.ConsumerGroupTargetAssignmentMetadataKey(group.group_id),
-            r.ConsumerGroupTargetAssignmentMetadataValue(epoch, now_ms),
-        ),
-    )
-    for m in members:
-        group._emit(out, group._current_assignment_record(m))
-        meta = m.classic_member_metadata
-        assert meta is not None
-        group.members[m.member_id] = replace(
-            group.members[m.member_id], session_deadline_ms=now_ms + meta.session_timeout_ms
-        )
-    return out
-
-
-def _supports(group: ConsumerGroup, protocol_type: str | None, names: Sequence[str]) -> bool:
-    """Kafka's ``supportsClassicProtocols``: type "consumer", and (no classic member yet and some protocol) or
-    a protocol every classic member supports."""
-    if protocol_type != CONSUMER_PROTOCOL_TYPE:
-        return False
-    classic = [m for m in group.members.values() if m.classic_member_metadata is not None]
-    if not classic:
-        return bool(names)
-    return any(all(name in _protocol_names(m) for m in classic) for name in names)
-
-
-def classic_join(
-    group: ConsumerGroup,
-    *,
-    member_id: str,
-    instance_id: str | None,
-    protocol_type: str | None,
-    protocols: Sequence[tuple[str, bytes]],
-    session_timeout_ms: int,
-    rebalance_timeout_ms: int,
-    client_id: str,
-    client_host: str,
-    topics: TopicsView,
-    now_ms: int,
-) -> ClassicJoinOutcome:
-    """JoinGroup of a classic member against the consumer group (see the module docstring)."""
-    if not member_id:
-        raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, "a classic member joins a consumer group with a member id")
-    snap = group.snapshot()
-    out: list[r.CoordinatorRecord] = []
-    try:
-        if len(group.members) >= group.max_size and member_id not in group.members:
-            raise GroupError(
-                ErrorCode.GROUP_MAX_SIZE_REACHED,
-                f"The consumer group has reached its maximum capacity of {group.max_size} members.",
+        for m in members:
+            self._emit(out, self._current_assignment_record(m))
+            meta = m.classic_member_metadata
+            assert meta is not None
+            self.members[m.member_id] = replace(
+                self.members[m.member_id], session_deadline_ms=now_ms + meta.session_timeout_ms
             )
-        if not _supports(group, protocol_type, [name for name, _ in protocols]):
-            raise GroupError(
-                ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not supported."
-            )
-        subscription = _subscription(protocols)
-        if instance_id is None:
-            member = group.members.get(member_id) or ConsumerGroupMember(member_id=member_id)
-        else:
-            holder = group.static_members.get(instance_id)
-            if holder is None or holder == member_id:
-                member = group.members.get(member_id) or ConsumerGroupMember(member_id=member_id)
+        return out
+
+    def _supports(self, protocol_type: str | None, names: Sequence[str]) -> bool:
+        """Kafka's ``supportsClassicProtocols``: type "consumer", and (no classic member yet and some protocol) or
+        a protocol every classic member supports."""
+        if protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return False
+        classic = [m for m in self.members.values() if m.classic_member_metadata is not None]
+        if not classic:
+            return bool(names)
+        return any(all(name in _protocol_names(m) for m in classic) for name in names)
+
+    def classic_join(
+        self,
+        *,
+        member_id: str,
+        instance_id: str | None,
+        protocol_type: str | None,
+        protocols: Sequence[tuple[str, bytes]],
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        client_id: str,
+        client_host: str,
+        topics: TopicsView,
+        now_ms: int,
+    ) -> ClassicJoinOutcome:
+        """JoinGroup of a classic member against the consumer group (see the module docstring)."""
+        if not member_id:
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, "a classic member joins a consumer group with a member id")
+        snap = self.snapshot()
+        out: list[r.CoordinatorRecord] = []
+        try:
+            if len(self.members) >= self.max_size and member_id not in self.members:
+                raise GroupError(
+                    ErrorCode.GROUP_MAX_SIZE_REACHED,
+                    f"The consumer group has reached its maximum capacity of {self.max_size} members.",
+                )
+            if not self._supports(protocol_type, [name for name, _ in protocols]):
+                raise GroupError(
+                    ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not supported."
+                )
+            subscription = _subscription(protocols)
+            if instance_id is None:
+                member = self.members.get(member_id) or ConsumerGroupMember(member_id=member_id)
             else:
-                member = group._replace_static(group.members[holder], member_id, out)
-        owned = _by_ids(subscription.owned_partitions, topics)
-        updated = replace(
-            member,
-            instance_id=instance_id if instance_id is not None else member.instance_id,
-            rack_id=subscription.rack_id or member.rack_id,
-            rebalance_timeout_ms=rebalance_timeout_ms if rebalance_timeout_ms != -1 else member.rebalance_timeout_ms,
-            subscribed_topic_names=tuple(sorted(set(subscription.topics))),
-            client_id=client_id,
-            client_host=client_host,
-            classic_member_metadata=_classic_metadata(session_timeout_ms, protocols),
-        )
-        current = group._update_member(member, updated, topics, now_ms, owned, out)
-        current = replace(current, session_deadline_ms=now_ms + session_timeout_ms)
-        group.members[member_id] = current
-        return ClassicJoinOutcome(member_id, current.member_epoch, protocols[0][0], tuple(out), snap)
-    except BaseException:
-        group.restore(snap)
-        raise
-
-
-def _classic_member(group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerGroupMember:
-    """Kafka's ``validateConsumerGroupMember`` plus ``throwIfMemberDoesNotUseClassicProtocol``."""
-    if instance_id is None:
-        member = group.members.get(member_id)
-        if member is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of the group.")
-    else:
-        holder = group.static_members.get(instance_id)
-        if holder is None:
-            raise GroupError(
-                ErrorCode.UNKNOWN_MEMBER_ID,
-                f"Member with instance id {instance_id} is not a member of group {group.group_id}.",
+                holder = self.static_members.get(instance_id)
+                if holder is None or holder == member_id:
+                    member = self.members.get(member_id) or ConsumerGroupMember(member_id=member_id)
+                else:
+                    member = self._replace_static(self.members[holder], member_id, out)
+            owned = _by_ids(subscription.owned_partitions, topics)
+            updated = replace(
+                member,
+                instance_id=instance_id if instance_id is not None else member.instance_id,
+                rack_id=subscription.rack_id or member.rack_id,
+                rebalance_timeout_ms=rebalance_timeout_ms
+                if rebalance_timeout_ms != -1
+                else member.rebalance_timeout_ms,
+                subscribed_topic_names=tuple(sorted(set(subscription.topics))),
+                client_id=client_id,
+                client_host=client_host,
+                classic_member_metadata=_classic_metadata(session_timeout_ms, protocols),
             )
-        if holder != member_id:
+            current = self._update_member(member, updated, topics, now_ms, owned, out)
+            current = replace(current, session_deadline_ms=now_ms + session_timeout_ms)
+            self.members[member_id] = current
+            return ClassicJoinOutcome(member_id, current.member_epoch, protocols[0][0], tuple(out), snap)
+        except BaseException:
+            self.restore(snap)
+            raise
+
+    def _classic_member(self, member_id: str, instance_id: str | None) -> ConsumerGroupMember:
+        """Kafka's ``validateConsumerGroupMember`` plus ``throwIfMemberDoesNotUseClassicProtocol``."""
+        if instance_id is None:
+            member = self.members.get(member_id)
+            if member is None:
+                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of the self.")
+        else:
+            holder = self.static_members.get(instance_id)
+            if holder is None:
+                raise GroupError(
+                    ErrorCode.UNKNOWN_MEMBER_ID,
+                    f"Member with instance id {instance_id} is not a member of group {self.group_id}.",
+                )
+            if holder != member_id:
+                raise GroupError(
+                    ErrorCode.FENCED_INSTANCE_ID,
+                    f"Static member {member_id} with instance id {instance_id} was fenced by member {holder}.",
+                )
+            member = self.members[holder]
+        if member.classic_member_metadata is None:
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} does not use the classic protocol.")
+        return member
+
+    @staticmethod
+    def _check_generation(member: ConsumerGroupMember, generation_id: int) -> None:
+        if generation_id != member.member_epoch:
             raise GroupError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by member {holder}.",
+                ErrorCode.ILLEGAL_GENERATION,
+                f"The request generation id {generation_id} is not equal to the member epoch {member.member_epoch} "
+                f"of member {member.member_id}.",
             )
-        member = group.members[holder]
-    if member.classic_member_metadata is None:
-        raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} does not use the classic protocol.")
-    return member
 
+    def _touch(self, member: ConsumerGroupMember, now_ms: int) -> None:
+        meta = member.classic_member_metadata
+        timeout = meta.session_timeout_ms if meta is not None else self.session_timeout_ms
+        self.members[member.member_id] = replace(member, session_deadline_ms=now_ms + timeout)
 
-def _check_generation(member: ConsumerGroupMember, generation_id: int) -> None:
-    if generation_id != member.member_epoch:
-        raise GroupError(
-            ErrorCode.ILLEGAL_GENERATION,
-            f"The request generation id {generation_id} is not equal to the member epoch {member.member_epoch} "
-            f"of member {member.member_id}.",
-        )
+    def classic_sync(
+        self,
+        *,
+        member_id: str,
+        instance_id: str | None,
+        generation_id: int,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        now_ms: int,
+    ) -> Assignment:
+        """SyncGroup of a classic member: its assigned partitions (see the module docstring)."""
+        member = self._classic_member(member_id, instance_id)
+        self._check_generation(member, generation_id)
+        names = _protocol_names(member)
+        if protocol_type is not None and protocol_type != CONSUMER_PROTOCOL_TYPE:
+            raise GroupError(
+                ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                f"The protocol type {protocol_type} from member {member_id} request is not equal to the group protocol "
+                f"type {CONSUMER_PROTOCOL_TYPE}.",
+            )
+        if protocol_name is not None and names and protocol_name != names[0]:
+            raise GroupError(
+                ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                f"The protocol name {protocol_name} from member {member_id} request is not equal to the protocol name "
+                f"{names[0]} returned in the join response.",
+            )
+        if self.group_epoch > member.member_epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
+            raise GroupError(
+                ErrorCode.REBALANCE_IN_PROGRESS,
+                f"A new rebalance is triggered in group {self.group_id} and member {member_id} should rejoin to catch up.",
+            )
+        self._touch(member, now_ms)
+        return member.assigned_partitions
 
-
-def _touch(group: ConsumerGroup, member: ConsumerGroupMember, now_ms: int) -> None:
-    meta = member.classic_member_metadata
-    timeout = meta.session_timeout_ms if meta is not None else group.session_timeout_ms
-    group.members[member.member_id] = replace(member, session_deadline_ms=now_ms + timeout)
-
-
-def classic_sync(
-    group: ConsumerGroup,
-    *,
-    member_id: str,
-    instance_id: str | None,
-    generation_id: int,
-    protocol_type: str | None,
-    protocol_name: str | None,
-    now_ms: int,
-) -> Assignment:
-    """SyncGroup of a classic member: its assigned partitions (see the module docstring)."""
-    member = _classic_member(group, member_id, instance_id)
-    _check_generation(member, generation_id)
-    names = _protocol_names(member)
-    if protocol_type is not None and protocol_type != CONSUMER_PROTOCOL_TYPE:
-        raise GroupError(
-            ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-            f"The protocol type {protocol_type} from member {member_id} request is not equal to the group protocol "
-            f"type {CONSUMER_PROTOCOL_TYPE}.",
-        )
-    if protocol_name is not None and names and protocol_name != names[0]:
-        raise GroupError(
-            ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-            f"The protocol name {protocol_name} from member {member_id} request is not equal to the protocol name "
-            f"{names[0]} returned in the join response.",
-        )
-    if group.group_epoch > member.member_epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
-        raise GroupError(
-            ErrorCode.REBALANCE_IN_PROGRESS,
-            f"A new rebalance is triggered in group {group.group_id} and member {member_id} should rejoin to catch up.",
-        )
-    _touch(group, member, now_ms)
-    return member.assigned_partitions
-
-
-def _waiting_on_unreleased(group: ConsumerGroup, member: ConsumerGroupMember) -> bool:
-    """Kafka's ``waitingOnUnreleasedPartition``: a target partition it lacks is still held by someone."""
-    if member.state is not MemberState.UNRELEASED_PARTITIONS:
+    def _waiting_on_unreleased(self, member: ConsumerGroupMember) -> bool:
+        """Kafka's ``waitingOnUnreleasedPartition``: a target partition it lacks is still held by someone."""
+        if member.state is not MemberState.UNRELEASED_PARTITIONS:
+            return False
+        for topic_id, parts in self.target_assignment.get(member.member_id, {}).items():
+            have = member.assigned_partitions.get(topic_id, frozenset())
+            for p in parts:
+                if p not in have and self.partition_owner(topic_id, p) is not None:
+                    return True
         return False
-    for topic_id, parts in group.target_assignment.get(member.member_id, {}).items():
-        have = member.assigned_partitions.get(topic_id, frozenset())
-        for p in parts:
-            if p not in have and group.partition_owner(topic_id, p) is not None:
-                return True
-    return False
 
-
-def classic_heartbeat(
-    group: ConsumerGroup, *, member_id: str, instance_id: str | None, generation_id: int, now_ms: int
-) -> None:
-    """Heartbeat of a classic member: refreshes its session (even when the answer is REBALANCE_IN_PROGRESS)."""
-    member = _classic_member(group, member_id, instance_id)
-    _check_generation(member, generation_id)
-    _touch(group, member, now_ms)
-    if (
-        member.member_epoch < group.group_epoch
-        or member.state is MemberState.UNREVOKED_PARTITIONS
-        or (member.state is MemberState.UNRELEASED_PARTITIONS and not _waiting_on_unreleased(group, member))
-    ):
-        raise GroupError(
-            ErrorCode.REBALANCE_IN_PROGRESS,
-            f"A new rebalance is triggered in group {group.group_id} and member {member_id} should rejoin to catch up.",
-        )
-
-
-def classic_leave(
-    group: ConsumerGroup, *, member_id: str, instance_id: str | None, topics: TopicsView | None = None
-) -> list[r.CoordinatorRecord]:
-    """LeaveGroup of one member (classic or not, as Kafka) from the consumer group: fenced, the records."""
-    if instance_id is None:
-        if member_id not in group.members:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of the group.")
-        target = member_id
-    else:
-        holder = group.static_members.get(instance_id)
-        if holder is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if member_id and holder != member_id:
+    def classic_heartbeat(self, *, member_id: str, instance_id: str | None, generation_id: int, now_ms: int) -> None:
+        """Heartbeat of a classic member: refreshes its session (even when the answer is REBALANCE_IN_PROGRESS)."""
+        member = self._classic_member(member_id, instance_id)
+        self._check_generation(member, generation_id)
+        self._touch(member, now_ms)
+        if (
+            member.member_epoch < self.group_epoch
+            or member.state is MemberState.UNREVOKED_PARTITIONS
+            or (member.state is MemberState.UNRELEASED_PARTITIONS and not self._waiting_on_unreleased(member))
+        ):
             raise GroupError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by member {holder}.",
+                ErrorCode.REBALANCE_IN_PROGRESS,
+                f"A new rebalance is triggered in group {self.group_id} and member {member_id} should rejoin to catch up.",
             )
-        target = holder
-    return group.leave(target, topics)
+
+    def classic_leave(
+        self, *, member_id: str, instance_id: str | None, topics: TopicsView | None = None
+    ) -> list[r.CoordinatorRecord]:
+        """LeaveGroup of one member (classic or not, as Kafka) from the consumer group: fenced, the records."""
+        if instance_id is None:
+            if member_id not in self.members:
+                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of the self.")
+            target = member_id
+        else:
+            holder = self.static_members.get(instance_id)
+            if holder is None:
+                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+            if member_id and holder != member_id:
+                raise GroupError(
+                    ErrorCode.FENCED_INSTANCE_ID,
+                    f"Static member {member_id} with instance id {instance_id} was fenced by member {holder}.",
+                )
+            target = holder
+        return self.leave(target, topics)
 
 
 def encode_classic_assignment(

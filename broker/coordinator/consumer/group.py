@@ -93,7 +93,7 @@ import base64
 import hashlib
 import re
 import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -101,15 +101,13 @@ from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 
 from ..group import GroupError
-from . import classic_members
 from . import records as r
 from .assignors import MemberSubscriptionSpec, PartitionAssignor, PartitionAssignorError
-from .classic_members import ClassicJoinOutcome, encode_classic_assignment
+from .classic_members import ClassicJoinOutcome, ClassicMembers, encode_classic_assignment
 from .group_state import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ConsumerGroupState,
-    GroupRecords,
     GroupSnapshot,
     ResolvedRegex,
     TopicsView,
@@ -222,7 +220,7 @@ def _compile(regex: str) -> re.Pattern[str]:
         ) from None
 
 
-class ConsumerGroup(GroupRecords):
+class ConsumerGroup(ClassicMembers):
     """One consumer group (see the module docstring). Not thread-safe: the coordinator calls it from one
     task at a time per group."""
 
@@ -725,69 +723,7 @@ class ConsumerGroup(GroupRecords):
             max_size=max_size,
             member_id_factory=member_id_factory,
         )
-        return group, classic_members.adopt_classic_group(group, classic, topics, now_ms)
-
-    def classic_join(
-        self,
-        *,
-        member_id: str,
-        instance_id: str | None,
-        protocol_type: str | None,
-        protocols: Sequence[tuple[str, bytes]],
-        session_timeout_ms: int,
-        rebalance_timeout_ms: int,
-        client_id: str,
-        client_host: str,
-        topics: TopicsView,
-        now_ms: int,
-    ) -> ClassicJoinOutcome:
-        """A classic member's JoinGroup against this group (``classic_members.classic_join``)."""
-        return classic_members.classic_join(
-            self,
-            member_id=member_id,
-            instance_id=instance_id,
-            protocol_type=protocol_type,
-            protocols=protocols,
-            session_timeout_ms=session_timeout_ms,
-            rebalance_timeout_ms=rebalance_timeout_ms,
-            client_id=client_id,
-            client_host=client_host,
-            topics=topics,
-            now_ms=now_ms,
-        )
-
-    def classic_sync(
-        self,
-        *,
-        member_id: str,
-        instance_id: str | None,
-        generation_id: int,
-        protocol_type: str | None,
-        protocol_name: str | None,
-        now_ms: int,
-    ) -> Assignment:
-        """A classic member's SyncGroup: its assigned partitions (``classic_members.classic_sync``)."""
-        return classic_members.classic_sync(
-            self,
-            member_id=member_id,
-            instance_id=instance_id,
-            generation_id=generation_id,
-            protocol_type=protocol_type,
-            protocol_name=protocol_name,
-            now_ms=now_ms,
-        )
-
-    def classic_heartbeat(self, *, member_id: str, instance_id: str | None, generation_id: int, now_ms: int) -> None:
-        """A classic member's Heartbeat (``classic_members.classic_heartbeat``)."""
-        classic_members.classic_heartbeat(
-            self, member_id=member_id, instance_id=instance_id, generation_id=generation_id, now_ms=now_ms
-        )
-
-    def classic_leave(
-        self, *, member_id: str, instance_id: str | None, topics: TopicsView | None = None
-    ) -> list[r.CoordinatorRecord]:
-        """A LeaveGroup member (``classic_members.classic_leave``): fenced; the records."""
-        return classic_members.classic_leave(self, member_id=member_id, instance_id=instance_id, topics=topics)
+        return group, group._adopt_classic_group(classic, topics, now_ms)
 
     # -- offsets --------------------------------------------------------------------------------------------
     def validate_offset_commit(
