@@ -4,10 +4,14 @@ The action as a word or as Kafka's flag (``groups list`` or ``groups --list``):
 
 - ``list [--state [S,S]]``: the group ids; with ``--state`` a GROUP/STATE table (only groups in those states
   when some are named, case-insensitive).
-- ``describe --group G [--group G2] | --all-groups`` with one view: ``--offsets`` (the default; the columns of
-  kafka-consumer-groups: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST,
-  CLIENT-ID), ``--members [--verbose]`` (GROUP, CONSUMER-ID, HOST, CLIENT-ID, #PARTITIONS, with ``--verbose``
-  ASSIGNMENT) or ``--state`` (GROUP, COORDINATOR (ID), ASSIGNMENT-STRATEGY, STATE, #MEMBERS).
+- ``describe --group G [--group G2] | --all-groups`` with one view, for classic and KIP-848 consumer groups
+  alike (``AdminClient.describe_consumer_groups``), in Kafka 4.x kafka-consumer-groups' columns: ``--offsets``
+  (the default: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST, CLIENT-ID),
+  ``--members [--verbose]`` (GROUP, CONSUMER-ID, HOST, CLIENT-ID, #PARTITIONS; ``--verbose`` adds
+  GROUP-INSTANCE-ID after CONSUMER-ID and CURRENT-EPOCH, CURRENT-ASSIGNMENT, TARGET-EPOCH, TARGET-ASSIGNMENT,
+  assignments as ``topic:0,1;other:2``, epochs ``-`` for a classic group) or ``--state [--verbose]`` (GROUP,
+  COORDINATOR (ID), ASSIGNMENT-STRATEGY, STATE, #MEMBERS; ``--verbose`` adds GROUP-EPOCH and
+  TARGET-ASSIGNMENT-EPOCH before #MEMBERS). A consumer group's ASSIGNMENT-STRATEGY is its server-side assignor.
 - ``reset-offsets --group G | --all-groups --topic T[:p,p] | --all-topics (--to-earliest | --to-latest |
   --to-datetime D | --to-offset N | --shift-by N) [--dry-run | --execute]``: without ``--execute`` it only
   prints the plan, as Kafka's tool does; the group must have no active members. ``--all-topics``: every
@@ -25,7 +29,7 @@ from typing import Any
 from .actions import add_action
 
 RESET_SPECS = ("to_earliest", "to_latest", "to_datetime", "to_offset", "shift_by")
-GROUP_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
+GROUP_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead", "Assigning", "Reconciling")
 
 
 def add_parser(sub: Any) -> None:
@@ -47,7 +51,9 @@ def add_parser(sub: Any) -> None:
     view = gp.add_mutually_exclusive_group()
     view.add_argument("--offsets", action="store_true", help="describe: committed offsets and lag (the default)")
     view.add_argument("--members", action="store_true", help="describe: the members and their partitions")
-    gp.add_argument("--verbose", action="store_true", help="describe --members: each member's partitions")
+    gp.add_argument(
+        "--verbose", action="store_true", help="describe --members: epochs and assignments; --state: the epochs"
+    )
     gp.add_argument("--topic", action="append", help="reset-offsets: TOPIC or TOPIC:P,P,... (repeatable)")
     gp.add_argument("--all-topics", action="store_true", help="reset-offsets: every partition the group committed")
     spec = gp.add_mutually_exclusive_group()
@@ -83,8 +89,8 @@ def usage_error(args: argparse.Namespace) -> str | None:
             return "groups describe shows one view: --offsets, --members or --state"
         if _states(args):
             return "groups describe --state takes no value (it selects the state view)"
-        if args.verbose and not args.members:
-            return "--verbose goes with groups describe --members"
+        if args.verbose and not (args.members or args.state is not None):
+            return "--verbose goes with groups describe --members or --state"
     elif args.state is not None and args.action != "list":
         return "--state goes with groups list or groups describe"
     if args.action != "describe" and (args.members or args.offsets or args.verbose):
@@ -121,7 +127,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
                     if args.members:
                         _print_rows(_member_rows(admin, group, args.verbose))
                     elif args.state is not None:
-                        _print_rows(_state_rows(admin, group))
+                        _print_rows(_state_rows(admin, group, args.verbose))
                     else:
                         _print_rows(_describe_rows(admin, group))
             elif args.action == "reset-offsets":
@@ -154,48 +160,67 @@ def _list(admin: Any, args: argparse.Namespace) -> None:
 
 
 def _member_rows(admin: Any, group_id: str, verbose: bool) -> list[tuple[str, ...]]:
-    description = admin.describe_groups([group_id])[group_id]
+    description = admin.describe_consumer_groups([group_id])[group_id]
     if not description.members:
         print(f"Consumer group '{group_id}' has no active members.")
         return []
-    header = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS") + (("ASSIGNMENT",) if verbose else ())
+    consumer = description.type == "consumer"
+    header: tuple[str, ...] = ("GROUP", "CONSUMER-ID") + (("GROUP-INSTANCE-ID",) if verbose else ())
+    header += ("HOST", "CLIENT-ID", "#PARTITIONS")
+    if verbose:
+        header += ("CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT")
     rows: list[tuple[str, ...]] = [header]
     for member in sorted(description.members, key=lambda m: m.member_id):
-        tps = _assigned(member.assignment) if description.protocol_type == "consumer" else []
-        row: tuple[str, ...] = (group_id, member.member_id, member.host, member.client_id, str(len(tps)))
+        row: tuple[str, ...] = (group_id, member.member_id)
         if verbose:
-            by_topic: dict[str, list[int]] = {}
-            for topic, partition in tps:
-                by_topic.setdefault(topic, []).append(partition)
-            assignment = ", ".join(f"{t}({','.join(map(str, sorted(ps)))})" for t, ps in sorted(by_topic.items()))
-            row += (assignment or "-",)
+            row += (member.group_instance_id or "-",)
+        row += (member.host, member.client_id, str(len(member.assignment)))
+        if verbose:
+            row += (
+                str(member.member_epoch) if consumer else "-",
+                _assignment_string(member.assignment),
+                str(description.assignment_epoch) if consumer else "-",
+                _assignment_string(member.target_assignment) if consumer else "-",
+            )
         rows.append(row)
     return rows
 
 
-def _state_rows(admin: Any, group_id: str) -> list[tuple[str, ...]]:
-    description = admin.describe_groups([group_id])[group_id]
+def _assignment_string(partitions: Any) -> str:
+    """Kafka 4.x's form: ``topic:0,1;other:2`` (topics sorted), ``-`` for none."""
+    by_topic: dict[str, list[int]] = {}
+    for tp in partitions:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    text = ";".join(f"{t}:{','.join(map(str, sorted(ps)))}" for t, ps in sorted(by_topic.items()))
+    return text or "-"
+
+
+def _state_rows(admin: Any, group_id: str, verbose: bool = False) -> list[tuple[str, ...]]:
+    description = admin.describe_consumer_groups([group_id])[group_id]
     brokers = admin.describe_cluster()["brokers"]
     coordinator = (
         f"{brokers[description.coordinator]} ({description.coordinator})"
         if description.coordinator in brokers
         else f"- ({description.coordinator})"
     )
-    return [
-        ("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"),
-        (group_id, coordinator, description.protocol or "-", description.state, str(len(description.members))),
-    ]
+    consumer = description.type == "consumer"
+    header: tuple[str, ...] = ("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE")
+    row: tuple[str, ...] = (group_id, coordinator, description.assignor or "-", description.state)
+    if verbose:
+        header += ("GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH")
+        row += (
+            str(description.group_epoch) if consumer else "-",
+            str(description.assignment_epoch) if consumer else "-",
+        )
+    return [header + ("#MEMBERS",), row + (str(len(description.members)),)]
 
 
 def _describe_rows(admin: Any, group_id: str) -> list[tuple[str, ...]]:
-    description = admin.describe_groups([group_id])[group_id]
+    description = admin.describe_consumer_groups([group_id])[group_id]
     owner: dict[Any, Any] = {}
-    if description.protocol_type == "consumer":
-        from spark_kafkalog.client.types import TopicPartition
-
-        for member in description.members:
-            for tp in _assigned(member.assignment):
-                owner[TopicPartition(*tp)] = member
+    for member in description.members:
+        for tp in member.assignment:
+            owner[tp] = member
     topics = sorted({tp.topic for tp in owner})
     rows: list[tuple[str, ...]] = [
         ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
@@ -218,19 +243,6 @@ def _describe_rows(admin: Any, group_id: str) -> list[tuple[str, ...]]:
     if len(rows) == 1:
         print(f"Consumer group '{group_id}' has no committed offsets and no members ({description.state}).")
     return rows
-
-
-def _assigned(assignment: bytes) -> list[Any]:
-    """The topic-partitions of a ``consumer`` protocol assignment; none for empty or unreadable bytes."""
-    from spark_kafkalog.client.consumer.consumer_protocol import decode_assignment
-    from spark_kafkalog.protocol import DecodeError
-
-    if not assignment:
-        return []
-    try:
-        return list(decode_assignment(assignment).partitions)
-    except DecodeError:
-        return []
 
 
 def _parse_datetime(text: str) -> datetime.datetime | None:

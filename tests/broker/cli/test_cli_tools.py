@@ -248,12 +248,18 @@ def test_kafka_consumer_groups_spellings(bootstrap):
         assert [idle, "Empty"] in [row.split() for row in states] and [active, "Stable"] in [r.split() for r in states]
         assert [row.split()[0] for row in ok("groups", "--list", "--state", "stable", *bs).splitlines()[1:]] == [active]
         members = ok("groups", "--describe", "--group", active, "--members", "--verbose", *bs).splitlines()
-        assert members[0].split() == ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT"]
+        assert members[0].split() == [
+            "GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
+            "CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT",
+        ]  # fmt: skip
         row = members[1].split()
-        assert row[0] == active and row[3] == "member-cli" and row[4] == "2" and row[5] == f"{topic}(0,1)"
+        assert row[0] == active and row[4] == "member-cli" and row[5] == "2"
+        assert row[6:] == ["-", f"{topic}:0,1", "-", "-"]  # a classic group has no epochs nor target
         state = ok("groups", "--describe", "--group", active, "--state", *bs).splitlines()
         assert state[0].split() == ["GROUP", "COORDINATOR", "(ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]
         assert state[1].split()[0] == active and state[1].split()[-2:] == ["Stable", "1"]
+        verbose = ok("groups", "--describe", "--group", active, "--state", "--verbose", *bs).splitlines()
+        assert verbose[0].split()[-3:] == ["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"]
         every = ok("groups", "--describe", "--all-groups", *bs)
         assert f"{idle}  " in every and f"{active}  " in every
     dry = ok("groups", "--reset-offsets", "--group", idle, "--all-topics", "--to-earliest", "--dry-run", *bs)
