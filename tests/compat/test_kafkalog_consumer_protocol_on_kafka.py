@@ -102,6 +102,7 @@ def test_a_regex_subscription_picks_up_a_topic_created_later(kafka44):
         produce(bootstrap, f"{prefix}-b", 2, 0, 4)
         wait_until(lambda: len(member.read()) == 4, 20, "the later topic's records read")
         assert {t for t, *_ in member.read()} == {f"{prefix}-b"}
+        assert member.subscribed == {f"{prefix}-a", f"{prefix}-b"}  # the pattern's topics, as assigned
     finally:
         member.stop()
 

@@ -326,7 +326,10 @@ class Consumer:
         return ConsumerGroupMetadata(group, generation, member_id, instance_id)
 
     def subscription(self) -> set[str]:
-        """The topics subscribed to (patterns resolved against the last metadata)."""
+        """The topics subscribed to (patterns resolved against the last metadata; with the consumer protocol, whose
+        coordinator resolves patterns, the topics named plus those of the assignment)."""
+        if isinstance(self._coordinator, MembershipManager) and self._regex is not None:
+            return set(self._coordinator.member.subscription) | {tp.topic for tp in self._coordinator.member.owned}
         return set(self._coordinator.member.subscription) if self._coordinator is not None else set()
 
     def unsubscribe(self) -> None:

@@ -30,6 +30,7 @@ class PollingMember:
         self.records: list[tuple[str, int, int, bytes]] = []
         self.events: list[tuple[str, tuple[TopicPartition, ...]]] = []
         self.errors: list[BaseException] = []
+        self.subscribed: set[str] = set()  # Consumer.subscription() after the last poll
         self.member_id: str | None = None
         self.epoch = -1
         self._stop = threading.Event()
@@ -59,6 +60,7 @@ class PollingMember:
                     with self._lock:
                         self.records += [(r.topic, r.partition, r.offset, r.value) for r in batch]
                         self.owned = set(consumer.assignment())
+                        self.subscribed = consumer.subscription()
                         identity = consumer.group_metadata()
                         self.member_id, self.epoch = identity.member_id, identity.generation_id
         except BaseException as e:  # re-raised by stop()
