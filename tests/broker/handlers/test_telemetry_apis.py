@@ -227,3 +227,31 @@ def test_telemetry_needs_no_acl(tmp_path, registry):
     s = Secured(tmp_path, registry)
     response = s.call(get_telemetry_subscriptions, 0, client_instance_id=uuid.UUID(int=0))
     assert response.error_code == ErrorCode.NONE
+
+
+def test_alter_configs_replaces_a_subscriptions_whole_set(services):
+    from broker.handlers import alter_configs
+
+    Request = API_BY_KEY[alter_configs.API_KEY].Request
+    R = Request.AlterConfigsResource
+
+    def replace(configs):
+        body = Request(
+            resources=[
+                R(
+                    resource_type=CLIENT_METRICS,
+                    resource_name="s",
+                    configs=[R.AlterableConfig(name=k, value=v) for k, v in configs.items()],
+                )
+            ],
+            validate_only=False,
+        )
+        ctx = request_context(services, alter_configs.API_KEY, 2)
+        [result] = asyncio.run(alter_configs.handle(ctx, body)).responses
+        return result.error_code
+
+    assert replace({"metrics": "*", "interval.ms": "1000"}) == ErrorCode.NONE
+    assert replace({"match": "client_id=a"}) == ErrorCode.NONE
+    assert services.registry.client_metrics_config("s") == {"match": "client_id=a"}
+    assert replace({}) == ErrorCode.NONE
+    assert services.registry.client_metrics_configs() == {}
