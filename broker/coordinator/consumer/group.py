@@ -47,8 +47,9 @@ Details of this implementation (cg-model's, refining the contract):
   redo later outcomes whose records were not written (serialize per group).
 - ``HeartbeatOutcome.assignment``: the member's assigned partitions to send (``None``: send null, no
   change). Sent on a full request (epoch 0, or rebalance timeout, a subscription and topic_partitions
-  all present), when the assigned partitions changed, or when the member is STABLE and its reported
-  partitions differ from the assigned ones. ``member_epoch`` is -1/-2 for a leave.
+  all present) or when the assigned partitions changed, as Kafka (not merely because the reported
+  partitions lag behind the assigned ones: the client has them from an earlier answer, and a client that
+  lost an answer sends a full request). ``member_epoch`` is -1/-2 for a leave.
 - Errors: any ``GroupError`` leaves the group unchanged (the state is restored before raising).
 - A known dynamic member sending epoch 0 (it lost its state, e.g. after FENCED_MEMBER_EPOCH, and rejoins
   with the same id, as KIP-1082 clients do) is reset to epoch 0 with no partitions and reconciled again,
@@ -454,12 +455,7 @@ class ConsumerGroup(ClassicMembers):
             and req.topic_partitions is not None
         )
         changed = original is None or original.assigned_partitions != current.assigned_partitions
-        differs = (
-            owned is not None
-            and current.state is MemberState.STABLE
-            and normalize(owned) != dict(current.assigned_partitions)
-        )
-        assignment = current.assigned_partitions if (full or changed or differs) else None
+        assignment = current.assigned_partitions if (full or changed) else None
         return HeartbeatOutcome(
             current.member_id, current.member_epoch, self.heartbeat_interval_ms, assignment, tuple(out), snap
         )
