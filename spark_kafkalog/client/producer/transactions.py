@@ -122,6 +122,7 @@ class TransactionManager:
         self._coordinator: int | None = None
         self._group_coordinators: dict[str, int] = {}
         self.transactions_v2 = False  # see the module docstring; read by the sender for its Produce version
+        self._v2_decided = False  # a resumed transaction decides at its EndTxn
 
     @classmethod
     def resume(
@@ -134,10 +135,6 @@ class TransactionManager:
         manager = cls(client, transactional_id, -1, _ProducerIdentity(producer_id, producer_epoch))
         manager.state = TxnState.IN_TRANSACTION
         manager._offsets_added = True  # unknown here what it added: always send EndTxn
-        try:
-            manager._update_transactions_v2()  # EndTxn v5 when the cluster uses v2 (the writer's Produce v12 did)
-        except KafkaClientError as e:  # end() finds the coordinator again; EndTxn v4 ends a v2 transaction too
-            log.debug("transactional id %r: features not read: %s", transactional_id, e)
         return manager
 
     # state ---------------------------------------------------------------------------------------
@@ -227,6 +224,7 @@ class TransactionManager:
         self.transactions_v2 = versions.feature_level(TRANSACTION_VERSION_FEATURE) >= 2 and versions.supports(
             ApiKey.END_TXN, _END_TXN_V2
         )
+        self._v2_decided = True
 
     def _txn_request(self, api_key: int, build: Any, what: str, *, max_version: int | None = None) -> tuple[int, Any]:
         if self._coordinator is None:
@@ -498,11 +496,11 @@ class TransactionManager:
                 committed=commit,
             )
 
-            v2 = self.transactions_v2
-
             def attempt() -> Any:
+                if not self._v2_decided:  # resumed (EndTxn v5 when the writer used v2: the cluster offers it)
+                    self._update_transactions_v2()
                 version, response = self._txn_request(
-                    ApiKey.END_TXN, body, "EndTxn", max_version=None if v2 else _END_TXN_V2 - 1
+                    ApiKey.END_TXN, body, "EndTxn", max_version=None if self.transactions_v2 else _END_TXN_V2 - 1
                 )
                 self._check(response.error_code, "EndTxn", f" (transactional id {self.transactional_id!r})")
                 return version, response
