@@ -16,9 +16,10 @@ metric prefixes (just ``*`` when one asks for all), the shortest of their interv
 matches), and the subscription id, Kafka's ``computeSubscriptionId``: CRC-32C of the UTF-8 text
 ``<Java Set.toString() of the prefixes><interval>`` XOR the Java ``hashCode`` of the client instance id. The
 prefixes are put in the order Java's ``HashSet`` iterates them (by hash bucket), so the id is Kafka's own;
-two prefixes in one bucket keep the order they were first met in (subscriptions by name, each one's prefixes
-in its config's order), as the ``HashSet`` keeps insertion order within a bucket; so only two subscriptions
-sharing a bucket can give an id other than Kafka's (its subscriptions are a ``ConcurrentHashMap``'s order).
+two prefixes in one bucket keep the order they were added in, as the ``HashSet`` keeps insertion order within a
+bucket: each matching subscription's prefixes in the order of its own ``HashSet`` (a copy of its config's list),
+subscriptions by name. Only prefixes of two subscriptions sharing a bucket can give an id other than Kafka's (its
+subscriptions are iterated in a ``ConcurrentHashMap``'s order).
 
 Regexes are Python's ``re`` (Kafka: RE2/J): the common syntax (classes, ``.*``, alternation, anchors) means the
 same. Thread-safe: immutable values and pure functions.
@@ -189,7 +190,7 @@ def resolve(
     for sub in sorted(subscriptions, key=lambda s: s.name):
         if client.matches(sub):
             all_metrics = all_metrics or ALL_METRICS in sub.metrics
-            metrics.update(dict.fromkeys(sub.metrics))
+            metrics.update(dict.fromkeys(java_hash_set_copy_order(sub.metrics)))
             interval = min(interval, sub.interval_ms)
     ordered = (ALL_METRICS,) if all_metrics else java_hash_set_order(metrics)
     return ResolvedSubscription(ordered, interval, subscription_id(ordered, interval, instance_id))
@@ -218,6 +219,25 @@ def java_string_hash(text: str) -> int:
     return h
 
 
+def _bucket_order(names: list[str], size: int) -> tuple[str, ...]:
+    def bucket(name: str) -> int:
+        h = java_string_hash(name)
+        return (h ^ (h >> 16)) & (size - 1)
+
+    return tuple(sorted(names, key=bucket))  # stable: insertion order within a bucket
+
+
+def java_hash_set_copy_order(items: Iterable[str]) -> tuple[str, ...]:
+    """The order of ``new HashSet<>(list)`` (Kafka's ``SubscriptionInfo.metrics``): a table of
+    ``tableSizeFor(max(n / 0.75 + 1, 16))`` buckets, filled in list order."""
+    names = list(dict.fromkeys(items))
+    wanted = max(int(len(names) / 0.75) + 1, 16)
+    size = 1
+    while size < wanted:
+        size *= 2
+    return _bucket_order(names, size)
+
+
 def java_hash_set_order(items: Iterable[str]) -> tuple[str, ...]:
     """The order a ``java.util.HashSet`` filled with these strings in this order iterates in: by bucket (the
     spread hash ``h ^ (h >>> 16)`` masked by the table size: 16, doubled while more than 3/4 full), then in
@@ -226,9 +246,4 @@ def java_hash_set_order(items: Iterable[str]) -> tuple[str, ...]:
     size = 16
     while len(names) > size * 3 // 4:
         size *= 2
-
-    def bucket(name: str) -> int:
-        h = java_string_hash(name)
-        return (h ^ (h >> 16)) & (size - 1)
-
-    return tuple(sorted(names, key=bucket))
+    return _bucket_order(names, size)

@@ -171,3 +171,11 @@ def test_the_subscription_id_changes_with_the_metrics_the_interval_and_the_insta
     assert base != subscription_id(("a.",), 1001, INSTANCE)
     assert base != subscription_id(("a.",), 1000, uuid.UUID(int=5))
     assert -(2**31) <= base < 2**31
+
+
+@pytest.mark.parametrize("n, expected", [(12, 910993290), (24, 264761662), (40, -1397434929)])
+def test_one_subscriptions_id_is_kafkas_whatever_its_size(n, expected):
+    # Kafka 4.4: target = new HashSet<>(); target.addAll(new HashSet<>(list)); the id of target at 1000 ms
+    prefixes = [f"org.apache.kafka.p{n * 7 + i}." for i in range(n)]
+    sub = parse_subscription("s", {"metrics": ",".join(prefixes), "interval.ms": "1000"})
+    assert resolve([sub], CLIENT, INSTANCE).subscription_id == expected
