@@ -51,10 +51,11 @@ from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records.batch_builder import RecordBatchBuilder
 
 from .consumer.assignors import assignors_from_config
+from .consumer.classic_members import encode_classic_assignment
 from .consumer.group import ConsumerGroup, ConsumerGroupState, HeartbeatOutcome
 from .consumer.record_codec import encode_record
 from .consumer.records import CoordinatorRecord
-from .group import GroupError
+from .group import GroupError, JoinResult
 from .group_coordinator_base import GroupCoordinatorBase
 from .offsets_topic import encode_group_key, encode_offset_key
 
@@ -223,15 +224,28 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
         return counts
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------------------------
+    def _consumer_group_settings(self) -> dict[str, Any]:
+        return {
+            "assignors": self._assignors,
+            "default_assignor": next(iter(self._assignors)),
+            "session_timeout_ms": self._setting("group.consumer.session.timeout.ms"),
+            "heartbeat_interval_ms": self._setting("group.consumer.heartbeat.interval.ms"),
+            "max_size": self._setting("group.consumer.max.size"),
+        }
+
     def _new_consumer_group(self, group_id: str) -> ConsumerGroup:
-        return ConsumerGroup(
-            group_id,
-            assignors=self._assignors,
-            default_assignor=next(iter(self._assignors)),
-            session_timeout_ms=self._setting("group.consumer.session.timeout.ms"),
-            heartbeat_interval_ms=self._setting("group.consumer.heartbeat.interval.ms"),
-            max_size=self._setting("group.consumer.max.size"),
-        )
+        return ConsumerGroup(group_id, **self._consumer_group_settings())
+
+    @property
+    def migration_policy(self) -> str:
+        """``group.consumer.migration.policy``, lower case."""
+        return str(self._setting("group.consumer.migration.policy")).lower()
+
+    def _fail_classic_waiters(self, group_id: str, code: ErrorCode, message: str) -> None:
+        for waiters in (self._join_waiters.pop(group_id, {}), self._sync_waiters.pop(group_id, {})):
+            for fut in waiters.values():
+                if not fut.done():
+                    fut.set_exception(GroupError(code, message))
 
     def _lock(self, group_id: str) -> asyncio.Lock:
         lock = self._cg_locks.get(group_id)
@@ -257,18 +271,24 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
             group = self.consumer_groups.get(group_id)
             created = group is None or group.state is ConsumerGroupState.DEAD
             classic = self.groups.get(group_id)
+            upgrade: list[CoordinatorRecord] = []
+            now = self.now()
             if created:
                 if request.member_epoch != 0:
                     raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
                 if classic is not None and not classic.is_empty:
-                    raise GroupError(
-                        ErrorCode.GROUP_ID_NOT_FOUND,
-                        f"Group {group_id} is not a consumer group (a classic group with members; kafkalog does "
-                        "not convert a non-empty classic group online).",
+                    if self.migration_policy not in ("upgrade", "bidirectional"):
+                        raise GroupError(
+                            ErrorCode.GROUP_ID_NOT_FOUND,
+                            f"Cannot upgrade classic group {group_id} to consumer group because online upgrade is "
+                            "disabled.",
+                        )
+                    group, upgrade = ConsumerGroup.from_classic_group(
+                        classic, self.topics_view(describable), now, **self._consumer_group_settings()
                     )
-                group = self._new_consumer_group(group_id)
+                else:
+                    group = self._new_consumer_group(group_id)
             assert group is not None, "created above when missing"
-            now = self.now()
             outcome = group.heartbeat(
                 request,
                 self.topics_view(describable),
@@ -277,12 +297,12 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
                 client_host=client_host,
                 version=version,
             )
-            if not outcome.records:
+            if not outcome.records and not upgrade:
                 self._track_assignment_epochs(group_id, group)
                 return outcome
             drop_classic = created and (classic is not None or group_id in self.store.groups)
             pairs: list[tuple[bytes, bytes | None]] = [(encode_group_key(group_id), None)] if drop_classic else []
-            pairs += [encode_record(rec) for rec in outcome.records]
+            pairs += [encode_record(rec) for rec in (*upgrade, *outcome.records)]
             if created:  # visible at once, so a JoinGroup racing the append sees a consumer group
                 self.consumer_groups[group_id] = group
                 self.groups.pop(group_id, None)
@@ -290,7 +310,8 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
             def committed() -> None:
                 if drop_classic:
                     self.store.groups.pop(group_id, None)
-                    log.info("group %s: converted the empty classic group to a consumer group", group_id)
+                    kind = "the classic group with members" if upgrade else "the empty classic group"
+                    log.info("group %s: converted %s to a consumer group", group_id, kind)
 
             code = await self._append(group_id, _batch(pairs, now), committed)
             if code != ErrorCode.NONE:
@@ -301,28 +322,152 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
                     if classic is not None and group_id not in self.groups:
                         self.groups[group_id] = classic
                 raise GroupError(write_error(code), f"writing group {group_id}'s records failed: {code.name}")
+            if upgrade:  # the classic members waiting in JoinGroup/SyncGroup rejoin the consumer group (Kafka)
+                self._fail_classic_waiters(
+                    group_id, ErrorCode.REBALANCE_IN_PROGRESS, "the group became a consumer group"
+                )
             self._track_assignment_epochs(group_id, group)
             return outcome
 
     # -- the classic side of one namespace ---------------------------------------------------------------------
-    async def replace_empty_consumer_group(self, group_id: str) -> None:
-        """Before a JoinGroup: an empty consumer group of that id is deleted (tombstones) so a classic group can
-        take its place (Kafka's ``maybeDeleteEmptyConsumerGroup``); one with members is INCONSISTENT_GROUP_PROTOCOL.
-        Raises ``GroupError``."""
-        group = self.consumer_groups.get(group_id)
-        if group is None:
-            return
+    async def classic_join_consumer_group(
+        self,
+        group_id: str,
+        *,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        require_known_member_id: bool,
+    ) -> JoinResult | None:
+        """A JoinGroup (already checked by ``join_group``) for a consumer group: None when ``group_id`` is no
+        consumer group, or an empty one (deleted here, so a classic group takes its place). Otherwise the classic
+        member joins the consumer group (Kafka's online migration: ``ConsumerGroup.classic_join``) and the answer
+        is immediate: its epoch as the generation, no leader duties (an empty leader, no members). Raises
+        ``GroupError``: INCONSISTENT_GROUP_PROTOCOL when ``group.consumer.migration.policy`` is ``disabled``,
+        MEMBER_ID_REQUIRED (v4+, no member id, not static) with the id to rejoin with, the group's errors."""
+        if group_id not in self.consumer_groups:
+            return None
         async with self._lock(group_id):
             group = self.consumer_groups.get(group_id)
             if group is None:
-                return
-            if not group.is_empty:
+                return None
+            if group.is_empty:
+                await self._delete_consumer_group_records(group_id, group, offsets=())
+                return None
+            if self.migration_policy == "disabled":
                 raise GroupError(
                     ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-                    f"Group {group_id} is a consumer group with members; kafkalog does not let classic members "
-                    "join it.",
+                    f"Cannot join the consumer group {group_id} with the classic protocol because the group "
+                    "migration is disabled.",
                 )
-            await self._delete_consumer_group_records(group_id, group, offsets=())
+            if not member_id:
+                member_id = f"{group_instance_id or client_id}-{uuid.uuid4()}"
+                if require_known_member_id and group_instance_id is None:
+                    raise GroupError(
+                        ErrorCode.MEMBER_ID_REQUIRED, "rejoin with the assigned member id", member_id=member_id
+                    )
+            outcome = group.classic_join(
+                member_id=member_id,
+                instance_id=group_instance_id,
+                protocol_type=protocol_type,
+                protocols=protocols,
+                session_timeout_ms=session_timeout_ms,
+                rebalance_timeout_ms=rebalance_timeout_ms,
+                client_id=client_id,
+                client_host=client_host,
+                topics=self.topics_view(),
+                now_ms=self.now(),
+            )
+            if outcome.records:
+                pairs = [encode_record(rec) for rec in outcome.records]
+                code = await self._append(group_id, _batch(pairs, self.now()), _nothing)
+                if code != ErrorCode.NONE:
+                    group.revert(outcome.snapshot)
+                    raise GroupError(write_error(code), f"writing group {group_id}'s records failed: {code.name}")
+            self._track_assignment_epochs(group_id, group)
+            return JoinResult(outcome.member_id, outcome.generation_id, CONSUMER, outcome.protocol_name, "", ())
+
+    def classic_sync_consumer_group(
+        self,
+        group_id: str,
+        *,
+        member_id: str,
+        group_instance_id: str | None,
+        generation: int,
+        protocol_type: str | None,
+        protocol_name: str | None,
+    ) -> tuple[bytes, str | None, str | None] | None:
+        """SyncGroup of a classic member of a consumer group: (its assignment as a ConsumerProtocolAssignment
+        of the version its subscription has, "consumer", its protocol), at once; None for any other group. Raises
+        ``GroupError`` (``ConsumerGroup.classic_sync``)."""
+        group = self.consumer_groups.get(group_id)
+        if group is None:
+            return None
+        assignment = group.classic_sync(
+            member_id=member_id,
+            instance_id=group_instance_id,
+            generation_id=generation,
+            protocol_type=protocol_type,
+            protocol_name=protocol_name,
+            now_ms=self.now(),
+        )
+        member = group.members[member_id] if member_id in group.members else None
+        meta = member.classic_member_metadata if member is not None else None
+        protocols = meta.supported_protocols if meta is not None else ()
+        name = protocols[0].name if protocols else protocol_name
+        version = 0
+        if protocols and len(protocols[0].metadata) >= 2:
+            version = min(max(int.from_bytes(protocols[0].metadata[:2], "big", signed=True), 0), 3)
+        data = encode_classic_assignment(assignment, self.topics_view().topic_name, version)
+        return data, CONSUMER, name
+
+    def classic_heartbeat_consumer_group(
+        self, group_id: str, *, member_id: str, group_instance_id: str | None, generation: int
+    ) -> bool:
+        """Heartbeat of a classic member of a consumer group (True), or False for any other group. Raises
+        ``GroupError``: REBALANCE_IN_PROGRESS tells the member to rejoin (``ConsumerGroup.classic_heartbeat``)."""
+        group = self.consumer_groups.get(group_id)
+        if group is None:
+            return False
+        group.classic_heartbeat(
+            member_id=member_id, instance_id=group_instance_id, generation_id=generation, now_ms=self.now()
+        )
+        return True
+
+    async def classic_leave_consumer_group(
+        self, group_id: str, members: list[tuple[str, str | None]]
+    ) -> list[ErrorCode] | None:
+        """LeaveGroup against a consumer group: one error per member (each fenced, classic or not, as Kafka),
+        the records of those that left appended together; None for any other group."""
+        if group_id not in self.consumer_groups:
+            return None
+        async with self._lock(group_id):
+            group = self.consumer_groups.get(group_id)
+            if group is None:
+                return None
+            snap = group.snapshot()
+            codes: list[ErrorCode] = []
+            records: list[CoordinatorRecord] = []
+            for member_id, instance_id in members:
+                try:
+                    records += group.classic_leave(
+                        member_id=member_id, instance_id=instance_id, topics=self.topics_view()
+                    )
+                    codes.append(ErrorCode.NONE)
+                except GroupError as e:
+                    codes.append(e.error_code)
+            if records:
+                code = await self._append(group_id, _batch([encode_record(r) for r in records], self.now()), _nothing)
+                if code != ErrorCode.NONE:
+                    group.restore(snap)
+                    raise GroupError(write_error(code), f"writing group {group_id}'s records failed: {code.name}")
+            self._track_assignment_epochs(group_id, group)
+            return codes
 
     async def delete_consumer_group(self, group_id: str) -> ErrorCode:
         """DeleteGroups of a consumer group: NON_EMPTY_GROUP with members, else tombstones for its offsets and

@@ -17,15 +17,17 @@ import logging
 from spark_kafkalog.protocol import ErrorCode
 
 from .group import Group, GroupError, GroupState, JoinResult
-from .group_coordinator_base import GroupCoordinatorBase
+from .group_consumer_protocol import GroupConsumerProtocol
 from .offset_store import group_metadata_batch
 from .offsets_topic import GroupMetadataValue, MemberMetadata
 
 log = logging.getLogger("kafkalog.coordinator")
 
 
-class GroupMembership(GroupCoordinatorBase):
-    """The membership APIs of the ``GroupCoordinator`` (a part of it; see ``group_coordinator``)."""
+class GroupMembership(GroupConsumerProtocol):
+    """The membership APIs of the ``GroupCoordinator`` (a part of it; see ``group_coordinator``); over the
+    consumer group part: a JoinGroup, SyncGroup or Heartbeat for a KIP-848 consumer group goes to it (classic
+    members of a consumer group, Kafka's online migration)."""
 
     async def join_group(
         self,
@@ -50,6 +52,20 @@ class GroupMembership(GroupCoordinatorBase):
                 ErrorCode.INVALID_SESSION_TIMEOUT,
                 f"session timeout {session_timeout_ms} ms is outside [{lo}, {hi}] (group.min/max.session.timeout.ms)",
             )
+        mixed = await self.classic_join_consumer_group(
+            group_id,
+            member_id=member_id,
+            group_instance_id=group_instance_id,
+            client_id=client_id,
+            client_host=client_host,
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            protocol_type=protocol_type,
+            protocols=protocols,
+            require_known_member_id=require_known_member_id,
+        )
+        if mixed is not None:  # a classic member of a KIP-848 consumer group (group_consumer_protocol)
+            return mixed
         group = self.groups.get(group_id)
         if group is None:
             if member_id:
@@ -108,6 +124,16 @@ class GroupMembership(GroupCoordinatorBase):
     ) -> tuple[bytes, str | None, str | None]:
         """(assignment, protocol type, protocol name) once the leader synced. Raises ``GroupError``."""
         self._check(group_id)
+        mixed = self.classic_sync_consumer_group(
+            group_id,
+            member_id=member_id,
+            group_instance_id=group_instance_id,
+            generation=generation,
+            protocol_type=protocol_type,
+            protocol_name=protocol_name,
+        )
+        if mixed is not None:
+            return mixed
         group = self._existing(group_id)
         was = group.state
         assignment = group.sync(
@@ -140,6 +166,10 @@ class GroupMembership(GroupCoordinatorBase):
 
     def heartbeat(self, group_id: str, *, member_id: str, group_instance_id: str | None, generation: int) -> None:
         self._check(group_id)
+        if self.classic_heartbeat_consumer_group(
+            group_id, member_id=member_id, group_instance_id=group_instance_id, generation=generation
+        ):
+            return
         self._existing(group_id).heartbeat(
             member_id=member_id, group_instance_id=group_instance_id, generation=generation, now=self.now()
         )

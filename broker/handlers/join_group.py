@@ -12,8 +12,9 @@ previous member id as leader and no members (so it acts as a follower; SyncGroup
 it its current assignment).
 
 A KIP-848 consumer group of the same id is deleted first when it has no members (as Kafka, so a classic group
-takes its place); one with members answers INCONSISTENT_GROUP_PROTOCOL (Kafka lets classic members join it
-during an online migration; kafkalog does not yet).
+takes its place); one with members takes the member in as a classic member (Kafka's online migration: the answer
+is immediate, with the member's epoch as the generation and no leader duties; INCONSISTENT_GROUP_PROTOCOL when
+``group.consumer.migration.policy`` is ``disabled``).
 
 Authorization: READ on the group, checked first (else GROUP_AUTHORIZATION_FAILED with an empty member id and
 generation -1, as Kafka's error response).
@@ -40,7 +41,6 @@ async def handle(ctx, request):
         return _error(ctx, ErrorCode.GROUP_AUTHORIZATION_FAILED, "")
     try:
         gc = coordinator(ctx)
-        await gc.replace_empty_consumer_group(request.group_id)  # one namespace: an empty consumer group goes
         restarted_from = None  # the member id a static member restarting (no member id) had, below v9
         if ctx.version < 9 and not request.member_id and request.group_instance_id is not None:
             restarted_from = _static_member_id(gc, request.group_id, request.group_instance_id)

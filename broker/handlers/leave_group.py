@@ -1,7 +1,8 @@
 """LeaveGroup (key 13), v0-5: members leave at once (the rest rebalance without waiting for their session
 timeout). v0-2 name one member id; v3+ a batch of members (by member id, or by group_instance_id with an
 empty member id) with an error each (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v5+ carry a ``reason`` per
-member (logged at debug, as Kafka puts it into the rebalance reason). Authorization: READ on the group,
+member (logged at debug, as Kafka puts it into the rebalance reason). A KIP-848 consumer group fences each named
+member (classic or not, as Kafka) and appends its records before answering. Authorization: READ on the group,
 checked first (else the top-level GROUP_AUTHORIZATION_FAILED and no members).
 """
 
@@ -30,7 +31,11 @@ async def handle(ctx, request):
     else:
         members = [(request.member_id, None)]
     try:
-        codes = coordinator(ctx).leave_group(request.group_id, members)
+        gc = coordinator(ctx)
+        gc._check(request.group_id)
+        codes = await gc.classic_leave_consumer_group(request.group_id, members)
+        if codes is None:
+            codes = gc.leave_group(request.group_id, members)
     except GroupError as e:
         return Resp(throttle_time_ms=0, error_code=e.error_code, members=[])
     if ctx.version < 3:

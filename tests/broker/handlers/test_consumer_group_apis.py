@@ -167,22 +167,45 @@ def test_errors_of_a_heartbeat(broker, w):
     assert heartbeat(w, "", member, 0).error_code == ErrorCode.INVALID_GROUP_ID
 
 
-def _classic_join_and_leave(w, group):
+def _protocols(topics=(TOPIC,)):
+    from spark_kafkalog.client.consumer.consumer_protocol import Subscription, encode_subscription
+
     R = Req(ApiKey.JOIN_GROUP)
-    protocols = [R.JoinGroupRequestProtocol(name="range", metadata=b"")]
+    return [R.JoinGroupRequestProtocol(name="range", metadata=encode_subscription(Subscription(tuple(topics))))]
 
-    def join_classic(member_id=""):
-        return w.call(
-            ApiKey.JOIN_GROUP,
-            5,
-            R(group_id=group, session_timeout_ms=10_000, rebalance_timeout_ms=10_000, member_id=member_id,
-              protocol_type="consumer", protocols=protocols),
-        )  # fmt: skip
 
-    first = join_classic()
-    joined = join_classic(first.member_id)
+def _classic_join(w, group, member_id="", version=5):
+    R = Req(ApiKey.JOIN_GROUP)
+    return w.call(
+        ApiKey.JOIN_GROUP,
+        version,
+        R(group_id=group, session_timeout_ms=10_000, rebalance_timeout_ms=10_000, member_id=member_id,
+          protocol_type="consumer", protocols=_protocols()),
+    )  # fmt: skip
+
+
+def _classic_join_and_leave(w, group):
+    """A classic member joins (MEMBER_ID_REQUIRED first, as v4+ clients) and stays; its member id."""
+    first = _classic_join(w, group)
+    joined = _classic_join(w, group, first.member_id)
     assert joined.error_code == ErrorCode.NONE
     return joined.member_id
+
+
+def _sync(w, group, member_id, generation, assignments=()):
+    R = Req(ApiKey.SYNC_GROUP)
+    return w.call(
+        ApiKey.SYNC_GROUP,
+        5,
+        R(group_id=group, generation_id=generation, member_id=member_id, protocol_type="consumer",
+          protocol_name="range",
+          assignments=[R.SyncGroupRequestAssignment(member_id=m, assignment=a) for m, a in assignments]),
+    )  # fmt: skip
+
+
+def _classic_heartbeat(w, group, member_id, generation):
+    R = Req(ApiKey.HEARTBEAT)
+    return w.call(ApiKey.HEARTBEAT, 4, R(group_id=group, generation_id=generation, member_id=member_id)).error_code
 
 
 def test_an_empty_classic_group_becomes_a_consumer_group(broker, w):
@@ -190,24 +213,57 @@ def test_an_empty_classic_group_becomes_a_consumer_group(broker, w):
     member = _classic_join_and_leave(w, group)
     (d,) = describe(w, group).groups
     assert (d.error_code, d.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group} is not a consumer group.")
-    busy = heartbeat(w, group, "m1", 0)
-    assert busy.error_code == ErrorCode.GROUP_ID_NOT_FOUND  # a classic group with a member is not converted
     leave = Req(ApiKey.LEAVE_GROUP)(group_id=group, member_id=member)
     assert w.call(ApiKey.LEAVE_GROUP, 0, leave).error_code == ErrorCode.NONE
-    wait_until(lambda: broker.call(lambda: broker.broker.group_coordinator.groups[group].is_empty), 5, "empty")
+    gc = broker.broker.group_coordinator
+    wait_until(lambda: broker.call(lambda: gc.groups[group].is_empty), 5, "empty")
     m, resp = join(w, group)
     assert resp.member_epoch == 1
-    gc = broker.broker.group_coordinator
     assert broker.call(lambda: (gc.group_type(group), group in gc.groups, group in gc.store.groups)) == (
         "consumer", False, False,
     )  # fmt: skip
-    # a classic member cannot join the consumer group that now has a member
+
+
+def test_a_classic_group_with_members_is_upgraded_online(broker, w):
+    """Kafka's online migration: a ConsumerGroupHeartbeat joining a classic group with members converts it; the
+    classic member keeps JoinGroup/SyncGroup/Heartbeat/LeaveGroup and is answered from the consumer group."""
+    from spark_kafkalog.client.consumer.consumer_protocol import Assignment, decode_assignment, encode_assignment
+    from spark_kafkalog.client.types import TopicPartition
+
+    group = new_group()
+    classic = _classic_join_and_leave(w, group)
+    everything = encode_assignment(Assignment(tuple(TopicPartition(TOPIC, p) for p in range(4))))
+    assert _sync(w, group, classic, 1, [(classic, everything)]).error_code == ErrorCode.NONE
+    new, resp = join(w, group)
+    assert resp.error_code == ErrorCode.NONE
+    (d,) = describe(w, group).groups
+    assert {m.member_id: m.member_type for m in d.members} == {classic: 0, new: 1}
+    assert d.group_epoch == 2
+    # the classic member is told to rejoin, rejoins at its epoch, revokes what the newcomer gets
+    assert _classic_heartbeat(w, group, classic, 1) == ErrorCode.REBALANCE_IN_PROGRESS
+    rejoined = _classic_join(w, group, classic)
+    assert (rejoined.error_code, rejoined.leader, rejoined.members) == (ErrorCode.NONE, "", [])
+    synced = _sync(w, group, classic, rejoined.generation_id)
+    assert synced.error_code == ErrorCode.NONE and synced.protocol_type == "consumer"
+    kept = {tp.partition for tp in decode_assignment(synced.assignment).partitions}
+    assert 0 < len(kept) <= 4
+    gc = broker.broker.group_coordinator
+    assert broker.call(lambda: gc.group_type(group)) == "consumer"
+    LR = Req(ApiKey.LEAVE_GROUP)
+    left = w.call(ApiKey.LEAVE_GROUP, 3, LR(group_id=group, members=[LR.MemberIdentity(member_id=classic)]))
+    assert [m.error_code for m in left.members] == [ErrorCode.NONE]
+    assert [m.member_id for m in describe(w, group).groups[0].members] == [new]
+
+
+def test_a_classic_member_cannot_join_with_a_protocol_type_other_than_consumer(broker, w):
+    group = new_group()
+    join(w, group)
     R = Req(ApiKey.JOIN_GROUP)
     j = w.call(
         ApiKey.JOIN_GROUP,
         5,
-        R(group_id=group, session_timeout_ms=10_000, rebalance_timeout_ms=10_000, member_id="",
-          protocol_type="consumer", protocols=[R.JoinGroupRequestProtocol(name="range", metadata=b"")]),
+        R(group_id=group, session_timeout_ms=10_000, rebalance_timeout_ms=10_000, member_id="x-1",
+          protocol_type="connect", protocols=_protocols()),
     )  # fmt: skip
     assert j.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
