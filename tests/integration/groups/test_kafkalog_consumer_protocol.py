@@ -3,10 +3,13 @@
 every partition, the commits are the group's, AdminClient.describe_consumer_groups shows both members; a regex subscription picks up a topic created later; a kafkalog member
 and a confluent-kafka member (``group.protocol=consumer``) share one group.
 
-BROKER KIP-848 PENDING (issue 28): these tests were written while the broker's ConsumerGroupHeartbeat (API 68) was
-being built by other hands. Each test checks at run time whether the cluster advertises API 68 and is marked an
-expected failure (xfail, not strict, reason "broker KIP-848 not landed") only when it does not; once the broker
-serves API 68 they run as ordinary tests. The brokers' default heartbeat interval (5 s) paces the rebalances here.
+A static member that closes (epoch -2) gets its share back when it returns; a broker whose
+``group.coordinator.rebalance.protocols`` leaves out ``consumer`` fails ``poll`` naming ``group_protocol="classic"``.
+
+These tests were written while the broker's ConsumerGroupHeartbeat (API 68) was being built by other hands (it
+landed in 827ada6). Each test using the package's cluster still checks at run time whether the cluster advertises
+API 68 and is an expected failure (xfail, not strict, reason "broker KIP-848 not landed") only when it does not.
+The brokers' default heartbeat interval (5 s) paces the rebalances here.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import uuid
 
 import pytest
 
-from spark_kafkalog.client import AdminClient, KafkaClient, NewTopic, Producer, TopicPartition
+from broker.server import EmbeddedBroker
+from spark_kafkalog.client import AdminClient, Consumer, KafkaClient, NewTopic, Producer, TopicPartition
+from spark_kafkalog.client.consumer import UnsupportedGroupProtocolError
 from spark_kafkalog.protocol import ApiKey
 from tests.client.consumer.polling_member import PollingMember, is_split
 from tests.waiting import wait_until
@@ -165,3 +170,45 @@ def test_a_kafkalog_member_and_a_confluent_kafka_member_share_one_group(cluster,
         ours.stop()
         if theirs.thread.is_alive():
             theirs.stop()
+
+
+def test_a_static_member_that_closes_gets_its_share_back_when_it_returns(cluster, group):
+    bootstrap = cluster.bootstrap_servers
+    topic = f"kip848-{uuid.uuid4().hex[:8]}"
+    tps = make_topic(bootstrap, topic, 4)
+    a = PollingMember(bootstrap, group, (topic,), group_instance_id="static-a")
+    b = PollingMember(bootstrap, group, (topic,), group_instance_id="static-b")
+    try:
+        wait_until(lambda: is_split([a, b], tps), REBALANCE_S, "both static members owning a share")
+        share = a.snapshot()
+        a.stop()
+        a = PollingMember(bootstrap, group, (topic,), group_instance_id="static-a")
+        wait_until(lambda: a.snapshot() == share, REBALANCE_S, "the static member's own share back")
+        assert b.snapshot() == tps - share
+        assert not [e for e in b.events if e[0] == "assigned" and e[1]][1:]  # b never got a's share meanwhile
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_a_broker_without_the_consumer_protocol_fails_poll_naming_the_classic_protocol(zookeeper, tmp_path):
+    connect = f"{zookeeper.connect_string}/classic-only-{uuid.uuid4().hex[:8]}"
+    broker = EmbeddedBroker(
+        0,
+        zookeeper_connect=connect,
+        log_dir=tmp_path,
+        offsets_topic_num_partitions=1,
+        offsets_topic_replication_factor=1,
+        group_coordinator_rebalance_protocols="classic",
+    ).start()
+    try:
+        # the broker refuses the heartbeat with UNSUPPORTED_VERSION (whether or not ApiVersions lists API 68)
+        topic = f"kip848-{uuid.uuid4().hex[:8]}"
+        make_topic(broker.bootstrap_servers, topic, 1)
+        with Consumer(broker.bootstrap_servers, group_id="g", group_protocol="consumer") as consumer:
+            consumer.subscribe([topic])
+            with pytest.raises(UnsupportedGroupProtocolError, match='use group_protocol="classic"'):
+                for _ in range(50):
+                    consumer.poll(100)
+    finally:
+        broker.stop()
