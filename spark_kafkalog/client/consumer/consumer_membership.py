@@ -27,7 +27,8 @@ Rules, as Kafka's Java client (``ConsumerMembershipManager``, ``ConsumerHeartbea
   and the next heartbeat is due that interval later (at once while joining, acknowledging or leaving).
 * A heartbeat carries only the fields that changed since the last one sent (all of them while joining and after any
   error): rebalance timeout (else -1), subscribed topic names, regex (v1; ``""`` drops a regex), server assignor and
-  the owned partitions by topic id (null: unchanged). Group id, member id, epoch and instance id always go.
+  the owned partitions by topic id (null: unchanged); the rack (``client.rack``) with the join only. Group id, member
+  id, epoch and instance id always go.
 * An answer with an assignment is the new target. Reconciliation resolves its topic ids through Metadata (partitions
   of topics not yet known wait for a later reconciliation), revokes what is owned but no longer assigned (callback
   first; the consumer commits their positions with auto commit) and assigns what is new, then acknowledges by
@@ -118,6 +119,7 @@ class ConsumerHeartbeat:
     subscribed_topic_regex: str | None = None
     server_assignor: str | None = None
     topic_partitions: tuple[tuple[uuid.UUID, tuple[int, ...]], ...] | None = None
+    rack_id: str | None = None  # client.rack, sent with the join
 
     @property
     def leaving(self) -> bool:
@@ -165,12 +167,14 @@ class ConsumerMembership:
         group_instance_id: str | None = None,
         server_assignor: str | None = None,
         member_id: str | None = None,
+        rack_id: str | None = None,
     ) -> None:
         self.group_id = group_id
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.group_instance_id = group_instance_id
         self.server_assignor = server_assignor
+        self.rack_id = rack_id or None
         self.member_id = member_id or new_member_id()
         self.epoch = JOIN_EPOCH
         self.state = MemberState.UNSUBSCRIBED
@@ -333,6 +337,7 @@ class ConsumerMembership:
             regex,
             assignor,
             partitions,
+            self.rack_id if everything else None,
         )
 
     def _leave_request(self) -> ConsumerHeartbeat:
@@ -397,6 +402,8 @@ class ConsumerMembership:
             self.coordinator = None
             self._retry_at = now + self.retry_backoff_ms / 1000.0
         elif code in _FENCED:
+            if self.epoch == JOIN_EPOCH:  # refused while joining: rejoin after a backoff, not in a tight loop
+                self._retry_at = now + self.retry_backoff_ms / 1000.0
             self._fence()
         elif code == ErrorCode.UNSUPPORTED_VERSION:
             self._fail_unsupported(message)

@@ -81,6 +81,7 @@ class MembershipManager:
             retry_backoff_ms=config.retry_backoff_ms,
             group_instance_id=config.group_instance_id,
             server_assignor=config.group_remote_assignor,
+            rack_id=config.client_rack or None,
         )
         self.net = KafkaClient(config)
         self._admin = GroupAdmin(self.net)
@@ -342,7 +343,7 @@ def _body(request: ConsumerHeartbeat, version: int) -> Any:
         member_id=request.member_id,
         member_epoch=request.member_epoch,
         instance_id=request.instance_id,
-        rack_id=None,
+        rack_id=request.rack_id,
         rebalance_timeout_ms=request.rebalance_timeout_ms,
         subscribed_topic_names=None if request.subscribed_topic_names is None else list(request.subscribed_topic_names),
         server_assignor=request.server_assignor,

@@ -95,6 +95,25 @@ def test_the_join_is_epoch_0_with_a_client_made_member_id_and_every_field():
     assert ConsumerMembership("g").member_id != m.member_id
 
 
+def test_the_rack_goes_with_the_join_only():
+    m = ConsumerMembership("g", rack_id="rack-b")
+    m.subscribe(["t"])
+    m.on_find_coordinator(ErrorCode.NONE, 7, 0)
+    join = m.heartbeat_request(0)
+    assert join.rack_id == "rack-b"
+    m.on_heartbeat(join, response(1, assignment={}), 0)
+    reconcile_all(m)
+    assert m.heartbeat_request(10).rack_id is None
+
+
+def test_a_join_refused_as_unknown_rejoins_after_a_backoff():
+    m = member()
+    join = m.heartbeat_request(0)
+    m.on_heartbeat(join, response(code=ErrorCode.UNKNOWN_MEMBER_ID), 0)
+    assert m.state is MemberState.JOINING and m.heartbeat_request(0.05) is None
+    assert m.heartbeat_request(0.2).member_epoch == 0
+
+
 def test_no_heartbeat_without_a_coordinator_or_while_one_is_in_flight():
     m = ConsumerMembership("g")
     m.subscribe(["t"])

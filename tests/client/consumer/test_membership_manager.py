@@ -152,8 +152,9 @@ def test_offset_fetch_outside_the_group_sends_no_member_identity():
 # the request body ---------------------------------------------------------------------------------------------
 def test_the_heartbeat_body_sends_nulls_for_unchanged_fields_and_topic_ids_as_uuids():
     topic_id = uuid.uuid4()
-    full = ConsumerHeartbeat("g", "m", 0, "i", 1000, ("t",), None, "range", ((topic_id, (0, 2)),))
+    full = ConsumerHeartbeat("g", "m", 0, "i", 1000, ("t",), None, "range", ((topic_id, (0, 2)),), "rack-a")
     body = _body(full, 1)
+    assert body.rack_id == "rack-a"
     assert (body.member_epoch, body.instance_id, body.rebalance_timeout_ms, body.server_assignor) == (
         0,
         "i",
