@@ -9,13 +9,13 @@ interval XOR the instance id's hash), accepted compression types zstd, lz4, gzip
 ``telemetry.max.bytes`` and delta temporality. Asking again sooner than the push interval after the instance's last
 request is THROTTLING_QUOTA_EXCEEDED (not after a push refused for UNKNOWN_SUBSCRIPTION_ID or
 UNSUPPORTED_COMPRESSION_TYPE, and not after a subscription changed). Instance state lives on the broker that
-answered (as Kafka's): a client that moves to another broker starts afresh there.
+answered (as Kafka's): a client that moves to another broker, or whose connection closed, starts afresh.
 Authorization: none beyond an authenticated connection (as Kafka).
 """
 
 from __future__ import annotations
 
-from broker.handlers._telemetry import client_info
+from broker.handlers._telemetry import client_info, track_connection
 from broker.telemetry.store import ACCEPTED_COMPRESSION_TYPES
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
@@ -27,6 +27,7 @@ _API = API_BY_KEY[API_KEY]
 async def handle(ctx, request):
     telemetry = ctx.services.telemetry
     answer = telemetry.get_subscriptions(request.client_instance_id, client_info(ctx))
+    track_connection(ctx, telemetry, answer.instance_id)
     Resp = _API.Response
     sub = answer.subscription
     if answer.error_code != ErrorCode.NONE or sub is None:

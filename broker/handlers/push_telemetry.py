@@ -15,7 +15,7 @@ Authorization: none beyond an authenticated connection (as Kafka).
 
 from __future__ import annotations
 
-from broker.handlers._telemetry import client_info
+from broker.handlers._telemetry import client_info, track_connection
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
 API_KEY = ApiKey.PUSH_TELEMETRY
@@ -46,4 +46,6 @@ async def handle(ctx, request):
             payload,
             client_info(ctx),
         )
+    if request.client_instance_id.int > 1:  # not Kafka's reserved zero and one ids, which name no instance
+        track_connection(ctx, telemetry, request.client_instance_id)
     return _API.Response(throttle_time_ms=0, error_code=error)

@@ -5,7 +5,9 @@ the Prometheus endpoint.
 Client instances (at most ``INSTANCE_CACHE_SIZE``, least recently used evicted, as Kafka's cache): created on
 the first GetTelemetrySubscriptions or PushTelemetry naming an id (an all-zero id gets a new random one), with
 the subscription resolved from every subscription in force; re-resolved (timestamps reset) on their next request
-after any subscription changed; forgotten ``max(60 s, 3 x push interval)`` after their last request.
+after any subscription changed; forgotten ``max(60 s, 3 x push interval)`` after their last request, or when the
+connection they last used closes (``bind_connection``/``connection_closed``, Kafka's disconnect listener: a client
+that reconnects starts afresh instead of being throttled).
 
 Kafka's rules, per instance (times from ``clock``, milliseconds):
 
@@ -178,6 +180,7 @@ class ClientTelemetry:
         self._version = 0
         self._instances: OrderedDict[uuid.UUID, _Instance] = OrderedDict()
         self._metrics: OrderedDict[uuid.UUID, _Metrics] = OrderedDict()
+        self._connections: OrderedDict[int, uuid.UUID] = OrderedDict()
 
     # -- subscriptions (from the registry: ``ClientMetricsSync``) ------------------------------------
     def set_subscription(self, name: str, config: Mapping[str, str]) -> None:
@@ -355,6 +358,26 @@ class ClientTelemetry:
                     entry[2] += point.value
                 else:
                     entry[2] = point.value
+
+    # -- connections ------------------------------------------------------------------------------------
+    def bind_connection(self, connection_id: int, instance_id: uuid.UUID) -> bool:
+        """Remember that ``instance_id`` spoke on ``connection_id``; True the first time this connection is seen
+        (the caller then arranges ``connection_closed`` for when it closes)."""
+        with self._lock:
+            new = connection_id not in self._connections
+            self._connections[connection_id] = instance_id
+            self._connections.move_to_end(connection_id)
+            while len(self._connections) > INSTANCE_CACHE_SIZE:
+                self._connections.popitem(last=False)
+            return new
+
+    def connection_closed(self, connection_id: int) -> None:
+        """The connection closed: forget the instance that last spoke on it (its pushed metrics stay until they
+        expire)."""
+        with self._lock:
+            instance_id = self._connections.pop(connection_id, None)
+            if instance_id is not None:
+                self._instances.pop(instance_id, None)
 
     # -- the Prometheus collector ---------------------------------------------------------------------
     def series(self) -> list[ClientSeries]:

@@ -255,3 +255,21 @@ def test_alter_configs_replaces_a_subscriptions_whole_set(services):
     assert services.registry.client_metrics_config("s") == {"match": "client_id=a"}
     assert replace({}) == ErrorCode.NONE
     assert services.registry.client_metrics_configs() == {}
+
+
+def test_the_instance_is_forgotten_when_its_connection_closes(services):
+    async def scenario() -> None:
+        closed = asyncio.get_running_loop().create_future()
+        ctx = request_context(services, get_telemetry_subscriptions.API_KEY, 0, connection_id=42, disconnected=closed)
+        Request = API_BY_KEY[get_telemetry_subscriptions.API_KEY].Request
+        first = await get_telemetry_subscriptions.handle(ctx, Request(client_instance_id=uuid.UUID(int=0)))
+        again = await get_telemetry_subscriptions.handle(ctx, Request(client_instance_id=first.client_instance_id))
+        assert again.error_code == ErrorCode.THROTTLING_QUOTA_EXCEEDED
+        closed.set_result(None)
+        await asyncio.sleep(0)  # the done callbacks run on the next loop iteration
+        assert services.telemetry.instance_count() == 0
+        ctx2 = request_context(services, get_telemetry_subscriptions.API_KEY, 0, connection_id=43)
+        after = await get_telemetry_subscriptions.handle(ctx2, Request(client_instance_id=first.client_instance_id))
+        assert after.error_code == ErrorCode.NONE
+
+    asyncio.run(scenario())

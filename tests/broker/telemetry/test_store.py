@@ -187,3 +187,17 @@ def test_only_the_most_recently_pushed_clients_keep_metrics(telemetry, clock):
         clock.ms += 1
     kept = {dict(s.labels)["client_instance_id"] for s in telemetry.series()}
     assert kept == {kafka_uuid_string(i) for i in ids[1:]}
+
+
+def test_a_closed_connection_forgets_its_instance_so_a_reconnecting_client_is_not_throttled(telemetry, clock):
+    answer = subscribe(telemetry)
+    iid = answer.instance_id
+    assert telemetry.bind_connection(7, iid) is True
+    assert telemetry.bind_connection(7, iid) is False
+    telemetry.push(iid, answer.subscription.subscription_id, False, 0, payload(), CLIENT)
+    clock.ms += 10
+    assert telemetry.get_subscriptions(iid, CLIENT).error_code == ErrorCode.THROTTLING_QUOTA_EXCEEDED
+    telemetry.connection_closed(7)
+    assert telemetry.instance_count() == 0
+    assert telemetry.get_subscriptions(iid, CLIENT).error_code == ErrorCode.NONE
+    assert len(telemetry.series()) == 2  # what it pushed stays until it expires
