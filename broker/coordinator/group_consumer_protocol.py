@@ -26,14 +26,18 @@ Topics: ``MetadataTopicsView`` is the model's ``TopicsView`` over the broker's `
 bumps the group epoch on the next heartbeat. Regex subscriptions see only the topics the heartbeat's
 principal may DESCRIBE (Kafka 4.x filters resolved regexes by the member's authorization).
 
-Conversion (``group.consumer.migration.policy``, Kafka's rules): a ConsumerGroupHeartbeat joining (epoch 0) a
-classic group without members deletes it (a GroupMetadata tombstone in the same batch; its committed offsets
-stay) and creates the consumer group, whatever the policy (as Kafka's ``maybeDeleteEmptyClassicGroup``); one
-joining a classic group with members is GROUP_ID_NOT_FOUND (Kafka converts such a group online when the
-policy allows an upgrade; kafkalog does not yet, and says so in the message). A JoinGroup for an empty consumer
-group deletes it (tombstones) and creates a classic group; for a consumer group with members it is
-INCONSISTENT_GROUP_PROTOCOL (Kafka lets classic members join a consumer group when the policy is not
-``disabled``; kafkalog does not yet).
+Conversion (``group.consumer.migration.policy``, default ``bidirectional``; Kafka's rules): a
+ConsumerGroupHeartbeat joining (epoch 0) a classic group without members deletes it (a GroupMetadata tombstone in
+the same batch; its committed offsets stay) and creates the consumer group, whatever the policy (Kafka's
+``maybeDeleteEmptyClassicGroup``). One joining a classic group with members converts it online when the policy
+allows an upgrade (``ConsumerGroup.from_classic_group``: its members become classic members of the consumer group
+at the classic generation, keeping their partitions; the classic requests waiting are told REBALANCE_IN_PROGRESS),
+else GROUP_ID_NOT_FOUND. Classic members of a consumer group keep using JoinGroup (answered at once, their member
+epoch as the generation, no leader duties), SyncGroup (their assignment from the consumer group's reconciliation,
+as a ConsumerProtocolAssignment), Heartbeat (REBALANCE_IN_PROGRESS when they must rejoin) and LeaveGroup; a
+JoinGroup is INCONSISTENT_GROUP_PROTOCOL when the policy is ``disabled``. A JoinGroup for an empty consumer group
+deletes it (tombstones) so a classic group takes its place. Not done: the downgrade of a consumer group whose
+last consumer-protocol member left while classic members remain (it stays a consumer group with classic members).
 
 Event-loop only.
 """
@@ -535,10 +539,12 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
             raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
         if member_epoch == member.member_epoch:
             return {}
+        # a classic member's (online migration) epoch is its generation: Kafka answers ILLEGAL_GENERATION then
+        classic = member.classic_member_metadata is not None
+        stale = ErrorCode.ILLEGAL_GENERATION if classic else ErrorCode.STALE_MEMBER_EPOCH
         if member_epoch > member.member_epoch:
             raise GroupError(
-                ErrorCode.STALE_MEMBER_EPOCH,
-                f"Received member epoch {member_epoch} is newer than current member epoch {member.member_epoch}.",
+                stale, f"Received member epoch {member_epoch} is newer than current member epoch {member.member_epoch}."
             )
         epochs = self._assignment_epochs.get(group_id, {}).get(member_id, {})
         refused = {}
@@ -546,7 +552,7 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
             t = self.metadata.topics.get(topic)
             assigned_at = None if t is None else epochs.get((t.topic_id, partition))
             if assigned_at is None or member_epoch < assigned_at:
-                refused[(topic, partition)] = ErrorCode.STALE_MEMBER_EPOCH
+                refused[(topic, partition)] = stale
         return refused
 
     def _track_assignment_epochs(self, group_id: str, group: ConsumerGroup) -> None:

@@ -81,11 +81,12 @@ async def handle(ctx, request):
         and ctx.version < 9
         and not (request.generation_id_or_member_epoch < 0 and consumer.is_empty)
     ):
-        # Kafka: a consumer group's members commit with v9+ (their member epoch); an unknown member is told first
-        code = (
-            ErrorCode.UNKNOWN_MEMBER_ID if request.member_id not in consumer.members else ErrorCode.UNSUPPORTED_VERSION
-        )
-        return _response(request, lambda t, p: errors.get((t, p), code))
+        # Kafka: a consumer group's consumer-protocol members commit with v9+ (their member epoch); its classic
+        # members (online migration) commit as before, with their epoch as the generation
+        member = consumer.members.get(request.member_id)
+        if member is None or member.classic_member_metadata is None:
+            code = ErrorCode.UNKNOWN_MEMBER_ID if member is None else ErrorCode.UNSUPPORTED_VERSION
+            return _response(request, lambda t, p: errors.get((t, p), code))
     if ctx.version >= 9 and request.generation_id_or_member_epoch >= 0:
         try:
             missing = gc.describe_group(request.group_id) is None and consumer is None

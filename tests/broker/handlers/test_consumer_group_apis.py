@@ -247,6 +247,9 @@ def test_a_classic_group_with_members_is_upgraded_online(broker, w):
     assert synced.error_code == ErrorCode.NONE and synced.protocol_type == "consumer"
     kept = {tp.partition for tp in decode_assignment(synced.assignment).partitions}
     assert 0 < len(kept) <= 4
+    # a classic member commits below v9 with its epoch as the generation; another is ILLEGAL_GENERATION
+    assert _commit(w, group, classic, rejoined.generation_id, version=8) == ErrorCode.NONE
+    assert _commit(w, group, classic, rejoined.generation_id + 5, version=8) == ErrorCode.ILLEGAL_GENERATION
     gc = broker.broker.group_coordinator
     assert broker.call(lambda: gc.group_type(group)) == "consumer"
     LR = Req(ApiKey.LEAVE_GROUP)
