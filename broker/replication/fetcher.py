@@ -11,7 +11,9 @@ broker, serving every partition this broker follows from that leader:
 2. Fetch: Fetch v4+ (by topic id, v13+, when this broker's metadata knows every topic's id; the id travels
    in ``replica_state`` from v15) with ``replica_id`` = this broker, ``current_leader_epoch`` = the epoch it follows,
    fetch offset = its log end offset (which tells the leader how far it is), waiting up to
-   ``replica.fetch.wait.max.ms``, at most ``replica.fetch.max.bytes`` per partition. Batches are appended
+   ``replica.fetch.wait.max.ms``, at most ``replica.fetch.max.bytes`` per partition, in one incremental fetch
+   session (KIP-227) per leader: after the first, full request each one names only the partitions whose fetch
+   state changed and forgets those that stopped (a session error starts a new session). Batches are appended
    unchanged (``PartitionLog.append_as_follower``: offsets and epochs as the leader wrote them, CRC
    checked); a trailing batch cut short by the leader's byte limit is left for the next fetch
    (``whole_batches``); the high watermark becomes min(leader's high watermark, log end offset).
@@ -36,7 +38,7 @@ import struct
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from broker.log import LogAppendError
 from broker.log.leader_epoch import UNDEFINED_EPOCH
@@ -44,6 +46,8 @@ from broker.security.inter_broker import InterBrokerClient
 from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError
 from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+from .fetch_session import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 
 if TYPE_CHECKING:
     from broker.metadata.cache import MetadataCache
@@ -112,6 +116,15 @@ def truncation_offset(
     return min(own_end, log_end_offset), False
 
 
+class _Sent(NamedTuple):
+    """A partition's fetch state as sent to the leader's fetch session."""
+
+    topic_id: uuid.UUID
+    fetch_offset: int
+    log_start_offset: int
+    leader_epoch: int
+
+
 @dataclass
 class FetchState:
     part: Partition
@@ -144,6 +157,11 @@ class ReplicaFetcher:
         self._wake = asyncio.Event()
         self._stopping = False
         self._conn: AsyncKafkaConnection | None = None
+        self._session_id = INVALID_SESSION_ID
+        self._session_epoch = INITIAL_EPOCH
+        self._session_by_id = False
+        self._sent: dict[TopicPartition, _Sent] = {}
+        """What the leader's session holds for this fetcher (the fetch state last sent per partition)."""
         self._task = asyncio.get_running_loop().create_task(
             self._run(), name=f"replica-fetcher-{broker_id}-from-{leader_id}"
         )
@@ -276,22 +294,40 @@ class ReplicaFetcher:
                     st.delayed_until = loop.time() + self.backoff_s
 
     async def _fetch(self, ready: list[FetchState]) -> None:
+        """One Fetch of the ``ready`` partitions, in this fetcher's fetch session (KIP-227): a full request (epoch
+        0) when there is none, else an incremental one naming only the partitions whose fetch offset, log start
+        or leader epoch changed and forgetting those no longer ready (truncating, backing off, removed), so the
+        leader never reads a partition for this broker at an offset it has left."""
         Req = _FETCH.Request
+        wanted = {
+            st.part.tp: _Sent(self._topic_id(st.part.tp.topic), st.part.log.log_end_offset,
+                              st.part.log.log_start_offset, st.leader_epoch)
+            for st in ready
+        }  # fmt: skip
+        by_id = all(w.topic_id != _NO_ID for w in wanted.values())  # v13+ name topics by id: every id known
+        full = self._session_epoch == INITIAL_EPOCH or by_id != self._session_by_id
+        if full:
+            changed, forgotten = wanted, {}
+        else:
+            changed = {tp: w for tp, w in wanted.items() if self._sent.get(tp) != w}
+            forgotten = {tp: w for tp, w in self._sent.items() if tp not in wanted}
         by_topic: dict[str, list] = {}
-        for st in ready:
-            plog = st.part.log
-            by_topic.setdefault(st.part.tp.topic, []).append(
+        for tp, w in changed.items():
+            by_topic.setdefault(tp.topic, []).append(
                 Req.FetchTopic.FetchPartition(
-                    partition=st.part.tp.partition,
-                    current_leader_epoch=st.leader_epoch,
-                    fetch_offset=plog.log_end_offset,
+                    partition=tp.partition,
+                    current_leader_epoch=w.leader_epoch,
+                    fetch_offset=w.fetch_offset,
                     last_fetched_epoch=-1,
-                    log_start_offset=plog.log_start_offset,
+                    log_start_offset=w.log_start_offset,
                     partition_max_bytes=self.max_bytes,
                 )
             )
-        ids = {t: self._topic_id(t) for t in by_topic}
-        by_id = all(i != _NO_ID for i in ids.values())  # v13+ name topics by id: only when every id is known
+        forgotten_by_topic: dict[str, list[int]] = {}
+        for tp in forgotten:
+            forgotten_by_topic.setdefault(tp.topic, []).append(tp.partition)
+        ids = {tp.topic: w.topic_id for tp, w in (*changed.items(), *forgotten.items())}
+        epoch = INITIAL_EPOCH if full else self._session_epoch
         request = Req(
             replica_id=self.broker_id,
             replica_state=Req.ReplicaState(replica_id=self.broker_id),
@@ -299,13 +335,16 @@ class ReplicaFetcher:
             min_bytes=1,
             max_bytes=_RESPONSE_MAX_BYTES,
             isolation_level=0,
-            session_id=0,
-            session_epoch=-1,
+            session_id=self._session_id,  # a full request also closes the session it names
+            session_epoch=epoch,
             topics=[Req.FetchTopic(topic=t, topic_id=ids[t], partitions=ps) for t, ps in by_topic.items()],
-            forgotten_topics_data=[],
+            forgotten_topics_data=[
+                Req.ForgottenTopic(topic=t, topic_id=ids[t], partitions=ps) for t, ps in forgotten_by_topic.items()
+            ],
             rack_id="",
         )
         assert self._conn is not None
+        self._session_epoch = INITIAL_EPOCH  # until the answer says otherwise (a failed request starts over)
         response = await self._conn.request(
             ApiKey.FETCH,
             request,
@@ -313,8 +352,19 @@ class ReplicaFetcher:
             max_version=None if by_id else 12,
             timeout=self.wait_ms / 1000 + 30,
         )
+        if response.error_code != ErrorCode.NONE:  # the leader lost or refused the session: start a new one
+            log.info("fetch session with broker %d: %s", self.leader_id, ErrorCode(response.error_code).name)
+            self._sent = {}
+            return
+        self._session_id = response.session_id
+        if response.session_id != INVALID_SESSION_ID:
+            self._session_epoch = next_epoch(epoch)
+            self._session_by_id = by_id
+            self._sent = wanted
+        else:
+            self._sent = {}
+        names = {w.topic_id: tp.topic for tp, w in wanted.items()}
         sent = {st.part.tp: st for st in ready}
-        names = {i: t for t, i in ids.items()}
         from .partition import TopicPartition
 
         for t in response.responses:
