@@ -1,6 +1,7 @@
 """confluent-kafka consumers with ``group.protocol=consumer`` (KIP-848) on a 3-broker kafkalog cluster: three
 members share a 6-partition topic while records flow, one leaves and another joins, and every record is read
-exactly once and committed; a regular-expression subscription picks up a topic created after it subscribed.
+exactly once and committed; a regular-expression subscription picks up a topic created after it subscribed; a
+classic group of kafka-python members is converted online when confluent-kafka members join it.
 
 The module runs its own cluster with a 500 ms consumer group heartbeat interval
 (``group.consumer.heartbeat.interval.ms``), so reconciliations take a second or two instead of Kafka's 5 s.
@@ -191,3 +192,57 @@ def test_a_regex_subscription_picks_up_a_topic_created_later(kcluster):
     assert sorted(v for _, _, v in member.records) == sorted(
         [b"a%d" % i for i in range(4)] + [b"b%d" % i for i in range(6)]
     )
+
+
+def test_a_classic_group_of_kafka_python_members_is_converted_online(kcluster):
+    """Two kafka-python members (JoinGroup/SyncGroup, range) share a topic; two confluent-kafka members with
+    ``group.protocol=consumer`` join the same group: the coordinator converts it to a consumer group online, the
+    kafka-python members stay in it as classic members, the four split the partitions, nothing is lost and the
+    offsets stay the group's."""
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
+
+    from spark_kafkalog.client import AdminClient as Admin
+
+    from .members import KafkaPythonMember
+
+    bootstrap = kcluster.bootstrap_servers
+    topic, group = new_topic(bootstrap), f"g-{uuid.uuid4().hex[:8]}"
+    with Producer(bootstrap) as p:
+        for i in range(60):
+            p.send(topic, b"c%d" % i, partition=i % PARTITIONS)
+        p.flush(30)
+    classic = [KafkaPythonMember(kcluster, group, topic, RangePartitionAssignor) for _ in range(2)]
+    modern: list[ConsumerProtocolMember] = []
+    try:
+        wait_until(lambda: split(classic), 60, "the kafka-python members to split the topic")
+        modern = [ConsumerProtocolMember(bootstrap, group, topic) for _ in range(2)]
+        everyone = [*classic, *modern]
+
+        def four_way() -> bool:
+            sets = owned(everyone)
+            return set().union(*sets) == set(range(PARTITIONS)) and sum(map(len, sets)) == PARTITIONS and all(sets)
+
+        wait_until(four_way, 90, "the classic and the consumer-protocol members to share the topic")
+        with Admin(bootstrap) as admin:
+            d = admin.describe_consumer_groups([group])[group]
+        assert d.type == "consumer"
+        assert sorted(m.member_type for m in d.members) == ["classic", "classic", "consumer", "consumer"]
+        with Producer(bootstrap) as p:
+            for i in range(60, 120):
+                p.send(topic, b"c%d" % i, partition=i % PARTITIONS)
+            p.flush(30)
+        wait_until(
+            lambda: {v for m in everyone for _, _, v in m.records} >= {b"c%d" % i for i in range(120)},
+            60,
+            "every record read",
+        )
+    finally:
+        for m in [*classic, *modern]:
+            m._stop.set()
+        for m in [*classic, *modern]:
+            m.stop()
+    ends: dict[tuple[str, int], int] = {}
+    for m in [*classic, *modern]:
+        for p, o, _ in m.records:
+            ends[(topic, p)] = max(ends.get((topic, p), 0), o + 1)
+    assert committed(bootstrap, group) == ends
