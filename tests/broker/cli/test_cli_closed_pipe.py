@@ -129,6 +129,9 @@ def cases(e: dict) -> dict[str, list[tuple[list[str], str]]]:
                 "closed",
             ),
         ],
+        "leader-election": [
+            (["leader-election", *bs, "--election-type", "preferred", "--topic", topic, "--partition", "0"], "closed")
+        ],
         "configs describe": [
             (["configs", "describe", *bs, "--broker", "0", "--all"], "closed"),
             (["configs", "--describe", *bs, "--entity-type", "topics", "--entity-name", topic, "--all"], "closed"),
