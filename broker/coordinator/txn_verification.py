@@ -9,7 +9,8 @@ The question goes in-process when this broker coordinates the id (``TransactionC
 add) to the leader of the id's ``__transaction_state`` partition, over the marker sender's inter-broker
 connections. Errors, as Kafka maps them for the producer (``produce_error``): PRODUCER_FENCED ->
 INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE kept for Produce v11+ (older clients get INVALID_TXN_STATE);
-INVALID_TXN_STATE ("the partition was not added to the transaction"); CONCURRENT_TRANSACTIONS,
+INVALID_TXN_STATE ("the partition was not added to the transaction"), which Produce v11+ answers as
+TRANSACTION_ABORTABLE (as Kafka 4.4 does, seen in tests/compat); CONCURRENT_TRANSACTIONS,
 NETWORK_EXCEPTION, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR ->
 NOT_ENOUGH_REPLICAS (retried by every client without a metadata refresh); a top-level
 CLUSTER_AUTHORIZATION_FAILED from the coordinator -> INVALID_TXN_STATE; others as they are.
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkalog.coordinator")
 
 REQUEST_TIMEOUT_S = 30.0
+TRANSACTION_ABORTABLE_FROM = 11
+"""The first Produce version whose clients know TRANSACTION_ABORTABLE (KIP-890)."""
 ADD_PARTITIONS_BROKER_VERSIONS = (4, 5)
 """AddPartitionsToTxn versions brokers send each other (v4+: batched, ``verify_only``)."""
 
@@ -95,6 +98,8 @@ def has_ongoing_transaction(part: Partition, producer_id: int, producer_epoch: i
 def produce_error(code: ErrorCode, produce_version: int) -> tuple[ErrorCode, str]:
     """The error and message a producer gets for a failed verification (the module docstring's mapping)."""
     if code == ErrorCode.INVALID_TXN_STATE:
+        if produce_version >= TRANSACTION_ABORTABLE_FROM:
+            code = ErrorCode.TRANSACTION_ABORTABLE
         return code, "the partition was not added to the transaction"
     if code in _RETRIABLE_AS_NOT_ENOUGH_REPLICAS:
         return (
@@ -103,7 +108,7 @@ def produce_error(code: ErrorCode, produce_version: int) -> tuple[ErrorCode, str
         )
     if code == ErrorCode.PRODUCER_FENCED:
         code = ErrorCode.INVALID_PRODUCER_EPOCH
-    if code == ErrorCode.TRANSACTION_ABORTABLE and produce_version < 11:
+    if code == ErrorCode.TRANSACTION_ABORTABLE and produce_version < TRANSACTION_ABORTABLE_FROM:
         code = ErrorCode.INVALID_TXN_STATE
     return code, f"transaction verification failed: {code.name}"
 

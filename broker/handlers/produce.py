@@ -33,8 +33,8 @@ partition whose first batch is transactional, from a producer with no transactio
 epoch, is appended only once the transaction coordinator of ``transactional_id`` confirmed the partition is
 in the transaction (in-process, or AddPartitionsToTxn v4+ ``verify_only`` to another broker:
 ``broker.coordinator.txn_verification``); else INVALID_TXN_STATE ("the partition was not added to the
-transaction"), INVALID_PRODUCER_EPOCH for a fenced producer, NOT_ENOUGH_REPLICAS while the coordinator cannot
-tell (moving, loading, markers being written: the producer retries), TRANSACTION_ABORTABLE only from v11. A
+transaction"; TRANSACTION_ABORTABLE from v11, as Kafka 4.4), INVALID_PRODUCER_EPOCH for a fenced producer, NOT_ENOUGH_REPLICAS while the coordinator cannot
+tell (moving, loading, markers being written: the producer retries). A
 transaction that ends while its partition is verified voids the verification (INVALID_TXN_STATE). v12 is a
 transactions-v2 producer (KIP-890 part 2): the coordinator adds the partition to the transaction instead of
 only verifying it, so such a producer sends no AddPartitionsToTxn. v10's tagged ``current_leader`` and

@@ -92,13 +92,14 @@ def committed_view(records, aborted) -> list[bytes]:
     return out
 
 
-def find_txn_coordinator(w, transactional_id: str, attempts: int = 100) -> None:
-    """FindCoordinator for ``transactional_id`` until it answers (the first creates ``__transaction_state``)."""
+def find_txn_coordinator(w, transactional_id: str, attempts: int = 100) -> int:
+    """FindCoordinator for ``transactional_id`` until it answers (the first creates ``__transaction_state``):
+    the coordinator's node id."""
     R = API_BY_KEY[K.FIND_COORDINATOR].Request
     for _ in range(attempts):
         resp = w.call(K.FIND_COORDINATOR, 1, R(key=transactional_id, key_type=1))
         if resp.error_code == 0:
-            return
+            return resp.node_id
         time.sleep(0.05)
     raise AssertionError(f"no transaction coordinator for {transactional_id!r}: {resp}")
 

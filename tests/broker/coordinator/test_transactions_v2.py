@@ -16,7 +16,14 @@ from tests.broker.conftest import start_brokers
 from tests.waiting import wait_until
 
 from ..requests import create, fetch_body, produce_body, unique
-from ..txn_wire import READ_COMMITTED, add_partitions, data_values, init_txn_producer, txn_batch
+from ..txn_wire import (
+    READ_COMMITTED,
+    add_partitions,
+    data_values,
+    find_txn_coordinator,
+    init_txn_producer,
+    txn_batch,
+)
 from ..wire import Wire
 
 K = ApiKey
@@ -160,9 +167,10 @@ def test_a_transactional_write_to_a_partition_not_added_is_refused(broker, wire)
     pid, epoch = init_txn_producer(wire, tid)
     assert add_partitions(wire, tid, pid, epoch, {topic: [0]}) == {(topic, 0): E.NONE}
     assert produce_txn(wire, tid, topic, pid, epoch, [b"in"], version=11, partition=0).error_code == E.NONE
-    refused = produce_txn(wire, tid, topic, pid, epoch, [b"out"], version=11, partition=1)
-    assert refused.error_code == E.INVALID_TXN_STATE and "not added" in refused.error_message
-    assert refused.base_offset == -1 and refused.log_start_offset == -1
+    for version, error in ((9, E.INVALID_TXN_STATE), (10, E.INVALID_TXN_STATE), (11, E.TRANSACTION_ABORTABLE)):
+        refused = produce_txn(wire, tid, topic, pid, epoch, [b"out"], version=version, partition=1)
+        assert refused.error_code == error and "not added" in refused.error_message  # as Kafka 4.4 (tests/compat)
+        assert refused.base_offset == -1 and refused.log_start_offset == -1
     R = API_BY_KEY[K.LIST_OFFSETS].Request
     lo = wire.call(
         K.LIST_OFFSETS,
@@ -189,7 +197,7 @@ def test_produce_v12_adds_the_partition_to_the_transaction(broker, wire):
     # the same write below v12 from a fresh producer needs the add
     tid2 = unique()
     pid2, epoch2 = init_txn_producer(wire, tid2)
-    assert produce_txn(wire, tid2, topic, pid2, epoch2, [b"x"], version=11).error_code == E.INVALID_TXN_STATE
+    assert produce_txn(wire, tid2, topic, pid2, epoch2, [b"x"], version=10).error_code == E.INVALID_TXN_STATE
 
 
 def test_a_fenced_producer_is_refused_by_the_verification(broker, wire):
@@ -239,11 +247,12 @@ def test_add_partitions_v4_verify_only_answers_without_adding(broker, wire):
 def test_the_coordinator_on_another_broker_is_asked_with_add_partitions_to_txn(tmp_path_factory):
     b0, b1 = start_brokers(2, tmp_path_factory, transaction_state_log_num_partitions=1)
     try:
-        with Wire(b0.bootstrap_servers) as w0:
-            tid = unique()
-            pid, epoch = init_txn_producer(w0, tid)  # one __transaction_state partition: its leader coordinates
-            coordinator = next(b for b in (b0, b1) if b.call(lambda b=b: tid in b.broker.txn_coordinator.txns))
-            other = b1 if coordinator is b0 else b0
+        tid = unique()
+        with Wire(b0.bootstrap_servers) as w:
+            node = find_txn_coordinator(w, tid)  # one __transaction_state partition: its leader coordinates
+        coordinator, other = (b0, b1) if node == b0.config.broker_id else (b1, b0)
+        with Wire(coordinator.bootstrap_servers) as w0:
+            pid, epoch = init_txn_producer(w0, tid)
             topic = unique()
             R = API_BY_KEY[K.CREATE_TOPICS].Request
             Topic = R.CreatableTopic
@@ -269,7 +278,7 @@ def test_the_coordinator_on_another_broker_is_asked_with_add_partitions_to_txn(t
                     lambda: other.call(lambda: other.broker.replica_manager.leader_partition(topic, 0)[0] is not None)
                 )
                 refused = produce_txn(w, tid, topic, pid, epoch, [b"x"], version=11)
-                assert refused.error_code == E.INVALID_TXN_STATE
+                assert refused.error_code == E.TRANSACTION_ABORTABLE
                 assert produce_txn(w, tid, topic, pid, epoch, [b"y"], version=12).error_code == E.NONE
                 assert txn_state(coordinator, tid).partitions == {(topic, 0)}
                 assert produce_txn(w, tid, topic, pid, epoch, [b"z"], version=11, seq=1).error_code == E.NONE
