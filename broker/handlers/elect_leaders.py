@@ -9,8 +9,9 @@ PREFERRED_LEADER_NOT_AVAILABLE (the preferred replica is not live or not in the 
 ELIGIBLE_LEADERS_NOT_AVAILABLE (unclean: no replica is live), UNKNOWN_TOPIC_OR_PARTITION,
 INVALID_TOPIC_EXCEPTION (the topic is being deleted). The answer comes once the new states are written; the
 brokers take over leadership from their watches moments later. From any other broker than the controller:
-NOT_CONTROLLER at the top level (v1+) and for every partition named, as Kafka's ZooKeeper-mode controller
-answers (the admin client sends to the controller Metadata names and asks again). Authorization: Alter on the
+NOT_CONTROLLER for every partition named, as Kafka's ZooKeeper-mode brokers answer (they do not forward; admin
+clients send ElectLeaders to the controller Metadata names and ask again after NOT_CONTROLLER), and also at the
+top level (v1+), so that a client reading only the top-level error asks again too. Authorization: Alter on the
 cluster, else CLUSTER_AUTHORIZATION_FAILED at the top level (v1+) and for every partition named (none when all
 were asked for), as Kafka's ``handleElectLeaders``. Gaps: ``timeout_ms`` is not used.
 """
