@@ -144,3 +144,88 @@ def test_a_write_to_a_partition_not_added_is_refused_alike_by_kafka_44_and_kafka
     # v10: not added; v11 says so as TRANSACTION_ABORTABLE; v12 (transactions v2) adds the partition itself
     expected = [(ErrorCode.INVALID_TXN_STATE, -1), (ErrorCode.TRANSACTION_ABORTABLE, -1), (ErrorCode.NONE, 0)]
     assert answers == {"kafka-4.4": expected, "kafkalog": expected}
+
+
+async def _end_txn_script(bootstrap: str, topic: str) -> list[tuple[str, int, int]]:
+    """A script of EndTxn v5 cases on a fresh transactional id: (step, error code, epoch - the first epoch, or
+    -1 when the answer carries none)."""
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    tid = f"script-{uuid.uuid4().hex[:8]}"
+    conn = await AsyncKafkaConnection.open(host, int(port))
+    out: list[tuple[str, int, int]] = []
+    try:
+        FC = API_BY_KEY[ApiKey.FIND_COORDINATOR].Request
+        for _ in range(100):
+            found = await conn.request(ApiKey.FIND_COORDINATOR, FC(key=tid, key_type=1), version=1)
+            if found.error_code == 0:
+                break
+            await asyncio.sleep(0.1)
+        IP = API_BY_KEY[ApiKey.INIT_PRODUCER_ID].Request
+        for _ in range(100):
+            init = await conn.request(
+                ApiKey.INIT_PRODUCER_ID,
+                IP(transactional_id=tid, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1),
+                version=4,
+            )
+            if init.error_code == 0:
+                break
+            await asyncio.sleep(0.1)
+        pid, base = init.producer_id, init.producer_epoch
+        ET = API_BY_KEY[ApiKey.END_TXN].Request
+
+        async def end(step: str, epoch: int, commit: bool) -> int:
+            for _ in range(100):
+                r = await conn.request(
+                    ApiKey.END_TXN,
+                    ET(transactional_id=tid, producer_id=pid, producer_epoch=epoch, committed=commit),
+                    version=5,
+                )
+                if r.error_code != ErrorCode.CONCURRENT_TRANSACTIONS:
+                    break
+                await asyncio.sleep(0.05)
+            out.append((step, r.error_code, r.producer_epoch - base if r.producer_epoch >= 0 else -1))
+            return r.producer_epoch
+
+        async def produce(step: str, epoch: int) -> None:
+            b = RecordBatchBuilder(producer_id=pid, producer_epoch=epoch, base_sequence=0, is_transactional=True)
+            b.append(0, None, step.encode())
+            P = API_BY_KEY[ApiKey.PRODUCE].Request
+            Data = P.TopicProduceData
+            body = P(
+                transactional_id=tid,
+                acks=-1,
+                timeout_ms=10000,
+                topic_data=[Data(name=topic, partition_data=[Data.PartitionProduceData(index=0, records=b.build())])],
+            )
+            for _ in range(100):
+                r = (await conn.request(ApiKey.PRODUCE, body, version=12)).responses[0].partition_responses[0]
+                if r.error_code != ErrorCode.NOT_ENOUGH_REPLICAS:
+                    break
+                await asyncio.sleep(0.05)
+            out.append((step, r.error_code, -1))
+
+        await end("commit with nothing sent", base, True)
+        await end("abort with nothing sent", base, False)
+        epoch = base + 1
+        await produce("write", epoch)
+        await end("commit", epoch, True)
+        await end("the commit retried", epoch, True)
+        await end("the commit retried as an abort", epoch, False)
+        await end("an older epoch", epoch - 1, True)
+        await produce("a late write of the ended transaction", epoch)
+    finally:
+        await conn.close()
+    return out
+
+
+def test_end_txn_v5_answers_as_kafka_44_does(kafka44, kafkalog):
+    answers = {}
+    for name, broker in (("kafka-4.4", kafka44), ("kafkalog", kafkalog)):
+        topic = f"script-{uuid.uuid4().hex[:8]}"
+        with AdminClient(broker.bootstrap_servers) as admin:
+            admin.create_topics([NewTopic(topic, 1, 1)])
+        answers[name] = asyncio.run(_end_txn_script(broker.bootstrap_servers, topic))
+    named = {
+        name: [(step, ErrorCode(code).name, epoch) for step, code, epoch in steps] for name, steps in answers.items()
+    }
+    assert named["kafkalog"] == named["kafka-4.4"], named
