@@ -1,7 +1,8 @@
 """Leader elections on three broker processes and a real ZooKeeper with ``kafkalog leader-election`` (Kafka's
 kafka-leader-election flags and lines): a preferred election moves leadership back to the preferred replica
 once it is in sync (then there is nothing to do), an unclean election brings an offline partition back on an
-out-of-sync replica, a partition file, usage mistakes, and AdminClient.elect_leaders' answers."""
+out-of-sync replica, a partition file, usage mistakes, AdminClient.elect_leaders' answers, and confluent-kafka's
+elect_leaders."""
 
 from __future__ import annotations
 
@@ -140,3 +141,24 @@ def test_a_partition_file_with_a_duplicate_is_refused(capsys, tmp_path):
         capsys, "--bootstrap-server", "127.0.0.1:1", "--election-type", "preferred", "--path-to-json-file", str(plan)
     )
     assert code == 1 and "duplicate partitions: a-0" in err
+
+
+def test_confluent_kafkas_elect_leaders_gets_kafkalogs_per_partition_answers(env):
+    from confluent_kafka import ElectionType, KafkaError
+    from confluent_kafka import TopicPartition as CkTopicPartition
+    from confluent_kafka.admin import AdminClient as CkAdmin
+
+    cluster, registry = env
+    topic = new_topic(cluster, {0: [1, 2]})
+    wait_until(lambda: sorted(registry.partition_state(topic, 0).isr) == [1, 2], timeout_s=30, what="ISR [1, 2]")
+    cluster.stop_broker(1)
+    wait_until(lambda: registry.partition_state(topic, 0).leader == 2, timeout_s=30, what="broker 2 leads")
+    cluster.start_broker(1)
+    wait_until(lambda: 1 in registry.partition_state(topic, 0).isr, timeout_s=30, what="broker 1 back in the ISR")
+    admin = CkAdmin({"bootstrap.servers": cluster.bootstrap_servers})
+    wanted = [CkTopicPartition(topic, 0), CkTopicPartition(topic, 3)]
+    answers = {tp.partition: err for tp, err in admin.elect_leaders(ElectionType.PREFERRED, wanted).result(30).items()}
+    assert answers[0] is None and registry.partition_state(topic, 0).leader == 1
+    assert answers[3].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+    again = admin.elect_leaders(ElectionType.PREFERRED, wanted[:1]).result(30)
+    assert [err.code() for err in again.values()] == [KafkaError.ELECTION_NOT_NEEDED]
