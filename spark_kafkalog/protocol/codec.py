@@ -3,7 +3,9 @@
 For each (struct, version) the declaration is compiled once into a list of per-field reader and writer
 closures (cached on the ``StructSpec``); encoding and decoding then just run those lists. In flexible
 versions every struct ends with a tag buffer (unsigned varint count, then ascending ``tag, size, bytes``
-entries); known tagged fields are decoded, unknown ones are kept raw in ``unknown_tags``.
+entries); known tagged fields are decoded, unknown ones are kept raw in ``unknown_tags``. A nullable struct is
+preceded by an ``int8`` (-1 null, 1 present), or in a tagged field by an unsigned varint (0 null, 1 present), as
+Kafka's generated code writes them.
 
 Decoding returns a whole message or raises ``DecodeError``; encoding raises ``EncodeError`` naming the
 field path. Compiled codecs are immutable and may be shared across threads.
@@ -62,7 +64,7 @@ def _prim_writer(prim: str, nullable: bool, flexible: bool) -> EncodeFn:
     return getattr(Writer, prim)
 
 
-def _field_reader(f: FieldSpec, version: int, flexible: bool) -> DecodeFn:
+def _field_reader(f: FieldSpec, version: int, flexible: bool, tagged: bool = False) -> DecodeFn:
     nullable = f.nullable_in(version)
     if f.kind == "prim":
         return _prim_reader(f.prim_type, nullable, flexible)
@@ -70,6 +72,12 @@ def _field_reader(f: FieldSpec, version: int, flexible: bool) -> DecodeFn:
         sub = struct_decoder(f.struct_spec, version, flexible)
         if not nullable:
             return sub
+        if tagged:  # Kafka's generated code: an unsigned varint, 0 = null, else the struct follows
+
+            def read_tagged_nullable_struct(r: Reader) -> Any:
+                return None if r.uvarint() == 0 else sub(r)
+
+            return read_tagged_nullable_struct
 
         def read_nullable_struct(r: Reader) -> Any:
             return None if r.int8() < 0 else sub(r)
@@ -91,7 +99,7 @@ def _field_reader(f: FieldSpec, version: int, flexible: bool) -> DecodeFn:
     return read_array
 
 
-def _field_writer(f: FieldSpec, version: int, flexible: bool) -> EncodeFn:
+def _field_writer(f: FieldSpec, version: int, flexible: bool, tagged: bool = False) -> EncodeFn:
     nullable = f.nullable_in(version)
     if f.kind == "prim":
         return _prim_writer(f.prim_type, nullable, flexible)
@@ -102,10 +110,16 @@ def _field_writer(f: FieldSpec, version: int, flexible: bool) -> EncodeFn:
             if v is None:
                 if not nullable:
                     raise EncodeError("null struct where a value is required")
-                w.int8(-1)
+                if tagged:
+                    w.uvarint(0)
+                else:
+                    w.int8(-1)
                 return
             if nullable:
-                w.int8(1)
+                if tagged:
+                    w.uvarint(1)
+                else:
+                    w.int8(1)
             sub(w, v)
 
         return write_struct
@@ -148,7 +162,7 @@ def struct_decoder(spec: StructSpec, version: int, flexible: bool) -> DecodeFn:
             defaults.append(f)
         elif flexible and f.tag is not None:
             defaults.append(f)
-            tagged[f.tag] = (f.name, _field_reader(f, version, True))
+            tagged[f.tag] = (f.name, _field_reader(f, version, True, tagged=True))
         else:
             readers.append((f.name, _field_reader(f, version, flexible)))
     set_ = object.__setattr__
@@ -202,7 +216,7 @@ def struct_encoder(spec: StructSpec, version: int, flexible: bool) -> EncodeFn:
         if not f.in_version(version):
             continue
         if flexible and f.tag is not None:
-            tagged.append((f.tag, f, _field_writer(f, version, True)))
+            tagged.append((f.tag, f, _field_writer(f, version, True, tagged=True)))
         else:
             writers.append((f.name, _field_writer(f, version, flexible)))
     tagged.sort(key=lambda t: t[0])

@@ -6,14 +6,15 @@ version, flexible (KIP-482: compact strings and arrays as unsigned varint length
 tagged-field buffer). The tagged fields Kafka 4.4 knows:
 
     ConsumerGroupMetadataValue                  tag 0 metadata_hash int64 (default 0)
-    ConsumerGroupMemberMetadataValue            tag 0 classic_member_metadata (default null):
-                                                      session_timeout_ms int32,
+    ConsumerGroupMemberMetadataValue            tag 0 classic_member_metadata: session_timeout_ms int32,
                                                       supported_protocols [](name string, metadata bytes)
     ConsumerGroupTargetAssignmentMetadataValue  tag 0 assignment_timestamp int64 (default 0)
     ConsumerGroupCurrentMemberAssignmentValue   TopicPartitions tag 0 assignment_epochs []int32 (default null)
 
-A tagged field is written only when it differs from its default; unknown tags are skipped on read. A null
-value is a tombstone. ``decode_record`` raises ``OffsetsRecordError`` (``offsets_topic``) for anything else;
+A tagged field is written only when it differs from its default; unknown tags are skipped on read. Kafka's
+default of ``classic_member_metadata`` is an empty struct, so a consumer-protocol member's null is written
+(tag 0, size 1, varint 0 = null, as Kafka 4.4 writes it) and an absent tag or an empty struct reads as null. A
+null value is a tombstone. ``decode_record`` raises ``OffsetsRecordError`` (``offsets_topic``) for anything else;
 ``is_consumer_group_key`` tells the loader which records are ours. Pure code, thread-safe.
 """
 
@@ -121,7 +122,7 @@ _VALUE_SPECS: dict[int, DataSpec[Any]] = {
         subscribed_topic_regex     string?
         rebalance_timeout_ms       int32       default=-1
         server_assignor            string?
-        classic_member_metadata    ClassicMemberMetadata?  tag0 default=null
+        classic_member_metadata    ClassicMemberMetadata?  tag0
           session_timeout_ms       int32
           supported_protocols      []ClassicProtocol
             name                   string
@@ -355,8 +356,8 @@ def _from_wire(record_type: int, w: Any) -> ConsumerGroupRecordValue:
         )
     if record_type == _T.CONSUMER_GROUP_MEMBER_METADATA:
         classic = None
-        if w.classic_member_metadata is not None:
-            c = w.classic_member_metadata
+        c = w.classic_member_metadata
+        if c is not None and (c.session_timeout_ms or c.supported_protocols):  # an empty struct: Kafka's default
             classic = ClassicMemberMetadata(
                 session_timeout_ms=c.session_timeout_ms,
                 supported_protocols=tuple(

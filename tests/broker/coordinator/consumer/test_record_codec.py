@@ -66,7 +66,8 @@ VALUES = [
             rebalance_timeout_ms=300000,
             server_assignor="uniform",
         ),
-        "000000057261636b04636c690b2f3132372e302e302e310304666f6f0462617200000493e008756e69666f726d00",
+        # a consumer-protocol member: Kafka writes the null classic metadata (tag 0, varint 0)
+        "000000057261636b04636c690b2f3132372e302e302e310304666f6f0462617200000493e008756e69666f726d01000100",
     ),
     (
         5,
@@ -131,6 +132,15 @@ def test_a_record_round_trips_and_a_tombstone_has_no_value():
     key, value = record_codec.encode_record(tomb)
     assert value is None
     assert record_codec.decode_record(key, None) == tomb
+
+
+def test_absent_or_empty_classic_member_metadata_reads_as_null():
+    """Kafka's default of the tagged struct is an empty struct: its builder leaves it out (the first vector, what
+    Kafka's classes write when it is not set) or an empty one could be written; both mean no classic protocol."""
+    absent = "000000057261636b04636c690b2f3132372e302e302e310304666f6f0462617200000493e008756e69666f726d00"
+    assert record_codec.decode_value(5, bytes.fromhex(absent)).classic_member_metadata is None
+    empty = absent[:-2] + "0100" + "07" + "01" + "00000000" + "01" + "00"
+    assert record_codec.decode_value(5, bytes.fromhex(empty)).classic_member_metadata is None
 
 
 def test_an_unknown_tag_is_skipped():
