@@ -6,6 +6,7 @@ not hold."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from pathlib import Path
 
@@ -229,3 +230,73 @@ def test_end_txn_v5_answers_as_kafka_44_does(kafka44, kafkalog):
         name: [(step, ErrorCode(code).name, epoch) for step, code, epoch in steps] for name, steps in answers.items()
     }
     assert named["kafkalog"] == named["kafka-4.4"], named
+
+
+def _transaction_log(bootstrap: str, tid: str, partitions: int) -> list[tuple[int, bytes]]:
+    """(value version, value bytes) of ``tid``'s records in ``__transaction_state``, in log order."""
+    import confluent_kafka
+
+    from broker.coordinator.transaction_log import decode_txn_key, transaction_partition_for
+
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"txn-log-{uuid.uuid4().hex[:6]}", "enable.auto.commit": False}
+    )
+    p = transaction_partition_for(tid, partitions)
+    consumer.assign([confluent_kafka.TopicPartition("__transaction_state", p, 0)])
+    _, high = consumer.get_watermark_offsets(confluent_kafka.TopicPartition("__transaction_state", p), timeout=10)
+    out = []
+    try:
+        position = 0
+        while position < high:
+            m = consumer.poll(1.0)
+            if m is None or m.error():
+                continue
+            position = m.offset() + 1
+            if m.value() is not None and decode_txn_key(m.key()) == tid:
+                out.append((int.from_bytes(m.value()[:2], "big"), m.value()))
+    finally:
+        consumer.close()
+    return out
+
+
+def _complete_log(bootstrap: str, tid: str, partitions: int) -> list[tuple[int, bytes]] | None:
+    records = _transaction_log(bootstrap, tid, partitions)
+    return records if len(records) >= 4 else None
+
+
+def test_transaction_state_records_read_alike_from_kafka_44_and_kafkalog(kafka44, kafkalog):
+    from broker.coordinator.transaction_log import decode_txn_value
+
+    seen = {}
+    for name, broker, partitions in (("kafka-4.4", kafka44, 4), ("kafkalog", kafkalog, 50)):
+        bootstrap = broker.bootstrap_servers
+        topic = f"log-{uuid.uuid4().hex[:8]}"
+        with AdminClient(bootstrap) as admin:
+            admin.create_topics([NewTopic(topic, 1, 1)])
+        tid = f"log-{uuid.uuid4().hex[:8]}"
+        with Producer(bootstrap, transactional_id=tid, linger_ms=1) as producer:
+            producer.init_transactions(60)
+            pid, first = producer.transaction_identity[1:]
+            producer.begin_transaction()
+            producer.send(topic, b"v")
+            producer.commit_transaction(60)
+        records = wait_until(
+            functools.partial(_complete_log, bootstrap, tid, partitions), 30, "the transaction's records"
+        )
+        rows = []
+        for version, raw in records:
+            v = decode_txn_value(raw)  # Kafka's records decode with kafkalog's declarations
+            rows.append(
+                (
+                    version,
+                    v.status,
+                    v.producer_id == pid,
+                    v.producer_epoch - first,
+                    [len(ps) for ps in v.partitions.values()],  # the topic names differ
+                    {-1: "none", pid: "this producer"}.get(v.previous_producer_id, "another"),
+                    v.next_producer_id,
+                    v.client_transaction_version,
+                )
+            )
+        seen[name] = rows
+    assert seen["kafkalog"] == seen["kafka-4.4"], seen
