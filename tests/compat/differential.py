@@ -312,6 +312,13 @@ ALLOWANCES: tuple[Allowance, ...] = (
         _placeholder("<uuid>", ZERO_UUID_VALUES),
     ),
     Allowance(
+        "fetch-session-ids",
+        "a fetch session's id is random per broker (KIP-227); 0 (no session) is still compared",
+        frozenset({"session_id"}),
+        _placeholder("<session>", (0,)),
+        frozenset({"Fetch"}),
+    ),
+    Allowance(
         "throttle-time",
         "quota throttling depends on each broker's load; both are unthrottled in these scripts",
         frozenset({"throttle_time_ms"}),
