@@ -36,8 +36,11 @@ else GROUP_ID_NOT_FOUND. Classic members of a consumer group keep using JoinGrou
 epoch as the generation, no leader duties), SyncGroup (their assignment from the consumer group's reconciliation,
 as a ConsumerProtocolAssignment), Heartbeat (REBALANCE_IN_PROGRESS when they must rejoin) and LeaveGroup; a
 JoinGroup is INCONSISTENT_GROUP_PROTOCOL when the policy is ``disabled``. A JoinGroup for an empty consumer group
-deletes it (tombstones) so a classic group takes its place. Not done: the downgrade of a consumer group whose
-last consumer-protocol member left while classic members remain (it stays a consumer group with classic members).
+deletes it (tombstones) so a classic group takes its place. Downgrade (policy ``downgrade`` or
+``bidirectional``): when the last consumer-protocol member leaves (epoch -1) or is fenced by expiry while classic
+members remain, the consumer group's records are tombstoned and a classic GroupMetadata with those members (their
+protocols, their assignments as ConsumerProtocolAssignments) is written in the same batch; the classic group
+then rebalances (PreparingRebalance), so its members rejoin (Kafka's ``convertToClassicGroup``).
 
 Event-loop only.
 """
@@ -59,9 +62,9 @@ from .consumer.classic_members import encode_classic_assignment
 from .consumer.group import ConsumerGroup, ConsumerGroupState, HeartbeatOutcome
 from .consumer.record_codec import encode_record
 from .consumer.records import CoordinatorRecord
-from .group import GroupError, JoinResult
+from .group import Group, GroupError, GroupState, JoinResult, Member, select_protocol
 from .group_coordinator_base import GroupCoordinatorBase
-from .offsets_topic import encode_group_key, encode_offset_key
+from .offsets_topic import GroupMetadataValue, MemberMetadata, encode_group_key, encode_group_value, encode_offset_key
 
 if TYPE_CHECKING:
     from broker.metadata.cache import MetadataCache
@@ -169,6 +172,7 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
         self._cg_expiring = set()
         self._topics_version = TopicsVersion()
         self._assignment_epochs: dict[str, dict[str, dict[tuple[uuid.UUID, int], int]]] = {}
+        self._pending_classic_values: dict[str, object] = {}
         protocols = {p.lower() for p in self._setting("group.coordinator.rebalance.protocols")}
         unknown = protocols - {CLASSIC, CONSUMER}
         if unknown or CLASSIC not in protocols:
@@ -307,6 +311,9 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
             drop_classic = created and (classic is not None or group_id in self.store.groups)
             pairs: list[tuple[bytes, bytes | None]] = [(encode_group_key(group_id), None)] if drop_classic else []
             pairs += [encode_record(rec) for rec in (*upgrade, *outcome.records)]
+            downgrade = self._downgrade(group, now) if request.member_epoch == -1 else None
+            if downgrade is not None:
+                pairs += downgrade[0]
             if created:  # visible at once, so a JoinGroup racing the append sees a consumer group
                 self.consumer_groups[group_id] = group
                 self.groups.pop(group_id, None)
@@ -330,8 +337,86 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
                 self._fail_classic_waiters(
                     group_id, ErrorCode.REBALANCE_IN_PROGRESS, "the group became a consumer group"
                 )
+            if downgrade is not None:
+                self._downgraded(group_id, group, downgrade[1])
+                return outcome
             self._track_assignment_epochs(group_id, group)
             return outcome
+
+    # -- the downgrade ---------------------------------------------------------------------------------------------
+    def _downgrade(self, group: ConsumerGroup, now: int) -> tuple[list[tuple[bytes, bytes | None]], Group] | None:
+        """When ``group`` (after a change) has members and all of them use the classic protocol, and the policy
+        allows a downgrade: the records that turn it back into a classic group (the consumer group's tombstones,
+        then the classic GroupMetadata) and that classic group, rebalancing so its members rejoin (Kafka's
+        ``convertToClassicGroup``). None otherwise. Nothing is applied."""
+        if self.migration_policy not in ("downgrade", "bidirectional") or not group.members:
+            return None
+        metas = [m.classic_member_metadata for m in group.members.values()]
+        if any(meta is None for meta in metas):
+            return None
+        try:
+            protocol = select_protocol([[p.name for p in meta.supported_protocols] for meta in metas if meta])
+        except ValueError:
+            return None
+        topic_name = self.topics_view().topic_name
+        classic = self._new_group(group.group_id)
+        classic.generation = group.group_epoch
+        classic.protocol_type = CONSUMER
+        classic.protocol_name = protocol
+        for m in sorted(group.members.values(), key=lambda m: m.member_id):
+            meta = m.classic_member_metadata
+            assert meta is not None, "checked above"
+            protocols = [(p.name, p.metadata) for p in meta.supported_protocols]
+            chosen = dict(protocols).get(protocol, b"")
+            version = min(max(int.from_bytes(chosen[:2], "big", signed=True), 0), 3) if len(chosen) >= 2 else 0
+            classic.members[m.member_id] = Member(
+                m.member_id, m.instance_id, m.client_id, m.client_host, meta.session_timeout_ms,
+                m.rebalance_timeout_ms, protocols, now, False,
+                encode_classic_assignment(m.assigned_partitions, topic_name, version),
+            )  # fmt: skip
+            if m.instance_id is not None:
+                classic.static_members[m.instance_id] = m.member_id
+        classic.leader_id = next(iter(classic.members))
+        classic.state = GroupState.STABLE
+        classic.state_timestamp_ms = now
+        value = GroupMetadataValue(
+            protocol_type=CONSUMER,
+            generation=classic.generation,
+            protocol=protocol,
+            leader=classic.leader_id,
+            current_state_timestamp=now,
+            members=[
+                MemberMetadata(
+                    member_id=cm.member_id,
+                    group_instance_id=cm.group_instance_id,
+                    client_id=cm.client_id,
+                    client_host=cm.client_host,
+                    rebalance_timeout=cm.rebalance_timeout_ms,
+                    session_timeout=cm.session_timeout_ms,
+                    subscription=cm.metadata_for(protocol),
+                    assignment=cm.assignment,
+                )  # fmt: skip
+                for cm in classic.members.values()
+            ],
+        )
+        pairs: list[tuple[bytes, bytes | None]] = [encode_record(rec) for rec in group.delete_records()]
+        pairs.append((encode_group_key(group.group_id), encode_group_value(value)))
+        classic.prepare_rebalance(now)  # its members rejoin as a classic group (Kafka rebalances it at once)
+        self._pending_classic_values[group.group_id] = value
+        return pairs, classic
+
+    def _downgraded(self, group_id: str, group: ConsumerGroup, classic: Group) -> None:
+        """The downgrade's records are written: the classic group takes the consumer group's place."""
+        for rec in group.delete_records():
+            group.replay(rec)
+        if self.consumer_groups.get(group_id) is group:
+            del self.consumer_groups[group_id]
+        self._assignment_epochs.pop(group_id, None)
+        self.groups[group_id] = classic
+        value = self._pending_classic_values.pop(group_id, None)
+        if value is not None:
+            self.store.groups[group_id] = value
+        log.info("group %s: converted the consumer group to a classic group (every member uses JoinGroup)", group_id)
 
     # -- the classic side of one namespace ---------------------------------------------------------------------
     async def classic_join_consumer_group(
@@ -622,13 +707,20 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
                 if group is None or self.coordinator_error(group_id) != ErrorCode.NONE:
                     return
                 snap = group.snapshot()
+                had_consumer_members = any(m.classic_member_metadata is None for m in group.members.values())
                 records = group.expire(self.now())
                 if not records:
                     return
-                code = await self._append(group_id, _batch([encode_record(r) for r in records], self.now()), _nothing)
+                pairs = [encode_record(r) for r in records]
+                downgrade = self._downgrade(group, self.now()) if had_consumer_members else None
+                if downgrade is not None:
+                    pairs += downgrade[0]
+                code = await self._append(group_id, _batch(pairs, self.now()), _nothing)
                 if code != ErrorCode.NONE:
                     group.restore(snap)
                     log.warning("group %s: writing the expiry of members failed: %s", group_id, code.name)
+                elif downgrade is not None:
+                    self._downgraded(group_id, group, downgrade[1])
                 else:
                     self._track_assignment_epochs(group_id, group)
                     log.info("group %s: fenced members whose session or rebalance timeout passed", group_id)

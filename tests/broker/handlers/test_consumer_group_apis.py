@@ -258,6 +258,41 @@ def test_a_classic_group_with_members_is_upgraded_online(broker, w):
     assert [m.member_id for m in describe(w, group).groups[0].members] == [new]
 
 
+def test_the_group_goes_back_to_classic_when_its_last_consumer_member_leaves(broker, w):
+    """Kafka's downgrade (policy bidirectional): the consumer-protocol member leaves, the classic member remains, so
+    the group becomes a classic group again (its records tombstoned, a GroupMetadata written) and rebalances."""
+    from broker.coordinator.offset_store import iter_log_records
+    from broker.coordinator.offsets_topic import GroupKey, decode_group_value, decode_key
+
+    group = new_group()
+    classic = _classic_join_and_leave(w, group)
+    assert _sync(w, group, classic, 1).error_code == ErrorCode.NONE
+    new, _ = join(w, group)
+    assert heartbeat(w, group, new, -1).error_code == ErrorCode.NONE
+    gc = broker.broker.group_coordinator
+    assert broker.call(lambda: gc.group_type(group)) == "classic"
+    assert describe(w, group).groups[0].error_message == f"Group {group} is not a consumer group."
+    (dg,) = w.call(ApiKey.DESCRIBE_GROUPS, 5, Req(ApiKey.DESCRIBE_GROUPS)(groups=[group])).groups
+    assert (dg.group_state, [m.member_id for m in dg.members]) == ("PreparingRebalance", [classic])
+    rejoined = _classic_join(w, group, classic)
+    assert (rejoined.error_code, rejoined.leader) == (ErrorCode.NONE, classic)
+    part = broker.call(lambda: broker.broker.replica_manager.get_partition(OFFSETS_TOPIC, gc.partition_of(group)))
+    values = [
+        decode_group_value(v)
+        for k, v in broker.call(lambda: list(iter_log_records(part.log)))
+        if k is not None and k[:2] == b"\x00\x02" and decode_key(k) == GroupKey(group) and v is not None
+    ]
+    assert values and values[-1].protocol_type == "consumer" and [m.member_id for m in values[-1].members] == [classic]
+    p = broker.call(lambda: gc.partition_of(group))
+
+    async def reload():
+        gc._unload(p)
+        await gc._load(p, part)
+
+    broker.call(reload)  # a coordinator loading the partition finds the classic group, not the consumer group
+    assert broker.call(lambda: (gc.group_type(group), sorted(gc.groups[group].members))) == ("classic", [classic])
+
+
 def test_a_classic_member_cannot_join_with_a_protocol_type_other_than_consumer(broker, w):
     group = new_group()
     join(w, group)
