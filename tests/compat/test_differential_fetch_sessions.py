@@ -87,3 +87,50 @@ def test_fetch_sessions_by_topic_id(kafkalog, kafka):
         session_fetch("continued by id", t, {}, session="full by name", epoch=1),
     ]
     check(kafkalog, kafka, steps)
+
+
+def test_session_of_a_topic_created_again(kafkalog, kafka):
+    """A session cached the partition under the topic's first id; the topic is deleted and created again (a new
+    id): the session's partition answers INCONSISTENT_TOPIC_ID, a fetch by the old id UNKNOWN_TOPIC_ID."""
+    t = f"drecr-{tag()}"
+    steps = [
+        create("create", [(t, 1, 1, {})]),
+        *metadata_ready(t, 1),
+        session_fetch("full", t, {0: 0}, epoch=0),
+        Step(
+            "delete",
+            K.DELETE_TOPICS,
+            6,
+            req(K.DELETE_TOPICS, topics=[{"name": t}], timeout_ms=30000),
+        ),
+        Step(
+            "create again",
+            K.CREATE_TOPICS,
+            7,
+            req(
+                K.CREATE_TOPICS,
+                topics=[{"name": t, "num_partitions": 1, "replication_factor": 1, "configs": []}],
+                timeout_ms=30000,
+            ),
+            until=lambda r: r.topics[0].error_code == 0,
+            compare=False,
+        ),
+        Step(
+            "metadata again",
+            K.METADATA,
+            12,
+            req(K.METADATA, topics=[{"name": t}], allow_auto_topic_creation=False),
+            until=lambda r: r.topics[0].error_code == 0 and all(p.leader_id >= 0 for p in r.topics[0].partitions),
+            compare=False,
+        ),
+        session_fetch(
+            "session after re-creation",
+            t,
+            {},
+            session="full",
+            epoch=1,
+            until=lambda r: r.error_code != 0 or any(p.error_code != 0 for x in r.responses for p in x.partitions),
+        ),
+        session_fetch("by the old id", t, {0: 0}, epoch=-1),
+    ]
+    check(kafkalog, kafka, steps)
