@@ -1,6 +1,7 @@
 """ApiVersions (key 18), v0-4: the APIs and version ranges this broker serves, from the handler registry.
 
-Versions above 4 never reach this handler: the connection answers them with the v0 error body
+ConsumerGroupHeartbeat and ConsumerGroupDescribe are left out when ``group.coordinator.rebalance.protocols`` lacks
+``consumer``. Versions above 4 never reach this handler: the connection answers them with the v0 error body
 (UNSUPPORTED_VERSION plus our ApiVersions range), as KIP-511 clients expect. v3+'s client software name and
 version are kept for the connection (``ctx.client``), as Kafka keeps them (KIP-511).
 
@@ -30,11 +31,21 @@ def features(config) -> dict[str, tuple[int, int, int]]:
     return {"transaction.version": (0, 2, int(config["transaction.version"]))}
 
 
+def _hidden(services) -> frozenset[int]:
+    """APIs served but turned off by config: ConsumerGroupHeartbeat and ConsumerGroupDescribe without ``consumer`` in
+    ``group.coordinator.rebalance.protocols`` (as Kafka leaves them out then)."""
+    if services.group_coordinator.consumer_protocol_enabled:
+        return frozenset()
+    return frozenset({ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE})
+
+
 async def handle(ctx, request):
     Resp = _API.Response
+    hidden = _hidden(ctx.services)
     keys = [
         Resp.ApiVersion(api_key=k, min_version=lo, max_version=hi)
         for k, lo, hi in ctx.services.handlers.version_ranges()
+        if k not in hidden
     ]
     if ctx.version < FEATURES_FROM:
         return Resp(error_code=ErrorCode.NONE, api_keys=keys, throttle_time_ms=0)

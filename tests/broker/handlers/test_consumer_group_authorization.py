@@ -111,3 +111,9 @@ def test_the_consumer_protocol_can_be_turned_off(tmp_path):
     assert heartbeat(services, subscribed_topic_names=["orders"]).error_code == E.UNSUPPORTED_VERSION
     (d,) = call(services, consumer_group_describe, group_ids=["g"]).groups
     assert d.error_code == E.UNSUPPORTED_VERSION
+    from broker.handlers import api_versions
+
+    offered = {k.api_key for k in call(services, api_versions, 3).api_keys}
+    assert 68 not in offered and 69 not in offered and 11 in offered
+    with_consumer = build_services(tmp_path / "on")
+    assert {68, 69} <= {k.api_key for k in call(with_consumer, api_versions, 3).api_keys}
