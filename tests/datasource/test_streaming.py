@@ -5,6 +5,8 @@ processing-time trigger and ``processAllAvailable``."""
 from __future__ import annotations
 
 import datetime
+import json
+import os
 import re
 import tempfile
 import threading
@@ -424,6 +426,35 @@ def test_restart_from_checkpoint_reads_every_record_exactly_once(spark, bootstra
     rows = collector.rows()
     assert len(rows) == 150
     assert sorted(int(v) for _, _, v in rows) == list(range(150))
+
+
+def test_a_checkpoint_written_without_topic_ids_resumes_and_gains_them(spark, bootstrap, new_topic):
+    """A checkpoint of the format before topic ids (Spark's JSON alone) resumes where it stopped; the next
+    offsets carry the topic's id again."""
+    topic = new_topic(2)
+    produce(bootstrap, topic, range(20), partition=lambda i: i % 2)
+    checkpoint = tempfile.mkdtemp()
+    df = stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest")
+    run_available_now(df, Collector(), checkpoint)
+    offsets_dir = os.path.join(checkpoint, "offsets")
+    for name in [n for n in os.listdir(offsets_dir) if n.isdigit()]:
+        path = os.path.join(offsets_dir, name)
+        with open(path) as f:
+            lines = f.read().splitlines()
+        source = {k: v for k, v in json.loads(lines[-1]).items() if not k.startswith("@topicId:")}
+        assert source == {topic: {"0": 10, "1": 10}}
+        with open(path, "w") as f:
+            f.write("\n".join([*lines[:-1], json.dumps(source)]))
+        crc = os.path.join(offsets_dir, f".{name}.crc")  # Hadoop's checksum of the old content
+        if os.path.exists(crc):
+            os.remove(crc)
+    produce(bootstrap, topic, range(20, 26), partition=lambda i: i % 2)
+    collector = Collector()
+    run_available_now(df, collector, checkpoint)
+    assert sorted(int(v) for _, _, v in collector.rows()) == list(range(20, 26))
+    last = max((n for n in os.listdir(offsets_dir) if n.isdigit()), key=int)
+    with open(os.path.join(offsets_dir, last)) as f:
+        assert any(k.startswith(f"@topicId:{topic}:") for k in json.loads(f.read().splitlines()[-1]))
 
 
 def test_commit_offsets_to_group_shows_the_querys_lag_without_joining(spark, bootstrap, new_topic):
