@@ -474,3 +474,25 @@ def test_a_commit_at_an_older_epoch_lands_for_partitions_held_since_then(broker,
     assert codes == {**dict.fromkeys(kept, ErrorCode.NONE), **dict.fromkeys(gone, ErrorCode.STALE_MEMBER_EPOCH)}
     assert set(_commit_partitions(w, group, a, 3, sorted(kept)).values()) == {ErrorCode.STALE_MEMBER_EPOCH}
     assert set(_commit_partitions(w, group, a, 2, sorted(kept)).values()) == {ErrorCode.NONE}
+
+
+def test_a_regex_is_re_resolved_when_a_topic_is_created(broker, w):
+    """The group's regex is resolved against the topics (record 16); a topic created later that matches bumps the
+    group epoch on the next heartbeat and its partitions are assigned."""
+    group, prefix = new_group(), f"rx{uuid.uuid4().hex[:6]}"
+    first = f"{prefix}-a"
+    broker.call(lambda: broker.broker.topic_admin.create_topic(first, 1, 1))
+    wait_until(lambda: broker.call(lambda: broker.broker.topic_admin.has_leaders(first, 1)), 10, "leaders")
+    member = uuid.uuid4().hex[:22]
+    resp = heartbeat(w, group, member, 0, regex=f"{prefix}-.*")
+    assert resp.error_code == ErrorCode.NONE and resp.member_epoch == 1
+    ids = broker.call(lambda: {n: t.topic_id for n, t in broker.broker.metadata.topics.items()})
+    assert owned_of(resp) == {ids[first]: {0}}
+    later = f"{prefix}-b"
+    broker.call(lambda: broker.broker.topic_admin.create_topic(later, 2, 1))
+    wait_until(lambda: broker.call(lambda: broker.broker.topic_admin.has_leaders(later, 2)), 10, "leaders")
+    ids = broker.call(lambda: {n: t.topic_id for n, t in broker.broker.metadata.topics.items()})
+    again = heartbeat(w, group, member, 1, owned=owned_of(resp))
+    assert again.member_epoch == 2 and owned_of(again) == {ids[first]: {0}, ids[later]: {0, 1}}
+    (d,) = describe(w, group).groups
+    assert d.members[0].subscribed_topic_regex == f"{prefix}-.*" and d.group_epoch == 2
