@@ -496,3 +496,34 @@ def test_a_regex_is_re_resolved_when_a_topic_is_created(broker, w):
     assert again.member_epoch == 2 and owned_of(again) == {ids[first]: {0}, ids[later]: {0, 1}}
     (d,) = describe(w, group).groups
     assert d.members[0].subscribed_topic_regex == f"{prefix}-.*" and d.group_epoch == 2
+
+
+def test_offsets_of_subscribed_topics_stay_and_cannot_be_deleted(broker, w):
+    """OffsetDelete answers GROUP_SUBSCRIBED_TO_TOPIC for a topic the consumer group subscribes to; offset expiry
+    (KIP-211, as Kafka for consumer groups) keeps a subscribed topic's offsets past the retention and removes the
+    others'."""
+    other = f"other-{uuid.uuid4().hex[:6]}"
+    broker.call(lambda: broker.broker.topic_admin.create_topic(other, 1, 1))
+    wait_until(lambda: broker.call(lambda: broker.broker.topic_admin.has_leaders(other, 1)), 10, "leaders")
+    group = new_group()
+    member, _ = join(w, group)
+    assert _commit(w, group, member, 1) == ErrorCode.NONE
+    R = Req(ApiKey.OFFSET_COMMIT)
+    T, P = R.OffsetCommitRequestTopic, R.OffsetCommitRequestTopic.OffsetCommitRequestPartition
+    resp = w.call(
+        ApiKey.OFFSET_COMMIT,
+        9,
+        R(group_id=group, generation_id_or_member_epoch=1, member_id=member,
+          topics=[T(name=other, partitions=[P(partition_index=0, committed_offset=3)])]),
+    )  # fmt: skip
+    assert resp.topics[0].partitions[0].error_code == ErrorCode.NONE
+    D = Req(ApiKey.OFFSET_DELETE)
+    DT, DP = D.OffsetDeleteRequestTopic, D.OffsetDeleteRequestTopic.OffsetDeleteRequestPartition
+    deleted = w.call(
+        ApiKey.OFFSET_DELETE, 0, D(group_id=group, topics=[DT(name=TOPIC, partitions=[DP(partition_index=0)])])
+    )
+    assert deleted.topics[0].partitions[0].error_code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+    gc = broker.broker.group_coordinator
+    week_later = broker.call(lambda: gc.now()) + 8 * 24 * 3600 * 1000
+    broker.call(lambda: gc.expire_offsets(week_later))
+    assert broker.call(lambda: sorted(gc.store.offsets[group])) == [(TOPIC, 0)]
