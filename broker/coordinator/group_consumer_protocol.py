@@ -212,7 +212,7 @@ class GroupConsumerProtocol(GroupCoordinatorBase):
         group = self.consumer_groups.get(group_id)
         if group is not None and group.state is not ConsumerGroupState.DEAD:
             return group
-        if self.group_type(group_id) == CLASSIC and group_id in self.groups:
+        if self.group_type(group_id) == CLASSIC:  # Kafka keeps a group known by its offsets as a classic group
             raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
 
