@@ -18,8 +18,10 @@ CLUSTER_AUTHORIZATION_FAILED from the coordinator -> INVALID_TXN_STATE; others a
 Guards: verifying takes a round trip, during which the transaction may end (a marker lands) and a new one may
 not include the partition. ``start_guard`` records a token per (partition, producer) before the question; a
 transaction marker for the producer on the partition drops it (``clear_guard``, WriteTxnMarkers); the append
-goes ahead only while ``guard_holds`` (else INVALID_TXN_STATE), as Kafka's ``VerificationGuard``. Event-loop
-only.
+goes ahead only while ``guard_holds``, as Kafka's ``VerificationGuard``. A voided verification is answered
+NOT_ENOUGH_REPLICAS (retriable): the retry asks again, so a late write of the ended transaction is refused
+then, while a transactions-v2 producer that began its next transaction at once (its Produce verified while
+the previous transaction's markers landed) is not failed. Event-loop only.
 """
 
 from __future__ import annotations
@@ -128,7 +130,10 @@ class Verification:
             return error
         guard = self.guards.get(tp)
         if guard is not None and not guard_holds(part, *guard):
-            return ErrorCode.INVALID_TXN_STATE, "the transaction ended while the partition was being verified"
+            return (
+                ErrorCode.NOT_ENOUGH_REPLICAS,
+                "a transaction of the producer ended while the partition was being verified: retry",
+            )
         return None
 
 

@@ -35,7 +35,8 @@ in the transaction (in-process, or AddPartitionsToTxn v4+ ``verify_only`` to ano
 ``broker.coordinator.txn_verification``); else INVALID_TXN_STATE ("the partition was not added to the
 transaction"; TRANSACTION_ABORTABLE from v11, as Kafka 4.4), INVALID_PRODUCER_EPOCH for a fenced producer, NOT_ENOUGH_REPLICAS while the coordinator cannot
 tell (moving, loading, markers being written: the producer retries). A
-transaction that ends while its partition is verified voids the verification (INVALID_TXN_STATE). v12 is a
+marker of the producer landing while its partition is verified voids the verification (NOT_ENOUGH_REPLICAS:
+the retry verifies again). v12 is a
 transactions-v2 producer (KIP-890 part 2): the coordinator adds the partition to the transaction instead of
 only verifying it, so such a producer sends no AddPartitionsToTxn. v10's tagged ``current_leader`` and
 ``node_endpoints`` (KIP-951) are left at their defaults (unknown): clients refresh metadata as before.

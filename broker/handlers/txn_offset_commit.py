@@ -10,7 +10,8 @@ Transaction verification (KIP-890, ``transaction.partition.verification.enable``
 producer has no transaction ongoing on the group's ``__consumer_offsets`` partition, the transaction coordinator
 is asked whether that partition is in the transaction (AddOffsetsToTxn added it), else every partition answers
 INVALID_TXN_STATE (PRODUCER_FENCED for a fenced producer; COORDINATOR_NOT_AVAILABLE while the transaction
-coordinator cannot tell, CONCURRENT_TRANSACTIONS while its markers are written: both retried). v5 is a
+coordinator cannot tell, CONCURRENT_TRANSACTIONS while its markers are written or when one landed during the
+verification: both retried). v5 is a
 transactions-v2 producer: the coordinator adds the partition instead (no AddOffsetsToTxn is sent).
 
 Authorization, in Kafka's order: WRITE on the transactional id (else every partition
@@ -58,7 +59,7 @@ async def _verify(ctx, request) -> ErrorCode:
     if code in _UNVERIFIED:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     if code == ErrorCode.NONE and not guard_holds(part, pid, token):
-        return ErrorCode.INVALID_TXN_STATE
+        return ErrorCode.CONCURRENT_TRANSACTIONS  # a marker landed meanwhile: the retry verifies again
     return code
 
 

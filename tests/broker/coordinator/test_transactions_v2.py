@@ -11,6 +11,7 @@ import pytest
 from broker.coordinator.offset_store import iter_log_records
 from broker.coordinator.transaction_log import decode_txn_key, decode_txn_value
 from broker.coordinator.txn_metadata import MAX_EPOCH
+from broker.coordinator.txn_verification import Verification, clear_guard, produce_error, start_guard
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from tests.broker.conftest import start_brokers
 from tests.waiting import wait_until
@@ -366,3 +367,38 @@ def test_transaction_state_records_are_value_v1_with_the_v2_fields(broker, wire)
     states = [(v.status, v.producer_epoch, v.client_transaction_version) for _, v in values]
     assert states[-3:] == [(1, epoch, 2), (2, epoch + 1, 2), (4, epoch + 1, 2)]  # Ongoing, PrepareCommit, Complete
     assert all(v.previous_producer_id == pid and v.next_producer_id == -1 for _, v in values[1:])
+
+
+class _Partition:
+    """Stands for a ``Partition`` as a guard key."""
+
+
+def test_a_marker_landing_during_a_verification_voids_it_and_the_write_is_retried():
+    part = _Partition()
+    outcome = Verification(guards={("t", 0): (7, start_guard(part, 7))})
+    assert outcome.refusal(("t", 0), part) is None
+    clear_guard(part, 8)  # another producer's marker
+    assert outcome.refusal(("t", 0), part) is None
+    clear_guard(part, 7)
+    code, message = outcome.refusal(("t", 0), part)
+    assert code == E.NOT_ENOUGH_REPLICAS and "retry" in message  # retriable: the next attempt verifies again
+    outcome.errors[("t", 1)] = (E.INVALID_TXN_STATE, "the partition was not added to the transaction")
+    assert outcome.refusal(("t", 1), part) == (E.INVALID_TXN_STATE, "the partition was not added to the transaction")
+
+
+@pytest.mark.parametrize(
+    "code, version, answered",
+    [
+        (E.INVALID_TXN_STATE, 10, E.INVALID_TXN_STATE),
+        (E.INVALID_TXN_STATE, 11, E.TRANSACTION_ABORTABLE),
+        (E.PRODUCER_FENCED, 12, E.INVALID_PRODUCER_EPOCH),
+        (E.CONCURRENT_TRANSACTIONS, 12, E.NOT_ENOUGH_REPLICAS),
+        (E.COORDINATOR_NOT_AVAILABLE, 9, E.NOT_ENOUGH_REPLICAS),
+        (E.NOT_COORDINATOR, 9, E.NOT_ENOUGH_REPLICAS),
+        (E.NETWORK_EXCEPTION, 11, E.NOT_ENOUGH_REPLICAS),
+        (E.TRANSACTION_ABORTABLE, 10, E.INVALID_TXN_STATE),
+        (E.INVALID_PRODUCER_ID_MAPPING, 12, E.INVALID_PRODUCER_ID_MAPPING),
+    ],
+)
+def test_coordinator_errors_as_the_producer_gets_them(code, version, answered):
+    assert produce_error(code, version)[0] == answered
