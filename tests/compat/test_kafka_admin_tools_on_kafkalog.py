@@ -160,7 +160,9 @@ def test_kafka_transactions_lists_and_describes_a_kafkalog_transactional_produce
         ]
         (ongoing,) = tab_rows(run_tool(*tool, "describe", "--transactional-id", txn).stdout)
         assert ongoing["CoordinatorId"] == "0" and ongoing["ProducerId"] == str(producer_id)
-        assert ongoing["ProducerEpoch"] == str(epoch) and ongoing["TransactionState"] == "Ongoing"
+        # transactions v2 (transaction.version 2, the default): the first commit bumped the epoch
+        assert ongoing["ProducerEpoch"] == str(epoch + 1) == str(producer.transaction_identity[2])
+        assert ongoing["TransactionState"] == "Ongoing"
         assert ongoing["TransactionTimeoutMs"] == "45000" and ongoing["TopicPartitions"] == f"{topic}-1"
         assert int(ongoing["TransactionDurationMs"]) >= 0
         producer.commit_transaction(30)
