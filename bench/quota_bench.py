@@ -60,6 +60,7 @@ if str(ROOT) not in sys.path:
 
 from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
+from bench.reference import reference_plan  # noqa: E402
 from bench.stats import confluent_produce_all, percentile  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -434,29 +435,15 @@ def main() -> None:
 
 
 def _reference_plan(choice: str | None) -> dict:
-    """What the JSON's ``reference`` says before the run: the system, whether it was asked for, and why not."""
-    plan: dict = {"system": "kafka", "requested": False, "ran": False, "reason": None}
-    if choice == "none":
-        plan["reason"] = "--reference none"
-        return plan
-    from tests.compat.peers import KAFKA_39, PeerMissingError, classpath
-
-    try:
-        classpath(KAFKA_39)
-    except PeerMissingError as exc:
-        if choice == "kafka":
-            raise SystemExit(f"--reference kafka: {exc}") from None
-        plan["reason"] = str(exc)
-        return plan
+    """The ``reference`` of the JSON before the run: Apache Kafka 3.9.1 with Kafka's JVM flags."""
     from bench.tls_bench import KAFKA_JVM_OPTIONS
 
-    plan |= {
-        "requested": True,
-        "broker": KAFKA_39.what,
-        "kafka_jvm_options": KAFKA_JVM_OPTIONS,
-        "quotas_set_with": "kafka-configs --bootstrap-server --entity-type clients (Java AdminClient)",
-    }
-    return plan
+    return reference_plan(
+        choice,
+        "KAFKA_39",
+        kafka_jvm_options=KAFKA_JVM_OPTIONS,
+        quotas_set_with="kafka-configs --bootstrap-server --entity-type clients (Java AdminClient)",
+    )
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ if str(ROOT) not in sys.path:
 
 from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
+from bench.reference import reference_plan  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -115,8 +116,9 @@ def rebalance_after_leave(
             c.subscribe([name], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
             while not stop[i].is_set():
                 msg = c.poll(0.1)
-                if msg is not None and msg.error() is not None and not msg.error().retriable():
-                    errors.append(f"member {i}: {msg.error()}")
+                error = None if msg is None else msg.error()
+                if error is not None and not error.retriable():
+                    errors.append(f"member {i}: {error}")
         finally:
             with lock:
                 owned.pop(i, None)
@@ -200,23 +202,11 @@ def _kafka(data_dir: Path, args: argparse.Namespace) -> dict:
         return run_cases(broker.bootstrap_servers, "kafka", args.members, args.partitions, args.leaves)
 
 
-def reference_plan(choice: str | None) -> dict:
-    """What the JSON's ``reference`` says before the run: the system, whether it was asked for, and why not."""
-    plan: dict = {"system": "kafka-4.4", "requested": False, "ran": False, "reason": None}
-    if choice == "none":
-        plan["reason"] = "--reference none"
-        return plan
-    from tests.compat.peers import KAFKA_44, PeerMissingError, classpath
+def _reference_plan(choice: str | None) -> dict:
+    """The ``reference`` of the JSON before the run: Apache Kafka 4.4 with Kafka's JVM flags."""
+    from bench.tls_bench import KAFKA_JVM_OPTIONS
 
-    try:
-        classpath(KAFKA_44)
-    except PeerMissingError as exc:
-        if choice == "kafka":
-            raise SystemExit(f"--reference kafka: {exc}") from None
-        plan["reason"] = f"Apache Kafka 4.4's jars are missing ({exc}); run `make peers`"
-        return plan
-    plan["requested"] = True
-    return plan
+    return reference_plan(choice, "KAFKA_44", kafka_jvm_options=KAFKA_JVM_OPTIONS)
 
 
 def checks(runs: dict) -> dict:
@@ -251,7 +241,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     if args.quick:
         args.members, args.partitions, args.leaves = 4, 8, 1
-    reference = reference_plan(args.reference)
+    reference = _reference_plan(args.reference)
     runs: dict = {}
     with tempfile.TemporaryDirectory(prefix="kafkalog-rebalance-bench-") as data_dir:
         runs["kafkalog"] = _kafkalog(Path(data_dir) / "kafkalog", args)
