@@ -15,7 +15,8 @@ logs a warning and reads the new topic from its earliest offsets. ``latest_offse
 from its earliest offsets too, and a re-created topic is never held back by ``minOffsetsPerTrigger``.
 
 ``StreamPlanner`` is the driver side. It talks to the cluster only through ``StreamSource`` (a
-``KafkaClient`` behind ``KafkaStreamSource``, which asks Metadata only for the named topics), keeps the state Spark's stream keeps between calls, and is used by one
+``KafkaClient`` behind ``KafkaStreamSource``, which asks Metadata only for the named topics; both in
+``stream_cluster``, re-exported here), keeps the state Spark's stream keeps between calls, and is used by one
 thread (PySpark's streaming source runner calls the reader sequentially in one Python process):
 
 - ``partitions``: what the subscription reads now; a ``subscribe``d or ``assign``ed topic that does not
@@ -52,29 +53,19 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Protocol
 
-from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.datasource.offsets import EARLIEST, LATEST, TopicPartition
-from spark_kafkalog.datasource.options import Assign, Subscribe, SubscriptionStrategy
 from spark_kafkalog.datasource.planning import (
     OffsetRange,
-    OffsetSource,
     UnknownTopicError,
     report_data_loss,
     resolve_limit,
     resolve_partitions,
     split_ranges,
 )
+from spark_kafkalog.datasource.stream_cluster import KafkaStreamSource, StreamSource, named_topics
 from spark_kafkalog.datasource.stream_options import StreamOptions
-from spark_kafkalog.datasource.topic_ids import (
-    id_entries,
-    is_id_key,
-    kafka_topic_id,
-    parse_id_key,
-    recreated_topics,
-)
-from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.datasource.topic_ids import id_entries, is_id_key, offset_topic_ids, parse_id_key, recreated_topics
 
 __all__ = [
     "AvailableNowError",
@@ -132,87 +123,6 @@ def _scala_map(offsets: Mapping[TopicPartition, int]) -> str:
     return "Map(" + ", ".join(f"{tp} -> {offsets[tp]}" for tp in sorted(offsets)) + ")"
 
 
-class StreamSource(OffsetSource, Protocol):
-    """``OffsetSource`` plus the fetch used to estimate bytes (``KafkaClient`` provides both)."""
-
-    def fetch_batches(self, tp: TopicPartition, start: int, end: int | None = None, *, max_bytes: int | None = None):
-        """Record batches from ``start``; each has ``.batch.data``, ``.base_offset`` and ``.last_offset``."""
-
-    def topic_ids(self) -> dict[str, str]:
-        """Topic name -> id (Kafka's text form) of the topics the last ``topics()`` answered, those with an id
-        (a source without this method, or a broker before Metadata v10, gives none)."""
-
-
-def named_topics(strategy: SubscriptionStrategy) -> tuple[str, ...] | None:
-    """The topics ``subscribe`` or ``assign`` name, sorted; ``None`` for ``subscribePattern`` (which has to
-    see every topic)."""
-    if isinstance(strategy, Subscribe):
-        return tuple(sorted(set(strategy.topics)))
-    if isinstance(strategy, Assign):
-        return tuple(sorted({tp.topic for tp in strategy.partitions}))
-    return None
-
-
-class KafkaStreamSource:
-    """A ``KafkaClient`` as the ``StreamSource`` of one stream. ``topics()`` asks Metadata only for the
-    topics the subscription names, instead of for every topic of the cluster at each trigger (whose cost
-    grows with the cluster: ``latestOffset`` of a one-topic stream took 1 ms with 1 topic in the cluster
-    and 56 ms with 1,000 topics of 3 partitions); ``subscribePattern`` still asks for every topic. As
-    ``KafkaClient.topics``: internal topics and topics answered with an error (being created, deleted)
-    are left out. The other calls go straight to the client; used by one thread, as the client."""
-
-    def __init__(self, client, strategy: SubscriptionStrategy) -> None:
-        self.client = client
-        self.names = named_topics(strategy)
-
-    def topics(self) -> dict[str, int]:
-        if self.names is None:
-            return self.client.topics()
-        self.client.refresh_metadata(self.names)
-        known = self.client.metadata.topics()
-        return {
-            name: len(info.partitions)
-            for name in self.names
-            if (info := known.get(name)) is not None and not info.error_code and not info.is_internal
-        }
-
-    def list_offsets(self, specs: Mapping[TopicPartition, int], **kwargs) -> dict[TopicPartition, int]:
-        """The client's ``list_offsets``, except that a topic deleted between listing the topics and asking
-        for its offsets (UNKNOWN_TOPIC_OR_PARTITION for it, and Metadata no longer knowing it) is left out
-        of the answer, as Spark's offset reader leaves out a topic its next listing no longer finds; the
-        caller's data-loss rules then see its partitions as gone."""
-        wanted = dict(specs)
-        while True:
-            try:
-                return self.client.list_offsets(wanted, **kwargs) if wanted else {}
-            except KafkaClientError as e:
-                gone = e.topic if e.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else None
-                if gone is None or not any(tp.topic == gone for tp in wanted) or self._still_exists(gone):
-                    raise
-                log.warning("topic %r was deleted while its offsets were asked for; leaving it out", gone)
-                wanted = {tp: spec for tp, spec in wanted.items() if tp.topic != gone}
-
-    def topic_ids(self) -> dict[str, str]:
-        known = self.client.metadata.topics()
-        names = known if self.names is None else self.names
-        return {
-            name: kafka_topic_id(info.topic_id)
-            for name in names
-            if (info := known.get(name)) is not None and not info.error_code and info.topic_id
-        }
-
-    def _still_exists(self, topic: str) -> bool:
-        self.client.refresh_metadata([topic])
-        info = self.client.metadata.topics().get(topic)
-        return info is not None and not info.error_code
-
-    def list_offsets_with_timestamps(self, specs: Mapping[TopicPartition, int], **kwargs):
-        return self.client.list_offsets_with_timestamps(specs, **kwargs)
-
-    def fetch_batches(self, tp: TopicPartition, start: int, end: int | None = None, **kwargs):
-        return self.client.fetch_batches(tp, start, end, **kwargs)
-
-
 def to_offset_json(
     offsets: Mapping[TopicPartition, int], topic_ids: Mapping[str, str] | None = None
 ) -> dict[str, dict[str, int]]:
@@ -224,13 +134,6 @@ def to_offset_json(
     if topic_ids:
         out.update(id_entries({t: i for t, i in topic_ids.items() if t in out}))
     return out
-
-
-def offset_topic_ids(value: object) -> dict[str, str]:
-    """The topic ids an offset JSON records (``{}`` for one written without them)."""
-    if not isinstance(value, Mapping):
-        return {}
-    return dict(entry for key in value if (entry := parse_id_key(key)) is not None)
 
 
 def from_offset_json(value: object) -> dict[TopicPartition, int]:

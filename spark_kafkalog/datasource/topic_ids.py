@@ -29,7 +29,15 @@ import base64
 import uuid
 from collections.abc import Mapping
 
-__all__ = ["TOPIC_ID_KEY_PREFIX", "id_entries", "is_id_key", "kafka_topic_id", "parse_id_key", "recreated_topics"]
+__all__ = [
+    "TOPIC_ID_KEY_PREFIX",
+    "id_entries",
+    "is_id_key",
+    "kafka_topic_id",
+    "offset_topic_ids",
+    "parse_id_key",
+    "recreated_topics",
+]
 
 TOPIC_ID_KEY_PREFIX = "@topicId:"
 
@@ -65,6 +73,13 @@ def parse_id_key(key: str) -> tuple[str, str] | None:
 def id_entries(topic_ids: Mapping[str, str]) -> dict[str, dict]:
     """The offset JSON entries of ``{topic: id}``, sorted by topic (Spark compares offset JSON texts)."""
     return {f"{TOPIC_ID_KEY_PREFIX}{topic}:{topic_ids[topic]}": {} for topic in sorted(topic_ids)}
+
+
+def offset_topic_ids(value: object) -> dict[str, str]:
+    """The topic ids an offset JSON records (``{}`` for one written without them)."""
+    if not isinstance(value, Mapping):
+        return {}
+    return dict(entry for key in value if (entry := parse_id_key(key)) is not None)
 
 
 def recreated_topics(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, tuple[str, str]]:
