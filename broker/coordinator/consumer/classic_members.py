@@ -61,8 +61,9 @@ from spark_kafkalog.protocol import ErrorCode
 
 from ..group import GroupError
 from . import records as r
-from .group_state import GroupRecords, GroupSnapshot, TopicsView
+from .group_state import GroupSnapshot, TopicsView
 from .member import Assignment, ConsumerGroupMember, MemberState, normalize
+from .member_update import MemberUpdates
 
 if TYPE_CHECKING:
     from ..group import Group
@@ -117,28 +118,12 @@ def _protocol_names(m: ConsumerGroupMember) -> list[str]:
     return [p.name for p in meta.supported_protocols] if meta is not None else []
 
 
-class ClassicMembers(GroupRecords):
+class ClassicMembers(MemberUpdates):
     """The classic-protocol side of ``ConsumerGroup`` (its base; see the module docstring)."""
 
     if TYPE_CHECKING:  # provided by ConsumerGroup
         max_size: int
         session_timeout_ms: int
-
-        def _update_member(
-            self,
-            member: ConsumerGroupMember,
-            updated: ConsumerGroupMember,
-            topics: TopicsView,
-            now_ms: int,
-            owned: Mapping[uuid.UUID, frozenset[int]] | None,
-            out: list[r.CoordinatorRecord],
-        ) -> ConsumerGroupMember: ...
-
-        def _replace_static(
-            self, old: ConsumerGroupMember, member_id: str, out: list[r.CoordinatorRecord]
-        ) -> ConsumerGroupMember: ...
-
-        def _compute_metadata_hash(self, topics: TopicsView) -> int: ...
 
         def leave(self, member_id: str, topics: TopicsView | None = None) -> list[r.CoordinatorRecord]: ...
 

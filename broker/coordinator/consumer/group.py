@@ -27,7 +27,11 @@ Details of this implementation (cg-model's, refining the contract):
 
 - Layout: the persisted state, ``replay``, the record builders, ``snapshot``/``restore``, ``state``,
   ``ConsumerGroupState``, ``TopicsView`` and ``GroupSnapshot`` are in ``group_state`` (``GroupRecords``, the
-  base class); this module adds the protocol and re-exports those names.
+  base class); the member-update steps (subscription, regexes, metadata hash, target assignment,
+  reconciliation, static-member replacement, ``preferred_assignor``) in ``member_update`` (``MemberUpdates``,
+  on ``GroupRecords``); the classic-protocol members in ``classic_members`` (``ClassicMembers``, on
+  ``MemberUpdates``, the direct base); the heartbeat's request checks in ``heartbeat_request``. This module
+  adds the heartbeat, leaving, expiry, offsets and describe, and re-exports those names.
 
 - Constructor: ``ConsumerGroup(group_id, *, assignors: Mapping[str, PartitionAssignor], default_assignor:
   str, session_timeout_ms=45000, heartbeat_interval_ms=5000, max_size=2**31-1, member_id_factory=
@@ -91,19 +95,17 @@ Details of this implementation (cg-model's, refining the contract):
 from __future__ import annotations
 
 import base64
-import hashlib
-import re
 import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 
 from ..group import GroupError
 from . import records as r
-from .assignors import MemberSubscriptionSpec, PartitionAssignor, PartitionAssignorError
+from .assignors import PartitionAssignor
 from .classic_members import ClassicJoinOutcome, ClassicMembers, encode_classic_assignment
 from .group_state import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -112,11 +114,10 @@ from .group_state import (
     GroupSnapshot,
     ResolvedRegex,
     TopicsView,
-    assignment_fields,
-    subscription_fields,
 )
-from .member import Assignment, ConsumerGroupMember, MemberState, normalize
-from .reconciliation import reconcile
+from .heartbeat_request import owned_partitions, validate_heartbeat_request
+from .member import Assignment, ConsumerGroupMember, MemberState
+from .member_update import compile_regex
 
 if TYPE_CHECKING:
     from ..group import Group
@@ -200,27 +201,6 @@ class ConsumerGroupDescription:
     members: tuple[DescribedMember, ...]
 
 
-def _owned_from_request(
-    topic_partitions: Iterable[ConsumerGroupHeartbeatRequest.TopicPartitions] | None,
-) -> dict[uuid.UUID, frozenset[int]] | None:
-    if topic_partitions is None:
-        return None
-    out: dict[uuid.UUID, set[int]] = {}
-    for tp in topic_partitions:
-        out.setdefault(tp.topic_id, set()).update(tp.partitions)
-    return {t: frozenset(p) for t, p in out.items()}
-
-
-def _compile(regex: str) -> re.Pattern[str]:
-    try:
-        return re.compile(regex)
-    except re.error as exc:
-        raise GroupError(
-            ErrorCode.INVALID_REGULAR_EXPRESSION,
-            f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}",
-        ) from None
-
-
 class ConsumerGroup(ClassicMembers):
     """One consumer group (see the module docstring). Not thread-safe: the coordinator calls it from one
     task at a time per group."""
@@ -246,16 +226,6 @@ class ConsumerGroup(ClassicMembers):
         self.max_size = max_size
         self._new_member_id = member_id_factory
 
-    def preferred_assignor(self) -> str:
-        """The server assignor most members ask for (ties: the name first in sort order), else the default."""
-        counts: dict[str, int] = {}
-        for m in self.members.values():
-            if m.server_assignor:
-                counts[m.server_assignor] = counts.get(m.server_assignor, 0) + 1
-        if not counts:
-            return self.default_assignor
-        return min(counts, key=lambda name: (-counts[name], name))
-
     # -- heartbeat -----------------------------------------------------------------------------------------
     def heartbeat(
         self,
@@ -268,7 +238,7 @@ class ConsumerGroup(ClassicMembers):
         version: int = 1,
     ) -> HeartbeatOutcome:
         """Handle one ConsumerGroupHeartbeat (see the module docstring)."""
-        self._validate_request(request, version)
+        validate_heartbeat_request(request, version, self.assignors)
         snap = self.snapshot()
         out: list[r.CoordinatorRecord] = []
         try:
@@ -279,36 +249,6 @@ class ConsumerGroup(ClassicMembers):
         except BaseException:
             self.restore(snap)
             raise
-
-    def _validate_request(self, req: ConsumerGroupHeartbeatRequest, version: int) -> None:
-        def invalid(message: str) -> GroupError:
-            return GroupError(ErrorCode.INVALID_REQUEST, message)
-
-        epoch = req.member_epoch
-        if (version >= 1 or epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH) and req.member_id == "":
-            raise invalid("MemberId can't be empty.")
-        if req.instance_id == "":
-            raise invalid("InstanceId can't be empty.")
-        if req.rack_id == "":
-            raise invalid("RackId can't be empty.")
-        if epoch == 0:
-            if req.rebalance_timeout_ms == -1:
-                raise invalid("RebalanceTimeoutMs must be provided in first request.")
-            if req.topic_partitions is None or req.topic_partitions:
-                raise invalid("TopicPartitions must be empty when (re-)joining.")
-            if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
-                raise invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
-        elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            if req.instance_id is None:
-                raise invalid("InstanceId can't be null.")
-        elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            raise invalid("MemberEpoch is invalid.")
-        if req.server_assignor is not None and req.server_assignor not in self.assignors:
-            raise GroupError(
-                ErrorCode.UNSUPPORTED_ASSIGNOR,
-                f"ServerAssignor {req.server_assignor} is not supported. "
-                f"Supported assignors: {', '.join(self.assignors)}.",
-            )
 
     def _check_epoch(
         self, member: ConsumerGroupMember, epoch: int, owned: Mapping[uuid.UUID, frozenset[int]] | None
@@ -389,19 +329,6 @@ class ConsumerGroup(ClassicMembers):
             rebalance_deadline_ms=None,
         )
 
-    def _replace_static(
-        self, old: ConsumerGroupMember, member_id: str, out: list[r.CoordinatorRecord]
-    ) -> ConsumerGroupMember:
-        """Kafka's replaceMember: the new member id takes the old one's subscription, target and partitions."""
-        new = replace(old, member_id=member_id, member_epoch=0, previous_member_epoch=0)
-        target = self.target_assignment.get(old.member_id, {})
-        for rec in self._member_tombstones(old.member_id):
-            self._emit(out, rec)
-        self._emit(out, self._member_metadata_record(new))
-        self._emit(out, self._target_member_record(member_id, target))
-        self._emit(out, self._current_assignment_record(new))
-        return self.members[member_id]
-
     def _heartbeat(
         self,
         req: ConsumerGroupHeartbeatRequest,
@@ -421,7 +348,7 @@ class ConsumerGroup(ClassicMembers):
             )
         if not member_id:
             member_id = self._new_member_id()
-        owned = _owned_from_request(req.topic_partitions)
+        owned = owned_partitions(req.topic_partitions)
         original = self.members.get(member_id)
         member = self._resolve_member(req, member_id, owned, out)
 
@@ -443,7 +370,7 @@ class ConsumerGroup(ClassicMembers):
             client_host=client_host,
         )
         if updated.subscribed_topic_regex and updated.subscribed_topic_regex != member.subscribed_topic_regex:
-            _compile(updated.subscribed_topic_regex)
+            compile_regex(updated.subscribed_topic_regex)
 
         current = self._update_member(member, updated, topics, now_ms, owned, out)
         current = replace(current, session_deadline_ms=now_ms + self.session_timeout_ms)
@@ -458,145 +385,6 @@ class ConsumerGroup(ClassicMembers):
         assignment = current.assigned_partitions if (full or changed) else None
         return HeartbeatOutcome(
             current.member_id, current.member_epoch, self.heartbeat_interval_ms, assignment, tuple(out), snap
-        )
-
-    def _update_member(
-        self,
-        member: ConsumerGroupMember,
-        updated: ConsumerGroupMember,
-        topics: TopicsView,
-        now_ms: int,
-        owned: Mapping[uuid.UUID, frozenset[int]] | None,
-        out: list[r.CoordinatorRecord],
-    ) -> ConsumerGroupMember:
-        """Kafka's three steps for a member that heartbeats or joins: persist its new subscription (bumping the
-        group epoch when subscriptions, resolved regexes or the subscribed topics' metadata changed), recompute
-        the target assignment when the group epoch is ahead, and reconcile the member toward its target
-        (``owned``: the partitions it reports, None when it did not). ``member`` is the member before the
-        request (as resolved), ``updated`` with the request's fields. Returns the member as it now is."""
-        bump = self.group_epoch == 0 or not self._created
-        member_id = updated.member_id
-        known = self.members.get(member_id)
-        if known is None or subscription_fields(known) != subscription_fields(updated):
-            self._emit(out, self._member_metadata_record(updated))
-            if known is None or known.subscribed_topic_names != updated.subscribed_topic_names:
-                bump = True
-        if known is not None and (
-            known.member_epoch != updated.member_epoch
-            or known.assigned_partitions != updated.assigned_partitions
-            or known.partitions_pending_revocation != updated.partitions_pending_revocation
-        ):
-            # A rejoin reset (epoch 0, no partitions): persisted, and the partitions are released.
-            self._emit(out, self._current_assignment_record(updated))
-        old_regex = member.subscribed_topic_regex if known is not None else None
-        if old_regex != updated.subscribed_topic_regex:
-            bump = True
-            if old_regex and old_regex not in self._subscribed_regexes():
-                self._emit(
-                    out, r.CoordinatorRecord.tombstone(r.ConsumerGroupRegularExpressionKey(self.group_id, old_regex))
-                )
-        bump |= self._refresh_regexes(topics, now_ms, out)
-        if bump or topics.version != self._metadata_version:
-            new_hash = self._compute_metadata_hash(topics)
-            self._metadata_version = topics.version
-            if new_hash != self.metadata_hash:
-                bump = True
-            if bump:
-                self._emit(out, self._epoch_record(self.group_epoch + 1, new_hash))
-
-        if self.group_epoch > self.assignment_epoch:
-            self._update_target_assignment(topics, now_ms, out)
-
-        current = self.members[member_id]
-        if not (current.state is MemberState.STABLE and current.member_epoch == self.assignment_epoch):
-            reconciled = reconcile(
-                current,
-                target_epoch=self.assignment_epoch,
-                target=self.target_assignment.get(member_id, {}),
-                subscribed_topic_ids=self._member_topic_ids(current, topics),
-                partition_owner=self.partition_owner,
-                owned=owned,
-            )
-            if assignment_fields(reconciled) != assignment_fields(current):
-                self._emit(out, self._current_assignment_record(reconciled))
-                current = self.members[member_id]
-                if current.state is MemberState.UNREVOKED_PARTITIONS:
-                    current = replace(current, rebalance_deadline_ms=now_ms + current.rebalance_timeout_ms)
-                else:
-                    current = replace(current, rebalance_deadline_ms=None)
-        return current
-
-    def _subscribed_regexes(self) -> set[str]:
-        return {m.subscribed_topic_regex for m in self.members.values() if m.subscribed_topic_regex}
-
-    def _refresh_regexes(self, topics: TopicsView, now_ms: int, out: list[r.CoordinatorRecord]) -> bool:
-        """Resolve regexes that are new or stale (``topics.version`` moved); True when a resolution changed."""
-        changed = False
-        names: Collection[str] | None = None
-        for regex in sorted(self._subscribed_regexes()):
-            known = self.resolved_regexes.get(regex)
-            if known is not None and known.version == topics.version:
-                continue
-            if names is None:
-                names = topics.topic_names()
-            pattern = _compile(regex)
-            matched = frozenset(n for n in names if pattern.fullmatch(n))
-            if known is None or known.topics != matched:
-                changed = True
-            if known is None or known.topics != matched or known.version != topics.version:
-                self._emit(
-                    out,
-                    r.CoordinatorRecord(
-                        r.ConsumerGroupRegularExpressionKey(self.group_id, regex),
-                        r.ConsumerGroupRegularExpressionValue(tuple(sorted(matched)), topics.version, now_ms),
-                    ),
-                )
-        return changed
-
-    def _compute_metadata_hash(self, topics: TopicsView) -> int:
-        h = hashlib.blake2b(digest_size=8)
-        for name in sorted(self.subscribed_topic_names()):
-            topic_id = topics.topic_id(name)
-            if topic_id is None:
-                continue
-            count = topics.partition_count(topic_id)
-            h.update(f"{name}\0{topic_id}\0{count}\0".encode())
-            for p in range(max(count, 0)):
-                racks = topics.partition_racks(topic_id, p)
-                if racks:
-                    h.update(f"{p}:{','.join(sorted(racks))}\0".encode())
-        if not self.subscribed_topic_names():
-            return 0
-        return int.from_bytes(h.digest(), "big", signed=True)
-
-    def _update_target_assignment(self, topics: TopicsView, now_ms: int, out: list[r.CoordinatorRecord]) -> None:
-        assignor = self.assignors.get(self.preferred_assignor()) or self.assignors[self.default_assignor]
-        specs = {
-            m.member_id: MemberSubscriptionSpec(
-                subscribed_topic_ids=self._member_topic_ids(m, topics),
-                assignment=self.target_assignment.get(m.member_id, {}),
-                rack_id=m.rack_id,
-                instance_id=m.instance_id,
-            )
-            for m in self.members.values()
-        }
-        try:
-            new_target = assignor.assign(specs, topics)
-        except PartitionAssignorError as exc:
-            raise GroupError(
-                ErrorCode.UNKNOWN_SERVER_ERROR,
-                f"Failed to compute a new target assignment for epoch {self.group_epoch}: {exc}",
-            ) from None
-        for member_id in sorted(new_target):
-            assignment = normalize(new_target[member_id])
-            if member_id not in self.target_assignment or self.target_assignment[member_id] != assignment:
-                self._emit(out, self._target_member_record(member_id, assignment))
-        self._emit(
-            out,
-            r.CoordinatorRecord(
-                r.ConsumerGroupTargetAssignmentMetadataKey(self.group_id),
-                r.ConsumerGroupTargetAssignmentMetadataValue(self.group_epoch, now_ms),
-            ),
         )
 
     # -- leaving and expiry ---------------------------------------------------------------------------------
@@ -695,30 +483,12 @@ class ConsumerGroup(ClassicMembers):
     # -- classic-protocol members (online migration; ``classic_members``) ------------------------------------
     @classmethod
     def from_classic_group(
-        cls,
-        classic: Group,
-        topics: TopicsView,
-        now_ms: int,
-        *,
-        assignors: Mapping[str, PartitionAssignor],
-        default_assignor: str,
-        session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
-        heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS,
-        max_size: int = DEFAULT_MAX_SIZE,
-        member_id_factory: Callable[[], str] = new_member_id,
+        cls, classic: Group, topics: TopicsView, now_ms: int, **settings: Any
     ) -> tuple[ConsumerGroup, list[r.CoordinatorRecord]]:
         """The consumer group a classic group with members becomes (Kafka's online upgrade), and the records
-        that create it (already applied); GroupError(GROUP_ID_NOT_FOUND) when it cannot. See
-        ``classic_members``."""
-        group = cls(
-            classic.group_id,
-            assignors=assignors,
-            default_assignor=default_assignor,
-            session_timeout_ms=session_timeout_ms,
-            heartbeat_interval_ms=heartbeat_interval_ms,
-            max_size=max_size,
-            member_id_factory=member_id_factory,
-        )
+        that create it (already applied); GroupError(GROUP_ID_NOT_FOUND) when it cannot. ``settings``: the
+        constructor's keyword arguments (``assignors``, ``default_assignor``, ...). See ``classic_members``."""
+        group = cls(classic.group_id, **settings)
         return group, group._adopt_classic_group(classic, topics, now_ms)
 
     # -- offsets --------------------------------------------------------------------------------------------
