@@ -8,8 +8,10 @@ refreshes it and retries); DeleteRecords goes to each partition's leader
 IncrementalAlterConfigs (``spark_kafkalog.client.admin.admin_configs``) go to the broker a broker resource names,
 else to any broker, as does Metadata. SCRAM credentials (``spark_kafkalog.client.admin.admin_scram``):
 AlterUserScramCredentials goes to the controller, DescribeUserScramCredentials to any broker. ACLs
-(``spark_kafkalog.client.admin.admin_acls``): CreateAcls, DescribeAcls and DeleteAcls go to any broker. Each call is sent at the highest version both sides support (CreateTopics with broker
-defaults - ``-1`` partitions or replication factor - needs v4+).
+(``spark_kafkalog.client.admin.admin_acls``): CreateAcls, DescribeAcls and DeleteAcls go to any broker; these
+calls and client quotas are ``AccessAdminMixin``'s (``spark_kafkalog.client.admin.admin_access``). Each call is
+sent at the highest version both sides support (CreateTopics with broker defaults - ``-1`` partitions or
+replication factor - needs v4+).
 
 Per-topic failures are collected: a call raises one ``AdminOperationError`` listing every failed topic,
 whose ``errors`` maps each topic (or partition) to its ``KafkaClientError`` and whose ``error_code`` is
@@ -24,23 +26,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spark_kafkalog.client.admin import (
-    admin_acls,
     admin_configs,
     admin_consumer_groups,
     admin_elections,
-    admin_quotas,
     admin_reassignments,
     admin_records,
     admin_scram,
     admin_topics,
 )
+from spark_kafkalog.client.admin.admin_access import AccessAdminMixin
 from spark_kafkalog.client.admin.admin_configs import AlterConfigOp, ConfigEntry, ConfigResource
 from spark_kafkalog.client.admin.admin_consumer_groups import ConsumerGroupDescription
-from spark_kafkalog.client.admin.admin_quotas import (
-    ClientQuotaAlteration,
-    ClientQuotaEntity,
-    ClientQuotaFilterComponent,
-)
+from spark_kafkalog.client.admin.admin_errors import AdminOperationError
 from spark_kafkalog.client.admin.admin_reassignments import PartitionReassignment
 from spark_kafkalog.client.admin.admin_scram import (
     ScramCredentialInfo,
@@ -59,7 +56,6 @@ from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import KafkaClientError, TopicAuthorizationFailedError, error_for_code
 from spark_kafkalog.client.types import NewTopic, PartitionDescription, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
-from spark_kafkalog.security.acl import AclBinding, AclBindingFilter
 
 __all__ = [
     "AdminClient",
@@ -80,24 +76,9 @@ _DESCRIBE_CONFIGS = int(ApiKey.DESCRIBE_CONFIGS)
 _TOPIC_RESOURCE = 2
 
 
-class AdminOperationError(KafkaClientError):
-    """One or more topics (or partitions) of an admin call failed; ``errors`` has each failure."""
-
-    def __init__(self, what: str, errors: Mapping[Any, KafkaClientError]) -> None:
-        self.errors = dict(errors)
-        first = next(iter(self.errors.values()))
-        lines = "; ".join(str(e) for e in self.errors.values())
-        super().__init__(
-            f"{what} failed for {len(self.errors)} of the requested items: {lines}",
-            error_code=first.error_code,
-            retriable=all(e.retriable for e in self.errors.values()),
-            topic=first.topic,
-            partition=first.partition,
-        )
-
-
-class AdminClient:
-    """``AdminClient("host:9092")``; a context manager."""
+class AdminClient(AccessAdminMixin):
+    """``AdminClient("host:9092")``; a context manager. SCRAM credentials, client quotas and ACLs come from
+    ``AccessAdminMixin`` (``spark_kafkalog.client.admin.admin_access``)."""
 
     def __init__(
         self,
@@ -485,114 +466,6 @@ class AdminClient:
             None if partitions is None else list(partitions),
             self._timeout(timeout_ms),
         )
-
-    # SCRAM credentials (spark_kafkalog.client.admin.admin_scram) -----------------------------------
-    def describe_user_scram_credentials(
-        self, users: Iterable[str] | None = None, *, missing_ok: bool = False
-    ) -> dict[str, list[ScramCredentialInfo]]:
-        """``{user: [ScramCredentialInfo(mechanism, iterations)]}`` of ``users`` (every user with credentials
-        when None); a named user without credentials fails (``AdminOperationError``) unless ``missing_ok``."""
-        client = self.client
-
-        def send(api_key: int, body: Any) -> tuple[int, Any, str]:
-            def attempt() -> tuple[int, Any, str]:
-                version, response = client.send_request(api_key, body)
-                return version, response, "any broker"
-
-            return client.call_with_retries(attempt, what="DescribeUserScramCredentials")
-
-        found, errors = admin_scram.describe_user_scram_credentials(
-            send, None if users is None else list(users), missing_ok=missing_ok
-        )
-        if errors:
-            raise AdminOperationError("DescribeUserScramCredentials", errors)
-        return found
-
-    def alter_user_scram_credentials(
-        self,
-        alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion],
-        *,
-        timeout_ms: int | None = None,
-    ) -> None:
-        """Upsert and delete SCRAM credentials (the controller writes them to ``/config/users/<user>``; every broker
-        applies them without a restart). The salted passwords are computed here; failures raise
-        ``AdminOperationError`` keyed by user."""
-        alterations = list(alterations)
-        if not alterations:
-            return
-        errors = admin_scram.alter_user_scram_credentials(
-            self._controller_request, alterations, self._timeout(timeout_ms)
-        )
-        if errors:
-            raise AdminOperationError("AlterUserScramCredentials", errors)
-
-    # client quotas (spark_kafkalog.client.admin.admin_quotas) ---------------------------------------
-    def describe_client_quotas(
-        self, components: Iterable[ClientQuotaFilterComponent] = (), *, strict: bool = False
-    ) -> dict[ClientQuotaEntity, dict[str, float]]:
-        """``{entity: {quota key: value}}`` of the quota entities the filter selects (every entity with a quota
-        when no component is given and not ``strict``); ``strict`` leaves out entities with types the filter
-        does not name. Raises ``KafkaClientError`` with the broker's code (CLUSTER_AUTHORIZATION_FAILED without
-        DescribeConfigs on the cluster, INVALID_REQUEST for a filter Kafka refuses)."""
-        return admin_quotas.describe_client_quotas(self._any_broker_send, list(components), strict)
-
-    def alter_client_quotas(self, alterations: Iterable[ClientQuotaAlteration], *, validate_only: bool = False) -> None:
-        """Set or remove quota keys of user, client-id and user/client-id entities (written to ZooKeeper; every
-        broker applies them within seconds); ``validate_only`` checks without writing. Failures raise
-        ``AdminOperationError`` keyed by ``ClientQuotaEntity`` (CLUSTER_AUTHORIZATION_FAILED without
-        AlterConfigs on the cluster, INVALID_REQUEST for an unknown key, a bad value or entity)."""
-        alterations = list(alterations)
-        if not alterations:
-            return
-        errors = admin_quotas.alter_client_quotas(self._any_broker_send, alterations, validate_only)
-        if errors:
-            raise AdminOperationError("AlterClientQuotas", errors)
-
-    # ACLs (spark_kafkalog.client.admin.admin_acls) -------------------------------------------------
-    def _any_broker_send(self, api_key: int, build: Any, *, min_version: int = 0, what: str) -> tuple[int, Any, None]:
-        client = self.client
-
-        def attempt() -> tuple[int, Any, None]:
-            version, response = client.send_request(api_key, build, min_version=min_version)
-            return version, response, None
-
-        return client.call_with_retries(attempt, what=what)
-
-    def create_acls(self, bindings: Iterable[AclBinding]) -> None:
-        """Create ACLs (an existing one is created again without error); the broker writes them to ZooKeeper and
-        every broker applies them within seconds. Raises ``AdminOperationError`` keyed by ``AclBinding`` whose
-        ``errors`` carry the broker's code and message per binding (SECURITY_DISABLED without an authorizer,
-        CLUSTER_AUTHORIZATION_FAILED without Alter on the cluster, INVALID_REQUEST for an empty name, a '/' in
-        it, a cluster not named ``kafka-cluster``, or a binding holding ANY/MATCH/UNKNOWN)."""
-        bindings = list(bindings)
-        if not bindings:
-            return
-        errors = admin_acls.create_acls(self._any_broker_send, bindings)
-        if errors:
-            raise AdminOperationError("CreateAcls", errors)
-
-    def describe_acls(self, acl_filter: AclBindingFilter | None = None) -> list[AclBinding]:
-        """The ACLs matching ``acl_filter`` (every ACL by default), in the broker's order. Raises
-        ``KafkaClientError`` with the broker's code: SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED (Describe on
-        the cluster is needed), INVALID_REQUEST for a filter holding UNKNOWN."""
-        return admin_acls.describe_acls(self._any_broker_send, acl_filter or AclBindingFilter())
-
-    def delete_acls(self, filters: Iterable[AclBindingFilter]) -> list[AclBinding]:
-        """Delete the ACLs matching any of ``filters`` (one DeleteAcls); returns those deleted. A filter or a
-        matched ACL that failed raises ``AdminOperationError`` keyed by the ``AclBindingFilter`` (or the
-        ``AclBinding``) after the others are deleted; ``admin_acls.delete_acls`` gives the per-filter results."""
-        filters = list(filters)
-        if not filters:
-            return []
-        results = admin_acls.delete_acls(self._any_broker_send, filters)
-        errors: dict[Any, KafkaClientError] = {}
-        for r in results:
-            if r.error is not None:
-                errors[r.filter] = r.error
-            errors.update(r.failed)
-        if errors:
-            raise AdminOperationError("DeleteAcls", errors)
-        return list(dict.fromkeys(b for r in results for b in r.deleted))
 
     def list_client_metrics_resources(self) -> list[str]:
         """The client metrics subscriptions (KIP-714 ``CLIENT_METRICS`` config resources, type 16), sorted
