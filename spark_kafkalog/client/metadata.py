@@ -42,6 +42,19 @@ class PartitionInfo(NamedTuple):
     offline_replicas: tuple[int, ...]
     error_code: int
 
+    @classmethod
+    def from_wire(cls, p: Any) -> PartitionInfo:
+        """A partition of a Metadata response, or of a DescribeTopicPartitions response (same field names)."""
+        return cls(
+            p.partition_index,
+            p.leader_id,
+            p.leader_epoch,
+            tuple(p.replica_nodes),
+            tuple(p.isr_nodes),
+            tuple(p.offline_replicas),
+            p.error_code,
+        )
+
 
 @dataclass(frozen=True)
 class TopicInfo:
@@ -86,18 +99,7 @@ class MetadataCache:
         for t in response.topics:
             if t.name is None:
                 continue
-            partitions = {
-                p.partition_index: PartitionInfo(
-                    p.partition_index,
-                    p.leader_id,
-                    p.leader_epoch,
-                    tuple(p.replica_nodes),
-                    tuple(p.isr_nodes),
-                    tuple(p.offline_replicas),
-                    p.error_code,
-                )
-                for p in t.partitions
-            }
+            partitions = {p.partition_index: PartitionInfo.from_wire(p) for p in t.partitions}
             topic_id = str(t.topic_id) if getattr(t, "topic_id", None) and int(t.topic_id) != 0 else None
             topics[t.name] = TopicInfo(t.name, t.error_code, partitions, t.is_internal, topic_id, now)
         with self._lock:

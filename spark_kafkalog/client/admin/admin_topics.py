@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
+from spark_kafkalog.client.metadata import PartitionInfo
 from spark_kafkalog.client.types import PartitionDescription, TopicDescription
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
@@ -43,18 +44,8 @@ def describe_topic_partitions(
                 errors[t.name] = error_for_code(t.error_code, "DescribeTopicPartitions", topic=t.name)
                 continue
             heads[t.name] = t
-            parts.setdefault(t.name, []).extend(
-                PartitionDescription(
-                    p.partition_index,
-                    p.leader_id,
-                    p.leader_epoch,
-                    tuple(p.replica_nodes),
-                    tuple(p.isr_nodes),
-                    tuple(p.offline_replicas),
-                    p.error_code,
-                )
-                for p in t.partitions
-            )
+            # PartitionDescription has PartitionInfo's fields, in the same order
+            parts.setdefault(t.name, []).extend(PartitionDescription(*PartitionInfo.from_wire(p)) for p in t.partitions)
         nxt = response.next_cursor
         if nxt is None:
             break
