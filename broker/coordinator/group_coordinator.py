@@ -28,7 +28,8 @@ consumer group no longer subscribes to (KIP-211; ``expire_offsets``).
 Parts (mixins over ``group_coordinator_base.GroupCoordinatorBase``): ``group_membership`` (JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup, session expiry), ``group_offsets`` (commits, fetches, OffsetDelete,
 offset expiry, transaction markers) and ``group_consumer_protocol`` (KIP-848 consumer groups: a group id names
-a classic or a consumer group); this module adds the loading and unloading of offsets partitions,
+a classic or a consumer group; over ``group_consumer_classic``, classic members and the conversions, and
+``group_consumer_base``); this module adds the loading and unloading of offsets partitions,
 FindCoordinator, ListGroups, DescribeGroups, DeleteGroups, the lifecycle and the figures ``broker.metrics``
 reports (``groups_by_state``, ``consumer_lag``).
 

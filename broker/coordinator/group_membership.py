@@ -64,7 +64,7 @@ class GroupMembership(GroupConsumerProtocol):
             protocols=protocols,
             require_known_member_id=require_known_member_id,
         )
-        if mixed is not None:  # a classic member of a KIP-848 consumer group (group_consumer_protocol)
+        if mixed is not None:  # a classic member of a KIP-848 consumer group (group_consumer_classic)
             return mixed
         group = self.groups.get(group_id)
         if group is None:
