@@ -77,6 +77,24 @@ class Member:
 
 
 @dataclass(frozen=True)
+class JoinRequest:
+    """One member's JoinGroup: who joins and what it offers (``GroupCoordinator.join_group``'s arguments), for
+    ``Group.join`` and, for a consumer group, ``GroupConsumerClassic.classic_join_consumer_group``.
+    ``require_known_member_id``: JoinGroup v4+ (a member without an id gets MEMBER_ID_REQUIRED and one to rejoin
+    with)."""
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: Sequence[tuple[str, bytes]]
+    require_known_member_id: bool
+
+
+@dataclass(frozen=True)
 class JoinResult:
     """The JoinGroup answer of one member: the leader gets every member's metadata for the chosen protocol."""
 
@@ -162,24 +180,15 @@ class Group:
             )
 
     # -- JoinGroup -----------------------------------------------------------------------------
-    def join(
-        self,
-        *,
-        member_id: str,
-        group_instance_id: str | None,
-        client_id: str,
-        client_host: str,
-        session_timeout_ms: int,
-        rebalance_timeout_ms: int,
-        protocol_type: str,
-        protocols: Sequence[tuple[str, bytes]],
-        require_known_member_id: bool,
-        now: int,
-    ) -> tuple[str, JoinResult | None]:
+    def join(self, request: JoinRequest, *, now: int) -> tuple[str, JoinResult | None]:
         """Admit a JoinGroup. Returns (member id, an immediate answer or None when it must wait for the
         rebalance to complete). Raises ``GroupError``."""
         self._check_alive()
-        protocols = list(protocols)
+        member_id, group_instance_id = request.member_id, request.group_instance_id
+        client_id, client_host = request.client_id, request.client_host
+        session_timeout_ms, rebalance_timeout_ms = request.session_timeout_ms, request.rebalance_timeout_ms
+        protocol_type, protocols = request.protocol_type, list(request.protocols)
+        require_known_member_id = request.require_known_member_id
         if not protocols or not protocol_type:
             raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "a JoinGroup needs a protocol type and protocols")
         if not self.is_empty and (

@@ -38,7 +38,7 @@ from .consumer.classic_members import encode_classic_assignment
 from .consumer.group import ConsumerGroup
 from .consumer.record_codec import encode_record
 from .consumer.records import CoordinatorRecord
-from .group import Group, GroupError, GroupState, JoinResult, Member, select_protocol
+from .group import Group, GroupError, GroupState, JoinRequest, JoinResult, Member, select_protocol
 from .group_consumer_base import CONSUMER, GroupConsumerBase, nothing, records_batch, write_error
 from .offsets_topic import GroupMetadataValue, MemberMetadata, encode_group_key, encode_group_value
 
@@ -130,20 +130,7 @@ class GroupConsumerClassic(GroupConsumerBase):
         log.info("group %s: converted the consumer group to a classic group (every member uses JoinGroup)", group_id)
 
     # -- the classic side of one namespace ---------------------------------------------------------------------
-    async def classic_join_consumer_group(
-        self,
-        group_id: str,
-        *,
-        member_id: str,
-        group_instance_id: str | None,
-        client_id: str,
-        client_host: str,
-        session_timeout_ms: int,
-        rebalance_timeout_ms: int,
-        protocol_type: str,
-        protocols: list[tuple[str, bytes]],
-        require_known_member_id: bool,
-    ) -> JoinResult | None:
+    async def classic_join_consumer_group(self, group_id: str, request: JoinRequest) -> JoinResult | None:
         """A JoinGroup (already checked by ``join_group``) for a consumer group: None when ``group_id`` is no
         consumer group, or an empty one (deleted here, so a classic group takes its place). Otherwise the classic
         member joins the consumer group (Kafka's online migration: ``ConsumerGroup.classic_join``) and the answer
@@ -165,21 +152,22 @@ class GroupConsumerClassic(GroupConsumerBase):
                     f"Cannot join the consumer group {group_id} with the classic protocol because the group "
                     "migration is disabled.",
                 )
+            member_id, group_instance_id = request.member_id, request.group_instance_id
             if not member_id:
-                member_id = f"{group_instance_id or client_id}-{uuid.uuid4()}"
-                if require_known_member_id and group_instance_id is None:
+                member_id = f"{group_instance_id or request.client_id}-{uuid.uuid4()}"
+                if request.require_known_member_id and group_instance_id is None:
                     raise GroupError(
                         ErrorCode.MEMBER_ID_REQUIRED, "rejoin with the assigned member id", member_id=member_id
                     )
             outcome = group.classic_join(
                 member_id=member_id,
                 instance_id=group_instance_id,
-                protocol_type=protocol_type,
-                protocols=protocols,
-                session_timeout_ms=session_timeout_ms,
-                rebalance_timeout_ms=rebalance_timeout_ms,
-                client_id=client_id,
-                client_host=client_host,
+                protocol_type=request.protocol_type,
+                protocols=request.protocols,
+                session_timeout_ms=request.session_timeout_ms,
+                rebalance_timeout_ms=request.rebalance_timeout_ms,
+                client_id=request.client_id,
+                client_host=request.client_host,
                 topics=self.topics_view(),
                 now_ms=self.now(),
             )

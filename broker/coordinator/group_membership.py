@@ -16,7 +16,7 @@ import logging
 
 from spark_kafkalog.protocol import ErrorCode
 
-from .group import Group, GroupError, GroupState, JoinResult
+from .group import Group, GroupError, GroupState, JoinRequest, JoinResult
 from .group_consumer_protocol import GroupConsumerProtocol
 from .offset_store import group_metadata_batch
 from .offsets_topic import GroupMetadataValue, MemberMetadata
@@ -52,8 +52,7 @@ class GroupMembership(GroupConsumerProtocol):
                 ErrorCode.INVALID_SESSION_TIMEOUT,
                 f"session timeout {session_timeout_ms} ms is outside [{lo}, {hi}] (group.min/max.session.timeout.ms)",
             )
-        mixed = await self.classic_join_consumer_group(
-            group_id,
+        request = JoinRequest(
             member_id=member_id,
             group_instance_id=group_instance_id,
             client_id=client_id,
@@ -64,6 +63,7 @@ class GroupMembership(GroupConsumerProtocol):
             protocols=protocols,
             require_known_member_id=require_known_member_id,
         )
+        mixed = await self.classic_join_consumer_group(group_id, request)
         if mixed is not None:  # a classic member of a KIP-848 consumer group (group_consumer_classic)
             return mixed
         group = self.groups.get(group_id)
@@ -73,18 +73,7 @@ class GroupMembership(GroupConsumerProtocol):
             group = self.groups[group_id] = self._new_group(group_id)
         now = self.now()
         requested_id = member_id
-        member_id, immediate = group.join(
-            member_id=member_id,
-            group_instance_id=group_instance_id,
-            client_id=client_id,
-            client_host=client_host,
-            session_timeout_ms=session_timeout_ms,
-            rebalance_timeout_ms=rebalance_timeout_ms,
-            protocol_type=protocol_type,
-            protocols=protocols,
-            require_known_member_id=require_known_member_id,
-            now=now,
-        )
+        member_id, immediate = group.join(request, now=now)
         if immediate is not None:
             if not requested_id and group_instance_id is not None:
                 # a static member took over its slot without a rebalance: store its new member id, or a

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from broker.coordinator.group import Group, GroupError, GroupState, select_protocol
+from broker.coordinator.group import Group, GroupError, GroupState, JoinRequest, select_protocol
 from spark_kafkalog.protocol import ErrorCode
 
 S = GroupState
 
 
 def join(g, member_id="", *, now=0, instance=None, protocols=(("range", b"r"),), require=False, ptype="consumer"):
-    return g.join(
+    request = JoinRequest(
         member_id=member_id,
         group_instance_id=instance,
         client_id="c",
@@ -21,8 +21,8 @@ def join(g, member_id="", *, now=0, instance=None, protocols=(("range", b"r"),),
         protocol_type=ptype,
         protocols=list(protocols),
         require_known_member_id=require,
-        now=now,
     )
+    return g.join(request, now=now)
 
 
 def stable_group(n=2, now=0):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from broker.coordinator.group import Group, GroupState
+from broker.coordinator.group import Group, GroupState, JoinRequest
 from broker.coordinator.group_coordinator import _expired_offsets
 from broker.coordinator.offset_store import CommittedOffset
 from spark_kafkalog.client.consumer.consumer_protocol import Subscription, encode_subscription
@@ -15,7 +15,7 @@ def consumer_group(topics=("a",), metadata: bytes | None = None, now: int = T0) 
     """A Stable consumer group of one member subscribed to ``topics``."""
     g = Group("g")
     meta = encode_subscription(Subscription(topics)) if metadata is None else metadata
-    member, _ = g.join(
+    request = JoinRequest(
         member_id="",
         group_instance_id=None,
         client_id="c",
@@ -25,8 +25,8 @@ def consumer_group(topics=("a",), metadata: bytes | None = None, now: int = T0) 
         protocol_type="consumer",
         protocols=[("range", meta)],
         require_known_member_id=False,
-        now=now,
     )
+    member, _ = g.join(request, now=now)
     g.complete_join(now)
     g.sync(member_id=member, group_instance_id=None, generation=1, assignments={member: b""}, now=now)
     assert g.state is GroupState.STABLE
