@@ -16,21 +16,21 @@ Concurrency: every public method takes the client's lock around its network I/O,
 shared by a few threads (the producer shares one between the caller and its sender thread), but calls are
 serialised. ``fetch_batches`` is a generator that holds the lock only while it talks to a broker.
 
-Follower fetching (KIP-392): with ``client.rack`` set, Fetch v11+ carries it as ``rack_id``; a partition
-whose answer names a ``preferred_read_replica`` is then fetched from that broker until ``metadata.max.age.ms``
-passes or a fetch from it fails (``read_replicas.PreferredReadReplicas``), as Java's consumer does.
+Fetch (``fetch_batches``) is ``ClientFetchMixin``'s (``client_fetch``): by topic id (v13+) when the metadata
+knows it. Follower fetching (KIP-392): with ``client.rack`` set, Fetch v11+ carries it as ``rack_id``; a
+partition whose answer names a ``preferred_read_replica`` is then fetched from that broker until
+``metadata.max.age.ms`` passes or a fetch from it fails (``read_replicas.PreferredReadReplicas``), as Java's
+consumer does.
 """
 
 from __future__ import annotations
 
 import threading
-import time
-import uuid
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.core.fetcher import fetch_request, partition_data, split_fetched
+from spark_kafkalog.client.core.client_fetch import ClientFetchMixin
 from spark_kafkalog.client.core.offsets import (
     check_spec,
     list_offsets_request,
@@ -45,15 +45,14 @@ from spark_kafkalog.client.errors import (
     KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
-    OffsetOutOfRangeError,
     client_principal,
     error_for_code,
 )
 from spark_kafkalog.client.metadata import BrokerAddress, MetadataCache, TopicInfo, metadata_request
 from spark_kafkalog.client.network.pool import ConnectionPool
-from spark_kafkalog.client.network.retry import RetryPlan
+from spark_kafkalog.client.network.retry import RetryPlan, gave_up
 from spark_kafkalog.client.network.socket_transport import SocketConnection
-from spark_kafkalog.client.types import FetchedBatch, OffsetSpec, TopicPartition
+from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 __all__ = ["KafkaClient"]
@@ -76,8 +75,9 @@ def _new_stats() -> dict[str, Any]:
     }
 
 
-class KafkaClient:
-    """Blocking Kafka client: metadata, ListOffsets and partition fetches (see the module docstring).
+class KafkaClient(ClientFetchMixin):
+    """Blocking Kafka client: metadata, ListOffsets and partition fetches (see the module docstring; the
+    fetches are ``ClientFetchMixin``'s, in ``client_fetch``).
 
     ``KafkaClient("host:9092", request_timeout_ms=5000)`` or ``KafkaClient({"bootstrap.servers": ...})``.
     """
@@ -213,7 +213,7 @@ class KafkaClient:
                     raise
                 self.stats["retries"] += 1
                 if not plan.sleep_or_give_up():
-                    e.add_context(_gave_up(what, plan))
+                    e.add_context(gave_up(what, plan))
                     raise
 
     # metadata ----------------------------------------------------------------------------------
@@ -353,7 +353,7 @@ class KafkaClient:
                 self.stats["retries"] += 1
                 if not plan.sleep_or_give_up():
                     assert last_error is not None
-                    last_error.add_context(_gave_up("ListOffsets", plan))
+                    last_error.add_context(gave_up("ListOffsets", plan))
                     raise last_error
         if no_match == "latest":
             unmatched = {tp: OffsetSpec.LATEST for tp, spec in checked.items() if spec >= 0 and result[tp][0] < 0}
@@ -411,220 +411,3 @@ class KafkaClient:
                     continue
                 result[tp] = (answer.offset, answer.timestamp)
         return retry, last_error
-
-    # Fetch -------------------------------------------------------------------------------------
-    def fetch_batches(
-        self,
-        tp: TopicPartition,
-        start: int,
-        end: int | None = None,
-        *,
-        max_bytes: int | None = None,
-        isolation_level: int | None = None,
-        max_wait_ms: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> Generator[FetchedBatch, None, int]:
-        """Every record batch overlapping ``[start, end)`` of one partition, in offset order.
-
-        ``end=None`` reads up to the high watermark (last stable offset under read_committed) seen in
-        the first response. Batches may hold records below ``start`` or at/after ``end``: the caller
-        filters by offset. Control batches and (read_committed) aborted batches are not yielded. While
-        the range is not yet available (``end`` beyond the high watermark) the fetcher long-polls; no
-        progress for ``timeout_ms`` (default ``default.api.timeout.ms``) raises ``KafkaTimeoutError``.
-        An offset outside the log raises ``OffsetOutOfRangeError`` with the partition's log start offset
-        and high watermark. ``max_bytes`` is the per-partition fetch size (``max.partition.fetch.bytes``).
-        The next fetch is sent before the batches of the current one are yielded (one request ahead).
-        Run to its end, the generator returns (``StopIteration.value``) the offset after the last batch it
-        walked, skipped control and aborted batches included: where the next fetch starts, as Java's
-        consumer advances its position past transaction markers.
-        """
-        tp = TopicPartition(*tp)
-        if start < 0:
-            raise ValueError(f"fetch start offset for {tp} must be >= 0, got {start}")
-        if end is not None and end < start:
-            raise ValueError(f"fetch range for {tp} is empty or reversed: [{start}, {end})")
-        self.stats["ranges_fetched"].append((tp.topic, tp.partition, start, end))
-        return self._fetch_iter(tp, start, end, max_bytes, isolation_level, max_wait_ms, timeout_ms)
-
-    def _fetch_iter(
-        self,
-        tp: TopicPartition,
-        start: int,
-        end: int | None,
-        max_bytes: int | None,
-        isolation_level: int | None,
-        max_wait_ms: int | None,
-        timeout_ms: int | None,
-    ) -> Generator[FetchedBatch, None, int]:
-        cfg = self.config
-        iso = cfg.isolation_level if isolation_level is None else isolation_level
-        partition_max = cfg.max_partition_fetch_bytes if max_bytes is None else max_bytes
-        wait_ms = cfg.fetch_max_wait_ms if max_wait_ms is None else max_wait_ms
-        no_progress_timeout = (cfg.default_api_timeout_ms if timeout_ms is None else timeout_ms) / 1000.0
-        position = start
-        if end is not None and position >= end:
-            return position
-        plan = self.retry_plan()
-        last_progress = time.monotonic()
-        pending: tuple[SocketConnection, Any, int] | None = None  # (connection, in-flight request, its offset)
-        while True:
-            try:
-                if pending is not None and pending[2] == position and not pending[0].closed:
-                    conn, request, _ = pending
-                else:
-                    conn, request = self._send_fetch(tp, position, partition_max, wait_ms, iso)
-                pending = None
-                with self._lock:
-                    try:
-                        response = conn.wait(request, (cfg.request_timeout_ms + wait_ms) / 1000.0)
-                    except (KafkaConnectionError, KafkaTimeoutError) as e:
-                        self._drop(conn, e)
-                        self.read_replicas.clear(tp)
-                        raise
-                data = partition_data(response, tp, self._topic_id(tp.topic))
-                if data.error_code:
-                    self._raise_fetch_error(tp, position, data.error_code, conn.peer)
-                preferred = data.preferred_read_replica
-                if preferred >= 0:  # KIP-392: the leader sent no data; the next fetch goes to ``preferred``
-                    self.read_replicas.update(tp, preferred)
-            except KafkaClientError as e:
-                if not e.retriable:
-                    raise
-                self.stats["retries"] += 1
-                if not plan.sleep_or_give_up():
-                    e.add_context(_gave_up(f"Fetch of {tp} at offset {position}", plan))
-                    raise
-                continue
-            plan = self.retry_plan()
-            records = data.records
-            self.stats["fetch_requests"] += 1
-            self.stats["bytes_fetched"] += len(records) if records else 0
-            limit = data.last_stable_offset if iso and data.last_stable_offset >= 0 else data.high_watermark
-            if end is None:
-                end = max(limit, position)
-            walk = split_fetched(
-                records,
-                tp,
-                position,
-                end,
-                log_start_offset=data.log_start_offset,
-                high_watermark=data.high_watermark,
-                last_stable_offset=data.last_stable_offset,
-                read_committed=bool(iso),
-                aborted=data.aborted_transactions,
-                check_crcs=cfg.check_crcs,
-            )
-            if walk.partial_entry_size is not None and walk.partial_entry_size > partition_max:
-                partition_max = min(walk.partial_entry_size, cfg.max_frame_size)  # pre-KIP-74 broker
-            if walk.position > position:
-                last_progress = time.monotonic()
-            elif position < limit and not walk.batches and walk.partial_entry_size is None and preferred < 0:
-                time.sleep(cfg.retry_backoff_ms / 1000.0)  # data should be there but none came: do not spin
-            position = walk.position
-            done = walk.reached_end or position >= end
-            if not done and time.monotonic() - last_progress > no_progress_timeout:
-                raise KafkaTimeoutError(
-                    f"no records of {tp} at offset {position} for {no_progress_timeout:.0f}s (range end {end}, "
-                    f"high watermark {data.high_watermark}, last stable offset {data.last_stable_offset})",
-                    topic=tp.topic,
-                    partition=tp.partition,
-                )
-            if not done and position < limit:
-                try:
-                    pending = (*self._send_fetch(tp, position, partition_max, wait_ms, iso), position)
-                except KafkaClientError as e:
-                    if not e.retriable:
-                        raise
-                    pending = None
-            self.stats["batches_fetched"] += len(walk.batches)
-            yield from walk.batches
-            if done:
-                return position
-
-    def _topic_id(self, topic: str) -> uuid.UUID | None:
-        """``topic``'s id in the metadata (Metadata v10+), None when unknown (Fetch then stays at v12). A topic
-        deleted and created again gets a new id: fetches by the old one answer UNKNOWN_TOPIC_ID or
-        INCONSISTENT_TOPIC_ID, which refresh the metadata (``REFRESH_METADATA_ERRORS``) before the retry."""
-        info = self.metadata.topic(topic)
-        return uuid.UUID(info.topic_id) if info is not None and info.topic_id else None
-
-    def _send_fetch(
-        self, tp: TopicPartition, position: int, partition_max: int, wait_ms: int, iso: int
-    ) -> tuple[SocketConnection, Any]:
-        leader, epoch = self._leader_and_epoch(tp)
-        cfg = self.config
-        with self._lock:
-            node = self.read_replicas.node_for(tp, leader, lambda n: self.metadata.broker(n) is not None)
-            try:
-                conn = self.connection(node)
-            except KafkaClientError:
-                self.read_replicas.clear(tp)
-                raise
-            body = fetch_request(
-                tp,
-                position,
-                partition_max_bytes=partition_max,
-                max_bytes=max(cfg.fetch_max_bytes, partition_max),
-                max_wait_ms=wait_ms,
-                min_bytes=cfg.fetch_min_bytes,
-                isolation_level=iso,
-                leader_epoch=epoch,
-                rack_id=cfg.client_rack,
-                topic_id=(topic_id := self._topic_id(tp.topic)),
-            )
-            self.stats["requests"] += 1
-            try:
-                request = conn.send(
-                    _FETCH,
-                    body,
-                    min_version=4 if iso else 0,
-                    max_version=12 if topic_id is None else None,  # v13+ name topics by id (KIP-516)
-                    why="read_committed needs Fetch v4",
-                )
-            except (KafkaConnectionError, KafkaTimeoutError) as e:
-                self._drop(conn, e)
-                self.read_replicas.clear(tp)
-                raise
-            assert request is not None
-            return conn, request
-
-    def _raise_fetch_error(self, tp: TopicPartition, position: int, code: int, peer: str) -> None:
-        replica = self.read_replicas.clear(tp)
-        if replica is not None and code == ErrorCode.OFFSET_OUT_OF_RANGE:  # the follower may only be behind
-            raise KafkaClientError(
-                f"offset {position} of {tp} is out of range on its read replica, broker {replica} ({peer}); "
-                "fetching from the leader",
-                error_code=code,
-                retriable=True,
-                topic=tp.topic,
-                partition=tp.partition,
-            )
-        if code == ErrorCode.OFFSET_OUT_OF_RANGE:
-            bounds = self.list_offsets({tp: OffsetSpec.EARLIEST})
-            latest = self.list_offsets({tp: OffsetSpec.LATEST}, isolation_level=0)
-            log_start, high_watermark = bounds[tp], latest[tp]
-            raise OffsetOutOfRangeError(
-                f"offset {position} of {tp} is out of range on broker {peer}: the log holds "
-                f"[{log_start}, {high_watermark})",
-                topic=tp.topic,
-                partition=tp.partition,
-                offset=position,
-                log_start_offset=log_start,
-                high_watermark=high_watermark,
-            )
-        self._on_partition_error(tp, code)
-        error = error_for_code(code, "Fetch", broker=peer, topic=tp.topic, partition=tp.partition)
-        if code in REFRESH_METADATA_ERRORS:
-            error.retriable = True
-        self.name_principal(error)
-        raise error
-
-
-def _gave_up(what: str, plan: RetryPlan) -> str:
-    """``"<what>: gave up after N attempts in S s"``, naming the limit that ended the retries."""
-    elapsed = plan.clock() - plan.started
-    if plan.attempts > plan.retries:
-        limit = f"retries={plan.retries}"
-    else:
-        limit = f"deadline {plan.deadline - plan.started:.1f} s"
-    return f"{what}: gave up after {plan.attempts} attempts in {elapsed:.1f} s ({limit})"

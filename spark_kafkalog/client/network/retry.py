@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable
 
-__all__ = ["JITTER", "RetryPlan", "backoff_ms"]
+__all__ = ["JITTER", "RetryPlan", "backoff_ms", "gave_up"]
 
 JITTER = 0.2
 
@@ -72,3 +72,13 @@ class RetryPlan:
         if delay > 0:
             time.sleep(delay)
         return True
+
+
+def gave_up(what: str, plan: RetryPlan) -> str:
+    """``"<what>: gave up after N attempts in S s"``, naming the limit that ended the retries."""
+    elapsed = plan.clock() - plan.started
+    if plan.attempts > plan.retries:
+        limit = f"retries={plan.retries}"
+    else:
+        limit = f"deadline {plan.deadline - plan.started:.1f} s"
+    return f"{what}: gave up after {plan.attempts} attempts in {elapsed:.1f} s ({limit})"
