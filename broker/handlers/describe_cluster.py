@@ -1,9 +1,11 @@
-"""DescribeCluster (key 60), v0-1: cluster id, controller and live brokers (the admin clients' view).
+"""DescribeCluster (key 60), v0-2: cluster id, controller and live brokers (the admin clients' view).
 Only broker endpoints (``endpoint_type`` 1) exist; asking for controller endpoints (2) is
 UNSUPPORTED_ENDPOINT_TYPE. Each broker is given by its endpoint of the listener the request came in on;
 brokers without that listener are left out (Kafka's ``getAliveBrokerNodes(listenerName)``). No ACL is
 needed. ``cluster_authorized_operations``: with ``include_cluster_authorized_operations`` the cluster's
 authorized-operations bitfield, 0 without Describe on the cluster; otherwise -2147483648 ("not requested").
+v2 (KIP-1073): every broker listed is ``is_fenced`` false and ``include_fenced_brokers`` adds none: a
+kafkalog broker is in the cluster's metadata only while its registration is live (there is no fenced state).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
-VERSIONS = (0, 1)
+VERSIONS = (0, 2)
 _API = API_BY_KEY[API_KEY]
 NOT_REQUESTED = -2147483648
 

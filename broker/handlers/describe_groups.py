@@ -1,7 +1,8 @@
-"""DescribeGroups (key 15), v0-5: state, protocol and members of groups this broker coordinates; member
+"""DescribeGroups (key 15), v0-6: state, protocol and members of groups this broker coordinates; member
 metadata and assignment only when the group is Stable (as Kafka: they are being replaced during a
-rebalance). An unknown group is described as Dead with no error (as Kafka); groups coordinated elsewhere
-get NOT_COORDINATOR.
+rebalance). An unknown group is described as Dead with no error up to v5 and, from v6 (KIP-1043), as Dead with
+GROUP_ID_NOT_FOUND and the message "Group <id> not found." (as Kafka); groups coordinated elsewhere get
+NOT_COORDINATOR.
 
 Authorization: DESCRIBE on each group, else that group's GROUP_AUTHORIZATION_FAILED with empty state,
 protocol and members (Kafka's ``DescribeGroupsResponse.forError``). v3+ with ``include_authorized_operations``:
@@ -18,7 +19,8 @@ from spark_kafkalog.security.acl import AclOperation, ResourceType
 from ._groups import coordinator, group_authorized
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
-VERSIONS = (0, 5)
+VERSIONS = (0, 6)
+GROUP_ID_NOT_FOUND_FROM = 6
 _API = API_BY_KEY[API_KEY]
 Resp = _API.Response
 Described = Resp.DescribedGroup
@@ -29,21 +31,23 @@ def _describe(ctx, group_id: str, with_operations: bool):
     if not group_authorized(ctx, AclOperation.DESCRIBE, group_id):
         code = ErrorCode.GROUP_AUTHORIZATION_FAILED
         return Described(error_code=code, group_id=group_id, group_state="", protocol_type="", protocol_data="")
-    described = _describe_authorized(ctx, group_id)
+    described = _describe_authorized(ctx, group_id, ctx.version)
     if with_operations and described.error_code == ErrorCode.NONE:
         described.authorized_operations = ctx.authorized_operations(ResourceType.GROUP, group_id)
     return described
 
 
-def _describe_authorized(ctx, group_id: str):
+def _describe_authorized(ctx, group_id: str, version: int):
     try:
         group = coordinator(ctx).describe_group(group_id)
     except GroupError as e:
         return Described(error_code=e.error_code, group_id=group_id, group_state="", protocol_type="", protocol_data="")
     if group is None:
+        missing = version >= GROUP_ID_NOT_FOUND_FROM
         return Described(
-            error_code=ErrorCode.NONE, group_id=group_id, group_state=GroupState.DEAD.value, protocol_type="",
-            protocol_data="",
+            error_code=ErrorCode.GROUP_ID_NOT_FOUND if missing else ErrorCode.NONE,
+            error_message=f"Group {group_id} not found." if missing else None,
+            group_id=group_id, group_state=GroupState.DEAD.value, protocol_type="", protocol_data="",
         )  # fmt: skip
     stable = group.state is GroupState.STABLE
     members = [

@@ -1,9 +1,10 @@
-"""DescribeLogDirs (key 35), v0-4: every log dir of this broker (``log.dirs``) with the partitions it holds
+"""DescribeLogDirs (key 35), v0-5: every log dir of this broker (``log.dirs``) with the partitions it holds
 (KIP-113; `kafka-log-dirs --describe`, and `kafka-reassign-partitions` reads it before reassigning).
 Per partition: size (sum of its segments' bytes), offset lag as Kafka computes it for a current log
 (``max(high watermark - log end offset, 0)``, so 0), ``is_future_key`` false. A null topic list means
 every partition; requested topics or partitions not hosted here are left out, as Kafka does. v4 adds the
-volume's total and usable bytes (``statvfs`` of the dir). Dir errors are always NONE: kafkalog has no
+volume's total and usable bytes (``statvfs`` of the dir), v5 ``is_cordoned`` (KIP-1066), always false:
+kafkalog has no cordoned dirs. Dir errors are always NONE: kafkalog has no
 offline log dirs. Authorization: Describe on the cluster, else no results and (v3+, which has the field)
 the top-level error CLUSTER_AUTHORIZATION_FAILED, as Kafka answers. Gaps: no future replicas
 (AlterReplicaLogDirs is not served).
@@ -20,7 +21,7 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import AclOperation
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
-VERSIONS = (0, 4)
+VERSIONS = (0, 5)
 _API = API_BY_KEY[API_KEY]
 
 

@@ -1,4 +1,4 @@
-"""Fetch (key 1), v0-17: read record batches from partitions this broker leads (or follows, KIP-392), with long polling.
+"""Fetch (key 1), v0-18: read record batches from partitions this broker leads (or follows, KIP-392), with long polling.
 
 A sessionless or full request's answer lists every requested partition (an incremental one's, only what
 changed; see fetch sessions below). Data comes from the log as a file region sent with ``sendfile``; read_uncommitted consumers read up to the high watermark,
@@ -25,7 +25,9 @@ broker does not know answers UNKNOWN_TOPIC_ID (before the Read check: the id nam
 a session cached under an older id of its topic (deleted and created again) INCONSISTENT_TOPIC_ID. v15+ carries
 the follower's id in ``replica_state`` (KIP-903); v16+ answers ``node_endpoints``, the endpoints (request's
 listener) of the leaders named in NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH answers (KIP-951); v17's
-follower directory id is accepted and ignored (one log directory per partition here).
+follower directory id is accepted and ignored (one log directory per partition here); so is v18's tagged
+``high_watermark`` a replica reports (KIP-1166, meant for KRaft's own fetch: a consumer sends Long.MAX_VALUE,
+and kafkalog's long poll does not wait on it).
 Fetch sessions (v7+, KIP-227, ``broker.replication.fetch_session``): epoch 0 is a full request that creates a
 session when ``max.incremental.fetch.session.cache.slots`` (default 1000) has room or Kafka's eviction rules
 free one (stale sessions first, then smaller ones; a follower's session may displace a consumer's); epoch -1
@@ -69,7 +71,7 @@ from spark_kafkalog.security.acl import AclOperation, ResourceType
 from . import _fetch_context
 
 API_KEY = ApiKey.FETCH
-VERSIONS = (0, 17)
+VERSIONS = (0, 18)
 _API = API_BY_KEY[API_KEY]
 READ_COMMITTED = 1
 _Aborted = _API.Response.FetchableTopicResponse.PartitionData.AbortedTransaction

@@ -1,4 +1,4 @@
-"""InitProducerId (key 22), v0-4: producer ids for idempotent and transactional producers.
+"""InitProducerId (key 22), v0-5: producer ids for idempotent and transactional producers.
 
 Ids are unique across the cluster without coordination: ``broker.id`` in the top 23 bits and a
 millisecond clock-based counter below (``broker.producer_ids``), so ids also never repeat across
@@ -9,6 +9,8 @@ is exhausted), fencing older producers; an open transaction is aborted first (CO
 done, the client retries); INVALID_TRANSACTION_TIMEOUT above ``transaction.max.timeout.ms``;
 NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS; PRODUCER_FENCED (v4; INVALID_PRODUCER_EPOCH before) for a
 v3+ producer id and epoch that are not the current ones. An empty transactional id is INVALID_REQUEST.
+v5 only allows TRANSACTION_ABORTABLE (KIP-890; never answered here). v6 (two-phase commit, KIP-939) is not
+served: Kafka 4.4 marks it unstable, so its clients do not send it.
 
 Authorization, before anything else: with a transactional id, WRITE on it (else
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without (an idempotent producer), IDEMPOTENT_WRITE on the cluster or,
@@ -24,7 +26,7 @@ from spark_kafkalog.security.acl import AclOperation, ResourceType
 from ._txns import txn_coordinator, txn_id_authorized, wire_error
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
-VERSIONS = (0, 4)
+VERSIONS = (0, 5)
 _API = API_BY_KEY[API_KEY]
 MAX_EPOCH = 32767
 

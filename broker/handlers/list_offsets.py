@@ -1,4 +1,4 @@
-"""ListOffsets (key 2), v0-10: offsets by time for partitions this broker leads.
+"""ListOffsets (key 2), v0-11: offsets by time for partitions this broker leads.
 
 Timestamps: -2 earliest (log start offset), -1 latest (high watermark for consumers, the last stable
 offset for read_committed consumers (``isolation_level`` 1, v2+), log end for a replica,
@@ -6,8 +6,9 @@ offset for read_committed consumers (``isolation_level`` 1, v2+), log end for a 
 t >= 0 the earliest offset whose timestamp is >= t below the high watermark (read_committed: below the
 last stable offset; offset -1, timestamp -1 when there is none), -4 (v8+, KIP-405) the earliest local offset
 (the log start offset: every segment is local here), -5 (v9+, KIP-1005) the latest tiered offset (offset,
-timestamp and epoch -1: nothing is tiered here, Kafka's answer without remote storage); other negative
-timestamps are INVALID_REQUEST. v10's ``timeout_ms`` (for remote storage reads) is accepted and unused.
+timestamp and epoch -1: nothing is tiered here, Kafka's answer without remote storage), -6 (v11+, KIP-1023)
+the earliest offset pending upload to remote storage (offset, timestamp and epoch -1 too, as Kafka without remote
+storage); other negative timestamps (and -4, -5, -6 below their versions) are INVALID_REQUEST. v10's ``timeout_ms`` (for remote storage reads) is accepted and unused.
 v0 answers ``old_style_offsets``: up to ``max_num_offsets`` segment base offsets older than the time,
 descending (the 0.8 ``getOffsetsBefore``; consumers never see an offset above the high watermark).
 v4+ ``current_leader_epoch`` is fenced as in Fetch.
@@ -22,9 +23,9 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import AclOperation, ResourceType
 
 API_KEY = ApiKey.LIST_OFFSETS
-VERSIONS = (0, 10)
+VERSIONS = (0, 11)
 _API = API_BY_KEY[API_KEY]
-EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
+EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -2, -1, -3, -4, -5, -6
 READ_COMMITTED = 1
 CONSUMER = -1  # replica_id of consumers (-2: a debugging client, answered like a replica)
 
@@ -83,7 +84,7 @@ async def handle(ctx, request):
                 if found is not None:
                     entry.offset, entry.timestamp = found
                     entry.leader_epoch = part.leader_epoch
-            elif ts == LATEST_TIERED and v >= 9:
+            elif (ts == LATEST_TIERED and v >= 9) or (ts == EARLIEST_PENDING_UPLOAD and v >= 11):
                 pass  # no tiered storage: -1, -1, -1
             elif ts < 0:
                 entry.error_code = ErrorCode.INVALID_REQUEST

@@ -1,4 +1,4 @@
-"""Metadata (key 3), v0-12: live brokers (the endpoint of the listener the request came in on), cluster id,
+"""Metadata (key 3), v0-13: live brokers (the endpoint of the listener the request came in on), cluster id,
 controller, and topics with partition leaders, leader epochs, replicas, ISR and offline replicas.
 
 Topic lists: v0 empty = all topics; v1+ null = all, empty = none; v10+ topics may be named by id.
@@ -22,6 +22,8 @@ bitfields: ``topic_authorized_operations`` (v8+, when ``include_topic_authorized
 topic answered other than those refused Describe or unknown ids; ``cluster_authorized_operations`` (v8-10,
 when ``include_cluster_authorized_operations``) the cluster's, 0 without Describe on the cluster; otherwise
 -2147483648 ("not requested").
+v13's top-level ``error_code`` (KIP-1102) is always NONE: kafkalog, like Kafka 4.4's brokers, never asks a client
+to bootstrap again (REBOOTSTRAP_REQUIRED).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from spark_kafkalog.protocol.topic_name import topic_name_problem
 from spark_kafkalog.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 
 API_KEY = ApiKey.METADATA
-VERSIONS = (0, 12)
+VERSIONS = (0, 13)
 _API = API_BY_KEY[API_KEY]
 AUTO_CREATE_WAIT_S = 1.0
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})

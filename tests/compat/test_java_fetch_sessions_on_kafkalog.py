@@ -1,4 +1,4 @@
-"""Apache Kafka 4.4's Java consumer (kafka-console-consumer) reads from kafkalog with Fetch v17: topics by id
+"""Apache Kafka 4.4's Java consumer (kafka-console-consumer) reads from kafkalog with Fetch v18 (its newest): topics by id
 and an incremental fetch session, while records keep arriving."""
 
 from __future__ import annotations
@@ -49,6 +49,6 @@ def test_console_consumer_reads_through_an_incremental_session_by_topic_id(kafka
         later.join(30)
     printed = sorted(tuple(line.split("\t")) for line in out.splitlines() if line.startswith("Partition:"))
     assert printed == sorted((f"Partition:{i % 3}", f"k{i}", f"v{i}") for i in range(120))
-    assert any(v == 17 for v, _, _ in seen), seen
-    incremental = [(sid, epoch) for v, sid, epoch in seen if v == 17 and sid != 0 and epoch > 0]
+    assert any(v == 18 for v, _, _ in seen), seen
+    incremental = [(sid, epoch) for v, sid, epoch in seen if v == 18 and sid != 0 and epoch > 0]
     assert len(incremental) >= 3, seen  # the session carried the fetches after the first

@@ -75,7 +75,7 @@ def test_metrics_of_a_cluster_add_up_to_what_clients_did(zookeeper, tmp_path):
         assert total(scrapes, "kafka_controller_kafkacontroller_activecontrollercount") == 1
         assert total(scrapes, "kafka_server_replicamanager_leadercount") >= 3
         assert total(scrapes, "kafka_server_replicamanager_partitioncount") >= 9  # three replicas of each partition
-        assert total(scrapes, "kafka_network_requestmetrics_requests_total", request="Fetch", version="17") > 0
+        assert total(scrapes, "kafka_network_requestmetrics_requests_total", request="Fetch", version="18") > 0
         lag = [
             total(scrapes, "kafka_consumergroup_lag", consumergroup="metered-group", topic=TOPIC, partition=str(p))
             for p in range(3)

@@ -19,7 +19,18 @@ pytestmark = requires_specs
 # them (Produce 0-13, TxnOffsetCommit 0-6) and tests/compat exercises them against it. ConsumerGroupDescribe v1 adds
 # member_type (Kafka 4.1, KIP-1099): fields of the versions past the spec are not compared here;
 # tests/protocol/test_consumer_group_describe.py checks v1 against the bytes Kafka 4.4's own classes write.
-AHEAD_OF_SPEC = {"Produce": 12, "TxnOffsetCommit": 5, "ConsumerGroupDescribe": 1}
+AHEAD_OF_SPEC = {
+    "Produce": 12,
+    "TxnOffsetCommit": 5,
+    "ConsumerGroupDescribe": 1,
+    "Fetch": 18,
+    "Metadata": 13,
+    "DescribeLogDirs": 5,
+    "DeleteGroups": 3,
+    "DescribeCluster": 2,
+    "ListOffsets": 11,
+    "DescribeGroups": 6,
+}
 
 
 def _spec_default(jf: dict, f: FieldSpec):

@@ -1,11 +1,11 @@
-"""DeleteGroups (key 42), v0-2; flexible from v2."""
+"""DeleteGroups (key 42), v0-3; flexible from v2. v3 adds each result's ``error_message``."""
 
 from ..schema import declare_api
 
 API = declare_api(
     42,
     "DeleteGroups",
-    versions="0-2",
+    versions="0-3",
     flexible="2+",
     request="""
         groups_names               []string
@@ -15,5 +15,6 @@ API = declare_api(
         results                    []DeletableGroupResult
           group_id                 string
           error_code               int16
+          error_message            string?     v3+ default=null
     """,
 )

@@ -9,8 +9,14 @@ class DeleteGroupsResponse(Message):
     class DeletableGroupResult(Message):
         group_id: str
         error_code: int
+        error_message: str | None  # v3+
         def __init__(
-            self, *, group_id: str = ..., error_code: int = ..., unknown_tags: dict[int, bytes] | None = ...
+            self,
+            *,
+            group_id: str = ...,
+            error_code: int = ...,
+            error_message: str | None = ...,
+            unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...
 
     throttle_time_ms: int

@@ -4,11 +4,13 @@ from ..schema import ApiSpec, Message
 class DescribeClusterRequest(Message):
     include_cluster_authorized_operations: bool
     endpoint_type: int  # v1+
+    include_fenced_brokers: bool  # v2+
     def __init__(
         self,
         *,
         include_cluster_authorized_operations: bool = ...,
         endpoint_type: int = ...,
+        include_fenced_brokers: bool = ...,
         unknown_tags: dict[int, bytes] | None = ...,
     ) -> None: ...
 
@@ -18,6 +20,7 @@ class DescribeClusterResponse(Message):
         host: str
         port: int
         rack: str | None
+        is_fenced: bool  # v2+
         def __init__(
             self,
             *,
@@ -25,6 +28,7 @@ class DescribeClusterResponse(Message):
             host: str = ...,
             port: int = ...,
             rack: str | None = ...,
+            is_fenced: bool = ...,
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...
 

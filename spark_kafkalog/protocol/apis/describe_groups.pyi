@@ -34,6 +34,7 @@ class DescribeGroupsResponse(Message):
             ) -> None: ...
 
         error_code: int
+        error_message: str | None  # v6+
         group_id: str
         group_state: str
         protocol_type: str
@@ -44,6 +45,7 @@ class DescribeGroupsResponse(Message):
             self,
             *,
             error_code: int = ...,
+            error_message: str | None = ...,
             group_id: str = ...,
             group_state: str = ...,
             protocol_type: str = ...,

@@ -1,13 +1,14 @@
-"""DescribeLogDirs (key 35), v0-4; flexible from v2. Log dirs and their partitions (KIP-113).
+"""DescribeLogDirs (key 35), v0-5; flexible from v2. Log dirs and their partitions (KIP-113).
 Per partition: size, offset lag, future-replica flag; a null topic list asks for every partition. v3 adds
-a top-level error code, v4 each dir's volume total and usable bytes (KIP-827)."""
+a top-level error code, v4 each dir's volume total and usable bytes (KIP-827), v5 whether
+the dir is cordoned (KIP-1066)."""
 
 from ..schema import declare_api
 
 API = declare_api(
     35,
     "DescribeLogDirs",
-    versions="0-4",
+    versions="0-5",
     flexible="2+",
     request="""
         topics                     []DescribableLogDirTopic?
@@ -29,5 +30,6 @@ API = declare_api(
               is_future_key        bool
           total_bytes              int64       v4+ default=-1
           usable_bytes             int64       v4+ default=-1
+          is_cordoned              bool        v5+ default=false
     """,
 )

@@ -47,6 +47,7 @@ class DescribeLogDirsResponse(Message):
         topics: list[DescribeLogDirsTopic]
         total_bytes: int  # v4+
         usable_bytes: int  # v4+
+        is_cordoned: bool  # v5+
         def __init__(
             self,
             *,
@@ -55,6 +56,7 @@ class DescribeLogDirsResponse(Message):
             topics: list[DescribeLogDirsTopic] = ...,
             total_bytes: int = ...,
             usable_bytes: int = ...,
+            is_cordoned: bool = ...,
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...
 

@@ -1,7 +1,8 @@
-"""Fetch (key 1), v0-17; flexible from v12.
+"""Fetch (key 1), v0-18; flexible from v12.
 v0-3 return v0/v1 message sets, v4+ RecordBatch v2; v7+ fetch sessions (KIP-227); topics by name up to v12,
 by topic id from v13 (KIP-516); v15 moves the follower's id into the tagged ``replica_state`` (KIP-903);
-v16 answers ``node_endpoints`` of the leaders it names (KIP-951); v17 adds the follower's directory id (KIP-853).
+v16 answers ``node_endpoints`` of the leaders it names (KIP-951); v17 adds the follower's directory id (KIP-853), v18 the tagged
+``high_watermark`` the fetching replica knows (KIP-1166; Long.MAX_VALUE when the sender does not track it).
 """
 
 from ..schema import declare_api
@@ -9,7 +10,7 @@ from ..schema import declare_api
 API = declare_api(
     1,
     "Fetch",
-    versions="0-17",
+    versions="0-18",
     flexible="12+",
     request="""
         cluster_id                 string?     v12+ tag0 default=null
@@ -34,6 +35,7 @@ API = declare_api(
             log_start_offset       int64       v5+ default=-1
             partition_max_bytes    int32
             replica_directory_id   uuid        v17+ tag0
+            high_watermark         int64       v18+ tag1 default=0x7fffffffffffffff
         forgotten_topics_data      []ForgottenTopic  v7+
           topic                    string      v7-12
           topic_id                 uuid        v13+

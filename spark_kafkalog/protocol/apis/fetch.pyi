@@ -21,6 +21,7 @@ class FetchRequest(Message):
             log_start_offset: int  # v5+
             partition_max_bytes: int
             replica_directory_id: UUID  # v17+, tag 0
+            high_watermark: int  # v18+, tag 1
             def __init__(
                 self,
                 *,
@@ -31,6 +32,7 @@ class FetchRequest(Message):
                 log_start_offset: int = ...,
                 partition_max_bytes: int = ...,
                 replica_directory_id: UUID = ...,
+                high_watermark: int = ...,
                 unknown_tags: dict[int, bytes] | None = ...,
             ) -> None: ...
 

@@ -1,12 +1,13 @@
-"""InitProducerId (key 22), v0-4; flexible from v2.
-v3+ may pass the current producer id and epoch to bump the epoch (KIP-360)."""
+"""InitProducerId (key 22), v0-5; flexible from v2.
+v3+ may pass the current producer id and epoch to bump the epoch (KIP-360); v5 may answer TRANSACTION_ABORTABLE (KIP-890).
+v6 (two-phase commit, KIP-939) is not declared: Kafka 4.4 marks it unstable."""
 
 from ..schema import declare_api
 
 API = declare_api(
     22,
     "InitProducerId",
-    versions="0-4",
+    versions="0-5",
     flexible="2+",
     request="""
         transactional_id           string?

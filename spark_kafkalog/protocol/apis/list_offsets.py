@@ -1,14 +1,14 @@
-"""ListOffsets (key 2), v0-10; flexible from v6.
+"""ListOffsets (key 2), v0-11; flexible from v6.
 v0 asks for up to max_num_offsets offsets and answers with an offset list (no timestamp); v1+ one offset;
 v7 adds timestamp -3 (max timestamp, KIP-734), v8 -4 (earliest local, KIP-405), v9 -5 (latest tiered,
-KIP-1005), v10 ``timeout_ms`` for reads from remote storage (KIP-1075)."""
+KIP-1005), v10 ``timeout_ms`` for reads from remote storage (KIP-1075), v11 -6 (earliest pending upload, KIP-1023)."""
 
 from ..schema import declare_api
 
 API = declare_api(
     2,
     "ListOffsets",
-    versions="0-10",
+    versions="0-11",
     flexible="6+",
     request="""
         replica_id                 int32

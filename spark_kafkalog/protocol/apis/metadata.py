@@ -1,12 +1,13 @@
-"""Metadata (key 3), v0-12; flexible from v9.
-v0 has no null topic list (empty = all topics); v10+ adds topic ids and makes request topic names nullable."""
+"""Metadata (key 3), v0-13; flexible from v9.
+v0 has no null topic list (empty = all topics); v10+ adds topic ids and makes request topic names nullable;
+v13 adds a top-level ``error_code`` (KIP-1102: REBOOTSTRAP_REQUIRED tells the client to bootstrap again)."""
 
 from ..schema import declare_api
 
 API = declare_api(
     3,
     "Metadata",
-    versions="0-12",
+    versions="0-13",
     flexible="9+",
     request="""
         topics                     []MetadataRequestTopic  null1+
@@ -40,5 +41,6 @@ API = declare_api(
             offline_replicas       []int32     v5+
           topic_authorized_operations  int32   v8+ default=-2147483648
         cluster_authorized_operations  int32   v8-10 default=-2147483648
+        error_code                 int16       v13+
     """,
 )

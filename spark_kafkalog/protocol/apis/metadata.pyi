@@ -6,12 +6,12 @@ from ..schema import ApiSpec, Message
 class MetadataRequest(Message):
     class MetadataRequestTopic(Message):
         topic_id: UUID  # v10+
-        name: str | None  # null v10-12
+        name: str | None  # null v10-13
         def __init__(
             self, *, topic_id: UUID = ..., name: str | None = ..., unknown_tags: dict[int, bytes] | None = ...
         ) -> None: ...
 
-    topics: list[MetadataRequestTopic] | None  # null v1-12
+    topics: list[MetadataRequestTopic] | None  # null v1-13
     allow_auto_topic_creation: bool  # v4+
     include_cluster_authorized_operations: bool  # v8-10
     include_topic_authorized_operations: bool  # v8+
@@ -64,7 +64,7 @@ class MetadataResponse(Message):
             ) -> None: ...
 
         error_code: int
-        name: str | None  # null v12
+        name: str | None  # null v12-13
         topic_id: UUID  # v10+
         is_internal: bool  # v1+
         partitions: list[MetadataResponsePartition]
@@ -87,6 +87,7 @@ class MetadataResponse(Message):
     controller_id: int  # v1+
     topics: list[MetadataResponseTopic]
     cluster_authorized_operations: int  # v8-10
+    error_code: int  # v13+
     def __init__(
         self,
         *,
@@ -96,6 +97,7 @@ class MetadataResponse(Message):
         controller_id: int = ...,
         topics: list[MetadataResponseTopic] = ...,
         cluster_authorized_operations: int = ...,
+        error_code: int = ...,
         unknown_tags: dict[int, bytes] | None = ...,
     ) -> None: ...
 

@@ -29,8 +29,8 @@ SERVED = {
     ApiKey.OFFSET_COMMIT: (0, 9),
     ApiKey.OFFSET_FETCH: (0, 9),
     ApiKey.LIST_GROUPS: (0, 5),
-    ApiKey.DESCRIBE_GROUPS: (0, 5),
-    ApiKey.DELETE_GROUPS: (0, 2),
+    ApiKey.DESCRIBE_GROUPS: (0, 6),
+    ApiKey.DELETE_GROUPS: (0, 3),
     ApiKey.OFFSET_DELETE: (0, 0),
 }
 

@@ -47,6 +47,10 @@ def list_offsets(broker, name, ts, version):
         (-4, 7, (ErrorCode.INVALID_REQUEST, -1, -1, -1)),
         (-5, 8, (ErrorCode.INVALID_REQUEST, -1, -1, -1)),
         (-6, 10, (ErrorCode.INVALID_REQUEST, -1, -1, -1)),
+        (-6, 11, (ErrorCode.NONE, -1, -1, -1)),  # earliest pending upload: nothing tiered (v11, KIP-1023)
+        (-5, 11, (ErrorCode.NONE, -1, -1, -1)),
+        (-4, 11, (ErrorCode.NONE, 0, -1, 0)),
+        (-7, 11, (ErrorCode.INVALID_REQUEST, -1, -1, -1)),
     ],
 )
 def test_special_timestamps_by_version(broker, topic, ts, version, expected):

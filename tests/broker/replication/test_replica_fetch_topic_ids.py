@@ -1,4 +1,4 @@
-"""A follower fetches by topic id (Fetch v17, its id in replica_state) once its metadata knows the topic's id,
+"""A follower fetches by topic id (Fetch v18, its id in replica_state) once its metadata knows the topic's id,
 in an incremental fetch session (KIP-227, a privileged one on the leader), and copies the leader's records as
 before, also when partitions leave and rejoin the session."""
 
@@ -26,7 +26,7 @@ def test_follower_replicates_through_fetch_by_topic_id(tmp_path_factory):
             assert c.produce(0, "by-id", [b"v%d" % n], acks=-1).error_code == ErrorCode.NONE
         wait_until(lambda: c.offsets(1, "by-id")[0] == 5, what="the follower at the leader's log end")
         assert c.log_bytes(1, "by-id") == c.log_bytes(0, "by-id")
-        assert _fetch_requests(c.brokers[0], 17) > 0
+        assert _fetch_requests(c.brokers[0], 18) > 0
     finally:
         c.close()
 

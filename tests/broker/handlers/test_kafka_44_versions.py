@@ -1,0 +1,164 @@
+"""The versions Kafka 4.4's clients send past Kafka 4.0's, served with Kafka 4.4's semantics for what they add:
+Fetch v18 (a replica's tagged high watermark, accepted), Metadata v13 (top-level error code), DescribeGroups v6
+(an unknown group is GROUP_ID_NOT_FOUND with a message), DeleteGroups v3 (per-group error message),
+DescribeCluster v2 (no fenced brokers), DescribeLogDirs v5 (not cordoned), InitProducerId v5."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from tests.waiting import wait_until
+
+from ..requests import batch, create, fetch_body, produce, unique, values_in
+from ..wire import Wire
+
+_LOADING = (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR)
+
+
+def Req(key):
+    return API_BY_KEY[key].Request
+
+
+@pytest.fixture(scope="module")
+def topic(broker):
+    with Wire(broker.bootstrap_servers) as w:
+        name = unique()
+        create(w, name)
+        produce(w, name, batch([b"a", b"b"]))
+    return name
+
+
+def find_coordinator(w, group: str) -> None:
+    """Ask for ``group``'s coordinator until one is known (the first ask creates ``__consumer_offsets``)."""
+    R = Req(ApiKey.FIND_COORDINATOR)
+    wait_until(
+        lambda: w.call(ApiKey.FIND_COORDINATOR, 1, R(key=group, key_type=0)).error_code == ErrorCode.NONE,
+        15,
+        f"a coordinator for {group}",
+    )
+
+
+def metadata(w, name, version):
+    R = Req(ApiKey.METADATA)
+    body = R(topics=[R.MetadataRequestTopic(name=name)], allow_auto_topic_creation=False)
+    return w.call(ApiKey.METADATA, version, body)
+
+
+@pytest.mark.parametrize("high_watermark", [2**63 - 1, -1, 0])
+def test_fetch_v18_by_topic_id_reads_whatever_high_watermark_the_request_carries(broker, topic, high_watermark):
+    with Wire(broker.bootstrap_servers) as w:
+        tid = metadata(w, topic, 12).topics[0].topic_id
+        body = fetch_body(topic, 0, 0)
+        body.topics[0].topic_id = tid
+        body.topics[0].partitions[0].high_watermark = high_watermark
+        resp = w.call(ApiKey.FETCH, 18, body)
+    p = resp.responses[0].partitions[0]
+    assert (resp.responses[0].topic_id, p.error_code, p.high_watermark) == (tid, ErrorCode.NONE, 2)
+    assert values_in(p.records) == [b"a", b"b"]
+
+
+def test_metadata_v13_answers_topics_and_a_top_level_error_code_of_none(broker, topic):
+    with Wire(broker.bootstrap_servers) as w:
+        resp = metadata(w, topic, 13)
+        missing = metadata(w, unique("missing"), 13)
+    assert resp.error_code == ErrorCode.NONE
+    assert [(t.name, t.error_code, len(t.partitions)) for t in resp.topics] == [(topic, ErrorCode.NONE, 1)]
+    assert resp.topics[0].topic_id != uuid.UUID(int=0)
+    assert (missing.error_code, missing.topics[0].error_code) == (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+@pytest.mark.parametrize(
+    "version, expected",
+    [
+        (5, (ErrorCode.NONE, None, "Dead")),
+        (6, (ErrorCode.GROUP_ID_NOT_FOUND, "Group {g} not found.", "Dead")),
+    ],
+)
+def test_describe_groups_of_an_unknown_group_is_group_id_not_found_from_v6(broker, version, expected):
+    group = unique("g")
+    R = Req(ApiKey.DESCRIBE_GROUPS)
+    got = []
+    with Wire(broker.bootstrap_servers) as w:
+        find_coordinator(w, group)
+        wait_until(
+            lambda: (
+                got.append(w.call(ApiKey.DESCRIBE_GROUPS, version, R(groups=[group])).groups[0])
+                or got[-1].error_code not in _LOADING
+            ),
+            15,
+            "the group coordinator loaded",
+        )
+    d = got[-1]
+    code, message, state = expected
+    message = message.format(g=group) if message else None
+    assert (d.group_id, d.error_code, d.error_message, d.group_state) == (group, code, message, state)
+
+
+def test_delete_groups_v3_names_the_cause_of_a_failure_and_none_for_a_deleted_group(broker, topic):
+    gone, kept = unique("gone"), unique("kept")
+    C = Req(ApiKey.OFFSET_COMMIT)
+    commit = C(
+        group_id=kept,
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        topics=[
+            C.OffsetCommitRequestTopic(
+                name=topic,
+                partitions=[
+                    C.OffsetCommitRequestTopic.OffsetCommitRequestPartition(partition_index=0, committed_offset=1)
+                ],
+            )
+        ],
+    )
+    with Wire(broker.bootstrap_servers) as w:
+        find_coordinator(w, kept)
+        wait_until(
+            lambda: w.call(ApiKey.OFFSET_COMMIT, 8, commit).topics[0].partitions[0].error_code == ErrorCode.NONE,
+            15,
+            "an offset committed",
+        )
+        resp = w.call(ApiKey.DELETE_GROUPS, 3, Req(ApiKey.DELETE_GROUPS)(groups_names=[gone, kept]))
+    got = {r.group_id: (r.error_code, r.error_message) for r in resp.results}
+    assert got == {gone: (ErrorCode.GROUP_ID_NOT_FOUND, f"Group {gone} not found."), kept: (ErrorCode.NONE, None)}
+
+
+def test_describe_cluster_v2_lists_the_live_brokers_unfenced_with_or_without_fenced_ones(broker, topic):
+    R = Req(ApiKey.DESCRIBE_CLUSTER)
+    with Wire(broker.bootstrap_servers) as w:
+        live = [b.node_id for b in metadata(w, topic, 12).brokers]
+        answers = [
+            w.call(
+                ApiKey.DESCRIBE_CLUSTER,
+                2,
+                R(include_cluster_authorized_operations=False, endpoint_type=1, include_fenced_brokers=f),
+            )
+            for f in (False, True)
+        ]
+    for resp in answers:
+        assert resp.error_code == ErrorCode.NONE
+        assert [(b.broker_id, b.is_fenced) for b in resp.brokers] == [(b, False) for b in live]
+
+
+def test_describe_log_dirs_v5_says_no_dir_is_cordoned(broker, topic):
+    R = Req(ApiKey.DESCRIBE_LOG_DIRS)
+    with Wire(broker.bootstrap_servers) as w:
+        resp = w.call(ApiKey.DESCRIBE_LOG_DIRS, 5, R(topics=[R.DescribableLogDirTopic(topic=topic, partitions=[0])]))
+    assert resp.error_code == ErrorCode.NONE
+    assert [(d.is_cordoned, [t.name for t in d.topics]) for d in resp.results if d.topics] == [(False, [topic])]
+    assert all(d.usable_bytes > 0 for d in resp.results)
+
+
+def test_init_producer_id_v5_gives_an_idempotent_producer_an_id_and_bumps_its_epoch(broker):
+    R = Req(ApiKey.INIT_PRODUCER_ID)
+    with Wire(broker.bootstrap_servers) as w:
+        first = w.call(ApiKey.INIT_PRODUCER_ID, 5, R(transactional_id=None, transaction_timeout_ms=60000))
+        bumped = w.call(
+            ApiKey.INIT_PRODUCER_ID,
+            5,
+            R(transactional_id=None, transaction_timeout_ms=60000, producer_id=first.producer_id, producer_epoch=0),
+        )
+    assert (first.error_code, first.producer_epoch) == (ErrorCode.NONE, 0) and first.producer_id >= 0
+    assert (bumped.error_code, bumped.producer_id, bumped.producer_epoch) == (ErrorCode.NONE, first.producer_id, 1)
