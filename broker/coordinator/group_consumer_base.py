@@ -2,8 +2,8 @@
 (the base of ``group_consumer_classic.GroupConsumerClassic`` and ``group_consumer_protocol.GroupConsumerProtocol``).
 
 It holds the consumer groups (``consumer_groups``, one ``consumer.group.ConsumerGroup`` each), their per-group
-locks (``_lock``: a group's requests run one at a time, so its records stay in log order), the consumer group
-config (``group.coordinator.rebalance.protocols``, ``group.consumer.*``: ``_init_consumer_protocol`` validates it,
+locks (``_lock``, ``_locked_consumer_group``: a group's requests run one at a time, so its records stay in log
+order), the consumer group config (``group.coordinator.rebalance.protocols``, ``group.consumer.*``: ``_init_consumer_protocol`` validates it,
 ``_setting`` reads it), each member's per-partition assignment epochs (KIP-1251, ``_track_assignment_epochs``)
 and the writing helpers: ``records_batch`` (one record batch of key/value pairs), ``write_error`` (Kafka's
 mapping of a failed append: NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE;
@@ -14,8 +14,9 @@ Event-loop only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from broker.config_keys import KEYS_BY_NAME
@@ -126,6 +127,16 @@ class GroupConsumerBase(GroupCoordinatorBase):
         if lock is None:
             lock = self._cg_locks[group_id] = asyncio.Lock()
         return lock
+
+    @contextlib.asynccontextmanager
+    async def _locked_consumer_group(self, group_id: str) -> AsyncIterator[ConsumerGroup | None]:
+        """The consumer group ``group_id`` under its lock, as it is once the lock is held (it may have gone
+        meanwhile); None at once, without locking, when ``group_id`` is no consumer group now."""
+        if group_id not in self.consumer_groups:
+            yield None
+            return
+        async with self._lock(group_id):
+            yield self.consumer_groups.get(group_id)
 
     async def _delete_consumer_group_records(
         self, group_id: str, group: ConsumerGroup, *, offsets: Collection[tuple[str, int]]

@@ -40,7 +40,8 @@ from .consumer.record_codec import encode_record
 from .consumer.records import CoordinatorRecord
 from .group import Group, GroupError, GroupState, JoinRequest, JoinResult, Member, select_protocol
 from .group_consumer_base import CONSUMER, GroupConsumerBase, nothing, records_batch, write_error
-from .offsets_topic import GroupMetadataValue, MemberMetadata, encode_group_key, encode_group_value
+from .offset_store import group_metadata_value
+from .offsets_topic import encode_group_key, encode_group_value
 
 log = logging.getLogger("kafkalog.coordinator")
 
@@ -90,26 +91,7 @@ class GroupConsumerClassic(GroupConsumerBase):
         classic.leader_id = next(iter(classic.members))
         classic.state = GroupState.STABLE
         classic.state_timestamp_ms = now
-        value = GroupMetadataValue(
-            protocol_type=CONSUMER,
-            generation=classic.generation,
-            protocol=protocol,
-            leader=classic.leader_id,
-            current_state_timestamp=now,
-            members=[
-                MemberMetadata(
-                    member_id=cm.member_id,
-                    group_instance_id=cm.group_instance_id,
-                    client_id=cm.client_id,
-                    client_host=cm.client_host,
-                    rebalance_timeout=cm.rebalance_timeout_ms,
-                    session_timeout=cm.session_timeout_ms,
-                    subscription=cm.metadata_for(protocol),
-                    assignment=cm.assignment,
-                )  # fmt: skip
-                for cm in classic.members.values()
-            ],
-        )
+        value = group_metadata_value(classic, now)
         pairs: list[tuple[bytes, bytes | None]] = [encode_record(rec) for rec in group.delete_records()]
         pairs.append((encode_group_key(group.group_id), encode_group_value(value)))
         classic.prepare_rebalance(now)  # its members rejoin as a classic group (Kafka rebalances it at once)
@@ -137,10 +119,7 @@ class GroupConsumerClassic(GroupConsumerBase):
         is immediate: its epoch as the generation, no leader duties (an empty leader, no members). Raises
         ``GroupError``: INCONSISTENT_GROUP_PROTOCOL when ``group.consumer.migration.policy`` is ``disabled``,
         MEMBER_ID_REQUIRED (v4+, no member id, not static) with the id to rejoin with, the group's errors."""
-        if group_id not in self.consumer_groups:
-            return None
-        async with self._lock(group_id):
-            group = self.consumer_groups.get(group_id)
+        async with self._locked_consumer_group(group_id) as group:
             if group is None:
                 return None
             if group.is_empty:
@@ -232,10 +211,7 @@ class GroupConsumerClassic(GroupConsumerBase):
     ) -> list[ErrorCode] | None:
         """LeaveGroup against a consumer group: one error per member (each fenced, classic or not, as Kafka),
         the records of those that left appended together; None for any other group."""
-        if group_id not in self.consumer_groups:
-            return None
-        async with self._lock(group_id):
-            group = self.consumer_groups.get(group_id)
+        async with self._locked_consumer_group(group_id) as group:
             if group is None:
                 return None
             snap = group.snapshot()

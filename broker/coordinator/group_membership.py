@@ -18,8 +18,7 @@ from spark_kafkalog.protocol import ErrorCode
 
 from .group import Group, GroupError, GroupState, JoinRequest, JoinResult
 from .group_consumer_protocol import GroupConsumerProtocol
-from .offset_store import group_metadata_batch
-from .offsets_topic import GroupMetadataValue, MemberMetadata
+from .offset_store import group_metadata_batch, group_metadata_value
 
 log = logging.getLogger("kafkalog.coordinator")
 
@@ -235,26 +234,7 @@ class GroupMembership(GroupConsumerProtocol):
 
     async def _store_group(self, group: Group) -> ErrorCode:
         now = self.now()
-        value = GroupMetadataValue(
-            protocol_type=group.protocol_type or "",
-            generation=group.generation,
-            protocol=group.protocol_name,
-            leader=group.leader_id,
-            current_state_timestamp=group.state_timestamp_ms if group.state_timestamp_ms >= 0 else now,
-            members=[
-                MemberMetadata(
-                    member_id=m.member_id,
-                    group_instance_id=m.group_instance_id,
-                    client_id=m.client_id,
-                    client_host=m.client_host,
-                    rebalance_timeout=m.rebalance_timeout_ms,
-                    session_timeout=m.session_timeout_ms,
-                    subscription=m.metadata_for(group.protocol_name),
-                    assignment=m.assignment,
-                )
-                for m in group.members.values()
-            ],
-        )
+        value = group_metadata_value(group, now)
 
         def remember() -> None:
             self.store.groups[group.group_id] = value

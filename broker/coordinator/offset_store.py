@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spark_kafkalog.records.batch_builder import RecordBatchBuilder
 from spark_kafkalog.records.splitter import iter_batches
@@ -29,6 +29,8 @@ from .consumer.record_codec import decode_record, encode_record, is_consumer_gro
 from .consumer.records import ConsumerGroupRecordKey, CoordinatorRecord
 from .offsets_topic import (
     GroupKey,
+    GroupMetadataValue,
+    MemberMetadata,
     OffsetKey,
     OffsetsRecordError,
     decode_group_value,
@@ -43,6 +45,8 @@ from .offsets_topic import (
 
 if TYPE_CHECKING:
     from broker.log import PartitionLog
+
+    from .group import Group
 
 log = logging.getLogger("kafkalog.coordinator")
 
@@ -283,6 +287,32 @@ def offset_commit_batch(
         )
         b.append(now_ms, encode_offset_key(group, topic, partition), value)
     return bytearray(b.build())
+
+
+def group_metadata_value(group: Group, now_ms: int) -> Any:
+    """A classic group as its ``GroupMetadataValue`` (Kafka's ``storeGroup``; a declared struct, hence ``Any``):
+    every member with its subscription for the group's protocol and its assignment; the state timestamp is
+    ``now_ms`` when the group has none. Written by a completed rebalance and by a consumer group's downgrade."""
+    return GroupMetadataValue(
+        protocol_type=group.protocol_type or "",
+        generation=group.generation,
+        protocol=group.protocol_name,
+        leader=group.leader_id,
+        current_state_timestamp=group.state_timestamp_ms if group.state_timestamp_ms >= 0 else now_ms,
+        members=[
+            MemberMetadata(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout=m.rebalance_timeout_ms,
+                session_timeout=m.session_timeout_ms,
+                subscription=m.metadata_for(group.protocol_name),
+                assignment=m.assignment,
+            )
+            for m in group.members.values()
+        ],
+    )
 
 
 def group_metadata_batch(group: str, value, now_ms: int) -> bytearray:
