@@ -34,7 +34,7 @@ import uuid
 
 from spark_kafkalog.protocol import ErrorCode
 
-from .consumer.classic_members import encode_classic_assignment
+from .consumer.classic_members import encode_classic_assignment, subscription_version
 from .consumer.group import ConsumerGroup
 from .consumer.record_codec import encode_record
 from .consumer.records import CoordinatorRecord
@@ -80,7 +80,7 @@ class GroupConsumerClassic(GroupConsumerBase):
             assert meta is not None, "checked above"
             protocols = [(p.name, p.metadata) for p in meta.supported_protocols]
             chosen = dict(protocols).get(protocol, b"")
-            version = min(max(int.from_bytes(chosen[:2], "big", signed=True), 0), 3) if len(chosen) >= 2 else 0
+            version = subscription_version(chosen)
             classic.members[m.member_id] = Member(
                 m.member_id, m.instance_id, m.client_id, m.client_host, meta.session_timeout_ms,
                 m.rebalance_timeout_ms, protocols, now, False,
@@ -187,9 +187,7 @@ class GroupConsumerClassic(GroupConsumerBase):
         meta = member.classic_member_metadata if member is not None else None
         protocols = meta.supported_protocols if meta is not None else ()
         name = protocols[0].name if protocols else protocol_name
-        version = 0
-        if protocols and len(protocols[0].metadata) >= 2:
-            version = min(max(int.from_bytes(protocols[0].metadata[:2], "big", signed=True), 0), 3)
+        version = subscription_version(protocols[0].metadata) if protocols else 0
         data = encode_classic_assignment(assignment, self.topics_view().topic_name, version)
         return data, CONSUMER, name
 

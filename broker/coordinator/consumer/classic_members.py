@@ -386,6 +386,15 @@ class ClassicMembers(MemberUpdates):
         return self.leave(target, topics)
 
 
+def subscription_version(metadata: bytes) -> int:
+    """The ConsumerProtocol version a classic member's subscription (its JoinGroup protocol metadata) starts
+    with, its ``int16`` header, clamped to 0-3 (the versions ``encode_classic_assignment`` writes); 0 when the
+    metadata is shorter than the header. Its assignment is answered at that version."""
+    if len(metadata) < 2:
+        return 0
+    return min(max(int.from_bytes(metadata[:2], "big", signed=True), 0), 3)
+
+
 def encode_classic_assignment(
     assignment: Mapping[uuid.UUID, frozenset[int]], topic_name: Callable[[uuid.UUID], str | None], version: int = 0
 ) -> bytes:
