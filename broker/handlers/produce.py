@@ -1,4 +1,4 @@
-"""Produce (key 0), v0-12: append producer batches to partitions this broker leads.
+"""Produce (key 0), v0-13: append producer batches to partitions this broker leads.
 
 v0-2 carry v0/v1 message sets, converted here to RecordBatch v2 before they reach the log (the log only
 stores v2; ``broker.log.validation.convert_legacy_message_set``: the client's offsets are ignored as in
@@ -40,6 +40,9 @@ the retry verifies again). v12 is a
 transactions-v2 producer (KIP-890 part 2): the coordinator adds the partition to the transaction instead of
 only verifying it, so such a producer sends no AddPartitionsToTxn. v10's tagged ``current_leader`` and
 ``node_endpoints`` (KIP-951) are left at their defaults (unknown): clients refresh metadata as before.
+v13 names topics by id (KIP-516), answered with the same ids: an id this broker's metadata does not know (or
+the zero id) is UNKNOWN_TOPIC_ID for each of its partitions, decided before authorization as in Kafka (an id
+names no topic a client could be refused); a known one is handled as its topic's name.
 Gaps: without an authorizer a transactional batch with a null ``transactional_id`` is appended and not verified
 (Kafka answers it TRANSACTIONAL_ID_AUTHORIZATION_FAILED even then; kafkalog's own tests produce such batches).
 """
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 
 from broker.api import NO_RESPONSE, CloseConnection
 from broker.log import LogAppendError
@@ -60,7 +64,9 @@ from spark_kafkalog.security.acl import AclOperation, ResourceType
 from ._txns import txn_verifier
 
 API_KEY = ApiKey.PRODUCE
-VERSIONS = (0, 12)
+VERSIONS = (0, 13)
+TOPIC_IDS_MIN_VERSION = 13
+_ZERO_ID = uuid.UUID(int=0)
 _API = API_BY_KEY[API_KEY]
 _MAGIC_POS = 16
 log = logging.getLogger("kafkalog.handlers.produce")
@@ -137,6 +143,7 @@ def _refuse_transactional(ctx, request):
         responses=[
             Resp.TopicProduceResponse(
                 name=t.name,
+                topic_id=t.topic_id,
                 partition_responses=[
                     Resp.TopicProduceResponse.PartitionProduceResponse(index=pd.index, error_code=code, base_offset=-1)
                     for pd in t.partition_data
@@ -148,14 +155,32 @@ def _refuse_transactional(ctx, request):
     )
 
 
+def _resolve_topic_ids(metadata, request) -> set[uuid.UUID]:
+    """v13: name each topic of the request by its id (in place); returns the ids no topic has here."""
+    unknown = set()
+    for t in request.topic_data:
+        name = metadata.topic_by_id(t.topic_id) if t.topic_id != _ZERO_ID else None
+        if name is None:
+            unknown.add(t.topic_id)
+        else:
+            t.name = name
+    return unknown
+
+
 async def handle(ctx, request):
     b = ctx.services
     Resp = _API.Response
+    by_id = ctx.version >= TOPIC_IDS_MIN_VERSION
+    unknown_ids = _resolve_topic_ids(b.metadata, request) if by_id else set()
     refused = _refuse_transactional(ctx, request)
     if refused is not None:
         return refused
     acks = request.acks
-    writable = {t.name for t in request.topic_data if ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, t.name)}
+    writable = {
+        t.name
+        for t in request.topic_data
+        if not (by_id and t.topic_id in unknown_ids) and ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, t.name)
+    }
     verification = await txn_verifier(ctx).verify_produce(
         request, ctx.version, lambda t, i: b.replica_manager.leader_partition(t, i)[0] if t in writable else None
     )
@@ -168,6 +193,9 @@ async def handle(ctx, request):
                 index=pd.index, error_code=ErrorCode.NONE, base_offset=-1
             )
             entries.append(entry)
+            if by_id and topic.topic_id in unknown_ids:
+                entry.error_code = ErrorCode.UNKNOWN_TOPIC_ID
+                continue
             if topic.name not in writable:  # before existence: an unauthorized client learns nothing
                 entry.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
                 continue
@@ -207,12 +235,19 @@ async def handle(ctx, request):
             entry.log_start_offset = info.log_start_offset
             if acks == -1 and part.high_watermark <= info.last_offset:
                 waits.append((part, info.last_offset + 1, entry))
-        responses.append(Resp.TopicProduceResponse(name=topic.name, partition_responses=entries))
+        responses.append(
+            Resp.TopicProduceResponse(name=topic.name, topic_id=topic.topic_id, partition_responses=entries)
+        )
     if waits:
         await _await_replication(b, waits, request.timeout_ms / 1000, ctx.disconnected)
     throttle_ms = _record_quota(ctx, request) if b.quotas.produce.enabled else 0
     if acks == 0:
-        failed = [(t.name, e.index, e.error_code) for t in responses for e in t.partition_responses if e.error_code]
+        failed = [
+            (t.name or str(t.topic_id), e.index, e.error_code)
+            for t in responses
+            for e in t.partition_responses
+            if e.error_code
+        ]
         if failed:  # as Kafka: the producer gets no response, so it learns of the failure from the closed connection
             name, index, code = failed[0]
             return CloseConnection(f"acks=0 produce failed ({name}-{index}: {ErrorCode(code).name})")

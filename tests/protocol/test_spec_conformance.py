@@ -20,7 +20,7 @@ pytestmark = requires_specs
 # member_type (Kafka 4.1, KIP-1099): fields of the versions past the spec are not compared here;
 # tests/protocol/test_consumer_group_describe.py checks v1 against the bytes Kafka 4.4's own classes write.
 AHEAD_OF_SPEC = {
-    "Produce": 12,
+    "Produce": 13,
     "TxnOffsetCommit": 5,
     "ConsumerGroupDescribe": 1,
     "Fetch": 18,

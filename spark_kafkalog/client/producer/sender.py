@@ -73,6 +73,8 @@ __all__ = ["Sender"]
 log = logging.getLogger("kafkalog.producer")
 
 _PRODUCE = int(ApiKey.PRODUCE)
+PRODUCE_BY_NAME_MAX = 12
+"""The newest Produce this producer sends: v13 names topics by id (KIP-516), which it does not look up."""
 _INIT_PRODUCER_ID = int(ApiKey.INIT_PRODUCER_ID)
 _PRODUCE_SPEC = API_BY_KEY[_PRODUCE]
 _INIT_SPEC = API_BY_KEY[_INIT_PRODUCER_ID]
@@ -326,7 +328,7 @@ class Sender(threading.Thread):
         )
         self.requests_sent += 1
         txn = self.transactions
-        min_version, max_version = self._min_version, None
+        min_version, max_version = self._min_version, PRODUCE_BY_NAME_MAX
         if txn is not None:  # Produce v12 is a transactions-v2 client's: the leader adds the partition
             if txn.transactions_v2:
                 min_version = max(min_version, PRODUCE_V2)

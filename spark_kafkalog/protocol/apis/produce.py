@@ -1,27 +1,30 @@
-"""Produce (key 0), v0-12; flexible from v9. v0-2 carry v0/v1 message sets, v3+ RecordBatch v2. v10 adds the
+"""Produce (key 0), v0-13; flexible from v9. v0-2 carry v0/v1 message sets, v3+ RecordBatch v2. v10 adds the
 tagged ``current_leader``/``node_endpoints`` (KIP-951), v11 TRANSACTION_ABORTABLE (KIP-890), v12 means a
-transactional producer uses transactions v2: the leader adds the partition to the transaction itself."""
+transactional producer uses transactions v2: the leader adds the partition to the transaction itself; v13 names topics by id instead of by name (KIP-516).
+"""
 
 from ..schema import declare_api
 
 API = declare_api(
     0,
     "Produce",
-    versions="0-12",
+    versions="0-13",
     flexible="9+",
     request="""
         transactional_id           string?     v3+ default=null
         acks                       int16
         timeout_ms                 int32
         topic_data                 []TopicProduceData
-          name                     string
+          name                     string      v0-12
+          topic_id                 uuid        v13+
           partition_data           []PartitionProduceData
             index                  int32
             records                records?
     """,
     response="""
         responses                  []TopicProduceResponse
-          name                     string
+          name                     string      v0-12
+          topic_id                 uuid        v13+
           partition_responses      []PartitionProduceResponse
             index                  int32
             error_code             int16

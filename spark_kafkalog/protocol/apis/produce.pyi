@@ -1,5 +1,6 @@
 # Generated from the declarations by `python -m spark_kafkalog.protocol.stubs` (make stubs); do not edit.
 from typing import Any
+from uuid import UUID
 
 from ..schema import ApiSpec, Message
 
@@ -12,12 +13,14 @@ class ProduceRequest(Message):
                 self, *, index: int = ..., records: Any = ..., unknown_tags: dict[int, bytes] | None = ...
             ) -> None: ...
 
-        name: str
+        name: str  # v0-12
+        topic_id: UUID  # v13+
         partition_data: list[PartitionProduceData]
         def __init__(
             self,
             *,
             name: str = ...,
+            topic_id: UUID = ...,
             partition_data: list[PartitionProduceData] = ...,
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...
@@ -79,12 +82,14 @@ class ProduceResponse(Message):
                 unknown_tags: dict[int, bytes] | None = ...,
             ) -> None: ...
 
-        name: str
+        name: str  # v0-12
+        topic_id: UUID  # v13+
         partition_responses: list[PartitionProduceResponse]
         def __init__(
             self,
             *,
             name: str = ...,
+            topic_id: UUID = ...,
             partition_responses: list[PartitionProduceResponse] = ...,
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...

@@ -35,7 +35,7 @@ def test_api_versions_lists_served_ranges(wire, broker, version):
     resp = wire.call(K.API_VERSIONS, version, client_software_name="t", client_software_version="1")
     assert resp.error_code == 0
     got = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
-    assert got[K.PRODUCE] == (0, 12) and got[K.FETCH] == (0, 18) and got[K.METADATA] == (0, 13)
+    assert got[K.PRODUCE] == (0, 13) and got[K.FETCH] == (0, 18) and got[K.METADATA] == (0, 13)
     assert got == {k: (lo, hi) for k, lo, hi in broker.broker.handlers.version_ranges()}
 
 

@@ -162,3 +162,40 @@ def test_init_producer_id_v5_gives_an_idempotent_producer_an_id_and_bumps_its_ep
         )
     assert (first.error_code, first.producer_epoch) == (ErrorCode.NONE, 0) and first.producer_id >= 0
     assert (bumped.error_code, bumped.producer_id, bumped.producer_epoch) == (ErrorCode.NONE, first.producer_id, 1)
+
+
+def produce_v13(w, topic_id, values):
+    R = Req(ApiKey.PRODUCE)
+    body = R(
+        transactional_id=None,
+        acks=1,
+        timeout_ms=5000,
+        topic_data=[
+            R.TopicProduceData(
+                topic_id=topic_id,
+                partition_data=[R.TopicProduceData.PartitionProduceData(index=0, records=batch(values))],
+            )
+        ],
+    )
+    return w.call(ApiKey.PRODUCE, 13, body).responses[0]
+
+
+def test_produce_v13_appends_to_the_topic_its_id_names_and_answers_with_the_id(broker):
+    name = unique()
+    with Wire(broker.bootstrap_servers) as w:
+        create(w, name)
+        tid = metadata(w, name, 12).topics[0].topic_id
+        first, second = produce_v13(w, tid, [b"x", b"y"]), produce_v13(w, tid, [b"z"])
+        body = fetch_body(name, 0, 0)
+        read = w.call(ApiKey.FETCH, 12, body).responses[0].partitions[0]
+    assert [(r.topic_id, r.partition_responses[0].error_code) for r in (first, second)] == [(tid, 0), (tid, 0)]
+    assert [r.partition_responses[0].base_offset for r in (first, second)] == [0, 2]
+    assert values_in(read.records) == [b"x", b"y", b"z"]
+
+
+@pytest.mark.parametrize("topic_id", [uuid.uuid4(), uuid.UUID(int=0)])
+def test_produce_v13_to_an_unknown_topic_id_is_unknown_topic_id(broker, topic_id):
+    with Wire(broker.bootstrap_servers) as w:
+        resp = produce_v13(w, topic_id, [b"x"])
+    p = resp.partition_responses[0]
+    assert (resp.topic_id, p.index, p.error_code, p.base_offset) == (topic_id, 0, ErrorCode.UNKNOWN_TOPIC_ID, -1)

@@ -69,7 +69,7 @@ def test_records_are_batched_per_partition_and_futures_report_offsets(cluster):
     assert len(produce_requests) < 30  # batched
     assert {s.version for s in produce_requests} == {
         12
-    }  # the newest this client declares: the fake brokers advertise every version
+    }  # the newest this client sends (v13 names topics by id): the fake brokers advertise every version
 
 
 def test_keyed_records_go_to_the_murmur2_partition(cluster):
