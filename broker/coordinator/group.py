@@ -80,17 +80,18 @@ class Member:
 class JoinRequest:
     """One member's JoinGroup: who joins and what it offers (``GroupCoordinator.join_group``'s arguments), for
     ``Group.join`` and, for a consumer group, ``GroupConsumerClassic.classic_join_consumer_group``.
+    The JoinGroupRequest's fields in its order, then the request header's client id, the connection's host and
     ``require_known_member_id``: JoinGroup v4+ (a member without an id gets MEMBER_ID_REQUIRED and one to rejoin
     with)."""
 
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
     session_timeout_ms: int
     rebalance_timeout_ms: int
+    member_id: str
+    group_instance_id: str | None
     protocol_type: str
     protocols: Sequence[tuple[str, bytes]]
+    client_id: str
+    client_host: str
     require_known_member_id: bool
 
 
