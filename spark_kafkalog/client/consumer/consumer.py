@@ -49,7 +49,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
-from spark_kafkalog.client.config import ClientConfig, _identity
+from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.config_values import _identity
 from spark_kafkalog.client.consumer.consumer_coordinator import ConsumerCoordinator
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError, RebalanceEvent
 from spark_kafkalog.client.consumer.membership_manager import MembershipManager
