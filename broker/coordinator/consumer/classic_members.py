@@ -37,7 +37,11 @@ and ``classicGroupLeaveToConsumerGroup``):
 Sessions: a classic member's session timeout is its own (from JoinGroup), not the group's. Kafka's join and
 sync timeouts for classic members (a member that does not rejoin or sync within its rebalance timeout) are not
 modelled; the session timeout fences such a member. The downgrade (the group going back to classic when the
-last consumer-protocol member leaves) is not done: the group stays a consumer group with classic members.
+last consumer-protocol member leaves) is not done here but by the coordinator (``group_consumer_classic``).
+
+Layout: ``ClassicMembers`` stands on ``member_update.MemberUpdates`` (the steps a heartbeat and a classic
+JoinGroup share), itself on ``group_state.GroupRecords``; ``subscription_version`` and
+``encode_classic_assignment`` serve the coordinator's SyncGroup answers and downgrade.
 """
 
 from __future__ import annotations
