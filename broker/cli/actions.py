@@ -1,7 +1,8 @@
 """Actions named two ways: kafkalog's word (``kafkalog topics create``) and the Kafka tool's flag
 (``kafka-topics.sh --create``), so that both ``kafkalog topics create --topic t`` and ``kafkalog topics
 --create --topic t`` work. ``add_action`` declares them on a subcommand's parser; ``resolve`` (called once
-after parsing) leaves the one chosen in ``args.action`` or says what is wrong.
+after parsing) leaves the one chosen in ``args.action`` or says what is wrong. ``split_kv`` reads the
+repeatable ``KEY=VALUE`` arguments.
 """
 
 from __future__ import annotations
@@ -53,3 +54,13 @@ def leaf_parser(root: argparse.ArgumentParser, args: argparse.Namespace) -> argp
             break
         parser = sub.choices[name]
     return parser
+
+
+def split_kv(items: Sequence[str]):
+    """``key=value`` arguments (``--config``, ``--override``) as stripped (key, value) pairs; anything else exits
+    with ``kafkalog: expected key=value, got ...``."""
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"kafkalog: expected key=value, got {item!r}")
+        yield key.strip(), value.strip()
