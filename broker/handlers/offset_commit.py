@@ -1,4 +1,4 @@
-"""OffsetCommit (key 8), v0-9: store a group's consumed positions.
+"""OffsetCommit (key 8), v0-10: store a group's consumed positions.
 
 v0 (Kafka 0.8.1/0.8.2's storage) writes ZooKeeper's ``/consumers/<group>/offsets/<topic>/<partition>``
 (the offset as decimal ASCII; metadata is dropped, as in 0.8) on any broker, without the group coordinator,
@@ -19,7 +19,9 @@ consumer group the generation is the member epoch: an epoch < 0 commits only whi
 otherwise UNKNOWN_MEMBER_ID for a member not in the group and STALE_MEMBER_EPOCH for an epoch other than the
 member's; a member committing below v9 gets UNSUPPORTED_VERSION (Kafka's rules). Metadata is
 stored byte for byte (null as empty, as Kafka), except the trailing NUL of clients that send metadata as a C
-string (``_groups``: confluent-kafka-python).
+string (``_groups``: confluent-kafka-python). v10 (Kafka 4.x's consumers) names topics by id: each id is
+named from this broker's metadata after the group is authorized, an id no topic has is UNKNOWN_TOPIC_ID for
+each of its partitions, and answers carry the ids (``_topic_ids``).
 
 Authorization (every version, v0 included, before anything else): READ on the group, else every partition
 GROUP_AUTHORIZATION_FAILED; then READ on each topic, else its partitions TOPIC_AUTHORIZATION_FAILED (checked
@@ -34,9 +36,11 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import AclOperation
 
 from ._groups import authorized_topics, coordinator, group_authorized, requested_offsets
+from ._topic_ids import answer_by_topic_id
 
 API_KEY = ApiKey.OFFSET_COMMIT
-VERSIONS = (0, 9)
+VERSIONS = (0, 10)
+TOPIC_IDS_FROM = 10
 _API = API_BY_KEY[API_KEY]
 
 
@@ -48,6 +52,7 @@ def _response(request, codes):
         topics=[
             Topic(
                 name=t.name,
+                topic_id=t.topic_id,
                 partitions=[
                     Part(partition_index=p.partition_index, error_code=codes(t.name, p.partition_index))
                     for p in t.partitions
@@ -59,6 +64,13 @@ def _response(request, codes):
 
 
 async def handle(ctx, request):
+    if ctx.version < TOPIC_IDS_FROM or not group_authorized(ctx, AclOperation.READ, request.group_id):
+        return await _handle(ctx, request)
+    Topic = _API.Response.OffsetCommitResponseTopic
+    return await answer_by_topic_id(ctx, request, _handle, Topic, Topic.OffsetCommitResponsePartition)
+
+
+async def _handle(ctx, request):
     if not group_authorized(ctx, AclOperation.READ, request.group_id):
         return _response(request, lambda t, p: ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.version == 0:

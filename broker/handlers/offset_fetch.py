@@ -1,4 +1,4 @@
-"""OffsetFetch (key 9), v0-9: a group's committed offsets (-1 with empty metadata when none).
+"""OffsetFetch (key 9), v0-10: a group's committed offsets (-1 with empty metadata when none).
 
 v0 reads ZooKeeper's ``/consumers/<group>/offsets/<topic>/<partition>`` on any broker, without the group
 coordinator (Kafka 0.8.2's storage; the node holds the offset as decimal ASCII, no metadata):
@@ -16,6 +16,9 @@ group's error; classic groups ignore them, as Kafka does.
 not ended is answered UNSTABLE_OFFSET_COMMIT (retriable), as Kafka. Committed metadata is answered as
 committed, byte for byte, except to clients that read it as a C string (``_groups``: confluent-kafka-python
 gets a terminating NUL added).
+v10 (Kafka 4.x's consumers) names topics by id, in and out: a requested id is named from this broker's metadata
+after the group is authorized, an id no topic has is UNKNOWN_TOPIC_ID for each requested partition (after the
+group's other topics); a null-topics answer leaves out topics that no longer exist (they have no id).
 
 Authorization (Kafka's ``fetchOffsets``; v8+ per group): DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED
 (top-level from v2, per requested partition below, the group's entry from v8); then DESCRIBE on each
@@ -32,9 +35,11 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import AclOperation
 
 from ._groups import authorized_topics, coordinator, group_authorized, metadata_for_client
+from ._topic_ids import name_topics_by_id, topic_id_of
 
 API_KEY = ApiKey.OFFSET_FETCH
-VERSIONS = (0, 9)
+VERSIONS = (0, 10)
+TOPIC_IDS_FROM = 10
 _API = API_BY_KEY[API_KEY]
 Resp = _API.Response
 Topic = Resp.OffsetFetchResponseTopic
@@ -126,6 +131,8 @@ def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False, membe
     """One v8+ ``groups`` entry."""
     if not group_authorized(ctx, AclOperation.DESCRIBE, group_id):
         return Group(group_id=group_id, topics=[], error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if ctx.version >= TOPIC_IDS_FROM:
+        return _fetch_group_by_id(ctx, group_id, topics, require_stable, member)
     try:
         if member is not None:
             coordinator(ctx).validate_offset_fetch(group_id, *member)
@@ -134,6 +141,30 @@ def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False, membe
         return Group(group_id=group_id, topics=[], error_code=e.error_code)
     topics = _topics(ctx, found, topic_cls=GroupTopic, part_cls=GroupPart, unstable=unstable, denied=denied)
     return Group(group_id=group_id, topics=topics)
+
+
+def _fetch_group_by_id(ctx, group_id: str, topics, require_stable: bool, member):
+    """One v10+ ``groups`` entry: topics named by id (the group is authorized)."""
+    metadata = ctx.services.metadata
+    unknown = set() if topics is None else name_topics_by_id(metadata, topics)
+    known = None if topics is None else [t for t in topics if t.topic_id not in unknown]
+    try:
+        if member is not None:
+            coordinator(ctx).validate_offset_fetch(group_id, *member)
+        found, unstable, denied = _fetch(ctx, group_id, _requested(known), require_stable)
+    except GroupError as e:
+        return Group(group_id=group_id, topics=[], error_code=e.error_code)
+    answered = []
+    for t in _topics(ctx, found, topic_cls=GroupTopic, part_cls=GroupPart, unstable=unstable, denied=denied):
+        tid = topic_id_of(metadata, t.name)
+        if tid is not None:  # a null-topics answer's topic deleted since its commit has no id: left out
+            t.topic_id = tid
+            answered.append(t)
+    for t in topics or ():
+        if t.topic_id in unknown:
+            parts = [_part(p, code=ErrorCode.UNKNOWN_TOPIC_ID, cls=GroupPart) for p in t.partition_indexes]
+            answered.append(GroupTopic(topic_id=t.topic_id, partitions=parts))
+    return Group(group_id=group_id, topics=answered)
 
 
 def _topics(ctx, found, code=ErrorCode.NONE, topic_cls=Topic, part_cls=Part, unstable=frozenset(), denied=frozenset()):

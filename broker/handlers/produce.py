@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 
 from broker.api import NO_RESPONSE, CloseConnection
 from broker.log import LogAppendError
@@ -61,12 +60,12 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.records.batch import ATTRIBUTES_OFFSET, TRANSACTIONAL_BIT
 from spark_kafkalog.security.acl import AclOperation, ResourceType
 
+from ._topic_ids import name_topics_by_id
 from ._txns import txn_verifier
 
 API_KEY = ApiKey.PRODUCE
 VERSIONS = (0, 13)
 TOPIC_IDS_MIN_VERSION = 13
-_ZERO_ID = uuid.UUID(int=0)
 _API = API_BY_KEY[API_KEY]
 _MAGIC_POS = 16
 log = logging.getLogger("kafkalog.handlers.produce")
@@ -155,23 +154,11 @@ def _refuse_transactional(ctx, request):
     )
 
 
-def _resolve_topic_ids(metadata, request) -> set[uuid.UUID]:
-    """v13: name each topic of the request by its id (in place); returns the ids no topic has here."""
-    unknown = set()
-    for t in request.topic_data:
-        name = metadata.topic_by_id(t.topic_id) if t.topic_id != _ZERO_ID else None
-        if name is None:
-            unknown.add(t.topic_id)
-        else:
-            t.name = name
-    return unknown
-
-
 async def handle(ctx, request):
     b = ctx.services
     Resp = _API.Response
     by_id = ctx.version >= TOPIC_IDS_MIN_VERSION
-    unknown_ids = _resolve_topic_ids(b.metadata, request) if by_id else set()
+    unknown_ids = name_topics_by_id(b.metadata, request.topic_data) if by_id else set()
     refused = _refuse_transactional(ctx, request)
     if refused is not None:
         return refused

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), v0-5: offsets a transactional producer commits for a group (a consume-transform-
+"""TxnOffsetCommit (key 28), v0-6: offsets a transactional producer commits for a group (a consume-transform-
 produce loop). The group's coordinator appends them to ``__consumer_offsets`` as a transactional batch of
 the producer (its epoch checked by the log: INVALID_PRODUCER_EPOCH, or PRODUCER_FENCED from v3); they become
 the group's committed offsets only when the transaction's COMMIT marker reaches that partition, and are
@@ -13,6 +13,10 @@ INVALID_TXN_STATE (PRODUCER_FENCED for a fenced producer; COORDINATOR_NOT_AVAILA
 coordinator cannot tell, CONCURRENT_TRANSACTIONS while its markers are written or when one landed during the
 verification: both retried). v5 is a
 transactions-v2 producer: the coordinator adds the partition instead (no AddOffsetsToTxn is sent).
+v6 (KIP-1319) names topics by id (named from this broker's metadata once the transactional id and the group are
+authorized; an id no topic has is UNKNOWN_TOPIC_ID for each of its partitions; answers carry the ids) and answers
+a generation (member epoch) >= 0 for a group that does not exist GROUP_ID_NOT_FOUND and a KIP-848 member's stale
+epoch STALE_MEMBER_EPOCH; below v6 both are ILLEGAL_GENERATION, as Kafka maps them.
 
 Authorization, in Kafka's order: WRITE on the transactional id (else every partition
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group (else every partition GROUP_AUTHORIZATION_FAILED),
@@ -29,6 +33,7 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import AclOperation
 
 from ._groups import coordinator, group_authorized, requested_offsets
+from ._topic_ids import answer_by_topic_id
 from ._txns import txn_id_authorized, txn_verifier, wire_error
 
 _UNVERIFIED = frozenset(
@@ -64,8 +69,10 @@ async def _verify(ctx, request) -> ErrorCode:
 
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
-VERSIONS = (0, 5)
+VERSIONS = (0, 6)
 TRANSACTIONS_V2_FROM = 5
+TOPIC_IDS_FROM = 6
+_LEGACY_GENERATION_ERRORS = frozenset({ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.STALE_MEMBER_EPOCH})
 _API = API_BY_KEY[API_KEY]
 
 
@@ -78,6 +85,7 @@ def _response(request, codes):
         topics=[
             Topic(
                 name=t.name,
+                topic_id=t.topic_id,
                 partitions=[
                     Part(partition_index=p.partition_index, error_code=codes(t.name, p.partition_index))
                     for p in t.partitions
@@ -88,7 +96,25 @@ def _response(request, codes):
     )
 
 
+def _wire(code: ErrorCode, version: int) -> ErrorCode:
+    """``code`` as the request's version knows it (KIP-1319's errors are ILLEGAL_GENERATION below v6)."""
+    if code in _LEGACY_GENERATION_ERRORS and version < TOPIC_IDS_FROM:
+        return ErrorCode.ILLEGAL_GENERATION
+    return wire_error(code, API_KEY, version)
+
+
 async def handle(ctx, request):
+    if (
+        ctx.version < TOPIC_IDS_FROM
+        or not txn_id_authorized(ctx, AclOperation.WRITE, request.transactional_id)
+        or not group_authorized(ctx, AclOperation.READ, request.group_id)
+    ):
+        return await _handle(ctx, request)
+    Topic = _API.Response.TxnOffsetCommitResponseTopic
+    return await answer_by_topic_id(ctx, request, _handle, Topic, Topic.TxnOffsetCommitResponsePartition)
+
+
+async def _handle(ctx, request):
     if not txn_id_authorized(ctx, AclOperation.WRITE, request.transactional_id):
         return _response(request, lambda t, p: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     if not group_authorized(ctx, AclOperation.READ, request.group_id):
@@ -102,6 +128,8 @@ async def handle(ctx, request):
     if unverified != ErrorCode.NONE:
         code = wire_error(unverified, API_KEY, ctx.version)
         return _response(request, lambda t, p: errors.get((t, p), code))
+    if ctx.version >= TOPIC_IDS_FROM and request.generation_id >= 0 and _missing(gc, request.group_id):
+        return _response(request, lambda t, p: errors.get((t, p), ErrorCode.GROUP_ID_NOT_FOUND))
     try:
         codes = await gc.commit_txn_offsets(
             request.group_id,
@@ -113,12 +141,21 @@ async def handle(ctx, request):
             offsets=offsets,
         )
     except GroupError as e:
-        code = e.error_code
+        code = _wire(e.error_code, ctx.version)
         return _response(request, lambda t, p: errors.get((t, p), code))
 
     def error(t: str, p: int) -> ErrorCode:
         if (t, p) in errors:
             return errors[(t, p)]
-        return wire_error(codes[(t, p)], API_KEY, ctx.version)
+        return _wire(codes[(t, p)], ctx.version)
 
     return _response(request, error)
+
+
+def _missing(gc, group_id: str) -> bool:
+    """Whether neither a classic nor a consumer group ``group_id`` exists (a coordinator error counts as not
+    missing: the commit answers it)."""
+    try:
+        return gc.describe_group(group_id) is None and group_id not in gc.consumer_groups
+    except GroupError:
+        return False

@@ -13,15 +13,15 @@ from .spec_files import load_spec, requires_specs, snake
 
 pytestmark = requires_specs
 
-# Versions Kafka 4.x added after the JSON specs in ../shared were taken, with the same fields as the spec's last
-# version (Kafka 4.0's comments: Produce v12 "is the same as version 11", TxnOffsetCommit v5 "is the same as
-# version 4"; both mark a transactions-v2 client). Compared up to the spec's last version; Kafka 4.4 advertises
-# them (Produce 0-13, TxnOffsetCommit 0-6) and tests/compat exercises them against it. ConsumerGroupDescribe v1 adds
-# member_type (Kafka 4.1, KIP-1099): fields of the versions past the spec are not compared here;
-# tests/protocol/test_consumer_group_describe.py checks v1 against the bytes Kafka 4.4's own classes write.
+# Versions Kafka 4.x added after the JSON specs in ../shared were taken (what Kafka 4.4's clients send): compared
+# here up to the spec's last version; the fields of the versions past it are compared with Kafka 4.4's own specs,
+# read from the peers' kafka-clients jar, by tests/protocol/test_spec_conformance_kafka44.py (and
+# tests/protocol/test_consumer_group_describe.py checks ConsumerGroupDescribe v1 against bytes Kafka 4.4 wrote).
 AHEAD_OF_SPEC = {
     "Produce": 13,
-    "TxnOffsetCommit": 5,
+    "TxnOffsetCommit": 6,
+    "OffsetCommit": 10,
+    "OffsetFetch": 10,
     "ConsumerGroupDescribe": 1,
     "Fetch": 18,
     "Metadata": 13,

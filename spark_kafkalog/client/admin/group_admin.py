@@ -42,6 +42,7 @@ __all__ = [
 _GROUP_KEY_TYPE = 0
 _FIND_BATCHED_FROM = 4  # FindCoordinator v4+: coordinator_keys / coordinators (KIP-699)
 _FETCH_BATCHED_FROM = 8  # OffsetFetch v8+: groups in and out (KIP-709)
+_OFFSETS_BY_NAME_MAX = 9  # OffsetCommit/OffsetFetch v10 name topics by id, which this client does not send
 _STORAGES = ("kafka", "zookeeper")
 _COORDINATOR_MOVED = {
     ErrorCode.COORDINATOR_NOT_AVAILABLE,
@@ -156,14 +157,16 @@ class GroupAdmin:
             error.retriable = True
         return error
 
-    def _group_call(self, group_id: str, api_key: int, build: Any, check: Any, what: str) -> Any:
-        """Send ``build(version)`` to the group's coordinator; ``check(response, version)`` raises on errors.
-        Coordinator moves and lost connections are retried."""
+    def _group_call(
+        self, group_id: str, api_key: int, build: Any, check: Any, what: str, *, max_version: int | None = None
+    ) -> Any:
+        """Send ``build(version)`` (at most ``max_version``) to the group's coordinator; ``check(response,
+        version)`` raises on errors. Coordinator moves and lost connections are retried."""
 
         def attempt() -> Any:
             node = self.coordinator(group_id)
             try:
-                version, response = self.client.send_request(api_key, build, node_id=node)
+                version, response = self.client.send_request(api_key, build, node_id=node, max_version=max_version)
             except KafkaClientError:
                 self.forget_coordinator(group_id)
                 raise
@@ -311,8 +314,11 @@ class GroupAdmin:
                 lambda v: build(v) if v >= 2 else _too_old("OffsetFetch for all partitions", 2),
                 check,
                 "OffsetFetch",
+                max_version=_OFFSETS_BY_NAME_MAX,
             )
-        return self._group_call(group_id, ApiKey.OFFSET_FETCH, build, check, "OffsetFetch")
+        return self._group_call(
+            group_id, ApiKey.OFFSET_FETCH, build, check, "OffsetFetch", max_version=_OFFSETS_BY_NAME_MAX
+        )
 
     def _committed(
         self, group_id: str, topics: Any, *, with_epoch: bool, unknown_is_absent: bool = False
@@ -418,7 +424,7 @@ class GroupAdmin:
         def check(response: Any, version: int) -> None:
             _raise_partition_errors(self, group_id, "OffsetCommit", response.topics)
 
-        self._group_call(group_id, ApiKey.OFFSET_COMMIT, build, check, "OffsetCommit")
+        self._group_call(group_id, ApiKey.OFFSET_COMMIT, build, check, "OffsetCommit", max_version=_OFFSETS_BY_NAME_MAX)
 
     def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
         """Delete the committed offsets of ``partitions`` (OffsetDelete: the group must not be subscribed to them)."""

@@ -57,6 +57,7 @@ TRANSACTION_VERSION_FEATURE = "transaction.version"
 _END_TXN_V2 = 5  # EndTxn v5, Produce v12 and TxnOffsetCommit v5 mean transactions v2
 PRODUCE_V2, PRODUCE_V1_MAX = 12, 11
 _TXN_OFFSET_COMMIT_V2, _TXN_OFFSET_COMMIT_V1_MAX = 5, 4
+_TXN_OFFSET_COMMIT_BY_NAME_MAX = 5  # v6 names topics by id (KIP-1319), which this client does not send
 _CONCURRENT_TXN_BACKOFF_S = 0.02
 
 _COORDINATOR_MOVED = frozenset(
@@ -457,7 +458,7 @@ class TransactionManager:
                 body,
                 node_id=node,
                 min_version=_TXN_OFFSET_COMMIT_V2 if self.transactions_v2 else 0,
-                max_version=None if self.transactions_v2 else _TXN_OFFSET_COMMIT_V1_MAX,
+                max_version=_TXN_OFFSET_COMMIT_BY_NAME_MAX if self.transactions_v2 else _TXN_OFFSET_COMMIT_V1_MAX,
             )
         except KafkaClientError:
             self._group_coordinators.pop(group_id, None)

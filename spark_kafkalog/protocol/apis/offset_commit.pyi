@@ -1,4 +1,6 @@
 # Generated from the declarations by `python -m spark_kafkalog.protocol.stubs` (make stubs); do not edit.
+from uuid import UUID
+
 from ..schema import ApiSpec, Message
 
 class OffsetCommitRequest(Message):
@@ -20,12 +22,14 @@ class OffsetCommitRequest(Message):
                 unknown_tags: dict[int, bytes] | None = ...,
             ) -> None: ...
 
-        name: str
+        name: str  # v0-9
+        topic_id: UUID  # v10+
         partitions: list[OffsetCommitRequestPartition]
         def __init__(
             self,
             *,
             name: str = ...,
+            topic_id: UUID = ...,
             partitions: list[OffsetCommitRequestPartition] = ...,
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...
@@ -57,12 +61,14 @@ class OffsetCommitResponse(Message):
                 self, *, partition_index: int = ..., error_code: int = ..., unknown_tags: dict[int, bytes] | None = ...
             ) -> None: ...
 
-        name: str
+        name: str  # v0-9
+        topic_id: UUID  # v10+
         partitions: list[OffsetCommitResponsePartition]
         def __init__(
             self,
             *,
             name: str = ...,
+            topic_id: UUID = ...,
             partitions: list[OffsetCommitResponsePartition] = ...,
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...

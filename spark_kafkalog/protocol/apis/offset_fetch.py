@@ -1,13 +1,14 @@
-"""OffsetFetch (key 9), v0-9; flexible from v6.
+"""OffsetFetch (key 9), v0-10; flexible from v6.
 v2+: null topics = all of the group's partitions, plus a top-level error_code; v8+ batch groups (``groups``
-in and out, a per-group error code; KIP-709); v9 adds the member id and epoch of KIP-848 members."""
+in and out, a per-group error code; KIP-709); v9 adds the member id and epoch of KIP-848 members; v10 names topics by id instead of by name
+(UNKNOWN_TOPIC_ID)."""
 
 from ..schema import declare_api
 
 API = declare_api(
     9,
     "OffsetFetch",
-    versions="0-9",
+    versions="0-10",
     flexible="6+",
     request="""
         group_id                   string      v0-7
@@ -19,7 +20,8 @@ API = declare_api(
           member_id                string?     v9+ default=null
           member_epoch             int32       v9+ default=-1
           topics                   []OffsetFetchRequestTopics  null8+
-            name                   string
+            name                   string      v8-9
+            topic_id               uuid        v10+
             partition_indexes      []int32
         require_stable             bool        v7+ default=false
     """,
@@ -37,7 +39,8 @@ API = declare_api(
         groups                     []OffsetFetchResponseGroup  v8+
           group_id                 string
           topics                   []OffsetFetchResponseTopics
-            name                   string
+            name                   string      v8-9
+            topic_id               uuid        v10+
             partitions             []OffsetFetchResponsePartitions
               partition_index      int32
               committed_offset     int64

@@ -1,4 +1,6 @@
 # Generated from the declarations by `python -m spark_kafkalog.protocol.stubs` (make stubs); do not edit.
+from uuid import UUID
+
 from ..schema import ApiSpec, Message
 
 class OffsetFetchRequest(Message):
@@ -11,12 +13,14 @@ class OffsetFetchRequest(Message):
 
     class OffsetFetchRequestGroup(Message):
         class OffsetFetchRequestTopics(Message):
-            name: str
+            name: str  # v8-9
+            topic_id: UUID  # v10+
             partition_indexes: list[int]
             def __init__(
                 self,
                 *,
                 name: str = ...,
+                topic_id: UUID = ...,
                 partition_indexes: list[int] = ...,
                 unknown_tags: dict[int, bytes] | None = ...,
             ) -> None: ...
@@ -97,12 +101,14 @@ class OffsetFetchResponse(Message):
                     unknown_tags: dict[int, bytes] | None = ...,
                 ) -> None: ...
 
-            name: str
+            name: str  # v8-9
+            topic_id: UUID  # v10+
             partitions: list[OffsetFetchResponsePartitions]
             def __init__(
                 self,
                 *,
                 name: str = ...,
+                topic_id: UUID = ...,
                 partitions: list[OffsetFetchResponsePartitions] = ...,
                 unknown_tags: dict[int, bytes] | None = ...,
             ) -> None: ...

@@ -1,4 +1,6 @@
 # Generated from the declarations by `python -m spark_kafkalog.protocol.stubs` (make stubs); do not edit.
+from uuid import UUID
+
 from ..schema import ApiSpec, Message
 
 class TxnOffsetCommitRequest(Message):
@@ -18,12 +20,14 @@ class TxnOffsetCommitRequest(Message):
                 unknown_tags: dict[int, bytes] | None = ...,
             ) -> None: ...
 
-        name: str
+        name: str  # v0-5
+        topic_id: UUID  # v6+
         partitions: list[TxnOffsetCommitRequestPartition]
         def __init__(
             self,
             *,
             name: str = ...,
+            topic_id: UUID = ...,
             partitions: list[TxnOffsetCommitRequestPartition] = ...,
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...
@@ -59,12 +63,14 @@ class TxnOffsetCommitResponse(Message):
                 self, *, partition_index: int = ..., error_code: int = ..., unknown_tags: dict[int, bytes] | None = ...
             ) -> None: ...
 
-        name: str
+        name: str  # v0-5
+        topic_id: UUID  # v6+
         partitions: list[TxnOffsetCommitResponsePartition]
         def __init__(
             self,
             *,
             name: str = ...,
+            topic_id: UUID = ...,
             partitions: list[TxnOffsetCommitResponsePartition] = ...,
             unknown_tags: dict[int, bytes] | None = ...,
         ) -> None: ...

@@ -199,3 +199,124 @@ def test_produce_v13_to_an_unknown_topic_id_is_unknown_topic_id(broker, topic_id
         resp = produce_v13(w, topic_id, [b"x"])
     p = resp.partition_responses[0]
     assert (resp.topic_id, p.index, p.error_code, p.base_offset) == (topic_id, 0, ErrorCode.UNKNOWN_TOPIC_ID, -1)
+
+
+def commit_v10(w, group, topic_ids, offset=5):
+    R = Req(ApiKey.OFFSET_COMMIT)
+    T = R.OffsetCommitRequestTopic
+    body = R(
+        group_id=group,
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        topics=[
+            T(topic_id=tid, partitions=[T.OffsetCommitRequestPartition(partition_index=0, committed_offset=offset)])
+            for tid in topic_ids
+        ],
+    )
+    return w.call(ApiKey.OFFSET_COMMIT, 10, body)
+
+
+def fetch_offsets_v10(w, group, topic_ids):
+    R = Req(ApiKey.OFFSET_FETCH)
+    G = R.OffsetFetchRequestGroup
+    topics = (
+        None
+        if topic_ids is None
+        else [G.OffsetFetchRequestTopics(topic_id=t, partition_indexes=[0]) for t in topic_ids]
+    )
+    resp = w.call(ApiKey.OFFSET_FETCH, 10, R(groups=[G(group_id=group, topics=topics)]))
+    (g,) = resp.groups
+    return g.error_code, [
+        (t.topic_id, [(p.partition_index, p.committed_offset, p.error_code) for p in t.partitions]) for t in g.topics
+    ]
+
+
+def test_offset_commit_and_fetch_v10_name_topics_by_id_and_refuse_unknown_ids(broker, topic):
+    group, stranger = unique("g10"), uuid.uuid4()
+    with Wire(broker.bootstrap_servers) as w:
+        find_coordinator(w, group)
+        tid = metadata(w, topic, 12).topics[0].topic_id
+        committed = commit_v10(w, group, [stranger, tid])
+        by_id = fetch_offsets_v10(w, group, [tid, stranger])
+        every = fetch_offsets_v10(w, group, None)
+        v9 = w.call(
+            ApiKey.OFFSET_FETCH,
+            8,
+            Req(ApiKey.OFFSET_FETCH)(
+                groups=[Req(ApiKey.OFFSET_FETCH).OffsetFetchRequestGroup(group_id=group, topics=None)]
+            ),
+        )
+    assert [(t.topic_id, [(p.partition_index, p.error_code) for p in t.partitions]) for t in committed.topics] == [
+        (stranger, [(0, ErrorCode.UNKNOWN_TOPIC_ID)]),
+        (tid, [(0, ErrorCode.NONE)]),
+    ]
+    assert by_id == (ErrorCode.NONE, [(tid, [(0, 5, 0)]), (stranger, [(0, -1, ErrorCode.UNKNOWN_TOPIC_ID)])])
+    assert every == (ErrorCode.NONE, [(tid, [(0, 5, 0)])])
+    assert [(t.name, [p.committed_offset for p in t.partitions]) for t in v9.groups[0].topics] == [(topic, [5])]
+
+
+def transactional_producer(w, transactional_id: str) -> tuple[int, int]:
+    """(producer id, epoch) of a transactional producer InitProducerId registered with its coordinator."""
+    F, Init = Req(ApiKey.FIND_COORDINATOR), Req(ApiKey.INIT_PRODUCER_ID)
+    wait_until(
+        lambda: w.call(ApiKey.FIND_COORDINATOR, 1, F(key=transactional_id, key_type=1)).error_code == ErrorCode.NONE,
+        15,
+        "a transaction coordinator",
+    )
+    got = []
+    wait_until(
+        lambda: (
+            got.append(
+                w.call(
+                    ApiKey.INIT_PRODUCER_ID, 5, Init(transactional_id=transactional_id, transaction_timeout_ms=60000)
+                )
+            )
+            or got[-1].error_code == ErrorCode.NONE
+        ),
+        15,
+        "a producer id",
+    )
+    return got[-1].producer_id, got[-1].producer_epoch
+
+
+def txn_offset_commit(w, version, group, *, generation=-1, topic=None, topic_id=None):
+    R = Req(ApiKey.TXN_OFFSET_COMMIT)
+    T = R.TxnOffsetCommitRequestTopic
+    part = T.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1)
+    ident = {"topic_id": topic_id} if version >= 6 else {"name": topic}
+    pid, epoch = transactional_producer(w, "tx-" + group)
+    body = R(
+        transactional_id="tx-" + group,
+        group_id=group,
+        producer_id=pid,
+        producer_epoch=epoch,
+        generation_id=generation,
+        topics=[T(**ident, partitions=[part])],
+    )
+    return w.call(ApiKey.TXN_OFFSET_COMMIT, version, body).topics[0]
+
+
+@pytest.mark.parametrize(
+    "version, generation, expected",
+    [
+        (6, 3, ErrorCode.GROUP_ID_NOT_FOUND),  # KIP-1319: a generation for a group that does not exist
+        (5, 3, ErrorCode.ILLEGAL_GENERATION),  # what older versions are answered instead
+    ],
+)
+def test_txn_offset_commit_of_a_generation_of_a_missing_group_by_version(broker, topic, version, generation, expected):
+    group = unique("txg")
+    with Wire(broker.bootstrap_servers) as w:
+        find_coordinator(w, group)
+        tid = metadata(w, topic, 12).topics[0].topic_id
+        got = txn_offset_commit(w, version, group, generation=generation, topic=topic, topic_id=tid)
+    assert got.partitions[0].error_code == expected
+    if version >= 6:
+        assert got.topic_id == tid
+
+
+def test_txn_offset_commit_v6_to_an_unknown_topic_id_is_unknown_topic_id(broker):
+    group, stranger = unique("txu"), uuid.uuid4()
+    with Wire(broker.bootstrap_servers) as w:
+        find_coordinator(w, group)
+        got = txn_offset_commit(w, 6, group, topic_id=stranger)
+    assert (got.topic_id, got.partitions[0].error_code) == (stranger, ErrorCode.UNKNOWN_TOPIC_ID)
