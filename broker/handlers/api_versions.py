@@ -6,9 +6,11 @@ ConsumerGroupHeartbeat and ConsumerGroupDescribe are left out when ``group.coord
 version are kept for the connection (``ctx.client``), as Kafka keeps them (KIP-511).
 
 Feature flags (v3+, KIP-584), as a Kafka 4.x broker answers them: ``supported_features`` lists
-``transaction.version`` 0-2 (v4+: a v3 response leaves out the features whose minimum is 0, which clients
-before KAFKA-17011 refuse); ``finalized_features`` carries it at the level of the broker's
-``transaction.version`` config (omitted at level 0, as Kafka omits a feature finalized at 0), with
+``group.version`` 0-1 and ``transaction.version`` 0-2 (v4+: a v3 response leaves out the features whose minimum
+is 0, which clients before KAFKA-17011 refuse); ``finalized_features`` carries ``group.version`` at 1 while
+``group.coordinator.rebalance.protocols`` has ``consumer`` (KIP-848's groups are on; Kafka 4.4 finalizes it at 1 by
+default) and ``transaction.version`` at the level of the broker's ``transaction.version`` config (a feature at
+level 0 is omitted, as Kafka omits a feature finalized at 0), with
 ``finalized_features_epoch`` 0 (clients keep the features of the highest epoch they saw; -1 would be ignored).
 A Kafka 4.x client uses transactions v2 (KIP-890 part 2: EndTxn v5, Produce v12, no AddPartitionsToTxn) when
 ``transaction.version`` is finalized at 2.
@@ -26,9 +28,13 @@ FINALIZED_FEATURES_EPOCH = 0
 _API = API_BY_KEY[API_KEY]
 
 
-def features(config) -> dict[str, tuple[int, int, int]]:
-    """Feature name -> (min supported, max supported, finalized level) of this broker."""
-    return {"transaction.version": (0, 2, int(config["transaction.version"]))}
+def features(config, consumer_protocol: bool) -> dict[str, tuple[int, int, int]]:
+    """Feature name -> (min supported, max supported, finalized level) of this broker (``consumer_protocol``: whether
+    KIP-848's consumer groups are on), in Kafka 4.4's order."""
+    return {
+        "group.version": (0, 1, 1 if consumer_protocol else 0),
+        "transaction.version": (0, 2, int(config["transaction.version"])),
+    }
 
 
 def _hidden(services) -> frozenset[int]:
@@ -51,7 +57,7 @@ async def handle(ctx, request):
         return Resp(error_code=ErrorCode.NONE, api_keys=keys, throttle_time_ms=0)
     ctx.client.name = request.client_software_name
     ctx.client.version = request.client_software_version
-    table = features(ctx.services.config)
+    table = features(ctx.services.config, ctx.services.group_coordinator.consumer_protocol_enabled)
     return Resp(
         error_code=ErrorCode.NONE,
         api_keys=keys,

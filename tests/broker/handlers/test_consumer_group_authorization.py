@@ -117,3 +117,9 @@ def test_the_consumer_protocol_can_be_turned_off(tmp_path):
     assert 68 not in offered and 69 not in offered and 11 in offered
     with_consumer = build_services(tmp_path / "on")
     assert {68, 69} <= {k.api_key for k in call(with_consumer, api_versions, 3).api_keys}
+    # group.version (Kafka 4.4 finalizes it at 1): finalized only while the consumer protocol is on
+    levels = [
+        {f.name: f.max_version_level for f in call(s, api_versions, 4).finalized_features}
+        for s in (services, with_consumer)
+    ]
+    assert [lv.get("group.version") for lv in levels] == [None, 1]
