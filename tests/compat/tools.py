@@ -44,6 +44,7 @@ TOOL_CLASSES = {
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
     "kafka-delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
+    "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
 }
 
 # The tools Kafka 3.9.1's core jar (kafka_2.13) still carries, by script name: the others moved to kafka-tools,
