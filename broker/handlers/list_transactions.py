@@ -1,11 +1,16 @@
-"""ListTransactions (key 66), v0-1: the transactional ids this broker coordinates, filtered by state names
+"""ListTransactions (key 66), v0-2: the transactional ids this broker coordinates, filtered by state names
 (Kafka's: Empty, Ongoing, PrepareCommit...; unknown names come back in ``unknown_state_filters``), producer
-ids, and (v1) a minimum running time in ms (only transactions with a start time at least that old).
+ids, (v1) a minimum running time in ms (only transactions with a start time at least that old) and (v2,
+KIP-1152) a regular expression the whole transactional id must match (Java's ``Pattern.matches``; here Python's
+``re.fullmatch``, the same for the common syntax; null or empty: no filter); one that does not compile is
+INVALID_REGULAR_EXPRESSION with nothing listed.
 COORDINATOR_LOAD_IN_PROGRESS while a partition is loading. Authorization: only the transactional ids the
 principal may DESCRIBE are listed, silently (Kafka's ``handleListTransactionsRequest``).
 """
 
 from __future__ import annotations
+
+import re
 
 from broker.coordinator.txn_metadata import TxnState
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -14,7 +19,7 @@ from spark_kafkalog.security.acl import AclOperation
 from ._txns import txn_id_authorized
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
-VERSIONS = (0, 1)
+VERSIONS = (0, 2)
 _API = API_BY_KEY[API_KEY]
 
 
@@ -26,12 +31,21 @@ async def handle(ctx, request):
     if tc.topic.loading:
         code = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return Resp(throttle_time_ms=0, error_code=code, unknown_state_filters=unknown, transaction_states=[])
+    pattern = None
+    if ctx.version >= 2 and request.transactional_id_pattern:
+        try:
+            pattern = re.compile(request.transactional_id_pattern)
+        except re.error:
+            code = ErrorCode.INVALID_REGULAR_EXPRESSION
+            return Resp(throttle_time_ms=0, error_code=code, unknown_state_filters=unknown, transaction_states=[])
     if request.state_filters and not states:
         found = []
     else:
         found = tc.list_transactions(
             states or None, set(request.producer_id_filters) or None, getattr(request, "duration_filter", -1)
         )
+    if pattern is not None:
+        found = [m for m in found if pattern.fullmatch(m.transactional_id)]
     return Resp(
         throttle_time_ms=0,
         error_code=ErrorCode.NONE,

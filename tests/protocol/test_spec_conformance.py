@@ -30,6 +30,7 @@ AHEAD_OF_SPEC = {
     "DescribeCluster": 2,
     "ListOffsets": 11,
     "DescribeGroups": 6,
+    "ListTransactions": 2,
 }
 
 

@@ -1,17 +1,19 @@
-"""ListTransactions (key 66), v0-1; flexible. Transactions a broker coordinates, filtered by state and
-producer id; v1 adds a minimum running time (``duration_filter`` ms, -1 none; KIP-994)."""
+"""ListTransactions (key 66), v0-2; flexible. Transactions a broker coordinates, filtered by state and
+producer id; v1 adds a minimum running time (``duration_filter`` ms, -1 none; KIP-994), v2 a transactional id regular expression
+(``transactional_id_pattern``, null or empty: none; KIP-1152)."""
 
 from ..schema import declare_api
 
 API = declare_api(
     66,
     "ListTransactions",
-    versions="0-1",
+    versions="0-2",
     flexible="0+",
     request="""
         state_filters              []string
         producer_id_filters        []int64
         duration_filter            int64       v1+ default=-1
+        transactional_id_pattern   string?     v2+ default=null
     """,
     response="""
         throttle_time_ms           int32

@@ -5,12 +5,14 @@ class ListTransactionsRequest(Message):
     state_filters: list[str]
     producer_id_filters: list[int]
     duration_filter: int  # v1+
+    transactional_id_pattern: str | None  # v2+
     def __init__(
         self,
         *,
         state_filters: list[str] = ...,
         producer_id_filters: list[int] = ...,
         duration_filter: int = ...,
+        transactional_id_pattern: str | None = ...,
         unknown_tags: dict[int, bytes] | None = ...,
     ) -> None: ...
 

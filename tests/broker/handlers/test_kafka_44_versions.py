@@ -320,3 +320,33 @@ def test_txn_offset_commit_v6_to_an_unknown_topic_id_is_unknown_topic_id(broker)
         find_coordinator(w, group)
         got = txn_offset_commit(w, 6, group, topic_id=stranger)
     assert (got.topic_id, got.partitions[0].error_code) == (stranger, ErrorCode.UNKNOWN_TOPIC_ID)
+
+
+def list_transactions(w, version, pattern=None):
+    """(error, listed ids) once no ``__transaction_state`` partition is loading (COORDINATOR_LOAD_IN_PROGRESS)."""
+    R = Req(ApiKey.LIST_TRANSACTIONS)
+    body = R(state_filters=[], producer_id_filters=[], transactional_id_pattern=pattern)
+    got = []
+    wait_until(
+        lambda: (
+            got.append(w.call(ApiKey.LIST_TRANSACTIONS, version, body))
+            or got[-1].error_code != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        ),
+        15,
+        "the transaction coordinator loaded",
+    )
+    return got[-1].error_code, sorted(t.transactional_id for t in got[-1].transaction_states)
+
+
+def test_list_transactions_v2_lists_the_ids_its_pattern_matches_whole(broker):
+    prefix = unique("lt")
+    with Wire(broker.bootstrap_servers) as w:
+        for suffix in ("a", "b"):
+            transactional_producer(w, f"{prefix}-{suffix}")
+        both = [f"{prefix}-a", f"{prefix}-b"]
+        wait_until(lambda: [t for t in list_transactions(w, 2)[1] if t.startswith(prefix)] == both, 15, "both listed")
+        assert list_transactions(w, 2, f"{prefix}-a") == (ErrorCode.NONE, [f"{prefix}-a"])
+        assert list_transactions(w, 2, f"{prefix}-.*") == (ErrorCode.NONE, both)
+        assert list_transactions(w, 2, prefix) == (ErrorCode.NONE, [])  # a prefix alone does not match the whole id
+        assert list_transactions(w, 2, "(") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])
+        assert list_transactions(w, 2, "") == list_transactions(w, 2) == list_transactions(w, 1)  # no filter
