@@ -9,6 +9,7 @@ import asyncio
 from broker.cluster.memory_registry import MemoryRegistryStore
 from broker.telemetry import ClientTelemetry
 from broker.telemetry.sync import ClientMetricsSync
+from tests.waiting import wait_until_async
 
 
 async def _run_inline(fn, *args):
@@ -16,11 +17,7 @@ async def _run_inline(fn, *args):
 
 
 async def _until(cond, what: str) -> None:
-    for _ in range(500):
-        if cond():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
+    await wait_until_async(cond, 30, what)
 
 
 def test_subscriptions_follow_the_registry():
