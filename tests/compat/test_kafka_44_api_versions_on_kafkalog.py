@@ -20,7 +20,6 @@ pytestmark = pytest.mark.compat
 BEHIND_KAFKA_44 = {
     ApiKey.API_VERSIONS: 4,  # v5 (KIP-1242) checks the client's cluster id and node id: not served
     ApiKey.WRITE_TXN_MARKERS: 1,  # v2 (KIP-1228) carries each marker's transaction version: not served
-    ApiKey.ALTER_PARTITION_REASSIGNMENTS: 0,  # v1 (allow_replication_factor_change): not served
     ApiKey.LIST_CLIENT_METRICS_RESOURCES: 0,  # v1 is ListConfigResources (KIP-1142): not served
 }
 

@@ -31,6 +31,7 @@ AHEAD_OF_SPEC = {
     "ListOffsets": 11,
     "DescribeGroups": 6,
     "ListTransactions": 2,
+    "AlterPartitionReassignments": 1,
 }
 
 

@@ -25,11 +25,13 @@ class AlterPartitionReassignmentsRequest(Message):
         ) -> None: ...
 
     timeout_ms: int
+    allow_replication_factor_change: bool  # v1+
     topics: list[ReassignableTopic]
     def __init__(
         self,
         *,
         timeout_ms: int = ...,
+        allow_replication_factor_change: bool = ...,
         topics: list[ReassignableTopic] = ...,
         unknown_tags: dict[int, bytes] | None = ...,
     ) -> None: ...
@@ -60,6 +62,7 @@ class AlterPartitionReassignmentsResponse(Message):
         ) -> None: ...
 
     throttle_time_ms: int
+    allow_replication_factor_change: bool  # v1+
     error_code: int
     error_message: str | None
     responses: list[ReassignableTopicResponse]
@@ -67,6 +70,7 @@ class AlterPartitionReassignmentsResponse(Message):
         self,
         *,
         throttle_time_ms: int = ...,
+        allow_replication_factor_change: bool = ...,
         error_code: int = ...,
         error_message: str | None = ...,
         responses: list[ReassignableTopicResponse] = ...,
