@@ -1,7 +1,7 @@
-"""ApiVersions (key 18), v0-4: the APIs and version ranges this broker serves, from the handler registry.
+"""ApiVersions (key 18), v0-5: the APIs and version ranges this broker serves, from the handler registry.
 
 ConsumerGroupHeartbeat and ConsumerGroupDescribe are left out when ``group.coordinator.rebalance.protocols`` lacks
-``consumer``. Versions above 4 never reach this handler: the connection answers them with the v0 error body
+``consumer``. Versions above 5 never reach this handler: the connection answers them with the v0 error body
 (UNSUPPORTED_VERSION plus our ApiVersions range), as KIP-511 clients expect. v3+'s client software name and
 version are kept for the connection (``ctx.client``), as Kafka keeps them (KIP-511).
 
@@ -12,6 +12,10 @@ is 0, which clients before KAFKA-17011 refuse); ``finalized_features`` carries `
 default) and ``transaction.version`` at the level of the broker's ``transaction.version`` config (a feature at
 level 0 is omitted, as Kafka omits a feature finalized at 0), with
 ``finalized_features_epoch`` 0 (clients keep the features of the highest epoch they saw; -1 would be ignored).
+v5 (KIP-1242) checks where the client meant to connect, as Kafka 4.4 does: with both ``cluster_id`` and
+``node_id`` (>= 0) given, either one not this broker's is REBOOTSTRAP_REQUIRED (no APIs listed: a client with
+``metadata.recovery.strategy=rebootstrap`` bootstraps again); only one of them given is INVALID_REQUEST; neither
+is the usual answer.
 A Kafka 4.x client uses transactions v2 (KIP-890 part 2: EndTxn v5, Produce v12, no AddPartitionsToTxn) when
 ``transaction.version`` is finalized at 2.
 """
@@ -21,7 +25,8 @@ from __future__ import annotations
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
 API_KEY = ApiKey.API_VERSIONS
-VERSIONS = (0, 4)
+VERSIONS = (0, 5)
+TARGET_CHECK_FROM = 5
 FEATURES_FROM = 3
 MIN_VERSION_0_FROM = 4
 FINALIZED_FEATURES_EPOCH = 0
@@ -45,8 +50,24 @@ def _hidden(services) -> frozenset[int]:
     return frozenset({ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE})
 
 
+def _target_error(ctx, request) -> ErrorCode:
+    """v5's check of the cluster id and node id the client meant to reach (the module docstring)."""
+    if ctx.version < TARGET_CHECK_FROM:
+        return ErrorCode.NONE
+    given = (request.cluster_id is not None, request.node_id >= 0)
+    if given == (False, False):
+        return ErrorCode.NONE
+    if given != (True, True):
+        return ErrorCode.INVALID_REQUEST
+    here = (ctx.services.registry.cluster_id, ctx.services.broker_id)
+    return ErrorCode.NONE if (request.cluster_id, request.node_id) == here else ErrorCode.REBOOTSTRAP_REQUIRED
+
+
 async def handle(ctx, request):
     Resp = _API.Response
+    refused = _target_error(ctx, request)
+    if refused != ErrorCode.NONE:
+        return Resp(error_code=refused, api_keys=[], throttle_time_ms=0)
     hidden = _hidden(ctx.services)
     keys = [
         Resp.ApiVersion(api_key=k, min_version=lo, max_version=hi)

@@ -143,6 +143,7 @@ _TABLE: tuple[tuple[int, str, bool, str], ...] = (
     (126, "DUPLICATE_VOTER", False, "the voter is already in the voter set"),
     (127, "VOTER_NOT_FOUND", False, "the voter is not in the voter set"),
     (128, "INVALID_REGULAR_EXPRESSION", False, "the regular expression is not valid"),
+    (129, "REBOOTSTRAP_REQUIRED", False, "client metadata is stale: the client should bootstrap again"),
 )
 
 _RETRIABLE = {code: retriable for code, _, retriable, _ in _TABLE}

@@ -285,7 +285,7 @@ def test_the_asyncio_transport_talks_to_the_broker(bootstrap):
             await conn.close()
 
     fetch_version, controllers = asyncio.run(main())
-    assert fetch_version == 17  # the newest Fetch both sides have
+    assert fetch_version == 18  # the newest Fetch both sides have
     assert Counter(controllers) == Counter({0: 5})
 
 

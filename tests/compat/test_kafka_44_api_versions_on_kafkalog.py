@@ -18,7 +18,6 @@ pytestmark = pytest.mark.compat
 
 # APIs where kafkalog serves less than Kafka 4.4's newest, and why (docs/broker-apis.md says the same).
 BEHIND_KAFKA_44 = {
-    ApiKey.API_VERSIONS: 4,  # v5 (KIP-1242) checks the client's cluster id and node id: not served
     ApiKey.WRITE_TXN_MARKERS: 1,  # v2 (KIP-1228) carries each marker's transaction version: not served
     ApiKey.LIST_CLIENT_METRICS_RESOURCES: 0,  # v1 is ListConfigResources (KIP-1142): not served
 }

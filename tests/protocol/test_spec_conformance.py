@@ -32,6 +32,7 @@ AHEAD_OF_SPEC = {
     "DescribeGroups": 6,
     "ListTransactions": 2,
     "AlterPartitionReassignments": 1,
+    "ApiVersions": 5,
 }
 
 

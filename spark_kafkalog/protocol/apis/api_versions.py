@@ -1,15 +1,18 @@
-"""ApiVersions (key 18), v0-4; flexible from v3, but the response header is always v0 (KIP-511)."""
+"""ApiVersions (key 18), v0-5; flexible from v3, but the response header is always v0 (KIP-511). v5 carries the
+cluster id and node id the client means to reach (KIP-1242: REBOOTSTRAP_REQUIRED when they are not this broker's)."""
 
 from ..schema import declare_api
 
 API = declare_api(
     18,
     "ApiVersions",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     request="""
         client_software_name       string      v3+
         client_software_version    string      v3+
+        cluster_id                 string?     v5+ default=null
+        node_id                    int32       v5+ default=-1
     """,
     response="""
         error_code                 int16

@@ -4,11 +4,15 @@ from ..schema import ApiSpec, Message
 class ApiVersionsRequest(Message):
     client_software_name: str  # v3+
     client_software_version: str  # v3+
+    cluster_id: str | None  # v5+
+    node_id: int  # v5+
     def __init__(
         self,
         *,
         client_software_name: str = ...,
         client_software_version: str = ...,
+        cluster_id: str | None = ...,
+        node_id: int = ...,
         unknown_tags: dict[int, bytes] | None = ...,
     ) -> None: ...
 

@@ -30,7 +30,7 @@ def wire(broker):
 
 
 # -- ApiVersions ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("version", range(5))
+@pytest.mark.parametrize("version", range(6))
 def test_api_versions_lists_served_ranges(wire, broker, version):
     resp = wire.call(K.API_VERSIONS, version, client_software_name="t", client_software_version="1")
     assert resp.error_code == 0

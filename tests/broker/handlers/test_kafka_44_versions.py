@@ -350,3 +350,31 @@ def test_list_transactions_v2_lists_the_ids_its_pattern_matches_whole(broker):
         assert list_transactions(w, 2, prefix) == (ErrorCode.NONE, [])  # a prefix alone does not match the whole id
         assert list_transactions(w, 2, "(") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])
         assert list_transactions(w, 2, "") == list_transactions(w, 2) == list_transactions(w, 1)  # no filter
+
+
+# What Kafka 4.4 answered (seen against the peers' broker): both right -> NONE, either wrong -> REBOOTSTRAP_REQUIRED with
+# no APIs, only one given -> INVALID_REQUEST, neither -> NONE.
+@pytest.mark.parametrize(
+    "cluster, node, expected",
+    [
+        ("ours", "ours", ErrorCode.NONE),
+        ("other", "ours", ErrorCode.REBOOTSTRAP_REQUIRED),
+        ("ours", "other", ErrorCode.REBOOTSTRAP_REQUIRED),
+        ("other", None, ErrorCode.INVALID_REQUEST),
+        (None, "other", ErrorCode.INVALID_REQUEST),
+        (None, None, ErrorCode.NONE),
+    ],
+)
+def test_api_versions_v5_checks_the_cluster_and_node_the_client_meant(broker, topic, cluster, node, expected):
+    R = Req(ApiKey.API_VERSIONS)
+    with Wire(broker.bootstrap_servers) as w:
+        md = metadata(w, topic, 12)
+        ours = {"cluster": md.cluster_id, "node": md.brokers[0].node_id}
+        cluster_id = {"ours": ours["cluster"], "other": "another-cluster", None: None}[cluster]
+        node_id = {"ours": ours["node"], "other": ours["node"] + 7, None: -1}[node]
+        body = R(client_software_name="t", client_software_version="1", cluster_id=cluster_id, node_id=node_id)
+        resp = w.call(ApiKey.API_VERSIONS, 5, body)
+        still = w.call(ApiKey.API_VERSIONS, 4, R(client_software_name="t", client_software_version="1"))
+    assert resp.error_code == expected
+    assert bool(resp.api_keys) == (expected == ErrorCode.NONE)
+    assert still.error_code == ErrorCode.NONE  # the connection stays usable

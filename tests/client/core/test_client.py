@@ -132,7 +132,7 @@ def test_a_timestamp_without_a_match_gives_the_latest_offset_or_kafkas_raw_answe
         assert client.list_offsets_with_timestamps({TP: 9000}) == {TP: (42, -1)}
         assert client.list_offsets_with_timestamps({TP: 9000}, no_match="raw") == {TP: (-1, -1)}
     versions = {s.version for s in cluster.brokers[0].requests(2)}
-    assert versions == {10}  # the newest ListOffsets both sides have (Kafka 4.x's)
+    assert versions == {11}  # the newest ListOffsets both sides have (Kafka 4.x's)
 
 
 def test_list_offsets_retries_on_a_moved_leader(cluster):

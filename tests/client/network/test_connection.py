@@ -47,11 +47,15 @@ def metadata_response(correlation_id: int, version: int, framed=True) -> bytes:
     return encode_response(3, version, correlation_id, META.Response(brokers=[], topics=[]), framed=framed)
 
 
-def test_handshake_sends_api_versions_v4_with_client_software_and_becomes_ready():
+def test_handshake_sends_the_newest_api_versions_with_client_software_and_becomes_ready():
     conn = KafkaConnection("1 (h:9092)", client_id="etl")
     conn.start_handshake()
     (req,) = sent_requests(conn)
-    assert (req.header.api_key, req.version, req.header.client_id) == (18, 4, "etl")
+    assert (req.header.api_key, req.version, req.header.client_id) == (
+        18,
+        5,
+        "etl",
+    )  # v5 as Kafka 4.4's client (KIP-1242: no cluster id given)
     assert req.body.client_software_name == "spark-kafkalog"
     assert conn.state is ConnectionState.HANDSHAKE
     done = conn.receive_data(
@@ -99,7 +103,7 @@ def test_handshake_error_other_than_unsupported_version_closes_with_the_code():
 
 
 def test_requests_use_the_highest_version_both_sides_support():
-    conn = ready_connection({3: (1, 7), 1: (4, 17)})
+    conn = ready_connection({3: (1, 7), 1: (4, 99)})
     request = conn.send(3, META.Request(topics=None))
     assert request.version == 7
     (sent,) = sent_requests(conn)

@@ -125,7 +125,7 @@ def test_an_unanswered_request_names_the_request_the_broker_and_the_time_waited(
                 client.topics()
     finally:
         broker.stop()
-    assert f"no answer to Metadata v12 from broker bootstrap ({broker.address}) within 0.3 s" in str(info.value)
+    assert f"no answer to Metadata v13 from broker bootstrap ({broker.address}) within 0.3 s" in str(info.value)
     assert "Metadata: gave up after" in str(info.value)
 
 

@@ -44,7 +44,7 @@ def test_handshake_falls_back_for_a_broker_with_api_versions_up_to_v2():
     b = ScriptedBroker(1, api_ranges=ranges)
     try:
         conn = open_conn(b)
-        assert [s.version for s in b.requests(18)] == [4, 2]
+        assert [s.version for s in b.requests(18)] == [5, 2]
         assert conn.versions.pick(3) == 8
         conn.close()
     finally:
@@ -90,7 +90,7 @@ def test_a_disconnect_mid_response_fails_the_request_and_closes(broker):
 def test_an_unanswered_request_times_out_and_closes_the_connection(broker):
     broker.handlers[3] = lambda request, _: NO_RESPONSE
     conn = open_conn(broker)
-    with pytest.raises(KafkaTimeoutError, match=r"no answer to Metadata v12 from broker 1"):
+    with pytest.raises(KafkaTimeoutError, match=r"no answer to Metadata v13 from broker 1"):
         conn.request(3, META.Request(topics=None), timeout=0.2)
     assert conn.closed
 
@@ -127,7 +127,7 @@ def test_asyncio_transport_runs_concurrent_requests_on_one_connection(broker):
         try:
             results = await asyncio.gather(*(conn.request(3, META.Request(topics=None)) for _ in range(10)))
             assert len({r.cluster_id for r in results}) == 10
-            assert conn.versions.pick(3) == 12
+            assert conn.versions.pick(3) == 13
         finally:
             await conn.close()
 
