@@ -25,11 +25,20 @@ DC = API_BY_KEY[ApiKey.DESCRIBE_CLUSTER]
 DL = API_BY_KEY[ApiKey.DESCRIBE_LOG_DIRS]
 LO = API_BY_KEY[ApiKey.LIST_OFFSETS]
 IP = API_BY_KEY[ApiKey.INIT_PRODUCER_ID]
+AV = API_BY_KEY[ApiKey.API_VERSIONS]
 LT = API_BY_KEY[ApiKey.LIST_TRANSACTIONS]
 AR = API_BY_KEY[ApiKey.ALTER_PARTITION_REASSIGNMENTS]
 
 # (message, version) -> (our body, Kafka 4.4's bytes as hex)
 CASES = {
+    ("ApiVersionsRequest", 5): (
+        lambda: AV.Request(client_software_name="t", client_software_version="1", cluster_id="c", node_id=3),
+        "0274023102630000000300",
+    ),
+    ("ApiVersionsResponse", 5): (
+        lambda: AV.Response(error_code=129, api_keys=[], throttle_time_ms=0),
+        "0081010000000000",
+    ),
     ("ProduceRequest", 13): (
         lambda: P.Request(
             transactional_id=None,
