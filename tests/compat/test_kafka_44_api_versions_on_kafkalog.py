@@ -1,7 +1,8 @@
 """The versions Apache Kafka 4.4's Java client negotiates with kafkalog (``kafka-broker-api-versions``): for every
 API kafkalog serves, the usable version is the newest Kafka 4.4's client has (its message specs, read from the
 peers' kafka-clients jar: the newest stable version), except the few listed in ``BEHIND_KAFKA_44`` where
-kafkalog's documented newest is older; and what kafkalog advertises is exactly what its handlers serve."""
+kafkalog's documented newest is older; and what kafkalog advertises is exactly what its handlers serve. ApiVersions'
+features (group.version, transaction.version) and v5's cluster/node check answer as a live Kafka 4.4 broker does."""
 
 from __future__ import annotations
 
@@ -58,3 +59,37 @@ def test_kafka_44_client_uses_the_newest_version_of_every_api_kafkalog_serves(ka
     assert not problems, "\n".join(problems) + "\n" + out
     for key, behind in BEHIND_KAFKA_44.items():  # still behind: a served newer version must leave the list
         assert behind < _newest_stable(specs[key]), API_BY_KEY[key].name
+
+
+@pytest.fixture(scope="module")
+def kafka44(tmp_path_factory):
+    from .kafka_broker import KafkaBroker
+    from .peers import KAFKA_44
+
+    broker = KafkaBroker(KAFKA_44, tmp_path_factory.mktemp("kafka44-api-versions"))
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+def _api_versions(bootstrap: str, version: int, **fields):
+    from tests.broker.wire import Wire
+
+    R = API_BY_KEY[ApiKey.API_VERSIONS].Request
+    with Wire(bootstrap) as w:
+        return w.call(ApiKey.API_VERSIONS, version, R(client_software_name="t", client_software_version="1", **fields))
+
+
+def test_group_and_transaction_features_and_the_v5_target_check_answer_as_kafka_44(kafka44, kafkalog):
+    answers = {}
+    for name, bootstrap in (("kafka", kafka44.bootstrap_servers), ("kafkalog", kafkalog.bootstrap_servers)):
+        plain = _api_versions(bootstrap, 4)
+        wanted = ("group.version", "transaction.version")
+        answers[name] = (
+            {f.name: (f.min_version, f.max_version) for f in plain.supported_features if f.name in wanted},
+            {f.name: (f.min_version_level, f.max_version_level) for f in plain.finalized_features if f.name in wanted},
+            _api_versions(bootstrap, 5, cluster_id="not-this-cluster", node_id=0).error_code,
+            _api_versions(bootstrap, 5, cluster_id="not-this-cluster").error_code,
+        )
+    assert answers["kafkalog"] == answers["kafka"]
+    assert answers["kafka"][1] == {"group.version": (1, 1), "transaction.version": (2, 2)}
