@@ -11,6 +11,8 @@ marker's epoch is below the producer's current epoch in that partition), TRANSAC
 An ABORT marker adds an entry to the partition's aborted-transaction index; both end the producer's
 ongoing transaction, which moves the last stable offset. Meant for brokers: needs Alter or ClusterAction on
 the cluster, else every partition answers CLUSTER_AUTHORIZATION_FAILED and nothing is written.
+Gaps: v2 (Kafka 4.4, KIP-1228: each marker's ``TransactionVersion``, which the leader uses to validate a
+transactions-v2 marker's epoch) is not served: the leader checks epochs one way for every marker.
 """
 
 from __future__ import annotations
