@@ -225,6 +225,12 @@ class KafkaClient(ClientFetchMixin):
             body = metadata_request(version, topics, self.config.auto_create_topics(producer=self._producer))
             self.stats["metadata_requests"] += 1
             response = self._call(conn, _METADATA, body, version=version)
+            error = getattr(response, "error_code", ErrorCode.NONE)  # v13+: a top-level error (KIP-1102)
+            if error != ErrorCode.NONE:
+                # REBOOTSTRAP_REQUIRED and the rest: this broker's answer is not to be used; the connection is
+                # dropped so the next attempt asks another broker (or a bootstrap server)
+                self._drop(conn)
+                raise error_for_code(error, "Metadata")
             self.metadata.update(response, all_topics=topics is None)
 
     def refresh_metadata(self, topics: Iterable[str] | None = None) -> None:

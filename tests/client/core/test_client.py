@@ -18,7 +18,7 @@ from spark_kafkalog.client import (
     OffsetSpec,
     TopicPartition,
 )
-from spark_kafkalog.protocol import ErrorCode
+from spark_kafkalog.protocol import ApiKey, ErrorCode
 from spark_kafkalog.records import LegacyMessageSetBuilder, RecordBatchBuilder, build_control_batch
 from tests.waiting import wait_until
 
@@ -313,3 +313,24 @@ def test_read_committed_fetch_stops_at_the_last_stable_offset_and_skips_aborted_
     assert got == [b"p6-2"]
     requests = cluster.brokers[0].requests(1)
     assert requests[0].body.isolation_level == 1 and requests[0].version >= 4
+
+
+def test_a_metadata_top_level_error_is_raised_and_the_broker_is_not_believed(cluster):
+    """Metadata v13+ carries a top-level error (KIP-1102: REBOOTSTRAP_REQUIRED): the answer's brokers and topics
+    are not used, the error names itself, and the connection is dropped so the next attempt asks afresh."""
+    answered = cluster.brokers[0].handlers[int(ApiKey.METADATA)]
+
+    def rebootstrap(request, conn):
+        response = answered(request, conn)
+        if request.version >= 13:
+            response.error_code = ErrorCode.REBOOTSTRAP_REQUIRED
+        return response
+
+    cluster.brokers[0].handlers[int(ApiKey.METADATA)] = rebootstrap
+    with KafkaClient(cluster.brokers[0].address, **FAST) as client:
+        with pytest.raises(KafkaClientError, match="REBOOTSTRAP_REQUIRED") as info:
+            client.refresh_metadata_once(["t"])
+        assert info.value.error_code == ErrorCode.REBOOTSTRAP_REQUIRED
+        assert client.metadata.updated_at == 0.0  # nothing of that answer was taken in
+        cluster.brokers[0].handlers[int(ApiKey.METADATA)] = answered
+        assert client.partitions_for("t") == [0, 1]
