@@ -11,8 +11,8 @@ import re
 import pytest
 
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
-from tests.protocol.test_spec_conformance_kafka44 import _newest_stable, request_specs_44
 
+from .test_spec_conformance_kafka44 import _newest_stable, request_specs_44
 from .tools import run_tool
 
 pytestmark = pytest.mark.compat

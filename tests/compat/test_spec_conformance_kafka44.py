@@ -1,5 +1,6 @@
 """The versions we declare past ../shared's specs match Kafka 4.4's own message specs, read from the
-kafka-clients jar `make peers` fetched (reference data read in place, never copied into the project).
+kafka-clients jar `make peers` fetched (reference data read in place, never copied into the project); part of
+`make compat`.
 
 ``test_spec_conformance`` compares each declaration up to the last version ../shared's specs know; the versions
 in its ``AHEAD_OF_SPEC`` are compared here, field by field, against Kafka 4.4's ``common/message/*.json``.
@@ -17,19 +18,15 @@ import pytest
 
 from spark_kafkalog.protocol.apis import API_BY_KEY
 from spark_kafkalog.protocol.schema import VersionRange
-from tests.compat.peers import KAFKA_44, is_complete
+from tests.protocol.spec_files import load_spec, requires_specs
+from tests.protocol.test_spec_conformance import AHEAD_OF_SPEC, _compare_struct
 
-from .spec_files import load_spec, requires_specs
-from .test_spec_conformance import AHEAD_OF_SPEC, _compare_struct
+from .peers import KAFKA_44
 
 JAR = KAFKA_44.dir / "kafka-clients-4.4.0.jar"
 
-pytestmark = [
-    requires_specs,
-    pytest.mark.skipif(
-        not is_complete(KAFKA_44), reason=f"Kafka 4.4.0's jars are not in {KAFKA_44.dir}: run `make peers`"
-    ),
-]
+# compat: needs the jars `make peers` fetches (make compat fetches them first)
+pytestmark = [requires_specs, pytest.mark.compat]
 
 
 # Fields Kafka renamed after ../shared's specs (the wire is unchanged): their 4.4 name -> ours.

@@ -15,7 +15,7 @@ pytestmark = requires_specs
 
 # Versions Kafka 4.x added after the JSON specs in ../shared were taken (what Kafka 4.4's clients send): compared
 # here up to the spec's last version; the fields of the versions past it are compared with Kafka 4.4's own specs,
-# read from the peers' kafka-clients jar, by tests/protocol/test_spec_conformance_kafka44.py (and
+# read from the peers' kafka-clients jar, by tests/compat/test_spec_conformance_kafka44.py (and
 # tests/protocol/test_consumer_group_describe.py checks ConsumerGroupDescribe v1 against bytes Kafka 4.4 wrote).
 AHEAD_OF_SPEC = {
     "Produce": 13,
