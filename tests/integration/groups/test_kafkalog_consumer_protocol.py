@@ -6,9 +6,6 @@ and a confluent-kafka member (``group.protocol=consumer``) share one group.
 A static member that closes (epoch -2) gets its share back when it returns; a broker whose
 ``group.coordinator.rebalance.protocols`` leaves out ``consumer`` fails ``poll`` naming ``group_protocol="classic"``.
 
-These tests were written while the broker's ConsumerGroupHeartbeat (API 68) was being built by other hands (it
-landed in 827ada6). Each test using the package's cluster still checks at run time whether the cluster advertises
-API 68 and is an expected failure (xfail, not strict, reason "broker KIP-848 not landed") only when it does not.
 The brokers' default heartbeat interval (5 s) paces the rebalances here.
 """
 
@@ -32,16 +29,11 @@ pytestmark = pytest.mark.integration
 REBALANCE_S = 45  # a few 5 s heartbeats
 
 
-def advertises_consumer_group_heartbeat(bootstrap: str) -> bool:
-    with KafkaClient(bootstrap) as client:
-        return client.any_connection().versions.supports(ApiKey.CONSUMER_GROUP_HEARTBEAT)
-
-
 @pytest.fixture()
-def cluster(gcluster, request):
-    """The package's cluster; the test is an expected failure while the brokers do not serve API 68."""
-    if not advertises_consumer_group_heartbeat(gcluster.bootstrap_servers):
-        request.applymarker(pytest.mark.xfail(reason="broker KIP-848 not landed", strict=False))
+def cluster(gcluster):
+    """The package's cluster, which must serve ConsumerGroupHeartbeat (API 68)."""
+    with KafkaClient(gcluster.bootstrap_servers) as client:
+        assert client.any_connection().versions.supports(ApiKey.CONSUMER_GROUP_HEARTBEAT)
     return gcluster
 
 
