@@ -8,10 +8,15 @@ topic id). The group's records are appended to ``__consumer_offsets`` (acks=all)
 Errors as Kafka: UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH (rejoin with epoch 0), UNRELEASED_INSTANCE_ID,
 FENCED_INSTANCE_ID, INVALID_REQUEST (a malformed heartbeat), UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION,
 GROUP_MAX_SIZE_REACHED, INVALID_GROUP_ID (empty group id), GROUP_ID_NOT_FOUND (a member epoch > 0 for a group
-that does not exist, or a classic group with members: kafkalog does not convert it online; an empty classic
-group becomes a consumer group), NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE (the
+that does not exist, or a classic group with members when ``group.consumer.migration.policy`` allows no upgrade),
+NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE (the
 records could not be written); UNSUPPORTED_VERSION when ``group.coordinator.rebalance.protocols`` lacks
 ``consumer``. Each error comes with Kafka's kind of message.
+
+Conversion (Kafka's online migration, ``group.consumer.migration.policy``, default ``bidirectional``): joining an
+empty classic group makes it a consumer group; joining a classic group with members upgrades it online (its
+classic members keep JoinGroup/SyncGroup/Heartbeat, answered from the consumer group's assignment), and the group
+goes back to classic when its last consumer-protocol member leaves.
 
 Authorization: READ on the group, checked first (else GROUP_AUTHORIZATION_FAILED); then DESCRIBE on every
 subscribed topic name (else TOPIC_AUTHORIZATION_FAILED, as Kafka 4.x); a regular expression
