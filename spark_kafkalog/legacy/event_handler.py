@@ -12,7 +12,8 @@ handshake or SASL authentication (issue 26) raises its ``KafkaSslError`` / ``Kaf
 itself, without retries (messages for other brokers of the batch may have been sent). With
 ``request.required.acks`` 0 the broker does not answer, so only connection failures are seen.
 
-Wire: Produce at ``produce.api.version`` (``latest``: the highest version both sides support; a fixed
+Wire: Produce at ``produce.api.version`` (``latest``: the highest version both sides support, at most v12, the
+last that names topics; a fixed
 version the broker does not serve raises ``NoCommonVersionError``). Produce v0-1 carry message sets of
 magic 0, v2 of magic 1 (CreateTime = now), v3+ one record batch v2 per partition (no producer id: this
 producer is not idempotent), compressed with ``compression.codec`` (LZ4 with magic 0 uses Kafka's historical
@@ -41,6 +42,7 @@ from spark_kafkalog.client.errors import (
     error_for_code,
 )
 from spark_kafkalog.client.network.versions import ApiVersionTable
+from spark_kafkalog.client.producer.sender import PRODUCE_BY_NAME_MAX
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.legacy.plugins import CallbackHandler, Encoder, EventHandler, Partitioner, load_plugin
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -220,7 +222,8 @@ class DefaultEventHandler(EventHandler):
         assert self.client is not None
         cfg = self.config
         fixed = cfg.produce_api_version
-        lo, hi = (0, None) if fixed is None else (fixed, fixed)
+        # latest: the newest Produce that still names topics (v13+ name them by id, KIP-516)
+        lo, hi = (0, PRODUCE_BY_NAME_MAX) if fixed is None else (fixed, fixed)
         acks = cfg.request_required_acks
 
         def body(version: int) -> Any:
