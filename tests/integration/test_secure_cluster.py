@@ -74,7 +74,9 @@ def test_a_sasl_ssl_cluster_replicates_over_its_inter_broker_listener(zookeeper,
         def produced() -> bool:
             c = cluster.connect(1)
             try:
-                resp = c.request(ApiKey.PRODUCE, produce_body("secured", 0, batch([b"a", b"b"]), acks=-1), timeout=15)
+                resp = c.request(
+                    ApiKey.PRODUCE, produce_body("secured", 0, batch([b"a", b"b"]), acks=-1), timeout=15, version=12
+                )
             finally:
                 c.close()
             code = resp.responses[0].partition_responses[0].error_code

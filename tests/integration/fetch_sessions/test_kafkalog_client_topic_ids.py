@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from spark_kafkalog.client import AdminClient, Consumer, KafkaClient, NewTopic, Producer, TopicPartition
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 from tests.waiting import wait_until
 
 from .test_client_fetch_sessions import fetch_versions, new_topic
@@ -30,13 +31,15 @@ def test_consumer_fetches_by_topic_id(fbroker):
     topic = new_topic(fbroker, 2)
     send(bootstrap, topic, [b"a%d" % i for i in range(20)], partition=0)
     send(bootstrap, topic, [b"b%d" % i for i in range(20)], partition=1)
-    before = fetch_versions(fbroker).get(17, 0)
+    newest = API_BY_KEY[ApiKey.FETCH].max_version  # the client's newest Fetch: topics by id (v13+)
+    assert newest >= 13
+    before = fetch_versions(fbroker).get(newest, 0)
     got: list[bytes] = []
     with Consumer(bootstrap, auto_offset_reset="earliest", fetch_max_wait_ms=50) as consumer:
         consumer.assign([TopicPartition(topic, 0), TopicPartition(topic, 1)])
         wait_until(lambda: got.extend(r.value for r in consumer.poll(200)) or len(got) >= 40, 30, "40 records")
     assert sorted(got) == sorted([b"a%d" % i for i in range(20)] + [b"b%d" % i for i in range(20)])
-    assert fetch_versions(fbroker).get(17, 0) > before
+    assert fetch_versions(fbroker).get(newest, 0) > before
 
 
 def test_client_follows_a_topic_created_again_by_refreshing_its_metadata(fbroker):
