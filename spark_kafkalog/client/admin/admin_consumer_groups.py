@@ -93,7 +93,12 @@ def _describe(groups: GroupAdmin, group_id: str) -> ConsumerGroupDescription:
     except KafkaClientError as e:
         if e.error_code not in (ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.UNSUPPORTED_VERSION):
             raise
-    return _classic(groups.describe_groups([group_id])[group_id])
+    try:
+        return _classic(groups.describe_groups([group_id])[group_id])
+    except KafkaClientError as e:  # DescribeGroups v6 (Kafka 4.x): GROUP_ID_NOT_FOUND where v0-5 answer Dead
+        if e.error_code != ErrorCode.GROUP_ID_NOT_FOUND:
+            raise
+    return ConsumerGroupDescription(group_id, "classic", "Dead", "", (), groups.coordinator(group_id))
 
 
 def _partitions(assignment: Any) -> tuple[TopicPartition, ...]:
