@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -385,6 +386,9 @@ class EmbeddedBroker:
     share a registry name form a cluster); without ``log_dir`` it uses a temporary directory removed on
     stop. Listens on 127.0.0.1 port 0 unless ``listeners`` is given. ``clock`` is the broker's time (a test moves
     a ``ManualClock`` by hand to expire sessions, transactions and offsets). Context manager.
+
+    ``down()`` / ``up()`` (or ``with broker.stopped():``) take the broker off the network and back, as
+    librdkafka's mock ``broker_set_down`` / ``up``: see ``down``.
     """
 
     def __init__(
@@ -475,6 +479,39 @@ class EmbeddedBroker:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+    # -- fault injection: the broker off the network (docs/fault-injection.md, "Cluster operations") ----
+    def down(self, timeout_s: float = 30.0) -> None:
+        """Take the broker off the network: its listeners close and every connection to it (clients', other
+        brokers' fetchers) is cut at once, requests in flight unanswered; new connections are refused. The
+        broker itself keeps running with its data, its registration and its leaderships (the in-process
+        registry has no session to expire, as librdkafka's mock broker down moves no leader): clients retry
+        until ``up``. Returns once the listeners are closed; idempotent."""
+        self.call(self._socket_server().close_listeners, timeout_s)
+
+    def up(self, timeout_s: float = 30.0) -> None:
+        """Listen again on the same ports (``bootstrap_servers`` stays valid) after ``down``; returns once new
+        connections are accepted. Idempotent. An ``OSError`` names a port another process took meanwhile."""
+        self.call(self._socket_server().reopen_listeners, timeout_s)
+
+    @property
+    def is_down(self) -> bool:
+        """The broker is started and off the network (``down``)."""
+        return not self._socket_server().listening
+
+    @contextlib.contextmanager
+    def stopped(self) -> Iterator[EmbeddedBroker]:
+        """``with broker.stopped():`` the broker is down inside the block and up again after it (also on error)."""
+        self.down()
+        try:
+            yield self
+        finally:
+            self.up()
+
+    def _socket_server(self) -> SocketServer:
+        if self.broker is None or self.broker.socket_server is None:
+            raise RuntimeError("the broker is not started")
+        return self.broker.socket_server
 
     def __enter__(self) -> EmbeddedBroker:
         return self.start()

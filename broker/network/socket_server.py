@@ -12,8 +12,10 @@ kernel took TX.
 
 ``start()`` binds (port 0 picks a free port; ``bound`` reports the real ones) and starts accepting;
 ``stop()`` is ordered and idempotent: stop accepting, stop reading new requests, let requests already
-read finish and their responses go out (up to a grace period), then close every socket. Runs on the
-broker's event loop; not thread-safe.
+read finish and their responses go out (up to a grace period), then close every socket.
+``close_listeners()`` / ``reopen_listeners()`` take the server off the network and back without stopping it
+(``EmbeddedBroker.down`` / ``up``): the listening sockets close and every connection is cut at once (requests in
+flight are not answered); reopening binds the same ports again. Runs on the broker's event loop; not thread-safe.
 """
 
 from __future__ import annotations
@@ -88,9 +90,14 @@ class SocketServer:
     def connection_count(self) -> int:
         return len(self._connections)
 
+    @property
+    def listening(self) -> bool:
+        """The listeners accept connections (started, not stopped, not closed by ``close_listeners``)."""
+        return bool(self._listen_socks)
+
     async def start(self) -> None:
         for listener in self.config.listeners:
-            sock = _bind(listener)
+            sock = _bind(listener, self.bound[listener.name][1] if listener.name in self.bound else None)
             host, port = sock.getsockname()[:2]
             self.bound[listener.name] = (host, port)
             self._listen_socks.append((listener.name, sock))
@@ -140,15 +147,37 @@ class SocketServer:
             if self.config[key] > 0:
                 sock.setsockopt(socket.SOL_SOCKET, opt, self.config[key])
 
+    async def close_listeners(self) -> None:
+        """Stop accepting (the listening sockets close) and cut every client connection now, without answering
+        the requests it has in flight; ``bound`` keeps the ports for ``reopen_listeners``. Idempotent."""
+        await self._close_listen_socks()
+        conns = [task for _, task in self._connections.values()]
+        for task in conns:
+            task.cancel()  # the connection closes its socket and drops its in-flight requests
+        await asyncio.gather(*conns, return_exceptions=True)
+
+    async def reopen_listeners(self) -> None:
+        """Listen again on the ports of ``bound`` after ``close_listeners`` (an ``OSError`` names a listener
+        whose port was taken meanwhile). Idempotent; refused once stopped."""
+        if self._stopped:
+            raise RuntimeError("the socket server is stopped")
+        if not self._listen_socks:
+            await self.start()
+
+    async def _close_listen_socks(self) -> None:
+        tasks, self._accept_tasks = self._accept_tasks, []
+        socks, self._listen_socks = self._listen_socks, []
+        for task in tasks:
+            task.cancel()
+        for _, sock in socks:
+            sock.close()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     async def stop(self, grace_s: float = 10.0) -> None:
         if self._stopped:
             return
         self._stopped = True
-        for task in self._accept_tasks:
-            task.cancel()
-        for _, sock in self._listen_socks:
-            sock.close()
-        await asyncio.gather(*self._accept_tasks, return_exceptions=True)
+        await self._close_listen_socks()
         conns = list(self._connections.values())
         for conn, _ in conns:
             await conn.stop()
@@ -164,13 +193,14 @@ class SocketServer:
             await asyncio.gather(*pending, return_exceptions=True)
 
 
-def _bind(listener: Listener) -> socket.socket:
+def _bind(listener: Listener, port: int | None = None) -> socket.socket:
+    """A listening socket on ``listener``'s address (on ``port`` instead of its own when given: a reopen)."""
     host = listener.host or "0.0.0.0"
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, listener.port))
+        sock.bind((host, listener.port if port is None else port))
     except OSError as e:
         sock.close()
         raise OSError(e.errno, f"cannot listen on {listener}: {e.strerror}") from None
