@@ -1,5 +1,6 @@
 """The producer's background sender thread: drains the accumulator into Produce requests and completes
-batches from the responses.
+batches from the responses (what each answer means is ``sender_core.SenderCore``'s, shared with the asyncio
+producer's sender).
 
 One loop, on its own thread, with its own ``ConnectionPool`` (one connection per broker, opened and
 dropped as ``KafkaClient``'s are; metadata and InitProducerId go through the producer's ``KafkaClient``):
@@ -40,7 +41,6 @@ from typing import Any
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import (
-    REFRESH_METADATA_ERRORS,
     ConfigError,
     KafkaAuthenticationError,
     KafkaClientError,
@@ -49,72 +49,42 @@ from spark_kafkalog.client.errors import (
     KafkaTimeoutError,
     NoCommonVersionError,
     ProducerClosedError,
-    RecordTooLargeError,
-    error_for_code,
 )
 from spark_kafkalog.client.network.pool import ConnectionPool
-from spark_kafkalog.client.network.retry import backoff_ms
 from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.client.producer.accumulator import RecordAccumulator
-from spark_kafkalog.client.producer.idempotence import IdempotenceState
 from spark_kafkalog.client.producer.producer_batch import ProducerBatch
-from spark_kafkalog.client.producer.transactions import (
-    FENCING_ERRORS,
-    PRODUCE_V1_MAX,
-    PRODUCE_V2,
-    TransactionManager,
+from spark_kafkalog.client.producer.sender_core import (
+    PRODUCE_BY_NAME_MAX,
+    PRODUCE_VERSION_WHY,
+    SenderCore,
+    init_producer_id_request,
 )
-from spark_kafkalog.client.types import TopicPartition
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode, SendBuffer
-from spark_kafkalog.records import Compression
+from spark_kafkalog.client.producer.transactions import TransactionManager
+from spark_kafkalog.protocol import ApiKey
 
-__all__ = ["Sender"]
+__all__ = ["PRODUCE_BY_NAME_MAX", "Sender"]
 
 log = logging.getLogger("kafkalog.producer")
 
 _PRODUCE = int(ApiKey.PRODUCE)
-PRODUCE_BY_NAME_MAX = 12
-"""The newest Produce this producer sends: v13 names topics by id (KIP-516), which it does not look up."""
 _INIT_PRODUCER_ID = int(ApiKey.INIT_PRODUCER_ID)
-_PRODUCE_SPEC = API_BY_KEY[_PRODUCE]
-_INIT_SPEC = API_BY_KEY[_INIT_PRODUCER_ID]
-_MAX_IDEMPOTENT_IN_FLIGHT = 5
-
-_TOO_LARGE = frozenset((int(ErrorCode.MESSAGE_TOO_LARGE), int(ErrorCode.RECORD_LIST_TOO_LARGE)))
-_PRODUCER_STATE_LOST = frozenset((int(ErrorCode.UNKNOWN_PRODUCER_ID), int(ErrorCode.INVALID_PRODUCER_EPOCH)))
-_BY_REFERENCE = 32 * 1024  # batches this large go into the request uncopied (sent with sendmsg)
 
 
-def _records(data: bytearray | None) -> Any:
-    """A batch as the ``records`` of a produce request: large ones by reference (the sender is the only one
-    touching a batch's bytes while it is in flight; stamping happens before it is queued)."""
-    return SendBuffer(data) if data is not None and len(data) >= _BY_REFERENCE else data
-
-
-class Sender(threading.Thread):
+class Sender(SenderCore, threading.Thread):
     def __init__(
         self, client: KafkaClient, accumulator: RecordAccumulator, config: ClientConfig, *, idempotent: bool
     ) -> None:
-        super().__init__(name="kafkalog-producer-sender", daemon=True)
+        threading.Thread.__init__(self, name="kafkalog-producer-sender", daemon=True)
+        SenderCore.__init__(self, client.metadata, client.name_principal, accumulator, config, idempotent=idempotent)
         self.client = client
-        self.accumulator = accumulator
-        self.config = config
-        self.idempotence = IdempotenceState() if idempotent else None
-        self.transactions: TransactionManager | None = None  # set by a transactional Producer before start()
-        self.fatal_error: BaseException | None = None
         self._pool = ConnectionPool(config, client.metadata)
-        self._in_flight: dict[TopicPartition, int] = {}
         self._wakeup_r, self._wakeup_w = socket.socketpair()
         self._wakeup_r.setblocking(False)
         self._wakeup_w.setblocking(False)
         self._wake_pending = False
         self._running = True
-        self._force = False
         self._last_refresh = 0.0
-        self._pid_retry_at = 0.0
-        self._pid_attempts = 0
-        self._min_version = 7 if config.compression_type == Compression.ZSTD else 3
-        self.requests_sent = 0
 
     # control (any thread) ----------------------------------------------------------------------
     def wakeup(self) -> None:
@@ -159,34 +129,6 @@ class Sender(threading.Thread):
             self._wakeup_r.close()
             self._wakeup_w.close()
 
-    def _has_in_flight(self) -> bool:
-        return any(n > 0 for n in self._in_flight.values())
-
-    def _leader(self, tp: TopicPartition) -> int | None:
-        """The partition's leader, or ``None`` while unknown or invalidated by an error (the topic's
-        metadata is then refreshed before its batches are sent again)."""
-        metadata = self.client.metadata
-        if metadata.is_invalidated(tp.topic):
-            return None
-        found = metadata.leader(tp.topic, tp.partition)
-        return None if found is None else found[0]
-
-    def _muted(self) -> set[TopicPartition]:
-        muted = set()
-        txn = self.transactions
-        if txn is not None:
-            muted = txn.not_added(self.accumulator.queued_partitions())
-        idem = self.idempotence
-        for tp, n in self._in_flight.items():
-            if n <= 0:
-                continue
-            if idem is None:
-                if self.config.max_in_flight == 1:
-                    muted.add(tp)
-            elif tp in idem.recovering or n >= _MAX_IDEMPOTENT_IN_FLIGHT:
-                muted.add(tp)
-        return muted
-
     def _run_once(self) -> None:
         now = time.monotonic()
         cfg = self.config
@@ -195,8 +137,8 @@ class Sender(threading.Thread):
         txn = self.transactions
         if idem is not None and not idem.has_producer_id:
             send_allowed = False
-            if txn is None and not self._has_in_flight() and now >= self._pid_retry_at:
-                self._init_producer_id()  # a transactional producer's id comes from init_transactions
+            if self._may_init_producer_id(now):
+                self._init_producer_id()
                 send_allowed = idem.has_producer_id
         if txn is not None and send_allowed:
             self._add_partitions_to_txn(txn)
@@ -223,11 +165,6 @@ class Sender(threading.Thread):
         self._check_request_timeouts()
 
     # transactions ------------------------------------------------------------------------------
-    def fail_unsent(self, batch: ProducerBatch, error: BaseException) -> None:
-        """Fail a batch taken from the accumulator before it was sent (an aborted transaction)."""
-        batch.fail(error)
-        self.accumulator.release(batch)
-
     def _add_partitions_to_txn(self, txn: TransactionManager) -> None:
         """AddPartitionsToTxn for the partitions with queued batches not yet in the transaction (they stay
         muted until added); a failure fails their batches and makes the transaction abortable."""
@@ -242,32 +179,12 @@ class Sender(threading.Thread):
 
     # InitProducerId ----------------------------------------------------------------------------
     def _init_producer_id(self) -> None:
-        idem = self.idempotence
-        assert idem is not None
-        body = _INIT_SPEC.Request(transactional_id=None, transaction_timeout_ms=-1, producer_id=-1, producer_epoch=-1)
         try:
-            _, response = self.client.send_request(_INIT_PRODUCER_ID, body)
-            if response.error_code:
-                raise error_for_code(response.error_code, "InitProducerId")
+            _, response = self.client.send_request(_INIT_PRODUCER_ID, init_producer_id_request())
         except KafkaClientError as e:
-            if not e.retriable:
-                self.client.name_principal(e)
-                self._fatal(e)
-                return
-            self._pid_attempts += 1
-            delay = backoff_ms(self._pid_attempts, self.config.retry_backoff_ms, self.config.retry_backoff_max_ms)
-            self._pid_retry_at = time.monotonic() + delay / 1000.0
-            log.info("InitProducerId failed (%s); retrying in %.0f ms", e, delay)
+            self._on_producer_id(None, e)
             return
-        self._pid_attempts = 0
-        idem.set_producer_id(response.producer_id, response.producer_epoch)
-        log.debug("producer id %d epoch %d", response.producer_id, response.producer_epoch)
-
-    def _fatal(self, error: BaseException) -> None:
-        """A non-retriable producer-wide failure: fail everything queued; later sends raise it."""
-        self.fatal_error = error
-        for batch in self.accumulator.take_all():
-            self._finish(batch, error=error)
+        self._on_producer_id(response, None)
 
     # connections and metadata ------------------------------------------------------------------
     def _connection(self, node: int, now: float) -> SocketConnection | None:
@@ -303,58 +220,23 @@ class Sender(threading.Thread):
 
     # Produce -----------------------------------------------------------------------------------
     def _send_produce(self, conn: SocketConnection, batches: list[ProducerBatch], now: float) -> None:
-        idem = self.idempotence
-        cfg = self.config
-        for batch in batches:  # built here, outside the accumulator's lock; stamped when idempotent
-            if idem is not None:
-                idem.prepare(batch)
-            else:
-                batch.close()
-        R = _PRODUCE_SPEC.Request
-        by_topic: dict[str, list[Any]] = {}
-        for batch in batches:
-            by_topic.setdefault(batch.tp.topic, []).append(
-                R.TopicProduceData.PartitionProduceData(index=batch.tp.partition, records=_records(batch.data))
-            )
-            batch.attempts += 1
-            batch.last_attempt = now
-            batch.in_flight = True
-            self._in_flight[batch.tp] = self._in_flight.get(batch.tp, 0) + 1
-        body = R(
-            transactional_id=None if self.transactions is None else self.transactions.transactional_id,
-            acks=cfg.acks,
-            timeout_ms=cfg.request_timeout_ms,
-            topic_data=[R.TopicProduceData(name=name, partition_data=parts) for name, parts in by_topic.items()],
-        )
-        self.requests_sent += 1
-        txn = self.transactions
-        min_version, max_version = self._min_version, PRODUCE_BY_NAME_MAX
-        if txn is not None:  # Produce v12 is a transactions-v2 client's: the leader adds the partition
-            if txn.transactions_v2:
-                min_version = max(min_version, PRODUCE_V2)
-            else:
-                max_version = PRODUCE_V1_MAX
+        body, min_version, max_version = self._produce_request(batches, now)
         try:
             request = conn.send(
                 _PRODUCE,
                 body,
                 min_version=min_version,
                 max_version=max_version,
-                expect_response=cfg.acks != 0,
+                expect_response=self.config.acks != 0,
                 context=(conn.peer, batches),
-                why="RecordBatch v2 needs Produce v3, zstd needs v7",
+                why=PRODUCE_VERSION_WHY,
             )
         except NoCommonVersionError as e:
-            for batch in batches:
-                self._in_flight[batch.tp] -= 1
-                self._finish(batch, error=e)
+            self._not_sent(batches, e, retriable=False)
             return
         except KafkaConnectionError as e:
             self._drop(conn)  # completes the requests that were in flight, this one included if queued
-            for batch in batches:
-                if batch.in_flight:  # the request never made it into the connection's queue
-                    self._in_flight[batch.tp] -= 1
-                    self._retry_or_fail(batch, e, retriable=True)
+            self._not_sent(batches, e, retriable=True)  # the request never made it into the connection's queue
             return
         if request is None:  # acks=0: nothing will come back
             for batch in batches:
@@ -363,138 +245,7 @@ class Sender(threading.Thread):
 
     def _on_response(self, request: Any, *, final: bool = False) -> None:
         peer, batches = request.context
-        for batch in batches:
-            self._in_flight[batch.tp] = self._in_flight.get(batch.tp, 1) - 1
-        if request.error is not None:
-            for batch in batches:
-                if final:
-                    self._finish(batch, error=request.error)
-                else:
-                    self._retry_or_fail(batch, request.error, retriable=True)
-            return
-        answers = {}
-        for topic in request.response.responses:
-            for p in topic.partition_responses:
-                answers[(topic.name, p.index)] = p
-        for batch in batches:
-            answer = answers.get((batch.tp.topic, batch.tp.partition))
-            if answer is None:
-                error = KafkaClientError(
-                    f"Produce response omits {batch.tp}",
-                    retriable=True,
-                    topic=batch.tp.topic,
-                    partition=batch.tp.partition,
-                )
-                self._retry_or_fail(batch, error, retriable=True)
-                continue
-            code = answer.error_code
-            if code == ErrorCode.NONE:
-                self._finish(batch, base_offset=answer.base_offset, log_append_time=answer.log_append_time_ms)
-            elif code == ErrorCode.DUPLICATE_SEQUENCE_NUMBER:
-                self._finish(batch, base_offset=-1)
-            else:
-                self._on_error_code(batch, code, answer.error_message, peer)
-
-    def _on_error_code(self, batch: ProducerBatch, code: int, message: str | None, peer: str | None) -> None:
-        tp = batch.tp
-        if code in _TOO_LARGE:
-            self._finish(
-                batch,
-                error=RecordTooLargeError(
-                    f"broker {peer} rejected a batch of {batch.record_count} records ({batch.size_in_bytes} bytes) "
-                    f"for {tp} as too large: {ErrorCode(code).name}" + (f": {message}" if message else ""),
-                    topic=tp.topic,
-                    partition=tp.partition,
-                ),
-            )
-            return
-        error = error_for_code(code, "Produce", broker=peer, topic=tp.topic, partition=tp.partition, detail=message)
-        if code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED and self.transactions is not None:
-            error = error_for_code(
-                code, "Produce", broker=peer, detail=message, resource_name=self.transactions.transactional_id
-            )
-        self.client.name_principal(error)
-        idem = self.idempotence
-        retriable = error.retriable
-        if self.transactions is not None and (
-            code in FENCING_ERRORS or code in _PRODUCER_STATE_LOST or code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
-        ):
-            self._finish(batch, error=error)  # fencing is fatal, a broken sequence aborts the transaction
-            return
-        if code in REFRESH_METADATA_ERRORS:
-            self.client.metadata.invalidate(tp.topic)
-            retriable = True
-        if idem is not None:
-            if code in _PRODUCER_STATE_LOST:
-                idem.request_reset()
-                retriable = True
-            elif code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER:
-                if tp not in idem.recovering:
-                    idem.request_reset()  # the broker lost our sequence: start a new producer id
-                retriable = True
-        self._retry_or_fail(batch, error, retriable=retriable)
-
-    def _retry_or_fail(self, batch: ProducerBatch, error: BaseException, *, retriable: bool) -> None:
-        cfg = self.config
-        now = time.monotonic()
-        if (
-            retriable
-            and not self._force
-            and batch.attempts <= cfg.retries
-            and now - batch.created < cfg.delivery_timeout_ms / 1000.0
-        ):
-            delay = backoff_ms(batch.attempts, cfg.retry_backoff_ms, cfg.retry_backoff_max_ms) / 1000.0
-            if self.idempotence is not None:
-                self.idempotence.recovering.add(batch.tp)
-            log.debug("retrying %r after %s", batch, error)
-            self.accumulator.reenqueue(batch, now + delay)
-            return
-        if self.idempotence is not None and batch.base_sequence >= 0 and self.idempotence.is_current(batch):
-            self.idempotence.request_reset()  # its sequence numbers now leave a gap
-        if retriable and now - batch.created >= cfg.delivery_timeout_ms / 1000.0:
-            error = KafkaTimeoutError(
-                f"{batch.record_count} records for {batch.tp} not delivered within delivery.timeout.ms "
-                f"({cfg.delivery_timeout_ms} ms); last error: {error}",
-                topic=batch.tp.topic,
-                partition=batch.tp.partition,
-            )
-        self._finish(batch, error=error)
-
-    def _finish(
-        self,
-        batch: ProducerBatch,
-        *,
-        base_offset: int = -1,
-        log_append_time: int = -1,
-        error: BaseException | None = None,
-    ) -> None:
-        batch.in_flight = False
-        if error is None:
-            batch.complete(base_offset, log_append_time)
-        else:
-            batch.fail(error)
-            if self.transactions is not None:
-                self.transactions.fail(error)
-        self.accumulator.release(batch)
-        idem = self.idempotence
-        if idem is not None and batch.tp in idem.recovering:
-            if self._in_flight.get(batch.tp, 0) <= 0 and not self.accumulator.head_sequences(batch.tp):
-                idem.recovering.discard(batch.tp)
-
-    def _expire(self, now: float) -> None:
-        timeout = self.config.delivery_timeout_ms / 1000.0
-        for batch in self.accumulator.expired(now, timeout):
-            if self.idempotence is not None and batch.base_sequence >= 0 and self.idempotence.is_current(batch):
-                self.idempotence.request_reset()
-            self._finish(
-                batch,
-                error=KafkaTimeoutError(
-                    f"{batch.record_count} records for {batch.tp} expired: not delivered within delivery.timeout.ms "
-                    f"({self.config.delivery_timeout_ms} ms)",
-                    topic=batch.tp.topic,
-                    partition=batch.tp.partition,
-                ),
-            )
+        self._on_produce_answer(peer, batches, request.response, request.error, final=final)
 
     # I/O ---------------------------------------------------------------------------------------
     def _poll(self, timeout: float) -> None:
