@@ -52,6 +52,13 @@ from spark_kafkalog.client.config_values import (
     _str,
 )
 from spark_kafkalog.client.errors import ConfigError
+from spark_kafkalog.client.serialization import (
+    DeserializeFn,
+    MessageField,
+    SerializeFn,
+    resolve_deserializer,
+    resolve_serializer,
+)
 from spark_kafkalog.records import Compression
 
 __all__ = ["ClientConfig", "IGNORED_KEYS", "Serializer", "Deserializer"]
@@ -458,6 +465,26 @@ class ClientConfig:
 
     def value_serializer_fn(self) -> Serializer:
         return self.value_serializer or _bytes_serializer
+
+    # The per-record (de)serializing functions of (data, topic, headers), resolved once by each client
+    # (client.serialization.resolve_serializer): Serializer objects get a SerializationContext and their
+    # failures raise Key/ValueSerializationError; plain callables get the data alone. The blocking and asyncio
+    # producers and consumers call these, so they apply serializers identically.
+    def key_serializer_for(self) -> SerializeFn:
+        """``key.serializer`` as ``f(key, topic, headers) -> bytes | None`` (the default: bytes-like and str)."""
+        return resolve_serializer(self.key_serializer, MessageField.KEY, _bytes_serializer)
+
+    def value_serializer_for(self) -> SerializeFn:
+        """``value.serializer`` as ``f(value, topic, headers) -> bytes | None`` (the default: bytes-like and str)."""
+        return resolve_serializer(self.value_serializer, MessageField.VALUE, _bytes_serializer)
+
+    def key_deserializer_for(self) -> DeserializeFn:
+        """``key.deserializer`` as ``f(data, topic, headers) -> key`` (the default: the bytes as they are)."""
+        return resolve_deserializer(self.key_deserializer, MessageField.KEY)
+
+    def value_deserializer_for(self) -> DeserializeFn:
+        """``value.deserializer`` as ``f(data, topic, headers) -> value`` (the default: the bytes as they are)."""
+        return resolve_deserializer(self.value_deserializer, MessageField.VALUE)
 
     def to_kafka_properties(self) -> dict[str, Any]:
         """The explicitly set settings under their Kafka names (values as parsed)."""

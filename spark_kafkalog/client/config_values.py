@@ -14,6 +14,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from spark_kafkalog.client.errors import ConfigError
+from spark_kafkalog.client.serialization import (
+    DoubleDeserializer,
+    DoubleSerializer,
+    IntegerDeserializer,
+    IntegerSerializer,
+    JSONDeserializer,
+    JSONSerializer,
+)
 from spark_kafkalog.records import Compression
 
 _INT32_MAX = 2147483647
@@ -164,8 +172,9 @@ def _import_object(key: str, path: str, names: Mapping[str, Any]) -> Any:
     return obj
 
 
-def _bytes_serializer(value: Any) -> bytes | None:
-    """Default serializer: bytes-like values as they are, ``str`` as UTF-8, ``None`` as null."""
+def _bytes_serializer(value: Any, topic: str | None = None, headers: Any = None) -> bytes | None:
+    """Default serializer: bytes-like values as they are, ``str`` as UTF-8, ``None`` as null. Also the
+    producer's per-record function as it is (``topic``, ``headers`` unused: ``resolve_serializer``'s default)."""
     if value is None or isinstance(value, bytes):
         return value
     if isinstance(value, (bytearray, memoryview)):
@@ -190,12 +199,20 @@ def _string_deserializer(value: bytes | None) -> str | None:
     return None if value is None else bytes(value).decode("utf-8")
 
 
+# Names (Kafka's Java class names too: org.apache.kafka.common.serialization.IntegerSerializer's last part) of
+# the built-in (de)serializers. "string"/StringSerializer keep their lenient function (str() of any object, as
+# before the serializer objects); the integer, double and JSON ones are client.serialization's objects.
 _SERIALIZERS = {
     "bytes": _bytes_serializer,
     "ByteArraySerializer": _bytes_serializer,
     "BytesSerializer": _bytes_serializer,
     "string": _string_serializer,
     "StringSerializer": _string_serializer,
+    "integer": IntegerSerializer(),
+    "IntegerSerializer": IntegerSerializer(),
+    "double": DoubleSerializer(),
+    "DoubleSerializer": DoubleSerializer(),
+    "json": JSONSerializer(),
 }
 _DESERIALIZERS = {
     "bytes": _identity,
@@ -203,6 +220,11 @@ _DESERIALIZERS = {
     "BytesDeserializer": _identity,
     "string": _string_deserializer,
     "StringDeserializer": _string_deserializer,
+    "integer": IntegerDeserializer(),
+    "IntegerDeserializer": IntegerDeserializer(),
+    "double": DoubleDeserializer(),
+    "DoubleDeserializer": DoubleDeserializer(),
+    "json": JSONDeserializer(),
 }
 
 

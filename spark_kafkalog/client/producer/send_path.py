@@ -101,8 +101,8 @@ def make_send(producer: ProducerParts) -> Callable[..., RecordFuture]:
     hook_every_record = record_appended if not builtin else None
     hook_sticky = record_appended
     keyed_murmur2 = type(partitioner) is DefaultPartitioner and not partitioner.ignore_keys
-    serialize_key = config.key_serializer_fn()
-    serialize_value = config.value_serializer_fn()
+    serialize_key = config.key_serializer_for()  # f(obj, topic, headers): Serializer objects get a context
+    serialize_value = config.value_serializer_for()
     raw_keys = config.key_serializer is None  # bytes and None pass as they are
     raw_values = config.value_serializer is None
     max_request_size = config.max_request_size
@@ -157,11 +157,11 @@ def make_send(producer: ProducerParts) -> Callable[..., RecordFuture]:
         if (key is None or type(key) is bytes_type) and raw_keys:
             key_bytes = key
         else:
-            key_bytes = serialize_key(key)
+            key_bytes = serialize_key(key, topic, headers)
         if (value is None or type(value) is bytes_type) and raw_values:
             value_bytes = value
         else:
-            value_bytes = serialize_value(value)
+            value_bytes = serialize_value(value, topic, headers)
         header_list = check_headers(headers) if headers else ()
         hook = hook_every_record
         if partition is None:
