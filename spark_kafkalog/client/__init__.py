@@ -19,6 +19,7 @@ support, never at a version the broker does not advertise. Imports neither pyspa
 """
 
 from spark_kafkalog.client.admin import AdminClient, AdminOperationError
+from spark_kafkalog.client.aio import AsyncKafkaClient
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer import (
     Assignment,
@@ -102,6 +103,7 @@ __all__ = [
     "UnsupportedGroupProtocolError",
     "AdminClient",
     "AdminOperationError",
+    "AsyncKafkaClient",
     "Assignment",
     "BrokerNotAvailableError",
     "ClientConfig",

@@ -55,7 +55,7 @@ from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
-__all__ = ["KafkaClient"]
+__all__ = ["KafkaClient", "client_config", "collect_list_offsets"]
 
 _METADATA = int(ApiKey.METADATA)
 _FETCH = int(ApiKey.FETCH)
@@ -75,6 +75,27 @@ def _new_stats() -> dict[str, Any]:
     }
 
 
+def client_config(
+    bootstrap_servers: str | list[str] | Mapping[str, Any] | ClientConfig | None,
+    config: Mapping[str, Any] | ClientConfig | None,
+    **kwargs: Any,
+) -> ClientConfig:
+    """A client's ``ClientConfig`` from its constructor's arguments: the bootstrap servers (or the whole
+    settings mapping / ``ClientConfig``) first, ``config=``, and the snake_case or dotted settings as keyword
+    arguments; raises ``ConfigError`` when ``bootstrap.servers`` ends up unset. Shared by ``KafkaClient``
+    and the asyncio client (``spark_kafkalog.client.aio``)."""
+    if isinstance(bootstrap_servers, (Mapping, ClientConfig)):
+        if config is not None:
+            raise ConfigError("pass the settings either as the first argument or as config=, not both")
+        config, bootstrap_servers = bootstrap_servers, None
+    cfg = ClientConfig.create(config, **kwargs)
+    if bootstrap_servers is not None:
+        cfg = cfg.with_overrides(bootstrap_servers=bootstrap_servers)
+    if not cfg.bootstrap_servers:
+        raise ConfigError("setting 'bootstrap.servers' is required, e.g. 'localhost:9092'")
+    return cfg
+
+
 class KafkaClient(ClientFetchMixin):
     """Blocking Kafka client: metadata, ListOffsets and partition fetches (see the module docstring; the
     fetches are ``ClientFetchMixin``'s, in ``client_fetch``).
@@ -90,16 +111,7 @@ class KafkaClient(ClientFetchMixin):
         _producer: bool = False,
         **kwargs: Any,
     ) -> None:
-        if isinstance(bootstrap_servers, (Mapping, ClientConfig)):
-            if config is not None:
-                raise ConfigError("pass the settings either as the first argument or as config=, not both")
-            config, bootstrap_servers = bootstrap_servers, None
-        cfg = ClientConfig.create(config, **kwargs)
-        if bootstrap_servers is not None:
-            cfg = cfg.with_overrides(bootstrap_servers=bootstrap_servers)
-        if not cfg.bootstrap_servers:
-            raise ConfigError("setting 'bootstrap.servers' is required, e.g. 'localhost:9092'")
-        self.config = cfg
+        cfg = self.config = client_config(bootstrap_servers, config, **kwargs)
         self._producer = _producer
         self._lock = threading.RLock()
         self.metadata = MetadataCache(cfg.metadata_max_age_ms)
@@ -395,25 +407,46 @@ class KafkaClient(ClientFetchMixin):
                     last_error = e
                     retry.update({tp: spec for tp, (spec, _) in part.items()})
                     continue
-            answers = parse_list_offsets(response, version)
-            for tp, (spec, _) in part.items():
-                answer = answers.get(tp)
-                if answer is None:
-                    last_error = KafkaClientError(
-                        f"ListOffsets response of broker {conn.peer} omits {tp}", retriable=True
-                    )
-                    retry[tp] = spec
-                    continue
-                if answer.error_code:
-                    error = error_for_code(
-                        answer.error_code, "ListOffsets", broker=conn.peer, topic=tp.topic, partition=tp.partition
-                    )
-                    if not error.retriable:
-                        self.name_principal(error)
-                        raise error
-                    self._on_partition_error(tp, answer.error_code)
-                    last_error = error
-                    retry[tp] = spec
-                    continue
-                result[tp] = (answer.offset, answer.timestamp)
+            try:
+                error = collect_list_offsets(
+                    part, parse_list_offsets(response, version), conn.peer, result, retry, self.metadata
+                )
+            except KafkaClientError as e:
+                self.name_principal(e)
+                raise
+            last_error = error or last_error
         return retry, last_error
+
+
+def collect_list_offsets(
+    part: Mapping[TopicPartition, tuple[int, int]],
+    answers: Mapping[TopicPartition, Any],
+    peer: str,
+    result: dict[TopicPartition, tuple[int, int]],
+    retry: dict[TopicPartition, int],
+    metadata: MetadataCache,
+) -> KafkaClientError | None:
+    """Sort one broker's ListOffsets answers (``offsets.parse_list_offsets``) to the ``{tp: (spec, epoch)}``
+    it was asked: ``(offset, timestamp)`` into ``result``, partitions to ask again (omitted, or a retriable
+    error; the topic's metadata is invalidated for ``REFRESH_METADATA_ERRORS``) into ``retry`` with their
+    spec. Returns the last retriable error; raises a partition's non-retriable error."""
+    last_error: KafkaClientError | None = None
+    for tp, (spec, _) in part.items():
+        answer = answers.get(tp)
+        if answer is None:
+            last_error = KafkaClientError(f"ListOffsets response of broker {peer} omits {tp}", retriable=True)
+            retry[tp] = spec
+            continue
+        if answer.error_code:
+            error = error_for_code(
+                answer.error_code, "ListOffsets", broker=peer, topic=tp.topic, partition=tp.partition
+            )
+            if not error.retriable:
+                raise error
+            if answer.error_code in REFRESH_METADATA_ERRORS:
+                metadata.invalidate(tp.topic)
+            last_error = error
+            retry[tp] = spec
+            continue
+        result[tp] = (answer.offset, answer.timestamp)
+    return last_error

@@ -33,7 +33,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import BrokerNotAvailableError, KafkaClientError, KafkaConnectionError
@@ -41,7 +41,7 @@ from spark_kafkalog.client.metadata import MetadataCache
 from spark_kafkalog.client.network.connection import InFlightRequest
 from spark_kafkalog.client.network.socket_transport import SocketConnection, format_address, split_host_port
 
-__all__ = ["BOOTSTRAP_REFUSED_GIVE_UP_S", "ConnectionPool", "open_connection"]
+__all__ = ["BOOTSTRAP_REFUSED_GIVE_UP_S", "ConnectionPool", "PoolBookkeeping", "open_connection"]
 
 log = logging.getLogger("kafkalog.client")
 
@@ -67,8 +67,22 @@ def open_connection(config: ClientConfig, host: str, port: int, node_id: int | N
     )
 
 
-class ConnectionPool:
-    """Connections keyed by broker id (``"bootstrap:<host:port>"`` before the brokers are known)."""
+class _Pooled(Protocol):
+    @property
+    def closed(self) -> bool: ...
+
+
+ConnT = TypeVar("ConnT", bound=_Pooled)
+
+#: A bootstrap candidate: (pool key, host, port, node id or None, label for errors).
+Candidate = tuple[Any, str, int, "int | None", str]
+
+
+class PoolBookkeeping(Generic[ConnT]):
+    """What a pool knows apart from how it opens and closes connections: its connections keyed by broker id
+    (``"bootstrap:<host:port>"`` before the brokers are known), the bootstrap candidates, failed attempts
+    (reconnect backoff, metadata invalidation) and the bootstrap give-up rule of the module docstring. Shared
+    by ``ConnectionPool`` (blocking) and the asyncio client's pool (``spark_kafkalog.client.aio``)."""
 
     def __init__(
         self, config: ClientConfig, metadata: MetadataCache, *, clock: Callable[[], float] = time.monotonic
@@ -76,19 +90,18 @@ class ConnectionPool:
         self.config = config
         self.metadata = metadata
         self._clock = clock
-        self._conns: dict[Any, SocketConnection] = {}
+        self._conns: dict[Any, ConnT] = {}
         self._failed_at: dict[int, float] = {}
         self.reached_cluster = False  # some connection completed its handshake
         self._refused_since: float | None = None  # start of the current run of all-refused bootstrap rounds
         self._warned_at = float("-inf")
 
-    # connections -------------------------------------------------------------------------------
-    def get(self, node_id: int) -> SocketConnection | None:
+    def get(self, node_id: int) -> ConnT | None:
         """The open connection to broker ``node_id``, if there is one."""
         conn = self._conns.get(node_id)
         return conn if conn is not None and not conn.closed else None
 
-    def live(self) -> list[SocketConnection]:
+    def live(self) -> list[ConnT]:
         return [c for c in self._conns.values() if not c.closed]
 
     def backing_off(self, node_id: int, now: float | None = None) -> bool:
@@ -97,31 +110,20 @@ class ConnectionPool:
         now = self._clock() if now is None else now
         return failed is not None and now - failed < self.config.retry_backoff_ms / 1000.0
 
-    def connection(self, node_id: int) -> SocketConnection:
-        """The open connection to broker ``node_id``, connecting to its address from the metadata.
-
-        Raises ``KafkaConnectionError`` (retriable) when the broker cannot be reached, and a retriable
-        ``KafkaClientError`` when the metadata does not know the broker (refresh it first).
-        """
-        conn = self.get(node_id)
-        if conn is not None:
-            return conn
+    def broker_address_of(self, node_id: int) -> tuple[str, int]:
+        """``(host, port)`` of broker ``node_id`` from the metadata; a retriable ``KafkaClientError`` when the
+        metadata does not know the broker (refresh it first)."""
         address = self.metadata.broker(node_id)
         if address is None:
             raise KafkaClientError(f"broker {node_id} is not in the cluster metadata", retriable=True)
-        conn = self._open(address.host, address.port, node_id)
-        self._conns[node_id] = conn
-        return conn
+        return address.host, address.port
 
-    def any_connection(self) -> SocketConnection:
-        """An open connection to some broker: the least loaded open one, else a new one to a known broker
-        or a bootstrap server (see the module docstring for the errors)."""
-        live = self.live()
-        if live:
-            return min(live, key=lambda c: c.in_flight)
+    def bootstrap_candidates(self) -> tuple[list[Candidate], bool]:
+        """Where ``any_connection`` tries to connect when no connection is open, in order: the brokers known
+        from metadata (shuffled), then ``bootstrap.servers``; and whether any broker is known."""
         brokers = list(self.metadata.brokers.values())
         random.shuffle(brokers)
-        candidates: list[tuple[Any, str, int, int | None, str]] = [
+        candidates: list[Candidate] = [
             (b.node_id, b.host, b.port, b.node_id, f"broker {b.node_id} at {format_address(b.host, b.port)}")
             for b in brokers
         ]
@@ -129,32 +131,28 @@ class ConnectionPool:
             host, port = split_host_port(server)
             label = format_address(host, port) if not brokers else f"bootstrap server {format_address(host, port)}"
             candidates.append((f"bootstrap:{server}", host, port, None, label))
-        failures: list[KafkaConnectionError] = []
-        labels: list[str] = []
-        for key, host, port, node_id, label in candidates:
-            try:
-                conn = self._open(host, port, node_id)
-            except KafkaConnectionError as e:
-                failures.append(e)
-                labels.append(f"{label} ({e.reason or e})")
-                continue
-            self._conns[key] = conn
-            return conn
-        raise self._bootstrap_failed(failures, labels, known_brokers=bool(brokers))
+        return candidates, bool(brokers)
 
-    def _open(self, host: str, port: int, node_id: int | None) -> SocketConnection:
-        try:
-            conn = open_connection(self.config, host, port, node_id)
-        except KafkaConnectionError:
-            if node_id is not None and node_id >= 0:
-                self._failed_at[node_id] = self._clock()
-                self.metadata.invalidate_broker(node_id)
-            raise
+    def _open_failed(self, node_id: int | None) -> None:
+        """Record a failed attempt to connect to ``node_id``: backoff, and the topics it led are refreshed."""
+        if node_id is not None and node_id >= 0:
+            self._failed_at[node_id] = self._clock()
+            self.metadata.invalidate_broker(node_id)
+
+    def _opened(self, node_id: int | None) -> None:
+        """Record a completed handshake (with broker ``node_id`` when known)."""
         if node_id is not None:
             self._failed_at.pop(node_id, None)
         self.reached_cluster = True
         self._refused_since = None
-        return conn
+
+    def _forget(self, conn: ConnT, node_id: int | None) -> None:
+        """Remove the (closed) ``conn`` of broker ``node_id`` from the pool; the topics it led are refreshed."""
+        for key, c in list(self._conns.items()):
+            if c is conn:
+                del self._conns[key]
+        if isinstance(node_id, int) and node_id >= 0:
+            self.metadata.invalidate_broker(node_id)
 
     def _bootstrap_failed(
         self, failures: list[KafkaConnectionError], labels: list[str], *, known_brokers: bool
@@ -182,16 +180,60 @@ class ConnectionPool:
             )
         return BrokerNotAvailableError(message, failures=failures, retriable=not give_up)
 
+
+class ConnectionPool(PoolBookkeeping[SocketConnection]):
+    """Blocking connections keyed by broker id (``"bootstrap:<host:port>"`` before the brokers are known)."""
+
+    # connections -------------------------------------------------------------------------------
+    def connection(self, node_id: int) -> SocketConnection:
+        """The open connection to broker ``node_id``, connecting to its address from the metadata.
+
+        Raises ``KafkaConnectionError`` (retriable) when the broker cannot be reached, and a retriable
+        ``KafkaClientError`` when the metadata does not know the broker (refresh it first).
+        """
+        conn = self.get(node_id)
+        if conn is not None:
+            return conn
+        host, port = self.broker_address_of(node_id)
+        conn = self._open(host, port, node_id)
+        self._conns[node_id] = conn
+        return conn
+
+    def any_connection(self) -> SocketConnection:
+        """An open connection to some broker: the least loaded open one, else a new one to a known broker
+        or a bootstrap server (see the module docstring for the errors)."""
+        live = self.live()
+        if live:
+            return min(live, key=lambda c: c.in_flight)
+        candidates, known_brokers = self.bootstrap_candidates()
+        failures: list[KafkaConnectionError] = []
+        labels: list[str] = []
+        for key, host, port, node_id, label in candidates:
+            try:
+                conn = self._open(host, port, node_id)
+            except KafkaConnectionError as e:
+                failures.append(e)
+                labels.append(f"{label} ({e.reason or e})")
+                continue
+            self._conns[key] = conn
+            return conn
+        raise self._bootstrap_failed(failures, labels, known_brokers=known_brokers)
+
+    def _open(self, host: str, port: int, node_id: int | None) -> SocketConnection:
+        try:
+            conn = open_connection(self.config, host, port, node_id)
+        except KafkaConnectionError:
+            self._open_failed(node_id)
+            raise
+        self._opened(node_id)
+        return conn
+
     # closing -----------------------------------------------------------------------------------
     def drop(self, conn: SocketConnection, reason: BaseException | None = None) -> list[InFlightRequest]:
         """Close ``conn`` and forget it; the topics its broker led are marked for refresh. Returns its
         requests still in flight, failed with ``reason``."""
         failed = conn.close(reason)
-        for key, c in list(self._conns.items()):
-            if c is conn:
-                del self._conns[key]
-        if isinstance(conn.node_id, int) and conn.node_id >= 0:
-            self.metadata.invalidate_broker(conn.node_id)
+        self._forget(conn, conn.node_id)
         return failed
 
     def close(self, reason: BaseException | None = None) -> list[InFlightRequest]:

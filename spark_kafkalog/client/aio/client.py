@@ -1,0 +1,637 @@
+"""``AsyncKafkaClient``: the asyncio client core - connections to every broker, metadata, ListOffsets, Fetch,
+FindCoordinator - that ``AIOProducer``, ``AIOConsumer`` and ``AIOAdminClient`` sit on.
+
+It behaves as the blocking ``KafkaClient`` (``spark_kafkalog.client.core.client``) and shares its pure parts:
+the same ``ClientConfig`` built from the same arguments (``client_config``), ``MetadataCache`` and
+``metadata_request``, ``RetryPlan``, ListOffsets (``core.offsets``, ``collect_list_offsets``), Fetch
+(``client_fetch.FetchRange``, ``fetcher``), FindCoordinator (``core.coordinator``) and the pool's bookkeeping
+(``network.pool.PoolBookkeeping``). One ``AsyncKafkaConnection`` per broker, opened on first use with
+ApiVersions negotiated per connection and TLS/SASL from ``ClientConfig.security()``; bootstrap connections
+serve until the first Metadata answer names the brokers. Requests go at the highest version both sides
+support (a version the broker does not advertise is never sent) unless one is given.
+
+Versions: Metadata up to v13 (a v13 top-level error such as REBOOTSTRAP_REQUIRED drops the connection and is
+raised), ListOffsets v0+ (v1 for timestamps, v2 read_committed, v7 max timestamp), Fetch v0-12 by topic name
+and v13+ by topic id when the metadata knows it (v4+ under read_committed), FindCoordinator v0-3 one key and
+v4+ batched (KIP-699; v1+ for transactional ids).
+
+Failure handling (``retries``, ``retry.backoff.ms`` .. ``retry.backoff.max.ms``, bounded by
+``default.api.timeout.ms``): partition errors of ``errors.REFRESH_METADATA_ERRORS`` invalidate the topic's
+metadata and are retried against the (possibly new) leader; other retriable errors back off and retry; a lost
+or timed-out connection is closed and dropped (the metadata of what its broker led is invalidated) and the
+call retried on a fresh connection. ``send_request`` itself does not retry: wrap it in ``call_with_retries``.
+
+Concurrency: one event loop. Every method is a coroutine (or async generator) of the loop that called
+``start`` (or first used the client); connections are shared per broker by every coroutine using the client
+(requests are pipelined on them); none of it is thread-safe. Closing the client fails the requests in flight.
+
+    async with AsyncKafkaClient("localhost:9092") as client:
+        tp = TopicPartition("events", 0)
+        end = (await client.list_offsets({tp: OffsetSpec.LATEST}))[tp]
+        async for fetched in client.fetch_batches(tp, 0, end):
+            records = fetched.batch.records()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.core.client import client_config, collect_list_offsets
+from spark_kafkalog.client.core.client_fetch import FetchRange, fetch_error, out_of_range_error
+from spark_kafkalog.client.core.coordinator import (
+    GROUP_KEY_TYPE,
+    TRANSACTION_KEY_TYPE,
+    coordinator_error,
+    find_coordinator_request,
+    parse_find_coordinator,
+)
+from spark_kafkalog.client.core.fetcher import partition_data
+from spark_kafkalog.client.core.offsets import (
+    check_spec,
+    list_offsets_request,
+    min_list_offsets_version,
+    parse_list_offsets,
+)
+from spark_kafkalog.client.core.read_replicas import PreferredReadReplicas
+from spark_kafkalog.client.errors import (
+    REFRESH_METADATA_ERRORS,
+    AuthorizationError,
+    KafkaClientError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    client_principal,
+    error_for_code,
+)
+from spark_kafkalog.client.metadata import BrokerAddress, MetadataCache, TopicInfo, metadata_request
+from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
+from spark_kafkalog.client.network.retry import RetryPlan, gave_up
+from spark_kafkalog.client.types import FetchedBatch, OffsetSpec, TopicPartition
+from spark_kafkalog.protocol import ApiKey, ErrorCode
+
+from ._pool import AsyncConnectionPool
+
+__all__ = ["AsyncKafkaClient", "FetchBatches", "sleep_or_give_up"]
+
+T = TypeVar("T")
+
+_METADATA = int(ApiKey.METADATA)
+_FETCH = int(ApiKey.FETCH)
+_LIST_OFFSETS = int(ApiKey.LIST_OFFSETS)
+_FIND_COORDINATOR = int(ApiKey.FIND_COORDINATOR)
+
+
+async def sleep_or_give_up(plan: RetryPlan) -> bool:
+    """``RetryPlan.sleep_or_give_up`` on the event loop: record a failure and ``asyncio.sleep`` the backoff;
+    ``False`` when the plan is exhausted."""
+    delay = plan.next_delay()
+    if delay is None:
+        return False
+    if delay > 0:
+        await asyncio.sleep(delay)
+    return True
+
+
+def _new_stats() -> dict[str, Any]:
+    return {
+        "requests": 0,
+        "fetch_requests": 0,
+        "bytes_fetched": 0,
+        "batches_fetched": 0,
+        "list_offsets_requests": 0,
+        "metadata_requests": 0,
+        "retries": 0,
+    }
+
+
+class AsyncKafkaClient:
+    """asyncio Kafka client core (see the module docstring).
+
+    ``AsyncKafkaClient("host:9092", request_timeout_ms=5000)``, ``AsyncKafkaClient({"bootstrap.servers": ...})``
+    or ``AsyncKafkaClient("host:9092", config=ClientConfig(...))``; the settings are those of ``KafkaClient``.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str | list[str] | Mapping[str, Any] | ClientConfig | None = None,
+        *,
+        config: Mapping[str, Any] | ClientConfig | None = None,
+        _producer: bool = False,
+        **settings: Any,
+    ) -> None:
+        self.config: ClientConfig = client_config(bootstrap_servers, config, **settings)
+        self._producer = _producer
+        self.metadata = MetadataCache(self.config.metadata_max_age_ms)
+        self.read_replicas = PreferredReadReplicas(self.config.metadata_max_age_ms)
+        """Partitions fetched from a preferred read replica (KIP-392) rather than their leader."""
+        self.stats: dict[str, Any] = _new_stats()
+        self._pool: AsyncConnectionPool | None = None
+        self._closed = False
+
+    # lifecycle ---------------------------------------------------------------------------------
+    @property
+    def pool(self) -> AsyncConnectionPool:
+        """The connection pool (created on the running loop at first use)."""
+        if self._pool is None:
+            self._pool = AsyncConnectionPool(self.config, self.metadata)
+        return self._pool
+
+    async def start(self) -> None:
+        """Connect to the cluster and learn its brokers (Metadata for no topic), retrying within
+        ``default.api.timeout.ms``; raises ``BrokerNotAvailableError`` naming the addresses tried."""
+        self._check_open()
+        await self.refresh_metadata([])
+
+    async def close(self) -> None:
+        """Close every connection (requests in flight fail). Idempotent."""
+        self._closed = True
+        if self._pool is not None:
+            await self._pool.close()
+
+    async def __aenter__(self) -> AsyncKafkaClient:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def reset_stats(self) -> None:
+        self.stats = _new_stats()
+
+    def name_principal(self, error: BaseException) -> None:
+        """Name this client's principal in an ``AuthorizationError`` that does not name one yet (as
+        ``KafkaClient.name_principal``); other errors are left alone."""
+        if isinstance(error, AuthorizationError):
+            error.name_principal(*client_principal(self.config.security(), self.config.security_config()))
+            if error.bootstrap_servers is None:
+                error.bootstrap_servers = ",".join(self.config.bootstrap_servers)
+
+    # connections -------------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KafkaClientError("the client is closed", retriable=False)
+
+    async def connection(self, node_id: int) -> AsyncKafkaConnection:
+        """The open connection to broker ``node_id`` (connecting on first use; the metadata is refreshed
+        first when it does not know the broker)."""
+        self._check_open()
+        if self.pool.get(node_id) is None and self.metadata.broker(node_id) is None:
+            await self.refresh_metadata_once(None)
+        return await self.pool.connection(node_id)
+
+    async def any_connection(self) -> AsyncKafkaConnection:
+        """An open connection to some broker: an existing one, a known broker, or a bootstrap server."""
+        self._check_open()
+        return await self.pool.any_connection()
+
+    async def drop(self, conn: AsyncKafkaConnection, reason: BaseException | None = None) -> None:
+        """Close and forget ``conn`` (e.g. after it failed); the next request to its broker reconnects."""
+        await self.pool.drop(conn, reason)
+
+    async def _call(
+        self, conn: AsyncKafkaConnection, api_key: int, body: Any, *, timeout_ms: int | None = None, **kwargs: Any
+    ) -> Any:
+        """One request on ``conn``; a broken connection is dropped before the error propagates."""
+        self.stats["requests"] += 1
+        timeout = (self.config.request_timeout_ms if timeout_ms is None else timeout_ms) / 1000.0
+        try:
+            return await conn.request(api_key, body, timeout=timeout, **kwargs)
+        except (KafkaConnectionError, KafkaTimeoutError) as e:
+            await self.drop(conn, e)
+            raise
+
+    async def send_request(
+        self,
+        node_id: int | None,
+        api_key: int,
+        body: Any | Callable[[int], Any],
+        *,
+        version: int | None = None,
+        min_version: int = 0,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> Any:
+        """Send one request to broker ``node_id`` (any broker when ``None``) and return the response body.
+
+        The version is ``version`` when given, else the highest both sides support within
+        ``[min_version, max_version]`` (``NoCommonVersionError`` when none); ``body`` may be a function of
+        that version. A lost or timed-out connection is dropped and the error raised (not retried: see
+        ``call_with_retries``).
+        """
+        return (
+            await self.send_request_versioned(
+                node_id,
+                api_key,
+                body,
+                version=version,
+                min_version=min_version,
+                max_version=max_version,
+                timeout_ms=timeout_ms,
+            )
+        )[1]
+
+    async def send_request_versioned(
+        self,
+        node_id: int | None,
+        api_key: int,
+        body: Any | Callable[[int], Any],
+        *,
+        version: int | None = None,
+        min_version: int = 0,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> tuple[int, Any]:
+        """``send_request`` returning ``(version, response body)``, for answers whose shape depends on it."""
+        conn = await (self.any_connection() if node_id is None else self.connection(node_id))
+        if version is None:
+            version = conn.versions.pick(api_key, min_version, max_version)
+        else:
+            version = conn.versions.pick(api_key, version, version)
+        if callable(body):
+            body = body(version)
+        return version, await self._call(conn, api_key, body, version=version, timeout_ms=timeout_ms)
+
+    def retry_plan(self, timeout_ms: int | None = None) -> RetryPlan:
+        cfg = self.config
+        return RetryPlan(
+            retries=cfg.retries,
+            base_ms=cfg.retry_backoff_ms,
+            max_ms=cfg.retry_backoff_max_ms,
+            timeout_ms=cfg.default_api_timeout_ms if timeout_ms is None else timeout_ms,
+        )
+
+    async def call_with_retries(
+        self, coro_fn: Callable[[], Awaitable[T]], *, what: str, timeout_ms: int | None = None
+    ) -> T:
+        """Await ``coro_fn()`` until it returns, retrying retriable ``KafkaClientError``s with backoff (the
+        topic of a ``REFRESH_METADATA_ERRORS`` error is marked for a metadata refresh first); the error that
+        ends the retries says what was attempted, how often and for how long."""
+        plan = self.retry_plan(timeout_ms)
+        while True:
+            try:
+                return await coro_fn()
+            except KafkaClientError as e:
+                if not e.retriable:
+                    self.name_principal(e)
+                    raise
+                if e.error_code is not None and e.error_code in REFRESH_METADATA_ERRORS and e.topic:
+                    self.metadata.invalidate(e.topic)
+                self.stats["retries"] += 1
+                if not await sleep_or_give_up(plan):
+                    e.add_context(gave_up(what, plan))
+                    raise
+
+    # metadata ----------------------------------------------------------------------------------
+    async def refresh_metadata_once(self, topics: Iterable[str] | None) -> None:
+        """One Metadata request for ``topics`` (every topic when ``None``), no retries."""
+        names = None if topics is None else sorted(set(topics))
+        conn = await self.any_connection()
+        version = conn.versions.pick(_METADATA)
+        body = metadata_request(version, names, self.config.auto_create_topics(producer=self._producer))
+        self.stats["metadata_requests"] += 1
+        response = await self._call(conn, _METADATA, body, version=version)
+        error = getattr(response, "error_code", ErrorCode.NONE)  # v13+: a top-level error (KIP-1102)
+        if error != ErrorCode.NONE:
+            # REBOOTSTRAP_REQUIRED and the rest: this broker's answer is not used; the connection is dropped so
+            # the next attempt asks another broker (or a bootstrap server)
+            await self.drop(conn)
+            raise error_for_code(error, "Metadata")
+        self.metadata.update(response, all_topics=names is None)
+
+    async def refresh_metadata(self, topics: Iterable[str] | None = None) -> None:
+        """Fetch metadata for ``topics`` (every topic when ``None``), retrying connection failures."""
+        names = None if topics is None else list(topics)
+        await self.call_with_retries(lambda: self.refresh_metadata_once(names), what="Metadata")
+
+    async def topic_info(self, topic: str, *, refresh: bool = False, timeout_ms: int | None = None) -> TopicInfo:
+        """Current metadata of ``topic`` (as ``KafkaClient.topic_info``): a topic being created
+        (LEADER_NOT_AVAILABLE) is waited for up to ``timeout_ms``; an unknown topic is asked for three more
+        times with backoff, then raises ``KafkaClientError`` with UNKNOWN_TOPIC_OR_PARTITION."""
+        if refresh or self.metadata.needs_refresh(topic):
+            await self.refresh_metadata([topic])
+        plan: RetryPlan | None = None
+        while True:
+            info = self.metadata.topic(topic)
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else ErrorCode(info.error_code)
+            if code == ErrorCode.NONE:
+                assert info is not None
+                return info
+            if code not in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE):
+                break
+            if plan is None:
+                plan = self.retry_plan(timeout_ms)
+                if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    plan.retries = min(plan.retries, 3)
+            if not await sleep_or_give_up(plan):
+                break
+            self.stats["retries"] += 1
+            await self.refresh_metadata([topic])
+        error = error_for_code(code, "Metadata", topic=topic)
+        error.retriable = False
+        self.name_principal(error)
+        raise error
+
+    async def topics(self, *, include_internal: bool = False) -> dict[str, int]:
+        """Every topic of the cluster with its partition count (always asks a broker)."""
+        await self.refresh_metadata(None)
+        return {
+            name: len(info.partitions)
+            for name, info in sorted(self.metadata.topics().items())
+            if not info.error_code and (include_internal or not info.is_internal)
+        }
+
+    async def partitions_for(self, topic: str) -> list[int]:
+        """Partition ids of ``topic``, sorted."""
+        return sorted((await self.topic_info(topic)).partitions)
+
+    async def leader_for(self, tp: TopicPartition) -> int:
+        """Node id of the partition's leader, waiting (with backoff) while it has none."""
+        return (await self.leader_and_epoch(tp))[0]
+
+    async def leader_and_epoch(self, tp: TopicPartition) -> tuple[int, int]:
+        """``(leader node id, leader epoch)`` of the partition, waiting (with backoff) while it has none; a
+        partition the topic does not have raises UNKNOWN_TOPIC_OR_PARTITION (not retriable)."""
+        tp = TopicPartition(*tp)
+
+        async def lookup() -> tuple[int, int]:
+            info = await self.topic_info(tp.topic)
+            p = info.partitions.get(tp.partition)
+            if p is None:
+                info = await self.topic_info(tp.topic, refresh=True)
+                p = info.partitions.get(tp.partition)
+                if p is None:
+                    raise KafkaClientError(
+                        f"partition {tp.partition} of topic {tp.topic} does not exist "
+                        f"(the topic has {len(info.partitions)} partitions)",
+                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        retriable=False,
+                        topic=tp.topic,
+                        partition=tp.partition,
+                    )
+            if p.leader < 0:
+                self.metadata.invalidate(tp.topic)
+                raise error_for_code(
+                    ErrorCode.LEADER_NOT_AVAILABLE, "leader lookup", topic=tp.topic, partition=tp.partition
+                )
+            return p.leader, p.leader_epoch
+
+        return await self.call_with_retries(lookup, what=f"leader of {tp}")
+
+    def broker_address(self, node_id: int) -> BrokerAddress | None:
+        return self.metadata.broker(node_id)
+
+    def topic_id(self, topic: str) -> uuid.UUID | None:
+        """``topic``'s id in the metadata (Metadata v10+), None when unknown."""
+        info = self.metadata.topic(topic)
+        return uuid.UUID(info.topic_id) if info is not None and info.topic_id else None
+
+    def on_partition_error(self, tp: TopicPartition, code: int) -> None:
+        """Mark ``tp``'s topic for a metadata refresh when ``code`` is one of ``REFRESH_METADATA_ERRORS``."""
+        if code in REFRESH_METADATA_ERRORS:
+            self.metadata.invalidate(tp.topic)
+
+    # ListOffsets -------------------------------------------------------------------------------
+    async def list_offsets(
+        self, specs: Mapping[TopicPartition, int], *, isolation_level: int | None = None
+    ) -> dict[TopicPartition, int]:
+        """Offsets for ``{tp: spec}`` (``OffsetSpec`` or a timestamp), as ``KafkaClient.list_offsets``: -2
+        earliest, -1 latest (the last stable offset under read_committed), -3 max timestamp, a timestamp >= 0
+        the earliest offset whose timestamp is >= it, else the latest offset."""
+        result = await self.list_offsets_with_timestamps(specs, isolation_level=isolation_level)
+        return {tp: offset for tp, (offset, _) in result.items()}
+
+    async def list_offsets_with_timestamps(
+        self,
+        specs: Mapping[TopicPartition, int],
+        *,
+        isolation_level: int | None = None,
+        no_match: str = "latest",
+    ) -> dict[TopicPartition, tuple[int, int]]:
+        """``{tp: (offset, timestamp)}`` for ``{tp: spec}`` (as ``KafkaClient.list_offsets_with_timestamps``;
+        ``no_match="raw"`` keeps Kafka's ``(-1, -1)`` where no record has a timestamp >= the spec)."""
+        if no_match not in ("latest", "raw"):
+            raise ValueError(f"no_match must be 'latest' or 'raw', not {no_match!r}")
+        iso = self.config.isolation_level if isolation_level is None else isolation_level
+        checked = {TopicPartition(*tp): check_spec(TopicPartition(*tp), spec) for tp, spec in specs.items()}
+        result: dict[TopicPartition, tuple[int, int]] = {}
+        remaining = dict(checked)
+        plan = self.retry_plan()
+        while remaining:
+            remaining, last_error = await self._list_offsets_round(remaining, iso, result)
+            if remaining:
+                self.stats["retries"] += 1
+                if not await sleep_or_give_up(plan):
+                    assert last_error is not None
+                    last_error.add_context(gave_up("ListOffsets", plan))
+                    raise last_error
+        if no_match == "latest":
+            unmatched = {tp: OffsetSpec.LATEST for tp, spec in checked.items() if spec >= 0 and result[tp][0] < 0}
+            if unmatched:
+                latest = await self.list_offsets_with_timestamps(unmatched, isolation_level=iso, no_match="raw")
+                for tp, (offset, _) in latest.items():
+                    result[tp] = (offset, -1)
+        return result
+
+    async def _list_offsets_round(
+        self, specs: Mapping[TopicPartition, int], iso: int, result: dict[TopicPartition, tuple[int, int]]
+    ) -> tuple[dict[TopicPartition, int], KafkaClientError | None]:
+        """One request per leader, sent concurrently; returns the specs to retry and the last retriable
+        error."""
+        by_leader: dict[int, dict[TopicPartition, tuple[int, int]]] = {}
+        for tp, spec in specs.items():
+            leader, epoch = await self.leader_and_epoch(tp)
+            by_leader.setdefault(leader, {})[tp] = (spec, epoch)
+        retry: dict[TopicPartition, int] = {}
+
+        async def ask(leader: int, part: dict[TopicPartition, tuple[int, int]]) -> KafkaClientError | None:
+            floor = min_list_offsets_version((s for s, _ in part.values()), iso)
+            try:
+                conn = await self.connection(leader)
+                version = conn.versions.pick(
+                    _LIST_OFFSETS, floor, why="timestamps need v1, read_committed v2, max timestamp v7"
+                )
+                self.stats["list_offsets_requests"] += 1
+                response = await self._call(conn, _LIST_OFFSETS, list_offsets_request(part, iso), version=version)
+            except KafkaClientError as e:
+                if not e.retriable:
+                    raise
+                retry.update({tp: spec for tp, (spec, _) in part.items()})
+                return e
+            try:
+                return collect_list_offsets(
+                    part, parse_list_offsets(response, version), conn.peer, result, retry, self.metadata
+                )
+            except KafkaClientError as e:
+                self.name_principal(e)
+                raise
+
+        errors = await asyncio.gather(*(ask(leader, part) for leader, part in by_leader.items()))
+        last_error = next((e for e in reversed(errors) if e is not None), None)
+        return retry, last_error
+
+    # Fetch -------------------------------------------------------------------------------------
+    def fetch_batches(
+        self,
+        tp: TopicPartition,
+        start: int,
+        end: int | None = None,
+        *,
+        max_bytes: int | None = None,
+        isolation_level: int | None = None,
+        max_wait_ms: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> FetchBatches:
+        """Every record batch overlapping ``[start, end)`` of one partition, in offset order, as an async
+        iterator (``async for fetched in client.fetch_batches(tp, 0, end)``); as ``KafkaClient.fetch_batches``:
+        ``end=None`` reads up to the high watermark (last stable offset under read_committed) of the first
+        answer; batches may hold records outside the range (filter by offset); control and aborted batches
+        are not yielded; no progress for ``timeout_ms`` raises ``KafkaTimeoutError``; an offset outside the
+        log raises ``OffsetOutOfRangeError``; the next fetch is sent before the current batches are yielded.
+        When the iteration ends, ``.position`` is the offset after the last batch walked (where the next fetch
+        starts)."""
+        tp = TopicPartition(*tp)
+        if start < 0:
+            raise ValueError(f"fetch start offset for {tp} must be >= 0, got {start}")
+        if end is not None and end < start:
+            raise ValueError(f"fetch range for {tp} is empty or reversed: [{start}, {end})")
+        fetch = FetchRange(self.config, tp, start, end, max_bytes, isolation_level, max_wait_ms, timeout_ms)
+        return FetchBatches(self, fetch)
+
+    async def _send_fetch(self, fetch: FetchRange) -> tuple[AsyncKafkaConnection, asyncio.Task[Any]]:
+        """Send the Fetch for ``fetch``'s position to the leader (or its preferred read replica); returns the
+        connection and a task awaiting the answer."""
+        tp = fetch.tp
+        leader, epoch = await self.leader_and_epoch(tp)
+        node = self.read_replicas.node_for(tp, leader, lambda n: self.metadata.broker(n) is not None)
+        try:
+            conn = await self.connection(node)
+        except KafkaClientError:
+            self.read_replicas.clear(tp)
+            raise
+        body, bounds = fetch.request(epoch, self.topic_id(tp.topic))
+        self.stats["requests"] += 1
+        task = asyncio.get_running_loop().create_task(
+            conn.request(_FETCH, body, timeout=fetch.response_timeout, **bounds), name=f"kafka-fetch-{tp}"
+        )
+        return conn, task
+
+    async def _fetch_error(self, tp: TopicPartition, position: int, code: int, peer: str) -> KafkaClientError:
+        error = fetch_error(tp, position, code, peer, self.read_replicas.clear(tp))
+        if error is None:  # OFFSET_OUT_OF_RANGE from the leader: name the log's bounds
+            bounds = await self.list_offsets({tp: OffsetSpec.EARLIEST})
+            latest = await self.list_offsets({tp: OffsetSpec.LATEST}, isolation_level=0)
+            return out_of_range_error(tp, position, peer, bounds[tp], latest[tp])
+        self.on_partition_error(tp, code)
+        self.name_principal(error)
+        return error
+
+    async def _fetch_iter(self, fetch: FetchRange) -> AsyncGenerator[FetchedBatch, None]:
+        tp = fetch.tp
+        if fetch.finished:
+            return
+        plan = self.retry_plan()
+        pending: tuple[AsyncKafkaConnection, asyncio.Task[Any], int] | None = None  # (conn, answer, its offset)
+        try:
+            while True:
+                try:
+                    if pending is not None and pending[2] == fetch.position and not pending[0].closed:
+                        conn, answer, _ = pending
+                    else:
+                        if pending is not None:
+                            pending[1].cancel()
+                        conn, answer = await self._send_fetch(fetch)
+                    pending = None
+                    try:
+                        response = await answer
+                    except (KafkaConnectionError, KafkaTimeoutError) as e:
+                        await self.drop(conn, e)
+                        self.read_replicas.clear(tp)
+                        raise
+                    data = partition_data(response, tp, self.topic_id(tp.topic))
+                    if data.error_code:
+                        raise await self._fetch_error(tp, fetch.position, data.error_code, conn.peer)
+                    if data.preferred_read_replica >= 0:  # KIP-392: no data; the next fetch goes to that broker
+                        self.read_replicas.update(tp, data.preferred_read_replica)
+                except KafkaClientError as e:
+                    if not e.retriable:
+                        raise
+                    self.stats["retries"] += 1
+                    if not await sleep_or_give_up(plan):
+                        e.add_context(gave_up(f"Fetch of {tp} at offset {fetch.position}", plan))
+                        raise
+                    continue
+                plan = self.retry_plan()
+                step = fetch.advance(data)
+                self.stats["fetch_requests"] += 1
+                self.stats["bytes_fetched"] += step.bytes
+                if step.idle:
+                    await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)  # data should be there: no spin
+                if step.fetch_ahead:
+                    try:
+                        pending = (*(await self._send_fetch(fetch)), fetch.position)
+                    except KafkaClientError as e:
+                        if not e.retriable:
+                            raise
+                        pending = None
+                self.stats["batches_fetched"] += len(step.batches)
+                for batch in step.batches:
+                    yield batch
+                if step.done:
+                    return
+        finally:
+            if pending is not None:
+                pending[1].cancel()
+
+    # coordinators ------------------------------------------------------------------------------
+    async def find_coordinator(self, key: str, key_type: int = GROUP_KEY_TYPE) -> int:
+        """Node id of the coordinator of ``key`` (``key_type`` 0: a group id, 1: a transactional id, which
+        needs FindCoordinator v1+), asked of any broker with retries (COORDINATOR_NOT_AVAILABLE while it
+        loads, lost connections); the metadata is refreshed when it does not know the answered broker."""
+
+        async def attempt() -> int:
+            version, response = await self.send_request_versioned(
+                None,
+                _FIND_COORDINATOR,
+                lambda v: find_coordinator_request(v, key, key_type),
+                min_version=1 if key_type == TRANSACTION_KEY_TYPE else 0,
+            )
+            found = parse_find_coordinator(version, response, key)
+            if found.error_code != ErrorCode.NONE:
+                error = coordinator_error(found, key)
+                self.name_principal(error)
+                raise error
+            if self.metadata.broker(found.node_id) is None:
+                await self.refresh_metadata_once([])
+            return found.node_id
+
+        return await self.call_with_retries(attempt, what=f"FindCoordinator for {key!r}")
+
+
+class FetchBatches:
+    """The async iterator ``AsyncKafkaClient.fetch_batches`` returns; ``position`` is the offset after the last
+    batch walked (the range's start until the first answer), where the next fetch starts."""
+
+    def __init__(self, client: AsyncKafkaClient, fetch: FetchRange) -> None:
+        self._fetch = fetch
+        self._iter = client._fetch_iter(fetch)
+
+    @property
+    def position(self) -> int:
+        return self._fetch.position
+
+    def __aiter__(self) -> FetchBatches:
+        return self
+
+    async def __anext__(self) -> FetchedBatch:
+        return await self._iter.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop early: cancel the fetch sent ahead."""
+        await self._iter.aclose()
