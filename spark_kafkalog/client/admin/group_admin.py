@@ -21,7 +21,7 @@ coordinator cache has its own lock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,7 @@ __all__ = [
 _GROUP_KEY_TYPE = 0
 _FIND_BATCHED_FROM = 4  # FindCoordinator v4+: coordinator_keys / coordinators (KIP-699)
 _FETCH_BATCHED_FROM = 8  # OffsetFetch v8+: groups in and out (KIP-709)
-_OFFSETS_BY_NAME_MAX = 9  # OffsetCommit/OffsetFetch v10 name topics by id, which this client does not send
+OFFSETS_BY_NAME_MAX = 9  # OffsetCommit/OffsetFetch v10 name topics by id, which this client does not send
 _STORAGES = ("kafka", "zookeeper")
 _COORDINATOR_MOVED = {
     ErrorCode.COORDINATOR_NOT_AVAILABLE,
@@ -141,20 +141,10 @@ class GroupAdmin:
         self, code: int, what: str, group_id: str, detail: str | None = None, tp: tuple[str, int] | None = None
     ) -> KafkaClientError:
         """``tp``: the partition the error is about (its topic is what TOPIC_AUTHORIZATION_FAILED names)."""
-        if ErrorCode(code) != ErrorCode.GROUP_AUTHORIZATION_FAILED:  # that one names the group itself
-            detail = f"group {group_id!r}" + (f": {detail}" if detail else "")
-        error = error_for_code(
-            code,
-            what,
-            detail=detail,
-            topic=None if tp is None else tp[0],
-            partition=None if tp is None else tp[1],
-            resource_name=group_id if ErrorCode(code) == ErrorCode.GROUP_AUTHORIZATION_FAILED else None,
-        )
+        error = group_error(code, what, group_id, detail, tp)
         self.client.name_principal(error)
         if ErrorCode(code) in _COORDINATOR_MOVED:
             self.forget_coordinator(group_id)
-            error.retriable = True
         return error
 
     def _group_call(
@@ -280,8 +270,6 @@ class GroupAdmin:
         broker answers UNSTABLE_OFFSET_COMMIT, retried until the transaction ended. ``member_id`` and
         ``member_epoch`` (OffsetFetch v9): a KIP-848 member asking, whose epoch the coordinator checks
         (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID); the defaults ask from outside the group."""
-        R = API_BY_KEY[ApiKey.OFFSET_FETCH].Request
-        Group = R.OffsetFetchRequestGroup
         wanted = None if partitions is None else sorted(set(partitions))
         if _check_storage(storage) == "zookeeper":
             if wanted is None:
@@ -289,22 +277,12 @@ class GroupAdmin:
             return self._list_zookeeper_offsets(group_id, wanted)
 
         def build(version: int) -> Any:
-            if version >= _FETCH_BATCHED_FROM:
-                topics = None if wanted is None else _by_topic(wanted, Group.OffsetFetchRequestTopics)
-                group = Group(group_id=group_id, member_id=member_id, member_epoch=member_epoch, topics=topics)
-                return R(groups=[group], require_stable=require_stable)
-            topics = None if wanted is None else _by_topic(wanted, R.OffsetFetchRequestTopic)
-            return R(group_id=group_id, topics=topics, require_stable=require_stable)
+            return offset_fetch_request(
+                version, group_id, wanted, member_id=member_id, member_epoch=member_epoch, require_stable=require_stable
+            )
 
         def check(response: Any, version: int) -> dict[TopicPartition, OffsetAndMetadata]:
-            if version >= _FETCH_BATCHED_FROM:
-                (group,) = response.groups
-                if group.error_code != ErrorCode.NONE:
-                    raise self._error(group.error_code, "OffsetFetch", group_id)
-                return self._committed(group_id, group.topics, with_epoch=True)
-            if version >= 2 and response.error_code != ErrorCode.NONE:
-                raise self._error(response.error_code, "OffsetFetch", group_id)
-            return self._committed(group_id, response.topics, with_epoch=version >= 5)
+            return offset_fetch_answer(response, version, group_id, self._error)
 
         # v2+ can ask for all of a group's partitions (a null topic list)
         if wanted is None:
@@ -314,33 +292,18 @@ class GroupAdmin:
                 lambda v: build(v) if v >= 2 else _too_old("OffsetFetch for all partitions", 2),
                 check,
                 "OffsetFetch",
-                max_version=_OFFSETS_BY_NAME_MAX,
+                max_version=OFFSETS_BY_NAME_MAX,
             )
         return self._group_call(
-            group_id, ApiKey.OFFSET_FETCH, build, check, "OffsetFetch", max_version=_OFFSETS_BY_NAME_MAX
+            group_id, ApiKey.OFFSET_FETCH, build, check, "OffsetFetch", max_version=OFFSETS_BY_NAME_MAX
         )
 
     def _committed(
         self, group_id: str, topics: Any, *, with_epoch: bool, unknown_is_absent: bool = False
     ) -> dict[TopicPartition, OffsetAndMetadata]:
-        """The committed offsets of an OffsetFetch answer's topics; raises on the first partition error.
-        ``unknown_is_absent``: UNKNOWN_TOPIC_OR_PARTITION with offset -1 means "nothing committed" (what
-        Kafka's OffsetFetch v0 answers for a missing ZooKeeper node)."""
-        out = {}
-        for t in topics:
-            for p in t.partitions:
-                code = p.error_code
-                if unknown_is_absent and code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and p.committed_offset < 0:
-                    continue
-                if code != ErrorCode.NONE:
-                    tp = (t.name, p.partition_index)
-                    raise self._error(code, "OffsetFetch", group_id, f"{t.name}-{p.partition_index}", tp)
-                if p.committed_offset >= 0:
-                    epoch = p.committed_leader_epoch if with_epoch else -1
-                    out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
-                        p.committed_offset, p.metadata, epoch
-                    )
-        return out
+        return committed_offsets(
+            group_id, topics, self._error, with_epoch=with_epoch, unknown_is_absent=unknown_is_absent
+        )
 
     def _list_zookeeper_offsets(
         self, group_id: str, wanted: list[TopicPartition]
@@ -388,43 +351,20 @@ class GroupAdmin:
         _check_storage(storage)
         if not offsets:
             return
-        R = API_BY_KEY[ApiKey.OFFSET_COMMIT].Request
-        by_topic: dict[str, list[Any]] = {}
-        for tp, value in sorted(offsets.items()):
-            om = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
-            by_topic.setdefault(tp.topic, []).append(
-                R.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
-                    partition_index=tp.partition,
-                    committed_offset=om.offset,
-                    committed_leader_epoch=om.leader_epoch,
-                    commit_timestamp=-1,
-                    committed_metadata=om.metadata,
-                )
-            )
-
+        body = offset_commit_request(
+            group_id, offsets, generation=generation, member_id=member_id, group_instance_id=group_instance_id
+        )
         if storage == "zookeeper":
-            body = R(
-                group_id=group_id,
-                topics=[R.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
-            )
             response = self._send_v0(ApiKey.OFFSET_COMMIT, body, "OffsetCommit")
             _raise_partition_errors(self, group_id, "OffsetCommit", response.topics)
             return
 
-        def build(version: int) -> Any:
-            return R(
-                group_id=group_id,
-                generation_id_or_member_epoch=generation,
-                member_id=member_id,
-                group_instance_id=group_instance_id,
-                retention_time_ms=-1,
-                topics=[R.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
-            )
-
         def check(response: Any, version: int) -> None:
             _raise_partition_errors(self, group_id, "OffsetCommit", response.topics)
 
-        self._group_call(group_id, ApiKey.OFFSET_COMMIT, build, check, "OffsetCommit", max_version=_OFFSETS_BY_NAME_MAX)
+        self._group_call(
+            group_id, ApiKey.OFFSET_COMMIT, lambda v: body, check, "OffsetCommit", max_version=OFFSETS_BY_NAME_MAX
+        )
 
     def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
         """Delete the committed offsets of ``partitions`` (OffsetDelete: the group must not be subscribed to them)."""
@@ -490,8 +430,134 @@ def _too_old(what: str, version: int) -> Any:
 
 
 def _raise_partition_errors(admin: GroupAdmin, group_id: str, what: str, topics: Any) -> None:
+    raise_partition_errors(group_id, what, topics, admin._error)
+
+
+# the pure parts of the offset calls, shared with the asyncio consumer (``client.aio``) -------------------------
+GroupErrorFactory = Callable[..., KafkaClientError]
+"""``(code, what, group_id, detail=None, tp=None) -> KafkaClientError``: ``group_error`` or a client's wrapper of it
+(``GroupAdmin._error`` also names the principal and forgets a moved coordinator)."""
+
+
+def group_error(
+    code: int, what: str, group_id: str, detail: str | None = None, tp: tuple[str, int] | None = None
+) -> KafkaClientError:
+    """The error of a group call answered ``code``, naming the group (and the partition ``tp``); the coordinator
+    moving (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) is retriable."""
+    if ErrorCode(code) != ErrorCode.GROUP_AUTHORIZATION_FAILED:  # that one names the group itself
+        detail = f"group {group_id!r}" + (f": {detail}" if detail else "")
+    error = error_for_code(
+        code,
+        what,
+        detail=detail,
+        topic=None if tp is None else tp[0],
+        partition=None if tp is None else tp[1],
+        resource_name=group_id if ErrorCode(code) == ErrorCode.GROUP_AUTHORIZATION_FAILED else None,
+    )
+    if ErrorCode(code) in _COORDINATOR_MOVED:
+        error.retriable = True
+    return error
+
+
+def raise_partition_errors(group_id: str, what: str, topics: Any, error: GroupErrorFactory = group_error) -> None:
+    """Raise (``error``) for the first partition of an OffsetCommit/OffsetDelete answer's ``topics`` that failed."""
     for t in topics:
         for p in t.partitions:
             if p.error_code != ErrorCode.NONE:
                 tp = (t.name, p.partition_index)
-                raise admin._error(p.error_code, what, group_id, f"{t.name}-{p.partition_index}", tp)
+                raise error(p.error_code, what, group_id, f"{t.name}-{p.partition_index}", tp)
+
+
+def offset_commit_request(
+    group_id: str,
+    offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+    *,
+    generation: int = -1,
+    member_id: str = "",
+    group_instance_id: str | None = None,
+) -> Any:
+    """The OffsetCommit body for ``offsets`` (valid at v0-9, which name topics; v0 ignores the membership)."""
+    R = API_BY_KEY[ApiKey.OFFSET_COMMIT].Request
+    by_topic: dict[str, list[Any]] = {}
+    for tp, value in sorted(offsets.items()):
+        om = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(int(value))
+        by_topic.setdefault(tp.topic, []).append(
+            R.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+                partition_index=tp.partition,
+                committed_offset=om.offset,
+                committed_leader_epoch=om.leader_epoch,
+                commit_timestamp=-1,
+                committed_metadata=om.metadata,
+            )
+        )
+    return R(
+        group_id=group_id,
+        generation_id_or_member_epoch=generation,
+        member_id=member_id,
+        group_instance_id=group_instance_id,
+        retention_time_ms=-1,
+        topics=[R.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
+    )
+
+
+def offset_fetch_request(
+    version: int,
+    group_id: str,
+    wanted: list[TopicPartition] | None,
+    *,
+    member_id: str | None = None,
+    member_epoch: int = -1,
+    require_stable: bool = False,
+) -> Any:
+    """The OffsetFetch body at ``version`` for ``wanted`` (None: every partition, v2+); v8+ in the batched shape
+    with the KIP-848 member id and epoch (v9 checks them)."""
+    R = API_BY_KEY[ApiKey.OFFSET_FETCH].Request
+    Group = R.OffsetFetchRequestGroup
+    if version >= _FETCH_BATCHED_FROM:
+        topics = None if wanted is None else _by_topic(wanted, Group.OffsetFetchRequestTopics)
+        group = Group(group_id=group_id, member_id=member_id, member_epoch=member_epoch, topics=topics)
+        return R(groups=[group], require_stable=require_stable)
+    topics = None if wanted is None else _by_topic(wanted, R.OffsetFetchRequestTopic)
+    return R(group_id=group_id, topics=topics, require_stable=require_stable)
+
+
+def offset_fetch_answer(
+    response: Any, version: int, group_id: str, error: GroupErrorFactory = group_error
+) -> dict[TopicPartition, OffsetAndMetadata]:
+    """The committed offsets of an OffsetFetch answer at ``version``; raises (``error``) on a group or partition
+    error."""
+    if version >= _FETCH_BATCHED_FROM:
+        (group,) = response.groups
+        if group.error_code != ErrorCode.NONE:
+            raise error(group.error_code, "OffsetFetch", group_id)
+        return committed_offsets(group_id, group.topics, error, with_epoch=True)
+    if version >= 2 and response.error_code != ErrorCode.NONE:
+        raise error(response.error_code, "OffsetFetch", group_id)
+    return committed_offsets(group_id, response.topics, error, with_epoch=version >= 5)
+
+
+def committed_offsets(
+    group_id: str,
+    topics: Any,
+    error: GroupErrorFactory = group_error,
+    *,
+    with_epoch: bool,
+    unknown_is_absent: bool = False,
+) -> dict[TopicPartition, OffsetAndMetadata]:
+    """The committed offsets of an OffsetFetch answer's topics; raises on the first partition error.
+    ``unknown_is_absent``: UNKNOWN_TOPIC_OR_PARTITION with offset -1 means "nothing committed" (what
+    Kafka's OffsetFetch v0 answers for a missing ZooKeeper node)."""
+    out = {}
+    for t in topics:
+        for p in t.partitions:
+            code = p.error_code
+            if unknown_is_absent and code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and p.committed_offset < 0:
+                continue
+            if code != ErrorCode.NONE:
+                raise error(code, "OffsetFetch", group_id, f"{t.name}-{p.partition_index}", (t.name, p.partition_index))
+            if p.committed_offset >= 0:
+                epoch = p.committed_leader_epoch if with_epoch else -1
+                out[TopicPartition(t.name, p.partition_index)] = OffsetAndMetadata(
+                    p.committed_offset, p.metadata, epoch
+                )
+    return out

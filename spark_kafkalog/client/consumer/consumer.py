@@ -50,8 +50,18 @@ from typing import Any
 
 from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.config_values import _identity
 from spark_kafkalog.client.consumer.consumer_coordinator import ConsumerCoordinator
+from spark_kafkalog.client.consumer.consumer_parts import (
+    COMMIT_FAILED_CODES,
+    commit_failed,
+    deserializers,
+    listener_method,
+    not_a_member,
+    offsets_to_commit,
+    parse_subscription,
+    records_of,
+    reset_spec,
+)
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError, RebalanceEvent
 from spark_kafkalog.client.consumer.membership_manager import MembershipManager
 from spark_kafkalog.client.core.client import KafkaClient
@@ -63,7 +73,6 @@ __all__ = ["CommitFailedError", "Consumer", "ConsumerGroupMetadata"]
 
 log = logging.getLogger("kafkalog.consumer")
 
-_COMMIT_FAILED = frozenset({ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID})
 CommitCallback = Callable[[Mapping[TopicPartition, OffsetAndMetadata], BaseException | None], None]
 
 
@@ -91,8 +100,7 @@ class Consumer:
         self.client = KafkaClient(bootstrap_servers, config, **kwargs)
         cfg = self.client.config
         self.config = cfg
-        self._deserialize_key = cfg.key_deserializer or _identity
-        self._deserialize_value = cfg.value_deserializer or _identity
+        self._deserialize_key, self._deserialize_value = deserializers(cfg)
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._buffered: dict[TopicPartition, deque[ConsumerRecord]] = {}
@@ -166,10 +174,7 @@ class Consumer:
         group = self._group()
         if offsets is None:
             offsets = {tp: self.position(tp) for tp in self._assignment if tp in self._positions}
-        wanted = {
-            TopicPartition(*tp): v if isinstance(v, OffsetAndMetadata) else OffsetAndMetadata(int(v))
-            for tp, v in offsets.items()
-        }
+        wanted = offsets_to_commit(offsets)
         self._last_auto_commit = time.monotonic()
         if not asynchronous:
             self._report_async_commits()
@@ -213,26 +218,16 @@ class Consumer:
             return
         generation, member_id, instance_id = self._coordinator.member.commit_identity()
         if generation < 0:
-            raise CommitFailedError(
-                f"group {group!r}: this consumer is not a member of an active generation (it is rebalancing); "
-                "poll() to rejoin, then commit the positions of the partitions it owns then",
-                error_code=ErrorCode.REBALANCE_IN_PROGRESS,
-                retriable=False,
-            )
+            raise not_a_member(group)
         try:
             self._groups.commit_offsets(
                 group, offsets, generation=generation, member_id=member_id, group_instance_id=instance_id
             )
         except KafkaClientError as e:
-            if e.error_code not in _COMMIT_FAILED:
+            if e.error_code not in COMMIT_FAILED_CODES:
                 raise
             self._coordinator.member.on_commit_error(e.error_code)
-            raise CommitFailedError(
-                f"group {group!r}: the commit failed because the group rebalanced ({ErrorCode(e.error_code).name}); "
-                "its partitions may be assigned to another member now",
-                error_code=e.error_code,
-                retriable=False,
-            ) from e
+            raise commit_failed(group, e.error_code) from e
 
     def _report_async_commits(self) -> None:
         while self._commit_results:
@@ -295,18 +290,7 @@ class Consumer:
             raise KafkaClientError(
                 "subscribe() and assign() are mutually exclusive; unsubscribe() or assign([]) first", retriable=False
             )
-        names = [topics] if isinstance(topics, str) else list(topics)
-        patterns: list[Callable[[str], Any]] = [re.compile(n).search for n in names if n.startswith("^")]
-        if pattern is not None:
-            patterns.append(re.compile(pattern).fullmatch if isinstance(pattern, str) else pattern.fullmatch)
-        self._topics = tuple(n for n in names if not n.startswith("^"))
-        self._patterns = patterns
-        sources = [n for n in names if n.startswith("^")]
-        if pattern is not None:
-            sources.append(pattern if isinstance(pattern, str) else pattern.pattern)
-        self._regex = (
-            None if not sources else sources[0] if len(sources) == 1 else "|".join(f"(?:{p})" for p in sources)
-        )
+        self._topics, self._patterns, self._regex = parse_subscription(topics, pattern)
         if not self._topics and not self._patterns:
             self.unsubscribe()
             return
@@ -383,30 +367,24 @@ class Consumer:
         assert self._coordinator is not None
         for event in events:
             partitions = list(event.partitions)
-            if event.kind == "revoked":
-                if self.config.enable_auto_commit and self.config.group_id is not None:
-                    self._auto_commit(partitions)
-                self._call_listener("on_partitions_revoked", partitions)
-            elif event.kind == "lost":
-                name = (
-                    "on_partitions_lost" if hasattr(self._listener, "on_partitions_lost") else "on_partitions_revoked"
-                )
-                self._call_listener(name, partitions)
+            if event.kind == "revoked" and self.config.enable_auto_commit and self.config.group_id is not None:
+                self._auto_commit(partitions)
             if event.kind == "assigned":
                 self._set_assignment(list(self._coordinator.member.owned))
-                self._call_listener("on_partitions_assigned", partitions)
+                self._call_listener(event)
             else:
+                self._call_listener(event)
                 gone = set(partitions)
                 self._set_assignment([tp for tp in self._assignment if tp not in gone])
 
-    def _call_listener(self, name: str, partitions: list[TopicPartition]) -> None:
-        method = getattr(self._listener, name, None)
+    def _call_listener(self, event: RebalanceEvent) -> None:
+        method = listener_method(self._listener, event)
         if method is None:
             return
         try:
-            method(partitions)
+            method(list(event.partitions))
         except Exception:  # as Java: a failing callback is logged; the rebalance goes on
-            log.exception("rebalance listener %s failed", name)
+            log.exception("rebalance listener %s failed", method.__name__)
 
     # assignment and positions ------------------------------------------------------------------
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
@@ -489,13 +467,7 @@ class Consumer:
             tps = [tp for tp in tps if tp not in committed]
             if not tps:
                 return
-        policy = self.config.auto_offset_reset
-        if policy == "none":
-            raise KafkaClientError(
-                f"no position for {', '.join(map(str, tps))} and auto.offset.reset=none; call seek() first",
-                retriable=False,
-            )
-        spec = OffsetSpec.EARLIEST if policy == "earliest" else OffsetSpec.LATEST
+        spec = reset_spec(self.config.auto_offset_reset, tps)
         for tp, offset in self.client.list_offsets({tp: spec for tp in tps}).items():
             self._positions[tp] = offset
 
@@ -565,23 +537,7 @@ class Consumer:
                 except StopIteration as walked:  # the whole fetch was walked: its end is the next position
                     self._fetched_to[tp] = walked.value
                     break
-                header = fetched.batch.header()
-                timestamp_type = header.timestamp_type
-                for record in fetched.batch.records():
-                    if record.offset < position:
-                        continue
-                    queue.append(
-                        ConsumerRecord(
-                            tp.topic,
-                            tp.partition,
-                            record.offset,
-                            record.timestamp,
-                            timestamp_type,
-                            self._deserialize_key(record.key),
-                            self._deserialize_value(record.value),
-                            record.headers,
-                        )
-                    )
+                queue.extend(records_of(fetched, position, self._deserialize_key, self._deserialize_value))
                 if len(out) + len(queue) >= limit:
                     break
             batches.close()

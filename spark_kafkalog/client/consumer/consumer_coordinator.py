@@ -118,12 +118,12 @@ class ConsumerCoordinator:
             if isinstance(request, FindCoordinatorRequest):
                 self._find_coordinator()
             elif isinstance(request, JoinGroupRequest):
-                _, response = self._call(ApiKey.JOIN_GROUP, self._join_body(request), request.rebalance_timeout_ms)
+                _, response = self._call(ApiKey.JOIN_GROUP, self.join_body(request), request.rebalance_timeout_ms)
                 self.member.on_join_group(response, now())
             elif isinstance(request, MetadataRequest):
                 self.member.on_metadata(self._partition_counts(request.topics))
             elif isinstance(request, SyncGroupRequest):
-                _, response = self._call(ApiKey.SYNC_GROUP, self._sync_body(request), self.member.rebalance_timeout_ms)
+                _, response = self._call(ApiKey.SYNC_GROUP, self.sync_body(request), self.member.rebalance_timeout_ms)
                 self.member.on_sync_group(response, now())
         except AuthorizationError:
             raise  # never retried: FindCoordinator refused (no DESCRIBE on the group)
@@ -150,7 +150,9 @@ class ConsumerCoordinator:
         timeout_ms = self.config.request_timeout_ms + wait_ms
         return self.net.send_request(api_key, body, node_id=node, timeout_ms=timeout_ms)
 
-    def _join_body(self, r: JoinGroupRequest) -> Callable[[int], Any]:
+    # the request bodies (pure; shared with the asyncio driver, ``client.aio.group_coordinator``)
+    @staticmethod
+    def join_body(r: JoinGroupRequest) -> Callable[[int], Any]:
         def build(version: int) -> Any:
             return _JOIN(
                 group_id=r.group_id,
@@ -165,7 +167,7 @@ class ConsumerCoordinator:
         return build
 
     @staticmethod
-    def _sync_body(r: SyncGroupRequest) -> Any:
+    def sync_body(r: SyncGroupRequest) -> Any:
         return _SYNC(
             group_id=r.group_id,
             generation_id=r.generation_id,
@@ -217,15 +219,16 @@ class ConsumerCoordinator:
             return
         self.member.on_heartbeat(request, response.error_code, time.monotonic())
 
-    def _send_leave(self, request: LeaveGroupRequest) -> None:
-        def build(version: int) -> Any:
-            if version < 3:
-                return _LEAVE(group_id=request.group_id, member_id=request.member_id)
-            member = _LEAVE.MemberIdentity(member_id=request.member_id, group_instance_id=None, reason=request.reason)
-            return _LEAVE(group_id=request.group_id, members=[member])
+    @staticmethod
+    def leave_body(request: LeaveGroupRequest, version: int) -> Any:
+        if version < 3:
+            return _LEAVE(group_id=request.group_id, member_id=request.member_id)
+        member = _LEAVE.MemberIdentity(member_id=request.member_id, group_instance_id=None, reason=request.reason)
+        return _LEAVE(group_id=request.group_id, members=[member])
 
+    def _send_leave(self, request: LeaveGroupRequest) -> None:
         try:
-            self._call(ApiKey.LEAVE_GROUP, build)
+            self._call(ApiKey.LEAVE_GROUP, lambda version: self.leave_body(request, version))
         except KafkaClientError as e:  # the session timeout removes the member instead
             log.info("group %s: LeaveGroup failed (%s); the session timeout will remove the member", self.group_id, e)
 

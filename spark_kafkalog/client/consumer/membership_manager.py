@@ -36,10 +36,11 @@ from spark_kafkalog.client.consumer.consumer_membership import ConsumerHeartbeat
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError, GroupMemberFatalError, RebalanceEvent
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError, NoCommonVersionError
+from spark_kafkalog.client.metadata import MetadataCache
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-__all__ = ["MembershipManager"]
+__all__ = ["MembershipManager", "RegexNeedsV1", "heartbeat_body", "known_topic_ids"]
 
 log = logging.getLogger("kafkalog.consumer")
 
@@ -58,7 +59,7 @@ _FETCH_RETRY = frozenset({ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER
 _WAIT_STEP = 0.05  # seconds between looks at the member while waiting for the heartbeat thread
 
 
-class _RegexNeedsV1(KafkaClientError):
+class RegexNeedsV1(KafkaClientError):
     """The coordinator serves ConsumerGroupHeartbeat v0 only, which has no subscribed_topic_regex."""
 
 
@@ -163,11 +164,7 @@ class MembershipManager:
         return found
 
     def _known_ids(self, ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
-        found = {}
-        for name, info in self._client.metadata.topics().items():
-            if info.topic_id is not None and uuid.UUID(info.topic_id) in ids:
-                found[uuid.UUID(info.topic_id)] = name
-        return found
+        return known_topic_ids(self._client.metadata, ids)
 
     # -- offsets as a member --------------------------------------------------------------------------
     def commit_offsets(self, groups: GroupAdmin, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
@@ -277,14 +274,14 @@ class MembershipManager:
                 raise KafkaClientError(f"group {self.group_id!r}: the coordinator is unknown", retriable=True)
             _, response = self.net.send_request(
                 ApiKey.CONSUMER_GROUP_HEARTBEAT,
-                lambda version: _body(request, version),
+                lambda version: heartbeat_body(request, version),
                 node_id=node,
                 timeout_ms=self.config.request_timeout_ms,
             )
         except NoCommonVersionError as e:
             self.member.on_unsupported(str(e))
             return
-        except _RegexNeedsV1 as e:
+        except RegexNeedsV1 as e:
             self.member.fail(GroupMemberFatalError(str(e), error_code=ErrorCode.UNSUPPORTED_VERSION, retriable=False))
             return
         except KafkaClientError as e:
@@ -321,12 +318,21 @@ class MembershipManager:
         self.net.close()
 
 
-def _body(request: ConsumerHeartbeat, version: int) -> Any:
+def known_topic_ids(metadata: MetadataCache, ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """The names ``metadata`` knows of the topic ``ids`` (Metadata v10+ carries them)."""
+    found = {}
+    for name, info in metadata.topics().items():
+        if info.topic_id is not None and uuid.UUID(info.topic_id) in ids:
+            found[uuid.UUID(info.topic_id)] = name
+    return found
+
+
+def heartbeat_body(request: ConsumerHeartbeat, version: int) -> Any:
     """The ConsumerGroupHeartbeat request of ``request`` at ``version``."""
     fields: dict[str, Any] = {}
     if request.subscribed_topic_regex is not None:
         if version < _REGEX_FROM:
-            raise _RegexNeedsV1(
+            raise RegexNeedsV1(
                 f"group {request.group_id!r}: a regex subscription (subscribed_topic_regex) needs "
                 f"ConsumerGroupHeartbeat v1 (Kafka 4.0+); the coordinator serves v{version}: subscribe to topic names",
                 retriable=False,

@@ -14,7 +14,7 @@ from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer.consumer_membership import ConsumerHeartbeat
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError
-from spark_kafkalog.client.consumer.membership_manager import MembershipManager, _body, _RegexNeedsV1
+from spark_kafkalog.client.consumer.membership_manager import MembershipManager, RegexNeedsV1, heartbeat_body
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.metadata import TopicInfo
 from spark_kafkalog.client.types import TopicPartition
@@ -153,7 +153,7 @@ def test_offset_fetch_outside_the_group_sends_no_member_identity():
 def test_the_heartbeat_body_sends_nulls_for_unchanged_fields_and_topic_ids_as_uuids():
     topic_id = uuid.uuid4()
     full = ConsumerHeartbeat("g", "m", 0, "i", 1000, ("t",), None, "range", ((topic_id, (0, 2)),), "rack-a")
-    body = _body(full, 1)
+    body = heartbeat_body(full, 1)
     assert body.rack_id == "rack-a"
     assert (body.member_epoch, body.instance_id, body.rebalance_timeout_ms, body.server_assignor) == (
         0,
@@ -163,15 +163,15 @@ def test_the_heartbeat_body_sends_nulls_for_unchanged_fields_and_topic_ids_as_uu
     )
     assert body.subscribed_topic_names == ["t"] and body.subscribed_topic_regex is None
     assert [(t.topic_id, t.partitions) for t in body.topic_partitions] == [(topic_id, [0, 2])]
-    short = _body(ConsumerHeartbeat("g", "m", 7), 1)
+    short = heartbeat_body(ConsumerHeartbeat("g", "m", 7), 1)
     assert (short.rebalance_timeout_ms, short.subscribed_topic_names, short.topic_partitions) == (-1, None, None)
 
 
 def test_a_regex_needs_heartbeat_v1():
     request = ConsumerHeartbeat("g", "m", 0, subscribed_topic_names=(), subscribed_topic_regex="a.*")
-    assert _body(request, 1).subscribed_topic_regex == "a.*"
-    with pytest.raises(_RegexNeedsV1, match="needs ConsumerGroupHeartbeat v1"):
-        _body(request, 0)
+    assert heartbeat_body(request, 1).subscribed_topic_regex == "a.*"
+    with pytest.raises(RegexNeedsV1, match="needs ConsumerGroupHeartbeat v1"):
+        heartbeat_body(request, 0)
 
 
 # topic ids ----------------------------------------------------------------------------------------------------
