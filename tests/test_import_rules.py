@@ -78,7 +78,7 @@ BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("handlers", ("broker.handlers",)),
     ("network", ("broker.network",)),
     # the console tools (the broker.cli package) sit on top: they may use any layer
-    ("broker", ("broker.server", "broker.embedded_cluster", "broker.cli")),
+    ("broker", ("broker.server", "broker.embedded_cluster", "broker.cli", "broker.testing")),
 )
 
 
