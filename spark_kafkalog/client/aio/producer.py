@@ -1,0 +1,408 @@
+"""``AIOProducer``: the asyncio producer, with the blocking ``Producer``'s settings and semantics.
+
+    async with AIOProducer("localhost:9092", linger_ms=5, acks="all") as producer:
+        future = await producer.send("events", b"value", key=b"key")   # queued
+        metadata = await future                                         # acknowledged: RecordMetadata
+
+``await send(...)`` returns once the record is queued, with an ``asyncio.Future[RecordMetadata]`` completed
+on the producer's loop when its batch is acknowledged or failed (aiokafka's shape); ``send_and_wait`` awaits
+both. Everything between is the blocking producer's: serializers (``key.serializer``/``value.serializer``,
+``Serializer`` objects included), the partitioner (murmur2 of the key, else sticky: records land where the
+blocking ``Producer`` puts them), the per-record append (``send_path.make_send``, compiled when
+``spark_kafkalog._kernels`` is built) into the ``RecordAccumulator``'s ``ProducerBatch``es, ``batch.size``,
+``linger.ms``, ``compression.type``, ``acks``, retries with backoff within ``delivery.timeout.ms``,
+idempotence (on by default) and ``max.in.flight.requests.per.connection``. The sender is an asyncio task
+(``aio.sender.AsyncSender``) sharing ``SenderCore``'s decisions with the blocking sender thread.
+
+Waiting never blocks the loop: a topic's metadata is fetched (``await``) before its first record, and when
+``buffer.memory`` is full ``send`` awaits completed batches (up to ``max.block.ms``, then
+``KafkaTimeoutError``). A ``send`` that opens or fills a batch yields to the loop once, so the sender
+sends while a tight ``send`` loop goes on.
+
+Errors raised by ``send`` itself: a serializer failure, an unknown topic (with auto-creation off) or
+partition, a record larger than ``max.request.size``, buffer space not available within ``max.block.ms``, a
+closed or failed producer, a transactional producer outside a transaction. Delivery errors complete the
+record's future (marked retrieved: a future nobody awaits does not log them).
+
+Transactions (``transactional.id``): ``init_transactions``, ``begin_transaction``,
+``send_offsets_to_transaction``, ``commit_transaction``, ``abort_transaction`` keep the blocking producer's
+state machine and requests (``producer.transactions.TransactionManager``, transactions v2 when the
+coordinator offers it). Its coordinator calls are blocking I/O on a ``KafkaClient`` of its own, so they run
+on a worker thread (``asyncio.to_thread``); ``begin_transaction`` is synchronous and reads the coordinator's
+features from its open connection (a blocking FindCoordinator only when the coordinator moved).
+
+Concurrency: one event loop - the one ``start`` runs on; no method is thread-safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from spark_kafkalog.client.aio.client import AsyncKafkaClient
+from spark_kafkalog.client.aio.sender import AsyncSender
+from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.core.client import KafkaClient, client_config
+from spark_kafkalog.client.errors import (
+    KafkaClientError,
+    KafkaTimeoutError,
+    ProducerClosedError,
+    error_for_code,
+)
+from spark_kafkalog.client.metadata import TopicInfo
+from spark_kafkalog.client.producer.accumulator import RecordAccumulator
+from spark_kafkalog.client.producer.partitioner import make_partitioner
+from spark_kafkalog.client.producer.producer_batch import ProducerBatch
+from spark_kafkalog.client.producer.producer_parts import ProducerParts
+from spark_kafkalog.client.producer.send_path import TOPIC_EXPIRES_AT, TOPIC_INFO, TOPIC_NEXT_CHECK_NS, make_send
+from spark_kafkalog.client.producer.transactions import TransactionError, TransactionManager
+from spark_kafkalog.client.types import RecordMetadata, TopicPartition
+from spark_kafkalog.protocol import ErrorCode
+
+__all__ = ["AIOProducer"]
+
+
+class _SendParts:
+    """What ``send_path.make_send`` reads of a producer (``ProducerParts``), for the async producer: its
+    ``max.block.ms`` is 0 (the closure never waits: ``AIOProducer.send`` awaits metadata and buffer space
+    first) and its topic lookup answers from the metadata cache."""
+
+    def __init__(self, producer: AIOProducer) -> None:
+        self._producer = producer
+        self.config = producer.config.with_overrides(max_block_ms=0)
+        self._client = producer._client
+        self._accumulator = producer._accumulator
+        self._sender = producer._sender
+        self._partition = producer._partition
+        self._record_appended = producer._record_appended
+        self._topics = producer._topics
+        self._compression_ratios: dict[str, float] = {}
+
+    @property
+    def _closed(self) -> bool:
+        return self._producer._closed
+
+    def _topic_info(self, topic: str) -> TopicInfo:
+        info = self._client.metadata.peek(topic)
+        if info is None or info.error_code:  # AIOProducer.send fetched it just before: gone again meanwhile
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
+            raise error_for_code(code, "Metadata", topic=topic)
+        return info
+
+    def _raise_unusable(self, topic: str) -> None:
+        self._producer._raise_unusable(topic)
+
+
+class AIOProducer:
+    """``AIOProducer("host:9092", acks="all", linger_ms=5)``; ``await start()`` (or ``async with``), then
+    ``await send(...)``; ``await close()``. Settings as ``Producer``'s (see the module docstring)."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str | list[str] | Mapping[str, Any] | ClientConfig | None = None,
+        config: Mapping[str, Any] | ClientConfig | None = None,
+        **settings: Any,
+    ) -> None:
+        cfg = client_config(bootstrap_servers, config, **settings)
+        self.config = cfg
+        self.idempotent = cfg.idempotence_enabled()
+        self._client = AsyncKafkaClient(cfg, _producer=True)
+        self._accumulator = RecordAccumulator(
+            batch_size=cfg.batch_size,
+            linger_ms=cfg.linger_ms,
+            compression=cfg.compression_type,
+            compression_level=cfg.compression_level(),
+            buffer_memory=cfg.buffer_memory,
+        )
+        self._partition, self._record_appended = make_partitioner(
+            cfg.partitioner, batch_size=cfg.batch_size, ignore_keys=cfg.partitioner_ignore_keys
+        )
+        self._topics: dict[str, list[Any]] = {}  # topic -> its state for send (send_path's TOPIC_* layout)
+        self._closed = False
+        self._started = False
+        self._sender = AsyncSender(self._client, self._accumulator, cfg, idempotent=self.idempotent)
+        self._sender.on_batch_done = self._batch_done
+        # batch -> [its completion future, then (record future, RecordFuture) pairs flattened]
+        self._pending: dict[ProducerBatch, list[Any]] = {}
+        self._memory_waiter: asyncio.Future | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._append = make_send(cast(ProducerParts, _SendParts(self)))
+        self._transactions: TransactionManager | None = None
+        if cfg.transactional_id is not None:
+            idem = self._sender.idempotence
+            assert idem is not None
+            idem.transactional = True
+            self._transactions = TransactionManager(
+                KafkaClient(cfg, _producer=True), cfg.transactional_id, cfg.transaction_timeout_ms, idem
+            )
+            self._sender.transactions = self._transactions
+
+    # lifecycle ---------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Connect (learning the cluster's brokers) and start the sender task on the running loop."""
+        if self._closed:
+            raise ProducerClosedError("the producer is closed")
+        if self._started:
+            return
+        self._loop = asyncio.get_running_loop()
+        await self._client.start()
+        self._sender.start()
+        self._started = True
+
+    async def __aenter__(self) -> AIOProducer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self, timeout: float | None = None) -> None:
+        """Deliver what is queued (waiting up to ``timeout`` seconds, forever when ``None``), then stop:
+        records still pending fail with ``ProducerClosedError``. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._sender.close(timeout)
+        finally:
+            await self._client.close()
+            if self._transactions is not None:
+                await asyncio.to_thread(self._transactions.client.close)
+
+    def _raise_unusable(self, topic: str) -> None:
+        if self._closed:
+            raise ProducerClosedError(f"cannot send to {topic}: the producer is closed")
+        error = self._sender.fatal_error
+        raise KafkaClientError(f"the producer failed: {error}", retriable=False) from error
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        return {"produce_requests": self._sender.requests_sent, **self._client.stats}
+
+    # sending -----------------------------------------------------------------------------------
+    async def send(
+        self,
+        topic: str,
+        value: Any = None,
+        *,
+        key: Any = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        headers: Sequence[tuple[str, bytes | None]] | None = None,
+    ) -> asyncio.Future[RecordMetadata]:
+        """Queue one record; returns the future of its ``RecordMetadata`` (see the module docstring)."""
+        if self._transactions is not None:
+            self._transactions.check_can_send()
+        if not self._started:
+            if self._closed:
+                self._raise_unusable(topic)
+            raise KafkaClientError("AIOProducer.send before start(): await producer.start() or use 'async with'")
+        state = self._topics.get(topic) if type(topic) is str else None
+        if state is None or time.time_ns() >= state[TOPIC_NEXT_CHECK_NS]:
+            await self._check_topic(topic, state)
+        accumulator = self._accumulator
+        if accumulator._used + accumulator.batch_size > accumulator.buffer_memory and accumulator._used:
+            await self._wait_for_memory(topic)
+        try:
+            record = self._append(topic, value, key, partition=partition, timestamp_ms=timestamp_ms, headers=headers)
+        except KafkaTimeoutError:  # only buffer.memory: the append never waits (max.block.ms 0)
+            record = await self._append_when_memory_frees(topic, value, key, partition, timestamp_ms, headers)
+        future = self._loop.create_future()  # type: ignore[union-attr]  # set by start()
+        batch = record[0]
+        entry = self._pending.get(batch)
+        if entry is None:
+            entry = self._pending[batch] = [self._loop.create_future()]  # type: ignore[union-attr]
+        entry.append(future)
+        entry.append(record)
+        sender = self._sender
+        if sender.woken:  # the record opened or filled a batch: let the sender run
+            sender.woken = False
+            await asyncio.sleep(0)
+        return future
+
+    async def send_and_wait(
+        self,
+        topic: str,
+        value: Any = None,
+        *,
+        key: Any = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+        headers: Sequence[tuple[str, bytes | None]] | None = None,
+    ) -> RecordMetadata:
+        """``send``, then await the record's acknowledgement; raises its delivery error."""
+        future = await self.send(topic, value, key=key, partition=partition, timestamp_ms=timestamp_ms, headers=headers)
+        return await future
+
+    async def _check_topic(self, topic: str, state: list[Any] | None) -> None:
+        """Fetch the topic's metadata when ``send``'s state for it is missing or stale (waiting up to
+        ``max.block.ms`` for a topic being created; an unknown topic raises)."""
+        if not isinstance(topic, str) or not topic:
+            raise ValueError(f"topic must be a non-empty string, got {topic!r}")
+        if (
+            state is not None
+            and state[TOPIC_INFO] is self._client.metadata.peek(topic)
+            and time.monotonic() < state[TOPIC_EXPIRES_AT]
+        ):
+            return
+        await self._client.topic_info(topic, timeout_ms=self.config.max_block_ms)
+
+    async def _wait_for_memory(self, topic: str, deadline: float | None = None) -> None:
+        """Until a completed batch frees ``buffer.memory`` (or ``max.block.ms`` passed: ``KafkaTimeoutError``)."""
+        accumulator = self._accumulator
+        if deadline is None:
+            deadline = time.monotonic() + self.config.max_block_ms / 1000.0
+        self._sender.wakeup()
+        while accumulator._used + accumulator.batch_size > accumulator.buffer_memory and accumulator._used:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise KafkaTimeoutError(
+                    f"buffer.memory ({accumulator.buffer_memory} bytes) stayed full for max.block.ms "
+                    f"({self.config.max_block_ms} ms); record for {topic} not sent",
+                    topic=topic,
+                )
+            waiter = self._memory_waiter = self._loop.create_future()  # type: ignore[union-attr]
+            try:
+                await asyncio.wait([waiter], timeout=remaining)
+            finally:
+                self._memory_waiter = None
+            if self._closed or self._sender.fatal_error is not None:
+                self._raise_unusable(topic)
+
+    async def _append_when_memory_frees(
+        self, topic: str, value: Any, key: Any, partition: Any, timestamp_ms: Any, headers: Any
+    ) -> Any:
+        """The append of a record larger than ``batch.size`` that did not fit: retried as batches complete."""
+        deadline = time.monotonic() + self.config.max_block_ms / 1000.0
+        while True:
+            waiter = self._memory_waiter = self._loop.create_future()  # type: ignore[union-attr]
+            self._sender.wakeup()
+            try:
+                await asyncio.wait([waiter], timeout=max(0.0, deadline - time.monotonic()))
+            finally:
+                self._memory_waiter = None
+            try:
+                return self._append(topic, value, key, partition=partition, timestamp_ms=timestamp_ms, headers=headers)
+            except KafkaTimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
+
+    def _batch_done(self, batch: ProducerBatch) -> None:
+        """The sender completed ``batch``: complete its records' futures (on the loop, in one pass)."""
+        waiter = self._memory_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        entry = self._pending.pop(batch, None)
+        if entry is None:
+            return
+        records = iter(entry)
+        done = next(records)
+        done.set_result(None)
+        error = batch.error
+        if error is None:
+            topic, partition = batch.tp
+            base = batch.base_offset
+            append_time = batch.log_append_time
+            for future, (_, delta, timestamp) in zip(records, records):
+                if not future.done():
+                    future.set_result(
+                        RecordMetadata(
+                            topic,
+                            partition,
+                            base + delta if base >= 0 else -1,
+                            append_time if append_time >= 0 else timestamp,
+                        )
+                    )
+        else:
+            for future, _ in zip(records, records):
+                if not future.done():
+                    future.set_exception(error)
+                    future.exception()  # retrieved: an unawaited record's failure is not logged at exit
+
+    async def partitions_for(self, topic: str) -> list[int]:
+        """Partition ids of ``topic``, sorted (metadata fetched when missing or stale)."""
+        return sorted((await self._client.topic_info(topic)).partitions)
+
+    # flushing ----------------------------------------------------------------------------------
+    async def flush(self, timeout: float | None = None) -> None:
+        """Send every queued record now and wait until each is acknowledged or failed.
+
+        Delivery errors are reported through the futures, not raised here; raises ``KafkaTimeoutError``
+        when records are still pending after ``timeout`` seconds.
+        """
+        self._accumulator.begin_flush()
+        try:
+            self._sender.wakeup()
+            waiters = [entry[0] for entry in self._pending.values()]
+            if not waiters:
+                return
+            _, pending = await asyncio.wait(waiters, timeout=timeout)
+            if pending:
+                count = sum((len(entry) - 1) // 2 for entry in self._pending.values())
+                raise KafkaTimeoutError(f"flush timed out after {timeout}s with {count} records not yet acknowledged")
+        finally:
+            self._accumulator.end_flush()
+
+    # transactions ------------------------------------------------------------------------------
+    def _txn(self) -> TransactionManager:
+        if self._transactions is None:
+            raise TransactionError("this producer has no transactional.id: transactions are not available")
+        if self._closed:
+            raise ProducerClosedError("the producer is closed")
+        return self._transactions
+
+    def _timeout(self, timeout: float | None) -> float:
+        return self.config.max_block_ms / 1000.0 if timeout is None else timeout
+
+    async def init_transactions(self, timeout: float | None = None) -> None:
+        """Register ``transactional.id`` with its coordinator (InitProducerId): fences older producers of the
+        id and aborts their open transaction. Call once, after ``start``, before ``begin_transaction``."""
+        txn = self._txn()
+        await asyncio.to_thread(txn.init, self._timeout(timeout))
+        self._sender.wakeup()
+
+    def begin_transaction(self) -> None:
+        """Start a transaction: records sent from now on are committed or aborted together."""
+        self._txn().begin()
+
+    async def send_offsets_to_transaction(
+        self, offsets: Mapping[Any, Any], group_metadata: Any, timeout: float | None = None
+    ) -> None:
+        """Commit consumer offsets with the transaction (``Producer.send_offsets_to_transaction``): ``offsets``
+        maps ``TopicPartition`` to the next offset to read; ``group_metadata`` is the group id or a
+        consumer's ``group_metadata()``."""
+        txn = self._txn()
+        group_id = group_metadata if isinstance(group_metadata, str) else group_metadata.group_id
+        tps = {TopicPartition(*tp) if not isinstance(tp, TopicPartition) else tp: v for tp, v in offsets.items()}
+        metadata = None if isinstance(group_metadata, str) else group_metadata
+        await asyncio.to_thread(txn.send_offsets, tps, group_id, metadata, self._timeout(timeout))
+
+    async def commit_transaction(self, timeout: float | None = None) -> None:
+        """Flush, then commit (EndTxn). Raises ``TransactionError`` with ``abortable`` set when a record of
+        the transaction failed (call ``abort_transaction``), ``ProducerFencedError`` when another producer
+        took over the transactional id."""
+        txn = self._txn()
+        txn.check_can_send("commit_transaction")
+        seconds = self._timeout(timeout)
+        await self.flush(seconds)
+        await asyncio.to_thread(txn.end, True, seconds)
+
+    async def abort_transaction(self, timeout: float | None = None) -> None:
+        """Abort: records not yet sent fail with ``TransactionError``; sent ones are discarded by
+        read_committed consumers. After an abortable error the epoch is bumped (KIP-360)."""
+        txn = self._txn()
+        deadline = time.monotonic() + self._timeout(timeout)
+        aborted = TransactionError("the transaction was aborted before this record was sent")
+        for batch in self._accumulator.take_all():
+            self._sender.fail_unsent(batch, aborted)
+            self._batch_done(batch)
+        waiters = [entry[0] for entry in self._pending.values()]  # in flight: wait for their answers
+        if waiters:
+            await asyncio.wait(waiters, timeout=max(0.0, deadline - time.monotonic()))
+        await asyncio.to_thread(txn.end, False, max(0.0, deadline - time.monotonic()))
+        idem = self._sender.idempotence
+        if idem is not None and idem.needs_reset:
+            await asyncio.to_thread(txn.init, max(0.1, deadline - time.monotonic()))
+            self._sender.wakeup()
