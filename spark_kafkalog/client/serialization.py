@@ -136,6 +136,15 @@ class SerializationError(KafkaClientError):
         self.field = MessageField(field) if field is not None else None
         self.offset = offset
 
+    def at_record(self, partition: int, offset: int) -> SerializationError:
+        """This error, located at the consumer's record (``partition``, ``offset`` set and named in the
+        message, as Java's RecordDeserializationException: the position stays at the record; seek past it
+        to skip it)."""
+        self.partition = partition
+        self.offset = offset
+        self.add_context(f"record at offset {offset} of partition {partition}; seek past it to skip it")
+        return self
+
 
 class KeySerializationError(SerializationError):
     """The producer's key serializer failed (confluent-kafka's ``KeySerializationError``)."""

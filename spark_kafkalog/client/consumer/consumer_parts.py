@@ -15,9 +15,9 @@ from typing import Any, NamedTuple
 
 from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.config_values import _identity
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError, RebalanceEvent
 from spark_kafkalog.client.errors import KafkaClientError
+from spark_kafkalog.client.serialization import DeserializeFn, SerializationError
 from spark_kafkalog.client.types import ConsumerRecord, FetchedBatch, OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 
@@ -77,33 +77,34 @@ def reset_spec(policy: str, tps: Iterable[TopicPartition]) -> int:
     return OffsetSpec.EARLIEST if policy == "earliest" else OffsetSpec.LATEST
 
 
-def deserializers(config: ClientConfig) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
-    """The key and value deserializers of ``config`` (the identity where none is set)."""
-    return config.key_deserializer or _identity, config.value_deserializer or _identity
+def deserializers(config: ClientConfig) -> tuple[DeserializeFn, DeserializeFn]:
+    """The key and value deserializers of ``config`` as functions of ``(data, topic, headers)``
+    (``ClientConfig.key_deserializer_for()``: the bytes as they are where none is set)."""
+    return config.key_deserializer_for(), config.value_deserializer_for()
 
 
 def records_of(
     fetched: FetchedBatch,
     position: int,
-    deserialize_key: Callable[[Any], Any],
-    deserialize_value: Callable[[Any], Any],
+    deserialize_key: DeserializeFn,
+    deserialize_value: DeserializeFn,
 ) -> Iterator[ConsumerRecord]:
-    """The records of one fetched batch at or after ``position``, keys and values deserialized."""
+    """The records of one fetched batch at or after ``position``, keys and values deserialized; a
+    ``SerializationError`` names the record's partition and offset (the records before it are yielded)."""
     tp = fetched.topic_partition
+    topic = tp.topic
     timestamp_type = fetched.batch.header().timestamp_type
     for record in fetched.batch.records():
         if record.offset < position:
             continue
-        yield ConsumerRecord(
-            tp.topic,
-            tp.partition,
-            record.offset,
-            record.timestamp,
-            timestamp_type,
-            deserialize_key(record.key),
-            deserialize_value(record.value),
-            record.headers,
-        )
+        headers = record.headers
+        try:
+            key = deserialize_key(record.key, topic, headers)
+            value = deserialize_value(record.value, topic, headers)
+        except SerializationError as e:
+            e.at_record(tp.partition, record.offset)
+            raise
+        yield ConsumerRecord(topic, tp.partition, record.offset, record.timestamp, timestamp_type, key, value, headers)
 
 
 def offsets_to_commit(
