@@ -38,6 +38,7 @@ from .config_admin.topic_admin import TopicAdmin
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.txn_coordinator import TransactionCoordinator
 from .event_loop import loop_name, new_event_loop
+from .faults import FaultInjector
 from .handlers import register_all
 from .log.clock import SYSTEM_CLOCK, Clock
 from .metadata.cache import MetadataCache
@@ -127,6 +128,8 @@ class Broker:
         """Keeps ``authorizer``'s ACLs current from the registry (only when the authorizer is enabled)."""
         self.controller: Controller | None = None
         self.services: BrokerServices | None = None
+        self.faults = FaultInjector(self.broker_id)
+        """Request-path fault injection (``broker.faults``; ``EmbeddedBroker.faults``)."""
         self.scram_credentials = ScramCredentialCache()
         """SCRAM credentials from ``/config/users`` (kept current by ``MetadataSync``), read by the SASL servers."""
         self.inter_broker: InterBrokerClient | None = None
@@ -256,6 +259,7 @@ class Broker:
             quotas=self.quotas,
             telemetry=self.telemetry,
             fetch_sessions=self.fetch_sessions,
+            faults=self.faults,
         )
         if self.authorizer.enabled:  # every ACL in the cache before the first request can be authorized
             self.acl_sync = AclSync(registry, self.authorizer, self.run_blocking)
@@ -263,6 +267,7 @@ class Broker:
             await self.acl_sync.ready.wait()
         self.socket_server = SocketServer(cfg, self.handlers, self.services, securities)
         await self.socket_server.start()
+        self.faults.bind(asyncio.get_running_loop(), self._client_connections, cfg["kafkalog.fault.injection.listener"])
         self._serve_metrics()
         self.metadata_sync = MetadataSync(
             self.broker_id,
@@ -316,6 +321,11 @@ class Broker:
         bound = self.metrics.serve(host or "0.0.0.0", port)
         log.info("broker %d: metrics at http://%s:%d/metrics", self.broker_id, host or "0.0.0.0", bound)
 
+    def _client_connections(self) -> list[Any]:
+        """The live client connections (for ``faults.drop_connections``; event loop)."""
+        server = self.socket_server
+        return [] if server is None else [conn for conn, _ in server._connections.values()]
+
     def _metrics_snapshot(self) -> BrokerSnapshot:
         """The scrape-time figures of ``broker.metrics``, as each component reports them (event loop)."""
         services, server = self.services, self.socket_server
@@ -358,6 +368,7 @@ class Broker:
         if self.socket_server is not None:
             await self.socket_server.stop()
         self.metrics.close()
+        self.faults.close()
         if self.metadata_sync is not None:
             await self.metadata_sync.stop()
         if self.acl_sync is not None:
@@ -435,6 +446,12 @@ class EmbeddedBroker:
     def loop(self) -> asyncio.AbstractEventLoop:
         assert self._loop is not None
         return self._loop
+
+    @property
+    def faults(self) -> FaultInjector:
+        """This broker's request-path fault injection (thread-safe; docs/fault-injection.md)."""
+        assert self.broker is not None, "the broker is not started"
+        return self.broker.faults
 
     def call(self, fn: Callable[[], Any], timeout_s: float = 30.0) -> Any:
         """Run ``fn()`` on the broker's loop (a coroutine function is awaited) and return its result."""

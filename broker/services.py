@@ -13,8 +13,10 @@ registry write) to the broker's thread pool.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from .faults import FaultInjector
 
 if TYPE_CHECKING:
     from .cluster.controller import Controller
@@ -77,6 +79,8 @@ class BrokerServices:
     """Client telemetry (KIP-714): subscriptions, client instances, pushed metrics (``broker.telemetry``)."""
     fetch_sessions: FetchSessionCache
     """Incremental fetch sessions (KIP-227, ``broker.replication.fetch_session``)."""
+    faults: FaultInjector = field(default_factory=FaultInjector)
+    """Request-path fault injection (``broker.faults``); the connection consults it only while ``faults.live``."""
 
     @property
     def stopping(self) -> bool:

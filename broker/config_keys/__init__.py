@@ -3,7 +3,7 @@ also the order ``BrokerConfig`` fills and DescribeConfigs reports them) and ``KE
 
 One module per concern: ``server`` (identity, networking, ZooKeeper, topic creation), ``security``
 (listeners' protocols, TLS, SASL; ``LISTENER_OVERRIDABLE`` names the keys ``listener.name.<l>.`` may prefix), ``log`` (the topic
-defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``consumer_groups`` (KIP-848), ``quotas`` (client quota windows), ``telemetry`` (KIP-714 client metrics); ``schema`` declares
+defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``consumer_groups`` (KIP-848), ``quotas`` (client quota windows), ``telemetry`` (KIP-714 client metrics), ``faults`` (the fault-injection control channel); ``schema`` declares
 ``ConfigKey`` and ``ConfigError``. ``broker.config`` re-exports all of it.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .consumer_groups import CONSUMER_GROUP_KEYS
 from .coordinator import GROUP_KEYS, TRANSACTION_KEYS
+from .faults import FAULT_KEYS
 from .log import LOG_KEYS
 from .quotas import QUOTA_KEYS
 from .replication import REPLICATION_KEYS
@@ -31,6 +32,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     + TRANSACTION_KEYS
     + QUOTA_KEYS
     + TELEMETRY_KEYS
+    + FAULT_KEYS
 )
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in CONFIG_KEYS}
 

@@ -149,6 +149,7 @@ class ClientConnection:
         self._stopping = False
         self.requests_served = 0
         self.client = ClientSoftware()  # filled by ApiVersions v3+
+        self.client_id: str | None = None  # of the latest request (fault injection drops connections by it)
         self.disconnected: asyncio.Future = self.loop.create_future()
         self._reader_task: asyncio.Task | None = None
         self._pending_releases: list[bytearray] = []
@@ -206,6 +207,10 @@ class ClientConnection:
         """Stop reading new requests; responses to requests already read are still sent."""
         self._stopping = True
         self._mute.wake()
+
+    def drop(self, reason: str) -> None:
+        """Close this connection at once, without sending what is queued (fault injection; event loop)."""
+        self._broken(reason)
 
     def shutdown_read(self) -> None:
         """End reading (server stop, after ``stop()``): the reader sees end-of-stream and ends in order.
@@ -466,7 +471,12 @@ class ClientConnection:
             throttle=self._throttle,
         )
         received = self.loop.time()
-        handling = entry.handler(ctx, request.body)
+        self.client_id = header.client_id
+        faults = ctx.services.faults
+        if faults.live:  # fault injection (broker.faults): may answer, trim or delay this request
+            handling = faults.intercept(ctx, request, entry.handler)
+        else:
+            handling = entry.handler(ctx, request.body)
         handling = under_request_quota(ctx, request.body, handling, self.loop.time)  # may time it and throttle
         handling = self._timed(handling, request.api.name, header.api_version, received, ctx.services.metrics)
         task = self.loop.create_task(handling, name=f"{request.api.name}-{header.correlation_id}")
