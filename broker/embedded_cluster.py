@@ -24,6 +24,10 @@ the live controller), then the controller's broker (whose own controller has not
 ZooKeeper. Stopping the controller together with the others would make their controlled shutdowns wait for a
 new controller.
 
+Cluster operations (librdkafka's mock cluster's, on real replicated brokers; ``broker.cluster_operations``):
+``move_leader``, ``pin_coordinator``, ``broker_down`` / ``broker_up`` and ``with broker_stopped(id):``, each
+returning once every running broker shows the change.
+
 Not thread-safe: drive one cluster from one thread.
 """
 
@@ -39,10 +43,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .processes import death_signal_preexec, free_port
+
+if TYPE_CHECKING:
+    from .cluster_operations import ClusterOperations
 
 READY_PREFIX = "kafkalog broker "
 _PORT_PLACEHOLDER = re.compile(r"\{port(\d*)\}")
@@ -330,6 +338,39 @@ class EmbeddedCluster:
             raise RuntimeError(f"broker {broker_id} is already running")
         self._launch(broker_id)
         self._await_ready(broker_id)
+
+    # -- cluster operations (broker.cluster_operations; docs/fault-injection.md) ---------------------
+    @property
+    def operations(self) -> ClusterOperations:
+        """The cluster operations on this cluster (``broker.cluster_operations.ClusterOperations``)."""
+        from .cluster_operations import ClusterOperations
+
+        return ClusterOperations(self)
+
+    def move_leader(self, topic: str, partition: int, broker_id: int, timeout_s: float = 30.0) -> None:
+        """Make ``broker_id`` the partition's (preferred) leader; returns once every running broker's Metadata
+        names it."""
+        self.operations.move_leader(topic, partition, broker_id, timeout_s)
+
+    def pin_coordinator(self, key: str, broker_id: int, *, key_type: str = "group", timeout_s: float = 30.0) -> int:
+        """Make ``broker_id`` the coordinator of group id (or, ``key_type="transaction"``, transactional id)
+        ``key``; returns the internal topic's partition moved, once every broker's FindCoordinator answers it."""
+        return self.operations.pin_coordinator(key, broker_id, key_type=key_type, timeout_s=timeout_s)
+
+    def broker_down(self, broker_id: int, *, clean: bool = True, timeout_s: float = 30.0) -> None:
+        """Stop the broker's process (``clean=False``: SIGKILL), keeping its data and port; returns once no
+        running broker's Metadata lists it or names it a leader."""
+        self.operations.broker_down(broker_id, clean=clean, timeout_s=timeout_s)
+
+    def broker_up(self, broker_id: int, timeout_s: float = 60.0) -> None:
+        """Start the broker again; returns once it is in the metadata and the ISRs of its partitions."""
+        self.operations.broker_up(broker_id, timeout_s)
+
+    def broker_stopped(
+        self, broker_id: int, *, clean: bool = True, timeout_s: float = 60.0
+    ) -> AbstractContextManager[None]:
+        """``with cluster.broker_stopped(id):`` down inside the block, up after it (also on error)."""
+        return self.operations.broker_stopped(broker_id, clean=clean, timeout_s=timeout_s)
 
     def kill(self) -> None:
         """SIGKILL every broker and the ZooKeeper server started here: a crash of the whole cluster.

@@ -1,0 +1,275 @@
+"""Cluster operations (``broker.cluster_operations``, ``EmbeddedBroker.down``/``up``) seen by real clients: on three
+broker processes (RF 3) a moved leader and a pinned coordinator as kafkalog's client and confluent-kafka see them,
+a stopped leader replaced while confluent-kafka produces with acks=all, the broker back in the ISR; in process, a
+broker off the network and back on the same port with kafkalog's producer and confluent-kafka reconnecting."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import uuid
+
+import confluent_kafka
+import pytest
+from confluent_kafka.admin import AdminClient as ConfluentAdmin
+
+from broker.coordinator.offsets_topic import partition_for
+from broker.embedded_cluster import EmbeddedCluster
+from broker.server import EmbeddedBroker
+from spark_kafkalog.client import AdminClient, KafkaClient, NewTopic, Producer, TopicPartition
+from tests.integration.test_crash_restart import consume_all
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+OFFSETS_PARTITIONS = 5
+
+
+@pytest.fixture(scope="module")
+def cluster(zookeeper, tmp_path_factory):
+    c = EmbeddedCluster(
+        3,
+        data_dir=tmp_path_factory.mktemp("cluster-ops"),
+        zookeeper_connect=f"{zookeeper.connect_string}/ops-{uuid.uuid4().hex[:8]}",
+        broker_config={
+            "offsets.topic.num.partitions": OFFSETS_PARTITIONS,
+            "offsets.topic.replication.factor": 3,
+            "transaction.state.log.num.partitions": 3,
+            "transaction.state.log.replication.factor": 3,
+            "transaction.state.log.min.isr": 2,
+            "replica.fetch.wait.max.ms": 100,
+            "replica.fetch.backoff.ms": 200,
+        },
+    ).start()
+    yield c
+    c.stop()
+
+
+def new_topic(cluster: EmbeddedCluster, replicas: list[int] | None = None) -> str:
+    name = f"ops-{uuid.uuid4().hex[:8]}"
+    topic = (
+        NewTopic(name, 1, 3, {"min.insync.replicas": "2"})
+        if replicas is None
+        else NewTopic(name, replica_assignment={0: replicas}, config={"min.insync.replicas": "2"})
+    )
+    with AdminClient(cluster.bootstrap_servers) as admin:
+        admin.create_topics([topic])
+    return name
+
+
+def leader_seen_by_kafkalog(cluster: EmbeddedCluster, topic: str) -> tuple[int, tuple[int, ...]]:
+    """(leader, ISR) of partition 0 as a new kafkalog client reads it from Metadata."""
+    with KafkaClient(cluster.bootstrap_servers) as client:
+        p = client.topic_info(topic, refresh=True).partitions[0]
+        return p.leader, p.isr
+
+
+class BackgroundProducer:
+    """confluent-kafka producing numbered records (acks=all, idempotent) on its own thread until ``stop``."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.producer = confluent_kafka.Producer(
+            {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": 5}
+        )
+        self.topic = topic
+        self.delivered: set[bytes] = set()
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _report(self, err, msg) -> None:
+        if err is not None:
+            self.errors.append(str(err))
+        else:
+            self.delivered.add(msg.value())
+
+    def _run(self) -> None:
+        i = 0
+        while not self._stop.is_set():
+            self.producer.produce(self.topic, b"v%d" % i, on_delivery=self._report)
+            i += 1
+            self.producer.poll(0.005)
+
+    def wait_for_more(self, n: int, what: str) -> None:
+        start = len(self.delivered)
+        wait_until(lambda: len(self.delivered) >= start + n, 30, f"{n} more records delivered {what}")
+
+    def stop(self) -> set[bytes]:
+        self._stop.set()
+        self._thread.join(10)
+        assert self.producer.flush(30) == 0, "records still undelivered"
+        assert self.errors == [], self.errors
+        return self.delivered
+
+
+def values_in_log(cluster: EmbeddedCluster, topic: str, expected: int) -> set[bytes]:
+    return {value for _, _, value in consume_all(cluster.bootstrap_servers, topic, 1, expected)}
+
+
+def test_move_leader_is_seen_by_kafkalog_and_confluent_kafka_produces_through_it(cluster):
+    topic = new_topic(cluster, [1, 2, 3])
+    assert leader_seen_by_kafkalog(cluster, topic)[0] == 1
+    producing = BackgroundProducer(cluster.bootstrap_servers, topic)
+    try:
+        producing.wait_for_more(50, "before the move")
+        for target in (3, 2):
+            cluster.move_leader(topic, 0, target)
+            assert leader_seen_by_kafkalog(cluster, topic)[0] == target
+            producing.wait_for_more(50, f"with broker {target} leading")
+    finally:
+        delivered = producing.stop()
+    assert values_in_log(cluster, topic, len(delivered)) >= delivered
+
+
+def test_move_leader_to_a_broker_that_is_not_a_replica_reassigns_keeping_the_replication_factor(cluster):
+    topic = new_topic(cluster, [1, 2])
+    with Producer(cluster.bootstrap_servers, acks="all") as producer:
+        for i in range(20):
+            producer.send(topic, b"r%d" % i)
+    cluster.move_leader(topic, 0, 3)
+    with KafkaClient(cluster.bootstrap_servers) as client:
+        p = client.topic_info(topic, refresh=True).partitions[0]
+    assert (p.leader, p.replicas) == (3, (3, 1))
+    assert values_in_log(cluster, topic, 20) == {b"r%d" % i for i in range(20)}
+
+
+def test_pin_coordinator_is_seen_in_find_coordinator_and_a_group_commits_across_it(cluster):
+    topic = new_topic(cluster)
+    with Producer(cluster.bootstrap_servers, acks="all") as producer:
+        for i in range(20):
+            producer.send(topic, b"g%d" % i)
+    group = f"pinned-{uuid.uuid4().hex[:6]}"
+
+    def coordinator() -> int:
+        """The coordinator confluent-kafka's admin finds (a new one each time: librdkafka caches coordinators)."""
+        admin = ConfluentAdmin({"bootstrap.servers": cluster.bootstrap_servers})
+        description = admin.describe_consumer_groups([group])[group].result(10)
+        return description.coordinator.id
+
+    first = 1 + partition_for(group, OFFSETS_PARTITIONS) % 3  # any broker: pin_coordinator moves it there
+    assert cluster.pin_coordinator(group, first) == partition_for(group, OFFSETS_PARTITIONS)
+    assert coordinator() == first
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        consumer.assign([confluent_kafka.TopicPartition(topic, 0)])
+        got = consumer.consume(10, timeout=20)
+        assert len(got) == 10 and not any(m.error() for m in got)
+        consumer.commit(asynchronous=False)
+        second = first % 3 + 1
+        cluster.pin_coordinator(group, second)
+        assert coordinator() == second
+        got = consumer.consume(10, timeout=20)
+        assert len(got) == 10 and not any(m.error() for m in got)
+        committed = wait_until(lambda: _commit(consumer), 30, "a commit through the new coordinator")
+        assert committed[0].offset == 20
+    finally:
+        consumer.close()
+    with AdminClient(cluster.bootstrap_servers) as kafkalog_admin:
+        assert kafkalog_admin.list_group_offsets(group)[TopicPartition(topic, 0)].offset == 20
+
+
+def _commit(consumer) -> list | None:
+    """Commit synchronously; None when the coordinator answered a retriable error (it just moved)."""
+    try:
+        return consumer.commit(asynchronous=False)
+    except confluent_kafka.KafkaException as e:
+        if e.args[0].retriable():
+            return None
+        raise
+
+
+def test_pin_coordinator_of_a_transactional_id_then_confluent_kafka_commits_a_transaction(cluster):
+    topic = new_topic(cluster)
+    txn_id = f"txn-{uuid.uuid4().hex[:6]}"
+    cluster.pin_coordinator(txn_id, 2, key_type="transaction")
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": txn_id})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce(topic, b"in-txn")
+    cluster.pin_coordinator(txn_id, 3, key_type="transaction")
+    producer.commit_transaction(30)
+    assert values_in_log(cluster, topic, 1) == {b"in-txn"}
+
+
+def test_broker_down_elects_a_new_leader_while_acks_all_producing_goes_on_and_broker_up_rejoins(cluster):
+    topic = new_topic(cluster, [1, 2, 3])
+    producing = BackgroundProducer(cluster.bootstrap_servers, topic)
+    try:
+        producing.wait_for_more(50, "before the leader stops")
+        with cluster.broker_stopped(1):
+            leader, isr = leader_seen_by_kafkalog(cluster, topic)
+            assert leader in (2, 3) and 1 not in isr
+            with pytest.raises(OSError):
+                socket.create_connection((cluster.host, cluster.ports[1]), 1).close()
+            producing.wait_for_more(100, "while broker 1 is down")
+        leader, isr = leader_seen_by_kafkalog(cluster, topic)
+        assert sorted(isr) == [1, 2, 3]
+        producing.wait_for_more(50, "after broker 1 is back")
+        cluster.move_leader(topic, 0, 1)
+        producing.wait_for_more(50, "with broker 1 leading again")
+    finally:
+        delivered = producing.stop()
+    assert values_in_log(cluster, topic, len(delivered)) >= delivered
+
+
+def test_a_crashed_broker_is_down_once_its_session_expires_and_comes_back(cluster):
+    topic = new_topic(cluster, [2, 3, 1])
+    cluster.broker_down(2, clean=False)
+    assert leader_seen_by_kafkalog(cluster, topic)[0] in (3, 1)
+    assert 2 not in cluster.processes
+    cluster.broker_up(2)
+    assert 2 in leader_seen_by_kafkalog(cluster, topic)[1]
+
+
+def test_operations_refuse_brokers_that_are_not_running(cluster):
+    topic = new_topic(cluster)
+    with pytest.raises(ValueError, match="broker 7 is not running"):
+        cluster.move_leader(topic, 0, 7)
+    with pytest.raises(ValueError, match="key_type"):
+        cluster.pin_coordinator("g", 1, key_type="share")
+    with pytest.raises(RuntimeError, match="already running"):
+        cluster.broker_up(1)
+
+
+def test_an_in_process_broker_down_refuses_connections_and_clients_reconnect_after_up():
+    with EmbeddedBroker(broker_id=0, zookeeper_connect=f"memory:ops-{uuid.uuid4().hex}") as broker:
+        bootstrap = broker.bootstrap_servers
+        host, port = bootstrap.rsplit(":", 1)
+        topic = f"ops-{uuid.uuid4().hex[:8]}"
+        with AdminClient(bootstrap) as admin:
+            admin.create_topics([NewTopic(topic, 1, 1)])
+        confluent = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "message.timeout.ms": 60000})
+        kafkalog = Producer(bootstrap, acks="all", delivery_timeout_ms=60000)
+        try:
+            confluent.produce(topic, b"c-before")
+            assert confluent.flush(10) == 0
+            kafkalog.send(topic, b"k-before").result(10)
+            with broker.stopped():
+                assert broker.is_down
+                with pytest.raises(OSError):
+                    socket.create_connection((host, int(port)), 1).close()
+                confluent.produce(topic, b"c-during")
+                pending = kafkalog.send(topic, b"k-during")
+                assert confluent.flush(1) == 1  # queued, not delivered while the broker is down
+                assert not pending.done()
+            assert not broker.is_down and broker.bootstrap_servers == bootstrap
+            assert confluent.flush(30) == 0
+            assert pending.result(30).offset >= 1
+            with KafkaClient(bootstrap) as client:  # a new kafkalog client reaches it at the same address
+                assert client.topics() == {topic: 1}
+        finally:
+            kafkalog.close()
+        assert {r[2] for r in consume_all(bootstrap, topic, 1, 4)} == {
+            b"c-before",
+            b"k-before",
+            b"c-during",
+            b"k-during",
+        }
