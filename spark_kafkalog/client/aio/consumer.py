@@ -1,0 +1,522 @@
+"""``AIOConsumer``: Kafka's consumer on asyncio, by manual assignment or as a member of a consumer group, with the
+configuration and semantics of the blocking ``Consumer``.
+
+``AIOConsumer("host:9092", group_id="g", auto_offset_reset="earliest")`` (the blocking ``Consumer``'s arguments:
+the bootstrap servers or a settings mapping / ``ClientConfig``, ``config=``, and the dotted or snake_case settings)
+or, as aiokafka, ``AIOConsumer("topic-a", "topic-b", bootstrap_servers="host:9092", group_id="g")``: topics given
+positionally are subscribed by ``start``. Then ``await start()`` (or ``async with``), ``assign`` or ``subscribe``,
+and ``await poll(timeout_ms, max_records)`` (a list of ``ConsumerRecord``, as the blocking ``poll``),
+``await getone()`` or ``async for record in consumer``.
+
+Positions and fetching: a partition without a position starts at the group's committed offset (with a ``group.id``),
+else per ``auto.offset.reset`` (``latest``, ``earliest``, ``none`` raises); an offset that fell out of the log is
+reset the same way. Each poll round sends one Fetch per leader for the assigned, not paused partitions whose buffer
+is empty (``fetching.fetch_round``; by topic id when the metadata knows it, read_committed skipping aborted
+transactions and moving past markers), the first round without waiting, later ones long-polling until the
+timeout.
+
+Groups (``subscribe``): ``group.protocol=classic`` is driven by ``AsyncConsumerCoordinator`` (JoinGroup on a client
+of its own so the wait never blocks fetches; a heartbeat task), ``consumer`` (KIP-848) by ``AsyncMembershipManager``.
+Rebalance listeners are objects with any of ``on_partitions_revoked``, ``on_partitions_assigned`` and
+``on_partitions_lost`` (revoked when absent); each may be a plain function or a coroutine function (awaited). They
+run from ``poll`` (and ``close``/``unsubscribe``) in order, before the next group request; revoked partitions'
+positions are committed first with ``enable.auto.commit``, and partitions leave the assignment only after their
+callback ran.
+
+Committed offsets: ``await commit()`` (positions, or given offsets; as a member with its generation or epoch,
+``CommitFailedError`` when the group moved on), ``await committed(partitions)``; ``enable.auto.commit`` commits every
+``auto.commit.interval.ms`` from ``poll``, on revocation and on ``close``; ``offsets.storage``/``dual.commit.enabled``
+as the blocking consumer. ``close`` leaves the group (a static member, ``group.instance.id``, does not send
+LeaveGroup).
+
+Concurrency: one event loop; one task polls at a time (as Java's consumer is used from one thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import re
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any
+
+from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
+from spark_kafkalog.client.aio.client import AsyncKafkaClient
+from spark_kafkalog.client.aio.fetching import fetch_round
+from spark_kafkalog.client.aio.group_calls import AsyncGroupCalls
+from spark_kafkalog.client.aio.group_coordinator import AsyncConsumerCoordinator
+from spark_kafkalog.client.aio.membership import AsyncMembershipManager
+from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.consumer.consumer import ConsumerGroupMetadata
+from spark_kafkalog.client.consumer.consumer_parts import (
+    COMMIT_FAILED_CODES,
+    commit_failed,
+    deserializers,
+    listener_method,
+    not_a_member,
+    offsets_to_commit,
+    parse_subscription,
+    records_of,
+    reset_spec,
+)
+from spark_kafkalog.client.consumer.group_membership import RebalanceEvent
+from spark_kafkalog.client.core.client import client_config
+from spark_kafkalog.client.errors import KafkaClientError
+from spark_kafkalog.client.types import ConsumerRecord, OffsetSpec, TopicPartition
+from spark_kafkalog.protocol import ErrorCode
+
+__all__ = ["AIOConsumer"]
+
+log = logging.getLogger("kafkalog.consumer")
+
+_IDLE_STEP = 0.1  # seconds between looks while a member has nothing to fetch
+
+
+class AIOConsumer:
+    """The asyncio consumer (see the module docstring); an async context manager and an async iterator."""
+
+    def __init__(
+        self,
+        *topics: str,
+        bootstrap_servers: str | list[str] | Mapping[str, Any] | ClientConfig | None = None,
+        config: Mapping[str, Any] | ClientConfig | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if bootstrap_servers is None and topics:  # AIOConsumer("host:9092", ...), as the blocking Consumer
+            bootstrap_servers, topics = topics[0], ()
+        cfg = client_config(bootstrap_servers, config, **kwargs)
+        self.config = cfg
+        self.client = AsyncKafkaClient(None, config=cfg)
+        self._initial_topics = topics
+        self._deserialize_key, self._deserialize_value = deserializers(cfg)
+        self._assignment: list[TopicPartition] = []
+        self._positions: dict[TopicPartition, int] = {}
+        self._buffered: dict[TopicPartition, deque[ConsumerRecord]] = {}
+        self._fetched_to: dict[TopicPartition, int] = {}  # the position once the buffer is drained (past markers)
+        self._paused: set[TopicPartition] = set()
+        self._groups = AsyncGroupCalls(self.client)
+        self._last_auto_commit = time.monotonic()
+        self._coordinator: AsyncConsumerCoordinator | AsyncMembershipManager | None = None
+        self._topics: tuple[str, ...] = ()
+        self._patterns: list[Any] = []
+        self._regex: str | None = None
+        self._listener: Any = None
+        self._next_metadata_check = 0.0
+        self._partition_counts: dict[str, int] = {}
+        self._started = False
+        self._closed = False
+
+    # lifecycle ------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Connect (bootstrap metadata) and subscribe to the topics given to the constructor. Idempotent."""
+        if self._started:
+            return
+        self._started = True
+        await self.client.start()
+        if self._initial_topics:
+            self.subscribe(self._initial_topics)
+
+    async def close(self) -> None:
+        """Commit (with auto commit), leave the group (revocation callbacks run here) and close the connections."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._coordinator is not None:
+                await self._coordinator.leave()  # the revocation commits positions with auto commit
+            elif self._auto_commits:
+                await self.commit()
+        finally:
+            if self._coordinator is not None:
+                await self._coordinator.close()
+            await self.client.close()
+
+    async def __aenter__(self) -> AIOConsumer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
+        return self
+
+    async def __anext__(self) -> ConsumerRecord:
+        """The next record (waits until one comes); ends when the consumer is closed."""
+        if self._closed:
+            raise StopAsyncIteration
+        return await self.getone()
+
+    async def getone(self) -> ConsumerRecord:
+        """The next record, waiting as long as it takes."""
+        while True:
+            records = await self.poll(timeout_ms=1000, max_records=1)
+            if records:
+                return records[0]
+
+    # committed offsets ------------------------------------------------------------------------------
+    @property
+    def _auto_commits(self) -> bool:
+        return self.config.group_id is not None and self.config.enable_auto_commit and bool(self._positions)
+
+    def _group(self) -> str:
+        if self.config.group_id is None:
+            raise KafkaClientError("committed offsets need a group.id", retriable=False)
+        return self.config.group_id
+
+    async def commit(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None) -> None:
+        """Commit ``offsets`` (by default the position of every assigned partition that has one) for the group.
+        A member commits with its generation (classic) or epoch (consumer protocol): ``CommitFailedError`` when the
+        group rebalanced meanwhile (the next ``poll`` rejoins)."""
+        group = self._group()
+        if offsets is None:
+            offsets = {tp: self._position_now(tp) for tp in self._assignment if tp in self._positions}
+        wanted = offsets_to_commit(offsets)
+        self._last_auto_commit = time.monotonic()
+        if not wanted:
+            return
+        storage, dual = self.config.offsets_storage, self.config.dual_commit_enabled
+        if storage == "zookeeper" or dual:
+            await self._groups.commit_offsets(group, wanted, storage="zookeeper")
+        if storage == "zookeeper" and not dual:
+            return
+        coordinator = self._coordinator
+        if coordinator is None:
+            await self._groups.commit_offsets(group, wanted)
+            return
+        if isinstance(coordinator, AsyncMembershipManager):
+            await coordinator.commit_offsets(self._groups, wanted)
+            return
+        generation, member_id, instance_id = coordinator.member.commit_identity()
+        if generation < 0:
+            raise not_a_member(group)
+        try:
+            await self._groups.commit_offsets(
+                group, wanted, generation=generation, member_id=member_id, group_instance_id=instance_id
+            )
+        except KafkaClientError as e:
+            if e.error_code not in COMMIT_FAILED_CODES:
+                raise
+            coordinator.member.on_commit_error(e.error_code)
+            raise commit_failed(group, e.error_code) from e
+
+    async def committed(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """The group's committed offset of each partition (None where nothing was committed)."""
+        tps = [TopicPartition(*tp) for tp in partitions]
+        found = await self._fetch_committed(self._group(), tps)
+        return {tp: found.get(tp) for tp in tps}
+
+    async def _fetch_committed(self, group: str, tps: list[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
+        stores = ["kafka", "zookeeper"] if self.config.dual_commit_enabled else [self.config.offsets_storage]
+        found: dict[TopicPartition, OffsetAndMetadata] = {}
+        for storage in stores:
+            if storage == "kafka" and isinstance(self._coordinator, AsyncMembershipManager):
+                stored = await self._coordinator.fetch_committed(self._groups, tps)
+            else:
+                stored = await self._groups.list_group_offsets(group, tps, storage=storage)
+            for tp, om in stored.items():
+                if tp not in found or om.offset > found[tp].offset:
+                    found[tp] = om
+        return found
+
+    async def _maybe_auto_commit(self) -> None:
+        interval = self.config.auto_commit_interval_ms / 1000
+        if self._auto_commits and time.monotonic() - self._last_auto_commit >= interval:
+            await self._auto_commit(list(self._assignment))
+
+    async def _auto_commit(self, partitions: list[TopicPartition]) -> None:
+        offsets = {tp: self._position_now(tp) for tp in partitions if tp in self._positions}
+        try:
+            await self.commit(offsets)
+        except KafkaClientError as e:  # as Java: an auto commit that fails is logged, the next one may succeed
+            log.warning("group %s: auto commit of %d offsets failed: %s", self.config.group_id, len(offsets), e)
+
+    # subscription -----------------------------------------------------------------------------------
+    def subscribe(
+        self,
+        topics: str | Iterable[str] = (),
+        pattern: str | re.Pattern[str] | None = None,
+        listener: Any = None,
+    ) -> None:
+        """Join the consumer group ``group.id`` for ``topics`` and/or the topics matching ``pattern`` (as the
+        blocking ``Consumer.subscribe``); the assignment follows at the next ``poll``. Subscribing to nothing
+        needs ``await unsubscribe()`` instead."""
+        if self.config.group_id is None:
+            raise KafkaClientError("subscribe needs a group.id (or use assign())", retriable=False)
+        if self._coordinator is None and self._assignment:
+            raise KafkaClientError(
+                "subscribe() and assign() are mutually exclusive; unsubscribe() or assign([]) first", retriable=False
+            )
+        spec = parse_subscription(topics, pattern)
+        if spec.empty:
+            raise KafkaClientError("subscribe to at least one topic or pattern (or await unsubscribe())")
+        self._topics, self._patterns, self._regex = spec
+        self._listener = listener
+        if self._coordinator is None and self.config.group_protocol == "consumer":
+            self._coordinator = AsyncMembershipManager(self.config, self.client, self._on_rebalance)
+        elif self._coordinator is None:
+            self._coordinator = AsyncConsumerCoordinator(self.config, self._partition_counts_of, self._on_rebalance)
+        self._next_metadata_check = 0.0
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """The group identity now: group id, generation (classic) or member epoch (consumer protocol), member id."""
+        group = self._group()
+        if self._coordinator is None:
+            return ConsumerGroupMetadata(group, group_instance_id=self.config.group_instance_id)
+        generation, member_id, instance_id = self._coordinator.member.commit_identity()
+        return ConsumerGroupMetadata(group, generation, member_id, instance_id)
+
+    def subscription(self) -> set[str]:
+        """The topics subscribed to (patterns resolved against the last metadata; with the consumer protocol the
+        topics named plus those of the assignment)."""
+        if isinstance(self._coordinator, AsyncMembershipManager) and self._regex is not None:
+            return set(self._coordinator.member.subscription) | {tp.topic for tp in self._coordinator.member.owned}
+        return set(self._coordinator.member.subscription) if self._coordinator is not None else set(self._topics)
+
+    async def unsubscribe(self) -> None:
+        """Leave the group (revocation callbacks run) and drop the assignment."""
+        coordinator, self._coordinator = self._coordinator, None
+        if coordinator is not None:
+            try:
+                await coordinator.leave("the consumer unsubscribed")
+            finally:
+                await coordinator.close()
+        self._topics, self._patterns, self._regex = (), [], None
+        self._set_assignment([])
+
+    async def _check_metadata(self) -> None:
+        """Every ``metadata.max.age.ms`` (classic protocol): resolve patterns, and rejoin when a subscribed topic's
+        partition count changed, as the blocking consumer does."""
+        coordinator = self._coordinator
+        if isinstance(coordinator, AsyncMembershipManager):  # the coordinator resolves regexes and partitions
+            coordinator.member.subscribe(self._topics, self._regex)
+            return
+        now = time.monotonic()
+        if coordinator is None or now < self._next_metadata_check:
+            return
+        self._next_metadata_check = now + self.config.metadata_max_age_ms / 1000
+        topics = set(self._topics)
+        if self._patterns:
+            for name in await self.client.topics():
+                if any(match(name) for match in self._patterns):
+                    topics.add(name)
+        member = coordinator.member
+        member.subscribe(topics)
+        counts = await self._partition_counts_of(tuple(sorted(topics)))
+        if self._partition_counts and counts != self._partition_counts and member.stable:
+            member.request_rejoin()
+        self._partition_counts = counts
+
+    async def _partition_counts_of(self, topics: tuple[str, ...]) -> dict[str, int]:
+        counts = {}
+        for topic in topics:
+            try:
+                counts[topic] = len((await self.client.topic_info(topic, refresh=True)).partitions)
+            except KafkaClientError as e:  # not created yet: assigned once it exists
+                if e.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+                    raise
+                log.debug("topic %s has no partitions to assign: %s", topic, e)
+        return counts
+
+    async def _on_rebalance(self, events: list[RebalanceEvent]) -> None:
+        """Run rebalance callbacks in order (coroutines awaited); partitions leave the assignment only after their
+        callback ran, so the listener may still commit their positions."""
+        coordinator = self._coordinator
+        assert coordinator is not None
+        for event in events:
+            partitions = list(event.partitions)
+            if event.kind == "revoked" and self.config.enable_auto_commit and self.config.group_id is not None:
+                await self._auto_commit(partitions)
+            if event.kind == "assigned":
+                self._set_assignment(list(coordinator.member.owned))
+                await self._call_listener(event)
+            else:
+                await self._call_listener(event)
+                gone = set(partitions)
+                self._set_assignment([tp for tp in self._assignment if tp not in gone])
+
+    async def _call_listener(self, event: RebalanceEvent) -> None:
+        method = listener_method(self._listener, event)
+        if method is None:
+            return
+        try:
+            result = method(list(event.partitions))
+            if inspect.isawaitable(result):
+                await result
+        except Exception:  # as Java: a failing callback is logged; the rebalance goes on
+            log.exception("rebalance listener %s failed", getattr(method, "__name__", event.kind))
+
+    # assignment and positions -----------------------------------------------------------------------
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Replace the assignment; positions of partitions kept in it are kept. A partition that does not exist
+        fails the next ``poll``."""
+        if self._coordinator is not None:
+            raise KafkaClientError(
+                "assign() and subscribe() are mutually exclusive; unsubscribe() first", retriable=False
+            )
+        self._set_assignment(list(dict.fromkeys(TopicPartition(*tp) for tp in partitions)))
+
+    def _set_assignment(self, tps: list[TopicPartition]) -> None:
+        self._assignment = tps
+        self._positions = {tp: off for tp, off in self._positions.items() if tp in tps}
+        self._buffered = {tp: q for tp, q in self._buffered.items() if tp in tps}
+        self._fetched_to = {tp: o for tp, o in self._fetched_to.items() if tp in tps}
+        self._paused &= set(tps)
+
+    def assignment(self) -> list[TopicPartition]:
+        return list(self._assignment)
+
+    def pause(self, partitions: Iterable[TopicPartition]) -> None:
+        """Stop fetching ``partitions`` (assigned ones) until ``resume``; the group membership is unaffected."""
+        for tp in partitions:
+            self._paused.add(self._check_assigned(tp))
+
+    def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            self._paused.discard(TopicPartition(*tp))
+
+    def paused(self) -> set[TopicPartition]:
+        return set(self._paused)
+
+    def _check_assigned(self, tp: TopicPartition) -> TopicPartition:
+        tp = TopicPartition(*tp)
+        if tp not in self._assignment:
+            raise KafkaClientError(
+                f"{tp} is not assigned to this consumer", retriable=False, topic=tp.topic, partition=tp.partition
+            )
+        return tp
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        """The next ``poll`` returns ``tp``'s records from ``offset``."""
+        tp = self._check_assigned(tp)
+        if offset < 0:
+            raise ValueError(f"seek offset for {tp} must be >= 0, got {offset}")
+        self._set_position(tp, offset)
+
+    def _set_position(self, tp: TopicPartition, offset: int) -> None:
+        self._positions[tp] = offset
+        self._buffered.pop(tp, None)
+        self._fetched_to.pop(tp, None)
+
+    async def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
+        await self._seek_to(OffsetSpec.EARLIEST, partitions)
+
+    async def seek_to_end(self, partitions: Iterable[TopicPartition] | None = None) -> None:
+        await self._seek_to(OffsetSpec.LATEST, partitions)
+
+    async def _seek_to(self, spec: int, partitions: Iterable[TopicPartition] | None) -> None:
+        tps = [self._check_assigned(tp) for tp in (self._assignment if partitions is None else partitions)]
+        if tps:
+            for tp, offset in (await self.client.list_offsets(dict.fromkeys(tps, spec))).items():
+                self._set_position(tp, offset)
+
+    async def position(self, tp: TopicPartition) -> int:
+        """The offset of the next record ``poll`` returns for ``tp`` (resolved first when it has none)."""
+        tp = self._check_assigned(tp)
+        if tp not in self._positions:
+            await self._reset([tp])
+        return self._position_now(tp)
+
+    def _position_now(self, tp: TopicPartition) -> int:
+        buffered = self._buffered.get(tp)
+        return buffered[0].offset if buffered else self._positions[tp]
+
+    async def _reset(self, tps: list[TopicPartition], *, use_committed: bool = True) -> None:
+        if use_committed and self.config.group_id is not None:
+            committed = await self._fetch_committed(self.config.group_id, tps)
+            for tp, om in committed.items():
+                self._positions[tp] = om.offset
+            tps = [tp for tp in tps if tp not in committed]
+            if not tps:
+                return
+        spec = reset_spec(self.config.auto_offset_reset, tps)
+        for tp, offset in (await self.client.list_offsets(dict.fromkeys(tps, spec))).items():
+            self._positions[tp] = offset
+
+    # polling ----------------------------------------------------------------------------------------
+    async def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumerRecord]:
+        """Up to ``max_records`` (``max.poll.records``) records from the assigned partitions, waiting up to
+        ``timeout_ms`` for the first one. A subscribed consumer first keeps its group membership active (a
+        rebalance completes inside ``poll``, awaiting the listener's callbacks)."""
+        if self._closed:
+            raise KafkaClientError("the consumer is closed", retriable=False)
+        if not self._started:
+            await self.start()
+        deadline = time.monotonic() + timeout_ms / 1000.0
+        while True:
+            if self._coordinator is not None:
+                await self._check_metadata()
+                await self._coordinator.ensure_active(deadline)
+            fetchable = [tp for tp in self._assignment if tp not in self._paused]
+            remaining = deadline - time.monotonic()
+            if fetchable or self._coordinator is None or remaining <= 0:
+                break
+            await asyncio.sleep(min(remaining, _IDLE_STEP))  # a member without partitions keeps its membership
+        if not fetchable:
+            return []
+        await self._maybe_auto_commit()
+        limit = self.config.max_poll_records if max_records is None else max_records
+        missing = [tp for tp in fetchable if tp not in self._positions]
+        if missing:
+            await self._reset(missing)
+        out: list[ConsumerRecord] = []
+        first = True
+        while first or (not out and time.monotonic() < deadline):
+            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            wait_ms = 0 if first else min(self.config.fetch_max_wait_ms, max(remaining_ms, 1))
+            first = False
+            self._take_buffered(fetchable, out, limit)
+            if len(out) >= limit:
+                break
+            await self._fetch([tp for tp in fetchable if not self._buffered.get(tp)], wait_ms)
+            self._take_buffered(fetchable, out, limit)
+            coordinator = self._coordinator
+            if coordinator is not None and not coordinator.member.stable:
+                break  # a rebalance began: return what we have, the next poll rejoins
+            fetchable = [tp for tp in fetchable if tp in self._assignment and tp not in self._paused]
+            if not fetchable:
+                break
+        return out
+
+    def _take_buffered(self, fetchable: list[TopicPartition], out: list[ConsumerRecord], limit: int) -> None:
+        """Move buffered records into ``out``, partitions in turn (rotating the start, so one busy partition does
+        not starve the others)."""
+        if not fetchable:
+            return
+        for tp in fetchable:
+            queue = self._buffered.get(tp)
+            while queue and len(out) < limit:
+                record = queue.popleft()
+                out.append(record)
+                self._positions[tp] = record.offset + 1
+            if not queue and tp in self._fetched_to:
+                self._positions[tp] = max(self._positions[tp], self._fetched_to.pop(tp))
+            if len(out) >= limit:
+                break
+        fetchable.append(fetchable.pop(0))
+
+    async def _fetch(self, tps: list[TopicPartition], wait_ms: int) -> None:
+        if not tps:
+            return
+        positions = {tp: self._positions[tp] for tp in tps}
+        fetched = await fetch_round(self.client, positions, config=self.config, max_wait_ms=wait_ms)
+        if all(result.retry for result in fetched.values()):
+            await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)  # leaders moving: do not spin
+        out_of_range = []
+        for tp, result in fetched.items():
+            if tp not in self._assignment or self._positions.get(tp) != positions[tp]:
+                continue  # reassigned or sought meanwhile (a rebalance callback ran)
+            if result.out_of_range:
+                out_of_range.append(tp)
+                continue
+            if result.retry:
+                continue
+            queue = self._buffered.setdefault(tp, deque())
+            for batch in result.batches:
+                queue.extend(records_of(batch, positions[tp], self._deserialize_key, self._deserialize_value))
+            self._fetched_to[tp] = result.next_position
+        if out_of_range:
+            await self._reset(out_of_range, use_committed=False)

@@ -1,0 +1,157 @@
+"""``AsyncGroupCalls``: the consumer's offset calls to its group's coordinator on an ``AsyncKafkaClient``.
+
+The asyncio side of what ``GroupAdmin`` does for the blocking ``Consumer``: FindCoordinator (cached per group,
+through ``AsyncKafkaClient.find_coordinator``), OffsetCommit (v0-9, topics by name; as a member with its
+generation or KIP-848 epoch, or from outside the group) and OffsetFetch (v1-9; v9 as a KIP-848 member). Requests
+and answers are ``group_admin``'s pure builders and parsers, so both consumers send and read the same bytes.
+ZooKeeper offset storage (``offsets.storage=zookeeper``: OffsetCommit/OffsetFetch v0 to any broker) is served too.
+
+Coordinator moves (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS) and lost connections
+forget the cached coordinator and are retried within ``default.api.timeout.ms`` (``call_with_retries``).
+
+Concurrency: coroutines of the client's event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from spark_kafkalog.client.admin.group_admin import (
+    OFFSETS_BY_NAME_MAX,
+    OffsetAndMetadata,
+    committed_offsets,
+    group_error,
+    offset_commit_request,
+    offset_fetch_answer,
+    offset_fetch_request,
+    raise_partition_errors,
+)
+from spark_kafkalog.client.aio.client import AsyncKafkaClient
+from spark_kafkalog.client.errors import KafkaClientError
+from spark_kafkalog.client.types import TopicPartition
+from spark_kafkalog.protocol import ApiKey, ErrorCode
+
+__all__ = ["AsyncGroupCalls", "request_at"]
+
+_COORDINATOR_MOVED = frozenset(
+    {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
+)
+
+
+async def request_at(
+    client: AsyncKafkaClient,
+    node_id: int | None,
+    api_key: int,
+    build: Callable[[int], Any],
+    *,
+    min_version: int = 0,
+    max_version: int | None = None,
+    timeout_ms: int | None = None,
+) -> tuple[int, Any]:
+    """Send ``build(version)`` to ``node_id`` (any broker when None) at the highest version in
+    ``[min_version, max_version]`` that both sides serve; returns ``(version, response)``."""
+    return await client.send_request_versioned(
+        node_id, api_key, build, min_version=min_version, max_version=max_version, timeout_ms=timeout_ms
+    )
+
+
+class AsyncGroupCalls:
+    """Offset calls of one consumer's group on ``client``; see the module docstring."""
+
+    def __init__(self, client: AsyncKafkaClient) -> None:
+        self.client = client
+        self._coordinators: dict[str, int] = {}
+
+    async def coordinator(self, group_id: str) -> int:
+        """The broker id coordinating ``group_id`` (cached until forgotten)."""
+        node = self._coordinators.get(group_id)
+        if node is None:
+            node = self._coordinators[group_id] = await self.client.find_coordinator(group_id)
+        return node
+
+    def forget_coordinator(self, group_id: str) -> None:
+        self._coordinators.pop(group_id, None)
+
+    def _error(
+        self, code: int, what: str, group_id: str, detail: str | None = None, tp: tuple[str, int] | None = None
+    ) -> KafkaClientError:
+        if ErrorCode(code) in _COORDINATOR_MOVED:
+            self.forget_coordinator(group_id)
+        return group_error(code, what, group_id, detail, tp)
+
+    async def _group_call(
+        self, group_id: str, api_key: int, build: Callable[[int], Any], check: Callable[[Any, int], Any], what: str
+    ) -> Any:
+        async def attempt() -> Any:
+            node = await self.coordinator(group_id)
+            try:
+                version, response = await request_at(self.client, node, api_key, build, max_version=OFFSETS_BY_NAME_MAX)
+            except KafkaClientError:
+                self.forget_coordinator(group_id)
+                raise
+            return check(response, version)
+
+        return await self.client.call_with_retries(attempt, what=what)
+
+    async def commit_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+        *,
+        generation: int = -1,
+        member_id: str = "",
+        group_instance_id: str | None = None,
+        storage: str = "kafka",
+    ) -> None:
+        """OffsetCommit (as ``GroupAdmin.commit_offsets``); raises on the first partition that failed."""
+        if not offsets:
+            return
+        body = offset_commit_request(
+            group_id, offsets, generation=generation, member_id=member_id, group_instance_id=group_instance_id
+        )
+
+        def check(response: Any, version: int) -> None:
+            raise_partition_errors(group_id, "OffsetCommit", response.topics, self._error)
+
+        if storage == "zookeeper":
+
+            async def v0() -> Any:
+                return await request_at(self.client, None, ApiKey.OFFSET_COMMIT, lambda v: body, max_version=0)
+
+            _, response = await self.client.call_with_retries(v0, what="OffsetCommit")
+            check(response, 0)
+            return
+        await self._group_call(group_id, ApiKey.OFFSET_COMMIT, lambda v: body, check, "OffsetCommit")
+
+    async def list_group_offsets(
+        self,
+        group_id: str,
+        partitions: Iterable[TopicPartition],
+        *,
+        storage: str = "kafka",
+        member_id: str | None = None,
+        member_epoch: int = -1,
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Committed offsets of ``partitions`` (as ``GroupAdmin.list_group_offsets``); partitions without a
+        commit are left out."""
+        wanted = sorted(set(partitions))
+        if storage == "zookeeper":
+
+            async def v0() -> Any:
+                build = lambda v: offset_fetch_request(0, group_id, wanted)  # noqa: E731
+                return await request_at(self.client, None, ApiKey.OFFSET_FETCH, build, max_version=0)
+
+            _, response = await self.client.call_with_retries(v0, what="OffsetFetch")
+            return committed_offsets(group_id, response.topics, self._error, with_epoch=False, unknown_is_absent=True)
+
+        def build(version: int) -> Any:
+            return offset_fetch_request(version, group_id, wanted, member_id=member_id, member_epoch=member_epoch)
+
+        def check(response: Any, version: int) -> dict[TopicPartition, OffsetAndMetadata]:
+            return offset_fetch_answer(response, version, group_id, self._error)
+
+        result: dict[TopicPartition, OffsetAndMetadata] = await self._group_call(
+            group_id, ApiKey.OFFSET_FETCH, build, check, "OffsetFetch"
+        )
+        return result

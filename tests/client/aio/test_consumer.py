@@ -1,0 +1,515 @@
+"""``AIOConsumer`` against an in-process ``EmbeddedBroker``, mirroring the blocking consumer's tests: assign and poll,
+``async for``, seek, auto.offset.reset, commit/committed, classic groups of two (range and cooperative-sticky) that
+split the partitions and rebalance when one leaves, a KIP-848 group, groups shared with the blocking ``Consumer`` and
+with confluent-kafka, read_committed skipping an aborted transaction, and a coroutine rebalance listener.
+
+Each test runs its coroutine with ``asyncio.run`` (the repository has no pytest-asyncio); the broker rebalances at once
+(group_initial_rebalance_delay_ms=0) and the members use short session and heartbeat intervals."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+import pytest
+
+from broker.server import EmbeddedBroker
+from spark_kafkalog.client import AdminClient, Consumer, KafkaClientError, NewTopic, Producer, TopicPartition
+from spark_kafkalog.client.aio import AIOConsumer
+from spark_kafkalog.client.consumer.group_membership import CommitFailedError
+from tests.waiting import wait_until_async
+
+pytestmark = pytest.mark.integration
+
+T = TypeVar("T")
+SESSION_MS = 3000
+HEARTBEAT_MS = 200
+REBALANCE_S = 20
+
+
+def run(coro: Awaitable[T]) -> T:
+    async def main() -> T:
+        return await coro
+
+    return asyncio.run(main())
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    b = EmbeddedBroker(
+        0,
+        zookeeper_connect=f"memory:aioc-{uuid.uuid4().hex[:8]}",
+        log_dir=tmp_path_factory.mktemp("b"),
+        group_initial_rebalance_delay_ms=0,
+        group_min_session_timeout_ms=500,
+        group_consumer_heartbeat_interval_ms=200,
+        group_consumer_session_timeout_ms=3000,
+        offsets_topic_num_partitions=2,
+        transaction_state_log_num_partitions=2,
+    )
+    b.start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture(scope="module")
+def bootstrap(broker) -> str:
+    return broker.bootstrap_servers
+
+
+def new_topic(bootstrap: str, partitions: int, prefix: str = "aioc") -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    with AdminClient(bootstrap) as admin:
+        admin.create_topics([NewTopic(name, partitions, 1)])
+    return name
+
+
+def produce(bootstrap: str, topic: str, n: int, partitions: int, start: int = 0) -> None:
+    with Producer(bootstrap) as p:
+        for i in range(start, start + n):
+            p.send(topic, b"v%d" % i, key=b"k%d" % i, partition=i % partitions, headers=[("h", b"%d" % i)])
+        p.flush()
+
+
+def tps_of(topic: str, partitions: int) -> set[TopicPartition]:
+    return {TopicPartition(topic, p) for p in range(partitions)}
+
+
+async def poll_until(consumer: AIOConsumer, n: int, timeout_s: float = 15.0) -> list[Any]:
+    out: list[Any] = []
+
+    async def enough() -> bool:
+        out.extend(await consumer.poll(timeout_ms=100))
+        return len(out) >= n
+
+    await wait_until_async(enough, timeout_s, f"{n} records polled")
+    return out
+
+
+def group_settings(group: str, **extra: Any) -> dict[str, Any]:
+    settings: dict[str, Any] = {
+        "group_id": group,
+        "auto_offset_reset": "earliest",
+        "session_timeout_ms": SESSION_MS,
+        "heartbeat_interval_ms": HEARTBEAT_MS,
+        "metadata_max_age_ms": 500,
+        "auto_commit_interval_ms": 200,
+    }
+    settings.update(extra)
+    return settings
+
+
+class Member:
+    """An AIOConsumer polling in a task of the running loop, keeping what it read."""
+
+    def __init__(self, consumer: AIOConsumer) -> None:
+        self.consumer = consumer
+        self.values: list[bytes] = []
+        self.error: BaseException | None = None
+        self._stop = False
+        self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        try:
+            while not self._stop:
+                self.values += [r.value for r in await self.consumer.poll(timeout_ms=100)]
+        except BaseException as e:  # reported by the test
+            self.error = e
+
+    @property
+    def assignment(self) -> set[TopicPartition]:
+        return set(self.consumer.assignment())
+
+    async def stop(self) -> None:
+        self._stop = True
+        await self.task
+        await self.consumer.close()
+        assert self.error is None, self.error
+
+
+def split(members: list[Any], tps: set[TopicPartition]) -> bool:
+    shares = [m.assignment for m in members]
+    return all(shares) and set().union(*shares) == tps and sum(len(s) for s in shares) == len(tps)
+
+
+# manual assignment -------------------------------------------------------------------------------------------
+def test_assign_and_poll_return_every_record_with_its_fields_and_async_for_iterates(bootstrap):
+    topic = new_topic(bootstrap, 2)
+    produce(bootstrap, topic, 10, 2)
+
+    async def main() -> None:
+        async with AIOConsumer(bootstrap, auto_offset_reset="earliest") as consumer:
+            consumer.assign(sorted(tps_of(topic, 2)))
+            records = await poll_until(consumer, 10)
+            assert sorted(r.value for r in records) == sorted(b"v%d" % i for i in range(10))
+            by_value = {r.value: r for r in records}
+            r7 = by_value[b"v7"]
+            assert (r7.topic, r7.partition, r7.offset, r7.key, r7.headers) == (topic, 1, 3, b"k7", [("h", b"7")])
+            assert r7.timestamp > 0 and r7.timestamp_type == 0
+            assert await consumer.position(TopicPartition(topic, 0)) == 5
+            assert await consumer.poll(timeout_ms=0) == []
+        # aiokafka's shape: topics positionally, bootstrap servers by keyword; async for until enough
+        async with AIOConsumer(
+            bootstrap_servers=bootstrap, auto_offset_reset="earliest", value_deserializer=bytes.decode
+        ) as consumer:
+            consumer.assign([TopicPartition(topic, 1)])
+            seen = []
+            async for record in consumer:
+                seen.append(record.value)
+                if len(seen) == 5:
+                    break
+            assert seen == [f"v{i}" for i in (1, 3, 5, 7, 9)]
+
+    run(main())
+
+
+def test_seek_seek_to_beginning_and_end_and_pause_resume(bootstrap):
+    topic = new_topic(bootstrap, 2)
+    produce(bootstrap, topic, 20, 2)
+    p0, p1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+
+    async def main() -> None:
+        async with AIOConsumer(bootstrap, auto_offset_reset="earliest") as consumer:
+            consumer.assign([p0, p1])
+            consumer.seek(p0, 7)
+            await consumer.seek_to_end([p1])
+            assert await consumer.position(p1) == 10
+            records = await poll_until(consumer, 3)
+            assert [(r.partition, r.offset) for r in records] == [(0, 7), (0, 8), (0, 9)]
+            await consumer.seek_to_beginning()
+            consumer.pause([p0])
+            assert consumer.paused() == {p0}
+            records = await poll_until(consumer, 10)
+            assert {r.partition for r in records} == {1} and [r.offset for r in records] == list(range(10))
+            consumer.resume([p0])
+            records = await poll_until(consumer, 10)
+            assert [(r.partition, r.offset) for r in records] == [(0, i) for i in range(10)]
+            with pytest.raises(KafkaClientError, match="not assigned"):
+                consumer.seek(TopicPartition(topic, 5), 0)
+            with pytest.raises(ValueError, match=">= 0"):
+                consumer.seek(p0, -1)
+
+    run(main())
+
+
+def test_auto_offset_reset_latest_earliest_and_none(bootstrap):
+    topic = new_topic(bootstrap, 1)
+    produce(bootstrap, topic, 5, 1)
+    tp = TopicPartition(topic, 0)
+
+    async def main() -> None:
+        async with AIOConsumer(bootstrap) as latest:  # Java's default: latest
+            latest.assign([tp])
+            assert await latest.poll(timeout_ms=200) == []
+            assert await latest.position(tp) == 5
+            await asyncio.to_thread(produce, bootstrap, topic, 2, 1, 5)
+            assert [r.value for r in await poll_until(latest, 2)] == [b"v5", b"v6"]
+        async with AIOConsumer(bootstrap, auto_offset_reset="earliest") as earliest:
+            earliest.assign([tp])
+            assert [r.offset for r in await poll_until(earliest, 7)] == list(range(7))
+        async with AIOConsumer(bootstrap, auto_offset_reset="none") as none:
+            none.assign([tp])
+            with pytest.raises(KafkaClientError, match="auto.offset.reset=none"):
+                await none.poll(timeout_ms=100)
+            none.seek(tp, 6)
+            assert [r.value for r in await poll_until(none, 1)] == [b"v6"]
+
+    run(main())
+
+
+def test_commit_and_committed_with_a_group_and_manual_assignment(bootstrap):
+    topic = new_topic(bootstrap, 2)
+    produce(bootstrap, topic, 10, 2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    p0, p1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+
+    async def main() -> None:
+        async with AIOConsumer(bootstrap, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False) as c:
+            c.assign([p0, p1])
+            assert await c.committed([p0, p1]) == {p0: None, p1: None}
+            await poll_until(c, 10)
+            await c.commit()
+            committed = await c.committed([p0, p1])
+            assert {tp: om.offset for tp, om in committed.items() if om} == {p0: 5, p1: 5}
+            await c.commit({p0: 2})
+            assert (await c.committed([p0]))[p0].offset == 2
+        # a new consumer of the group starts at the committed offsets, and commits on close (auto commit)
+        async with AIOConsumer(bootstrap, group_id=group, auto_offset_reset="latest") as c:
+            c.assign([p0, p1])
+            records = await poll_until(c, 3)
+            assert [(r.partition, r.offset) for r in records] == [(0, 2), (0, 3), (0, 4)]
+        async with AIOConsumer(bootstrap, group_id=group) as c:
+            assert {tp: om.offset for tp, om in (await c.committed([p0, p1])).items() if om} == {p0: 5, p1: 5}
+        with Consumer(bootstrap, group_id=group) as blocking:  # the same offsets as the blocking consumer reads
+            assert {tp: om.offset for tp, om in blocking.committed([p0, p1]).items() if om} == {p0: 5, p1: 5}
+
+    run(main())
+
+
+# groups ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
+def test_a_classic_group_of_two_splits_the_partitions_and_rebalances_when_one_leaves(bootstrap, strategy):
+    topic = new_topic(bootstrap, 4)
+    tps = tps_of(topic, 4)
+    produce(bootstrap, topic, 40, 4)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    settings = group_settings(group, partition_assignment_strategy=strategy)
+
+    async def main() -> None:
+        a = AIOConsumer(bootstrap, **settings)
+        b = AIOConsumer(bootstrap, **settings)
+        await a.start()
+        await b.start()
+        a.subscribe([topic])
+        b.subscribe(topic)
+        members = [Member(a), Member(b)]
+        try:
+            await wait_until_async(lambda: split(members, tps), REBALANCE_S, "the two members to split 4 partitions")
+            await wait_until_async(lambda: len(members[0].values) + len(members[1].values) >= 40, 15, "40 records")
+            assert a.group_metadata().generation_id > 0 and a.group_metadata().member_id
+            await members[1].stop()  # leaves the group (LeaveGroup), committing its positions first
+            await wait_until_async(lambda: members[0].assignment == tps, REBALANCE_S, "the survivor to own all")
+            await asyncio.to_thread(produce, bootstrap, topic, 8, 4, 40)
+            await wait_until_async(lambda: len(members[0].values) + len(members[1].values) >= 48, 15, "48 records")
+            read = members[0].values + members[1].values
+            assert sorted(read) == sorted(b"v%d" % i for i in range(48))  # each record once
+        finally:
+            for m in members:
+                if not m.task.done() or not m.consumer._closed:
+                    await m.stop()
+
+    run(main())
+
+
+def test_a_kip848_group_of_two_splits_the_partitions_and_the_survivor_gets_them_all(bootstrap):
+    topic = new_topic(bootstrap, 4)
+    tps = tps_of(topic, 4)
+    produce(bootstrap, topic, 20, 4)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    settings = group_settings(group, group_protocol="consumer")
+    for key in ("session_timeout_ms", "heartbeat_interval_ms"):
+        settings.pop(key)
+
+    async def main() -> None:
+        a, b = AIOConsumer(bootstrap, **settings), AIOConsumer(bootstrap, **settings)
+        await a.start()
+        await b.start()
+        a.subscribe([topic])
+        b.subscribe([topic])
+        members = [Member(a), Member(b)]
+        try:
+            await wait_until_async(lambda: split(members, tps), REBALANCE_S, "the two members to split 4 partitions")
+            await wait_until_async(lambda: len(members[0].values) + len(members[1].values) >= 20, 15, "20 records")
+            assert a.group_metadata().generation_id > 0  # the member epoch
+            await members[1].stop()
+            await wait_until_async(lambda: members[0].assignment == tps, REBALANCE_S, "the survivor to own all")
+            await asyncio.to_thread(produce, bootstrap, topic, 4, 4, 20)
+            await wait_until_async(lambda: len(members[0].values) + len(members[1].values) >= 24, 15, "24 records")
+            assert sorted(members[0].values + members[1].values) == sorted(b"v%d" % i for i in range(24))
+            await a.commit()
+            committed = await a.committed(sorted(tps))
+            assert {tp: om.offset for tp, om in committed.items() if om} == dict.fromkeys(tps, 6)
+        finally:
+            for m in members:
+                if not m.consumer._closed:
+                    await m.stop()
+
+    run(main())
+
+
+class ThreadPoller:
+    """A blocking consumer polling on its own thread (``poll`` and ``assignment`` are the client's own)."""
+
+    def __init__(self, poll: Any, assignment: Any, close: Any) -> None:
+        self._poll, self._assignment, self._close = poll, assignment, close
+        self.share: set[TopicPartition] = set()
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                self._poll()
+                self.share = {TopicPartition(tp.topic, tp.partition) for tp in self._assignment()}
+        except BaseException as e:  # reported by the test
+            self.error = e
+
+    @property
+    def assignment(self) -> set[TopicPartition]:
+        return self.share
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=15)
+        self._close()
+        assert self.error is None, self.error
+
+
+def test_a_classic_group_shared_with_the_blocking_consumer(bootstrap):
+    topic = new_topic(bootstrap, 4)
+    tps = tps_of(topic, 4)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        blocking = Consumer(bootstrap, **group_settings(group))
+        blocking.subscribe([topic])
+        theirs = ThreadPoller(lambda: blocking.poll(timeout_ms=100), blocking.assignment, blocking.close)
+        ours = AIOConsumer(bootstrap, **group_settings(group))
+        await ours.start()
+        ours.subscribe([topic])
+        member = Member(ours)
+        try:
+            await wait_until_async(lambda: split([member, theirs], tps), REBALANCE_S, "the consumers to split")
+        finally:
+            await asyncio.to_thread(theirs.stop)
+            await member.stop()
+
+    run(main())
+
+
+def test_a_classic_group_shared_with_confluent_kafka(bootstrap):
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    topic = new_topic(bootstrap, 4)
+    tps = tps_of(topic, 4)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        theirs_consumer = confluent_kafka.Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "session.timeout.ms": SESSION_MS,
+                "heartbeat.interval.ms": HEARTBEAT_MS,
+                "partition.assignment.strategy": "range",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        theirs_consumer.subscribe([topic])
+        theirs = ThreadPoller(lambda: theirs_consumer.poll(0.1), theirs_consumer.assignment, theirs_consumer.close)
+        ours = AIOConsumer(bootstrap, **group_settings(group, partition_assignment_strategy="range"))
+        await ours.start()
+        ours.subscribe([topic])
+        member = Member(ours)
+        try:
+            await wait_until_async(lambda: split([member, theirs], tps), REBALANCE_S, "the consumers to split")
+        finally:
+            await asyncio.to_thread(theirs.stop)
+            await member.stop()
+
+    run(main())
+
+
+class AsyncListener:
+    """A rebalance listener whose callbacks are coroutines; each commits or reads as a real one would."""
+
+    def __init__(self, consumer: AIOConsumer) -> None:
+        self.consumer = consumer
+        self.calls: list[tuple[str, list[TopicPartition]]] = []
+
+    async def on_partitions_assigned(self, partitions: list[TopicPartition]) -> None:
+        await asyncio.sleep(0.01)  # really awaited: the record comes after the sleep
+        self.calls.append(("assigned", sorted(partitions)))
+        if partitions:
+            await self.consumer.committed(partitions)
+
+    async def on_partitions_revoked(self, partitions: list[TopicPartition]) -> None:
+        await asyncio.sleep(0.01)
+        self.calls.append(("revoked", sorted(partitions)))
+        assert set(partitions) <= set(self.consumer.assignment())  # still assigned during the callback
+
+
+def test_a_coroutine_rebalance_listener_is_awaited_in_order(bootstrap):
+    topic = new_topic(bootstrap, 2)
+    produce(bootstrap, topic, 4, 2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    tps = sorted(tps_of(topic, 2))
+
+    async def main() -> None:
+        consumer = AIOConsumer(bootstrap, **group_settings(group))
+        await consumer.start()
+        listener = AsyncListener(consumer)
+        consumer.subscribe([topic], listener=listener)
+        await poll_until(consumer, 4)
+        assert listener.calls == [("assigned", tps)]
+        await consumer.close()  # revocation awaited, positions committed first (auto commit)
+        assert listener.calls == [("assigned", tps), ("revoked", tps)]
+        async with AIOConsumer(bootstrap, group_id=group) as other:
+            assert {tp: om.offset for tp, om in (await other.committed(tps)).items() if om} == dict.fromkeys(tps, 2)
+
+    run(main())
+
+
+def test_commit_as_a_member_fails_after_the_group_moved_on(bootstrap):
+    topic = new_topic(bootstrap, 1)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        async with AIOConsumer(bootstrap, **group_settings(group, enable_auto_commit=False)) as consumer:
+            consumer.subscribe([topic])
+            await wait_until_async(lambda: _polled(consumer), REBALANCE_S, "the member to be assigned the partition")
+            coordinator = consumer._coordinator
+            assert coordinator is not None
+            coordinator.member.generation += 5  # as if the group had moved on: the coordinator refuses it
+            with pytest.raises(CommitFailedError, match="rebalanced"):
+                await consumer.commit({TopicPartition(topic, 0): 0})
+
+    run(main())
+
+
+async def _polled(consumer: AIOConsumer) -> bool:
+    await consumer.poll(timeout_ms=100)
+    return bool(consumer.assignment())
+
+
+def test_read_committed_skips_an_aborted_transaction(bootstrap):
+    topic = new_topic(bootstrap, 1)
+    tp = TopicPartition(topic, 0)
+    with Producer(bootstrap, transactional_id=f"t-{uuid.uuid4().hex[:6]}", linger_ms=1) as producer:
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        for i in range(3):
+            producer.send(topic, b"commit-%d" % i, partition=0)
+        producer.commit_transaction(30)
+        producer.begin_transaction()
+        for i in range(4):
+            producer.send(topic, b"abort-%d" % i, partition=0)
+        producer.flush(30)
+        producer.abort_transaction(30)
+        producer.begin_transaction()
+        producer.send(topic, b"commit-3", partition=0)
+        producer.commit_transaction(30)
+
+    async def main() -> None:
+        async with AIOConsumer(bootstrap, auto_offset_reset="earliest", isolation_level="read_committed") as c:
+            c.assign([tp])
+            records = await poll_until(c, 4)
+            assert [r.value for r in records] == [b"commit-0", b"commit-1", b"commit-2", b"commit-3"]
+            assert await c.poll(timeout_ms=300) == []
+            assert await c.position(tp) == 11  # past the last commit marker (3 + 1 + 4 + 1 + 1 + 1)
+        async with AIOConsumer(bootstrap, auto_offset_reset="earliest") as c:  # read_uncommitted sees them all
+            c.assign([tp])
+            assert len(await poll_until(c, 8)) == 8
+
+    run(main())
+
+
+def test_subscribe_needs_a_group_and_excludes_assign(bootstrap):
+    async def main() -> None:
+        async with AIOConsumer(bootstrap) as consumer:
+            with pytest.raises(KafkaClientError, match="group.id"):
+                consumer.subscribe(["t"])
+        async with AIOConsumer(bootstrap, group_id="g") as consumer:
+            consumer.assign([TopicPartition("t", 0)])
+            with pytest.raises(KafkaClientError, match="mutually exclusive"):
+                consumer.subscribe(["t"])
+        consumer = AIOConsumer(bootstrap)
+        await consumer.close()
+        with pytest.raises(KafkaClientError, match="closed"):
+            await consumer.poll()
+
+    run(main())
