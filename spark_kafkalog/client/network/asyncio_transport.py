@@ -82,8 +82,17 @@ class AsyncKafkaConnection:
                 f"TLS handshake with broker {peer} failed: {tls_failure_reason(e)}", broker=peer
             ) from None
         except (TimeoutError, OSError) as e:
-            reason = e or f"no connection within {connect_timeout:g} s"
-            raise KafkaConnectionError(f"cannot connect to broker {peer}: {reason}", broker=peer) from None
+            # the reason and ``refused`` as the blocking transport says them (the pool's bootstrap give-up needs it)
+            from spark_kafkalog.client.network.socket_transport import _connect_failure, format_address
+
+            reason, refused = _connect_failure(e, connect_timeout)
+            raise KafkaConnectionError(
+                f"cannot connect to broker {peer}: {reason}",
+                broker=peer,
+                address=format_address(host, port),
+                reason=reason,
+                refused=refused,
+            ) from None
         protocol = KafkaConnection(
             peer, client_id=client_id, max_frame_size=max_frame_size, node_id=node_id, security=security
         )
