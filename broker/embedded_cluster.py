@@ -4,7 +4,8 @@ Each broker is a child process (``python -m broker.cli broker start --config <di
 with its own log directory under ``data_dir`` and a fixed port (``broker_ports[id]``, else ``base_port + i``,
 else free ports picked once), so a broker restarted with ``start_broker`` comes back at the same address.
 With ``metrics`` each broker also serves Prometheus metrics on ``metrics_ports[id]`` (given, else a free port
-picked once). ``exited_brokers`` lists brokers whose process ended by itself (``cluster up`` reports them). A broker reports
+picked once). With ``fault_injection`` (the default) each broker opens its fault-injection control channel on
+127.0.0.1:``fault_ports[id]`` (picked free once) and ``faults(id)`` reaches it. ``exited_brokers`` lists brokers whose process ended by itself (``cluster up`` reports them). A broker reports
 readiness by printing one line ``kafkalog broker <id> serving on <endpoints>`` on stdout; its log goes to
 ``<data_dir>/broker-<id>/broker.log``. Children get SIGTERM when the thread that started them dies
 (Linux PDEATHSIG).
@@ -51,6 +52,7 @@ from .processes import death_signal_preexec, free_port
 
 if TYPE_CHECKING:
     from .cluster_operations import ClusterOperations
+    from .faults import RemoteFaults
 
 READY_PREFIX = "kafkalog broker "
 _PORT_PLACEHOLDER = re.compile(r"\{port(\d*)\}")
@@ -87,6 +89,7 @@ class EmbeddedCluster:
         metrics: bool = False,
         metrics_ports: Mapping[int, int] | None = None,
         before_brokers: Callable[[str], None] | None = None,
+        fault_injection: bool = True,
     ) -> None:
         if brokers < 1:
             raise ValueError(f"a cluster needs at least one broker, not {brokers}")
@@ -114,6 +117,9 @@ class EmbeddedCluster:
         """With ``metrics``: each broker's Prometheus port (``metrics.port``; given, else a free port per broker)."""
         self._metrics = metrics
         self._before_brokers = before_brokers
+        self._fault_injection = fault_injection
+        self.fault_ports: dict[int, int] = {}
+        """With ``fault_injection``: each broker's fault control port on 127.0.0.1 (picked free once; ``faults``)."""
         self.processes: dict[int, subprocess.Popen] = {}
 
     # -- addresses ------------------------------------------------------------------------------
@@ -152,6 +158,8 @@ class EmbeddedCluster:
                     self.ports[b] = self._base_port + i if self._base_port else free_port(self.host)
                 if self._metrics and b not in self.metrics_ports:
                     self.metrics_ports[b] = free_port(self.host)
+                if self._fault_injection and b not in self.fault_ports:
+                    self.fault_ports[b] = free_port("127.0.0.1")
             if self._before_brokers is not None:
                 self._before_brokers(self.zookeeper_connect)
             for b in self.broker_ids:
@@ -179,6 +187,8 @@ class EmbeddedCluster:
         }
         if broker_id in self.metrics_ports:
             props["metrics.port"] = str(self.metrics_ports[broker_id])
+        if broker_id in self.fault_ports:
+            props["kafkalog.fault.injection.listener"] = f"127.0.0.1:{self.fault_ports[broker_id]}"
         props.update(self._extra)
         props.update(self._per_broker.get(broker_id, {}))
         return {k: self._substitute(broker_id, v) for k, v in props.items()}
@@ -340,6 +350,15 @@ class EmbeddedCluster:
         self._await_ready(broker_id)
 
     # -- cluster operations (broker.cluster_operations; docs/fault-injection.md) ---------------------
+    def faults(self, broker_id: int) -> RemoteFaults:
+        """Request-path fault injection on ``broker_id``'s process (``broker.faults.RemoteFaults``: the
+        ``FaultInjector`` methods over its loopback control channel); needs ``fault_injection`` (the default)."""
+        from .faults import RemoteFaults
+
+        if broker_id not in self.fault_ports:
+            raise ValueError(f"broker {broker_id}: no fault control channel (fault_injection off?)")
+        return RemoteFaults(f"127.0.0.1:{self.fault_ports[broker_id]}", broker_id=broker_id)
+
     @property
     def operations(self) -> ClusterOperations:
         """The cluster operations on this cluster (``broker.cluster_operations.ClusterOperations``)."""
