@@ -44,7 +44,7 @@ from .coordinator.transaction_log import TRANSACTION_STATE_TOPIC, transaction_pa
 if TYPE_CHECKING:
     from .embedded_cluster import EmbeddedCluster
 
-__all__ = ["COORDINATOR_KEY_TYPES", "ClusterOperations"]
+__all__ = ["COORDINATOR_KEY_TYPES", "ClusterOperations", "preferred_target"]
 
 COORDINATOR_KEY_TYPES: dict[str, tuple[int, str, Callable[[str, int], int]]] = {
     "group": (0, OFFSETS_TOPIC, partition_for),
@@ -57,6 +57,15 @@ _PROBE_TIMEOUT_S = 5.0
 _FIND_BATCHED_FROM = 4  # FindCoordinator v4+: coordinator_keys (KIP-699)
 _RETRY_ELECTION = {ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE}
 _NOT_SERVED = {ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE}
+
+
+def preferred_target(replicas: list[int], broker_id: int) -> list[int]:
+    """The replica list that makes ``broker_id`` the preferred (first) replica of a partition now on
+    ``replicas``: the same brokers reordered when it is one of them, else ``broker_id`` in the place of the last
+    one (the replication factor stays); ``replicas`` itself when it already comes first."""
+    if broker_id in replicas:
+        return [broker_id, *(r for r in replicas if r != broker_id)]
+    return [broker_id, *replicas[:-1]]
 
 
 class ClusterOperations:
@@ -75,11 +84,8 @@ class ClusterOperations:
         tp = TopicPartition(topic, partition)
         replicas = list(self._partition(topic, partition, deadline).replica_nodes)
         with self._admin() as admin:
-            if not replicas or replicas[0] != broker_id:
-                if broker_id in replicas:  # reordered: it becomes the preferred replica
-                    target = [broker_id, *(r for r in replicas if r != broker_id)]
-                else:  # not a replica: it takes the last one's place (the replication factor stays)
-                    target = [broker_id, *replicas[:-1]]
+            target = preferred_target(replicas, broker_id)
+            if target != replicas:
                 admin.alter_partition_reassignments({tp: target}, timeout_ms=int(timeout_s * 1000))
             seen: dict[int, int] = {}
             while True:

@@ -147,7 +147,7 @@ def test_pin_coordinator_is_seen_in_find_coordinator_and_a_group_commits_across_
         description = admin.describe_consumer_groups([group])[group].result(10)
         return description.coordinator.id
 
-    first = 1 + partition_for(group, OFFSETS_PARTITIONS) % 3  # any broker: pin_coordinator moves it there
+    first = coordinator() % 3 + 1  # another broker than the one coordinating it now
     assert cluster.pin_coordinator(group, first) == partition_for(group, OFFSETS_PARTITIONS)
     assert coordinator() == first
     consumer = confluent_kafka.Consumer(
