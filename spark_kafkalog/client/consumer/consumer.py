@@ -66,6 +66,7 @@ from spark_kafkalog.client.consumer.group_membership import CommitFailedError, R
 from spark_kafkalog.client.consumer.membership_manager import MembershipManager
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import KafkaClientError, OffsetOutOfRangeError
+from spark_kafkalog.client.serialization import SerializationError
 from spark_kafkalog.client.types import ConsumerRecord, OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 
@@ -507,7 +508,13 @@ class Consumer:
                 self._take_buffered(tp, out, limit)
                 if len(out) >= limit:
                     break
-                self._fetch_into(tp, out, limit, wait_ms)
+                try:
+                    self._fetch_into(tp, out, limit, wait_ms)
+                except SerializationError:  # as Java's fetcher: the records before the bad one first, then the error
+                    self._take_buffered(tp, out, limit)
+                    if not out:
+                        raise
+                    return out  # positions moved past these; the next poll fails at the bad record again
                 if len(out) >= limit:
                     break
             self._next = (self._next + 1) % len(fetchable)
