@@ -50,6 +50,7 @@ from spark_kafkalog.client.aio.group_calls import AsyncGroupCalls
 from spark_kafkalog.client.aio.group_coordinator import AsyncConsumerCoordinator
 from spark_kafkalog.client.aio.membership import AsyncMembershipManager
 from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.consumer.assignment_state import AssignmentState
 from spark_kafkalog.client.consumer.consumer import ConsumerGroupMetadata
 from spark_kafkalog.client.consumer.consumer_parts import (
     COMMIT_FAILED_CODES,
@@ -65,6 +66,7 @@ from spark_kafkalog.client.consumer.consumer_parts import (
 from spark_kafkalog.client.consumer.group_membership import RebalanceEvent
 from spark_kafkalog.client.core.client import client_config
 from spark_kafkalog.client.errors import KafkaClientError
+from spark_kafkalog.client.serialization import SerializationError
 from spark_kafkalog.client.types import ConsumerRecord, OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 
@@ -92,12 +94,10 @@ class AIOConsumer:
         self.client = AsyncKafkaClient(None, config=cfg)
         self._initial_topics = topics
         self._deserialize_key, self._deserialize_value = deserializers(cfg)
-        self._assignment: list[TopicPartition] = []
-        self._positions: dict[TopicPartition, int] = {}
-        self._buffered: dict[TopicPartition, deque[ConsumerRecord]] = {}
-        self._fetched_to: dict[TopicPartition, int] = {}  # the position once the buffer is drained (past markers)
-        self._paused: set[TopicPartition] = set()
+        self._state = AssignmentState()
+        self._serialization_error: SerializationError | None = None  # raised once the records before it are out
         self._groups = AsyncGroupCalls(self.client)
+        self._next = 0  # the partition whose buffer is taken first next (round robin)
         self._last_auto_commit = time.monotonic()
         self._coordinator: AsyncConsumerCoordinator | AsyncMembershipManager | None = None
         self._topics: tuple[str, ...] = ()
@@ -160,7 +160,7 @@ class AIOConsumer:
     # committed offsets ------------------------------------------------------------------------------
     @property
     def _auto_commits(self) -> bool:
-        return self.config.group_id is not None and self.config.enable_auto_commit and bool(self._positions)
+        return self.config.group_id is not None and self.config.enable_auto_commit and bool(self._state.positions)
 
     def _group(self) -> str:
         if self.config.group_id is None:
@@ -173,7 +173,7 @@ class AIOConsumer:
         group rebalanced meanwhile (the next ``poll`` rejoins)."""
         group = self._group()
         if offsets is None:
-            offsets = {tp: self._position_now(tp) for tp in self._assignment if tp in self._positions}
+            offsets = self._state.committable()
         wanted = offsets_to_commit(offsets)
         self._last_auto_commit = time.monotonic()
         if not wanted:
@@ -225,10 +225,10 @@ class AIOConsumer:
     async def _maybe_auto_commit(self) -> None:
         interval = self.config.auto_commit_interval_ms / 1000
         if self._auto_commits and time.monotonic() - self._last_auto_commit >= interval:
-            await self._auto_commit(list(self._assignment))
+            await self._auto_commit(self._state.assigned)
 
     async def _auto_commit(self, partitions: list[TopicPartition]) -> None:
-        offsets = {tp: self._position_now(tp) for tp in partitions if tp in self._positions}
+        offsets = self._state.committable(partitions)
         try:
             await self.commit(offsets)
         except KafkaClientError as e:  # as Java: an auto commit that fails is logged, the next one may succeed
@@ -246,7 +246,7 @@ class AIOConsumer:
         needs ``await unsubscribe()`` instead."""
         if self.config.group_id is None:
             raise KafkaClientError("subscribe needs a group.id (or use assign())", retriable=False)
-        if self._coordinator is None and self._assignment:
+        if self._coordinator is None and self._state.assigned:
             raise KafkaClientError(
                 "subscribe() and assign() are mutually exclusive; unsubscribe() or assign([]) first", retriable=False
             )
@@ -285,7 +285,7 @@ class AIOConsumer:
             finally:
                 await coordinator.close()
         self._topics, self._patterns, self._regex = (), [], None
-        self._set_assignment([])
+        self._state.assign([])
 
     async def _check_metadata(self) -> None:
         """Every ``metadata.max.age.ms`` (classic protocol): resolve patterns, and rejoin when a subscribed topic's
@@ -331,12 +331,11 @@ class AIOConsumer:
             if event.kind == "revoked" and self.config.enable_auto_commit and self.config.group_id is not None:
                 await self._auto_commit(partitions)
             if event.kind == "assigned":
-                self._set_assignment(list(coordinator.member.owned))
+                self._state.assign(list(coordinator.member.owned))
                 await self._call_listener(event)
             else:
                 await self._call_listener(event)
-                gone = set(partitions)
-                self._set_assignment([tp for tp in self._assignment if tp not in gone])
+                self._state.remove(partitions)
 
     async def _call_listener(self, event: RebalanceEvent) -> None:
         method = listener_method(self._listener, event)
@@ -357,49 +356,24 @@ class AIOConsumer:
             raise KafkaClientError(
                 "assign() and subscribe() are mutually exclusive; unsubscribe() first", retriable=False
             )
-        self._set_assignment(list(dict.fromkeys(TopicPartition(*tp) for tp in partitions)))
-
-    def _set_assignment(self, tps: list[TopicPartition]) -> None:
-        self._assignment = tps
-        self._positions = {tp: off for tp, off in self._positions.items() if tp in tps}
-        self._buffered = {tp: q for tp, q in self._buffered.items() if tp in tps}
-        self._fetched_to = {tp: o for tp, o in self._fetched_to.items() if tp in tps}
-        self._paused &= set(tps)
+        self._state.assign(list(dict.fromkeys(TopicPartition(*tp) for tp in partitions)))
 
     def assignment(self) -> list[TopicPartition]:
-        return list(self._assignment)
+        return list(self._state.assigned)
 
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         """Stop fetching ``partitions`` (assigned ones) until ``resume``; the group membership is unaffected."""
-        for tp in partitions:
-            self._paused.add(self._check_assigned(tp))
+        self._state.pause(partitions)
 
     def resume(self, partitions: Iterable[TopicPartition]) -> None:
-        for tp in partitions:
-            self._paused.discard(TopicPartition(*tp))
+        self._state.resume(partitions)
 
     def paused(self) -> set[TopicPartition]:
-        return set(self._paused)
-
-    def _check_assigned(self, tp: TopicPartition) -> TopicPartition:
-        tp = TopicPartition(*tp)
-        if tp not in self._assignment:
-            raise KafkaClientError(
-                f"{tp} is not assigned to this consumer", retriable=False, topic=tp.topic, partition=tp.partition
-            )
-        return tp
+        return set(self._state.paused)
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
         """The next ``poll`` returns ``tp``'s records from ``offset``."""
-        tp = self._check_assigned(tp)
-        if offset < 0:
-            raise ValueError(f"seek offset for {tp} must be >= 0, got {offset}")
-        self._set_position(tp, offset)
-
-    def _set_position(self, tp: TopicPartition, offset: int) -> None:
-        self._positions[tp] = offset
-        self._buffered.pop(tp, None)
-        self._fetched_to.pop(tp, None)
+        self._state.seek(tp, offset)
 
     async def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         await self._seek_to(OffsetSpec.EARLIEST, partitions)
@@ -408,33 +382,30 @@ class AIOConsumer:
         await self._seek_to(OffsetSpec.LATEST, partitions)
 
     async def _seek_to(self, spec: int, partitions: Iterable[TopicPartition] | None) -> None:
-        tps = [self._check_assigned(tp) for tp in (self._assignment if partitions is None else partitions)]
+        state = self._state
+        tps = [state.check_assigned(tp) for tp in (state.assigned if partitions is None else partitions)]
         if tps:
             for tp, offset in (await self.client.list_offsets(dict.fromkeys(tps, spec))).items():
-                self._set_position(tp, offset)
+                state.set_position(tp, offset)
 
     async def position(self, tp: TopicPartition) -> int:
         """The offset of the next record ``poll`` returns for ``tp`` (resolved first when it has none)."""
-        tp = self._check_assigned(tp)
-        if tp not in self._positions:
+        tp = self._state.check_assigned(tp)
+        if tp not in self._state.positions:
             await self._reset([tp])
-        return self._position_now(tp)
-
-    def _position_now(self, tp: TopicPartition) -> int:
-        buffered = self._buffered.get(tp)
-        return buffered[0].offset if buffered else self._positions[tp]
+        return self._state.position(tp)
 
     async def _reset(self, tps: list[TopicPartition], *, use_committed: bool = True) -> None:
         if use_committed and self.config.group_id is not None:
             committed = await self._fetch_committed(self.config.group_id, tps)
             for tp, om in committed.items():
-                self._positions[tp] = om.offset
+                self._state.positions[tp] = om.offset
             tps = [tp for tp in tps if tp not in committed]
             if not tps:
                 return
         spec = reset_spec(self.config.auto_offset_reset, tps)
         for tp, offset in (await self.client.list_offsets(dict.fromkeys(tps, spec))).items():
-            self._positions[tp] = offset
+            self._state.positions[tp] = offset
 
     # polling ----------------------------------------------------------------------------------------
     async def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumerRecord]:
@@ -450,7 +421,7 @@ class AIOConsumer:
             if self._coordinator is not None:
                 await self._check_metadata()
                 await self._coordinator.ensure_active(deadline)
-            fetchable = [tp for tp in self._assignment if tp not in self._paused]
+            fetchable = self._state.fetchable()
             remaining = deadline - time.monotonic()
             if fetchable or self._coordinator is None or remaining <= 0:
                 break
@@ -459,7 +430,7 @@ class AIOConsumer:
             return []
         await self._maybe_auto_commit()
         limit = self.config.max_poll_records if max_records is None else max_records
-        missing = [tp for tp in fetchable if tp not in self._positions]
+        missing = self._state.missing_positions(fetchable)
         if missing:
             await self._reset(missing)
         out: list[ConsumerRecord] = []
@@ -471,52 +442,54 @@ class AIOConsumer:
             self._take_buffered(fetchable, out, limit)
             if len(out) >= limit:
                 break
-            await self._fetch([tp for tp in fetchable if not self._buffered.get(tp)], wait_ms)
+            await self._fetch([tp for tp in fetchable if not self._state.buffered.get(tp)], wait_ms)
             self._take_buffered(fetchable, out, limit)
+            error, self._serialization_error = self._serialization_error, None
+            if error is not None:  # as Java's fetcher: the records before the bad one first, then the error
+                if not out:
+                    raise error
+                return out  # positions moved past these; the next poll fails at the bad record again
             coordinator = self._coordinator
             if coordinator is not None and not coordinator.member.stable:
                 break  # a rebalance began: return what we have, the next poll rejoins
-            fetchable = [tp for tp in fetchable if tp in self._assignment and tp not in self._paused]
+            fetchable = [tp for tp in self._state.fetchable() if tp in fetchable]
             if not fetchable:
                 break
         return out
 
     def _take_buffered(self, fetchable: list[TopicPartition], out: list[ConsumerRecord], limit: int) -> None:
-        """Move buffered records into ``out``, partitions in turn (rotating the start, so one busy partition does
-        not starve the others)."""
-        if not fetchable:
-            return
-        for tp in fetchable:
-            queue = self._buffered.get(tp)
-            while queue and len(out) < limit:
-                record = queue.popleft()
-                out.append(record)
-                self._positions[tp] = record.offset + 1
-            if not queue and tp in self._fetched_to:
-                self._positions[tp] = max(self._positions[tp], self._fetched_to.pop(tp))
+        """Move buffered records into ``out``, partitions in turn from ``self._next`` (rotating, so one busy
+        partition does not starve the others)."""
+        for i in range(len(fetchable)):
+            self._state.take_buffered(fetchable[(self._next + i) % len(fetchable)], out, limit)
             if len(out) >= limit:
                 break
-        fetchable.append(fetchable.pop(0))
+        self._next = (self._next + 1) % max(len(fetchable), 1)
 
     async def _fetch(self, tps: list[TopicPartition], wait_ms: int) -> None:
         if not tps:
             return
-        positions = {tp: self._positions[tp] for tp in tps}
+        state = self._state
+        positions = {tp: state.positions[tp] for tp in tps}
         fetched = await fetch_round(self.client, positions, config=self.config, max_wait_ms=wait_ms)
         if all(result.retry for result in fetched.values()):
             await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)  # leaders moving: do not spin
         out_of_range = []
         for tp, result in fetched.items():
-            if tp not in self._assignment or self._positions.get(tp) != positions[tp]:
+            if tp not in state.assigned or state.positions.get(tp) != positions[tp]:
                 continue  # reassigned or sought meanwhile (a rebalance callback ran)
             if result.out_of_range:
                 out_of_range.append(tp)
                 continue
             if result.retry:
                 continue
-            queue = self._buffered.setdefault(tp, deque())
-            for batch in result.batches:
-                queue.extend(records_of(batch, positions[tp], self._deserialize_key, self._deserialize_value))
-            self._fetched_to[tp] = result.next_position
+            queue = state.buffered.setdefault(tp, deque())
+            try:
+                for batch in result.batches:
+                    queue.extend(records_of(batch, positions[tp], self._deserialize_key, self._deserialize_value))
+            except SerializationError as e:  # the records before it stay buffered
+                self._serialization_error = self._serialization_error or e
+                continue
+            state.fetched_to[tp] = result.next_position
         if out_of_range:
             await self._reset(out_of_range, use_committed=False)

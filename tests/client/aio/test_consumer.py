@@ -18,7 +18,9 @@ import pytest
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, Consumer, KafkaClientError, NewTopic, Producer, TopicPartition
+from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
 from spark_kafkalog.client.aio import AIOConsumer
+from spark_kafkalog.client.aio.group_coordinator import AsyncConsumerCoordinator
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError
 from tests.waiting import wait_until_async
 
@@ -107,7 +109,7 @@ class Member:
 
     def __init__(self, consumer: AIOConsumer) -> None:
         self.consumer = consumer
-        self.values: list[bytes] = []
+        self.values: list[Any] = []
         self.error: BaseException | None = None
         self._stop = False
         self.task = asyncio.get_running_loop().create_task(self._run())
@@ -235,7 +237,7 @@ def test_commit_and_committed_with_a_group_and_manual_assignment(bootstrap):
             committed = await c.committed([p0, p1])
             assert {tp: om.offset for tp, om in committed.items() if om} == {p0: 5, p1: 5}
             await c.commit({p0: 2})
-            assert (await c.committed([p0]))[p0].offset == 2
+            assert await c.committed([p0]) == {p0: OffsetAndMetadata(2, "")}
         # a new consumer of the group starts at the committed offsets, and commits on close (auto commit)
         async with AIOConsumer(bootstrap, group_id=group, auto_offset_reset="latest") as c:
             c.assign([p0, p1])
@@ -453,7 +455,7 @@ def test_commit_as_a_member_fails_after_the_group_moved_on(bootstrap):
             consumer.subscribe([topic])
             await wait_until_async(lambda: _polled(consumer), REBALANCE_S, "the member to be assigned the partition")
             coordinator = consumer._coordinator
-            assert coordinator is not None
+            assert isinstance(coordinator, AsyncConsumerCoordinator)
             coordinator.member.generation += 5  # as if the group had moved on: the coordinator refuses it
             with pytest.raises(CommitFailedError, match="rebalanced"):
                 await consumer.commit({TopicPartition(topic, 0): 0})
