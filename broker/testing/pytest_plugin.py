@@ -60,6 +60,17 @@ __all__ = [
 ScopeName = Literal["session", "package", "module", "class", "function"]
 _MARKER = "kafkalog"
 _MARKER_KEYS = frozenset({"broker_config", "cluster_brokers"})
+_BROKER_USERS = frozenset(
+    {
+        "kafkalog_broker",
+        "bootstrap_servers",
+        "kafkalog_topic",
+        "kafkalog_produce",
+        "kafkalog_records",
+        "kafkalog_faults",
+    }
+)
+"""Fixtures that talk to ``kafkalog_broker`` unless the test uses ``kafkalog_cluster``."""
 _RESOURCES = pytest.StashKey["KafkalogResources"]()
 
 
@@ -168,7 +179,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """A test marked with settings for a broker or cluster it shares with other tests errors at setup."""
     settings = _marker_settings(item)
     names = getattr(item, "fixturenames", ())
-    if "broker_config" in settings and "kafkalog_broker" in names and "kafkalog_cluster" not in names:
+    uses_broker = "kafkalog_cluster" not in names and not _BROKER_USERS.isdisjoint(names)
+    if "broker_config" in settings and uses_broker:
         scope = _broker_scope("kafkalog_broker", item.config)
         if scope != "function":
             pytest.fail(

@@ -70,6 +70,8 @@ def parse_config_lines(lines: Iterable[str], *, source: str) -> dict[str, str]:
         key, sep, value = line.partition("=")
         if not sep:
             raise SettingsError(f"{source}: {line!r} is not key=value")
+        if not key.strip():
+            raise SettingsError(f"{source}: {line!r} has no key")
         out[config_key(key)] = value.strip()
     return out
 

@@ -1,0 +1,361 @@
+"""The kafkalog pytest plugin used as a user would: test modules run by ``pytester`` in a fresh pytest process.
+
+Each run writes a user's test module (confluent-kafka, kafka-python, aiokafka and kafkalog's own client talking
+to ``bootstrap_servers``), runs it with the plugin loaded from its ``pytest11`` entry point, and checks the
+outcome: records delivered once through injected retriable errors, a group rebalancing after a coordinator
+error and after a member leaves, a producer failing over when a cluster broker goes down or a leader moves,
+scopes and settings applied, and nothing left running afterwards (ports closed, child processes gone).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+_TIMEOUT_S = 150
+
+
+def run(pytester: pytest.Pytester, source: str, *args: str, ini: str | None = None) -> pytest.RunResult:
+    """Write ``source`` as the user's test module and run pytest on it in a new process."""
+    pytester.makepyfile(test_user=textwrap.dedent(source))
+    if ini is not None:
+        pytester.makeini(textwrap.dedent(ini))
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--strict-markers", "-q", "-rA", *args, timeout=_TIMEOUT_S
+    )
+
+
+def assert_all_gone(report: Path) -> None:
+    """Every address the user's run recorded refuses connections and every child process it recorded is gone."""
+    seen = json.loads(report.read_text())
+    assert seen["addresses"], "the user's run recorded no broker address"
+    for address in seen["addresses"]:
+        host, _, port = address.rpartition(":")
+        with pytest.raises(OSError), socket.create_connection((host, int(port)), timeout=1):
+            pass
+    for pid in seen["pids"]:
+        assert not _alive(pid), f"process {pid} outlived the test session"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        import psutil
+    except ImportError:
+        stat = Path(f"/proc/{pid}/stat")
+        return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+# -- every client through bootstrap_servers, with its retry path --------------------------------------
+CLIENTS = """
+    import asyncio
+    import time
+
+    import pytest
+
+    RETRIABLE = ["NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER"]
+
+
+    def values(n):
+        return [b"v%d" % i for i in range(n)]
+
+
+    def delivered_once(records, n):
+        assert sorted(r.value for r in records) == sorted(values(n))
+
+
+    def test_confluent_kafka(bootstrap_servers, kafkalog_topic, kafkalog_faults, kafkalog_records):
+        from confluent_kafka import Consumer, Producer
+
+        topic = kafkalog_topic(partitions=2)
+        failing = kafkalog_faults.push_errors("Produce", RETRIABLE)
+        producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 5, "retry.backoff.ms": 20})
+        for i, value in enumerate(values(10)):
+            producer.produce(topic, value=value, key=b"k%d" % i)
+        assert producer.flush(30) == 0
+        assert failing.remaining == 0
+        delivered_once(kafkalog_records(topic), 10)
+
+        consumer = Consumer(
+            {"bootstrap.servers": bootstrap_servers, "group.id": "confluent", "auto.offset.reset": "earliest"}
+        )
+        consumer.subscribe([topic])
+        got, deadline = [], time.monotonic() + 30
+        while len(got) < 10 and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                got.append(message.value())
+        consumer.close()
+        assert sorted(got) == sorted(values(10))
+
+
+    def test_kafka_python(bootstrap_servers, kafkalog_topic, kafkalog_faults, kafkalog_records):
+        from kafka import KafkaConsumer, KafkaProducer
+
+        topic = kafkalog_topic(partitions=2)
+        failing = kafkalog_faults.push_errors("Produce", RETRIABLE)
+        producer = KafkaProducer(bootstrap_servers=bootstrap_servers, retries=5, retry_backoff_ms=20)
+        futures = [producer.send(topic, value=v) for v in values(10)]
+        producer.flush(30)
+        for future in futures:
+            future.get(timeout=30)
+        producer.close()
+        assert failing.remaining == 0
+        delivered_once(kafkalog_records(topic), 10)
+
+        consumer = KafkaConsumer(
+            topic, bootstrap_servers=bootstrap_servers, group_id="kafka-python", auto_offset_reset="earliest",
+            consumer_timeout_ms=15000,
+        )
+        got = []
+        for message in consumer:
+            got.append(message.value)
+            if len(got) == 10:
+                break
+        consumer.close()
+        assert sorted(got) == sorted(values(10))
+
+
+    def test_aiokafka(bootstrap_servers, kafkalog_topic, kafkalog_faults, kafkalog_records):
+        from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+        topic = kafkalog_topic(partitions=2)
+        failing = kafkalog_faults.push_errors("Produce", RETRIABLE)
+
+        async def main():
+            producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, retry_backoff_ms=20)
+            await producer.start()
+            try:
+                for v in values(10):
+                    await producer.send_and_wait(topic, v)
+            finally:
+                await producer.stop()
+            consumer = AIOKafkaConsumer(
+                topic, bootstrap_servers=bootstrap_servers, group_id="aiokafka", auto_offset_reset="earliest"
+            )
+            await consumer.start()
+            got = []
+            try:
+                while len(got) < 10:
+                    message = await asyncio.wait_for(consumer.getone(), 30)
+                    got.append(message.value)
+            finally:
+                await consumer.stop()
+            return got
+
+        got = asyncio.run(main())
+        assert failing.remaining == 0
+        delivered_once(kafkalog_records(topic), 10)
+        assert sorted(got) == sorted(values(10))
+
+
+    def test_kafkalog_client(bootstrap_servers, kafkalog_topic, kafkalog_faults, kafkalog_records):
+        from spark_kafkalog.client import Consumer, Producer
+
+        topic = kafkalog_topic(partitions=2)
+        failing = kafkalog_faults.push_errors("Produce", RETRIABLE)
+        with Producer(bootstrap_servers, retry_backoff_ms=20) as producer:
+            futures = [producer.send(topic, v) for v in values(10)]
+            producer.flush(30)
+        assert [f.result().offset >= 0 for f in futures] == [True] * 10
+        assert failing.remaining == 0
+        delivered_once(kafkalog_records(topic), 10)
+
+        with Consumer(bootstrap_servers, group_id="kafkalog", auto_offset_reset="earliest") as consumer:
+            consumer.subscribe([topic])
+            got, deadline = [], time.monotonic() + 30
+            while len(got) < 10 and time.monotonic() < deadline:
+                got.extend(r.value for r in consumer.poll(timeout_ms=200))
+        assert sorted(got) == sorted(values(10))
+"""
+
+
+def test_a_users_module_produces_and_consumes_with_each_client_through_injected_produce_errors(pytester):
+    result = run(pytester, CLIENTS)
+    result.assert_outcomes(passed=4)
+
+
+# -- rebalance paths: a coordinator error, a member leaving --------------------------------------------
+REBALANCE = """
+    import time
+
+    from spark_kafkalog.client import Consumer, TopicPartition
+
+
+    def poll_until(consumers, condition, timeout=30):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, [c.assignment() for c in consumers]
+            for c in consumers:
+                c.poll(timeout_ms=50)
+
+
+    def test_a_group_finds_its_coordinator_again_after_not_coordinator(
+        bootstrap_servers, kafkalog_topic, kafkalog_produce, kafkalog_faults
+    ):
+        topic = kafkalog_topic(partitions=2)
+        kafkalog_produce(topic, [b"a", b"b", b"c"])
+        with kafkalog_faults.track_requests() as log:
+            failing = kafkalog_faults.push_errors("JoinGroup", ["NOT_COORDINATOR"])
+            with Consumer(bootstrap_servers, group_id="g-coordinator", auto_offset_reset="earliest") as consumer:
+                consumer.subscribe([topic])
+                got, deadline = [], time.monotonic() + 30
+                while len(got) < 3 and time.monotonic() < deadline:
+                    got.extend(r.value for r in consumer.poll(timeout_ms=100))
+        assert sorted(got) == [b"a", b"b", b"c"]
+        assert failing.remaining == 0
+        assert log.count("JoinGroup") >= 2
+        assert log.count("FindCoordinator") >= 2
+
+
+    def test_a_member_leaving_hands_its_partitions_to_the_others(bootstrap_servers, kafkalog_topic):
+        topic = kafkalog_topic(partitions=2)
+        settings = dict(group_id="g-leave", heartbeat_interval_ms=100, auto_offset_reset="earliest")
+        first, second = Consumer(bootstrap_servers, **settings), Consumer(bootstrap_servers, **settings)
+        try:
+            first.subscribe([topic])
+            second.subscribe([topic])
+            poll_until([first, second], lambda: len(first.assignment()) == 1 and len(second.assignment()) == 1)
+            second.close()
+            poll_until([first], lambda: len(first.assignment()) == 2)
+            assert sorted(first.assignment()) == [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+        finally:
+            first.close()
+            second.close()
+"""
+
+
+def test_group_members_rebalance_after_a_coordinator_error_and_after_a_member_leaves(pytester):
+    result = run(pytester, REBALANCE)
+    result.assert_outcomes(passed=2)
+
+
+# -- scopes -------------------------------------------------------------------------------------------
+SCOPES = """
+    import json
+    import pytest
+
+    SEEN = []
+
+
+    def test_first(kafkalog_broker, kafkalog_faults, kafkalog_resources):
+        SEEN.append(kafkalog_broker.bootstrap_servers)
+        kafkalog_faults.push_errors("Produce", ["NOT_LEADER_OR_FOLLOWER"] * 5)
+        kafkalog_broker.down()
+
+
+    def test_second(kafkalog_broker, kafkalog_topic, kafkalog_produce, kafkalog_records):
+        SEEN.append(kafkalog_broker.bootstrap_servers)
+        assert kafkalog_broker.faults.active() == []
+        assert not kafkalog_broker.is_down
+        topic = kafkalog_topic(partitions=1)
+        kafkalog_produce(topic, [b"x"])
+        assert [r.value for r in kafkalog_records(topic)] == [b"x"]
+
+
+    def test_report(kafkalog_resources, tmp_path_factory):
+        with open("seen.json", "w") as f:
+            json.dump({"brokers": SEEN, "addresses": kafkalog_resources.addresses, "pids": kafkalog_resources.pids}, f)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "brokers"),
+    [
+        ((), None, 2),
+        (("--kafkalog-broker-scope=session",), None, 1),
+        ((), "[pytest]\nkafkalog_broker_scope = session\n", 1),
+        (("--kafkalog-broker-scope=function",), "[pytest]\nkafkalog_broker_scope = session\n", 2),
+    ],
+    ids=["function-by-default", "session-by-option", "session-by-ini", "option-over-ini"],
+)
+def test_the_broker_scope_is_chosen_by_option_or_ini_and_faults_never_outlive_a_test(pytester, args, ini, brokers):
+    result = run(pytester, SCOPES, *args, ini=ini)
+    result.assert_outcomes(passed=3)
+    seen = json.loads((pytester.path / "seen.json").read_text())
+    assert len(set(seen["brokers"])) == brokers
+    assert_all_gone(pytester.path / "seen.json")
+
+
+# -- settings: ini, options, marker -------------------------------------------------------------------
+SETTINGS = """
+    import pytest
+
+    from spark_kafkalog.client import AdminClient
+    from spark_kafkalog.client.admin.admin_configs import BROKER, ConfigResource
+
+
+    def broker_configs(bootstrap_servers, *keys):
+        with AdminClient(bootstrap_servers) as admin:
+            (entries,) = admin.describe_resource_configs([ConfigResource(BROKER, "0")], keys=keys).values()
+        return {e.name: e.value for e in entries}
+
+
+    def test_ini_and_options(bootstrap_servers):
+        assert broker_configs(bootstrap_servers, "log.retention.ms", "num.partitions") == {
+            "log.retention.ms": "4242000",
+            "num.partitions": "6",
+        }
+
+
+    @pytest.mark.kafkalog(broker_config={"num.partitions": 9, "log_retention_ms": 5000})
+    def test_marker(bootstrap_servers, kafkalog_topic):
+        assert broker_configs(bootstrap_servers, "log.retention.ms", "num.partitions") == {
+            "log.retention.ms": "5000",
+            "num.partitions": "9",
+        }
+        with AdminClient(bootstrap_servers) as admin:
+            topic = kafkalog_topic(partitions=-1)
+            assert len(admin.describe_topics([topic])[topic].partitions) == 9
+"""
+
+
+def test_broker_settings_come_from_the_ini_then_the_options_then_a_tests_marker(pytester):
+    ini = "[pytest]\nkafkalog_broker_config =\n    log.retention.ms=4242000\n    num.partitions=5\n"
+    result = run(pytester, SETTINGS, "--kafkalog-broker-config", "num.partitions=6", ini=ini)
+    result.assert_outcomes(passed=2)
+
+
+def test_a_marker_on_a_test_sharing_a_session_broker_fails_its_setup_saying_why(pytester):
+    result = run(pytester, SETTINGS, "--kafkalog-broker-scope=session")
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*needs a function-scoped kafkalog_broker, not session*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--kafkalog-broker-config", "num.partitions"),
+            "*--kafkalog-broker-config: 'num.partitions' is not key=value*",
+        ),
+        (("--kafkalog-broker-scope=global",), "*'global' is not a pytest scope*"),
+        (("--kafkalog-cluster-brokers=0",), "*a cluster needs at least one broker, not 0*"),
+    ],
+)
+def test_a_bad_setting_stops_the_run_before_any_test_naming_it(pytester, args, message):
+    result = run(pytester, "def test_nothing(): pass\n", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_loading_the_plugin_imports_neither_the_broker_nor_the_client(pytester):
+    source = """
+        import sys
+
+        def test_nothing_heavy_loaded(request):
+            assert request.config.pluginmanager.has_plugin("kafkalog")
+            heavy = [m for m in sys.modules if m == "pyspark" or m.startswith(("broker.server", "broker.embedded_cluster", "spark_kafkalog.client", "pyspark."))]
+            assert heavy == []
+    """
+    result = run(pytester, source)
+    result.assert_outcomes(passed=1)
