@@ -50,6 +50,7 @@ from typing import Any
 
 from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
 from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.consumer.assignment_state import AssignmentState
 from spark_kafkalog.client.consumer.consumer_coordinator import ConsumerCoordinator
 from spark_kafkalog.client.consumer.consumer_parts import (
     COMMIT_FAILED_CODES,
@@ -102,13 +103,7 @@ class Consumer:
         cfg = self.client.config
         self.config = cfg
         self._deserialize_key, self._deserialize_value = deserializers(cfg)
-        self._assignment: list[TopicPartition] = []
-        self._positions: dict[TopicPartition, int] = {}
-        self._buffered: dict[TopicPartition, deque[ConsumerRecord]] = {}
-        # where the fetch that filled a partition's buffer ended (past control and aborted batches): the
-        # position once the buffer is drained, as Java's consumer moves past a trailing transaction marker
-        self._fetched_to: dict[TopicPartition, int] = {}
-        self._paused: set[TopicPartition] = set()
+        self._state = AssignmentState()  # assignment, positions, paused partitions, fetch buffers
         self._next = 0
         self._groups = GroupAdmin(self.client)
         self._last_auto_commit = time.monotonic()
@@ -152,7 +147,7 @@ class Consumer:
     # committed offsets (group.id) ----------------------------------------------------------------
     @property
     def _auto_commits(self) -> bool:
-        return self.config.group_id is not None and self.config.enable_auto_commit and bool(self._positions)
+        return self.config.group_id is not None and self.config.enable_auto_commit and bool(self._state.positions)
 
     def _group(self) -> str:
         if self.config.group_id is None:
@@ -174,7 +169,7 @@ class Consumer:
         """
         group = self._group()
         if offsets is None:
-            offsets = {tp: self.position(tp) for tp in self._assignment if tp in self._positions}
+            offsets = self._state.committable()
         wanted = offsets_to_commit(offsets)
         self._last_auto_commit = time.monotonic()
         if not asynchronous:
@@ -264,10 +259,10 @@ class Consumer:
             self._auto_commits
             and time.monotonic() - self._last_auto_commit >= self.config.auto_commit_interval_ms / 1000
         ):
-            self._auto_commit(list(self._assignment))
+            self._auto_commit(self._state.assigned)
 
     def _auto_commit(self, partitions: list[TopicPartition]) -> None:
-        offsets = {tp: self.position(tp) for tp in partitions if tp in self._positions}
+        offsets = self._state.committable(partitions)
         try:
             self.commit(offsets)
         except KafkaClientError as e:  # as Java: an auto commit that fails is logged, the next one may succeed
@@ -287,7 +282,7 @@ class Consumer:
         group = self.config.group_id
         if group is None:
             raise KafkaClientError("subscribe needs a group.id (or use assign())", retriable=False)
-        if self._coordinator is None and self._assignment:
+        if self._coordinator is None and self._state.assigned:
             raise KafkaClientError(
                 "subscribe() and assign() are mutually exclusive; unsubscribe() or assign([]) first", retriable=False
             )
@@ -327,7 +322,7 @@ class Consumer:
             finally:
                 coordinator.close()
         self._topics, self._patterns, self._regex = (), [], None
-        self._set_assignment([])
+        self._state.assign([])
 
     def _check_metadata(self) -> None:
         """Every ``metadata.max.age.ms``: resolve patterns, and rejoin when a subscribed topic's partition count
@@ -371,12 +366,11 @@ class Consumer:
             if event.kind == "revoked" and self.config.enable_auto_commit and self.config.group_id is not None:
                 self._auto_commit(partitions)
             if event.kind == "assigned":
-                self._set_assignment(list(self._coordinator.member.owned))
+                self._state.assign(list(self._coordinator.member.owned))
                 self._call_listener(event)
             else:
                 self._call_listener(event)
-                gone = set(partitions)
-                self._set_assignment([tp for tp in self._assignment if tp not in gone])
+                self._state.remove(partitions)
 
     def _call_listener(self, event: RebalanceEvent) -> None:
         method = listener_method(self._listener, event)
@@ -397,45 +391,23 @@ class Consumer:
         tps = list(dict.fromkeys(TopicPartition(*tp) for tp in partitions))
         for tp in tps:
             self.client.leader_for(tp)  # fails early for a partition that does not exist
-        self._set_assignment(tps)
-
-    def _set_assignment(self, tps: list[TopicPartition]) -> None:
-        self._assignment = tps
-        self._positions = {tp: off for tp, off in self._positions.items() if tp in tps}
-        self._buffered = {tp: q for tp, q in self._buffered.items() if tp in tps}
-        self._fetched_to = {tp: o for tp, o in self._fetched_to.items() if tp in tps}
-        self._paused &= set(tps)
+        self._state.assign(tps)
 
     def assignment(self) -> list[TopicPartition]:
-        return list(self._assignment)
+        return list(self._state.assigned)
 
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         """Stop fetching ``partitions`` (assigned ones) until ``resume``; the group membership is unaffected."""
-        for tp in partitions:
-            self._paused.add(self._check_assigned(tp))
+        self._state.pause(partitions)
 
     def resume(self, partitions: Iterable[TopicPartition]) -> None:
-        for tp in partitions:
-            self._paused.discard(TopicPartition(*tp))
+        self._state.resume(partitions)
 
     def paused(self) -> set[TopicPartition]:
-        return set(self._paused)
-
-    def _check_assigned(self, tp: TopicPartition) -> TopicPartition:
-        tp = TopicPartition(*tp)
-        if tp not in self._assignment:
-            raise KafkaClientError(
-                f"{tp} is not assigned to this consumer", retriable=False, topic=tp.topic, partition=tp.partition
-            )
-        return tp
+        return set(self._state.paused)
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
-        tp = self._check_assigned(tp)
-        if offset < 0:
-            raise ValueError(f"seek offset for {tp} must be >= 0, got {offset}")
-        self._positions[tp] = offset
-        self._buffered.pop(tp, None)
-        self._fetched_to.pop(tp, None)
+        self._state.seek(tp, offset)
 
     def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         self._seek_to(OffsetSpec.EARLIEST, partitions)
@@ -444,33 +416,31 @@ class Consumer:
         self._seek_to(OffsetSpec.LATEST, partitions)
 
     def _seek_to(self, spec: int, partitions: Iterable[TopicPartition] | None) -> None:
-        tps = [self._check_assigned(tp) for tp in (self._assignment if partitions is None else partitions)]
+        state = self._state
+        tps = [state.check_assigned(tp) for tp in (state.assigned if partitions is None else partitions)]
         if not tps:
             return
         for tp, offset in self.client.list_offsets({tp: spec for tp in tps}).items():
-            self._positions[tp] = offset
-            self._buffered.pop(tp, None)
-            self._fetched_to.pop(tp, None)
+            state.set_position(tp, offset)
 
     def position(self, tp: TopicPartition) -> int:
         """The offset of the next record ``poll`` returns for ``tp``."""
-        tp = self._check_assigned(tp)
-        if tp not in self._positions:
+        tp = self._state.check_assigned(tp)
+        if tp not in self._state.positions:
             self._reset([tp])
-        buffered = self._buffered.get(tp)
-        return buffered[0].offset if buffered else self._positions[tp]
+        return self._state.position(tp)
 
     def _reset(self, tps: list[TopicPartition], *, use_committed: bool = True) -> None:
         if use_committed and self.config.group_id is not None:
             committed = self._fetch_committed(self.config.group_id, tps)
             for tp, om in committed.items():
-                self._positions[tp] = om.offset
+                self._state.positions[tp] = om.offset
             tps = [tp for tp in tps if tp not in committed]
             if not tps:
                 return
         spec = reset_spec(self.config.auto_offset_reset, tps)
         for tp, offset in self.client.list_offsets({tp: spec for tp in tps}).items():
-            self._positions[tp] = offset
+            self._state.positions[tp] = offset
 
     # polling -----------------------------------------------------------------------------------
     def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumerRecord]:
@@ -485,7 +455,7 @@ class Consumer:
             if self._coordinator is not None:
                 self._check_metadata()
                 self._coordinator.ensure_active(deadline)
-            fetchable = [tp for tp in self._assignment if tp not in self._paused]
+            fetchable = self._state.fetchable()
             remaining = deadline - time.monotonic()
             if fetchable or self._coordinator is None or remaining <= 0:
                 break
@@ -494,7 +464,7 @@ class Consumer:
             return []
         self._maybe_auto_commit()
         limit = self.config.max_poll_records if max_records is None else max_records
-        missing = [tp for tp in fetchable if tp not in self._positions]
+        missing = self._state.missing_positions(fetchable)
         if missing:
             self._reset(missing)
         out: list[ConsumerRecord] = []
@@ -505,13 +475,13 @@ class Consumer:
             first = False
             for i in range(len(fetchable)):
                 tp = fetchable[(self._next + i) % len(fetchable)]
-                self._take_buffered(tp, out, limit)
+                self._state.take_buffered(tp, out, limit)
                 if len(out) >= limit:
                     break
                 try:
                     self._fetch_into(tp, out, limit, wait_ms)
                 except SerializationError:  # as Java's fetcher: the records before the bad one first, then the error
-                    self._take_buffered(tp, out, limit)
+                    self._state.take_buffered(tp, out, limit)
                     if not out:
                         raise
                     return out  # positions moved past these; the next poll fails at the bad record again
@@ -522,35 +492,27 @@ class Consumer:
                 break  # a rebalance began: return what we have, the next poll rejoins
         return out
 
-    def _take_buffered(self, tp: TopicPartition, out: list[ConsumerRecord], limit: int) -> None:
-        queue = self._buffered.get(tp)
-        while queue and len(out) < limit:
-            record = queue.popleft()
-            out.append(record)
-            self._positions[tp] = record.offset + 1
-        if not queue and tp in self._fetched_to:
-            self._positions[tp] = max(self._positions[tp], self._fetched_to.pop(tp))
-
     def _fetch_into(self, tp: TopicPartition, out: list[ConsumerRecord], limit: int, wait_ms: int) -> None:
-        if self._buffered.get(tp):
+        state = self._state
+        if state.buffered.get(tp):
             return
-        position = self._positions[tp]
+        position = state.positions[tp]
         try:
             batches = self.client.fetch_batches(tp, position, None, max_wait_ms=wait_ms)
-            queue = self._buffered.setdefault(tp, deque())
+            queue = state.buffered.setdefault(tp, deque())
             while True:
                 try:
                     fetched = next(batches)
                 except StopIteration as walked:  # the whole fetch was walked: its end is the next position
-                    self._fetched_to[tp] = walked.value
+                    state.fetched_to[tp] = walked.value
                     break
                 queue.extend(records_of(fetched, position, self._deserialize_key, self._deserialize_value))
                 if len(out) + len(queue) >= limit:
                     break
             batches.close()
         except OffsetOutOfRangeError:
-            self._buffered.pop(tp, None)
-            self._fetched_to.pop(tp, None)
+            state.buffered.pop(tp, None)
+            state.fetched_to.pop(tp, None)
             self._reset([tp], use_committed=False)
             return
-        self._take_buffered(tp, out, limit)
+        self._state.take_buffered(tp, out, limit)
