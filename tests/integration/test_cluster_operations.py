@@ -1,7 +1,8 @@
 """Cluster operations (``broker.cluster_operations``, ``EmbeddedBroker.down``/``up``) seen by real clients: on three
 broker processes (RF 3) a moved leader and a pinned coordinator as kafkalog's client and confluent-kafka see them,
 a stopped leader replaced while confluent-kafka produces with acks=all, the broker back in the ISR; in process, a
-broker off the network and back on the same port with kafkalog's producer and confluent-kafka reconnecting."""
+broker off the network and back on the same port with kafkalog's producer and confluent-kafka reconnecting, and a
+leader off the network keeping its leadership while its follower drops out of the ISR and rejoins."""
 
 from __future__ import annotations
 
@@ -273,3 +274,24 @@ def test_an_in_process_broker_down_refuses_connections_and_clients_reconnect_aft
             b"c-during",
             b"k-during",
         }
+
+
+def test_an_in_process_leader_down_keeps_its_leadership_and_its_follower_rejoins_the_isr_after_up():
+    registry = f"memory:ops-{uuid.uuid4().hex}"
+    settings = {"zookeeper_connect": registry, "replica_lag_time_max_ms": 1000, "replica_fetch_wait_max_ms": 100}
+    with EmbeddedBroker(broker_id=1, **settings) as leader, EmbeddedBroker(broker_id=2, **settings) as follower:
+        topic = f"ops-{uuid.uuid4().hex[:8]}"
+        with AdminClient(follower.bootstrap_servers) as admin:
+            admin.create_topics([NewTopic(topic, replica_assignment={0: [1, 2]})])
+
+        def state() -> tuple[int, tuple[int, ...]]:
+            with KafkaClient(follower.bootstrap_servers) as client:
+                p = client.topic_info(topic, refresh=True).partitions[0]
+                return p.leader, tuple(sorted(p.isr))
+
+        wait_until(lambda: state() == (1, (1, 2)), 20, "broker 2 in the ISR")
+        with leader.stopped():  # broker 2 cannot fetch from broker 1: it drops out of the ISR, no leader moves
+            wait_until(lambda: state() == (1, (1,)), 20, "broker 2 out of the ISR while broker 1 is down")
+        wait_until(lambda: state() == (1, (1, 2)), 20, "broker 2 back in the ISR after broker 1 is up")
+        with Producer(leader.bootstrap_servers, acks="all") as producer:
+            assert producer.send(topic, b"after").result(10).offset == 0
