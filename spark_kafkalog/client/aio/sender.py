@@ -203,15 +203,15 @@ class AsyncSender(SenderCore):
 
     # transactions ------------------------------------------------------------------------------
     def _add_partitions_to_txn(self, txn: TransactionManager) -> bool:
-        """Partitions with queued batches not yet in the transaction are added (muted until then): at once
-        with transactions v2, else by AddPartitionsToTxn on a worker thread. False while one is running."""
+        """Partitions with queued batches not yet in the transaction are added (muted until then) by
+        AddPartitionsToTxn on a worker thread; with transactions v2 the Produce adds them. False while an
+        AddPartitionsToTxn runs."""
         if self._adding_partitions is not None:
             return False
+        if txn.transactions_v2:  # Produce v12 adds them (SenderCore._produce_request)
+            return True
         new = txn.not_added(self.accumulator.queued_partitions())
         if not new:
-            return True
-        if txn.transactions_v2:
-            txn.add_partitions(new, 0.0)  # no request: Produce v12 adds them
             return True
         self._adding_partitions = self._spawn(self._add_partitions(txn, new))
         return False

@@ -168,6 +168,8 @@ class Sender(SenderCore, threading.Thread):
     def _add_partitions_to_txn(self, txn: TransactionManager) -> None:
         """AddPartitionsToTxn for the partitions with queued batches not yet in the transaction (they stay
         muted until added); a failure fails their batches and makes the transaction abortable."""
+        if txn.transactions_v2:  # Produce v12 adds them (SenderCore._produce_request)
+            return
         new = txn.not_added(self.accumulator.queued_partitions())
         if not new:
             return

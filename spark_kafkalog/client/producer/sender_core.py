@@ -116,7 +116,7 @@ class SenderCore:
     def _muted(self) -> set[TopicPartition]:
         muted = set()
         txn = self.transactions
-        if txn is not None:
+        if txn is not None and not txn.transactions_v2:  # v2: the Produce adds them (see _produce_request)
             muted = txn.not_added(self.accumulator.queued_partitions())
         idem = self.idempotence
         for tp, n in self._in_flight.items():
@@ -189,6 +189,12 @@ class SenderCore:
             batch.in_flight = True
             in_flight[batch.tp] = in_flight.get(batch.tp, 0) + 1
         txn = self.transactions
+        if txn is not None and txn.transactions_v2:
+            # the transaction includes a partition once a Produce (v12) carries it there, not before: an abort
+            # before anything was sent then ends no transaction at the coordinator
+            new = txn.not_added([batch.tp for batch in batches])
+            if new:
+                txn.add_partitions(new, 0.0)  # no request with transactions v2
         body = R(
             transactional_id=None if txn is None else txn.transactional_id,
             acks=cfg.acks,
