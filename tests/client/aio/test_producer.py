@@ -40,7 +40,7 @@ pytestmark = pytest.mark.integration
 T = TypeVar("T")
 BASE_TS = 1_700_000_000_000
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
-FAST = {"retry_backoff_ms": 10, "retry_backoff_max_ms": 100, "linger_ms": 2}
+FAST: dict[str, Any] = {"retry_backoff_ms": 10, "retry_backoff_max_ms": 100, "linger_ms": 2}
 
 
 def run(coro: Awaitable[T], timeout: float = 60.0) -> T:
@@ -382,7 +382,7 @@ def test_aiokafka_and_confluent_kafka_consumers_read_what_it_wrote(bootstrap):
             topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", group_id=None, enable_auto_commit=False
         )
         await consumer.start()
-        out = []
+        out: list[tuple[bytes, bytes, list]] = []
         try:
             while len(out) < n:
                 batch = await consumer.getmany(timeout_ms=1000)
