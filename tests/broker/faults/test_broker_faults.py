@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 import uuid
 
+import confluent_kafka
 import pytest
 
 from broker.server import EmbeddedBroker
@@ -149,3 +150,25 @@ def test_clear_undoes_everything_and_requests_are_served_again(broker, topic):
     start = time.monotonic()
     assert end_offset(broker, TopicPartition(topic, 0)) == 0
     assert time.monotonic() - start < 5
+
+
+def test_a_per_partition_produce_error_fails_only_that_partition_and_both_are_written_once(broker, topic):
+    with broker.faults.push_errors("Produce", ["NOT_LEADER_OR_FOLLOWER"] * 2, topic=topic, partition=0) as injection:
+        with Producer(broker.bootstrap_servers, retry_backoff_ms=10, linger_ms=20) as producer:
+            futures = [producer.send(topic, b"v%d" % p, partition=p) for p in (0, 1)]
+            offsets = [f.result(20).offset for f in futures]
+        assert injection.remaining == 0
+    assert offsets == [0, 0]
+    assert [end_offset(broker, TopicPartition(topic, p)) for p in (0, 1)] == [1, 1]
+
+
+def test_confluent_kafka_retries_pushed_produce_errors_and_delivers_once(broker, topic):
+
+    producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap_servers, "retry.backoff.ms": 10})
+    reports = []
+    with broker.faults.push_errors("Produce", ["NOT_LEADER_OR_FOLLOWER"] * 2) as injection:
+        producer.produce(topic, b"v", partition=1, on_delivery=lambda err, msg: reports.append((err, msg.offset())))
+        assert producer.flush(20) == 0
+        assert injection.remaining == 0
+    assert reports == [(None, 0)]
+    assert end_offset(broker, TopicPartition(topic, 1)) == 1
