@@ -24,11 +24,9 @@ from typing import Any
 from spark_kafkalog.client.aio.client import AsyncKafkaClient
 from spark_kafkalog.client.aio.group_calls import request_at
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.consumer.assignors import assignor_by_name
-from spark_kafkalog.client.consumer.consumer_coordinator import ConsumerCoordinator
+from spark_kafkalog.client.consumer.consumer_coordinator import ConsumerCoordinator, new_group_member
 from spark_kafkalog.client.consumer.group_membership import (
     FindCoordinatorRequest,
-    GroupMember,
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
@@ -60,15 +58,7 @@ class AsyncConsumerCoordinator:
         assert config.group_id is not None
         self.config = config
         self.group_id = config.group_id
-        self.member = GroupMember(
-            config.group_id,
-            [assignor_by_name(name) for name in config.partition_assignment_strategy],
-            session_timeout_ms=config.session_timeout_ms,
-            rebalance_timeout_ms=config.max_poll_interval_ms,
-            heartbeat_interval_ms=config.heartbeat_interval_ms,
-            retry_backoff_ms=config.retry_backoff_ms,
-            group_instance_id=config.group_instance_id,
-        )
+        self.member = new_group_member(config)
         self.net = AsyncKafkaClient(None, config=config)
         self._partition_counts = partition_counts
         self._handle_events = handle_events

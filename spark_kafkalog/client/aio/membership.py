@@ -32,9 +32,19 @@ from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
 from spark_kafkalog.client.aio.client import AsyncKafkaClient
 from spark_kafkalog.client.aio.group_calls import AsyncGroupCalls, request_at
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.consumer.consumer_membership import ConsumerHeartbeat, ConsumerMembership, MemberState
-from spark_kafkalog.client.consumer.group_membership import CommitFailedError, GroupMemberFatalError, RebalanceEvent
-from spark_kafkalog.client.consumer.membership_manager import RegexNeedsV1, heartbeat_body, known_topic_ids
+from spark_kafkalog.client.consumer.consumer_membership import ConsumerHeartbeat, MemberState
+from spark_kafkalog.client.consumer.group_membership import GroupMemberFatalError, RebalanceEvent
+from spark_kafkalog.client.consumer.membership_manager import (
+    EPOCH_COMMIT_FAILED,
+    EPOCH_FETCH_RETRY,
+    RegexNeedsV1,
+    epoch_refused,
+    heartbeat_body,
+    known_topic_ids,
+    new_membership,
+    next_resolve,
+    not_in_group,
+)
 from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError, NoCommonVersionError
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
@@ -43,16 +53,6 @@ __all__ = ["AsyncMembershipManager"]
 
 log = logging.getLogger("kafkalog.consumer")
 
-_COMMIT_FAILED = frozenset(
-    {
-        ErrorCode.STALE_MEMBER_EPOCH,
-        ErrorCode.FENCED_MEMBER_EPOCH,
-        ErrorCode.UNKNOWN_MEMBER_ID,
-        ErrorCode.ILLEGAL_GENERATION,
-        ErrorCode.REBALANCE_IN_PROGRESS,
-    }
-)
-_FETCH_RETRY = frozenset({ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID})
 _WAIT_STEP = 0.05  # seconds between looks at the member while waiting for the heartbeat task
 
 
@@ -69,14 +69,7 @@ class AsyncMembershipManager:
         assert config.group_id is not None
         self.config = config
         self.group_id = config.group_id
-        self.member = ConsumerMembership(
-            config.group_id,
-            rebalance_timeout_ms=config.max_poll_interval_ms,
-            retry_backoff_ms=config.retry_backoff_ms,
-            group_instance_id=config.group_instance_id,
-            server_assignor=config.group_remote_assignor,
-            rack_id=config.client_rack or None,
-        )
+        self.member = new_membership(config)
         self.net = AsyncKafkaClient(None, config=config)
         self._client = client
         self._handle_events = handle_events
@@ -129,11 +122,7 @@ class AsyncMembershipManager:
         if ids and now >= self._next_resolve:
             names = await self._resolve(ids)
             self.member.on_topic_names(names)
-            self._resolve_misses = self._resolve_misses + 1 if len(names) < len(ids) else 0
-            backoff_ms = min(
-                self.config.retry_backoff_ms * 2 ** min(self._resolve_misses, 16), self.config.retry_backoff_max_ms
-            )
-            self._next_resolve = now + backoff_ms / 1000.0 if self._resolve_misses else 0.0
+            self._resolve_misses, self._next_resolve = next_resolve(self.config, self._resolve_misses, ids, names, now)
         if self.member.reconcile():
             try:
                 await self._run_events()
@@ -166,31 +155,20 @@ class AsyncMembershipManager:
         while True:
             epoch, member_id, instance_id = self.member.commit_identity()
             if epoch < 0:
-                raise CommitFailedError(
-                    f"group {self.group_id!r}: this consumer is not in the group now (joining, fenced or left); "
-                    "poll() to rejoin, then commit the positions of the partitions it owns then",
-                    error_code=ErrorCode.UNKNOWN_MEMBER_ID,
-                    retriable=False,
-                )
+                raise not_in_group(self.group_id)
             try:
                 await groups.commit_offsets(
                     self.group_id, offsets, generation=epoch, member_id=member_id, group_instance_id=instance_id
                 )
                 return
             except KafkaClientError as e:
-                if e.error_code not in _COMMIT_FAILED:
+                if e.error_code not in EPOCH_COMMIT_FAILED:
                     raise
                 if e.error_code == ErrorCode.STALE_MEMBER_EPOCH and await self._identity_moves(
                     epoch, member_id, deadline
                 ):
                     continue
-                raise CommitFailedError(
-                    f"group {self.group_id!r}: the commit as member epoch {epoch} failed "
-                    f"({ErrorCode(e.error_code).name}); the group moved on and the partitions may be assigned to "
-                    "another member now",
-                    error_code=e.error_code,
-                    retriable=False,
-                ) from e
+                raise epoch_refused(self.group_id, epoch, e.error_code) from e
 
     async def fetch_committed(
         self, groups: AsyncGroupCalls, partitions: list[TopicPartition]
@@ -204,7 +182,7 @@ class AsyncMembershipManager:
                     self.group_id, partitions, member_id=member_id, member_epoch=epoch
                 )
             except KafkaClientError as e:
-                if e.error_code in _FETCH_RETRY and await self._identity_moves(epoch, member_id or "", deadline):
+                if e.error_code in EPOCH_FETCH_RETRY and await self._identity_moves(epoch, member_id or "", deadline):
                     continue
                 raise
 

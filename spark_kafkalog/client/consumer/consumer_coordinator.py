@@ -38,7 +38,7 @@ from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-__all__ = ["ConsumerCoordinator"]
+__all__ = ["ConsumerCoordinator", "new_group_member"]
 
 log = logging.getLogger("kafkalog.consumer")
 
@@ -47,6 +47,21 @@ _JOIN = API_BY_KEY[ApiKey.JOIN_GROUP].Request
 _SYNC = API_BY_KEY[ApiKey.SYNC_GROUP].Request
 _HEARTBEAT = API_BY_KEY[ApiKey.HEARTBEAT].Request
 _LEAVE = API_BY_KEY[ApiKey.LEAVE_GROUP].Request
+
+
+def new_group_member(config: ClientConfig) -> GroupMember:
+    """The classic member of ``group.id`` that ``config`` describes (``config.group_id`` must be set); shared with
+    the asyncio driver (``client.aio.group_coordinator``)."""
+    assert config.group_id is not None
+    return GroupMember(
+        config.group_id,
+        [assignor_by_name(name) for name in config.partition_assignment_strategy],
+        session_timeout_ms=config.session_timeout_ms,
+        rebalance_timeout_ms=config.max_poll_interval_ms,
+        heartbeat_interval_ms=config.heartbeat_interval_ms,
+        retry_backoff_ms=config.retry_backoff_ms,
+        group_instance_id=config.group_instance_id,
+    )
 
 
 class ConsumerCoordinator:
@@ -62,15 +77,7 @@ class ConsumerCoordinator:
         assert config.group_id is not None
         self.config = config
         self.group_id = config.group_id
-        self.member = GroupMember(
-            config.group_id,
-            [assignor_by_name(name) for name in config.partition_assignment_strategy],
-            session_timeout_ms=config.session_timeout_ms,
-            rebalance_timeout_ms=config.max_poll_interval_ms,
-            heartbeat_interval_ms=config.heartbeat_interval_ms,
-            retry_backoff_ms=config.retry_backoff_ms,
-            group_instance_id=config.group_instance_id,
-        )
+        self.member = new_group_member(config)
         self.net = KafkaClient(config)
         self._admin = GroupAdmin(self.net)
         self._partition_counts = partition_counts

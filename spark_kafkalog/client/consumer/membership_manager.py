@@ -40,13 +40,24 @@ from spark_kafkalog.client.metadata import MetadataCache
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-__all__ = ["MembershipManager", "RegexNeedsV1", "heartbeat_body", "known_topic_ids"]
+__all__ = [
+    "EPOCH_COMMIT_FAILED",
+    "EPOCH_FETCH_RETRY",
+    "MembershipManager",
+    "RegexNeedsV1",
+    "epoch_refused",
+    "heartbeat_body",
+    "known_topic_ids",
+    "new_membership",
+    "next_resolve",
+    "not_in_group",
+]
 
 log = logging.getLogger("kafkalog.consumer")
 
 _HEARTBEAT = API_BY_KEY[ApiKey.CONSUMER_GROUP_HEARTBEAT].Request
 _REGEX_FROM = 1  # ConsumerGroupHeartbeat v1 adds subscribed_topic_regex
-_COMMIT_FAILED = frozenset(
+EPOCH_COMMIT_FAILED = frozenset(
     {
         ErrorCode.STALE_MEMBER_EPOCH,
         ErrorCode.FENCED_MEMBER_EPOCH,
@@ -55,7 +66,7 @@ _COMMIT_FAILED = frozenset(
         ErrorCode.REBALANCE_IN_PROGRESS,
     }
 )
-_FETCH_RETRY = frozenset({ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID})
+EPOCH_FETCH_RETRY = frozenset({ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID})
 _WAIT_STEP = 0.05  # seconds between looks at the member while waiting for the heartbeat thread
 
 
@@ -76,14 +87,7 @@ class MembershipManager:
         assert config.group_id is not None
         self.config = config
         self.group_id = config.group_id
-        self.member = ConsumerMembership(
-            config.group_id,
-            rebalance_timeout_ms=config.max_poll_interval_ms,
-            retry_backoff_ms=config.retry_backoff_ms,
-            group_instance_id=config.group_instance_id,
-            server_assignor=config.group_remote_assignor,
-            rack_id=config.client_rack or None,
-        )
+        self.member = new_membership(config)
         self.net = KafkaClient(config)
         self._admin = GroupAdmin(self.net)
         self._client = client
@@ -134,11 +138,7 @@ class MembershipManager:
         if ids and now >= self._next_resolve:
             names = self._resolve(ids)
             self.member.on_topic_names(names)
-            self._resolve_misses = self._resolve_misses + 1 if len(names) < len(ids) else 0
-            backoff_ms = min(
-                self.config.retry_backoff_ms * 2 ** min(self._resolve_misses, 16), self.config.retry_backoff_max_ms
-            )
-            self._next_resolve = now + backoff_ms / 1000.0 if self._resolve_misses else 0.0
+            self._resolve_misses, self._next_resolve = next_resolve(self.config, self._resolve_misses, ids, names, now)
         if self.member.reconcile():
             try:
                 self._run_events()
@@ -174,29 +174,18 @@ class MembershipManager:
         while True:
             epoch, member_id, instance_id = self.member.commit_identity()
             if epoch < 0:
-                raise CommitFailedError(
-                    f"group {self.group_id!r}: this consumer is not in the group now (joining, fenced or left); "
-                    "poll() to rejoin, then commit the positions of the partitions it owns then",
-                    error_code=ErrorCode.UNKNOWN_MEMBER_ID,
-                    retriable=False,
-                )
+                raise not_in_group(self.group_id)
             try:
                 groups.commit_offsets(
                     self.group_id, offsets, generation=epoch, member_id=member_id, group_instance_id=instance_id
                 )
                 return
             except KafkaClientError as e:
-                if e.error_code not in _COMMIT_FAILED:
+                if e.error_code not in EPOCH_COMMIT_FAILED:
                     raise
                 if e.error_code == ErrorCode.STALE_MEMBER_EPOCH and self._identity_moves(epoch, member_id, deadline):
                     continue
-                raise CommitFailedError(
-                    f"group {self.group_id!r}: the commit as member epoch {epoch} failed "
-                    f"({ErrorCode(e.error_code).name}); the group moved on and the partitions may be assigned to "
-                    "another member now",
-                    error_code=e.error_code,
-                    retriable=False,
-                ) from e
+                raise epoch_refused(self.group_id, epoch, e.error_code) from e
 
     def fetch_committed(
         self, groups: GroupAdmin, partitions: list[TopicPartition]
@@ -208,7 +197,7 @@ class MembershipManager:
             try:
                 return groups.list_group_offsets(self.group_id, partitions, member_id=member_id, member_epoch=epoch)
             except KafkaClientError as e:
-                if e.error_code in _FETCH_RETRY and self._identity_moves(epoch, member_id or "", deadline):
+                if e.error_code in EPOCH_FETCH_RETRY and self._identity_moves(epoch, member_id or "", deadline):
                     continue
                 raise
 
@@ -316,6 +305,51 @@ class MembershipManager:
         self._closed = True
         self._stop_heartbeats()
         self.net.close()
+
+
+# the pure parts, shared with the asyncio driver (``client.aio.membership``) ------------------------------------
+def new_membership(config: ClientConfig) -> ConsumerMembership:
+    """The member of ``group.id`` that ``config`` describes (``config.group_id`` must be set)."""
+    assert config.group_id is not None
+    return ConsumerMembership(
+        config.group_id,
+        rebalance_timeout_ms=config.max_poll_interval_ms,
+        retry_backoff_ms=config.retry_backoff_ms,
+        group_instance_id=config.group_instance_id,
+        server_assignor=config.group_remote_assignor,
+        rack_id=config.client_rack or None,
+    )
+
+
+def next_resolve(
+    config: ClientConfig, misses: int, ids: set[uuid.UUID], names: Mapping[uuid.UUID, str], now: float
+) -> tuple[int, float]:
+    """After a Metadata round that found ``names`` of the assigned topic ``ids``: (rounds in a row that left some
+    unknown, monotonic time of the next round) - at once when all were found, else after a backoff doubling from
+    ``retry.backoff.ms`` up to ``retry.backoff.max.ms``."""
+    misses = misses + 1 if len(names) < len(ids) else 0
+    backoff_ms = min(config.retry_backoff_ms * 2 ** min(misses, 16), config.retry_backoff_max_ms)
+    return misses, now + backoff_ms / 1000.0 if misses else 0.0
+
+
+def not_in_group(group_id: str) -> CommitFailedError:
+    """A commit while the member has no epoch (joining, fenced or left)."""
+    return CommitFailedError(
+        f"group {group_id!r}: this consumer is not in the group now (joining, fenced or left); "
+        "poll() to rejoin, then commit the positions of the partitions it owns then",
+        error_code=ErrorCode.UNKNOWN_MEMBER_ID,
+        retriable=False,
+    )
+
+
+def epoch_refused(group_id: str, epoch: int, error_code: int) -> CommitFailedError:
+    """A commit as member ``epoch`` refused with one of ``EPOCH_COMMIT_FAILED`` for good."""
+    return CommitFailedError(
+        f"group {group_id!r}: the commit as member epoch {epoch} failed ({ErrorCode(error_code).name}); the group "
+        "moved on and the partitions may be assigned to another member now",
+        error_code=error_code,
+        retriable=False,
+    )
 
 
 def known_topic_ids(metadata: MetadataCache, ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
