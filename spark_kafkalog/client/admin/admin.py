@@ -54,6 +54,7 @@ from spark_kafkalog.client.admin.group_admin import (
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import KafkaClientError, TopicAuthorizationFailedError, error_for_code
+from spark_kafkalog.client.metadata import MetadataCache, TopicInfo
 from spark_kafkalog.client.types import NewTopic, PartitionDescription, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
@@ -146,9 +147,7 @@ class AdminClient(AccessAdminMixin):
 
         def attempt() -> tuple[int, Any, str]:
             client.refresh_metadata_once([])
-            controller = client.metadata.controller_id
-            if controller < 0:
-                raise KafkaClientError(f"{what}: the cluster has no controller right now", retriable=True)
+            controller = known_controller(client.metadata, what)
             version, response = client.send_request(
                 api_key,
                 build,
@@ -156,9 +155,7 @@ class AdminClient(AccessAdminMixin):
                 min_version=min_version,
                 timeout_ms=timeout_ms + client.config.request_timeout_ms,
             )
-            codes = _result_codes(api_key, response)
-            if ErrorCode.NOT_CONTROLLER in codes:
-                raise KafkaClientError(f"{what}: broker {controller} is no longer the controller", retriable=True)
+            check_controller_answer(api_key, response, what, controller)
             state["peer"] = str(client.broker_address(controller) or controller)
             return version, response, state["peer"]
 
@@ -180,36 +177,15 @@ class AdminClient(AccessAdminMixin):
         topics = list(new_topics)
         if not topics:
             return
-        spec = API_BY_KEY[_CREATE_TOPICS]
-        R = spec.Request
         timeout = self._timeout(timeout_ms)
-        uses_defaults = any(
-            t.replica_assignment is None and (t.num_partitions < 0 or t.replication_factor < 0) for t in topics
-        )
-
-        def build(version: int) -> Any:
-            entries = []
-            for t in topics:
-                assignments = []
-                num, rf = t.num_partitions, t.replication_factor
-                if t.replica_assignment is not None:
-                    assignments = [
-                        R.CreatableTopic.CreatableReplicaAssignment(partition_index=p, broker_ids=list(ids))
-                        for p, ids in sorted(t.replica_assignment.items())
-                    ]
-                    num, rf = -1, -1
-                configs = [R.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in t.config.items()]
-                entries.append(
-                    R.CreatableTopic(
-                        name=t.name, num_partitions=num, replication_factor=rf, assignments=assignments, configs=configs
-                    )
-                )
-            return R(topics=entries, timeout_ms=timeout, validate_only=validate_only)
-
         _, response, peer = self._controller_request(
-            _CREATE_TOPICS, build, min_version=4 if uses_defaults else 0, timeout_ms=timeout, what="CreateTopics"
+            _CREATE_TOPICS,
+            lambda version: create_topics_request(topics, timeout, validate_only),
+            min_version=create_topics_min_version(topics),
+            timeout_ms=timeout,
+            what="CreateTopics",
         )
-        _raise_topic_errors("CreateTopics", response.topics, peer)
+        raise_topic_errors("CreateTopics", response.topics, peer)
         if wait and not validate_only:
             for t in topics:
                 self._wait_for_leaders(t.name)
@@ -221,11 +197,7 @@ class AdminClient(AccessAdminMixin):
         client = self.client
 
         def check() -> None:
-            info = client.topic_info(topic, refresh=True)
-            if len(info.partitions) < min_partitions or any(p.leader < 0 for p in info.partitions.values()):
-                raise KafkaClientError(
-                    f"topic {topic} has partitions without a leader yet", retriable=True, topic=topic
-                )
+            check_leaders(client.topic_info(topic, refresh=True), min_partitions)
 
         try:
             client.call_with_retries(check, what=f"waiting for the leaders of {topic}")
@@ -237,16 +209,11 @@ class AdminClient(AccessAdminMixin):
         names = list(names)
         if not names:
             return
-        R = API_BY_KEY[_DELETE_TOPICS].Request
         timeout = self._timeout(timeout_ms)
-
-        def build(version: int) -> Any:
-            if version >= 6:
-                return R(topics=[R.DeleteTopicState(name=n) for n in names], timeout_ms=timeout)
-            return R(topic_names=names, timeout_ms=timeout)
-
-        _, response, peer = self._controller_request(_DELETE_TOPICS, build, timeout_ms=timeout, what="DeleteTopics")
-        _raise_topic_errors("DeleteTopics", response.responses, peer)
+        _, response, peer = self._controller_request(
+            _DELETE_TOPICS, lambda v: delete_topics_request(v, names, timeout), timeout_ms=timeout, what="DeleteTopics"
+        )
+        raise_topic_errors("DeleteTopics", response.responses, peer)
         for name in names:
             self.client.metadata.forget(name)
         if wait:
@@ -258,10 +225,7 @@ class AdminClient(AccessAdminMixin):
 
         def check() -> None:
             client.refresh_metadata_once([topic])
-            info = client.metadata.topic(topic)
-            if info is not None and info.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                raise KafkaClientError(f"topic {topic} is still listed after its deletion", retriable=True, topic=topic)
-            client.metadata.forget(topic)
+            check_gone(client.metadata, topic)
 
         client.call_with_retries(check, what=f"waiting for the deletion of {topic}")
 
@@ -277,25 +241,7 @@ class AdminClient(AccessAdminMixin):
         client = self.client
         wanted = None if names is None else list(names)
         client.refresh_metadata(wanted)
-        topics = client.metadata.topics()
-        out: dict[str, TopicDescription] = {}
-        errors = {}
-        for name in wanted if wanted is not None else sorted(topics):
-            info = topics.get(name)
-            if info is None or info.error_code:
-                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
-                errors[name] = error_for_code(code, "DescribeTopics", topic=name)
-                continue
-            partitions = tuple(
-                PartitionDescription(
-                    p.partition, p.leader, p.leader_epoch, p.replicas, p.isr, p.offline_replicas, p.error_code
-                )
-                for _, p in sorted(info.partitions.items())
-            )
-            out[name] = TopicDescription(name, partitions, info.is_internal, info.topic_id)
-        if errors:
-            raise AdminOperationError("DescribeTopics", errors)
-        return out
+        return describe_topics_result(client.metadata.topics(), wanted)
 
     def describe_topic_partitions(
         self, names: Iterable[str] | None = None, *, partition_limit: int = 2000
@@ -324,20 +270,14 @@ class AdminClient(AccessAdminMixin):
         """Grow topics to ``{topic: total partition count}``."""
         if not new_totals:
             return
-        R = API_BY_KEY[_CREATE_PARTITIONS].Request
         timeout = self._timeout(timeout_ms)
-
-        def build(version: int) -> Any:
-            return R(
-                topics=[R.CreatePartitionsTopic(name=t, count=n, assignments=None) for t, n in new_totals.items()],
-                timeout_ms=timeout,
-                validate_only=validate_only,
-            )
-
         _, response, peer = self._controller_request(
-            _CREATE_PARTITIONS, build, timeout_ms=timeout, what="CreatePartitions"
+            _CREATE_PARTITIONS,
+            lambda v: create_partitions_request(new_totals, timeout, validate_only),
+            timeout_ms=timeout,
+            what="CreatePartitions",
         )
-        _raise_topic_errors("CreatePartitions", response.results, peer)
+        raise_topic_errors("CreatePartitions", response.results, peer)
         if wait and not validate_only:
             for topic, total in new_totals.items():
                 self._wait_for_leaders(topic, total)
@@ -354,28 +294,11 @@ class AdminClient(AccessAdminMixin):
 
     def describe_configs(self, topic: str, *, keys: Iterable[str] | None = None) -> dict[str, str | None]:
         """The topic's configuration ``{name: value}`` (``keys`` selects names; all when ``None``)."""
-        R = API_BY_KEY[_DESCRIBE_CONFIGS].Request
-        body = R(
-            resources=[
-                R.DescribeConfigsResource(
-                    resource_type=_TOPIC_RESOURCE,
-                    resource_name=topic,
-                    configuration_keys=None if keys is None else list(keys),
-                )
-            ],
-            include_synonyms=False,
-            include_documentation=False,
-        )
+        body = topic_configs_request(topic, keys)
         _, response = self.client.call_with_retries(
             lambda: self.client.send_request(_DESCRIBE_CONFIGS, body), what="DescribeConfigs"
         )
-        out: dict[str, str | None] = {}
-        for result in response.results:
-            if result.error_code:
-                raise error_for_code(result.error_code, "DescribeConfigs", topic=topic, detail=result.error_message)
-            for entry in result.configs:
-                out[entry.name] = entry.value
-        return out
+        return topic_configs_answer(response, topic)
 
     # configs of topics and brokers (spark_kafkalog.client.admin.admin_configs) ----------------------
     def _config_send(self, what: str):
@@ -506,7 +429,7 @@ def _result_codes(api_key: int, response: Any) -> set[int]:
     return set()
 
 
-def _raise_topic_errors(what: str, results: Iterable[Any], peer: str) -> None:
+def raise_topic_errors(what: str, results: Iterable[Any], peer: str) -> None:
     """Raise ``AdminOperationError`` for the per-topic results (``name``, ``error_code``, ``error_message``)
     of a topic-admin response that carry an error."""
     errors = {
@@ -516,3 +439,133 @@ def _raise_topic_errors(what: str, results: Iterable[Any], peer: str) -> None:
     }
     if errors:
         raise AdminOperationError(what, errors)
+
+
+# the pure parts of the calls, shared with the asyncio admin client (``client.aio.admin``) ----------------------
+def create_topics_min_version(topics: Iterable[NewTopic]) -> int:
+    """CreateTopics v4+ when a topic leaves its partition count or replication factor to the broker (-1)."""
+    uses_defaults = any(
+        t.replica_assignment is None and (t.num_partitions < 0 or t.replication_factor < 0) for t in topics
+    )
+    return 4 if uses_defaults else 0
+
+
+def create_topics_request(topics: Iterable[NewTopic], timeout: int, validate_only: bool) -> Any:
+    """The CreateTopics body (any version) for ``topics``; ``timeout`` (ms) is the controller's wait."""
+    R = API_BY_KEY[_CREATE_TOPICS].Request
+    entries = []
+    for t in topics:
+        assignments = []
+        num, rf = t.num_partitions, t.replication_factor
+        if t.replica_assignment is not None:
+            assignments = [
+                R.CreatableTopic.CreatableReplicaAssignment(partition_index=p, broker_ids=list(ids))
+                for p, ids in sorted(t.replica_assignment.items())
+            ]
+            num, rf = -1, -1
+        configs = [R.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in t.config.items()]
+        entries.append(
+            R.CreatableTopic(
+                name=t.name, num_partitions=num, replication_factor=rf, assignments=assignments, configs=configs
+            )
+        )
+    return R(topics=entries, timeout_ms=timeout, validate_only=validate_only)
+
+
+def delete_topics_request(version: int, names: list[str], timeout: int) -> Any:
+    """The DeleteTopics body at ``version`` (v6+ name topics in ``topics``, older in ``topic_names``)."""
+    R = API_BY_KEY[_DELETE_TOPICS].Request
+    if version >= 6:
+        return R(topics=[R.DeleteTopicState(name=n) for n in names], timeout_ms=timeout)
+    return R(topic_names=names, timeout_ms=timeout)
+
+
+def create_partitions_request(new_totals: Mapping[str, int], timeout: int, validate_only: bool) -> Any:
+    """The CreatePartitions body growing ``{topic: total partition count}``."""
+    R = API_BY_KEY[_CREATE_PARTITIONS].Request
+    return R(
+        topics=[R.CreatePartitionsTopic(name=t, count=n, assignments=None) for t, n in new_totals.items()],
+        timeout_ms=timeout,
+        validate_only=validate_only,
+    )
+
+
+def known_controller(metadata: MetadataCache, what: str) -> int:
+    """The controller's id from fresh metadata; a retriable error while the cluster has none."""
+    controller = metadata.controller_id
+    if controller < 0:
+        raise KafkaClientError(f"{what}: the cluster has no controller right now", retriable=True)
+    return controller
+
+
+def check_controller_answer(api_key: int, response: Any, what: str, controller: int) -> None:
+    """Raise a retriable error when a controller request was answered NOT_CONTROLLER (the controller moved)."""
+    if ErrorCode.NOT_CONTROLLER in _result_codes(api_key, response):
+        raise KafkaClientError(f"{what}: broker {controller} is no longer the controller", retriable=True)
+
+
+def check_leaders(info: TopicInfo, min_partitions: int) -> None:
+    """Raise a retriable error until ``info`` shows ``min_partitions`` partitions, each with a leader."""
+    if len(info.partitions) < min_partitions or any(p.leader < 0 for p in info.partitions.values()):
+        raise KafkaClientError(
+            f"topic {info.name} has partitions without a leader yet", retriable=True, topic=info.name
+        )
+
+
+def check_gone(metadata: MetadataCache, topic: str) -> None:
+    """After a Metadata refresh of a deleted ``topic``: a retriable error while it is still listed, else the
+    topic is forgotten."""
+    info = metadata.topic(topic)
+    if info is not None and info.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        raise KafkaClientError(f"topic {topic} is still listed after its deletion", retriable=True, topic=topic)
+    metadata.forget(topic)
+
+
+def describe_topics_result(topics: Mapping[str, TopicInfo], wanted: list[str] | None) -> dict[str, TopicDescription]:
+    """``describe_topics``'s answer from the metadata's ``topics`` (``wanted`` None: every topic); raises
+    ``AdminOperationError`` naming each unknown or failed topic."""
+    out: dict[str, TopicDescription] = {}
+    errors = {}
+    for name in wanted if wanted is not None else sorted(topics):
+        info = topics.get(name)
+        if info is None or info.error_code:
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
+            errors[name] = error_for_code(code, "DescribeTopics", topic=name)
+            continue
+        partitions = tuple(
+            PartitionDescription(
+                p.partition, p.leader, p.leader_epoch, p.replicas, p.isr, p.offline_replicas, p.error_code
+            )
+            for _, p in sorted(info.partitions.items())
+        )
+        out[name] = TopicDescription(name, partitions, info.is_internal, info.topic_id)
+    if errors:
+        raise AdminOperationError("DescribeTopics", errors)
+    return out
+
+
+def topic_configs_request(topic: str, keys: Iterable[str] | None) -> Any:
+    """The DescribeConfigs body for one topic's configs (``keys`` None: all)."""
+    R = API_BY_KEY[_DESCRIBE_CONFIGS].Request
+    return R(
+        resources=[
+            R.DescribeConfigsResource(
+                resource_type=_TOPIC_RESOURCE,
+                resource_name=topic,
+                configuration_keys=None if keys is None else list(keys),
+            )
+        ],
+        include_synonyms=False,
+        include_documentation=False,
+    )
+
+
+def topic_configs_answer(response: Any, topic: str) -> dict[str, str | None]:
+    """``{name: value}`` of a DescribeConfigs answer for ``topic``; raises the resource's error."""
+    out: dict[str, str | None] = {}
+    for result in response.results:
+        if result.error_code:
+            raise error_for_code(result.error_code, "DescribeConfigs", topic=topic, detail=result.error_message)
+        for entry in result.configs:
+            out[entry.name] = entry.value
+    return out

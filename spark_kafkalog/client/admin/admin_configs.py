@@ -11,9 +11,9 @@ SUBTRACT). Per-resource failures raise one ``AdminOperationError`` keyed by reso
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
@@ -31,7 +31,11 @@ __all__ = [
     "SUBTRACT",
     "SOURCE_NAMES",
     "describe_configs",
+    "describe_configs_steps",
     "alter_configs",
+    "alter_configs_steps",
+    "run_steps",
+    "Steps",
 ]
 
 TOPIC, BROKER, CLIENT_METRICS = 2, 4, 16
@@ -52,6 +56,21 @@ _INCREMENTAL = int(ApiKey.INCREMENTAL_ALTER_CONFIGS)
 
 Send = Callable[..., tuple[int, Any]]
 """``KafkaClient.send_request`` behind retries: (api key, body, node_id=) -> (version, response)."""
+
+T = TypeVar("T")
+Steps = Generator[tuple[int, Any, "int | None"], tuple[int, Any], T]
+"""A call as requests: yields ``(api key, body, node id or None)``, is sent ``(version, response)`` back and
+returns its result - driven by ``run_steps`` (blocking) or the asyncio admin client (``client.aio.admin``)."""
+
+
+def run_steps(steps: Steps[T], send: Send) -> T:
+    """Drive ``steps`` with the blocking ``send``."""
+    try:
+        api_key, body, node = next(steps)
+        while True:
+            api_key, body, node = steps.send(send(api_key, body, node_id=node))
+    except StopIteration as done:
+        return done.value
 
 
 class ConfigResource(NamedTuple):
@@ -90,6 +109,13 @@ def describe_configs(
     send: Send, resources: Iterable[ConfigResource], keys: Iterable[str] | None, synonyms: bool
 ) -> tuple[dict[ConfigResource, list[ConfigEntry]], dict[ConfigResource, KafkaClientError]]:
     """One DescribeConfigs per target broker; returns (entries by resource, failures by resource)."""
+    return run_steps(describe_configs_steps(resources, keys, synonyms), send)
+
+
+def describe_configs_steps(
+    resources: Iterable[ConfigResource], keys: Iterable[str] | None, synonyms: bool
+) -> Steps[tuple[dict[ConfigResource, list[ConfigEntry]], dict[ConfigResource, KafkaClientError]]]:
+    """``describe_configs`` as ``Steps``."""
     R = API_BY_KEY[_DESCRIBE].Request
     wanted = None if keys is None else list(keys)
     out: dict[ConfigResource, list[ConfigEntry]] = {}
@@ -107,7 +133,7 @@ def describe_configs(
             include_synonyms=synonyms,
             include_documentation=False,
         )
-        _, response = send(_DESCRIBE, body, node_id=node)
+        _, response = yield _DESCRIBE, body, node
         for result in response.results:
             res = ConfigResource(result.resource_type, result.resource_name)
             if result.error_code:
@@ -136,6 +162,16 @@ def alter_configs(
 ) -> dict[ConfigResource, KafkaClientError]:
     """AlterConfigs (``{resource: {name: value}}``) or IncrementalAlterConfigs (``{resource: [ops]}``);
     returns the failed resources."""
+    return run_steps(alter_configs_steps(changes, incremental=incremental, validate_only=validate_only), send)
+
+
+def alter_configs_steps(
+    changes: Mapping[ConfigResource, Mapping[str, str] | Iterable[AlterConfigOp]],
+    *,
+    incremental: bool,
+    validate_only: bool,
+) -> Steps[dict[ConfigResource, KafkaClientError]]:
+    """``alter_configs`` as ``Steps``."""
     api = _INCREMENTAL if incremental else _ALTER
     R = API_BY_KEY[api].Request
     by_node: dict[int | None, list[Any]] = {}
@@ -155,7 +191,7 @@ def alter_configs(
     errors: dict[ConfigResource, KafkaClientError] = {}
     what = "IncrementalAlterConfigs" if incremental else "AlterConfigs"
     for node, group in by_node.items():
-        _, response = send(api, R(resources=group, validate_only=validate_only), node_id=node)
+        _, response = yield api, R(resources=group, validate_only=validate_only), node
         for r in response.responses:
             if r.error_code:
                 errors[ConfigResource(r.resource_type, r.resource_name)] = error_for_code(

@@ -16,12 +16,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from spark_kafkalog.client.admin.group_admin import GroupAdmin, GroupDescription
+from spark_kafkalog.client.admin.group_admin import GroupAdmin, GroupDescription, GroupErrorFactory, group_error
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-__all__ = ["ConsumerGroupDescription", "ConsumerGroupMember", "describe_consumer_groups"]
+__all__ = [
+    "ConsumerGroupDescription",
+    "ConsumerGroupMember",
+    "classic_description",
+    "consumer_group_describe_answer",
+    "consumer_group_describe_request",
+    "dead_group",
+    "describe_consumer_groups",
+    "is_classic_or_unknown",
+]
 
 _MEMBER_TYPES = {0: "classic", 1: "consumer"}  # ConsumerGroupDescribe v1 member_type (KIP-1099); -1 unknown
 
@@ -65,40 +74,62 @@ def describe_consumer_groups(groups: GroupAdmin, group_ids: Iterable[str]) -> di
 
 
 def _describe(groups: GroupAdmin, group_id: str) -> ConsumerGroupDescription:
-    R = API_BY_KEY[ApiKey.CONSUMER_GROUP_DESCRIBE].Request
-
     def check(response: Any, version: int) -> ConsumerGroupDescription:
-        (g,) = response.groups
-        if g.error_code != ErrorCode.NONE:
-            raise groups._error(g.error_code, "ConsumerGroupDescribe", group_id, g.error_message)
-        return ConsumerGroupDescription(
-            g.group_id,
-            "consumer",
-            g.group_state,
-            g.assignor_name,
-            tuple(_member(m, version) for m in g.members),
-            groups.coordinator(group_id),
-            g.group_epoch,
-            g.assignment_epoch,
-        )
+        return consumer_group_describe_answer(response, version, group_id, groups.coordinator(group_id), groups._error)
 
     try:
         return groups._group_call(
             group_id,
             ApiKey.CONSUMER_GROUP_DESCRIBE,
-            lambda version: R(group_ids=[group_id], include_authorized_operations=False),
+            lambda version: consumer_group_describe_request(group_id),
             check,
             "ConsumerGroupDescribe",
         )
     except KafkaClientError as e:
-        if e.error_code not in (ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.UNSUPPORTED_VERSION):
+        if not is_classic_or_unknown(e):
             raise
     try:
-        return _classic(groups.describe_groups([group_id])[group_id])
+        return classic_description(groups.describe_groups([group_id])[group_id])
     except KafkaClientError as e:  # DescribeGroups v6 (Kafka 4.x): GROUP_ID_NOT_FOUND where v0-5 answer Dead
         if e.error_code != ErrorCode.GROUP_ID_NOT_FOUND:
             raise
-    return ConsumerGroupDescription(group_id, "classic", "Dead", "", (), groups.coordinator(group_id))
+    return dead_group(group_id, groups.coordinator(group_id))
+
+
+# the pure parts, shared with the asyncio admin client (``client.aio.admin``) -----------------------------------
+def consumer_group_describe_request(group_id: str) -> Any:
+    """The ConsumerGroupDescribe body for one group."""
+    return API_BY_KEY[ApiKey.CONSUMER_GROUP_DESCRIBE].Request(group_ids=[group_id], include_authorized_operations=False)
+
+
+def consumer_group_describe_answer(
+    response: Any, version: int, group_id: str, coordinator: int, error: GroupErrorFactory = group_error
+) -> ConsumerGroupDescription:
+    """The description of a ConsumerGroupDescribe answer for one group; raises (``error``) its error."""
+    (g,) = response.groups
+    if g.error_code != ErrorCode.NONE:
+        raise error(g.error_code, "ConsumerGroupDescribe", group_id, g.error_message)
+    return ConsumerGroupDescription(
+        g.group_id,
+        "consumer",
+        g.group_state,
+        g.assignor_name,
+        tuple(_member(m, version) for m in g.members),
+        coordinator,
+        g.group_epoch,
+        g.assignment_epoch,
+    )
+
+
+def is_classic_or_unknown(error: KafkaClientError) -> bool:
+    """ConsumerGroupDescribe failed because the group is not a consumer group (or the API is not served):
+    describe it with DescribeGroups instead."""
+    return error.error_code in (ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.UNSUPPORTED_VERSION)
+
+
+def dead_group(group_id: str, coordinator: int) -> ConsumerGroupDescription:
+    """A group nobody knows, as DescribeGroups v0-5 describe it: classic, Dead, no members."""
+    return ConsumerGroupDescription(group_id, "classic", "Dead", "", (), coordinator)
 
 
 def _partitions(assignment: Any) -> tuple[TopicPartition, ...]:
@@ -121,7 +152,8 @@ def _member(m: Any, version: int) -> ConsumerGroupMember:
     )
 
 
-def _classic(d: GroupDescription) -> ConsumerGroupDescription:
+def classic_description(d: GroupDescription) -> ConsumerGroupDescription:
+    """A classic group's ``GroupDescription`` as a ``ConsumerGroupDescription`` (assignments decoded)."""
     from spark_kafkalog.client.consumer.consumer_protocol import decode_assignment  # the consumer imports admin
 
     members = []

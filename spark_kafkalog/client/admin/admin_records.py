@@ -19,8 +19,9 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
 if TYPE_CHECKING:
     from spark_kafkalog.client.core.client import KafkaClient
+    from spark_kafkalog.client.metadata import MetadataCache
 
-__all__ = ["delete_records"]
+__all__ = ["collect_delete_records", "delete_records", "delete_records_request", "timed_out"]
 
 _DELETE_RECORDS = int(ApiKey.DELETE_RECORDS)
 
@@ -30,7 +31,6 @@ def delete_records(
 ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, KafkaClientError]]:
     """Delete the records below ``{tp: offset}``: ``(low watermark by partition, error by failed partition)``;
     ``timeout`` (ms) is the brokers' wait for the followers."""
-    R = API_BY_KEY[_DELETE_RECORDS].Request
     remaining = {TopicPartition(*tp): off for tp, off in offsets.items()}
     result: dict[TopicPartition, int] = {}
     errors: dict[TopicPartition, KafkaClientError] = {}
@@ -41,15 +41,7 @@ def delete_records(
             by_leader.setdefault(client.leader_for(tp), {})[tp] = off
         retry: dict[TopicPartition, int] = {}
         for leader, part in by_leader.items():
-            by_topic: dict[str, list[Any]] = {}
-            for tp, off in part.items():
-                by_topic.setdefault(tp.topic, []).append(
-                    R.DeleteRecordsTopic.DeleteRecordsPartition(partition_index=tp.partition, offset=off)
-                )
-            body = R(
-                topics=[R.DeleteRecordsTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
-                timeout_ms=timeout,
-            )
+            body = delete_records_request(part, timeout)
             try:
                 _, response = client.send_request(
                     _DELETE_RECORDS, body, node_id=leader, timeout_ms=timeout + client.config.request_timeout_ms
@@ -60,28 +52,55 @@ def delete_records(
                 retry.update(part)
                 continue
             peer = str(client.broker_address(leader) or leader)
-            for topic in response.topics:
-                for p in topic.partitions:
-                    tp = TopicPartition(topic.name, p.partition_index)
-                    if not p.error_code:
-                        result[tp] = p.low_watermark
-                        continue
-                    error = error_for_code(
-                        p.error_code, "DeleteRecords", broker=peer, topic=tp.topic, partition=tp.partition
-                    )
-                    if error.retriable and tp in part:
-                        client.metadata.invalidate(tp.topic)
-                        retry[tp] = part[tp]
-                    else:
-                        errors[tp] = error
+            collect_delete_records(response, part, peer, result, errors, retry, client.metadata)
         remaining = retry
         if remaining and not plan.sleep_or_give_up():
-            for tp in remaining:
-                errors[tp] = KafkaClientError(
-                    f"DeleteRecords for {tp} did not succeed in time",
-                    retriable=True,
-                    topic=tp.topic,
-                    partition=tp.partition,
-                )
+            errors.update(timed_out(remaining))
             break
     return result, errors
+
+
+def delete_records_request(part: Mapping[TopicPartition, int], timeout: int) -> Any:
+    """The DeleteRecords body (any version) for one leader's ``{tp: offset}``."""
+    R = API_BY_KEY[_DELETE_RECORDS].Request
+    by_topic: dict[str, list[Any]] = {}
+    for tp, off in part.items():
+        by_topic.setdefault(tp.topic, []).append(
+            R.DeleteRecordsTopic.DeleteRecordsPartition(partition_index=tp.partition, offset=off)
+        )
+    return R(topics=[R.DeleteRecordsTopic(name=t, partitions=ps) for t, ps in by_topic.items()], timeout_ms=timeout)
+
+
+def collect_delete_records(
+    response: Any,
+    part: Mapping[TopicPartition, int],
+    peer: str,
+    result: dict[TopicPartition, int],
+    errors: dict[TopicPartition, KafkaClientError],
+    retry: dict[TopicPartition, int],
+    metadata: MetadataCache,
+) -> None:
+    """Sort one leader's answer to ``part``: low watermarks into ``result``, retriable partition errors into
+    ``retry`` (their topic's metadata invalidated, so the leader is looked up again), the others into ``errors``."""
+    for topic in response.topics:
+        for p in topic.partitions:
+            tp = TopicPartition(topic.name, p.partition_index)
+            if not p.error_code:
+                result[tp] = p.low_watermark
+                continue
+            error = error_for_code(p.error_code, "DeleteRecords", broker=peer, topic=tp.topic, partition=tp.partition)
+            if error.retriable and tp in part:
+                metadata.invalidate(tp.topic)
+                retry[tp] = part[tp]
+            else:
+                errors[tp] = error
+
+
+def timed_out(remaining: Mapping[TopicPartition, int]) -> dict[TopicPartition, KafkaClientError]:
+    """The errors of the partitions still failing when the retries ran out."""
+    return {
+        tp: KafkaClientError(
+            f"DeleteRecords for {tp} did not succeed in time", retriable=True, topic=tp.topic, partition=tp.partition
+        )
+        for tp in remaining
+    }

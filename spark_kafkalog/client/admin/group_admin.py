@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spark_kafkalog.client.core.client import KafkaClient
+from spark_kafkalog.client.core.coordinator import GROUP_KEY_TYPE, find_coordinator_request, parse_find_coordinator
 from spark_kafkalog.client.errors import KafkaClientError, NoCommonVersionError, error_for_code
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -39,12 +40,10 @@ __all__ = [
     "PartitionLag",
 ]
 
-_GROUP_KEY_TYPE = 0
-_FIND_BATCHED_FROM = 4  # FindCoordinator v4+: coordinator_keys / coordinators (KIP-699)
 _FETCH_BATCHED_FROM = 8  # OffsetFetch v8+: groups in and out (KIP-709)
 OFFSETS_BY_NAME_MAX = 9  # OffsetCommit/OffsetFetch v10 name topics by id, which this client does not send
 _STORAGES = ("kafka", "zookeeper")
-_COORDINATOR_MOVED = {
+COORDINATOR_MOVED = {
     ErrorCode.COORDINATOR_NOT_AVAILABLE,
     ErrorCode.NOT_COORDINATOR,
     ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
@@ -113,17 +112,10 @@ class GroupAdmin:
             cached = self._coordinators.get(group_id)
         if cached is not None:
             return cached
-        R = API_BY_KEY[ApiKey.FIND_COORDINATOR].Request
-
-        def build(version: int) -> Any:
-            if version >= _FIND_BATCHED_FROM:
-                return R(key_type=_GROUP_KEY_TYPE, coordinator_keys=[group_id])
-            return R(key=group_id, key_type=_GROUP_KEY_TYPE)
-
-        version, response = self.client.send_request(ApiKey.FIND_COORDINATOR, build)
-        found = response.coordinators[0] if version >= _FIND_BATCHED_FROM else response
-        if version >= _FIND_BATCHED_FROM and (len(response.coordinators) != 1 or found.key != group_id):
-            raise KafkaClientError(f"FindCoordinator v{version} for group {group_id!r} answered another key set")
+        version, response = self.client.send_request(
+            ApiKey.FIND_COORDINATOR, lambda v: find_coordinator_request(v, group_id, GROUP_KEY_TYPE)
+        )
+        found = parse_find_coordinator(version, response, group_id)
         if found.error_code != ErrorCode.NONE:
             raise self._error(found.error_code, "FindCoordinator", group_id, found.error_message)
         if self.client.broker_address(found.node_id) is None:
@@ -143,7 +135,7 @@ class GroupAdmin:
         """``tp``: the partition the error is about (its topic is what TOPIC_AUTHORIZATION_FAILED names)."""
         error = group_error(code, what, group_id, detail, tp)
         self.client.name_principal(error)
-        if ErrorCode(code) in _COORDINATOR_MOVED:
+        if ErrorCode(code) in COORDINATOR_MOVED:
             self.forget_coordinator(group_id)
         return error
 
@@ -173,7 +165,6 @@ class GroupAdmin:
         list them), so one dead broker delays the listing by its session timeout, not by the whole deadline."""
         wanted = None if states is None else {s.lower() for s in states}
         self.client.refresh_metadata([])
-        R = API_BY_KEY[ApiKey.LIST_GROUPS].Request
         found: dict[str, GroupListing] = {}
         for node in sorted(self.client.metadata.brokers):  # each broker lists the groups it coordinates
             tries = [0]
@@ -184,51 +175,26 @@ class GroupAdmin:
                     self.client.refresh_metadata_once([])
                     if node not in self.client.metadata.brokers:
                         return None
-                return self.client.send_request(
-                    ApiKey.LIST_GROUPS, lambda v: R(states_filter=sorted(wanted or []), types_filter=[]), node_id=node
-                )
+                return self.client.send_request(ApiKey.LIST_GROUPS, lambda v: list_groups_request(wanted), node_id=node)
 
             answer = self.client.call_with_retries(attempt, what="ListGroups")
             if answer is None:
                 continue  # the broker left the cluster
             version, response = answer
-            if response.error_code != ErrorCode.NONE:
-                raise error_for_code(response.error_code, "ListGroups", broker=str(node))
-            for g in response.groups:
-                state = g.group_state if version >= 4 else None
-                if wanted is not None and state is not None and state.lower() not in wanted:
-                    continue
-                found[g.group_id] = GroupListing(g.group_id, g.protocol_type, state)
+            found.update((g.group_id, g) for g in list_groups_answer(response, version, wanted, node))
         return sorted(found.values(), key=lambda g: g.group_id)
 
     def describe_groups(self, group_ids: Iterable[str]) -> dict[str, GroupDescription]:
-        R = API_BY_KEY[ApiKey.DESCRIBE_GROUPS].Request
         out = {}
         for group_id in group_ids:
 
             def check(response: Any, version: int, group_id: str = group_id) -> GroupDescription:
-                (g,) = response.groups
-                if g.error_code != ErrorCode.NONE:
-                    raise self._error(g.error_code, "DescribeGroups", group_id)
-                members = tuple(
-                    MemberDescription(
-                        m.member_id,
-                        m.group_instance_id if version >= 4 else None,
-                        m.client_id,
-                        m.client_host,
-                        bytes(m.member_metadata),
-                        bytes(m.member_assignment),
-                    )
-                    for m in g.members
-                )
-                return GroupDescription(
-                    g.group_id, g.group_state, g.protocol_type, g.protocol_data, members, self.coordinator(group_id)
-                )
+                return describe_groups_answer(response, version, group_id, self.coordinator(group_id), self._error)
 
             out[group_id] = self._group_call(
                 group_id,
                 ApiKey.DESCRIBE_GROUPS,
-                lambda v, group_id=group_id: R(groups=[group_id], include_authorized_operations=False),
+                lambda v, group_id=group_id: describe_groups_request(group_id),
                 check,
                 "DescribeGroups",
             )
@@ -237,18 +203,15 @@ class GroupAdmin:
     def delete_groups(self, group_ids: Iterable[str]) -> None:
         """Delete empty groups (and their offsets); raises naming the first group that failed
         (GROUP_NOT_EMPTY for a group with members, GROUP_ID_NOT_FOUND for an unknown one)."""
-        R = API_BY_KEY[ApiKey.DELETE_GROUPS].Request
         for group_id in group_ids:
 
             def check(response: Any, version: int, group_id: str = group_id) -> None:
-                (result,) = response.results
-                if result.error_code != ErrorCode.NONE:
-                    raise self._error(result.error_code, "DeleteGroups", group_id)
+                delete_groups_answer(response, group_id, self._error)
 
             self._group_call(
                 group_id,
                 ApiKey.DELETE_GROUPS,
-                lambda v, group_id=group_id: R(groups_names=[group_id]),
+                lambda v, group_id=group_id: delete_groups_request(group_id),
                 check,
                 "DeleteGroups",
             )
@@ -454,7 +417,7 @@ def group_error(
         partition=None if tp is None else tp[1],
         resource_name=group_id if ErrorCode(code) == ErrorCode.GROUP_AUTHORIZATION_FAILED else None,
     )
-    if ErrorCode(code) in _COORDINATOR_MOVED:
+    if ErrorCode(code) in COORDINATOR_MOVED:
         error.retriable = True
     return error
 
@@ -561,3 +524,62 @@ def committed_offsets(
                     p.committed_offset, p.metadata, epoch
                 )
     return out
+
+
+# the pure parts of the group calls, shared with the asyncio admin client (``client.aio.admin``) ---------------
+def list_groups_request(states: Iterable[str] | None) -> Any:
+    """The ListGroups body (``states``: the lower-cased state filter, ListGroups v4+; None or empty: all)."""
+    R = API_BY_KEY[ApiKey.LIST_GROUPS].Request
+    return R(states_filter=sorted(states or []), types_filter=[])
+
+
+def list_groups_answer(response: Any, version: int, states: set[str] | None, node: int) -> list[GroupListing]:
+    """The groups broker ``node`` listed, in ``states`` (lower-cased; None: all); raises its error."""
+    if response.error_code != ErrorCode.NONE:
+        raise error_for_code(response.error_code, "ListGroups", broker=str(node))
+    out = []
+    for g in response.groups:
+        state = g.group_state if version >= 4 else None
+        if states is not None and state is not None and state.lower() not in states:
+            continue
+        out.append(GroupListing(g.group_id, g.protocol_type, state))
+    return out
+
+
+def describe_groups_request(group_id: str) -> Any:
+    """The DescribeGroups body for one group."""
+    R = API_BY_KEY[ApiKey.DESCRIBE_GROUPS].Request
+    return R(groups=[group_id], include_authorized_operations=False)
+
+
+def describe_groups_answer(
+    response: Any, version: int, group_id: str, coordinator: int, error: GroupErrorFactory = group_error
+) -> GroupDescription:
+    """The ``GroupDescription`` of a DescribeGroups answer for one group; raises (``error``) its error."""
+    (g,) = response.groups
+    if g.error_code != ErrorCode.NONE:
+        raise error(g.error_code, "DescribeGroups", group_id)
+    members = tuple(
+        MemberDescription(
+            m.member_id,
+            m.group_instance_id if version >= 4 else None,
+            m.client_id,
+            m.client_host,
+            bytes(m.member_metadata),
+            bytes(m.member_assignment),
+        )
+        for m in g.members
+    )
+    return GroupDescription(g.group_id, g.group_state, g.protocol_type, g.protocol_data, members, coordinator)
+
+
+def delete_groups_request(group_id: str) -> Any:
+    """The DeleteGroups body for one group."""
+    return API_BY_KEY[ApiKey.DELETE_GROUPS].Request(groups_names=[group_id])
+
+
+def delete_groups_answer(response: Any, group_id: str, error: GroupErrorFactory = group_error) -> None:
+    """Raise (``error``) the DeleteGroups answer's error for one group (GROUP_NOT_EMPTY, GROUP_ID_NOT_FOUND)."""
+    (result,) = response.results
+    if result.error_code != ErrorCode.NONE:
+        raise error(result.error_code, "DeleteGroups", group_id)

@@ -45,6 +45,7 @@ from spark_kafkalog.client.core.client_fetch import FetchRange, fetch_error, out
 from spark_kafkalog.client.core.coordinator import (
     GROUP_KEY_TYPE,
     TRANSACTION_KEY_TYPE,
+    FoundCoordinator,
     coordinator_error,
     find_coordinator_request,
     parse_find_coordinator,
@@ -596,22 +597,28 @@ class AsyncKafkaClient:
         loads, lost connections); the metadata is refreshed when it does not know the answered broker."""
 
         async def attempt() -> int:
-            version, response = await self.send_request_versioned(
-                None,
-                _FIND_COORDINATOR,
-                lambda v: find_coordinator_request(v, key, key_type),
-                min_version=1 if key_type == TRANSACTION_KEY_TYPE else 0,
-            )
-            found = parse_find_coordinator(version, response, key)
+            found = await self.find_coordinator_once(key, key_type)
             if found.error_code != ErrorCode.NONE:
                 error = coordinator_error(found, key)
                 self.name_principal(error)
                 raise error
-            if self.metadata.broker(found.node_id) is None:
-                await self.refresh_metadata_once([])
             return found.node_id
 
         return await self.call_with_retries(attempt, what=f"FindCoordinator for {key!r}")
+
+    async def find_coordinator_once(self, key: str, key_type: int = GROUP_KEY_TYPE) -> FoundCoordinator:
+        """One FindCoordinator to any broker, its answer unchecked (the caller words the error); when it names
+        a broker the metadata does not know, the brokers are refreshed first."""
+        version, response = await self.send_request_versioned(
+            None,
+            _FIND_COORDINATOR,
+            lambda v: find_coordinator_request(v, key, key_type),
+            min_version=1 if key_type == TRANSACTION_KEY_TYPE else 0,
+        )
+        found = parse_find_coordinator(version, response, key)
+        if found.error_code == ErrorCode.NONE and self.metadata.broker(found.node_id) is None:
+            await self.refresh_metadata_once([])
+        return found
 
 
 class FetchBatches:

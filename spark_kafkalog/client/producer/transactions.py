@@ -40,7 +40,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spark_kafkalog.client.core.client import KafkaClient
-from spark_kafkalog.client.errors import AUTHORIZATION_ERRORS, KafkaClientError, KafkaTimeoutError, error_for_code
+from spark_kafkalog.client.core.coordinator import coordinator_error, find_coordinator_request, parse_find_coordinator
+from spark_kafkalog.client.errors import KafkaClientError, KafkaTimeoutError, error_for_code
 from spark_kafkalog.client.network.retry import backoff_ms
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -50,7 +51,6 @@ __all__ = ["TransactionError", "TransactionManager", "TxnState", "ProducerFenced
 log = logging.getLogger("kafkalog.producer")
 
 _TXN_KEY_TYPE = 1
-_FIND_BATCHED_FROM = 4
 _INIT_PID_WITH_EPOCH_FROM = 3
 _ADD_PARTITIONS_CLIENT_MAX = 3  # v4+ is the brokers' batched form (KIP-890)
 TRANSACTION_VERSION_FEATURE = "transaction.version"
@@ -168,20 +168,12 @@ class TransactionManager:
 
     # coordinator calls ---------------------------------------------------------------------------
     def _find_coordinator(self, key: str, key_type: int) -> int:
-        R = API_BY_KEY[ApiKey.FIND_COORDINATOR].Request
-
-        def build(version: int) -> Any:
-            if version >= _FIND_BATCHED_FROM:
-                return R(key_type=key_type, coordinator_keys=[key])
-            return R(key=key, key_type=key_type)
-
-        version, response = self.client.send_request(ApiKey.FIND_COORDINATOR, build, min_version=1)
-        found = response.coordinators[0] if version >= _FIND_BATCHED_FROM else response
+        version, response = self.client.send_request(
+            ApiKey.FIND_COORDINATOR, lambda v: find_coordinator_request(v, key, key_type), min_version=1
+        )
+        found = parse_find_coordinator(version, response, key)
         if found.error_code != ErrorCode.NONE:
-            detail = (
-                found.error_message if found.error_code in AUTHORIZATION_ERRORS else f"{key!r}: {found.error_message}"
-            )
-            error = error_for_code(found.error_code, "FindCoordinator", detail=detail, resource_name=key)
+            error = coordinator_error(found, key)
             self.client.name_principal(error)
             raise error
         if self.client.broker_address(found.node_id) is None:
