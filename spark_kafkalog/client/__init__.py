@@ -20,6 +20,7 @@ support, never at a version the broker does not advertise. Imports neither pyspa
 
 from spark_kafkalog.client.admin import AdminClient, AdminOperationError
 from spark_kafkalog.client.aio import AsyncKafkaClient
+from spark_kafkalog.client.aio.admin import AIOAdminClient
 from spark_kafkalog.client.aio.consumer import AIOConsumer
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer import (
@@ -104,6 +105,7 @@ __all__ = [
     "UnsupportedGroupProtocolError",
     "AdminClient",
     "AdminOperationError",
+    "AIOAdminClient",
     "AIOConsumer",
     "AsyncKafkaClient",
     "Assignment",
