@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.metadata import metadata_request
@@ -41,10 +41,7 @@ from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from .coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
 from .coordinator.transaction_log import TRANSACTION_STATE_TOPIC, transaction_partition_for
 
-if TYPE_CHECKING:
-    from .embedded_cluster import EmbeddedCluster
-
-__all__ = ["COORDINATOR_KEY_TYPES", "ClusterOperations", "preferred_target"]
+__all__ = ["COORDINATOR_KEY_TYPES", "Cluster", "ClusterOperations", "preferred_target"]
 
 COORDINATOR_KEY_TYPES: dict[str, tuple[int, str, Callable[[str, int], int]]] = {
     "group": (0, OFFSETS_TOPIC, partition_for),
@@ -68,10 +65,28 @@ def preferred_target(replicas: list[int], broker_id: int) -> list[int]:
     return [broker_id, *replicas[:-1]]
 
 
+class Cluster(Protocol):
+    """What the operations use of an ``EmbeddedCluster`` (declared here: ``broker.embedded_cluster`` imports this
+    module, so this one does not import it back)."""
+
+    host: str
+    broker_ids: list[int]
+    ports: dict[int, int]
+    client_config: dict[str, str]
+    processes: dict[int, Any]
+
+    def connect(self, broker_id: int, timeout_s: float = ...) -> Any: ...
+    def stop_broker(self, broker_id: int, timeout_s: float = ...) -> int | None: ...
+    def kill_broker(self, broker_id: int) -> None: ...
+    def start_broker(self, broker_id: int) -> None: ...
+    def exited_brokers(self) -> dict[int, int]: ...
+    def forget_broker(self, broker_id: int) -> None: ...
+
+
 class ClusterOperations:
     """The operations of the module docstring on ``cluster`` (an ``EmbeddedCluster`` that is started)."""
 
-    def __init__(self, cluster: EmbeddedCluster) -> None:
+    def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
 
     # -- the operations -------------------------------------------------------------------------

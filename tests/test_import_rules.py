@@ -78,7 +78,10 @@ BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("handlers", ("broker.handlers",)),
     ("network", ("broker.network",)),
     # the console tools (the broker.cli package) sit on top: they may use any layer
-    ("broker", ("broker.server", "broker.embedded_cluster", "broker.cli", "broker.testing")),
+    (
+        "broker",
+        ("broker.server", "broker.embedded_cluster", "broker.cluster_operations", "broker.cli", "broker.testing"),
+    ),
 )
 
 
