@@ -22,6 +22,7 @@ from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
 from spark_kafkalog.client.aio import AIOConsumer
 from spark_kafkalog.client.aio.group_coordinator import AsyncConsumerCoordinator
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError
+from spark_kafkalog.client.serialization import Deserializer, SerializationContext, SerializationError
 from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.integration
@@ -513,5 +514,81 @@ def test_subscribe_needs_a_group_and_excludes_assign(bootstrap):
         await consumer.close()
         with pytest.raises(KafkaClientError, match="closed"):
             await consumer.poll()
+
+    run(main())
+
+
+def test_a_pattern_subscription_picks_up_a_topic_created_later(bootstrap):
+    prefix = f"pat{uuid.uuid4().hex[:6]}"
+    first = new_topic(bootstrap, 1, prefix)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        async with AIOConsumer(bootstrap, **group_settings(group)) as consumer:
+            consumer.subscribe(pattern=f"{prefix}-.*")
+            member = Member(consumer)
+            await wait_until_async(lambda: member.assignment == tps_of(first, 1), REBALANCE_S, "the first topic")
+            later = await asyncio.to_thread(new_topic, bootstrap, 2, prefix)
+            await asyncio.to_thread(produce, bootstrap, later, 2, 2)
+            want = tps_of(first, 1) | tps_of(later, 2)
+            await wait_until_async(lambda: member.assignment == want, REBALANCE_S, "the topic created later")
+            await wait_until_async(lambda: len(member.values) == 2, 10, "its records")
+            assert consumer.subscription() == {first, later}
+            member._stop = True
+            await member.task
+
+    run(main())
+
+
+def test_records_before_one_the_deserializer_refuses_come_first_then_the_error(bootstrap):
+    topic = new_topic(bootstrap, 1)
+    produce(bootstrap, topic, 5, 1)
+
+    class Refusing(Deserializer):
+        def __call__(self, value: bytes | None, ctx: SerializationContext | None = None) -> Any:
+            if value == b"v3":
+                raise ValueError("not this one")
+            return value
+
+    async def main() -> None:
+        async with AIOConsumer(bootstrap, auto_offset_reset="earliest", value_deserializer=Refusing()) as consumer:
+            consumer.assign([TopicPartition(topic, 0)])
+            assert [r.value for r in await poll_until(consumer, 3)] == [b"v0", b"v1", b"v2"]
+            with pytest.raises(SerializationError, match="not this one"):
+                await consumer.poll(timeout_ms=1000)
+            consumer.seek(TopicPartition(topic, 0), 4)
+            assert [r.value for r in await poll_until(consumer, 1)] == [b"v4"]
+
+    run(main())
+
+
+def test_a_static_member_that_closes_keeps_its_partitions_until_it_returns(bootstrap):
+    topic = new_topic(bootstrap, 2)
+    tps = tps_of(topic, 2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        a = AIOConsumer(bootstrap, **group_settings(group, group_instance_id="a", session_timeout_ms=10000))
+        b = AIOConsumer(bootstrap, **group_settings(group))
+        await a.start()
+        await b.start()
+        a.subscribe([topic])
+        b.subscribe([topic])
+        members = [Member(a), Member(b)]
+        try:
+            await wait_until_async(lambda: split(members, tps), REBALANCE_S, "the two members to split")
+            share = members[0].assignment
+            await members[0].stop()  # static: no LeaveGroup, the coordinator keeps its share for the session
+            await asyncio.sleep(1.0)
+            assert members[1].assignment == tps - share
+            again = AIOConsumer(bootstrap, **group_settings(group, group_instance_id="a", session_timeout_ms=10000))
+            await again.start()
+            again.subscribe([topic])
+            members[0] = Member(again)
+            await wait_until_async(lambda: members[0].assignment == share, REBALANCE_S, "its share back")
+        finally:
+            for m in members:
+                if not m.consumer._closed:
+                    await m.stop()
 
     run(main())
