@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.resources
+import inspect
 import re
 import subprocess
 import sys
@@ -50,6 +51,44 @@ def test_the_client_facade_exports_what_its_submodules_define_under_those_names(
             assert getattr(client, name) is getattr(serialization, name), name
     for name in ("Serializer", "Deserializer", "SerializationContext", "MessageField", "SerializationError"):
         assert name in client.__all__
+
+
+_DUNDERS_USED = frozenset(("__init__", "__call__", "__enter__", "__exit__", "__aenter__", "__aexit__", "__aiter__"))
+
+
+def _unannotated(qualname: str, fn: object) -> list[str]:
+    try:
+        signature = inspect.signature(fn)  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # a builtin without a signature
+        return []
+    out = [
+        f"{qualname}({p.name})"
+        for p in signature.parameters.values()
+        if p.name not in ("self", "cls") and p.annotation is inspect.Parameter.empty
+    ]
+    if signature.return_annotation is inspect.Signature.empty and not qualname.endswith("__init__"):
+        out.append(f"{qualname} -> ?")
+    return out
+
+
+@pytest.mark.parametrize("module_name", ["spark_kafkalog.client", "spark_kafkalog.client.aio"])
+def test_every_public_function_and_method_of_the_client_is_annotated(module_name):
+    module = importlib.import_module(module_name)
+    missing = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if inspect.isfunction(obj):
+            missing += _unannotated(name, obj)
+        elif inspect.isclass(obj):
+            protocol = getattr(obj, "_is_protocol", False)  # typing.Protocol puts in an __init__ of its own
+            for attr, member in vars(obj).items():
+                if (attr.startswith("_") and attr not in _DUNDERS_USED) or (protocol and attr == "__init__"):
+                    continue
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                if inspect.isfunction(member):
+                    missing += _unannotated(f"{name}.{attr}", member)
+    assert not missing, f"public callables without type hints: {missing}"
 
 
 def test_the_data_source_its_options_page_and_lag_metrics_are_on_the_api_page():

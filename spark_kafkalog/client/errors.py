@@ -169,7 +169,7 @@ class KafkaSslError(KafkaClientError):
 class KafkaTimeoutError(KafkaClientError):
     """An operation did not finish within its deadline (``request.timeout.ms``, ``max.block.ms``, ...)."""
 
-    def __init__(self, message: str, **where) -> None:
+    def __init__(self, message: str, **where: Any) -> None:
         super().__init__(message, error_code=ErrorCode.REQUEST_TIMED_OUT, retriable=True, **where)
 
 
@@ -195,7 +195,7 @@ class OffsetOutOfRangeError(KafkaClientError):
 class RecordTooLargeError(KafkaClientError):
     """A record larger than ``max.request.size`` (or a batch the broker rejected as too large)."""
 
-    def __init__(self, message: str, **where) -> None:
+    def __init__(self, message: str, **where: Any) -> None:
         super().__init__(message, error_code=ErrorCode.MESSAGE_TOO_LARGE, retriable=False, **where)
 
 
