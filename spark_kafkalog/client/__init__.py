@@ -2,7 +2,9 @@
 cache, ListOffsets and partition fetching (``KafkaClient``), an idempotent batching ``Producer``, an
 ``AdminClient``, and a ``Consumer`` with manual assignment or consumer-group membership (``subscribe``), with
 the group protocol's building blocks: the consumer protocol's ``Subscription``/``Assignment`` and the range,
-roundrobin, sticky and cooperative-sticky assignors (``assignor_by_name``).
+roundrobin, sticky and cooperative-sticky assignors (``assignor_by_name``). Keys and values go through
+serializer objects in confluent-kafka's shape (``IntegerSerializer``, ``JSONDeserializer``, ... and the
+``Serializer``/``Deserializer`` bases: ``client.serialization``). docs/api.md lists the public API (``__all__``).
 
 Works against our broker and any Kafka broker: every request is sent at the highest version both sides
 support, never at a version the broker does not advertise. Imports neither pyspark nor kazoo.
