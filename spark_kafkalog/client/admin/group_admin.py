@@ -133,11 +133,7 @@ class GroupAdmin:
         self, code: int, what: str, group_id: str, detail: str | None = None, tp: tuple[str, int] | None = None
     ) -> KafkaClientError:
         """``tp``: the partition the error is about (its topic is what TOPIC_AUTHORIZATION_FAILED names)."""
-        error = group_error(code, what, group_id, detail, tp)
-        self.client.name_principal(error)
-        if ErrorCode(code) in COORDINATOR_MOVED:
-            self.forget_coordinator(group_id)
-        return error
+        return client_group_error(self.client, self.forget_coordinator, code, what, group_id, detail, tp)
 
     def _group_call(
         self, group_id: str, api_key: int, build: Any, check: Any, what: str, *, max_version: int | None = None
@@ -419,6 +415,24 @@ def group_error(
     )
     if ErrorCode(code) in COORDINATOR_MOVED:
         error.retriable = True
+    return error
+
+
+def client_group_error(
+    client: Any,
+    forget_coordinator: Callable[[str], None],
+    code: int,
+    what: str,
+    group_id: str,
+    detail: str | None = None,
+    tp: tuple[str, int] | None = None,
+) -> KafkaClientError:
+    """``group_error`` as a client raises it: naming the client's principal (``client.name_principal``), the
+    group's cached coordinator forgotten when it moved."""
+    error = group_error(code, what, group_id, detail, tp)
+    client.name_principal(error)
+    if ErrorCode(code) in COORDINATOR_MOVED:
+        forget_coordinator(group_id)
     return error
 
 

@@ -19,7 +19,7 @@ from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import KafkaConnectionError
 from spark_kafkalog.client.metadata import MetadataCache
 from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
-from spark_kafkalog.client.network.pool import PoolBookkeeping
+from spark_kafkalog.client.network.pool import PoolBookkeeping, connection_settings
 
 __all__ = ["AsyncConnectionPool", "open_async_connection"]
 
@@ -29,16 +29,7 @@ async def open_async_connection(
 ) -> AsyncKafkaConnection:
     """Connect to ``host:port`` and complete the handshake with ``config``'s connection settings; raises
     ``KafkaConnectionError``, ``KafkaSslError`` or ``KafkaAuthenticationError``."""
-    return await AsyncKafkaConnection.open(
-        host,
-        port,
-        node_id=node_id,
-        client_id=config.client_id,
-        connect_timeout=config.connect_timeout_ms / 1000.0,
-        request_timeout=config.request_timeout_ms / 1000.0,
-        max_frame_size=config.max_frame_size,
-        security=config.security(),
-    )
+    return await AsyncKafkaConnection.open(host, port, node_id=node_id, **connection_settings(config))
 
 
 class AsyncConnectionPool(PoolBookkeeping[AsyncKafkaConnection]):

@@ -53,16 +53,15 @@ from spark_kafkalog.client.admin.admin_consumer_groups import ConsumerGroupDescr
 from spark_kafkalog.client.admin.admin_errors import AdminOperationError
 from spark_kafkalog.client.admin.admin_records import collect_delete_records, delete_records_request, timed_out
 from spark_kafkalog.client.admin.group_admin import (
-    COORDINATOR_MOVED,
     OFFSETS_BY_NAME_MAX,
     GroupDescription,
     GroupListing,
     OffsetAndMetadata,
+    client_group_error,
     delete_groups_answer,
     delete_groups_request,
     describe_groups_answer,
     describe_groups_request,
-    group_error,
     list_groups_answer,
     list_groups_request,
     offset_commit_request,
@@ -370,11 +369,7 @@ class AIOAdminClient:
     def _error(
         self, code: int, what: str, group_id: str, detail: str | None = None, tp: tuple[str, int] | None = None
     ) -> KafkaClientError:
-        error = group_error(code, what, group_id, detail, tp)
-        self.client.name_principal(error)
-        if ErrorCode(code) in COORDINATOR_MOVED:
-            self.forget_coordinator(group_id)
-        return error
+        return client_group_error(self.client, self.forget_coordinator, code, what, group_id, detail, tp)
 
     async def _group_call(
         self,

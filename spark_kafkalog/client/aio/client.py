@@ -40,7 +40,14 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mappi
 from typing import Any, TypeVar
 
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.core.client import client_config, collect_list_offsets
+from spark_kafkalog.client.core.client import (
+    client_config,
+    collect_list_offsets,
+    partition_leader,
+    topic_error,
+    topic_status,
+    topic_wait_plan,
+)
 from spark_kafkalog.client.core.client_fetch import FetchRange, fetch_error, out_of_range_error
 from spark_kafkalog.client.core.coordinator import (
     GROUP_KEY_TYPE,
@@ -319,23 +326,18 @@ class AsyncKafkaClient:
             await self.refresh_metadata([topic])
         plan: RetryPlan | None = None
         while True:
-            info = self.metadata.topic(topic)
-            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else ErrorCode(info.error_code)
-            if code == ErrorCode.NONE:
-                assert info is not None
+            info, code = topic_status(self.metadata, topic)
+            if info is not None:
                 return info
             if code not in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE):
                 break
             if plan is None:
-                plan = self.retry_plan(timeout_ms)
-                if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                    plan.retries = min(plan.retries, 3)
+                plan = topic_wait_plan(self.retry_plan(timeout_ms), code)
             if not await sleep_or_give_up(plan):
                 break
             self.stats["retries"] += 1
             await self.refresh_metadata([topic])
-        error = error_for_code(code, "Metadata", topic=topic)
-        error.retriable = False
+        error = topic_error(code, topic)
         self.name_principal(error)
         raise error
 
@@ -363,25 +365,9 @@ class AsyncKafkaClient:
 
         async def lookup() -> tuple[int, int]:
             info = await self.topic_info(tp.topic)
-            p = info.partitions.get(tp.partition)
-            if p is None:
+            if tp.partition not in info.partitions:  # new partitions: ask again before saying it does not exist
                 info = await self.topic_info(tp.topic, refresh=True)
-                p = info.partitions.get(tp.partition)
-                if p is None:
-                    raise KafkaClientError(
-                        f"partition {tp.partition} of topic {tp.topic} does not exist "
-                        f"(the topic has {len(info.partitions)} partitions)",
-                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                        retriable=False,
-                        topic=tp.topic,
-                        partition=tp.partition,
-                    )
-            if p.leader < 0:
-                self.metadata.invalidate(tp.topic)
-                raise error_for_code(
-                    ErrorCode.LEADER_NOT_AVAILABLE, "leader lookup", topic=tp.topic, partition=tp.partition
-                )
-            return p.leader, p.leader_epoch
+            return partition_leader(info, tp, self.metadata)
 
         return await self.call_with_retries(lookup, what=f"leader of {tp}")
 

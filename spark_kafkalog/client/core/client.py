@@ -55,7 +55,15 @@ from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
-__all__ = ["KafkaClient", "client_config", "collect_list_offsets"]
+__all__ = [
+    "KafkaClient",
+    "client_config",
+    "collect_list_offsets",
+    "partition_leader",
+    "topic_error",
+    "topic_status",
+    "topic_wait_plan",
+]
 
 _METADATA = int(ApiKey.METADATA)
 _FETCH = int(ApiKey.FETCH)
@@ -262,23 +270,18 @@ class KafkaClient(ClientFetchMixin):
             self.refresh_metadata([topic])
         plan: RetryPlan | None = None
         while True:
-            info = self.metadata.topic(topic)
-            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else ErrorCode(info.error_code)
-            if code == ErrorCode.NONE:
-                assert info is not None
+            info, code = topic_status(self.metadata, topic)
+            if info is not None:
                 return info
             if code not in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE):
                 break
             if plan is None:
-                plan = self.retry_plan(timeout_ms)
-                if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                    plan.retries = min(plan.retries, 3)
+                plan = topic_wait_plan(self.retry_plan(timeout_ms), code)
             if not plan.sleep_or_give_up():
                 break
             self.stats["retries"] += 1
             self.refresh_metadata([topic])
-        error = error_for_code(code, "Metadata", topic=topic)
-        error.retriable = False
+        error = topic_error(code, topic)
         self.name_principal(error)
         raise error
 
@@ -304,25 +307,9 @@ class KafkaClient(ClientFetchMixin):
 
         def lookup() -> tuple[int, int]:
             info = self.topic_info(tp.topic)
-            p = info.partitions.get(tp.partition)
-            if p is None:
+            if tp.partition not in info.partitions:  # new partitions: ask again before saying it does not exist
                 info = self.topic_info(tp.topic, refresh=True)
-                p = info.partitions.get(tp.partition)
-                if p is None:
-                    raise KafkaClientError(
-                        f"partition {tp.partition} of topic {tp.topic} does not exist "
-                        f"(the topic has {len(info.partitions)} partitions)",
-                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                        retriable=False,
-                        topic=tp.topic,
-                        partition=tp.partition,
-                    )
-            if p.leader < 0:
-                self.metadata.invalidate(tp.topic)
-                raise error_for_code(
-                    ErrorCode.LEADER_NOT_AVAILABLE, "leader lookup", topic=tp.topic, partition=tp.partition
-                )
-            return p.leader, p.leader_epoch
+            return partition_leader(info, tp, self.metadata)
 
         return self.call_with_retries(lookup, what=f"leader of {tp}")
 
@@ -416,6 +403,49 @@ class KafkaClient(ClientFetchMixin):
                 raise
             last_error = error or last_error
         return retry, last_error
+
+
+def topic_status(metadata: MetadataCache, topic: str) -> tuple[TopicInfo | None, ErrorCode]:
+    """``(info, NONE)`` when the metadata has ``topic`` without error, else ``(None, its error)``
+    (UNKNOWN_TOPIC_OR_PARTITION when it is not there)."""
+    info = metadata.topic(topic)
+    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else ErrorCode(info.error_code)
+    return (info if code == ErrorCode.NONE else None), code
+
+
+def topic_wait_plan(plan: RetryPlan, code: ErrorCode) -> RetryPlan:
+    """How long ``topic_info`` asks again: a topic being created (LEADER_NOT_AVAILABLE) within the plan's
+    deadline, an unknown topic (metadata propagating between brokers) three more times at most."""
+    if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        plan.retries = min(plan.retries, 3)
+    return plan
+
+
+def topic_error(code: int, topic: str) -> KafkaClientError:
+    """The error ``topic_info`` raises when the topic stays unknown or failed (not retriable: it was retried)."""
+    error = error_for_code(code, "Metadata", topic=topic)
+    error.retriable = False
+    return error
+
+
+def partition_leader(info: TopicInfo, tp: TopicPartition, metadata: MetadataCache) -> tuple[int, int]:
+    """``(leader, leader epoch)`` of ``tp`` in its topic's fresh ``info``: UNKNOWN_TOPIC_OR_PARTITION (not
+    retriable) naming the partition count when the topic has no such partition; LEADER_NOT_AVAILABLE
+    (retriable; the topic's metadata invalidated) while it has no leader."""
+    p = info.partitions.get(tp.partition)
+    if p is None:
+        raise KafkaClientError(
+            f"partition {tp.partition} of topic {tp.topic} does not exist "
+            f"(the topic has {len(info.partitions)} partitions)",
+            error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            retriable=False,
+            topic=tp.topic,
+            partition=tp.partition,
+        )
+    if p.leader < 0:
+        metadata.invalidate(tp.topic)
+        raise error_for_code(ErrorCode.LEADER_NOT_AVAILABLE, "leader lookup", topic=tp.topic, partition=tp.partition)
+    return p.leader, p.leader_epoch
 
 
 def collect_list_offsets(

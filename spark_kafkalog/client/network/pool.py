@@ -41,13 +41,25 @@ from spark_kafkalog.client.metadata import MetadataCache
 from spark_kafkalog.client.network.connection import InFlightRequest
 from spark_kafkalog.client.network.socket_transport import SocketConnection, format_address, split_host_port
 
-__all__ = ["BOOTSTRAP_REFUSED_GIVE_UP_S", "ConnectionPool", "PoolBookkeeping", "open_connection"]
+__all__ = ["BOOTSTRAP_REFUSED_GIVE_UP_S", "ConnectionPool", "PoolBookkeeping", "connection_settings", "open_connection"]
 
 log = logging.getLogger("kafkalog.client")
 
 #: How long every bootstrap address may keep refusing before a pool that never reached its cluster gives up.
 BOOTSTRAP_REFUSED_GIVE_UP_S = 3.0
 _WARN_INTERVAL_S = 10.0
+
+
+def connection_settings(config: ClientConfig) -> dict[str, Any]:
+    """The keyword arguments both transports' ``open`` take from ``config``: client id, connect and handshake
+    timeouts (seconds), ``max.frame.size`` and the ``ClientSecurity``."""
+    return {
+        "client_id": config.client_id,
+        "connect_timeout": config.connect_timeout_ms / 1000.0,
+        "request_timeout": config.request_timeout_ms / 1000.0,
+        "max_frame_size": config.max_frame_size,
+        "security": config.security(),
+    }
 
 
 def open_connection(config: ClientConfig, host: str, port: int, node_id: int | None = None) -> SocketConnection:
@@ -57,13 +69,9 @@ def open_connection(config: ClientConfig, host: str, port: int, node_id: int | N
         host,
         port,
         node_id=node_id,
-        client_id=config.client_id,
-        connect_timeout=config.connect_timeout_ms / 1000.0,
-        request_timeout=config.request_timeout_ms / 1000.0,
-        max_frame_size=config.max_frame_size,
         send_buffer_bytes=config.send_buffer_bytes,
         receive_buffer_bytes=config.receive_buffer_bytes,
-        security=config.security(),
+        **connection_settings(config),
     )
 
 
