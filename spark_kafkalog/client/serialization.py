@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
-from spark_kafkalog.client.errors import KafkaClientError
+from spark_kafkalog.client.errors import ConfigError, KafkaClientError
 
 __all__ = [
     "DeserializeFn",
@@ -428,6 +428,21 @@ def _takes_context(obj: Any) -> bool:
     return confluent is not None and isinstance(obj, (confluent.Serializer, confluent.Deserializer))
 
 
+def _instance(setting: Any, key: str, wanted: type, opposite: type) -> Any:
+    """``setting`` with a ``wanted`` class instantiated (as Kafka instantiates a configured class); a
+    serializer given where a deserializer belongs (or the reverse) is a ``ConfigError``."""
+    if isinstance(setting, type) and issubclass(setting, (wanted, opposite)):
+        try:
+            setting = setting()
+        except TypeError as e:
+            raise ConfigError(f"setting {key!r}: cannot build {setting.__name__}() ({e}); pass an instance") from None
+    if isinstance(setting, opposite):
+        name = type(setting).__name__
+        hint = f" (e.g. {name.replace(opposite.__name__, wanted.__name__)}())" if opposite.__name__ in name else ""
+        raise ConfigError(f"setting {key!r}: {name} is a {opposite.__name__}; pass a {wanted.__name__}{hint}")
+    return setting
+
+
 def _wrapped(
     error: BaseException, cls: type[SerializationError], what: str, field: MessageField, topic: str
 ) -> SerializationError:
@@ -447,7 +462,7 @@ def resolve_serializer(serializer: Any, field: MessageField, default: SerializeF
     its errors unchanged."""
     if serializer is None:
         return default
-    fn = serializer
+    fn = _instance(serializer, f"{field}.serializer", Serializer, Deserializer)
     if not _takes_context(fn):
 
         def plain(obj: Any, topic: str, headers: Headers | None) -> bytes | None:
@@ -478,7 +493,7 @@ def resolve_deserializer(deserializer: Any, field: MessageField) -> DeserializeF
             return data
 
         return raw
-    fn = deserializer
+    fn = _instance(deserializer, f"{field}.deserializer", Deserializer, Serializer)
     if not _takes_context(fn):
 
         def plain(data: bytes | None, topic: str, headers: Headers | None) -> Any:

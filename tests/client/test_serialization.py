@@ -394,3 +394,40 @@ def test_confluent_kafka_serializer_objects_are_called_with_a_context_they_can_r
     assert seen == ["orders-value"]
     theirs = ClientConfig.create(key_deserializer=confluent.IntegerDeserializer()).key_deserializer_for()
     assert theirs(b"\x00\x00\x00\x2a", "orders", None) == 42
+
+
+def test_a_serializer_class_is_instantiated_as_kafka_instantiates_a_configured_class():
+    config = ClientConfig.create(key_serializer=IntegerSerializer, value_deserializer=DoubleDeserializer)
+    assert config.key_serializer_for()(3, "t", None) == b"\x00\x00\x00\x03"
+    assert config.value_deserializer_for()(bytes.fromhex("3ff0000000000000"), "t", None) == 1.0
+
+
+class Lowercase(RecordingDeserializer):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("settings", "method", "message"),
+    [
+        (
+            {"value_deserializer": IntegerSerializer()},
+            "value_deserializer_for",
+            "setting 'value.deserializer': IntegerSerializer is a Serializer; pass a Deserializer "
+            "(e.g. IntegerDeserializer())",
+        ),
+        (
+            {"key_serializer": StringDeserializer()},
+            "key_serializer_for",
+            "setting 'key.serializer': StringDeserializer is a Deserializer; pass a Serializer (e.g. StringSerializer())",
+        ),
+        (
+            {"key_serializer": Lowercase()},
+            "key_serializer_for",
+            "setting 'key.serializer': Lowercase is a Deserializer; pass a Serializer",
+        ),
+    ],
+)
+def test_a_serializer_where_a_deserializer_belongs_is_a_config_error(settings, method, message):
+    with pytest.raises(ConfigError) as info:
+        getattr(ClientConfig.create(**settings), method)()
+    assert str(info.value) == message
