@@ -22,11 +22,14 @@ field and topic; through a producer or consumer it arrives as its ``KeySerializa
 consumer's also names partition and offset).
 
 The producer's ``key.serializer``/``value.serializer`` and the consumer's ``key.deserializer``/
-``value.deserializer`` take these objects (and confluent-kafka's own ``confluent_kafka.serialization``
-objects), besides plain one-argument callables and the names ``config`` knows.
-``resolve_serializer``/``resolve_deserializer`` turn any of them into one function of
-``(data, topic, headers)``, once per client (``ClientConfig.key_serializer_for()`` and friends), which
-the blocking and asyncio clients call per record.
+``value.deserializer`` take these objects (or a class of them, instantiated without arguments, as Kafka
+instantiates a configured class) and confluent-kafka's own ``confluent_kafka.serialization`` objects,
+besides plain one-argument callables (called with the data alone; their exceptions pass unchanged) and the
+names ``config`` knows (Kafka's Java class names among them). An object is called for a null key or value
+too, as confluent-kafka calls it (the built-ins return ``None``); the producer passes bytes and ``None``
+straight through only when no serializer is set. ``resolve_serializer``/``resolve_deserializer`` turn any
+setting into one function of ``(data, topic, headers)``, once per client (``ClientConfig.key_serializer_for()``
+and friends), which the blocking and asyncio clients call per record.
 
 Built-in objects are immutable and thread-safe; a user's serializer is called from the thread that
 calls ``send`` (the producer) or ``poll`` (the consumer).
