@@ -44,13 +44,18 @@ def run(coro: Awaitable[T]) -> T:
 
 
 @pytest.fixture(scope="module")
-def bootstrap(tmp_path_factory):
+def broker(tmp_path_factory):
     b = EmbeddedBroker(
         0, zookeeper_connect=f"memory:aio-admin-{uuid.uuid4().hex[:8]}", log_dir=tmp_path_factory.mktemp("b")
     )
     b.start()
-    yield b.bootstrap_servers
+    yield b
     b.stop()
+
+
+@pytest.fixture(scope="module")
+def bootstrap(broker) -> str:
+    return broker.bootstrap_servers
 
 
 def name(prefix: str = "aio-admin") -> str:
@@ -232,3 +237,25 @@ def test_a_live_classic_group_is_described_with_its_member_and_cannot_be_deleted
     (member,) = described.members
     assert member.client_id == "aio-admin-test"
     assert set(member.assignment) == {TopicPartition(topic, 0), TopicPartition(topic, 1)}
+
+
+def test_a_moved_controller_and_coordinator_are_retried(broker, bootstrap):
+    topic, group = name(), name("moved")
+    tp = TopicPartition(topic, 0)
+
+    async def scenario():
+        async with AIOAdminClient(bootstrap, retry_backoff_ms=10, retry_backoff_max_ms=50) as admin:
+            with broker.faults.track_requests() as log:
+                with broker.faults.push_errors("CreateTopics", ["NOT_CONTROLLER"]):
+                    await admin.create_topics([NewTopic(topic, 1, 1)])
+            assert log.count("CreateTopics") == 2
+            assert topic in await admin.list_topics()
+            with broker.faults.track_requests() as log:
+                with broker.faults.push_errors("OffsetCommit", ["NOT_COORDINATOR"], topic=topic, partition=0):
+                    await admin.alter_group_offsets(group, {tp: 0})
+            assert log.count("OffsetCommit") == 2
+            assert log.count("FindCoordinator") == 2  # the moved coordinator was forgotten and looked up again
+            with broker.faults.push_errors("DeleteRecords", ["NOT_LEADER_OR_FOLLOWER"], topic=topic, partition=0):
+                assert await admin.delete_records({tp: 0}) == {tp: 0}
+
+    run(scenario())

@@ -25,6 +25,7 @@ from spark_kafkalog.client import (
     ConfigError,
     KafkaClient,
     KafkaClientError,
+    KafkaTimeoutError,
     NewTopic,
     OffsetOutOfRangeError,
     OffsetSpec,
@@ -356,5 +357,71 @@ def test_a_broker_down_past_the_deadline_fails_saying_how_long_it_tried(broker, 
                         what="Metadata to broker 0",
                     )
                 assert "Metadata to broker 0" in str(e.value)
+
+    run(scenario())
+
+
+# injected faults (broker.faults): the retry paths ------------------------------------------------------
+def test_leader_errors_refresh_the_metadata_and_list_offsets_retries(broker, bootstrap, filled):
+    topic, count = filled
+    tp = TopicPartition(topic, 0)
+
+    async def scenario():
+        async with AsyncKafkaClient(bootstrap, retry_backoff_ms=10, retry_backoff_max_ms=50) as client:
+            await client.leader_for(tp)
+            with broker.faults.track_requests() as log:
+                with broker.faults.push_errors("ListOffsets", ["NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE"]):
+                    assert await client.list_offsets({tp: OffsetSpec.LATEST}) == {tp: count}
+            assert log.count("ListOffsets") == 3
+            assert log.count("Metadata") >= 2  # each leader error invalidated the topic: asked again
+            assert client.stats["retries"] == 2
+
+    run(scenario())
+
+
+def test_a_fetch_retries_partition_errors_and_dropped_connections(broker, bootstrap, filled):
+    topic, count = filled
+    tp = TopicPartition(topic, 0)
+
+    async def scenario():
+        async with AsyncKafkaClient(bootstrap, retry_backoff_ms=10, retry_backoff_max_ms=50) as client:
+            with broker.faults.push_errors("Fetch", ["NOT_LEADER_OR_FOLLOWER"], topic=topic, partition=0):
+                records, position = await read_range(client, tp, 0, 50)
+            assert [r.offset for r in records if r.offset < 50] == list(range(50))
+            assert client.stats["retries"] == 1
+            fetch = client.fetch_batches(tp, 0, count, max_bytes=2000)
+            offsets = [r.offset for r in (await fetch.__anext__()).batch.records()]
+            assert broker.faults.drop_connections() >= 1  # the fetch sent ahead is lost with its connection
+            async for fetched in fetch:
+                offsets += [r.offset for r in fetched.batch.records()]
+            assert sorted(set(offsets)) == list(range(count)) and fetch.position == count
+            assert client.stats["retries"] >= 2
+
+    run(scenario())
+
+
+def test_find_coordinator_waits_while_the_coordinator_is_not_available(broker, bootstrap):
+    async def scenario():
+        async with AsyncKafkaClient(bootstrap, retry_backoff_ms=10, retry_backoff_max_ms=50) as client:
+            with broker.faults.push_errors("FindCoordinator", ["COORDINATOR_NOT_AVAILABLE"] * 2):
+                assert await client.find_coordinator(f"group-{uuid.uuid4().hex[:6]}") == 0
+            assert client.stats["retries"] == 2
+            with broker.faults.push_errors("FindCoordinator", ["GROUP_AUTHORIZATION_FAILED"]):
+                with pytest.raises(KafkaClientError, match="GROUP_AUTHORIZATION_FAILED"):
+                    await client.find_coordinator("denied")
+
+    run(scenario())
+
+
+def test_an_unanswered_request_times_out_and_its_connection_is_dropped(broker, bootstrap):
+    async def scenario():
+        async with AsyncKafkaClient(bootstrap) as client:
+            conn = await client.connection(0)
+            body = API_BY_KEY[int(ApiKey.METADATA)].Request(topics=[])
+            with broker.faults.set_rtt(2000, api="Metadata"):
+                with pytest.raises(KafkaTimeoutError, match="no answer to Metadata"):
+                    await client.send_request(0, ApiKey.METADATA, body, timeout_ms=300)
+            assert conn.closed and client.pool.get(0) is None
+            assert (await client.send_request(0, ApiKey.METADATA, body)).brokers
 
     run(scenario())
