@@ -303,7 +303,7 @@ def kafkalog_topic(request: pytest.FixtureRequest) -> Generator[TopicFactory, No
     factory = TopicFactory(lambda: target.bootstrap_servers, hint=request.node.name, client_config=target.client_config)
     yield factory
     if factory.created:
-        _restore([target.cluster or target.broker])
+        _restore([target.cluster or target.broker], request.config.stash.get(_RESOURCES, None))
         factory.cleanup()
 
 
@@ -351,10 +351,10 @@ def _kafkalog_isolation(request: pytest.FixtureRequest) -> Generator[None, None,
     yield
     resources = request.config.stash.get(_RESOURCES, None)
     if resources is not None and resources.running:
-        _restore(resources.running)
+        _restore(resources.running, resources)
 
 
-def _restore(targets: Iterable[Any]) -> None:
+def _restore(targets: Iterable[Any], resources: KafkalogResources | None) -> None:
     from broker.server import EmbeddedBroker
 
     from .isolation import restore_broker, restore_cluster
@@ -364,3 +364,5 @@ def _restore(targets: Iterable[Any]) -> None:
             restore_broker(target)
         else:
             restore_cluster(target)
+            if resources is not None:
+                resources.note_cluster_processes(target)

@@ -118,8 +118,9 @@ class KafkalogResources:
         return cluster
 
     def _record_cluster(self, cluster: EmbeddedCluster) -> None:
-        for port in cluster.ports.values():
-            address = f"{cluster.host}:{port}"
+        addresses = [f"{cluster.host}:{port}" for port in cluster.ports.values()]
+        addresses += [f"127.0.0.1:{port}" for port in cluster.fault_ports.values()]
+        for address in addresses:
             if address not in self.addresses:
                 self.addresses.append(address)
         for proc in cluster.processes.values():

@@ -21,14 +21,19 @@ pytest_plugins = ["pytester"]
 _TIMEOUT_S = 150
 
 
-def run(pytester: pytest.Pytester, source: str, *args: str, ini: str | None = None) -> pytest.RunResult:
-    """Write ``source`` as the user's test module and run pytest on it in a new process."""
+def run(
+    pytester: pytest.Pytester, source: str, *args: str, ini: str | None = None, subprocess: bool = False
+) -> pytest.RunResult:
+    """Write ``source`` as the user's test module and run pytest on it: in this process by default, so that
+    what the plugin leaves running after the run would still be here to be found; ``subprocess`` for a clean
+    interpreter."""
     pytester.makepyfile(test_user=textwrap.dedent(source))
     if ini is not None:
         pytester.makeini(textwrap.dedent(ini))
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--strict-markers", "-q", "-rA", *args, timeout=_TIMEOUT_S
-    )
+    options = ("-p", "no:cacheprovider", "--strict-markers", "-q", "-rA", *args)
+    if subprocess:
+        return pytester.runpytest_subprocess(*options, timeout=_TIMEOUT_S)
+    return pytester.runpytest_inprocess(*options)
 
 
 def assert_all_gone(report: Path) -> None:
@@ -186,17 +191,37 @@ def test_a_users_module_produces_and_consumes_with_each_client_through_injected_
 
 # -- rebalance paths: a coordinator error, a member leaving --------------------------------------------
 REBALANCE = """
+    import threading
     import time
+    from contextlib import contextmanager
 
     from spark_kafkalog.client import Consumer, TopicPartition
 
 
-    def poll_until(consumers, condition, timeout=30):
+    @contextmanager
+    def polling(consumer):
+        \"\"\"The consumer polls on a thread of its own (a member blocked in a rebalance must not stop the others).\"\"\"
+        stop = threading.Event()
+
+        def loop():
+            while not stop.is_set():
+                consumer.poll(timeout_ms=100)
+            consumer.close()
+
+        thread = threading.Thread(target=loop, daemon=True)
+        thread.start()
+        try:
+            yield consumer
+        finally:
+            stop.set()
+            thread.join(30)
+
+
+    def wait_until(condition, what, timeout=30):
         deadline = time.monotonic() + timeout
         while not condition():
-            assert time.monotonic() < deadline, [c.assignment() for c in consumers]
-            for c in consumers:
-                c.poll(timeout_ms=50)
+            assert time.monotonic() < deadline, what()
+            time.sleep(0.05)
 
 
     def test_a_group_finds_its_coordinator_again_after_not_coordinator(
@@ -221,16 +246,16 @@ REBALANCE = """
         topic = kafkalog_topic(partitions=2)
         settings = dict(group_id="g-leave", heartbeat_interval_ms=100, auto_offset_reset="earliest")
         first, second = Consumer(bootstrap_servers, **settings), Consumer(bootstrap_servers, **settings)
-        try:
-            first.subscribe([topic])
-            second.subscribe([topic])
-            poll_until([first, second], lambda: len(first.assignment()) == 1 and len(second.assignment()) == 1)
-            second.close()
-            poll_until([first], lambda: len(first.assignment()) == 2)
+        first.subscribe([topic])
+        second.subscribe([topic])
+        with polling(first):
+            with polling(second):
+                wait_until(
+                    lambda: len(first.assignment()) == 1 and len(second.assignment()) == 1,
+                    lambda: (first.assignment(), second.assignment()),
+                )
+            wait_until(lambda: len(first.assignment()) == 2, lambda: first.assignment())
             assert sorted(first.assignment()) == [TopicPartition(topic, 0), TopicPartition(topic, 1)]
-        finally:
-            first.close()
-            second.close()
 """
 
 
@@ -357,5 +382,101 @@ def test_loading_the_plugin_imports_neither_the_broker_nor_the_client(pytester):
             heavy = [m for m in sys.modules if m == "pyspark" or m.startswith(("broker.server", "broker.embedded_cluster", "spark_kafkalog.client", "pyspark."))]
             assert heavy == []
     """
-    result = run(pytester, source)
+    result = run(pytester, source, subprocess=True)
     result.assert_outcomes(passed=1)
+
+
+# -- a cluster: failover under producers, faults undone between tests, settings, clean teardown ------
+CLUSTER = """
+    import json
+
+    from spark_kafkalog.client import AdminClient, Producer
+    from spark_kafkalog.client.admin.admin_configs import BROKER, ConfigResource
+
+
+    def leader(bootstrap_servers, topic):
+        with AdminClient(bootstrap_servers) as admin:
+            return admin.describe_topics([topic])[topic].partitions[0].leader
+
+
+    def running(cluster):
+        return sorted(b for b, proc in cluster.processes.items() if proc.poll() is None)
+
+
+    def test_a_producer_fails_over_when_the_leader_goes_down(
+        kafkalog_cluster, bootstrap_servers, kafkalog_topic, kafkalog_records
+    ):
+        topic = kafkalog_topic(partitions=1)
+        first = leader(bootstrap_servers, topic)
+        with Producer(bootstrap_servers, acks="all", retry_backoff_ms=50) as producer:
+            for i in range(20):
+                producer.send(topic, b"a%d" % i)
+            producer.flush(30)
+            kafkalog_cluster.broker_down(first)
+            futures = [producer.send(topic, b"b%d" % i) for i in range(20)]
+            producer.flush(60)
+        assert all(f.result().offset >= 20 for f in futures)
+        assert leader(bootstrap_servers, topic) not in (first, -1)
+        values = sorted(r.value for r in kafkalog_records(topic))
+        assert values == sorted([b"a%d" % i for i in range(20)] + [b"b%d" % i for i in range(20)])
+
+
+    def test_confluent_kafka_follows_a_moved_leader(kafkalog_cluster, bootstrap_servers, kafkalog_topic, kafkalog_records):
+        from confluent_kafka import Producer as ConfluentProducer
+
+        assert running(kafkalog_cluster) == kafkalog_cluster.broker_ids  # the previous test's broker is back
+        topic = kafkalog_topic(partitions=1)
+        first = leader(bootstrap_servers, topic)
+        target = next(b for b in kafkalog_cluster.broker_ids if b != first)
+        producer = ConfluentProducer({"bootstrap.servers": bootstrap_servers, "acks": "all", "enable.idempotence": True})
+        for i in range(10):
+            producer.produce(topic, b"a%d" % i)
+        assert producer.flush(30) == 0
+        kafkalog_cluster.move_leader(topic, 0, target)
+        for i in range(10):
+            producer.produce(topic, b"b%d" % i)
+        assert producer.flush(30) == 0
+        assert leader(bootstrap_servers, topic) == target
+        assert len(kafkalog_records(topic)) == 20
+
+
+    def test_kafka_python_retries_errors_pushed_on_a_cluster_broker(
+        kafkalog_cluster, bootstrap_servers, kafkalog_topic, kafkalog_records
+    ):
+        from kafka import KafkaProducer
+
+        topic = kafkalog_topic(partitions=1)
+        faults = kafkalog_cluster.faults(leader(bootstrap_servers, topic))
+        failing = faults.push_errors("Produce", ["NOT_ENOUGH_REPLICAS"] * 2, topic=topic, partition=0)
+        producer = KafkaProducer(bootstrap_servers=bootstrap_servers, acks="all", retries=5, retry_backoff_ms=50)
+        producer.send(topic, b"once").get(timeout=30)
+        producer.close()
+        assert failing.remaining == 0
+        faults.set_rtt(5)  # left active on purpose: the plugin undoes it after the test
+        assert [r.value for r in kafkalog_records(topic)] == [b"once"]
+
+
+    def test_faults_are_undone_between_tests(kafkalog_cluster):
+        assert {b: kafkalog_cluster.faults(b).active() for b in kafkalog_cluster.broker_ids} == {1: [], 2: [], 3: []}
+
+
+    def test_settings_reach_every_cluster_broker_and_the_report(kafkalog_cluster, bootstrap_servers, kafkalog_resources):
+        resources = [ConfigResource(BROKER, str(b)) for b in kafkalog_cluster.broker_ids]
+        keys = ["log.retention.ms", "default.replication.factor"]
+        with AdminClient(bootstrap_servers) as admin:
+            described = admin.describe_resource_configs(resources, keys=keys)
+        assert {r.name: {e.name: e.value for e in entries} for r, entries in described.items()} == {
+            str(b): {"log.retention.ms": "4242000", "default.replication.factor": "3"} for b in (1, 2, 3)
+        }
+        pids = kafkalog_resources.pids + [p.pid for p in kafkalog_cluster.processes.values()]
+        pids.append(kafkalog_cluster.zookeeper.pid)
+        with open("seen.json", "w") as f:
+            json.dump({"addresses": kafkalog_resources.addresses, "pids": pids}, f)
+"""
+
+
+def test_a_session_cluster_fails_over_under_producers_and_leaves_nothing_behind(pytester):
+    result = run(pytester, CLUSTER, "--kafkalog-broker-config", "log.retention.ms=4242000")
+    result.assert_outcomes(passed=5)
+    assert "left behind" not in result.stdout.str()
+    assert_all_gone(pytester.path / "seen.json")
