@@ -21,12 +21,14 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .rules import TrackedRequest
 
-if TYPE_CHECKING:
-    from .injector import FaultInjector, Injection
+FaultInjector = Any
+"""A ``broker.faults.injector.FaultInjector`` (not imported: the injector opens this channel)."""
+Injection = Any
+"""An ``Injection`` (or ``RequestLog``) the injector returned."""
 
 LISTENER_KEY = "kafkalog.fault.injection.listener"
 
@@ -68,7 +70,9 @@ class FaultControlServer:
         return f"[{text}]:{port}" if ":" in text else f"{text}:{port}"
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fault-control", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="fault-control", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -131,10 +135,8 @@ def _handler_for(injector: FaultInjector) -> type[BaseHTTPRequestHandler]:
         if op == "injection":
             return _describe(find(args))
         if op == "requests":
-            from .injector import RequestLog
-
             found = find(args)
-            if not isinstance(found, RequestLog):
+            if not hasattr(found, "requests"):  # a RequestLog
                 raise ValueError(f"injection #{found.id} does not track requests")
             return {"requests": [list(r) for r in found.requests]}
         raise ValueError(f"unknown operation {op!r}")

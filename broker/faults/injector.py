@@ -40,7 +40,6 @@ from .error_responses import (
 from .rules import DelayRule, ErrorRule, TrackedRequest, TrackRule, resolve_api
 
 if TYPE_CHECKING:
-    from broker.api import RequestContext
     from spark_kafkalog.protocol import Request
 
     from .control import FaultControlServer
@@ -61,6 +60,9 @@ READ_ONLY_APIS = frozenset(
 partition left out of a request would leave its fetch session)."""
 
 Rule = ErrorRule | DelayRule | TrackRule
+RequestContext = Any
+"""A handler's ``broker.api.RequestContext`` (not imported: ``broker.services`` imports this package); the injector
+reads ``ctx.services.metadata.topic_by_id`` and ``ctx.services.handlers.version_ranges()``."""
 
 
 class Injection:
@@ -350,13 +352,17 @@ class FaultInjector:
         read_only: bool,
         delay_ms: int,
     ) -> Any:
-        from broker.api import NO_RESPONSE
-
         unanswered = api.key == ApiKey.PRODUCE and getattr(body, "acks", 1) == 0
-        if whole is not None and whole[0] != ErrorCode.NONE:
-            result: Any = NO_RESPONSE if unanswered else _whole_error(ctx, api, version, body, whole[0])
-        elif pieces and not read_only and count_partitions(api, version, body) == 0:
-            result = NO_RESPONSE if unanswered else error_response(api, version, body, ErrorCode.NONE)
+        failed = whole is not None and whole[0] != ErrorCode.NONE
+        emptied = pieces and not read_only and count_partitions(api, version, body) == 0
+        if unanswered and (failed or emptied):  # acks=0: the handler, given no partitions, answers nothing
+            body = api.Request(acks=0, timeout_ms=body.timeout_ms, transactional_id=body.transactional_id)
+            result: Any = await handler(ctx, body)
+        elif failed:
+            assert whole is not None
+            result = _whole_error(ctx, api, version, body, whole[0])
+        elif emptied:
+            result = error_response(api, version, body, ErrorCode.NONE)
         else:
             result = await handler(ctx, body)
         if pieces and isinstance(result, Message):

@@ -38,6 +38,10 @@ Security (the listener's ``ListenerSecurity``; PLAINTEXT takes none of these pat
   ``failed_authentication_delay_ms``. Each request's ``RequestContext.principal`` is the connection's
   principal when it was read.
 
+Fault injection (``broker.faults``): while ``services.faults.live`` a request is answered through
+``FaultInjector.intercept`` (an injected error, some partitions failed, a delayed response - still in order);
+otherwise it costs one attribute check. ``drop()`` closes the connection at once.
+
 Quotas (``broker.network.throttling``): ``RequestContext.throttle(ms)`` mutes this connection: after the
 throttled response (sent at once), no new request is read for ``ms`` (frames already read are served); while
 a ``request_percentage`` quota is configured, handler time is recorded and may throttle too (KIP-219).
