@@ -15,7 +15,9 @@ call theirs. Subclass them for your own formats. The built-in ones and their for
 ============================  ===========================================================================
 
 Each has its ``...Deserializer`` (``JSONDeserializer(from_dict)`` calls ``from_dict(data, ctx)`` after
-parsing). ``None`` passes as ``None`` both ways (a null key or value; a tombstone), never as bytes.
+parsing). The JSON is plain JSON, as Kafka Connect's JsonConverter writes with ``schemas.enable=false``,
+not Schema Registry's framing (a magic byte and schema id before the JSON; confluent-kafka's
+schema-registry serializers, which plug into our clients as they are, write that). ``None`` passes as ``None`` both ways (a null key or value; a tombstone), never as bytes.
 A failure raises ``SerializationError`` naming the serializer, what was wrong and, given a context, the
 field and topic; through a producer or consumer it arrives as its ``KeySerializationError``,
 ``ValueSerializationError``, ``KeyDeserializationError`` or ``ValueDeserializationError`` (the
