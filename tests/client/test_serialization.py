@@ -386,6 +386,7 @@ def test_confluent_kafka_serializer_objects_are_called_with_a_context_they_can_r
         """As confluent-kafka's schema-registry serializers: the subject is '<topic>-<field>'."""
 
         def __call__(self, obj, ctx=None):
+            assert ctx.field == confluent.MessageField.VALUE != confluent.MessageField.KEY  # as theirs compare
             seen.append(f"{ctx.topic}-{ctx.field}")
             return struct.pack(">i", len(seen)) + obj.encode()
 
