@@ -100,6 +100,9 @@ class MessageField(StrEnum):
     VALUE = "value"
 
 
+_FIELDS = frozenset(MessageField)
+
+
 class SerializationContext:
     """What a serializer is working on: the record's ``topic``, the ``field`` (key or value) and its
     ``headers`` (the producer's as given to ``send`` - a serializer may append to a list to add headers -,
@@ -138,7 +141,7 @@ class SerializationError(KafkaClientError):
         offset: int | None = None,
     ) -> None:
         super().__init__(message, retriable=False, topic=topic, partition=partition)
-        self.field = MessageField(field) if field is not None else None
+        self.field: MessageField | str | None = MessageField(field) if field in _FIELDS else field
         self.offset = offset
 
     def at_record(self, partition: int, offset: int) -> SerializationError:
