@@ -6,14 +6,16 @@ module only opens and closes connections on the event loop, with the same settin
 ``pool.open_connection`` (``socket.connection.setup.timeout.ms``, ``request.timeout.ms`` for the
 handshake, ``max.frame.size``, ``ClientSecurity`` for TLS and SASL).
 
-Concurrency: one event loop. Opening is serialised by an ``asyncio.Lock``, so coroutines asking for the
-same broker at once share one connection; an open connection is shared by every coroutine (requests are
-pipelined on it).
+Concurrency: one event loop. Opening a connection to a broker (or the bootstrap round) holds an
+``asyncio.Lock`` of its own, so coroutines asking for the same broker at once share one connection while a
+broker slow to connect does not hold up the others; an open connection is shared by every coroutine
+(requests are pipelined on it).
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import KafkaConnectionError
@@ -37,7 +39,13 @@ class AsyncConnectionPool(PoolBookkeeping[AsyncKafkaConnection]):
 
     def __init__(self, config: ClientConfig, metadata: MetadataCache) -> None:
         super().__init__(config, metadata)
-        self._opening = asyncio.Lock()
+        self._opening: dict[Any, asyncio.Lock] = {}  # by broker id, "bootstrap" for any_connection
+
+    def _lock(self, key: Any) -> asyncio.Lock:
+        lock = self._opening.get(key)
+        if lock is None:
+            lock = self._opening[key] = asyncio.Lock()
+        return lock
 
     async def connection(self, node_id: int) -> AsyncKafkaConnection:
         """The open connection to broker ``node_id``, connecting to its address from the metadata (a
@@ -46,18 +54,17 @@ class AsyncConnectionPool(PoolBookkeeping[AsyncKafkaConnection]):
         conn = self.get(node_id)
         if conn is not None:
             return conn
-        async with self._opening:
+        async with self._lock(node_id):
             conn = self.get(node_id)
             if conn is None:
                 host, port = self.broker_address_of(node_id)
-                conn = await self._open(host, port, node_id)
-                self._conns[node_id] = conn
+                conn = await self._keep(node_id, await self._open(host, port, node_id))
             return conn
 
     async def any_connection(self) -> AsyncKafkaConnection:
         """The least loaded open connection, else a new one to a known broker or a bootstrap server
         (``BrokerNotAvailableError`` naming every address tried when none answers)."""
-        async with self._opening:
+        async with self._lock("bootstrap"):
             live = self.live()
             if live:
                 return min(live, key=lambda c: c.protocol.in_flight)
@@ -71,9 +78,18 @@ class AsyncConnectionPool(PoolBookkeeping[AsyncKafkaConnection]):
                     failures.append(e)
                     labels.append(f"{label} ({e.reason or e})")
                     continue
-                self._conns[key] = conn
-                return conn
+                return await self._keep(key, conn)
             raise self._bootstrap_failed(failures, labels, known_brokers=known_brokers)
+
+    async def _keep(self, key: Any, conn: AsyncKafkaConnection) -> AsyncKafkaConnection:
+        """Pool ``conn`` under ``key``, unless a bootstrap round and a broker's own lock connected to the same
+        broker at once: then the first stays and ``conn`` is closed."""
+        existing = self._conns.get(key)
+        if existing is not None and not existing.closed:
+            await conn.close()
+            return existing
+        self._conns[key] = conn
+        return conn
 
     async def _open(self, host: str, port: int, node_id: int | None) -> AsyncKafkaConnection:
         try:
