@@ -40,7 +40,12 @@ def metadata_request(client_id="c1"):
     return Request(RequestHeader(ApiKey.METADATA, 12, 3, client_id), api, api.Request(topics=None))
 
 
-CTX = SimpleNamespace(services=SimpleNamespace(metadata=SimpleNamespace(topic_by_id=lambda _id: None), handlers=None))
+CTX = SimpleNamespace(
+    services=SimpleNamespace(
+        metadata=SimpleNamespace(topic_by_id=lambda _id: None),
+        handlers=SimpleNamespace(version_ranges=lambda: [(0, 3, 12), (18, 0, 4)]),
+    )
+)
 
 
 class Handler:
@@ -269,3 +274,13 @@ def test_injections_from_many_threads_while_requests_are_answered_each_count_onc
         t.join()
     assert len(pushed) == 200 and answered == 200
     assert all(i.remaining == 0 for i in pushed)
+
+
+def test_an_api_versions_error_still_lists_the_served_versions():
+    faults = FaultInjector()
+    faults.push_errors("ApiVersions", ["UNSUPPORTED_VERSION"])
+    api = API_BY_KEY[ApiKey.API_VERSIONS]
+    request = Request(RequestHeader(ApiKey.API_VERSIONS, 3, 1, "c"), api, api.Request())
+    response, handler = answer(faults, request)
+    assert handler.seen == [] and response.error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [(0, 3, 12), (18, 0, 4)]
