@@ -5,7 +5,8 @@ them (``rd_kafka_mock_partition_set_leader``, ``rd_kafka_mock_coordinator_set``,
 * ``move_leader(topic, partition, broker_id)``: the broker becomes the partition's preferred replica (its
   replica list reordered, or - when it is not a replica - its replicas reassigned to ``[broker_id] + the first
   RF-1 current ones``, AlterPartitionReassignments, KIP-455), then a preferred leader election (ElectLeaders,
-  KIP-460) makes it the leader once it is in the ISR. Returns when every running broker's Metadata names it;
+  KIP-460) makes it the leader once it is in the ISR. Returns when every running broker's Metadata names it
+  the leader and the first replica;
 * ``pin_coordinator(key, broker_id, key_type="group" | "transaction")``: the coordinator of a group id (of a
   transactional id) is the leader of partition ``abs(hashCode(key)) % partitions`` of ``__consumer_offsets``
   (``__transaction_state``); FindCoordinator creates the topic when missing, then that partition's leader is
@@ -22,6 +23,10 @@ them (``rd_kafka_mock_partition_set_leader``, ``rd_kafka_mock_coordinator_set``,
   broker's Metadata lists it and it is in the ISR of every partition it replicates that has a leader (or that
   it alone can lead again). Leaderships moved away stay where they are (Kafka's preferred-replica rebalance
   is ``auto.leader.rebalance.enable``); ``move_leader`` moves one back.
+
+The context-manager forms undo on exit (also on error): ``broker_stopped(id)`` (down, then up),
+``leader_moved(topic, partition, id)`` and ``coordinator_pinned(key, id)`` (the partition's replica list as it
+was, and its first replica leading again).
 
 Every wait polls the running brokers over fresh connections (``EmbeddedCluster.connect``, so secured
 clusters work) and raises ``TimeoutError`` naming what was last seen. Not thread-safe, like
@@ -103,17 +108,17 @@ class ClusterOperations:
             target = preferred_target(replicas, broker_id)
             if target != replicas:
                 admin.alter_partition_reassignments({tp: target}, timeout_ms=int(timeout_s * 1000))
-            seen: dict[int, int] = {}
+            seen: dict[int, tuple[int, int]] = {}
             while True:
                 seen = self._leaders(topic, partition)
-                if seen and all(leader == broker_id for leader in seen.values()):
+                if seen and all(both == (broker_id, broker_id) for both in seen.values()):
                     return
-                if any(leader != broker_id for leader in seen.values()):
+                if any(leader != broker_id for leader, _ in seen.values()):
                     self._elect_preferred(admin, tp, deadline)
                 if time.monotonic() > deadline:
                     raise TimeoutError(
                         f"{topic}-{partition}: broker {broker_id} did not become the leader within {timeout_s} s "
-                        f"(leader by broker: {seen})"
+                        f"((leader, preferred replica) by broker: {seen})"
                     )
                 time.sleep(_POLL_S)
 
@@ -122,31 +127,101 @@ class ClusterOperations:
         (``"transaction"``) ``key``; returns the internal topic's partition that was moved."""
         if key_type not in COORDINATOR_KEY_TYPES:
             raise ValueError(f"key_type must be one of {sorted(COORDINATOR_KEY_TYPES)}, not {key_type!r}")
-        code, topic, partition_of = COORDINATOR_KEY_TYPES[key_type]
         deadline = time.monotonic() + timeout_s
         self._require_running(broker_id)
+        topic, partition = self._coordinator_partition(key, key_type, deadline)
+        self.move_leader(topic, partition, broker_id, max(deadline - time.monotonic(), 0.1))
+        self._await_coordinator(key, key_type, broker_id, deadline)
+        return partition
+
+    @contextlib.contextmanager
+    def leader_moved(self, topic: str, partition: int, broker_id: int, timeout_s: float = 30.0) -> Iterator[None]:
+        """``with ops.leader_moved(topic, partition, broker_id):`` ``move_leader`` on entry; on exit (also on
+        error) the partition gets its replica list back and its first replica leads again (a preferred
+        election), as ``move_leader`` waits for it."""
+        deadline = time.monotonic() + timeout_s
+        replicas = list(self._partition(topic, partition, deadline).replica_nodes)
+        self.move_leader(topic, partition, broker_id, timeout_s)
+        try:
+            yield
+        finally:
+            self._restore(topic, partition, replicas, timeout_s)
+
+    @contextlib.contextmanager
+    def coordinator_pinned(
+        self, key: str, broker_id: int, *, key_type: str = "group", timeout_s: float = 30.0
+    ) -> Iterator[int]:
+        """``with ops.coordinator_pinned(key, broker_id) as partition:`` ``pin_coordinator`` on entry; on exit
+        the internal partition gets its replica list back and its first replica coordinates ``key`` again
+        (every broker's FindCoordinator answers it and it serves the key)."""
+        deadline = time.monotonic() + timeout_s
+        topic, partition = self._coordinator_partition(key, key_type, deadline)
+        replicas = list(self._partition(topic, partition, deadline).replica_nodes)
+        self.pin_coordinator(key, broker_id, key_type=key_type, timeout_s=timeout_s)
+        try:
+            yield partition
+        finally:
+            self._restore(topic, partition, replicas, timeout_s)
+            self._await_coordinator(key, key_type, replicas[0], time.monotonic() + timeout_s)
+
+    def _restore(self, topic: str, partition: int, replicas: list[int], timeout_s: float) -> None:
+        """Give ``topic``-``partition`` its replica list ``replicas`` back and let its first replica lead."""
+        from spark_kafkalog.client.types import TopicPartition
+
+        deadline = time.monotonic() + timeout_s
+        if list(self._partition(topic, partition, deadline).replica_nodes) != replicas:
+            with self._admin() as admin:
+                admin.alter_partition_reassignments(
+                    {TopicPartition(topic, partition): replicas}, timeout_ms=int(timeout_s * 1000)
+                )
+
+            def restored(views: dict[int, Any]) -> bool:
+                return all(
+                    list(p.replica_nodes) == replicas
+                    for view in views.values()
+                    for t in view.topics
+                    for p in t.partitions
+                    if t.name == topic and p.partition_index == partition
+                )
+
+            # a reassignment back to brokers that were removed completes once they caught up again
+            self._wait(
+                restored,
+                lambda: self._metadata_views([topic]),
+                deadline,
+                f"{topic}-{partition} did not get its replicas {replicas} back",
+            )
+        self.move_leader(topic, partition, replicas[0], max(deadline - time.monotonic(), 0.1))
+
+    def _coordinator_partition(self, key: str, key_type: str, deadline: float) -> tuple[str, int]:
+        """(internal topic, partition) holding ``key``; the topic is created (by a FindCoordinator) when missing."""
+        if key_type not in COORDINATOR_KEY_TYPES:
+            raise ValueError(f"key_type must be one of {sorted(COORDINATOR_KEY_TYPES)}, not {key_type!r}")
+        code, topic, partition_of = COORDINATOR_KEY_TYPES[key_type]
         self._wait(
             lambda answers: all(node >= 0 for node in answers.values()),
             lambda: self._coordinators(code, key),
             deadline,
             f"{key_type} {key!r} has no coordinator (FindCoordinator creates {topic})",
         )
-        partition = partition_of(key, len(self._topic(topic, deadline).partitions))
-        self.move_leader(topic, partition, broker_id, max(deadline - time.monotonic(), 0.1))
+        return topic, partition_of(key, len(self._topic(topic, deadline).partitions))
+
+    def _await_coordinator(self, key: str, key_type: str, broker_id: int, deadline: float) -> None:
+        """Wait until every running broker's FindCoordinator answers ``broker_id`` for ``key`` and it serves it."""
+        code, topic, _ = COORDINATOR_KEY_TYPES[key_type]
         self._wait(
             lambda answers: all(node == broker_id for node in answers.values()),
             lambda: self._coordinators(code, key),
             deadline,
-            f"FindCoordinator for {key_type} {key!r} (partition {partition} of {topic}) does not answer broker "
-            f"{broker_id} on every broker (coordinator by broker)",
+            f"FindCoordinator for {key_type} {key!r} (in {topic}) does not answer broker {broker_id} on every "
+            f"broker (coordinator by broker)",
         )
         self._wait(
             bool,
             lambda: self._serves(broker_id, code, key),
             deadline,
-            f"broker {broker_id} does not serve {key_type} {key!r} yet (loading partition {partition} of {topic})",
+            f"broker {broker_id} does not serve {key_type} {key!r} yet (loading its partition of {topic})",
         )
-        return partition
 
     def broker_down(self, broker_id: int, *, clean: bool = True, timeout_s: float = 30.0) -> None:
         """Stop ``broker_id``'s process, keeping its data and port (see the module docstring)."""
@@ -246,16 +321,16 @@ class ClusterOperations:
                 continue
         return views
 
-    def _leaders(self, topic: str, partition: int) -> dict[int, int]:
-        """``{broker id: leader of topic-partition in its metadata}`` (-1: none or unknown)."""
+    def _leaders(self, topic: str, partition: int) -> dict[int, tuple[int, int]]:
+        """``{broker id: (leader, first replica) of topic-partition in its metadata}`` (-1: none or unknown)."""
         out = {}
         for b, view in self._metadata_views([topic]).items():
-            leader = -1
+            both = (-1, -1)
             for t in view.topics:
                 for p in t.partitions:
                     if t.name == topic and p.partition_index == partition:
-                        leader = p.leader_id
-            out[b] = leader
+                        both = (p.leader_id, p.replica_nodes[0] if p.replica_nodes else -1)
+            out[b] = both
         return out
 
     def _topic(self, topic: str, deadline: float) -> Any:

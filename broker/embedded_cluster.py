@@ -26,8 +26,8 @@ ZooKeeper. Stopping the controller together with the others would make their con
 new controller.
 
 Cluster operations (librdkafka's mock cluster's, on real replicated brokers; ``broker.cluster_operations``):
-``move_leader``, ``pin_coordinator``, ``broker_down`` / ``broker_up`` and ``with broker_stopped(id):``, each
-returning once every running broker shows the change.
+``move_leader``, ``pin_coordinator``, ``broker_down`` / ``broker_up``, each returning once every running broker
+shows the change, and the forms that undo on exit: ``broker_stopped``, ``leader_moved``, ``coordinator_pinned``.
 
 Not thread-safe: drive one cluster from one thread.
 """
@@ -390,6 +390,20 @@ class EmbeddedCluster:
     ) -> AbstractContextManager[None]:
         """``with cluster.broker_stopped(id):`` down inside the block, up after it (also on error)."""
         return self.operations.broker_stopped(broker_id, clean=clean, timeout_s=timeout_s)
+
+    def leader_moved(
+        self, topic: str, partition: int, broker_id: int, timeout_s: float = 30.0
+    ) -> AbstractContextManager[None]:
+        """``with cluster.leader_moved(topic, partition, id):`` ``move_leader`` inside the block; after it the
+        replica list is as before and its first replica leads again."""
+        return self.operations.leader_moved(topic, partition, broker_id, timeout_s)
+
+    def coordinator_pinned(
+        self, key: str, broker_id: int, *, key_type: str = "group", timeout_s: float = 30.0
+    ) -> AbstractContextManager[int]:
+        """``with cluster.coordinator_pinned(key, id) as partition:`` ``pin_coordinator`` inside the block; after
+        it the internal partition's first replica coordinates ``key`` again."""
+        return self.operations.coordinator_pinned(key, broker_id, key_type=key_type, timeout_s=timeout_s)
 
     def kill(self) -> None:
         """SIGKILL every broker and the ZooKeeper server started here: a crash of the whole cluster.

@@ -143,10 +143,7 @@ def test_pin_coordinator_is_seen_in_find_coordinator_and_a_group_commits_across_
     group = f"pinned-{uuid.uuid4().hex[:6]}"
 
     def coordinator() -> int:
-        """The coordinator confluent-kafka's admin finds (a new one each time: librdkafka caches coordinators)."""
-        admin = ConfluentAdmin({"bootstrap.servers": cluster.bootstrap_servers})
-        description = admin.describe_consumer_groups([group])[group].result(10)
-        return description.coordinator.id
+        return confluent_coordinator(cluster, group)
 
     first = coordinator() % 3 + 1  # another broker than the one coordinating it now
     assert cluster.pin_coordinator(group, first) == partition_for(group, OFFSETS_PARTITIONS)
@@ -175,6 +172,42 @@ def test_pin_coordinator_is_seen_in_find_coordinator_and_a_group_commits_across_
         consumer.close()
     with AdminClient(cluster.bootstrap_servers) as kafkalog_admin:
         assert kafkalog_admin.list_group_offsets(group)[TopicPartition(topic, 0)].offset == 20
+
+
+def partition_seen_by_kafkalog(cluster: EmbeddedCluster, topic: str, partition: int = 0) -> tuple[int, tuple[int, ...]]:
+    """(leader, replicas) of a partition as a new kafkalog client reads it from Metadata."""
+    with KafkaClient(cluster.bootstrap_servers) as client:
+        p = client.topic_info(topic, refresh=True).partitions[partition]
+        return p.leader, p.replicas
+
+
+def test_leader_moved_gives_the_replica_list_and_the_leadership_back_on_exit(cluster):
+    reordered, reassigned = new_topic(cluster, [1, 2, 3]), new_topic(cluster, [1, 2])
+    with cluster.leader_moved(reordered, 0, 3), cluster.leader_moved(reassigned, 0, 3):
+        assert partition_seen_by_kafkalog(cluster, reordered) == (3, (3, 1, 2))
+        assert partition_seen_by_kafkalog(cluster, reassigned) == (3, (3, 1))
+    assert partition_seen_by_kafkalog(cluster, reordered) == (1, (1, 2, 3))
+    assert partition_seen_by_kafkalog(cluster, reassigned) == (1, (1, 2))
+
+
+def test_coordinator_pinned_gives_the_coordinator_back_on_exit(cluster):
+    group = f"pinned-{uuid.uuid4().hex[:6]}"
+    partition = partition_for(group, OFFSETS_PARTITIONS)
+    with AdminClient(cluster.bootstrap_servers) as admin:
+        assert admin.list_group_offsets(group) == {}  # its FindCoordinator creates __consumer_offsets if missing
+    _, replicas = partition_seen_by_kafkalog(cluster, "__consumer_offsets", partition)
+    other = next(b for b in (1, 2, 3) if b != replicas[0])
+    with cluster.coordinator_pinned(group, other) as pinned:
+        assert pinned == partition
+        assert confluent_coordinator(cluster, group) == other
+    assert confluent_coordinator(cluster, group) == replicas[0]
+    assert partition_seen_by_kafkalog(cluster, "__consumer_offsets", partition) == (replicas[0], replicas)
+
+
+def confluent_coordinator(cluster: EmbeddedCluster, group: str) -> int:
+    """The coordinator confluent-kafka's admin finds (a new one each time: librdkafka caches coordinators)."""
+    admin = ConfluentAdmin({"bootstrap.servers": cluster.bootstrap_servers})
+    return admin.describe_consumer_groups([group])[group].result(10).coordinator.id
 
 
 def _commit(consumer) -> list | None:
