@@ -51,7 +51,6 @@ from spark_kafkalog.client.aio.group_coordinator import AsyncConsumerCoordinator
 from spark_kafkalog.client.aio.membership import AsyncMembershipManager
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer.assignment_state import AssignmentState
-from spark_kafkalog.client.consumer.consumer import ConsumerGroupMetadata
 from spark_kafkalog.client.consumer.consumer_parts import (
     COMMIT_FAILED_CODES,
     commit_failed,
@@ -63,6 +62,7 @@ from spark_kafkalog.client.consumer.consumer_parts import (
     records_of,
     reset_spec,
 )
+from spark_kafkalog.client.consumer.consumer_views import ConsumerViews
 from spark_kafkalog.client.consumer.group_membership import RebalanceEvent
 from spark_kafkalog.client.core.client import client_config
 from spark_kafkalog.client.errors import KafkaClientError
@@ -77,7 +77,7 @@ log = logging.getLogger("kafkalog.consumer")
 _IDLE_STEP = 0.1  # seconds between looks while a member has nothing to fetch
 
 
-class AIOConsumer:
+class AIOConsumer(ConsumerViews):
     """The asyncio consumer (see the module docstring); an async context manager and an async iterator."""
 
     def __init__(
@@ -158,15 +158,6 @@ class AIOConsumer:
                 return records[0]
 
     # committed offsets ------------------------------------------------------------------------------
-    @property
-    def _auto_commits(self) -> bool:
-        return self.config.group_id is not None and self.config.enable_auto_commit and bool(self._state.positions)
-
-    def _group(self) -> str:
-        if self.config.group_id is None:
-            raise KafkaClientError("committed offsets need a group.id", retriable=False)
-        return self.config.group_id
-
     async def commit(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None) -> None:
         """Commit ``offsets`` (by default the position of every assigned partition that has one) for the group.
         A member commits with its generation (classic) or epoch (consumer protocol): ``CommitFailedError`` when the
@@ -261,21 +252,6 @@ class AIOConsumer:
             self._coordinator = AsyncConsumerCoordinator(self.config, self._partition_counts_of, self._on_rebalance)
         self._next_metadata_check = 0.0
 
-    def group_metadata(self) -> ConsumerGroupMetadata:
-        """The group identity now: group id, generation (classic) or member epoch (consumer protocol), member id."""
-        group = self._group()
-        if self._coordinator is None:
-            return ConsumerGroupMetadata(group, group_instance_id=self.config.group_instance_id)
-        generation, member_id, instance_id = self._coordinator.member.commit_identity()
-        return ConsumerGroupMetadata(group, generation, member_id, instance_id)
-
-    def subscription(self) -> set[str]:
-        """The topics subscribed to (patterns resolved against the last metadata; with the consumer protocol the
-        topics named plus those of the assignment)."""
-        if isinstance(self._coordinator, AsyncMembershipManager) and self._regex is not None:
-            return set(self._coordinator.member.subscription) | {tp.topic for tp in self._coordinator.member.owned}
-        return set(self._coordinator.member.subscription) if self._coordinator is not None else set(self._topics)
-
     async def unsubscribe(self) -> None:
         """Leave the group (revocation callbacks run) and drop the assignment."""
         coordinator, self._coordinator = self._coordinator, None
@@ -357,23 +333,6 @@ class AIOConsumer:
                 "assign() and subscribe() are mutually exclusive; unsubscribe() first", retriable=False
             )
         self._state.assign(list(dict.fromkeys(TopicPartition(*tp) for tp in partitions)))
-
-    def assignment(self) -> list[TopicPartition]:
-        return list(self._state.assigned)
-
-    def pause(self, partitions: Iterable[TopicPartition]) -> None:
-        """Stop fetching ``partitions`` (assigned ones) until ``resume``; the group membership is unaffected."""
-        self._state.pause(partitions)
-
-    def resume(self, partitions: Iterable[TopicPartition]) -> None:
-        self._state.resume(partitions)
-
-    def paused(self) -> set[TopicPartition]:
-        return set(self._state.paused)
-
-    def seek(self, tp: TopicPartition, offset: int) -> None:
-        """The next ``poll`` returns ``tp``'s records from ``offset``."""
-        self._state.seek(tp, offset)
 
     async def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         await self._seek_to(OffsetSpec.EARLIEST, partitions)

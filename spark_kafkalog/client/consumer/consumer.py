@@ -45,7 +45,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
@@ -63,6 +62,7 @@ from spark_kafkalog.client.consumer.consumer_parts import (
     records_of,
     reset_spec,
 )
+from spark_kafkalog.client.consumer.consumer_views import ConsumerGroupMetadata, ConsumerViews
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError, RebalanceEvent
 from spark_kafkalog.client.consumer.membership_manager import MembershipManager
 from spark_kafkalog.client.core.client import KafkaClient
@@ -78,19 +78,7 @@ log = logging.getLogger("kafkalog.consumer")
 CommitCallback = Callable[[Mapping[TopicPartition, OffsetAndMetadata], BaseException | None], None]
 
 
-@dataclass(frozen=True)
-class ConsumerGroupMetadata:
-    """Java's ``ConsumerGroupMetadata``: the consumer's group identity now (``Consumer.group_metadata()``), for
-    ``Producer.send_offsets_to_transaction``. ``generation_id`` is the classic generation or the KIP-848 member epoch
-    (-1 outside the group)."""
-
-    group_id: str
-    generation_id: int = -1
-    member_id: str = ""
-    group_instance_id: str | None = None
-
-
-class Consumer:
+class Consumer(ConsumerViews):
     """``Consumer("host:9092", auto_offset_reset="earliest")``; a context manager."""
 
     def __init__(
@@ -145,15 +133,6 @@ class Consumer:
         self.close()
 
     # committed offsets (group.id) ----------------------------------------------------------------
-    @property
-    def _auto_commits(self) -> bool:
-        return self.config.group_id is not None and self.config.enable_auto_commit and bool(self._state.positions)
-
-    def _group(self) -> str:
-        if self.config.group_id is None:
-            raise KafkaClientError("committed offsets need a group.id", retriable=False)
-        return self.config.group_id
-
     def commit(
         self,
         offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
@@ -298,21 +277,6 @@ class Consumer:
         self._next_metadata_check = 0.0
         self._check_metadata()
 
-    def group_metadata(self) -> ConsumerGroupMetadata:
-        """The group identity now: group id, generation (classic) or member epoch (consumer protocol), member id."""
-        group = self._group()
-        if self._coordinator is None:
-            return ConsumerGroupMetadata(group, group_instance_id=self.config.group_instance_id)
-        generation, member_id, instance_id = self._coordinator.member.commit_identity()
-        return ConsumerGroupMetadata(group, generation, member_id, instance_id)
-
-    def subscription(self) -> set[str]:
-        """The topics subscribed to (patterns resolved against the last metadata; with the consumer protocol, whose
-        coordinator resolves patterns, the topics named plus those of the assignment)."""
-        if isinstance(self._coordinator, MembershipManager) and self._regex is not None:
-            return set(self._coordinator.member.subscription) | {tp.topic for tp in self._coordinator.member.owned}
-        return set(self._coordinator.member.subscription) if self._coordinator is not None else set()
-
     def unsubscribe(self) -> None:
         """Leave the group (revocation callbacks run) and drop the assignment."""
         coordinator, self._coordinator = self._coordinator, None
@@ -392,22 +356,6 @@ class Consumer:
         for tp in tps:
             self.client.leader_for(tp)  # fails early for a partition that does not exist
         self._state.assign(tps)
-
-    def assignment(self) -> list[TopicPartition]:
-        return list(self._state.assigned)
-
-    def pause(self, partitions: Iterable[TopicPartition]) -> None:
-        """Stop fetching ``partitions`` (assigned ones) until ``resume``; the group membership is unaffected."""
-        self._state.pause(partitions)
-
-    def resume(self, partitions: Iterable[TopicPartition]) -> None:
-        self._state.resume(partitions)
-
-    def paused(self) -> set[TopicPartition]:
-        return set(self._state.paused)
-
-    def seek(self, tp: TopicPartition, offset: int) -> None:
-        self._state.seek(tp, offset)
 
     def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         self._seek_to(OffsetSpec.EARLIEST, partitions)
