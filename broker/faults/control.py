@@ -19,6 +19,7 @@ import json
 import threading
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -88,9 +89,10 @@ class _IPv6Server(ThreadingHTTPServer):
     address_family = _socket.AF_INET6
 
 
-def _describe(injection: Injection) -> dict[str, Any]:
+def _describe(injection: Injection, instance: str) -> dict[str, Any]:
     return {
         "id": injection.id,
+        "instance": instance,
         "description": injection.description,
         "remaining": injection.remaining,
         "active": injection.active,
@@ -100,13 +102,17 @@ def _describe(injection: Injection) -> dict[str, Any]:
 def _handler_for(injector: FaultInjector) -> type[BaseHTTPRequestHandler]:
     injections: dict[int, Injection] = {}  # every injection made through this channel, by id
     lock = threading.Lock()
+    instance = uuid.uuid4().hex  # this broker process's channel: ids of an earlier run of the broker are not ours
 
     def remember(injection: Injection) -> dict[str, Any]:
         with lock:
             injections[injection.id] = injection
-        return _describe(injection)
+        return _describe(injection, instance)
 
-    def find(args: dict[str, Any]) -> Injection:
+    def find(args: dict[str, Any]) -> Injection | None:
+        """The injection ``args`` names, None when it is not this run's (the broker restarted since)."""
+        if args.get("instance") != instance:
+            return None
         with lock:
             injection = injections.get(int(args["id"]))
         if injection is None:
@@ -130,12 +136,24 @@ def _handler_for(injector: FaultInjector) -> type[BaseHTTPRequestHandler]:
             injector.clear()
             return {}
         if op == "undo":
-            find(args).undo()
+            found = find(args)
+            if found is not None:  # an earlier run's injections ended with it
+                found.undo()
             return {}
         if op == "injection":
-            return _describe(find(args))
+            found = find(args)
+            if found is None:
+                return {
+                    "id": args["id"],
+                    "description": "ended (the broker restarted)",
+                    "remaining": None,
+                    "active": False,
+                }
+            return _describe(found, instance)
         if op == "requests":
             found = find(args)
+            if found is None:
+                raise ValueError(f"injection #{args['id']} belonged to an earlier run of this broker")
             if not hasattr(found, "requests"):  # a RequestLog
                 raise ValueError(f"injection #{found.id} does not track requests")
             return {"requests": [list(r) for r in found.requests]}
@@ -198,7 +216,10 @@ class RemoteFaults:
                 reason = str(e)
             raise FaultControlError(f"broker {self.broker_id}: {op} refused: {reason}") from None
         except (urllib.error.URLError, OSError) as e:
-            raise FaultControlError(f"broker {self.broker_id}: fault control at {self.address} unreachable: {e}") from e
+            cause = e.reason if isinstance(e, urllib.error.URLError) and isinstance(e.reason, OSError) else e
+            raise FaultControlError(
+                f"broker {self.broker_id}: fault control at {self.address} unreachable: {cause}"
+            ) from cause
         assert isinstance(answer, dict)
         return answer
 
@@ -242,10 +263,11 @@ class RemoteInjection:
     def __init__(self, faults: RemoteFaults, answer: dict[str, Any]) -> None:
         self._faults = faults
         self.id = int(answer["id"])
+        self.instance = str(answer["instance"])
         self._description = str(answer["description"])
 
     def _state(self) -> dict[str, Any]:
-        return self._faults.call("injection", id=self.id)
+        return self._faults.call("injection", id=self.id, instance=self.instance)
 
     @property
     def description(self) -> str:
@@ -261,7 +283,13 @@ class RemoteInjection:
         return bool(self._state()["active"])
 
     def undo(self) -> None:
-        self._faults.call("undo", id=self.id)
+        """Undo it on the broker; a no-op when the broker process it was made on has ended (its injections ended
+        with it) or is stopped now (``broker_down``): a broker process starts without injections."""
+        try:
+            self._faults.call("undo", id=self.id, instance=self.instance)
+        except FaultControlError as e:
+            if not isinstance(e.__cause__, ConnectionRefusedError):
+                raise
 
     def __enter__(self) -> RemoteInjection:
         return self
@@ -278,7 +306,7 @@ class RemoteRequestLog(RemoteInjection):
 
     @property
     def requests(self) -> list[TrackedRequest]:
-        rows = self._faults.call("requests", id=self.id)["requests"]
+        rows = self._faults.call("requests", id=self.id, instance=self.instance)["requests"]
         return [TrackedRequest(str(a), int(v), c, float(t)) for a, v, c, t in rows]
 
     def count(self, api: str | int | None = None) -> int:

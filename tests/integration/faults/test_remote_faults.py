@@ -50,3 +50,26 @@ def test_remote_faults_push_errors_track_and_undo_on_a_broker_process(cluster):
     with pytest.raises(FaultControlError, match="unknown Kafka error name"):
         faults.push_errors("Produce", ["NO_SUCH_ERROR"])
     assert faults.drop_connections(client_id="nobody") == 0
+
+
+def test_injections_of_a_stopped_or_restarted_broker_process_end_with_it(cluster):
+    faults = cluster.faults(1)
+    before = faults.set_rtt(50)
+    cluster.stop_broker(1)
+    try:
+        before.undo()  # the process is gone, and its injections with it: nothing to undo
+        with pytest.raises(FaultControlError, match="unreachable"):
+            faults.active()
+    finally:
+        cluster.start_broker(1)
+    assert faults.active() == []
+    made = [faults.set_rtt(10) for _ in range(before.id)]  # the new run counts ids from 1 again
+    after = made[-1]
+    assert after.id == before.id
+    for other in made[:-1]:
+        other.undo()
+    assert not before.active and before.remaining is None
+    before.undo()  # an earlier run's injection: not the new one
+    assert after.active
+    after.undo()
+    assert faults.active() == []
