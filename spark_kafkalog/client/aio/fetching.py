@@ -8,7 +8,10 @@ by id, KIP-516) when the metadata knows the id of every topic of the request, el
 Per-partition outcomes (``PartitionFetch``): the batches and the next position; ``out_of_range`` for
 OFFSET_OUT_OF_RANGE (the consumer resets the position per ``auto.offset.reset``); a partition whose leader moved or
 whose topic id changed (``REFRESH_METADATA_ERRORS``) refreshes the metadata and is fetched again next round; a lost
-connection does the same for every partition of that leader. Authorization and other errors that retrying cannot
+connection does the same for every partition of that leader. With ``client.rack`` (KIP-392) a partition is fetched
+from the read replica its leader names (``AsyncKafkaClient.read_replicas``, Kafka's rules: until
+``metadata.max.age.ms`` passes or a fetch from it fails, an OFFSET_OUT_OF_RANGE from it going back to the leader).
+Authorization and other errors that retrying cannot
 fix are raised.
 
 Concurrency: coroutines of the client's event loop; stateless apart from the client.
@@ -41,7 +44,8 @@ _BY_NAME_MAX = 12  # Fetch v13+ names topics by id only
 class PartitionFetch:
     """What one round fetched of a partition: ``batches`` from ``position`` on, and ``next_position`` (past control
     and aborted batches); ``out_of_range`` when the position is outside the log; ``retry`` when nothing came because
-    the leader or topic id changed or the connection broke (fetched again next round)."""
+    the leader or topic id changed, the connection broke or the leader named a preferred read replica (fetched again
+    next round)."""
 
     batches: list[FetchedBatch] = field(default_factory=list)
     next_position: int = -1
@@ -67,7 +71,8 @@ async def fetch_round(
                 raise
             out[tp] = PartitionFetch(next_position=position, retry=True)
             continue
-        by_leader.setdefault(leader, {})[tp] = (position, epoch, -1)
+        node = client.read_replicas.node_for(tp, leader, lambda n: client.metadata.broker(n) is not None)
+        by_leader.setdefault(node, {})[tp] = (position, epoch, -1)
     answers = await asyncio.gather(
         *(_fetch_from(client, node, parts, config, max_wait_ms) for node, parts in by_leader.items())
     )
@@ -112,6 +117,8 @@ async def _fetch_from(
         if not e.retriable:
             raise
         log.debug("Fetch from broker %d failed (%s); fetching again after a metadata refresh", node, e)
+        for tp in parts:
+            client.read_replicas.clear(tp)
         await _refresh(client, {tp.topic for tp in parts})
         return {tp: PartitionFetch(next_position=p[0], retry=True) for tp, p in parts.items()}
     names = {i: t for t, i in ids.items() if i is not None}
@@ -123,7 +130,7 @@ async def _fetch_from(
             tp = TopicPartition(name, p.partition_index)
             if tp not in parts:
                 continue
-            out[tp] = _partition(tp, parts[tp][0], p, iso, config, stale)
+            out[tp] = _partition(client, tp, parts[tp][0], p, iso, config, stale)
     for tp, (position, _, _) in parts.items():
         out.setdefault(tp, PartitionFetch(next_position=position, retry=True))
     if stale:
@@ -132,9 +139,20 @@ async def _fetch_from(
 
 
 def _partition(
-    tp: TopicPartition, position: int, data: Any, iso: int, config: ClientConfig, stale: set[str]
+    client: AsyncKafkaClient,
+    tp: TopicPartition,
+    position: int,
+    data: Any,
+    iso: int,
+    config: ClientConfig,
+    stale: set[str],
 ) -> PartitionFetch:
     code = data.error_code
+    if code != ErrorCode.NONE and client.read_replicas.clear(tp) is not None:
+        return PartitionFetch(next_position=position, retry=True)  # the replica may only be behind: the leader next
+    if data.preferred_read_replica >= 0:  # KIP-392: no data from the leader; the next fetch goes to the replica
+        client.read_replicas.update(tp, data.preferred_read_replica)
+        return PartitionFetch(next_position=position, retry=True)
     if code == ErrorCode.OFFSET_OUT_OF_RANGE:
         return PartitionFetch(next_position=position, out_of_range=True)
     if code in REFRESH_METADATA_ERRORS:

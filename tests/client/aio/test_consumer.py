@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from broker.replication.replica_selector import RACK_AWARE_CLASS
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, Consumer, KafkaClientError, NewTopic, Producer, TopicPartition
 from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
@@ -592,3 +593,39 @@ def test_a_static_member_that_closes_keeps_its_partitions_until_it_returns(boots
                     await m.stop()
 
     run(main())
+
+
+def test_with_client_rack_the_partition_is_read_from_the_follower_in_its_rack(tmp_path):
+    registry = f"memory:aioc-rack-{uuid.uuid4().hex[:8]}"
+    brokers = [
+        EmbeddedBroker(
+            i,
+            zookeeper_connect=registry,
+            log_dir=tmp_path / f"b{i}",
+            broker_rack=rack,
+            replica_selector_class=RACK_AWARE_CLASS,
+            offsets_topic_replication_factor=1,
+        ).start()
+        for i, rack in enumerate(["rack-a", "rack-b"])
+    ]
+    try:
+        bootstrap = brokers[0].bootstrap_servers
+        topic = f"racked-{uuid.uuid4().hex[:6]}"
+        with AdminClient(bootstrap) as admin:
+            admin.create_topics([NewTopic(topic, replica_assignment={0: [0, 1]})])
+        with Producer(bootstrap, acks=-1) as p:
+            for i in range(5):
+                p.send(topic, b"v%d" % i, partition=0)
+            p.flush()
+        tp = TopicPartition(topic, 0)
+
+        async def main() -> None:
+            async with AIOConsumer(bootstrap, auto_offset_reset="earliest", client_rack="rack-b") as consumer:
+                consumer.assign([tp])
+                assert [r.value for r in await poll_until(consumer, 5, 30)] == [b"v%d" % i for i in range(5)]
+                assert consumer.client.read_replicas.get(tp) == 1  # the leader (0) named rack-b's follower
+
+        run(main())
+    finally:
+        for b in brokers:
+            b.stop()
