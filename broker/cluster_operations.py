@@ -28,7 +28,8 @@ The context-manager forms undo on exit (also on error): ``broker_stopped(id)`` (
 ``leader_moved(topic, partition, id)`` and ``coordinator_pinned(key, id)`` (the partition's replica list as it
 was, and its first replica leading again).
 
-Every wait polls the running brokers over fresh connections (``EmbeddedCluster.connect``, so secured
+Each operation is logged at INFO on the ``kafkalog.faults`` logger (as the request-path faults are) when it
+starts and once it is visible. Every wait polls the running brokers over fresh connections (``EmbeddedCluster.connect``, so secured
 clusters work) and raises ``TimeoutError`` naming what was last seen. Not thread-safe, like
 ``EmbeddedCluster``: drive it from the thread that drives the cluster (clients may run on any thread).
 """
@@ -36,6 +37,7 @@ clusters work) and raises ``TimeoutError`` naming what was last seen. Not thread
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -48,6 +50,8 @@ from .coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
 from .coordinator.transaction_log import TRANSACTION_STATE_TOPIC, transaction_partition_for
 
 __all__ = ["COORDINATOR_KEY_TYPES", "Cluster", "ClusterOperations", "preferred_target"]
+
+log = logging.getLogger("kafkalog.faults")
 
 COORDINATOR_KEY_TYPES: dict[str, tuple[int, str, Callable[[str, int], int]]] = {
     "group": (0, OFFSETS_TOPIC, partition_for),
@@ -106,12 +110,21 @@ class ClusterOperations:
         replicas = list(self._partition(topic, partition, deadline).replica_nodes)
         with self._admin() as admin:
             target = preferred_target(replicas, broker_id)
+            log.info(
+                "moving the leader of %s-%d to broker %d (replicas %s -> %s)",
+                topic,
+                partition,
+                broker_id,
+                replicas,
+                target,
+            )
             if target != replicas:
                 admin.alter_partition_reassignments({tp: target}, timeout_ms=int(timeout_s * 1000))
             seen: dict[int, tuple[int, int]] = {}
             while True:
                 seen = self._leaders(topic, partition)
                 if seen and all(both == (broker_id, broker_id) for both in seen.values()):
+                    log.info("broker %d leads %s-%d", broker_id, topic, partition)
                     return
                 if any(leader != broker_id for leader, _ in seen.values()):
                     self._elect_preferred(admin, tp, deadline)
@@ -130,8 +143,10 @@ class ClusterOperations:
         deadline = time.monotonic() + timeout_s
         self._require_running(broker_id)
         topic, partition = self._coordinator_partition(key, key_type, deadline)
+        log.info("pinning the coordinator of %s %r (%s-%d) to broker %d", key_type, key, topic, partition, broker_id)
         self.move_leader(topic, partition, broker_id, max(deadline - time.monotonic(), 0.1))
         self._await_coordinator(key, key_type, broker_id, deadline)
+        log.info("broker %d coordinates %s %r", broker_id, key_type, key)
         return partition
 
     @contextlib.contextmanager
@@ -227,6 +242,7 @@ class ClusterOperations:
         """Stop ``broker_id``'s process, keeping its data and port (see the module docstring)."""
         deadline = time.monotonic() + timeout_s
         self._require_running(broker_id)
+        log.info("taking broker %d down (%s)", broker_id, "SIGTERM" if clean else "SIGKILL")
         if clean:
             self.cluster.stop_broker(broker_id, timeout_s)
         else:
@@ -234,6 +250,7 @@ class ClusterOperations:
 
         running = set(self._running())
         if not running:  # it was the last one: its port is closed, no broker is left to show anything
+            log.info("broker %d is down (no broker is running now)", broker_id)
             return
 
         def gone(views: dict[int, Any]) -> bool:
@@ -249,6 +266,7 @@ class ClusterOperations:
             return True
 
         self._wait(gone, lambda: self._metadata_views(None), deadline, f"the brokers still see broker {broker_id}")
+        log.info("broker %d is down", broker_id)
 
     def broker_up(self, broker_id: int, timeout_s: float = 60.0) -> None:
         """Start ``broker_id`` again (same log dir and port) and wait until it is back (module docstring)."""
@@ -257,6 +275,7 @@ class ClusterOperations:
             raise ValueError(f"broker {broker_id} is not one of the cluster's brokers {self.cluster.broker_ids}")
         if broker_id in self.cluster.exited_brokers():
             self.cluster.forget_broker(broker_id)
+        log.info("bringing broker %d up", broker_id)
         self.cluster.start_broker(broker_id)
 
         def back(views: dict[int, Any]) -> bool:
@@ -277,6 +296,7 @@ class ClusterOperations:
             deadline,
             f"broker {broker_id} is not back in the metadata and the ISRs of its partitions",
         )
+        log.info("broker %d is up and in sync", broker_id)
 
     @contextlib.contextmanager
     def broker_stopped(self, broker_id: int, *, clean: bool = True, timeout_s: float = 60.0) -> Iterator[None]:

@@ -150,6 +150,8 @@ class SocketServer:
     async def close_listeners(self) -> None:
         """Stop accepting (the listening sockets close) and cut every client connection now, without answering
         the requests it has in flight; ``bound`` keeps the ports for ``reopen_listeners``. Idempotent."""
+        if self._listen_socks:
+            log.info("closing the listeners and %d connections (taken off the network)", len(self._connections))
         await self._close_listen_socks()
         conns = [task for _, task in self._connections.values()]
         for task in conns:
