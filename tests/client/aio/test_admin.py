@@ -20,6 +20,7 @@ from spark_kafkalog.client import (
     AIOAdminClient,
     Consumer,
     KafkaClient,
+    KafkaClientError,
     NewTopic,
     OffsetOutOfRangeError,
     OffsetSpec,
@@ -193,7 +194,7 @@ def test_admin_lists_describes_resets_and_deletes_a_group(bootstrap):
                 assert blocking.describe_consumer_groups([group]) == await admin.describe_consumer_groups([group])
             await admin.delete_groups([group])
             assert group not in [g.group_id for g in await admin.list_groups()]
-            with pytest.raises(Exception, match="GROUP_ID_NOT_FOUND") as e:
+            with pytest.raises(KafkaClientError, match="GROUP_ID_NOT_FOUND") as e:
                 await admin.delete_consumer_groups([group])
             assert e.value.error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
@@ -226,7 +227,7 @@ def test_a_live_classic_group_is_described_with_its_member_and_cannot_be_deleted
         async def scenario():
             async with AIOAdminClient(bootstrap) as admin:
                 described = (await admin.describe_consumer_groups([group]))[group]
-                with pytest.raises(Exception, match="NON_EMPTY_GROUP"):
+                with pytest.raises(KafkaClientError, match="NON_EMPTY_GROUP"):
                     await admin.delete_groups([group])
                 return described
 

@@ -87,8 +87,9 @@ async def read_range(client: AsyncKafkaClient, tp: TopicPartition, start: int, e
 
 # construction and lifecycle -------------------------------------------------------------------------
 def test_config_is_built_as_the_blocking_clients():
-    client = AsyncKafkaClient("h1:9092,h2:9093", request_timeout_ms=1234, **{"client.id": "me"})
-    blocking = KafkaClient("h1:9092,h2:9093", request_timeout_ms=1234, **{"client.id": "me"})
+    dotted: dict[str, Any] = {"client.id": "me"}
+    client = AsyncKafkaClient("h1:9092,h2:9093", request_timeout_ms=1234, **dotted)
+    blocking = KafkaClient("h1:9092,h2:9093", request_timeout_ms=1234, **dotted)
     assert client.config.bootstrap_servers == blocking.config.bootstrap_servers == ("h1:9092", "h2:9093")
     assert (client.config.request_timeout_ms, client.config.client_id) == (1234, "me")
     from_mapping = AsyncKafkaClient({"bootstrap.servers": "h:1", "retries": 7})
@@ -103,8 +104,8 @@ def test_start_learns_the_brokers_and_close_is_final(broker, bootstrap):
     async def scenario():
         client = AsyncKafkaClient(bootstrap)
         await client.start()
-        assert client.metadata.broker(0) is not None
-        assert client.metadata.broker(0).port == int(bootstrap.rsplit(":", 1)[1])
+        known = client.metadata.broker(0)
+        assert known is not None and known.port == int(bootstrap.rsplit(":", 1)[1])
         await client.close()
         await client.close()  # idempotent
         with pytest.raises(KafkaClientError, match="closed"):
