@@ -85,6 +85,8 @@ def test_max_offsets_behind_latest_rises_while_outpaced_and_falls_to_zero(spark,
             .start()
         )
         run_id = str(query.runId)
+        url = lag.prometheus_url
+        assert url is not None and url.startswith("http://127.0.0.1:"), url
 
         # rising: the listener's maxOffsetsBehindLatest grows from batch to batch while the producer outpaces;
         # then the producer stops
@@ -104,7 +106,7 @@ def test_max_offsets_behind_latest_rises_while_outpaced_and_falls_to_zero(spark,
             wait_until(risen, 60, "maxOffsetsBehindLatest to rise twice")
         except AssertionError as e:
             raise AssertionError(f"{e}; (batch id, max behind) seen: {seen}") from None
-        during = _scrape(lag.prometheus_url)
+        during = _scrape(url)
         assert during[(series_names()[2], run_id)] > 0, during
         assert producer.sent > MAX_OFFSETS_PER_TRIGGER
 
@@ -133,14 +135,14 @@ def test_max_offsets_behind_latest_rises_while_outpaced_and_falls_to_zero(spark,
 
         # the endpoint serves the same values, labelled with the query
         low, avg, high = series_names()
-        scraped = _scrape(lag.prometheus_url)
+        scraped = _scrape(url)
         assert (scraped[(low, run_id)], scraped[(avg, run_id)], scraped[(high, run_id)]) == (0, 0, 0)
-        with urllib.request.urlopen(lag.prometheus_url, timeout=10) as response:
+        with urllib.request.urlopen(url, timeout=10) as response:
             text = response.read().decode()
         assert f'query_name="lag_metrics_test",query_id="{query.id}",run_id="{run_id}"' in text
 
         query.stop()
-        wait_until(lambda: all(r != run_id for _, r in _scrape(lag.prometheus_url)), 20, "the run's series to go")
+        wait_until(lambda: all(r != run_id for _, r in _scrape(url)), 20, "the run's series to go")
         assert lag.metrics(str(query.id))[0]["maxOffsetsBehindLatest"] == "0", "still readable from Python"
     finally:
         if query is not None:
