@@ -62,7 +62,8 @@ partition left out of a request would leave its fetch session)."""
 Rule = ErrorRule | DelayRule | TrackRule
 RequestContext = Any
 """A handler's ``broker.api.RequestContext`` (not imported: ``broker.services`` imports this package); the injector
-reads ``ctx.services.metadata.topic_by_id`` and ``ctx.services.handlers.version_ranges()``."""
+reads ``ctx.services.metadata.topic_by_id``, ``ctx.services.handlers.version_ranges()`` and
+``ctx.services.fetch_sessions``."""
 
 
 class Injection:
@@ -310,10 +311,13 @@ class FaultInjector:
                 delay_ms += whole[1]
                 self._applied(first[0], api, header, whole[0])
             if whole is None or whole[0] == ErrorCode.NONE:
+                seen = body
+                if any(r.match is not None for _, r in counted) and header.api_key == ApiKey.FETCH:
+                    seen = _with_session_partitions(ctx, api, version, body)
                 for injection, rule in counted:
                     if rule.match is None:
                         continue
-                    kept, removed = split_request(api, version, body, rule.match, resolve)
+                    kept, removed = split_request(api, version, seen if read_only else body, rule.match, resolve)
                     if removed is None:
                         continue
                     code, rtt = rule.errors.popleft()
@@ -371,6 +375,35 @@ class FaultInjector:
         if delay_ms:
             await asyncio.sleep(delay_ms / 1000)
         return result
+
+
+def _with_session_partitions(ctx: RequestContext, api: ApiSpec, version: int, body: Any) -> Any:
+    """An incremental Fetch (KIP-227) as the broker reads it: the request's partitions plus the session's others
+    (not forgotten), so a per-partition fault finds a partition the client no longer lists; else ``body``."""
+    if version < 7 or body.session_id == 0 or body.session_epoch <= 0:
+        return body
+    session = ctx.services.fetch_sessions.get(body.session_id)
+    if session is None:
+        return body
+    by_id = version >= 13
+
+    def key(topic: Any, partition: int) -> tuple[Any, int]:
+        return (topic, partition)
+
+    listed = {key(t.topic_id if by_id else t.topic, p.partition) for t in body.topics for p in t.partitions}
+    listed |= {key(t.topic_id if by_id else t.topic, p) for t in body.forgotten_topics_data for p in t.partitions}
+    topic_cls = api.Request.FetchTopic
+    extra: dict[Any, list[Any]] = {}
+    for cached in session.partitions.values():
+        topic = cached.topic_id if by_id else cached.topic
+        if key(topic, cached.partition) not in listed:
+            extra.setdefault(topic, []).append(topic_cls.FetchPartition(partition=cached.partition))
+    if not extra:
+        return body
+    added = [topic_cls(**{"topic_id" if by_id else "topic": t}, partitions=ps) for t, ps in extra.items()]
+    view = api.Request(**{f.name: getattr(body, f.name) for f in api.request.fields})
+    view.topics = list(body.topics) + added
+    return view
 
 
 def _whole_error(ctx: RequestContext, api: ApiSpec, version: int, body: Any, code: ErrorCode) -> Message:

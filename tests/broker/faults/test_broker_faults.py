@@ -166,3 +166,37 @@ def test_confluent_kafka_retries_pushed_produce_errors_and_delivers_once(broker,
         assert injection.remaining == 0
     assert reports == [(None, 0)]
     assert end_offset(broker, TopicPartition(topic, 1)) == 1
+
+
+def test_a_per_partition_fetch_error_reaches_a_partition_an_incremental_fetch_leaves_to_its_session(broker, topic):
+    api = API_BY_KEY[ApiKey.FETCH]
+    t = api.Request.FetchTopic
+    partitions = [t.FetchPartition(partition=p, fetch_offset=0, partition_max_bytes=1 << 20) for p in (0, 1)]
+    conn = connect(broker)
+    try:
+        full = conn.request(
+            ApiKey.FETCH,
+            api.Request(
+                max_wait_ms=0,
+                min_bytes=0,
+                session_id=0,
+                session_epoch=0,
+                topics=[t(topic=topic, partitions=partitions)],
+            ),
+            timeout=10,
+            version=12,
+        )
+        assert full.error_code == 0 and full.session_id != 0
+        with broker.faults.push_errors("Fetch", ["FENCED_LEADER_EPOCH"], topic=topic, partition=1) as injection:
+            incremental = conn.request(
+                ApiKey.FETCH,
+                api.Request(max_wait_ms=0, min_bytes=0, session_id=full.session_id, session_epoch=1, topics=[]),
+                timeout=10,
+                version=12,
+            )
+            assert injection.remaining == 0
+    finally:
+        conn.close()
+    assert incremental.error_code == 0 and incremental.session_id == full.session_id
+    answered = {(r.topic, p.partition_index): p.error_code for r in incremental.responses for p in r.partitions}
+    assert answered == {(topic, 1): ErrorCode.FENCED_LEADER_EPOCH}
