@@ -103,6 +103,12 @@ async def sleep_or_give_up(plan: RetryPlan) -> bool:
     return True
 
 
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a shared future's error as seen (every waiter may have been cancelled)."""
+    if not future.cancelled():
+        future.exception()
+
+
 def _new_stats() -> dict[str, Any]:
     return {
         "requests": 0,
@@ -137,6 +143,7 @@ class AsyncKafkaClient:
         """Partitions fetched from a preferred read replica (KIP-392) rather than their leader."""
         self.stats: dict[str, Any] = _new_stats()
         self._pool: AsyncConnectionPool | None = None
+        self._refreshing: dict[tuple[str, ...] | None, asyncio.Future[None]] = {}  # Metadata requests in flight
         self._closed = False
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -298,8 +305,20 @@ class AsyncKafkaClient:
 
     # metadata ----------------------------------------------------------------------------------
     async def refresh_metadata_once(self, topics: Iterable[str] | None) -> None:
-        """One Metadata request for ``topics`` (every topic when ``None``), no retries."""
+        """One Metadata request for ``topics`` (every topic when ``None``), no retries. Coroutines asking for
+        the same topics while a request for them is in flight share its answer (or its error) instead of
+        sending their own: a thousand sends to a new topic make one Metadata request, not a thousand."""
         names = None if topics is None else sorted(set(topics))
+        key = None if names is None else tuple(names)
+        shared = self._refreshing.get(key)
+        if shared is None:
+            shared = asyncio.ensure_future(self._refresh_metadata(names))
+            self._refreshing[key] = shared
+            shared.add_done_callback(lambda done: self._refreshing.pop(key, None))
+            shared.add_done_callback(_retrieve)
+        await asyncio.shield(shared)
+
+    async def _refresh_metadata(self, names: list[str] | None) -> None:
         conn = await self.any_connection()
         version = conn.versions.pick(_METADATA)
         body = metadata_request(version, names, self.config.auto_create_topics(producer=self._producer))

@@ -203,6 +203,25 @@ def test_connections_are_shared_per_broker_by_concurrent_coroutines(bootstrap):
     run(scenario())
 
 
+def test_concurrent_lookups_of_a_topic_share_one_metadata_request(broker, bootstrap, filled):
+    topic, _ = filled
+
+    async def scenario():
+        async with AsyncKafkaClient(bootstrap) as client:
+            before = client.stats["metadata_requests"]
+            with broker.faults.track_requests() as log:
+                infos = await asyncio.gather(*(client.topic_info(topic) for _ in range(50)))
+            assert {info.name for info in infos} == {topic}
+            assert client.stats["metadata_requests"] - before == 1 == log.count("Metadata")
+            with broker.faults.push_errors("Metadata", ["NOT_CONTROLLER"]):  # v13's top-level error field
+                results = await asyncio.gather(
+                    *(client.refresh_metadata_once([topic]) for _ in range(5)), return_exceptions=True
+                )
+            assert len({id(r) for r in results}) == 1 and isinstance(results[0], KafkaClientError)  # one error, shared
+
+    run(scenario())
+
+
 # ListOffsets -------------------------------------------------------------------------------------
 def test_list_offsets_earliest_latest_and_by_timestamp(bootstrap, filled):
     topic, count = filled
