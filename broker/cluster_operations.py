@@ -6,7 +6,7 @@ them (``rd_kafka_mock_partition_set_leader``, ``rd_kafka_mock_coordinator_set``,
   replica list reordered, or - when it is not a replica - its replicas reassigned to ``[broker_id] + the first
   RF-1 current ones``, AlterPartitionReassignments, KIP-455), then a preferred leader election (ElectLeaders,
   KIP-460) makes it the leader once it is in the ISR. Returns when every running broker's Metadata names it
-  the leader and the first replica;
+  the leader and shows the new replica list (a reassignment complete);
 * ``pin_coordinator(key, broker_id, key_type="group" | "transaction")``: the coordinator of a group id (of a
   transactional id) is the leader of partition ``abs(hashCode(key)) % partitions`` of ``__consumer_offsets``
   (``__transaction_state``); FindCoordinator creates the topic when missing, then that partition's leader is
@@ -120,10 +120,16 @@ class ClusterOperations:
             )
             if target != replicas:
                 admin.alter_partition_reassignments({tp: target}, timeout_ms=int(timeout_s * 1000))
-            seen: dict[int, tuple[int, int]] = {}
+            # done: the leader everywhere, and the replica list the reassignment made (complete: no replica is
+            # being added or removed) or, without one, still with broker_id first
+            want = tuple(target) if target != replicas else None
+            seen: dict[int, tuple[int, tuple[int, ...]]] = {}
             while True:
                 seen = self._leaders(topic, partition)
-                if seen and all(both == (broker_id, broker_id) for both in seen.values()):
+                if seen and all(
+                    leader == broker_id and (order == want if want is not None else order[:1] == (broker_id,))
+                    for leader, order in seen.values()
+                ):
                     log.info("broker %d leads %s-%d", broker_id, topic, partition)
                     return
                 if any(leader != broker_id for leader, _ in seen.values()):
@@ -131,7 +137,7 @@ class ClusterOperations:
                 if time.monotonic() > deadline:
                     raise TimeoutError(
                         f"{topic}-{partition}: broker {broker_id} did not become the leader within {timeout_s} s "
-                        f"((leader, preferred replica) by broker: {seen})"
+                        f"((leader, replicas) by broker: {seen})"
                     )
                 time.sleep(_POLL_S)
 
@@ -341,15 +347,15 @@ class ClusterOperations:
                 continue
         return views
 
-    def _leaders(self, topic: str, partition: int) -> dict[int, tuple[int, int]]:
-        """``{broker id: (leader, first replica) of topic-partition in its metadata}`` (-1: none or unknown)."""
+    def _leaders(self, topic: str, partition: int) -> dict[int, tuple[int, tuple[int, ...]]]:
+        """``{broker id: (leader, replicas) of topic-partition in its metadata}`` (-1, (): none or unknown)."""
         out = {}
         for b, view in self._metadata_views([topic]).items():
-            both = (-1, -1)
+            both: tuple[int, tuple[int, ...]] = (-1, ())
             for t in view.topics:
                 for p in t.partitions:
                     if t.name == topic and p.partition_index == partition:
-                        both = (p.leader_id, p.replica_nodes[0] if p.replica_nodes else -1)
+                        both = (p.leader_id, tuple(p.replica_nodes))
             out[b] = both
         return out
 
