@@ -21,6 +21,26 @@ pytest_plugins = ["pytester"]
 _TIMEOUT_S = 150
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _modules_outlive_each_run():
+    """Import here what the users' modules use: an in-process run unloads the modules it imported when it
+    ends, and a second copy of the broker and client modules loaded by the next run would share the process
+    with threads still running the first copy's code (a client of one copy then waits on the other's state)."""
+    import aiokafka  # noqa: F401
+    import confluent_kafka  # noqa: F401
+    import kafka  # noqa: F401
+
+    import broker.embedded_cluster  # noqa: F401
+    import broker.server  # noqa: F401
+    import broker.testing.isolation  # noqa: F401
+    import broker.testing.records  # noqa: F401
+    import broker.testing.resources  # noqa: F401
+    import spark_kafkalog.client  # noqa: F401
+    import spark_kafkalog.client.aio  # noqa: F401
+    import spark_kafkalog.client.aio.consumer  # noqa: F401
+    import spark_kafkalog.client.aio.producer  # noqa: F401
+
+
 def run(
     pytester: pytest.Pytester, source: str, *args: str, ini: str | None = None, subprocess: bool = False
 ) -> pytest.RunResult:
@@ -181,12 +201,32 @@ CLIENTS = """
             while len(got) < 10 and time.monotonic() < deadline:
                 got.extend(r.value for r in consumer.poll(timeout_ms=200))
         assert sorted(got) == sorted(values(10))
+
+
+    def test_kafkalog_asyncio_client(bootstrap_servers, kafkalog_topic, kafkalog_faults, kafkalog_records):
+        from spark_kafkalog.client.aio import AIOConsumer, AIOProducer
+
+        topic = kafkalog_topic(partitions=2)
+        failing = kafkalog_faults.push_errors("Produce", RETRIABLE)
+
+        async def main():
+            async with AIOProducer(bootstrap_servers, retry_backoff_ms=20) as producer:
+                for v in values(10):
+                    await producer.send_and_wait(topic, v)
+            consumer = AIOConsumer(topic, bootstrap_servers=bootstrap_servers, group_id="aio", auto_offset_reset="earliest")
+            async with consumer:
+                return [(await asyncio.wait_for(consumer.getone(), 30)).value for _ in range(10)]
+
+        got = asyncio.run(main())
+        assert failing.remaining == 0
+        delivered_once(kafkalog_records(topic), 10)
+        assert sorted(got) == sorted(values(10))
 """
 
 
 def test_a_users_module_produces_and_consumes_with_each_client_through_injected_produce_errors(pytester):
     result = run(pytester, CLIENTS)
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)
 
 
 # -- rebalance paths: a coordinator error, a member leaving --------------------------------------------
