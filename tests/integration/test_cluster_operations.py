@@ -1,8 +1,9 @@
 """Cluster operations (``broker.cluster_operations``, ``EmbeddedBroker.down``/``up``) seen by real clients: on three
 broker processes (RF 3) a moved leader and a pinned coordinator as kafkalog's client and confluent-kafka see them,
 a stopped leader replaced while confluent-kafka produces with acks=all, the broker back in the ISR; in process, a
-broker off the network and back on the same port with kafkalog's producer and confluent-kafka reconnecting, and a
-leader off the network keeping its leadership while its follower drops out of the ISR and rejoins."""
+broker off the network and back on the same port with kafkalog's producer, confluent-kafka, kafka-python and
+aiokafka reconnecting, and a leader off the network keeping its leadership while its follower drops out of the ISR
+and rejoins."""
 
 from __future__ import annotations
 
@@ -328,3 +329,41 @@ def test_an_in_process_leader_down_keeps_its_leadership_and_its_follower_rejoins
         wait_until(lambda: state() == (1, (1, 2)), 20, "broker 2 back in the ISR after broker 1 is up")
         with Producer(leader.bootstrap_servers, acks="all") as producer:
             assert producer.send(topic, b"after").result(10).offset == 0
+
+
+def test_kafka_python_and_aiokafka_producers_deliver_what_they_sent_while_an_in_process_broker_was_down():
+    import asyncio
+
+    from aiokafka import AIOKafkaProducer
+    from kafka import KafkaProducer
+
+    with EmbeddedBroker(broker_id=0, zookeeper_connect=f"memory:ops-{uuid.uuid4().hex}") as broker:
+        bootstrap = broker.bootstrap_servers
+        topic = f"ops-{uuid.uuid4().hex[:8]}"
+        with AdminClient(bootstrap) as admin:
+            admin.create_topics([NewTopic(topic, 1, 1)])
+        sync = KafkaProducer(bootstrap_servers=bootstrap, retries=10, reconnect_backoff_max_ms=500)
+
+        async def aiokafka_across_down() -> None:
+            producer = AIOKafkaProducer(bootstrap_servers=bootstrap, retry_backoff_ms=100)
+            await producer.start()
+            try:
+                await producer.send_and_wait(topic, b"a-before")
+                broker.down()
+                sent = await producer.send(topic, b"a-during")
+                synced = sync.send(topic, b"p-during")
+                await asyncio.sleep(1)
+                assert not sent.done() and not synced.is_done  # nothing reaches a broker that is down
+                broker.up()
+                assert (await asyncio.wait_for(sent, 30)).offset >= 1
+                assert synced.get(30).offset >= 1
+            finally:
+                await producer.stop()
+
+        try:
+            sync.send(topic, b"p-before").get(10)
+            asyncio.run(aiokafka_across_down())
+        finally:
+            sync.close()
+        got = {r[2] for r in consume_all(bootstrap, topic, 1, 4)}
+        assert got == {b"a-before", b"p-before", b"a-during", b"p-during"}
