@@ -23,8 +23,9 @@ Where they are published:
   before any listener sees it; ``event.progress`` and ``query.lastProgress`` are read-only Python copies (a
   change is seen by nobody else), and observed metrics (``df.observe``) are aggregates over a micro-batch's rows
   computed in the tasks, which cannot hold the driver's latest offsets. So ``progress_with_lag`` returns the
-  progress as Spark would have written it for its own Kafka source: the same JSON dict with the three keys in
-  the kafkalog source's ``metrics``, ready for code that reads ``progress["sources"][i]["metrics"]``.
+  progress as Spark would have written it for its own Kafka source: PySpark's progress dict (as plain dicts)
+  with the three keys in the kafkalog source's ``metrics``, for code that reads
+  ``progress["sources"][i]["metrics"]``.
 
 Threads: PySpark calls listener methods on py4j callback threads, and the endpoint renders on its request
 threads; all state is in one ``LagTable`` (one lock). Classic (py4j) sessions only: under Spark Connect a
@@ -35,15 +36,13 @@ query replaces the old run's values.
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql.streaming import StreamingQueryListener
 
 from spark_kafkalog.datasource.lag_prometheus import DEFAULT_PREFIX, LagMetricsServer, render_prometheus
-from spark_kafkalog.datasource.offsets_behind import LagTable, SourceLag, source_lags, with_lag_metrics
+from spark_kafkalog.datasource.offsets_behind import LagTable, SourceLag, plain_progress, source_lags, with_lag_metrics
 
 __all__ = ["KafkalogLagListener", "register_lag_metrics"]
 
@@ -54,19 +53,6 @@ def _key(query: Any) -> str:
     """A run id from a ``StreamingQuery``, else ``query`` as given (a query id, run id or name)."""
     run_id = getattr(query, "runId", None)
     return str(run_id if run_id is not None else query)
-
-
-def _progress_dict(progress: Any) -> dict[str, Any]:
-    """A progress as the plain dict of its JSON (``json.loads(progress.json)``), or the mapping copied."""
-    text = getattr(progress, "json", None)
-    if isinstance(text, str):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            return value
-    return with_lag_metrics(progress) if isinstance(progress, Mapping) else {}
 
 
 class KafkalogLagListener(StreamingQueryListener):
@@ -96,9 +82,9 @@ class KafkalogLagListener(StreamingQueryListener):
 
     def onQueryProgress(self, event: Any) -> None:
         try:
-            progress = event.progress
+            progress = plain_progress(event.progress)
             lags = source_lags(progress)
-            self.table.update(str(progress.id), str(progress.runId), progress.name, lags, progress)
+            self.table.update(progress["id"], progress["runId"], progress.get("name"), lags, progress)
         except Exception:  # noqa: BLE001 - monitoring only: a bad event must not break the listener bus
             log.exception("could not compute the lag metrics of a streaming progress event")
 
@@ -120,14 +106,13 @@ class KafkalogLagListener(StreamingQueryListener):
         return {lag.source_index: lag.spark_metrics() for lag in self.lags(query)}
 
     def progress_with_lag(self, query: Any) -> dict[str, Any] | None:
-        """The last progress of ``query`` seen by the listener (else ``query.lastProgress``), as the dict of its
-        JSON with the lag metrics in each kafkalog source's ``metrics``; None before any progress."""
+        """The last progress of ``query`` seen by the listener (else ``query.lastProgress``) as plain dicts (the
+        keys and values of PySpark's progress dict: offsets as JSON texts, ids as text) with the lag metrics in
+        each kafkalog source's ``metrics``; None before any progress."""
         progress = self.table.progress(_key(query))
         if progress is None:
             progress = getattr(query, "lastProgress", None)
-        if progress is None:
-            return None
-        return with_lag_metrics(_progress_dict(progress))
+        return None if progress is None else with_lag_metrics(progress)
 
     def prometheus_text(self) -> str:
         """What the endpoint serves: the gauges of every running query's sources."""

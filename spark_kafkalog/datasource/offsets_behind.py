@@ -62,6 +62,7 @@ __all__ = [
     "java_double_string",
     "offsets_behind_latest",
     "parse_source_offsets",
+    "plain_progress",
     "source_kind",
     "source_label",
     "source_lags",
@@ -264,11 +265,18 @@ def source_lags(progress: Mapping[str, Any]) -> list[SourceLag]:
     return out
 
 
-def _plain(value: Any) -> Any:
+def plain_progress(value: Any) -> Any:
+    """``value`` (a PySpark ``StreamingQueryProgress``, or any part of one) as plain JSON types: mappings as
+    dicts, lists as lists, UUIDs as text, ``Row``s (observed metrics) as dicts via ``asDict``. No JVM call, so
+    it works on progress objects kept after their session stopped. Offsets stay as PySpark gives them (JSON
+    texts in ``SourceProgress``)."""
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return {str(k): plain_progress(v) for k, v in value.items()}
+    as_dict = getattr(value, "asDict", None)
+    if callable(as_dict):
+        return plain_progress(as_dict(recursive=True))
+    if isinstance(value, list | tuple):
+        return [plain_progress(v) for v in value]
     if isinstance(value, uuid.UUID):
         return str(value)
     return value
@@ -278,7 +286,7 @@ def with_lag_metrics(progress: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``progress`` (plain dicts and lists) in which each kafkalog source's ``metrics`` holds Spark's
     three keys (``OffsetsBehindLatest.spark_metrics``) beside whatever it had: the progress Spark's own Kafka
     source would have given. Spark's Kafka sources are left as they are."""
-    out = _plain(progress)
+    out = plain_progress(progress)
     for lag in source_lags(progress):
         if lag.kind != KAFKALOG:
             continue
