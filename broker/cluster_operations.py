@@ -29,9 +29,10 @@ The context-manager forms undo on exit (also on error): ``broker_stopped(id)`` (
 was, and its first replica leading again).
 
 Each operation is logged at INFO on the ``kafkalog.faults`` logger (as the request-path faults are) when it
-starts and once it is visible. Every wait polls the running brokers over fresh connections (``EmbeddedCluster.connect``, so secured
-clusters work) and raises ``TimeoutError`` naming what was last seen. Not thread-safe, like
-``EmbeddedCluster``: drive it from the thread that drives the cluster (clients may run on any thread).
+starts and once it is visible. Every wait polls the running brokers over fresh connections
+(``EmbeddedCluster.connect``, so secured clusters work) and raises ``TimeoutError`` naming what was last seen.
+Not thread-safe, like ``EmbeddedCluster``: drive it from the thread that drives the cluster (clients may run on
+any thread).
 """
 
 from __future__ import annotations
