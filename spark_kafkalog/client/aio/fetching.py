@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spark_kafkalog.client.aio.client import AsyncKafkaClient
-from spark_kafkalog.client.aio.group_calls import request_at
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.core.fetcher import fetch_request_for, split_fetched
 from spark_kafkalog.client.errors import REFRESH_METADATA_ERRORS, KafkaClientError, error_for_code
@@ -102,8 +101,7 @@ async def _fetch_from(
         topic_ids={t: i for t, i in ids.items() if i is not None} if by_id else None,
     )
     try:
-        _, response = await request_at(
-            client,
+        _, response = await client.send_request_versioned(
             node,
             ApiKey.FETCH,
             lambda v: body,

@@ -20,8 +20,8 @@ from typing import Any
 from spark_kafkalog.client.admin.group_admin import (
     OFFSETS_BY_NAME_MAX,
     OffsetAndMetadata,
+    client_group_error,
     committed_offsets,
-    group_error,
     offset_commit_request,
     offset_fetch_answer,
     offset_fetch_request,
@@ -30,30 +30,9 @@ from spark_kafkalog.client.admin.group_admin import (
 from spark_kafkalog.client.aio.client import AsyncKafkaClient
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.types import TopicPartition
-from spark_kafkalog.protocol import ApiKey, ErrorCode
+from spark_kafkalog.protocol import ApiKey
 
-__all__ = ["AsyncGroupCalls", "request_at"]
-
-_COORDINATOR_MOVED = frozenset(
-    {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
-)
-
-
-async def request_at(
-    client: AsyncKafkaClient,
-    node_id: int | None,
-    api_key: int,
-    build: Callable[[int], Any],
-    *,
-    min_version: int = 0,
-    max_version: int | None = None,
-    timeout_ms: int | None = None,
-) -> tuple[int, Any]:
-    """Send ``build(version)`` to ``node_id`` (any broker when None) at the highest version in
-    ``[min_version, max_version]`` that both sides serve; returns ``(version, response)``."""
-    return await client.send_request_versioned(
-        node_id, api_key, build, min_version=min_version, max_version=max_version, timeout_ms=timeout_ms
-    )
+__all__ = ["AsyncGroupCalls"]
 
 
 class AsyncGroupCalls:
@@ -76,9 +55,7 @@ class AsyncGroupCalls:
     def _error(
         self, code: int, what: str, group_id: str, detail: str | None = None, tp: tuple[str, int] | None = None
     ) -> KafkaClientError:
-        if ErrorCode(code) in _COORDINATOR_MOVED:
-            self.forget_coordinator(group_id)
-        return group_error(code, what, group_id, detail, tp)
+        return client_group_error(self.client, self.forget_coordinator, code, what, group_id, detail, tp)
 
     async def _group_call(
         self, group_id: str, api_key: int, build: Callable[[int], Any], check: Callable[[Any, int], Any], what: str
@@ -86,7 +63,9 @@ class AsyncGroupCalls:
         async def attempt() -> Any:
             node = await self.coordinator(group_id)
             try:
-                version, response = await request_at(self.client, node, api_key, build, max_version=OFFSETS_BY_NAME_MAX)
+                version, response = await self.client.send_request_versioned(
+                    node, api_key, build, max_version=OFFSETS_BY_NAME_MAX
+                )
             except KafkaClientError:
                 self.forget_coordinator(group_id)
                 raise
@@ -117,7 +96,7 @@ class AsyncGroupCalls:
         if storage == "zookeeper":
 
             async def v0() -> Any:
-                return await request_at(self.client, None, ApiKey.OFFSET_COMMIT, lambda v: body, max_version=0)
+                return await self.client.send_request_versioned(None, ApiKey.OFFSET_COMMIT, body, max_version=0)
 
             _, response = await self.client.call_with_retries(v0, what="OffsetCommit")
             check(response, 0)
@@ -140,7 +119,7 @@ class AsyncGroupCalls:
 
             async def v0() -> Any:
                 build = lambda v: offset_fetch_request(0, group_id, wanted)  # noqa: E731
-                return await request_at(self.client, None, ApiKey.OFFSET_FETCH, build, max_version=0)
+                return await self.client.send_request_versioned(None, ApiKey.OFFSET_FETCH, build, max_version=0)
 
             _, response = await self.client.call_with_retries(v0, what="OffsetFetch")
             return committed_offsets(group_id, response.topics, self._error, with_epoch=False, unknown_is_absent=True)

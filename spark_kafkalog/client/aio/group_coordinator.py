@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from spark_kafkalog.client.aio.client import AsyncKafkaClient
-from spark_kafkalog.client.aio.group_calls import request_at
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer.consumer_coordinator import ConsumerCoordinator, new_group_member
 from spark_kafkalog.client.consumer.group_membership import (
@@ -135,7 +134,7 @@ class AsyncConsumerCoordinator:
         if node is None:
             raise KafkaClientError(f"group {self.group_id!r}: the coordinator is unknown", retriable=True)
         timeout_ms = self.config.request_timeout_ms + wait_ms
-        return (await request_at(self.net, node, api_key, build, timeout_ms=timeout_ms))[1]
+        return await self.net.send_request(node, api_key, build, timeout_ms=timeout_ms)
 
     # -- the heartbeat task -------------------------------------------------------------------------
     def _start_heartbeats(self) -> None:

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
 from spark_kafkalog.client.aio.client import AsyncKafkaClient
-from spark_kafkalog.client.aio.group_calls import AsyncGroupCalls, request_at
+from spark_kafkalog.client.aio.group_calls import AsyncGroupCalls
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer.consumer_membership import ConsumerHeartbeat, MemberState
 from spark_kafkalog.client.consumer.group_membership import GroupMemberFatalError, RebalanceEvent
@@ -248,8 +248,7 @@ class AsyncMembershipManager:
         try:
             if node is None:
                 raise KafkaClientError(f"group {self.group_id!r}: the coordinator is unknown", retriable=True)
-            _, response = await request_at(
-                self.net,
+            response = await self.net.send_request(
                 node,
                 ApiKey.CONSUMER_GROUP_HEARTBEAT,
                 lambda version: heartbeat_body(request, version),
