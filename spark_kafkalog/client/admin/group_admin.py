@@ -327,28 +327,12 @@ class GroupAdmin:
 
     def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
         """Delete the committed offsets of ``partitions`` (OffsetDelete: the group must not be subscribed to them)."""
-        R = API_BY_KEY[ApiKey.OFFSET_DELETE].Request
-        by_topic: dict[str, list[Any]] = {}
-        for tp in sorted(set(partitions)):
-            by_topic.setdefault(tp.topic, []).append(
-                R.OffsetDeleteRequestTopic.OffsetDeleteRequestPartition(partition_index=tp.partition)
-            )
+        body = offset_delete_request(group_id, partitions)
 
         def check(response: Any, version: int) -> None:
-            if response.error_code != ErrorCode.NONE:
-                raise self._error(response.error_code, "OffsetDelete", group_id)
-            _raise_partition_errors(self, group_id, "OffsetDelete", response.topics)
+            offset_delete_answer(response, group_id, self._error)
 
-        self._group_call(
-            group_id,
-            ApiKey.OFFSET_DELETE,
-            lambda v: R(
-                group_id=group_id,
-                topics=[R.OffsetDeleteRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
-            ),
-            check,
-            "OffsetDelete",
-        )
+        self._group_call(group_id, ApiKey.OFFSET_DELETE, lambda v: body, check, "OffsetDelete")
 
     def group_lag(self, group_id: str, topics: Iterable[str] | None = None) -> list[PartitionLag]:
         """Per partition of the group's committed offsets (or of every partition of ``topics``): the
@@ -358,16 +342,11 @@ class GroupAdmin:
         if topics is not None:
             names = list(topics)
             self.client.refresh_metadata(names)
-            for name in names:
-                info = self.client.metadata.topic(name)
-                if info is None or info.error_code != ErrorCode.NONE:
-                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
-                    raise error_for_code(code, "group lag", topic=name)
-                tps.update(TopicPartition(name, p) for p in info.partitions)
+            tps.update(topic_partitions(self.client.metadata, names, "group lag"))
         if not tps:
             return []
         ends = self.client.list_offsets(dict.fromkeys(tps, OffsetSpec.LATEST))
-        return [PartitionLag(tp, committed[tp].offset if tp in committed else None, ends[tp]) for tp in sorted(tps)]
+        return lag_rows(committed, tps, ends)
 
 
 def _check_storage(storage: str) -> str:
@@ -597,3 +576,45 @@ def delete_groups_answer(response: Any, group_id: str, error: GroupErrorFactory 
     (result,) = response.results
     if result.error_code != ErrorCode.NONE:
         raise error(result.error_code, "DeleteGroups", group_id)
+
+
+def offset_delete_request(group_id: str, partitions: Iterable[TopicPartition]) -> Any:
+    """The OffsetDelete body for ``partitions`` of ``group_id``."""
+    R = API_BY_KEY[ApiKey.OFFSET_DELETE].Request
+    by_topic: dict[str, list[Any]] = {}
+    for tp in sorted(set(partitions)):
+        by_topic.setdefault(tp.topic, []).append(
+            R.OffsetDeleteRequestTopic.OffsetDeleteRequestPartition(partition_index=tp.partition)
+        )
+    return R(
+        group_id=group_id, topics=[R.OffsetDeleteRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()]
+    )
+
+
+def offset_delete_answer(response: Any, group_id: str, error: GroupErrorFactory = group_error) -> None:
+    """Raise (``error``) the OffsetDelete answer's group error or its first partition error."""
+    if response.error_code != ErrorCode.NONE:
+        raise error(response.error_code, "OffsetDelete", group_id)
+    raise_partition_errors(group_id, "OffsetDelete", response.topics, error)
+
+
+def topic_partitions(metadata: Any, names: Iterable[str], what: str) -> set[TopicPartition]:
+    """Every partition of ``names`` in the (just refreshed) ``MetadataCache``; raises naming an unknown or
+    failed topic."""
+    out: set[TopicPartition] = set()
+    for name in names:
+        info = metadata.topic(name)
+        if info is None or info.error_code != ErrorCode.NONE:
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
+            raise error_for_code(code, what, topic=name)
+        out.update(TopicPartition(name, p) for p in info.partitions)
+    return out
+
+
+def lag_rows(
+    committed: Mapping[TopicPartition, OffsetAndMetadata],
+    tps: Iterable[TopicPartition],
+    ends: Mapping[TopicPartition, int],
+) -> list[PartitionLag]:
+    """``group_lag``'s rows, sorted by topic and partition."""
+    return [PartitionLag(tp, committed[tp].offset if tp in committed else None, ends[tp]) for tp in sorted(tps)]

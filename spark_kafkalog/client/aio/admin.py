@@ -57,22 +57,27 @@ from spark_kafkalog.client.admin.group_admin import (
     GroupDescription,
     GroupListing,
     OffsetAndMetadata,
+    PartitionLag,
     client_group_error,
     delete_groups_answer,
     delete_groups_request,
     describe_groups_answer,
     describe_groups_request,
+    lag_rows,
     list_groups_answer,
     list_groups_request,
     offset_commit_request,
+    offset_delete_answer,
+    offset_delete_request,
     offset_fetch_answer,
     offset_fetch_request,
     raise_partition_errors,
+    topic_partitions,
 )
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.core.coordinator import GROUP_KEY_TYPE
 from spark_kafkalog.client.errors import KafkaClientError, TopicAuthorizationFailedError
-from spark_kafkalog.client.types import NewTopic, TopicDescription, TopicPartition
+from spark_kafkalog.client.types import NewTopic, OffsetSpec, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 from .client import AsyncKafkaClient, sleep_or_give_up
@@ -533,3 +538,25 @@ class AIOAdminClient:
     async def delete_consumer_groups(self, group_ids: Iterable[str]) -> None:
         """``delete_groups`` under Kafka Admin's name."""
         await self.delete_groups(group_ids)
+
+    async def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        """Delete a group's committed offsets of ``partitions`` (not of topics the group is subscribed to)."""
+        body = offset_delete_request(group_id, partitions)
+
+        def check(response: Any, version: int) -> None:
+            offset_delete_answer(response, group_id, self._error)
+
+        await self._group_call(group_id, ApiKey.OFFSET_DELETE, lambda v: body, check, "OffsetDelete")
+
+    async def group_lag(self, group_id: str, topics: Iterable[str] | None = None) -> list[PartitionLag]:
+        """Committed offset, high watermark and lag per partition (also uncommitted ones of ``topics``)."""
+        committed = await self.list_group_offsets(group_id)
+        tps = set(committed)
+        if topics is not None:
+            names = list(topics)
+            await self.client.refresh_metadata(names)
+            tps.update(topic_partitions(self.client.metadata, names, "group lag"))
+        if not tps:
+            return []
+        ends = await self.client.list_offsets(dict.fromkeys(tps, OffsetSpec.LATEST))
+        return lag_rows(committed, tps, ends)

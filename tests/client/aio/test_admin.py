@@ -192,6 +192,19 @@ def test_admin_lists_describes_resets_and_deletes_a_group(bootstrap):
             with AdminClient(bootstrap) as blocking:
                 assert blocking.list_group_offsets(group) == offsets
                 assert blocking.describe_consumer_groups([group]) == await admin.describe_consumer_groups([group])
+                assert blocking.group_lag(group) == await admin.group_lag(group)
+            with Producer(bootstrap) as producer:
+                for i in range(10):
+                    producer.send(topic, b"x", partition=i % 2)
+            lag = {
+                row.topic_partition: (row.committed, row.log_end_offset, row.lag)
+                for row in await admin.group_lag(group)
+            }
+            assert lag == {tps[0]: (2, 5, 3), tps[1]: (5, 5, 0)}
+            await admin.delete_group_offsets(group, [tps[1]])
+            assert set(await admin.list_group_offsets(group)) == {tps[0]}
+            rows = await admin.group_lag(group, [topic])
+            assert [(r.topic_partition, r.committed, r.lag) for r in rows] == [(tps[0], 2, 3), (tps[1], None, None)]
             await admin.delete_groups([group])
             assert group not in [g.group_id for g in await admin.list_groups()]
             with pytest.raises(KafkaClientError, match="GROUP_ID_NOT_FOUND") as e:
