@@ -254,72 +254,68 @@ def test_commit_and_committed_with_a_group_and_manual_assignment(bootstrap):
 
 
 # groups ------------------------------------------------------------------------------------------------------
+async def two_members_share_then_one_leaves(bootstrap: str, settings: dict[str, Any]) -> AIOConsumer:
+    """Two AIOConsumers of one group on a 4-partition topic with 20 records: they split the partitions and read each
+    record once; one closes (leaving the group) and the other gets every partition and the 4 records produced then.
+    Returns the survivor, open but no longer polled (the caller closes it)."""
+    topic = await asyncio.to_thread(new_topic, bootstrap, 4)
+    tps = tps_of(topic, 4)
+    await asyncio.to_thread(produce, bootstrap, topic, 20, 4)
+    a, b = AIOConsumer(bootstrap, **settings), AIOConsumer(bootstrap, **settings)
+    await a.start()
+    await b.start()
+    a.subscribe([topic])
+    b.subscribe(topic)
+    members = [Member(a), Member(b)]
+
+    def read(n: int) -> bool:
+        return len(members[0].values) + len(members[1].values) >= n
+
+    try:
+        await wait_until_async(lambda: split(members, tps), REBALANCE_S, "the two members to split 4 partitions")
+        await wait_until_async(lambda: read(20), 15, "20 records")
+        metadata = a.group_metadata()
+        assert metadata.generation_id > 0 and metadata.member_id  # the generation, or the KIP-848 member epoch
+        await members[1].stop()  # leaves the group, committing its positions first
+        await wait_until_async(lambda: members[0].assignment == tps, REBALANCE_S, "the survivor to own all")
+        await asyncio.to_thread(produce, bootstrap, topic, 4, 4, 20)
+        await wait_until_async(lambda: read(24), 15, "24 records")
+        assert sorted(members[0].values + members[1].values) == sorted(b"v%d" % i for i in range(24))  # each once
+        members[0]._stop = True
+        await members[0].task
+        return a
+    except BaseException:
+        for m in members:
+            if not m.consumer._closed:
+                await m.stop()
+        raise
+
+
 @pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
 def test_a_classic_group_of_two_splits_the_partitions_and_rebalances_when_one_leaves(bootstrap, strategy):
-    topic = new_topic(bootstrap, 4)
-    tps = tps_of(topic, 4)
-    produce(bootstrap, topic, 40, 4)
-    group = f"g-{uuid.uuid4().hex[:8]}"
-    settings = group_settings(group, partition_assignment_strategy=strategy)
+    settings = group_settings(f"g-{uuid.uuid4().hex[:8]}", partition_assignment_strategy=strategy)
 
     async def main() -> None:
-        a = AIOConsumer(bootstrap, **settings)
-        b = AIOConsumer(bootstrap, **settings)
-        await a.start()
-        await b.start()
-        a.subscribe([topic])
-        b.subscribe(topic)
-        members = [Member(a), Member(b)]
-        try:
-            await wait_until_async(lambda: split(members, tps), REBALANCE_S, "the two members to split 4 partitions")
-            await wait_until_async(lambda: len(members[0].values) + len(members[1].values) >= 40, 15, "40 records")
-            assert a.group_metadata().generation_id > 0 and a.group_metadata().member_id
-            await members[1].stop()  # leaves the group (LeaveGroup), committing its positions first
-            await wait_until_async(lambda: members[0].assignment == tps, REBALANCE_S, "the survivor to own all")
-            await asyncio.to_thread(produce, bootstrap, topic, 8, 4, 40)
-            await wait_until_async(lambda: len(members[0].values) + len(members[1].values) >= 48, 15, "48 records")
-            read = members[0].values + members[1].values
-            assert sorted(read) == sorted(b"v%d" % i for i in range(48))  # each record once
-        finally:
-            for m in members:
-                if not m.task.done() or not m.consumer._closed:
-                    await m.stop()
+        survivor = await two_members_share_then_one_leaves(bootstrap, settings)
+        await survivor.close()
 
     run(main())
 
 
 def test_a_kip848_group_of_two_splits_the_partitions_and_the_survivor_gets_them_all(bootstrap):
-    topic = new_topic(bootstrap, 4)
-    tps = tps_of(topic, 4)
-    produce(bootstrap, topic, 20, 4)
-    group = f"g-{uuid.uuid4().hex[:8]}"
-    settings = group_settings(group, group_protocol="consumer")
-    for key in ("session_timeout_ms", "heartbeat_interval_ms"):
+    settings = group_settings(f"g-{uuid.uuid4().hex[:8]}", group_protocol="consumer")
+    for key in ("session_timeout_ms", "heartbeat_interval_ms"):  # the coordinator sets them under KIP-848
         settings.pop(key)
 
     async def main() -> None:
-        a, b = AIOConsumer(bootstrap, **settings), AIOConsumer(bootstrap, **settings)
-        await a.start()
-        await b.start()
-        a.subscribe([topic])
-        b.subscribe([topic])
-        members = [Member(a), Member(b)]
+        survivor = await two_members_share_then_one_leaves(bootstrap, settings)
         try:
-            await wait_until_async(lambda: split(members, tps), REBALANCE_S, "the two members to split 4 partitions")
-            await wait_until_async(lambda: len(members[0].values) + len(members[1].values) >= 20, 15, "20 records")
-            assert a.group_metadata().generation_id > 0  # the member epoch
-            await members[1].stop()
-            await wait_until_async(lambda: members[0].assignment == tps, REBALANCE_S, "the survivor to own all")
-            await asyncio.to_thread(produce, bootstrap, topic, 4, 4, 20)
-            await wait_until_async(lambda: len(members[0].values) + len(members[1].values) >= 24, 15, "24 records")
-            assert sorted(members[0].values + members[1].values) == sorted(b"v%d" % i for i in range(24))
-            await a.commit()
-            committed = await a.committed(sorted(tps))
+            tps = survivor.assignment()
+            await survivor.commit()  # as the member, with its epoch
+            committed = await survivor.committed(tps)
             assert {tp: om.offset for tp, om in committed.items() if om} == dict.fromkeys(tps, 6)
         finally:
-            for m in members:
-                if not m.consumer._closed:
-                    await m.stop()
+            await survivor.close()
 
     run(main())
 
