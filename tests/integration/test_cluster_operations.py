@@ -255,11 +255,31 @@ def test_broker_down_elects_a_new_leader_while_acks_all_producing_goes_on_and_br
     assert values_in_log(cluster, topic, len(delivered)) >= delivered
 
 
-def test_a_crashed_broker_is_down_once_its_session_expires_and_comes_back(cluster):
-    topic = new_topic(cluster, [2, 3, 1])
-    cluster.broker_down(2, clean=False)
-    assert leader_seen_by_kafkalog(cluster, topic)[0] in (3, 1)
-    assert 2 not in cluster.processes
+def test_a_crashed_leader_and_coordinator_fails_over_for_kafka_python_and_comes_back(cluster):
+    from kafka import KafkaConsumer
+    from kafka import TopicPartition as KafkaTopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    topic, group = new_topic(cluster, [2, 3, 1]), f"crash-{uuid.uuid4().hex[:6]}"
+    cluster.pin_coordinator(group, 2)
+    with Producer(cluster.bootstrap_servers, acks="all") as producer:
+        for i in range(10):
+            producer.send(topic, b"c%d" % i)
+    tp = KafkaTopicPartition(topic, 0)
+    consumer = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap_servers, group_id=group, enable_auto_commit=False, retry_backoff_ms=100
+    )
+    try:
+        consumer.assign([tp])
+        consumer.commit({tp: OffsetAndMetadata(5, "", -1)})  # through broker 2
+        cluster.broker_down(2, clean=False)  # SIGKILL: seen once its ZooKeeper session expires
+        assert 2 not in cluster.processes
+        assert leader_seen_by_kafkalog(cluster, topic)[0] in (3, 1)
+        assert confluent_coordinator(cluster, group) in (3, 1)
+        consumer.commit({tp: OffsetAndMetadata(10, "", -1)})  # kafka-python finds the new coordinator
+        assert consumer.committed(tp) == 10
+    finally:
+        consumer.close()
     cluster.broker_up(2)
     assert 2 in leader_seen_by_kafkalog(cluster, topic)[1]
 
