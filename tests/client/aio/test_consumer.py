@@ -20,8 +20,7 @@ from broker.replication.replica_selector import RACK_AWARE_CLASS
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, Consumer, KafkaClientError, NewTopic, Producer, TopicPartition
 from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
-from spark_kafkalog.client.aio import AIOConsumer
-from spark_kafkalog.client.aio.group_coordinator import AsyncConsumerCoordinator
+from spark_kafkalog.client.aio import AIOAdminClient, AIOConsumer
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError
 from spark_kafkalog.client.serialization import Deserializer, SerializationContext, SerializationError
 from tests.waiting import wait_until_async
@@ -350,16 +349,19 @@ class ThreadPoller:
         assert self.error is None, self.error
 
 
-def test_a_classic_group_shared_with_the_blocking_consumer(bootstrap):
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_a_group_shared_with_the_blocking_consumer(bootstrap, protocol):
     topic = new_topic(bootstrap, 4)
     tps = tps_of(topic, 4)
-    group = f"g-{uuid.uuid4().hex[:8]}"
+    settings = group_settings(f"g-{uuid.uuid4().hex[:8]}", group_protocol=protocol)
+    if protocol == "consumer":  # the coordinator sets the session and heartbeat intervals under KIP-848
+        settings = {k: v for k, v in settings.items() if k not in ("session_timeout_ms", "heartbeat_interval_ms")}
 
     async def main() -> None:
-        blocking = Consumer(bootstrap, **group_settings(group))
+        blocking = Consumer(bootstrap, **settings)
         blocking.subscribe([topic])
         theirs = ThreadPoller(lambda: blocking.poll(timeout_ms=100), blocking.assignment, blocking.close)
-        ours = AIOConsumer(bootstrap, **group_settings(group))
+        ours = AIOConsumer(bootstrap, **settings)
         await ours.start()
         ours.subscribe([topic])
         member = Member(ours)
@@ -444,21 +446,56 @@ def test_a_coroutine_rebalance_listener_is_awaited_in_order(bootstrap):
     run(main())
 
 
-def test_commit_as_a_member_fails_after_the_group_moved_on(bootstrap):
-    topic = new_topic(bootstrap, 1)
-    group = f"g-{uuid.uuid4().hex[:8]}"
+class Listener:
+    """A plain (not coroutine) rebalance listener recording its calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[TopicPartition]]] = []
+
+    def on_partitions_revoked(self, partitions: list[TopicPartition]) -> None:
+        self.calls.append(("revoked", sorted(partitions)))
+
+    def on_partitions_assigned(self, partitions: list[TopicPartition]) -> None:
+        self.calls.append(("assigned", sorted(partitions)))
+
+    def on_partitions_lost(self, partitions: list[TopicPartition]) -> None:
+        self.calls.append(("lost", sorted(partitions)))
+
+
+def test_commit_as_member_and_commit_failed_after_the_poll_interval_expired(bootstrap):
+    topic, group = new_topic(bootstrap, 2), f"g-{uuid.uuid4().hex[:8]}"
+    tps = [TopicPartition(topic, p) for p in range(2)]
+    produce(bootstrap, topic, 10, 2)
+    listener = Listener()
+
+    async def members() -> int:
+        async with AIOAdminClient(bootstrap) as admin:
+            return len((await admin.describe_groups([group]))[group].members)
 
     async def main() -> None:
-        async with AIOConsumer(bootstrap, **group_settings(group, enable_auto_commit=False)) as consumer:
-            consumer.subscribe([topic])
-            await wait_until_async(lambda: _polled(consumer), REBALANCE_S, "the member to be assigned the partition")
-            coordinator = consumer._coordinator
-            assert isinstance(coordinator, AsyncConsumerCoordinator)
-            coordinator.member.generation += 5  # as if the group had moved on: the coordinator refuses it
-            with pytest.raises(CommitFailedError, match="rebalanced"):
-                await consumer.commit({TopicPartition(topic, 0): 0})
+        settings = group_settings(group, enable_auto_commit=False, max_poll_interval_ms=1500)
+        async with AIOConsumer(bootstrap, **settings) as c:
+            c.subscribe([topic], listener=listener)
+            await poll_until(c, 10)
+            await c.commit()
+            assert {tp: om.offset for tp, om in (await c.committed(tps)).items() if om} == dict.fromkeys(tps, 5)
+            assert await members() == 1
+            # no poll for longer than max.poll.interval.ms: the heartbeat task leaves the group
+            await wait_until_async(lambda: _no_members(members), 10, "the member to leave the group")
+            with pytest.raises(CommitFailedError, match="rebalanc"):
+                await c.commit({tps[0]: 1})
+            assert {tp: om.offset for tp, om in (await c.committed(tps)).items() if om} == dict.fromkeys(tps, 5)
+            await wait_until_async(lambda: _polled(c), REBALANCE_S, "the member to rejoin")
+            assert set(c.assignment()) == set(tps)
+            assert ("lost", tps) in listener.calls  # the partitions were lost, not revoked
+            await c.commit({tps[0]: 3})
+            assert (await c.committed([tps[0]]))[tps[0]] == OffsetAndMetadata(3, "")
 
     run(main())
+
+
+async def _no_members(members: Any) -> bool:
+    return await members() == 0
 
 
 async def _polled(consumer: AIOConsumer) -> bool:
