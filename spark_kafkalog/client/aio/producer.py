@@ -16,8 +16,8 @@ idempotence (on by default) and ``max.in.flight.requests.per.connection``. The s
 
 Waiting never blocks the loop: a topic's metadata is fetched (``await``) before its first record, and when
 ``buffer.memory`` is full ``send`` awaits completed batches (up to ``max.block.ms``, then
-``KafkaTimeoutError``). A ``send`` that opens or fills a batch yields to the loop once, so the sender
-sends while a tight ``send`` loop goes on.
+``KafkaTimeoutError``). A ``send`` that opens or fills a batch yields to the loop (at most once a
+millisecond), so the sender sends while a tight ``send`` loop goes on.
 
 Errors raised by ``send`` itself: a serializer failure, an unknown topic (with auto-creation off) or
 partition, a record larger than ``max.request.size``, buffer space not available within ``max.block.ms``, a
@@ -56,18 +56,27 @@ from spark_kafkalog.client.producer.accumulator import RecordAccumulator
 from spark_kafkalog.client.producer.partitioner import make_partitioner
 from spark_kafkalog.client.producer.producer_batch import ProducerBatch
 from spark_kafkalog.client.producer.producer_parts import ProducerParts
-from spark_kafkalog.client.producer.send_path import TOPIC_EXPIRES_AT, TOPIC_INFO, TOPIC_NEXT_CHECK_NS, make_send
+from spark_kafkalog.client.producer.send_path import make_send
 from spark_kafkalog.client.producer.transactions import TransactionError, TransactionManager
 from spark_kafkalog.client.types import RecordMetadata, TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 
 __all__ = ["AIOProducer"]
 
+_YIELD_INTERVAL_S = 0.001
+_Future = asyncio.Future  # loop.create_future() is a Python-level call around it: this runs per record
+
+
+class _MetadataNeeded(Exception):
+    """Raised by ``_SendParts._topic_info`` inside the append: ``AIOProducer.send`` awaits the topic's
+    metadata and appends again."""
+
 
 class _SendParts:
     """What ``send_path.make_send`` reads of a producer (``ProducerParts``), for the async producer: its
-    ``max.block.ms`` is 0 (the closure never waits: ``AIOProducer.send`` awaits metadata and buffer space
-    first) and its topic lookup answers from the metadata cache."""
+    ``max.block.ms`` is 0 (the append never waits: ``AIOProducer.send`` awaits buffer space instead), and its
+    topic lookup answers from the metadata cache or raises ``_MetadataNeeded`` (``send`` awaits the metadata,
+    then appends again with ``fresh`` naming the topic: the cache's answer is then taken as it is)."""
 
     def __init__(self, producer: AIOProducer) -> None:
         self._producer = producer
@@ -79,14 +88,17 @@ class _SendParts:
         self._record_appended = producer._record_appended
         self._topics = producer._topics
         self._compression_ratios: dict[str, float] = {}
-
-    @property
-    def _closed(self) -> bool:
-        return self._producer._closed
+        self._closed = False  # read per record (the compiled send too): a plain attribute, set by close()
+        self.fresh: str | None = None
 
     def _topic_info(self, topic: str) -> TopicInfo:
-        info = self._client.metadata.peek(topic)
-        if info is None or info.error_code:  # AIOProducer.send fetched it just before: gone again meanwhile
+        if not isinstance(topic, str) or not topic:
+            raise ValueError(f"topic must be a non-empty string, got {topic!r}")
+        metadata = self._client.metadata
+        if topic != self.fresh and metadata.needs_refresh(topic):
+            raise _MetadataNeeded(topic)
+        info = metadata.peek(topic)
+        if info is None or info.error_code:  # fetched just before: gone again meanwhile
             code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if info is None else info.error_code
             raise error_for_code(code, "Metadata", topic=topic)
         return info
@@ -127,8 +139,10 @@ class AIOProducer:
         # batch -> [its completion future, then (record future, RecordFuture) pairs flattened]
         self._pending: dict[ProducerBatch, list[Any]] = {}
         self._memory_waiter: asyncio.Future | None = None
+        self._next_yield = 0.0  # monotonic s: send yields to the loop on a new or full batch from then on
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._append = make_send(cast(ProducerParts, _SendParts(self)))
+        self._parts = _SendParts(self)
+        self._append = make_send(cast(ProducerParts, self._parts))
         self._transactions: TransactionManager | None = None
         if cfg.transactional_id is not None:
             idem = self._sender.idempotence
@@ -163,7 +177,7 @@ class AIOProducer:
         records still pending fail with ``ProducerClosedError``. Idempotent."""
         if self._closed:
             return
-        self._closed = True
+        self._closed = self._parts._closed = True
         try:
             await self._sender.close(timeout)
         finally:
@@ -195,31 +209,37 @@ class AIOProducer:
         """Queue one record; returns the future of its ``RecordMetadata`` (see the module docstring)."""
         if self._transactions is not None:
             self._transactions.check_can_send()
-        if not self._started:
+        loop = self._loop
+        if loop is None:
             if self._closed:
                 self._raise_unusable(topic)
             raise KafkaClientError("AIOProducer.send before start(): await producer.start() or use 'async with'")
-        state = self._topics.get(topic) if type(topic) is str else None
-        if state is None or time.time_ns() >= state[TOPIC_NEXT_CHECK_NS]:
-            await self._check_topic(topic, state)
         accumulator = self._accumulator
         if accumulator._used + accumulator.batch_size > accumulator.buffer_memory and accumulator._used:
             await self._wait_for_memory(topic)
         try:
-            record = self._append(topic, value, key, partition=partition, timestamp_ms=timestamp_ms, headers=headers)
-        except KafkaTimeoutError:  # only buffer.memory: the append never waits (max.block.ms 0)
-            record = await self._append_when_memory_frees(topic, value, key, partition, timestamp_ms, headers)
-        future = self._loop.create_future()  # type: ignore[union-attr]  # set by start()
+            if partition is None and timestamp_ms is None and headers is None:
+                record = self._append(topic, value, key)  # the compiled send's case
+            else:
+                record = self._append(
+                    topic, value, key, partition=partition, timestamp_ms=timestamp_ms, headers=headers
+                )
+        except (_MetadataNeeded, KafkaTimeoutError):  # KafkaTimeoutError: buffer.memory (the append never waits)
+            record = await self._append_slowly(topic, value, key, partition, timestamp_ms, headers)
+        future: asyncio.Future[RecordMetadata] = _Future(loop=loop)
         batch = record[0]
         entry = self._pending.get(batch)
         if entry is None:
-            entry = self._pending[batch] = [self._loop.create_future()]  # type: ignore[union-attr]
+            entry = self._pending[batch] = [_Future(loop=loop)]
         entry.append(future)
         entry.append(record)
         sender = self._sender
-        if sender.woken:  # the record opened or filled a batch: let the sender run
+        if sender.woken:  # the record opened or filled a batch: let the sender run (at most once a millisecond)
             sender.woken = False
-            await asyncio.sleep(0)
+            now = time.monotonic()
+            if now >= self._next_yield:
+                self._next_yield = now + _YIELD_INTERVAL_S
+                await asyncio.sleep(0)
         return future
 
     async def send_and_wait(
@@ -236,19 +256,6 @@ class AIOProducer:
         future = await self.send(topic, value, key=key, partition=partition, timestamp_ms=timestamp_ms, headers=headers)
         return await future
 
-    async def _check_topic(self, topic: str, state: list[Any] | None) -> None:
-        """Fetch the topic's metadata when ``send``'s state for it is missing or stale (waiting up to
-        ``max.block.ms`` for a topic being created; an unknown topic raises)."""
-        if not isinstance(topic, str) or not topic:
-            raise ValueError(f"topic must be a non-empty string, got {topic!r}")
-        if (
-            state is not None
-            and state[TOPIC_INFO] is self._client.metadata.peek(topic)
-            and time.monotonic() < state[TOPIC_EXPIRES_AT]
-        ):
-            return
-        await self._client.topic_info(topic, timeout_ms=self.config.max_block_ms)
-
     async def _wait_for_memory(self, topic: str, deadline: float | None = None) -> None:
         """Until a completed batch frees ``buffer.memory`` (or ``max.block.ms`` passed: ``KafkaTimeoutError``)."""
         accumulator = self._accumulator
@@ -263,7 +270,7 @@ class AIOProducer:
                     f"({self.config.max_block_ms} ms); record for {topic} not sent",
                     topic=topic,
                 )
-            waiter = self._memory_waiter = self._loop.create_future()  # type: ignore[union-attr]
+            waiter = self._memory_waiter = _Future(loop=self._loop)
             try:
                 await asyncio.wait([waiter], timeout=remaining)
             finally:
@@ -271,23 +278,37 @@ class AIOProducer:
             if self._closed or self._sender.fatal_error is not None:
                 self._raise_unusable(topic)
 
-    async def _append_when_memory_frees(
+    async def _append_slowly(
         self, topic: str, value: Any, key: Any, partition: Any, timestamp_ms: Any, headers: Any
     ) -> Any:
-        """The append of a record larger than ``batch.size`` that did not fit: retried as batches complete."""
+        """The append of a record that needs its topic's metadata first (awaited, up to ``max.block.ms`` for a
+        topic being created; an unknown topic raises), or a record larger than ``batch.size`` that did not fit
+        in ``buffer.memory`` (retried as batches complete, up to ``max.block.ms``)."""
         deadline = time.monotonic() + self.config.max_block_ms / 1000.0
+        parts = self._parts
         while True:
-            waiter = self._memory_waiter = self._loop.create_future()  # type: ignore[union-attr]
-            self._sender.wakeup()
             try:
-                await asyncio.wait([waiter], timeout=max(0.0, deadline - time.monotonic()))
-            finally:
-                self._memory_waiter = None
-            try:
-                return self._append(topic, value, key, partition=partition, timestamp_ms=timestamp_ms, headers=headers)
+                try:
+                    return self._append(
+                        topic, value, key, partition=partition, timestamp_ms=timestamp_ms, headers=headers
+                    )
+                finally:
+                    parts.fresh = None
+            except _MetadataNeeded:
+                await self._client.topic_info(topic, timeout_ms=self.config.max_block_ms)
+                parts.fresh = topic
             except KafkaTimeoutError:
-                if time.monotonic() >= deadline:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
                     raise
+                waiter = self._memory_waiter = _Future(loop=self._loop)
+                self._sender.wakeup()
+                try:
+                    await asyncio.wait([waiter], timeout=remaining)
+                finally:
+                    self._memory_waiter = None
+                if self._closed or self._sender.fatal_error is not None:
+                    self._raise_unusable(topic)
 
     def _batch_done(self, batch: ProducerBatch) -> None:
         """The sender completed ``batch``: complete its records' futures (on the loop, in one pass)."""
@@ -305,14 +326,18 @@ class AIOProducer:
             topic, partition = batch.tp
             base = batch.base_offset
             append_time = batch.log_append_time
+            new = tuple.__new__  # RecordMetadata without its Python-level __new__: this runs per record
             for future, (_, delta, timestamp) in zip(records, records):
                 if not future.done():
                     future.set_result(
-                        RecordMetadata(
-                            topic,
-                            partition,
-                            base + delta if base >= 0 else -1,
-                            append_time if append_time >= 0 else timestamp,
+                        new(
+                            RecordMetadata,
+                            (
+                                topic,
+                                partition,
+                                base + delta if base >= 0 else -1,
+                                append_time if append_time >= 0 else timestamp,
+                            ),
                         )
                     )
         else:

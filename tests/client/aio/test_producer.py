@@ -196,22 +196,25 @@ def test_lost_connections_are_retried_without_duplicates_or_reordering(bootstrap
     n = 4000
 
     async def produce() -> int:
-        dropped_in_flight = 0
+        drops = 0  # with requests in flight
         async with AIOProducer(bootstrap, acks="all", batch_size=512, **FAST) as producer:
             futures = []
             for i in range(n):
                 futures.append(await producer.send(topic, b"%d" % i, partition=i % 2))
-                if i % 400 == 200:  # connections drop with requests in flight
-                    await asyncio.sleep(0)
-                    dropped_in_flight += producer._sender._has_in_flight()
+                if i % 500 == 250:  # full batches queued: let requests go out, then drop the connections
+                    for _ in range(500):  # (reconnecting and refreshing metadata after the last drop)
+                        await asyncio.sleep(0.001)
+                        if producer._sender._has_in_flight():
+                            break
+                    drops += producer._sender._has_in_flight()
                     for conn in list(producer._sender._connections.values()):
                         await producer._client.drop(conn)
             await producer.flush(30)
             assert all(m.offset >= 0 for m in await asyncio.gather(*futures))
             assert producer._sender.idempotence is not None and producer._sender.idempotence.producer_id >= 0
-        return dropped_in_flight
+        return drops
 
-    assert run(produce()) > 3
+    assert run(produce()) >= 5
     values = values_once(bootstrap, topic, 2)
     assert values[0] == [b"%d" % i for i in range(0, n, 2)]
     assert values[1] == [b"%d" % i for i in range(1, n, 2)]
