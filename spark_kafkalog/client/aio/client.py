@@ -23,7 +23,9 @@ call retried on a fresh connection. ``send_request`` itself does not retry: wrap
 
 Concurrency: one event loop. Every method is a coroutine (or async generator) of the loop that called
 ``start`` (or first used the client); connections are shared per broker by every coroutine using the client
-(requests are pipelined on them); none of it is thread-safe. Closing the client fails the requests in flight.
+(requests are pipelined on them; each broker's connection is opened under its own lock), and concurrent Metadata
+requests for the same topics share one request; none of it is thread-safe. Closing the client fails the requests
+in flight.
 
     async with AsyncKafkaClient("localhost:9092") as client:
         tp = TopicPartition("events", 0)
