@@ -40,7 +40,7 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
 from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
@@ -75,6 +75,15 @@ __all__ = ["AIOConsumer"]
 log = logging.getLogger("kafkalog.consumer")
 
 _IDLE_STEP = 0.1  # seconds between looks while a member has nothing to fetch
+CommitCallback = Callable[[Mapping[TopicPartition, OffsetAndMetadata], BaseException | None], Any]
+"""``callback(offsets, error or None)`` after a commit; a plain function or a coroutine function."""
+
+
+async def _call(callback: Callable[..., Any], *args: Any) -> None:
+    """Call ``callback``; await what it returns when that is awaitable (a coroutine function's result)."""
+    result = callback(*args)
+    if inspect.isawaitable(result):
+        await result
 
 
 class AIOConsumer(ConsumerViews):
@@ -98,6 +107,7 @@ class AIOConsumer(ConsumerViews):
         self._serialization_error: SerializationError | None = None  # raised once the records before it are out
         self._groups = AsyncGroupCalls(self.client)
         self._next = 0  # the partition whose buffer is taken first next (round robin)
+        self._async_commits: set[asyncio.Task[None]] = set()
         self._last_auto_commit = time.monotonic()
         self._coordinator: AsyncConsumerCoordinator | AsyncMembershipManager | None = None
         self._topics: tuple[str, ...] = ()
@@ -125,6 +135,8 @@ class AIOConsumer(ConsumerViews):
             return
         self._closed = True
         try:
+            if self._async_commits:
+                await asyncio.gather(*self._async_commits, return_exceptions=True)
             if self._coordinator is not None:
                 await self._coordinator.leave()  # the revocation commits positions with auto commit
             elif self._auto_commits:
@@ -158,15 +170,63 @@ class AIOConsumer(ConsumerViews):
                 return records[0]
 
     # committed offsets ------------------------------------------------------------------------------
-    async def commit(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None) -> None:
+    async def commit(
+        self,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
+        *,
+        asynchronous: bool = False,
+        callback: CommitCallback | None = None,
+    ) -> None:
         """Commit ``offsets`` (by default the position of every assigned partition that has one) for the group.
         A member commits with its generation (classic) or epoch (consumer protocol): ``CommitFailedError`` when the
-        group rebalanced meanwhile (the next ``poll`` rejoins)."""
+        group rebalanced meanwhile (the next ``poll`` rejoins). ``callback(offsets, error or None)`` (a plain or
+        coroutine function) runs once the commit ended; ``asynchronous=True`` returns at once, the commit going on
+        in a task of the loop (``close`` waits for it), as the blocking ``Consumer.commit``."""
         group = self._group()
         if offsets is None:
             offsets = self._state.committable()
         wanted = offsets_to_commit(offsets)
         self._last_auto_commit = time.monotonic()
+        if not asynchronous:
+            error: BaseException | None = None
+            try:
+                await self._commit_now(group, wanted)
+            except Exception as e:
+                error = e
+            if callback is not None:
+                await _call(callback, wanted, error)
+            if error is not None:
+                raise error
+            return
+        task = asyncio.get_running_loop().create_task(self._commit_reporting(group, wanted, callback))
+        self._async_commits.add(task)
+        task.add_done_callback(self._async_commits.discard)
+
+    async def commit_async(
+        self,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata] | None = None,
+        callback: CommitCallback | None = None,
+    ) -> None:
+        """``commit(offsets, asynchronous=True, callback=callback)`` (kafka-python's and Java's name)."""
+        await self.commit(offsets, asynchronous=True, callback=callback)
+
+    async def _commit_reporting(
+        self, group: str, offsets: dict[TopicPartition, OffsetAndMetadata], callback: CommitCallback | None
+    ) -> None:
+        error: BaseException | None = None
+        try:
+            await self._commit_now(group, offsets)
+        except Exception as e:  # reported to the callback
+            error = e
+        if callback is not None:
+            try:
+                await _call(callback, offsets, error)
+            except Exception:
+                log.exception("commit callback failed")
+        elif error is not None:
+            log.warning("asynchronous commit of %d offsets failed: %s", len(offsets), error)
+
+    async def _commit_now(self, group: str, wanted: dict[TopicPartition, OffsetAndMetadata]) -> None:
         if not wanted:
             return
         storage, dual = self.config.offsets_storage, self.config.dual_commit_enabled
@@ -318,9 +378,7 @@ class AIOConsumer(ConsumerViews):
         if method is None:
             return
         try:
-            result = method(list(event.partitions))
-            if inspect.isawaitable(result):
-                await result
+            await _call(method, list(event.partitions))
         except Exception:  # as Java: a failing callback is logged; the rebalance goes on
             log.exception("rebalance listener %s failed", getattr(method, "__name__", event.kind))
 

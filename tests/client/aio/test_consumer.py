@@ -239,6 +239,18 @@ def test_commit_and_committed_with_a_group_and_manual_assignment(bootstrap):
             assert {tp: om.offset for tp, om in committed.items() if om} == {p0: 5, p1: 5}
             await c.commit({p0: 2})
             assert await c.committed([p0]) == {p0: OffsetAndMetadata(2, "")}
+            reported: list[tuple[Any, BaseException | None]] = []
+            done = asyncio.Event()
+
+            async def callback(offsets: Any, error: BaseException | None) -> None:
+                reported.append((dict(offsets), error))
+                done.set()
+
+            await c.commit({p1: 4}, asynchronous=True, callback=callback)
+            await asyncio.wait_for(done.wait(), 10)
+            assert reported == [({p1: OffsetAndMetadata(4)}, None)]
+            assert (await c.committed([p1]))[p1] == OffsetAndMetadata(4, "")
+            await c.commit_async({p1: 5})  # no callback; close waits for it
         # a new consumer of the group starts at the committed offsets, and commits on close (auto commit)
         async with AIOConsumer(bootstrap, group_id=group, auto_offset_reset="latest") as c:
             c.assign([p0, p1])
