@@ -10,6 +10,7 @@ scopes and settings applied, and nothing left running afterwards (ports closed, 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import textwrap
 from pathlib import Path
@@ -428,8 +429,6 @@ def test_loading_the_plugin_imports_neither_the_broker_nor_the_client(pytester):
 
 # -- a cluster: failover under producers, faults undone between tests, settings, clean teardown ------
 CLUSTER = """
-    import json
-
     from spark_kafkalog.client import AdminClient, Producer
     from spark_kafkalog.client.admin.admin_configs import BROKER, ConfigResource
 
@@ -500,7 +499,7 @@ CLUSTER = """
         assert {b: kafkalog_cluster.faults(b).active() for b in kafkalog_cluster.broker_ids} == {1: [], 2: [], 3: []}
 
 
-    def test_settings_reach_every_cluster_broker_and_the_report(kafkalog_cluster, bootstrap_servers, kafkalog_resources):
+    def test_settings_reach_every_cluster_broker(kafkalog_cluster, bootstrap_servers):
         resources = [ConfigResource(BROKER, str(b)) for b in kafkalog_cluster.broker_ids]
         keys = ["log.retention.ms", "default.replication.factor"]
         with AdminClient(bootstrap_servers) as admin:
@@ -508,7 +507,28 @@ CLUSTER = """
         assert {r.name: {e.name: e.value for e in entries} for r, entries in described.items()} == {
             str(b): {"log.retention.ms": "4242000", "default.replication.factor": "3"} for b in (1, 2, 3)
         }
-        pids = kafkalog_resources.pids + [p.pid for p in kafkalog_cluster.processes.values()]
+"""
+
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
+
+
+def guide_examples() -> list[str]:
+    """The test modules of docs/testing.md's "Examples with each client" section."""
+    section = GUIDE.read_text().split("## Examples with each client", 1)[1].split("\n## ", 1)[0]
+    examples = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    assert len(examples) >= 6, "docs/testing.md lost its examples"
+    assert all(example.count("\ndef test_") == 1 for example in examples)
+    return examples
+
+
+REPORT = """
+    import json
+
+
+    def test_report(kafkalog_cluster, kafkalog_resources):
+        \"\"\"Last of the run (by file name): what the plugin started, for the outer test to check afterwards.\"\"\"
+        pids = kafkalog_resources.pids + [proc.pid for proc in kafkalog_cluster.processes.values()]
         pids.append(kafkalog_cluster.zookeeper.pid)
         with open("seen.json", "w") as f:
             json.dump({"addresses": kafkalog_resources.addresses, "pids": pids}, f)
@@ -516,7 +536,12 @@ CLUSTER = """
 
 
 def test_a_session_cluster_fails_over_under_producers_and_leaves_nothing_behind(pytester):
+    """One run shares the cluster: the cluster module, then the guide's examples (one of them on the cluster)."""
+    examples = guide_examples()
+    pytester.makepyfile(**{f"test_z_guide_{i}": example for i, example in enumerate(examples)})
+    pytester.makepyfile(test_zz_report=textwrap.dedent(REPORT))
     result = run(pytester, CLUSTER, "--kafkalog-broker-config", "log.retention.ms=4242000")
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6 + len(examples))
+    result.stdout.fnmatch_lines(["PASSED test_zz_report.py::test_report"])
     assert "left behind" not in result.stdout.str()
     assert_all_gone(pytester.path / "seen.json")
