@@ -24,7 +24,8 @@ positions are committed first with ``enable.auto.commit``, and partitions leave 
 callback ran.
 
 Committed offsets: ``await commit()`` (positions, or given offsets; as a member with its generation or epoch,
-``CommitFailedError`` when the group moved on), ``await committed(partitions)``; ``enable.auto.commit`` commits every
+``CommitFailedError`` when the group moved on; ``asynchronous=True``/``commit_async`` in a task, with a callback),
+``await committed(partitions)``; ``enable.auto.commit`` commits every
 ``auto.commit.interval.ms`` from ``poll``, on revocation and on ``close``; ``offsets.storage``/``dual.commit.enabled``
 as the blocking consumer. ``close`` leaves the group (a static member, ``group.instance.id``, does not send
 LeaveGroup).
@@ -311,6 +312,10 @@ class AIOConsumer(ConsumerViews):
         elif self._coordinator is None:
             self._coordinator = AsyncConsumerCoordinator(self.config, self._partition_counts_of, self._on_rebalance)
         self._next_metadata_check = 0.0
+        if isinstance(self._coordinator, AsyncMembershipManager):
+            self._coordinator.member.subscribe(self._topics, self._regex)
+        elif not self._patterns:  # patterns are resolved against the metadata by the next poll
+            self._coordinator.member.subscribe(self._topics)
 
     async def unsubscribe(self) -> None:
         """Leave the group (revocation callbacks run) and drop the assignment."""

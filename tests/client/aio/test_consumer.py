@@ -674,3 +674,20 @@ def test_with_client_rack_the_partition_is_read_from_the_follower_in_its_rack(tm
     finally:
         for b in brokers:
             b.stop()
+
+
+def test_topics_given_positionally_are_subscribed_by_start_as_aiokafka(bootstrap):
+    topic = new_topic(bootstrap, 2)
+    produce(bootstrap, topic, 6, 2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        async with AIOConsumer(topic, bootstrap_servers=bootstrap, **group_settings(group)) as consumer:
+            assert consumer.subscription() == {topic}
+            assert sorted(r.value for r in await poll_until(consumer, 6)) == sorted(b"v%d" % i for i in range(6))
+            assert set(consumer.assignment()) == tps_of(topic, 2)
+        with pytest.raises(KafkaClientError, match="group.id"):
+            async with AIOConsumer(topic, bootstrap_servers=bootstrap):
+                pass
+
+    run(main())
