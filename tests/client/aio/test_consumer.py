@@ -691,3 +691,27 @@ def test_topics_given_positionally_are_subscribed_by_start_as_aiokafka(bootstrap
                 pass
 
     run(main())
+
+
+def test_fetch_errors_and_a_dropped_connection_are_retried_and_one_fetch_serves_every_partition(broker, bootstrap):
+    topic = new_topic(bootstrap, 4)
+    produce(bootstrap, topic, 8, 4)
+
+    async def main() -> None:
+        async with AIOConsumer(bootstrap, auto_offset_reset="earliest") as consumer:
+            consumer.assign(sorted(tps_of(topic, 4)))
+            await consumer.seek_to_beginning()
+            with broker.faults.track_requests() as requests:
+                records = await consumer.poll(timeout_ms=0)
+            assert len(records) == 8 and requests.count("Fetch") == 1  # one request for the 4 partitions
+            await asyncio.to_thread(produce, bootstrap, topic, 8, 4, 8)
+            with broker.faults.push_errors("Fetch", ["NOT_LEADER_OR_FOLLOWER", "UNKNOWN_TOPIC_ID"], topic=topic) as inj:
+                records = await poll_until(consumer, 8)
+                assert inj.remaining == 0
+            assert sorted(r.value for r in records) == sorted(b"v%d" % i for i in range(8, 16))
+            await asyncio.to_thread(produce, bootstrap, topic, 4, 4, 16)
+            assert await asyncio.to_thread(broker.faults.drop_connections) >= 1
+            records = await poll_until(consumer, 4)
+            assert sorted(r.value for r in records) == sorted(b"v%d" % i for i in range(16, 20))
+
+    run(main())
