@@ -702,7 +702,7 @@ def test_fetch_errors_and_a_dropped_connection_are_retried_and_one_fetch_serves_
             consumer.assign(sorted(tps_of(topic, 4)))
             await consumer.seek_to_beginning()
             with broker.faults.track_requests() as requests:
-                records = await consumer.poll(timeout_ms=0)
+                records: list[Any] = await consumer.poll(timeout_ms=0)
             assert len(records) == 8 and requests.count("Fetch") == 1  # one request for the 4 partitions
             await asyncio.to_thread(produce, bootstrap, topic, 8, 4, 8)
             with broker.faults.push_errors("Fetch", ["NOT_LEADER_OR_FOLLOWER", "UNKNOWN_TOPIC_ID"], topic=topic) as inj:
