@@ -778,7 +778,37 @@ def quota(result: dict) -> Figure:
     return fig
 
 
+AIO_PRODUCERS = {
+    "AIOProducer": "kafkalog AIOProducer (asyncio)",
+    "aiokafka": "aiokafka AIOKafkaProducer (asyncio)",
+    "Producer": "kafkalog Producer (blocking, reference)",
+}
+
+
+def aio_producer(result: dict) -> Figure:
+    """Records/s of the asyncio producers (and the blocking one) per acks setting, each bar labelled."""
+    fig = _figure(10, 5.5)
+    ax = fig.subplots()
+    groups = list(result["acks"])
+    names = list(AIO_PRODUCERS)
+    bars = _grouped_bars(
+        ax,
+        [f"acks={acks}" for acks in groups],
+        [(AIO_PRODUCERS[name], [result["acks"][acks]["records_per_s"][name] for acks in groups]) for name in names],
+    )
+    for name, container in zip(names, bars):
+        _label_bars(ax, container, [f"{result['acks'][acks]['records_per_s'][name]:,}" for acks in groups])
+    _thousands(ax)
+    ax.set_xlabel("producer acknowledgement setting")
+    ax.set_ylabel("records/s (best round)")
+    ratios = ", ".join(f"acks={acks}: {result['acks'][acks]['aio_vs_aiokafka']}x" for acks in groups)
+    ax.set_title(f"{result['scenario']}\nAIOProducer / aiokafka: {ratios}; {result['cpus']} cores")
+    _legend_below(fig, ax, 3)
+    return fig
+
+
 FIGURES: dict[str, Callable[[dict], Figure]] = {
+    "aio_producer": aio_producer,
     "broker": broker,
     "client": client,
     "datasource": datasource,

@@ -19,6 +19,7 @@ SCENARIOS = [
     ("datasource: Spark kafkalog read vs Python data source ceiling, client, confluent-kafka", "datasource_bench.py"),
     ("streaming: micro-batch latency, AvailableNow vs batch read rate", "streaming_bench.py"),
     ("client: produce/fetch vs kafka-python and confluent-kafka", "client_bench.py"),
+    ("asyncio producer: AIOProducer vs aiokafka, blocking Producer as reference", "aio_producer_bench.py"),
     ("write path: C kernel vs NumPy vs Python record encoding", "encode_choice.py"),
     ("write: Spark kafkalog write vs the Arrow-writer ceiling, Producer.send_batch", "write_bench.py"),
     ("groups: offset commits/s, OffsetFetch latency, rebalance of 10 confluent-kafka members", "groups_bench.py"),
