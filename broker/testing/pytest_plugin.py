@@ -72,6 +72,7 @@ _BROKER_USERS = frozenset(
 )
 """Fixtures that talk to ``kafkalog_broker`` unless the test uses ``kafkalog_cluster``."""
 _RESOURCES = pytest.StashKey["KafkalogResources"]()
+_LEFTOVERS = pytest.StashKey[list[str]]()
 
 
 # -- options and ini keys ---------------------------------------------------------------------------
@@ -206,11 +207,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     resources.stop_all()
     leftovers = resources.leftovers()
+    session.config.stash[_LEFTOVERS] = leftovers
     if leftovers:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line("kafkalog: left behind after the session: " + "; ".join(leftovers), red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    leftovers = config.stash.get(_LEFTOVERS, [])
+    if leftovers:
+        terminalreporter.write_sep("=", "kafkalog", red=True)
+        terminalreporter.write_line("kafkalog: left behind after the session: " + "; ".join(leftovers), red=True)
 
 
 # -- fixtures ---------------------------------------------------------------------------------------

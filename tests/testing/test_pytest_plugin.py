@@ -352,6 +352,59 @@ def test_the_broker_scope_is_chosen_by_option_or_ini_and_faults_never_outlive_a_
     assert_all_gone(pytester.path / "seen.json")
 
 
+SESSION_FIXTURE = """
+    import pytest
+
+
+    @pytest.fixture(scope="session")
+    def orders(kafkalog_broker):
+        \"\"\"A user's session-scoped fixture on the session's broker: one topic with one record for every test.\"\"\"
+        from broker.testing import TopicFactory, produce_records
+
+        topics = TopicFactory(lambda: kafkalog_broker.bootstrap_servers)
+        topic = topics(partitions=1)
+        produce_records(kafkalog_broker.bootstrap_servers, topic, [b"order-1"])
+        yield topic
+        topics.cleanup()
+
+
+    @pytest.mark.parametrize("attempt", [1, 2])
+    def test_orders(orders, kafkalog_records, attempt):
+        assert [r.value for r in kafkalog_records(orders)] == [b"order-1"]
+"""
+
+
+def test_a_users_session_fixture_can_use_a_session_scoped_broker(pytester):
+    result = run(pytester, SESSION_FIXTURE, ini="[pytest]\nkafkalog_broker_scope = session\n")
+    result.assert_outcomes(passed=2)
+
+
+def test_a_users_session_fixture_cannot_use_a_function_scoped_broker(pytester):
+    result = run(pytester, SESSION_FIXTURE)
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*ScopeMismatch*kafkalog_broker*"])
+
+
+LEFT_BEHIND = """
+    import socket
+
+    LISTENER = socket.socket()
+
+
+    def test_something_outlives_the_session(kafkalog_broker, kafkalog_resources):
+        LISTENER.bind(("127.0.0.1", 0))
+        LISTENER.listen()
+        kafkalog_resources.addresses.append("127.0.0.1:%d" % LISTENER.getsockname()[1])
+"""
+
+
+def test_a_port_still_open_after_the_session_fails_it_naming_the_port(pytester):
+    result = run(pytester, LEFT_BEHIND)
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["kafkalog: left behind after the session: 127.0.0.1:* still accepts connections"])
+
+
 # -- settings: ini, options, marker -------------------------------------------------------------------
 SETTINGS = """
     import pytest
@@ -545,3 +598,25 @@ def test_a_session_cluster_fails_over_under_producers_and_leaves_nothing_behind(
     result.stdout.fnmatch_lines(["PASSED test_zz_report.py::test_report"])
     assert "left behind" not in result.stdout.str()
     assert_all_gone(pytester.path / "seen.json")
+
+
+ONE_BROKER_CLUSTER = """
+    import pytest
+
+
+    @pytest.mark.kafkalog(cluster_brokers=1, broker_config={"num.partitions": 4})
+    def test_own_cluster(kafkalog_cluster, kafkalog_topic):
+        assert kafkalog_cluster.broker_ids == [1]
+        from spark_kafkalog.client import AdminClient
+
+        topic = kafkalog_topic(partitions=-1, replication_factor=-1)
+        with AdminClient(kafkalog_cluster.bootstrap_servers) as admin:
+            (description,) = admin.describe_topics([topic]).values()
+        assert [p.replicas for p in description.partitions] == [(1,)] * 4
+"""
+
+
+@pytest.mark.slow
+def test_a_marker_gives_a_test_a_cluster_of_its_own_when_the_cluster_is_function_scoped(pytester):
+    result = run(pytester, ONE_BROKER_CLUSTER, "--kafkalog-cluster-scope=function")
+    result.assert_outcomes(passed=1)
