@@ -145,24 +145,30 @@ class AsyncConsumerCoordinator:
 
     async def _heartbeat_loop(self) -> None:
         while not self._closed:
-            now = time.monotonic()
-            request = self.member.heartbeat_request(now)
-            if request is None:
-                wait = min(max(self.member.heartbeat_wait(now), 0.01), 1.0)
-                try:
-                    await asyncio.wait_for(self._wake.wait(), wait)
-                except TimeoutError:
-                    pass
-                self._wake.clear()
-                continue
-            if isinstance(request, LeaveGroupRequest):
-                log.warning(
-                    "group %s: no poll within max.poll.interval.ms (%d ms); leaving the group",
-                    self.group_id,
-                    self.config.max_poll_interval_ms,
-                )
-                await self._send_leave(request)
-                continue
+            try:
+                await self._heartbeat_step()
+            except Exception:  # the task must not end: the member would stop heartbeating without a word
+                log.exception("group %s: heartbeat task error", self.group_id)
+                await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)
+
+    async def _heartbeat_step(self) -> None:
+        now = time.monotonic()
+        request = self.member.heartbeat_request(now)
+        if request is None:
+            wait = min(max(self.member.heartbeat_wait(now), 0.01), 1.0)
+            try:
+                await asyncio.wait_for(self._wake.wait(), wait)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+        elif isinstance(request, LeaveGroupRequest):
+            log.warning(
+                "group %s: no poll within max.poll.interval.ms (%d ms); leaving the group",
+                self.group_id,
+                self.config.max_poll_interval_ms,
+            )
+            await self._send_leave(request)
+        else:
             await self._heartbeat(request)
 
     async def _heartbeat(self, request: HeartbeatRequest) -> None:

@@ -207,26 +207,33 @@ class AsyncMembershipManager:
 
     async def _heartbeat_loop(self) -> None:
         while not self._stopping:
-            now = time.monotonic()
-            if self.member.wants_coordinator(now):
-                await self._find_coordinator()
-                continue
-            request = self.member.heartbeat_request(now)
-            if request is None:
-                try:
-                    await asyncio.wait_for(self._wake.wait(), min(max(self.member.heartbeat_wait(now), 0.01), 1.0))
-                except TimeoutError:
-                    pass
-                self._wake.clear()
-                continue
-            if request.leaving:
-                log.warning(
-                    "group %s: no poll within max.poll.interval.ms (%d ms); leaving the group",
-                    self.group_id,
-                    self.config.max_poll_interval_ms,
-                )
-            await self._send(request)
-            self._changed.set()
+            try:
+                await self._heartbeat_step()
+            except Exception:  # the task must not end: the member would stop heartbeating without a word
+                log.exception("group %s: heartbeat task error", self.group_id)
+                await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)
+
+    async def _heartbeat_step(self) -> None:
+        now = time.monotonic()
+        if self.member.wants_coordinator(now):
+            await self._find_coordinator()
+            return
+        request = self.member.heartbeat_request(now)
+        if request is None:
+            try:
+                await asyncio.wait_for(self._wake.wait(), min(max(self.member.heartbeat_wait(now), 0.01), 1.0))
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            return
+        if request.leaving:
+            log.warning(
+                "group %s: no poll within max.poll.interval.ms (%d ms); leaving the group",
+                self.group_id,
+                self.config.max_poll_interval_ms,
+            )
+        await self._send(request)
+        self._changed.set()
 
     async def _find_coordinator(self) -> None:
         try:
