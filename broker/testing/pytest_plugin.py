@@ -24,10 +24,10 @@ Settings: ``--kafkalog-broker-config key=value`` (repeatable) and the ini line l
 apply to every broker (in process and in a cluster); ``@pytest.mark.kafkalog(broker_config={...},
 cluster_brokers=N)`` overrides them for one test whose broker or cluster is function scoped.
 
-Isolation: after each test, the faults it injected are undone on the shared broker and cluster (a stopped
-cluster broker is started again, a broker taken down is brought up); at the end of the session every broker
-and cluster is stopped and the session fails if one of their ports still accepts connections or a child
-process is still alive.
+Isolation: after each test that used a kafkalog fixture, the faults it injected are undone on the shared broker
+and cluster (a stopped cluster broker is started again, a broker taken down is brought up); at the end of the
+session every broker and cluster is stopped and the session fails if one of their ports still accepts
+connections or a child process is still alive. Stop a fixture's broker with ``down()``, never ``stop()``.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from .settings import TEST_DEFAULTS, SettingsError, broker_config, parse_broker_
 
 if TYPE_CHECKING:
     from broker.embedded_cluster import EmbeddedCluster
+    from broker.faults import FaultInjector
     from broker.server import EmbeddedBroker
 
     from .records import TopicFactory
@@ -71,6 +72,8 @@ _BROKER_USERS = frozenset(
     }
 )
 """Fixtures that talk to ``kafkalog_broker`` unless the test uses ``kafkalog_cluster``."""
+_KAFKALOG_USERS = _BROKER_USERS | {"kafkalog_cluster", "kafkalog_resources"}
+"""A test that uses one of these (itself or through its fixtures) may leave faults behind."""
 _RESOURCES = pytest.StashKey["KafkalogResources"]()
 _LEFTOVERS = pytest.StashKey[list[str]]()
 
@@ -342,7 +345,7 @@ def kafkalog_records(request: pytest.FixtureRequest) -> Callable[..., list[Any]]
 
 
 @pytest.fixture
-def kafkalog_faults(kafkalog_broker: EmbeddedBroker) -> Generator[Any, None, None]:
+def kafkalog_faults(kafkalog_broker: EmbeddedBroker) -> Generator[FaultInjector, None, None]:
     """``kafkalog_broker.faults``: the broker's ``FaultInjector`` (docs/fault-injection.md); every injection is
     undone at teardown."""
     faults = kafkalog_broker.faults
@@ -356,7 +359,7 @@ def _kafkalog_isolation(request: pytest.FixtureRequest) -> Generator[None, None,
     function-scoped broker or cluster is stopped by then). Nothing is imported when no broker ran."""
     yield
     resources = request.config.stash.get(_RESOURCES, None)
-    if resources is not None and resources.running:
+    if resources is not None and resources.running and not _KAFKALOG_USERS.isdisjoint(request.fixturenames):
         _restore(resources.running, resources)
 
 
