@@ -138,7 +138,7 @@ class AIOProducer:
         self._sender.on_batch_done = self._batch_done
         # batch -> [its completion future, then (record future, RecordFuture) pairs flattened]
         self._pending: dict[ProducerBatch, list[Any]] = {}
-        self._memory_waiter: asyncio.Future | None = None
+        self._memory_waiters: list[asyncio.Future[None]] = []  # sends waiting for buffer.memory
         self._next_yield = 0.0  # monotonic s: send yields to the loop on a new or full batch from then on
         self._loop: asyncio.AbstractEventLoop | None = None
         self._parts = _SendParts(self)
@@ -256,27 +256,34 @@ class AIOProducer:
         future = await self.send(topic, value, key=key, partition=partition, timestamp_ms=timestamp_ms, headers=headers)
         return await future
 
-    async def _wait_for_memory(self, topic: str, deadline: float | None = None) -> None:
-        """Until a completed batch frees ``buffer.memory`` (or ``max.block.ms`` passed: ``KafkaTimeoutError``)."""
+    async def _wait_for_memory(self, topic: str) -> None:
+        """Until a completed batch frees ``buffer.memory`` for another batch (``max.block.ms`` at most)."""
         accumulator = self._accumulator
-        if deadline is None:
-            deadline = time.monotonic() + self.config.max_block_ms / 1000.0
-        self._sender.wakeup()
+        deadline = time.monotonic() + self.config.max_block_ms / 1000.0
         while accumulator._used + accumulator.batch_size > accumulator.buffer_memory and accumulator._used:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise KafkaTimeoutError(
-                    f"buffer.memory ({accumulator.buffer_memory} bytes) stayed full for max.block.ms "
-                    f"({self.config.max_block_ms} ms); record for {topic} not sent",
-                    topic=topic,
-                )
-            waiter = self._memory_waiter = _Future(loop=self._loop)
-            try:
-                await asyncio.wait([waiter], timeout=remaining)
-            finally:
-                self._memory_waiter = None
-            if self._closed or self._sender.fatal_error is not None:
-                self._raise_unusable(topic)
+            await self._batch_completion(topic, deadline)
+
+    async def _batch_completion(self, topic: str, deadline: float) -> None:
+        """Wait for the next completed batch (every waiting ``send`` is woken by it); ``KafkaTimeoutError``
+        once ``deadline`` (monotonic s) has passed: ``buffer.memory`` stayed full for ``max.block.ms``."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            buffer_memory = self._accumulator.buffer_memory
+            raise KafkaTimeoutError(
+                f"buffer.memory ({buffer_memory} bytes) stayed full for max.block.ms "
+                f"({self.config.max_block_ms} ms); record for {topic} not sent",
+                topic=topic,
+            )
+        waiter: asyncio.Future[None] = _Future(loop=self._loop)
+        self._memory_waiters.append(waiter)
+        self._sender.wakeup()
+        try:
+            await asyncio.wait([waiter], timeout=remaining)
+        finally:
+            if not waiter.done():
+                self._memory_waiters.remove(waiter)
+        if self._closed or self._sender.fatal_error is not None:
+            self._raise_unusable(topic)
 
     async def _append_slowly(
         self, topic: str, value: Any, key: Any, partition: Any, timestamp_ms: Any, headers: Any
@@ -297,24 +304,16 @@ class AIOProducer:
             except _MetadataNeeded:
                 await self._client.topic_info(topic, timeout_ms=self.config.max_block_ms)
                 parts.fresh = topic
-            except KafkaTimeoutError:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise
-                waiter = self._memory_waiter = _Future(loop=self._loop)
-                self._sender.wakeup()
-                try:
-                    await asyncio.wait([waiter], timeout=remaining)
-                finally:
-                    self._memory_waiter = None
-                if self._closed or self._sender.fatal_error is not None:
-                    self._raise_unusable(topic)
+            except KafkaTimeoutError:  # buffer.memory: the append never waits
+                await self._batch_completion(topic, deadline)
 
     def _batch_done(self, batch: ProducerBatch) -> None:
         """The sender completed ``batch``: complete its records' futures (on the loop, in one pass)."""
-        waiter = self._memory_waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if self._memory_waiters:
+            for waiter in self._memory_waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+            self._memory_waiters.clear()
         entry = self._pending.pop(batch, None)
         if entry is None:
             return

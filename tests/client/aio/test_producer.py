@@ -289,7 +289,7 @@ def test_flush_sends_lingering_batches_at_once(bootstrap):
 
 def test_a_full_buffer_is_awaited_without_blocking_the_loop(bootstrap):
     topic = new_topic(bootstrap, 3)
-    n = 3000
+    n = 1000
 
     async def produce() -> int:
         ticks = 0
@@ -301,8 +301,13 @@ def test_a_full_buffer_is_awaited_without_blocking_the_loop(bootstrap):
                 ticks += 1
 
         task = asyncio.create_task(ticker())
-        async with AIOProducer(bootstrap, batch_size=2048, buffer_memory=8192, max_block_ms=20000, **FAST) as producer:
-            futures = [await producer.send(topic, b"x" * 200, partition=i % 3) for i in range(n)]
+        async with AIOProducer(bootstrap, batch_size=2048, buffer_memory=8192, max_block_ms=5000, **FAST) as producer:
+
+            async def writer(w: int) -> list[asyncio.Future[RecordMetadata]]:
+                return [await producer.send(topic, b"%d" % w + b"x" * 200, partition=i % 3) for i in range(n)]
+
+            # three writers wait for memory at once: each is woken by completed batches, none times out
+            futures = [f for fs in await asyncio.gather(*(writer(w) for w in range(3))) for f in fs]
             assert producer._accumulator._used <= 8192 + 2048
             await producer.flush(30)
             assert all(f.result().offset >= 0 for f in futures)
@@ -310,7 +315,7 @@ def test_a_full_buffer_is_awaited_without_blocking_the_loop(bootstrap):
         return ticks
 
     assert run(produce()) > 5  # the loop ran other tasks while send waited for memory
-    assert sum(len(v) for v in values_once(bootstrap, topic, 3).values()) == n
+    assert sum(len(v) for v in values_once(bootstrap, topic, 3).values()) == 3 * n
 
 
 # send's own errors -------------------------------------------------------------------------------
