@@ -101,18 +101,23 @@ class KafkalogLagListener(StreamingQueryListener):
         return self.table.lags(_key(query))
 
     def metrics(self, query: Any) -> dict[int, dict[str, str]]:
-        """Spark's source metrics map per source index (its place in ``progress["sources"]``):
-        ``{0: {"minOffsetsBehindLatest": "0", "maxOffsetsBehindLatest": "7", "avgOffsetsBehindLatest": "3.5"}}``."""
+        """Spark's source metrics map per source index (its place in ``progress["sources"]``), as a listener's
+        event progress carries it for Spark's Kafka source: ``{0: {"minOffsetsBehindLatest": "0",
+        "maxOffsetsBehindLatest": "7", "avgOffsetsBehindLatest": "3.5"}}`` (the average unrounded; Spark's
+        progress JSON rounds it to one decimal, see ``offsets_behind.avg_json_string``)."""
         return {lag.source_index: lag.spark_metrics() for lag in self.lags(query)}
 
     def progress_with_lag(self, query: Any) -> dict[str, Any] | None:
         """The last progress of ``query`` seen by the listener (else ``query.lastProgress``) as plain dicts (the
         keys and values of PySpark's progress dict: offsets as JSON texts, ids as text) with the lag metrics in
-        each kafkalog source's ``metrics``; None before any progress."""
+        each kafkalog source's ``metrics`` in the form that progress has (the listener's: as the JVM gives them;
+        ``query.lastProgress``, read from Spark's JSON: the average rounded to one decimal); None before any
+        progress."""
         progress = self.table.progress(_key(query))
-        if progress is None:
-            progress = getattr(query, "lastProgress", None)
-        return None if progress is None else with_lag_metrics(progress)
+        if progress is not None:
+            return with_lag_metrics(progress)
+        progress = getattr(query, "lastProgress", None)
+        return None if progress is None else with_lag_metrics(progress, progress_json=True)
 
     def prometheus_text(self) -> str:
         """What the endpoint serves: the gauges of every running query's sources."""

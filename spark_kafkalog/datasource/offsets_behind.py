@@ -11,7 +11,9 @@ reader listed). This module computes them as ``KafkaMicroBatchStream.metrics`` d
 - ``min`` and ``max`` of those as integers, ``avg`` = their sum / their count as a double;
 - the values as strings formatted as the JVM formats them (``Long.toString``, ``Double.toString``: ``"3"``,
   ``"2.5"``, ``"0.0"``, ``"1.0E7"``), under Spark's keys, so ``progress["sources"][i]["metrics"]`` reads the
-  same as for Spark's own Kafka source;
+  same as for Spark's own Kafka source. That is the form a listener's event progress carries; Spark 4.3's
+  progress JSON (``progress.json``, PySpark's ``query.lastProgress``) rounds ``avgOffsetsBehindLatest`` to one
+  decimal (``"88.33333333333333"`` is written ``"88.3"``), which ``avg_json_string`` reproduces;
 - no partition (or no ``latestOffset`` / ``endOffset`` yet) is no metrics (Spark's empty map).
 
 Two differences from Spark, both only where Spark's code would fail or report nonsense: a partition of
@@ -43,7 +45,7 @@ import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from spark_kafkalog.datasource.offsets import TopicPartition
@@ -59,6 +61,7 @@ __all__ = [
     "LagTable",
     "OffsetsBehindLatest",
     "SourceLag",
+    "avg_json_string",
     "java_double_string",
     "offsets_behind_latest",
     "parse_source_offsets",
@@ -113,6 +116,16 @@ def java_double_string(value: float) -> str:
     return f"{sign}{digits[0]}.{digits[1:] or '0'}E{scientific}"
 
 
+def avg_json_string(value: float) -> str:
+    """``avgOffsetsBehindLatest`` as Spark 4.3's ``SourceProgress.json`` writes it: rounded half-up to one
+    decimal, plain notation (``88.33333333333333`` -> ``"88.3"``, ``2.45`` -> ``"2.5"``, ``1.0E7`` ->
+    ``"10000000.0"``, ``7`` -> ``"7.0"``). Observed on the JVM: only this key of a source's metrics is rounded.
+    NaN and infinities are written as ``java_double_string`` does."""
+    if math.isnan(value) or math.isinf(value):
+        return java_double_string(value)
+    return format(Decimal(repr(float(value))).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP), "f")
+
+
 @dataclass(frozen=True)
 class OffsetsBehindLatest:
     """How far a source's partitions are behind their latest offsets after a micro-batch."""
@@ -121,13 +134,16 @@ class OffsetsBehindLatest:
     max: int
     avg: float
 
-    def spark_metrics(self) -> dict[str, str]:
+    def spark_metrics(self, *, progress_json: bool = False) -> dict[str, str]:
         """Spark's source metrics map: ``{"minOffsetsBehindLatest": "0", "maxOffsetsBehindLatest": "7",
-        "avgOffsetsBehindLatest": "3.5"}``."""
+        "avgOffsetsBehindLatest": "88.33333333333333"}`` as ``KafkaMicroBatchStream.metrics`` returns it (what a
+        listener's ``event.progress.sources[i].metrics`` holds); with ``progress_json`` the average as Spark 4.x
+        writes it into the progress JSON (``progress.json``, ``query.lastProgress``, the UI, event logs):
+        ``avg_json_string``, ``"88.3"``."""
         return {
             MIN_OFFSETS_BEHIND_LATEST: str(self.min),
             MAX_OFFSETS_BEHIND_LATEST: str(self.max),
-            AVG_OFFSETS_BEHIND_LATEST: java_double_string(self.avg),
+            AVG_OFFSETS_BEHIND_LATEST: avg_json_string(self.avg) if progress_json else java_double_string(self.avg),
         }
 
     @classmethod
@@ -221,8 +237,8 @@ class SourceLag:
     lag: OffsetsBehindLatest
     description: str = field(default="", compare=False)
 
-    def spark_metrics(self) -> dict[str, str]:
-        return self.lag.spark_metrics()
+    def spark_metrics(self, *, progress_json: bool = False) -> dict[str, str]:
+        return self.lag.spark_metrics(progress_json=progress_json)
 
 
 def _text(value: object) -> str:
@@ -282,16 +298,18 @@ def plain_progress(value: Any) -> Any:
     return value
 
 
-def with_lag_metrics(progress: Mapping[str, Any]) -> dict[str, Any]:
+def with_lag_metrics(progress: Mapping[str, Any], *, progress_json: bool = False) -> dict[str, Any]:
     """A copy of ``progress`` (plain dicts and lists) in which each kafkalog source's ``metrics`` holds Spark's
     three keys (``OffsetsBehindLatest.spark_metrics``) beside whatever it had: the progress Spark's own Kafka
-    source would have given. Spark's Kafka sources are left as they are."""
+    source would have given. ``progress_json``: ``progress`` came from Spark's progress JSON
+    (``query.lastProgress``), whose average Spark rounds to one decimal; else it is a listener's event progress,
+    which carries the JVM's values. Spark's Kafka sources are left as they are."""
     out = plain_progress(progress)
     for lag in source_lags(progress):
         if lag.kind != KAFKALOG:
             continue
         source = out["sources"][lag.source_index]
-        source["metrics"] = {**(source.get("metrics") or {}), **lag.spark_metrics()}
+        source["metrics"] = {**(source.get("metrics") or {}), **lag.spark_metrics(progress_json=progress_json)}
     return out
 
 

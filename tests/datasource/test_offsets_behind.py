@@ -15,6 +15,7 @@ from spark_kafkalog.datasource.offsets_behind import (
     LagTable,
     OffsetsBehindLatest,
     SourceLag,
+    avg_json_string,
     java_double_string,
     offsets_behind_latest,
     parse_source_offsets,
@@ -102,6 +103,37 @@ def test_offsets_behind_latest_is_min_max_avg_of_latest_minus_end(end, latest, e
         {TP("t", int(p)): o for p, o in end.items()}, {TP("t", int(p)): o for p, o in latest.items()}
     )
     assert (None if lag is None else (lag.min, lag.max, lag.avg)) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        # as Spark 4.3's SourceProgress.json wrote these (checked on the JVM)
+        (88.33333333333333, "88.3"),
+        (0.0005, "0.0"),
+        (1.25, "1.3"),
+        (1.35, "1.4"),
+        (2.45, "2.5"),
+        (1e7, "10000000.0"),
+        (12345678.96, "12345679.0"),
+        (3.0, "3.0"),
+        (7, "7.0"),
+        (0.05, "0.1"),
+        (0.04, "0.0"),
+        (0.0, "0.0"),
+    ],
+)
+def test_avg_json_string_rounds_as_sparks_progress_json(value, text):
+    assert avg_json_string(value) == text
+
+
+def test_spark_metrics_in_progress_json_form_round_only_the_average():
+    assert OffsetsBehindLatest(53, 159, 265 / 3).spark_metrics(progress_json=True) == {
+        "minOffsetsBehindLatest": "53",
+        "maxOffsetsBehindLatest": "159",
+        "avgOffsetsBehindLatest": "88.3",
+    }
+    assert OffsetsBehindLatest(53, 159, 265 / 3).spark_metrics()["avgOffsetsBehindLatest"] == "88.33333333333333"
 
 
 def test_spark_metrics_are_sparks_keys_with_jvm_formatted_values():
@@ -216,6 +248,9 @@ def test_with_lag_metrics_fills_kafkalog_sources_metrics_and_leaves_the_rest():
     assert out["sources"][1]["metrics"] == {"x": "y"}
     assert json.dumps(progress, sort_keys=True) == before, "the input progress must not change"
     json.dumps(out)  # plain JSON types only
+    thirds = _progress(_source(PY_STREAM, None, {"t": {"0": 0, "1": 0, "2": 0}}, {"t": {"0": 1, "1": 1, "2": 2}}))
+    assert with_lag_metrics(thirds)["sources"][0]["metrics"]["avgOffsetsBehindLatest"] == "1.3333333333333333"
+    assert with_lag_metrics(thirds, progress_json=True)["sources"][0]["metrics"]["avgOffsetsBehindLatest"] == "1.3"
 
 
 def _lag(run_id="r1", query_id="q1", name="n", index=0, behind=5) -> SourceLag:
