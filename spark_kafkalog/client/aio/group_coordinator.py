@@ -10,7 +10,8 @@ Tasks: ``ensure_active`` runs in the consumer's ``poll``; rebalance callbacks co
 ``RebalanceEvent``s, in order, awaited (``handle_events``) before the request that follows them is sent (so a
 revocation is handled, and its offsets committed, before the JoinGroup). The heartbeat task only sends Heartbeat
 (and, after ``max.poll.interval.ms`` without a poll, LeaveGroup). One event loop: the member's lock is never
-contended.
+contended. A ``poll`` cancelled while JoinGroup or SyncGroup is in flight (``asyncio.wait_for``, a task cancelled)
+counts as a failed request: the next ``poll`` joins again.
 """
 
 from __future__ import annotations
@@ -117,6 +118,9 @@ class AsyncConsumerCoordinator:
         except KafkaClientError as e:
             log.debug("group %s: %s failed: %s", self.group_id, type(request).__name__, e)
             self.member.on_request_failed(request, now())
+        except asyncio.CancelledError:  # the poll was cancelled with the request in flight: it is sent again
+            self.member.on_request_failed(request, now())
+            raise
 
     async def _find_coordinator(self) -> None:
         try:

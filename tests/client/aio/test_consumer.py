@@ -715,3 +715,26 @@ def test_fetch_errors_and_a_dropped_connection_are_retried_and_one_fetch_serves_
             assert sorted(r.value for r in records) == sorted(b"v%d" % i for i in range(16, 20))
 
     run(main())
+
+
+def test_a_poll_cancelled_while_joingroup_is_in_flight_joins_again_at_the_next_poll(broker, bootstrap):
+    topic = new_topic(bootstrap, 2)
+    produce(bootstrap, topic, 4, 2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        async with AIOConsumer(bootstrap, **group_settings(group)) as consumer:
+            consumer.subscribe([topic])
+            with broker.faults.set_rtt(600, api="JoinGroup"), broker.faults.track_requests() as requests:
+                with pytest.raises(TimeoutError):
+                    await asyncio.wait_for(consumer.poll(timeout_ms=5000), 0.3)
+                assert requests.count("JoinGroup") == 1  # cancelled with it in flight
+            assert [r.value for r in sorted(await poll_until(consumer, 4), key=lambda r: r.value)] == [
+                b"v0",
+                b"v1",
+                b"v2",
+                b"v3",
+            ]
+            assert set(consumer.assignment()) == tps_of(topic, 2)
+
+    run(main())
