@@ -41,7 +41,7 @@ from typing import Any
 
 from pyspark.sql.streaming import StreamingQueryListener
 
-from spark_kafkalog.datasource.lag_prometheus import DEFAULT_PREFIX, LagMetricsServer, render_prometheus
+from spark_kafkalog.datasource.lag_prometheus import DEFAULT_PREFIX, LagMetricsServer, check_prefix, render_prometheus
 from spark_kafkalog.datasource.offsets_behind import LagTable, SourceLag, plain_progress, source_lags, with_lag_metrics
 
 __all__ = ["KafkalogLagListener", "register_lag_metrics"]
@@ -70,7 +70,7 @@ class KafkalogLagListener(StreamingQueryListener):
         prefix: str = DEFAULT_PREFIX,
     ) -> None:
         self.table = LagTable()
-        self.prefix = prefix
+        self.prefix = check_prefix(prefix)
         self._session: Any = None
         self.server: LagMetricsServer | None = None
         if prometheus_port is not None:

@@ -24,6 +24,7 @@ threads, so it must be thread-safe (``LagTable`` is).
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import threading
 from collections.abc import Callable, Iterable
@@ -31,7 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from spark_kafkalog.datasource.offsets_behind import SourceLag
 
-__all__ = ["CONTENT_TYPE", "DEFAULT_PREFIX", "LagMetricsServer", "render_prometheus", "series_names"]
+__all__ = ["CONTENT_TYPE", "DEFAULT_PREFIX", "LagMetricsServer", "check_prefix", "render_prometheus", "series_names"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,16 @@ _FAMILIES = (
     ("avg_offsets_behind_latest", "avgOffsetsBehindLatest", "mean offsets the partitions of the source are behind"),
     ("max_offsets_behind_latest", "maxOffsetsBehindLatest", "most offsets any partition of the source is behind"),
 )
+
+
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def check_prefix(prefix: str) -> str:
+    """``prefix`` when it can start a Prometheus metric name (``[a-zA-Z_:][a-zA-Z0-9_:]*``), else ValueError."""
+    if not isinstance(prefix, str) or not _NAME.fullmatch(prefix):
+        raise ValueError(f"lag metrics prefix {prefix!r} is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+    return prefix
 
 
 def series_names(prefix: str = DEFAULT_PREFIX) -> tuple[str, str, str]:
@@ -76,6 +87,7 @@ def _number(value: float) -> str:
 
 def render_prometheus(lags: Iterable[SourceLag], prefix: str = DEFAULT_PREFIX) -> str:
     """The exposition text of ``lags`` (every family's HELP and TYPE even with no series)."""
+    check_prefix(prefix)
     lags = list(lags)
     lines: list[str] = []
     for suffix, spark_name, meaning in _FAMILIES:

@@ -7,6 +7,7 @@ import json
 import urllib.request
 import uuid
 
+import pytest
 from pyspark.sql import Row
 from pyspark.sql.streaming.listener import (
     QueryProgressEvent,
@@ -108,6 +109,11 @@ def test_listener_keeps_each_progress_lag_and_returns_it_as_source_metrics():
     listener.onQueryTerminated(QueryTerminatedEvent(QUERY_ID, RUN_ID, None, None))
     assert series_names()[2] + "{" not in listener.prometheus_text()
     assert listener.metrics(FakeQuery()) == {0: expected}
+
+
+def test_a_bad_prefix_is_refused_before_anything_starts():
+    with pytest.raises(ValueError, match="spark-streaming"):
+        KafkalogLagListener(prometheus_port=0, prefix="spark-streaming")
 
 
 def test_a_bad_progress_event_is_logged_not_raised(caplog):

@@ -117,5 +117,11 @@ def test_endpoint_answers_500_when_rendering_fails_and_keeps_serving():
             assert response.read() == b"ok\n"
 
 
+@pytest.mark.parametrize("prefix", ["", "1abc", "spark-streaming", "a b", "kafkalog.spark"])
+def test_a_prefix_that_is_no_prometheus_name_is_refused(prefix):
+    with pytest.raises(ValueError, match="not a Prometheus metric name"):
+        render_prometheus([], prefix)
+
+
 def test_default_prefix_is_kafkalog_spark_streaming():
     assert DEFAULT_PREFIX == "kafkalog_spark_streaming"
