@@ -44,7 +44,7 @@ from typing import Any, cast
 from spark_kafkalog.client.aio.client import AsyncKafkaClient
 from spark_kafkalog.client.aio.sender import AsyncSender
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.core.client import KafkaClient, client_config
+from spark_kafkalog.client.core.client import client_config
 from spark_kafkalog.client.errors import (
     KafkaClientError,
     KafkaTimeoutError,
@@ -52,13 +52,18 @@ from spark_kafkalog.client.errors import (
     error_for_code,
 )
 from spark_kafkalog.client.metadata import TopicInfo
-from spark_kafkalog.client.producer.accumulator import RecordAccumulator
-from spark_kafkalog.client.producer.partitioner import make_partitioner
 from spark_kafkalog.client.producer.producer_batch import ProducerBatch
 from spark_kafkalog.client.producer.producer_parts import ProducerParts
+from spark_kafkalog.client.producer.producer_setup import (
+    ProducerCommon,
+    new_accumulator,
+    new_partitioner,
+    new_transactions,
+    transaction_offsets,
+)
 from spark_kafkalog.client.producer.send_path import make_send
-from spark_kafkalog.client.producer.transactions import TransactionError, TransactionManager
-from spark_kafkalog.client.types import RecordMetadata, TopicPartition
+from spark_kafkalog.client.producer.transactions import TransactionError
+from spark_kafkalog.client.types import RecordMetadata
 from spark_kafkalog.protocol import ErrorCode
 
 __all__ = ["AIOProducer"]
@@ -107,7 +112,7 @@ class _SendParts:
         self._producer._raise_unusable(topic)
 
 
-class AIOProducer:
+class AIOProducer(ProducerCommon):
     """``AIOProducer("host:9092", acks="all", linger_ms=5)``; ``await start()`` (or ``async with``), then
     ``await send(...)``; ``await close()``. Settings as ``Producer``'s (see the module docstring)."""
 
@@ -121,16 +126,8 @@ class AIOProducer:
         self.config = cfg
         self.idempotent = cfg.idempotence_enabled()
         self._client = AsyncKafkaClient(cfg, _producer=True)
-        self._accumulator = RecordAccumulator(
-            batch_size=cfg.batch_size,
-            linger_ms=cfg.linger_ms,
-            compression=cfg.compression_type,
-            compression_level=cfg.compression_level(),
-            buffer_memory=cfg.buffer_memory,
-        )
-        self._partition, self._record_appended = make_partitioner(
-            cfg.partitioner, batch_size=cfg.batch_size, ignore_keys=cfg.partitioner_ignore_keys
-        )
+        self._accumulator = new_accumulator(cfg)
+        self._partition, self._record_appended = new_partitioner(cfg)
         self._topics: dict[str, list[Any]] = {}  # topic -> its state for send (send_path's TOPIC_* layout)
         self._closed = False
         self._started = False
@@ -143,15 +140,7 @@ class AIOProducer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._parts = _SendParts(self)
         self._append = make_send(cast(ProducerParts, self._parts))
-        self._transactions: TransactionManager | None = None
-        if cfg.transactional_id is not None:
-            idem = self._sender.idempotence
-            assert idem is not None
-            idem.transactional = True
-            self._transactions = TransactionManager(
-                KafkaClient(cfg, _producer=True), cfg.transactional_id, cfg.transaction_timeout_ms, idem
-            )
-            self._sender.transactions = self._transactions
+        self._transactions = new_transactions(cfg, self._sender)
 
     # lifecycle ---------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -184,12 +173,6 @@ class AIOProducer:
             await self._client.close()
             if self._transactions is not None:
                 await asyncio.to_thread(self._transactions.client.close)
-
-    def _raise_unusable(self, topic: str) -> None:
-        if self._closed:
-            raise ProducerClosedError(f"cannot send to {topic}: the producer is closed")
-        error = self._sender.fatal_error
-        raise KafkaClientError(f"the producer failed: {error}", retriable=False) from error
 
     @property
     def stats(self) -> dict[str, Any]:
@@ -370,16 +353,6 @@ class AIOProducer:
             self._accumulator.end_flush()
 
     # transactions ------------------------------------------------------------------------------
-    def _txn(self) -> TransactionManager:
-        if self._transactions is None:
-            raise TransactionError("this producer has no transactional.id: transactions are not available")
-        if self._closed:
-            raise ProducerClosedError("the producer is closed")
-        return self._transactions
-
-    def _timeout(self, timeout: float | None) -> float:
-        return self.config.max_block_ms / 1000.0 if timeout is None else timeout
-
     async def init_transactions(self, timeout: float | None = None) -> None:
         """Register ``transactional.id`` with its coordinator (InitProducerId): fences older producers of the
         id and aborts their open transaction. Call once, after ``start``, before ``begin_transaction``."""
@@ -398,9 +371,7 @@ class AIOProducer:
         maps ``TopicPartition`` to the next offset to read; ``group_metadata`` is the group id or a
         consumer's ``group_metadata()``."""
         txn = self._txn()
-        group_id = group_metadata if isinstance(group_metadata, str) else group_metadata.group_id
-        tps = {TopicPartition(*tp) if not isinstance(tp, TopicPartition) else tp: v for tp, v in offsets.items()}
-        metadata = None if isinstance(group_metadata, str) else group_metadata
+        tps, group_id, metadata = transaction_offsets(offsets, group_metadata)
         await asyncio.to_thread(txn.send_offsets, tps, group_id, metadata, self._timeout(timeout))
 
     async def commit_transaction(self, timeout: float | None = None) -> None:

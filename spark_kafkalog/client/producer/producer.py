@@ -29,20 +29,24 @@ from typing import Any
 
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.core.client import KafkaClient
-from spark_kafkalog.client.errors import ConfigError, KafkaClientError, KafkaTimeoutError, ProducerClosedError
+from spark_kafkalog.client.errors import ConfigError, KafkaTimeoutError
 from spark_kafkalog.client.metadata import TopicInfo
-from spark_kafkalog.client.producer.accumulator import RecordAccumulator
-from spark_kafkalog.client.producer.partitioner import make_partitioner
 from spark_kafkalog.client.producer.producer_batch import DeliveryCallback, RecordFuture
+from spark_kafkalog.client.producer.producer_setup import (
+    ProducerCommon,
+    new_accumulator,
+    new_partitioner,
+    new_transactions,
+    transaction_offsets,
+)
 from spark_kafkalog.client.producer.send_path import make_send
 from spark_kafkalog.client.producer.sender import Sender
-from spark_kafkalog.client.producer.transactions import TransactionError, TransactionManager
-from spark_kafkalog.client.types import TopicPartition
+from spark_kafkalog.client.producer.transactions import TransactionError
 
 __all__ = ["Producer"]
 
 
-class Producer:
+class Producer(ProducerCommon):
     """``Producer("host:9092", acks="all", linger_ms=5)``; use as a context manager or call ``close``."""
 
     def __init__(
@@ -61,16 +65,8 @@ class Producer:
         self.config = cfg
         self.idempotent = cfg.idempotence_enabled()
         self._client = KafkaClient(cfg, _producer=True)
-        self._accumulator = RecordAccumulator(
-            batch_size=cfg.batch_size,
-            linger_ms=cfg.linger_ms,
-            compression=cfg.compression_type,
-            compression_level=cfg.compression_level(),
-            buffer_memory=cfg.buffer_memory,
-        )
-        self._partition, self._record_appended = make_partitioner(
-            cfg.partitioner, batch_size=cfg.batch_size, ignore_keys=cfg.partitioner_ignore_keys
-        )
+        self._accumulator = new_accumulator(cfg)
+        self._partition, self._record_appended = new_partitioner(cfg)
         # topic -> its state for send (a list laid out as send_path's TOPIC_* indices)
         self._topics: dict[str, list[Any]] = {}
         # topic -> estimated compressed / record bytes of send_batch's batches (client.producer.batch_producer)
@@ -79,16 +75,8 @@ class Producer:
         self._closed = False
         self._sender = Sender(self._client, self._accumulator, cfg, idempotent=self.idempotent)
         self._send = make_send(self)
-        self._transactions: TransactionManager | None = None
-        if cfg.transactional_id is not None:
-            idem = self._sender.idempotence
-            assert idem is not None
-            idem.transactional = True
-            self._transactions = TransactionManager(
-                KafkaClient(cfg, _producer=True), cfg.transactional_id, cfg.transaction_timeout_ms, idem
-            )
-            self._sender.transactions = self._transactions
-        elif type(self).send is Producer.send:
+        self._transactions = new_transactions(cfg, self._sender)
+        if self._transactions is None and type(self).send is Producer.send:
             self.send = self._send  # type: ignore[method-assign]  # one call per record instead of two
         self._sender.start()
 
@@ -120,12 +108,6 @@ class Producer:
             headers=headers,
             on_delivery=on_delivery,
         )
-
-    def _raise_unusable(self, topic: str) -> None:
-        if self._closed:
-            raise ProducerClosedError(f"cannot send to {topic}: the producer is closed")
-        error = self._sender.fatal_error
-        raise KafkaClientError(f"the producer failed: {error}", retriable=False) from error
 
     def _topic_info(self, topic: str) -> TopicInfo:
         """The topic's metadata (fetched when missing or stale, waiting up to ``max.block.ms``)."""
@@ -186,16 +168,6 @@ class Producer:
         return {"produce_requests": self._sender.requests_sent, **self._client.stats}
 
     # transactions ------------------------------------------------------------------------------
-    def _txn(self) -> TransactionManager:
-        if self._transactions is None:
-            raise TransactionError("this producer has no transactional.id: transactions are not available")
-        if self._closed:
-            raise ProducerClosedError("the producer is closed")
-        return self._transactions
-
-    def _timeout(self, timeout: float | None) -> float:
-        return self.config.max_block_ms / 1000.0 if timeout is None else timeout
-
     def init_transactions(self, timeout: float | None = None) -> None:
         """Register ``transactional.id`` with its transaction coordinator (InitProducerId): fences every
         older producer of the id and aborts its open transaction. Call once before ``begin_transaction``;
@@ -224,11 +196,8 @@ class Producer:
         ``group_metadata`` is the group id or a consumer's ``group_metadata()``. The group sees them when the
         transaction commits."""
         txn = self._txn()
-        group_id = group_metadata if isinstance(group_metadata, str) else group_metadata.group_id
-        tps = {TopicPartition(*tp) if not isinstance(tp, TopicPartition) else tp: v for tp, v in offsets.items()}
-        txn.send_offsets(
-            tps, group_id, None if isinstance(group_metadata, str) else group_metadata, self._timeout(timeout)
-        )
+        tps, group_id, metadata = transaction_offsets(offsets, group_metadata)
+        txn.send_offsets(tps, group_id, metadata, self._timeout(timeout))
 
     def commit_transaction(self, timeout: float | None = None) -> None:
         """Flush, then commit the transaction (EndTxn). Raises ``TransactionError`` with ``abortable`` set when
