@@ -24,6 +24,7 @@ from spark_kafkalog.client.admin import AdminClient, AdminOperationError
 from spark_kafkalog.client.aio import AsyncKafkaClient
 from spark_kafkalog.client.aio.admin import AIOAdminClient
 from spark_kafkalog.client.aio.consumer import AIOConsumer
+from spark_kafkalog.client.aio.producer import AIOProducer
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer import (
     Assignment,
@@ -109,6 +110,7 @@ __all__ = [
     "AdminOperationError",
     "AIOAdminClient",
     "AIOConsumer",
+    "AIOProducer",
     "AsyncKafkaClient",
     "Assignment",
     "BrokerNotAvailableError",
