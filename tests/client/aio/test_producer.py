@@ -1,8 +1,9 @@
 """``AIOProducer`` against an in-process ``EmbeddedBroker``, mirroring the blocking producer's tests: delivery and
-offsets, placement equal to the blocking ``Producer``'s, headers, every codec, acks 0/1/all, idempotent resends
-after lost connections and a broker restart, flush and close, send's own errors (record too large, unknown
-topic, closed producer, not started), buffer.memory awaited instead of blocking the loop, transactions read
-back under read_committed, and aiokafka's and confluent-kafka's consumers reading what it wrote.
+offsets, placement equal to the blocking ``Producer``'s, headers, serializers, every codec, acks 0/1/all,
+idempotent resends after injected Produce errors (``broker.faults``), connections dropped by either side and a
+broker restart, flush and close, send's own errors (record too large, unknown topic, closed producer, not
+started), buffer.memory awaited instead of blocking the loop, transactions read back under read_committed, and
+aiokafka's and confluent-kafka's consumers reading what it wrote.
 
 Each test runs its coroutine with ``asyncio.run`` (the repository has no pytest-asyncio)."""
 
@@ -218,6 +219,54 @@ def test_lost_connections_are_retried_without_duplicates_or_reordering(bootstrap
     values = values_once(bootstrap, topic, 2)
     assert values[0] == [b"%d" % i for i in range(0, n, 2)]
     assert values[1] == [b"%d" % i for i in range(1, n, 2)]
+
+
+@pytest.mark.parametrize(
+    "errors",
+    [
+        ["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT"],  # refresh metadata, then back off and resend
+        ["NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"],
+    ],
+)
+def test_injected_produce_errors_are_retried_in_order_and_once(broker, bootstrap, errors):
+    topic = new_topic(bootstrap, 2)
+
+    async def produce() -> list[RecordMetadata]:
+        async with AIOProducer(bootstrap, acks="all", **FAST) as producer:
+            await producer.send_and_wait(topic, b"warm-up", partition=1)
+            with broker.faults.push_errors("Produce", errors, topic=topic, partition=0) as injection:
+                with broker.faults.track_requests() as log:
+                    futures = [await producer.send(topic, b"%d" % i, partition=i % 2) for i in range(200)]
+                    await producer.flush(30)
+                assert injection.remaining == 0
+                assert log.count("Produce") >= 3
+            return [await f for f in futures]
+
+    metas = run(produce())
+    assert [m.offset for m in metas[0::2]] == list(range(100))
+    values = values_once(bootstrap, topic, 2)
+    assert values[0] == [b"%d" % i for i in range(0, 200, 2)]
+    assert values[1] == [b"warm-up"] + [b"%d" % i for i in range(1, 200, 2)]
+
+
+def test_connections_the_broker_drops_are_reopened_and_resent_once(broker, bootstrap):
+    topic = new_topic(bootstrap, 1)
+
+    async def produce() -> int:
+        drops = 0
+        async with AIOProducer(bootstrap, acks="all", batch_size=512, client_id="aio-dropped", **FAST) as producer:
+            futures = []
+            for i in range(2000):
+                futures.append(await producer.send(topic, b"%d" % i))
+                if i % 400 == 200:
+                    await asyncio.sleep(0.003)  # requests go out
+                    drops += await asyncio.to_thread(broker.faults.drop_connections, client_id="aio-dropped")
+            await producer.flush(30)
+            assert [m.offset for m in await asyncio.gather(*futures)] == list(range(2000))
+        return drops
+
+    assert run(produce()) >= 3
+    assert values_once(bootstrap, topic, 1)[0] == [b"%d" % i for i in range(2000)]
 
 
 def test_a_restarted_broker_gets_the_rest_and_nothing_twice(tmp_path):
