@@ -364,19 +364,28 @@ class AIOConsumer(ConsumerViews):
 
     async def _on_rebalance(self, events: list[RebalanceEvent]) -> None:
         """Run rebalance callbacks in order (coroutines awaited); partitions leave the assignment only after their
-        callback ran, so the listener may still commit their positions."""
+        callback ran, so the listener may still commit their positions. Cancelled part way (the poll was), the
+        assignment still follows every event; the callbacks not run are skipped."""
         coordinator = self._coordinator
         assert coordinator is not None
-        for event in events:
+        for i, event in enumerate(events):
             partitions = list(event.partitions)
-            if event.kind == "revoked" and self.config.enable_auto_commit and self.config.group_id is not None:
-                await self._auto_commit(partitions)
-            if event.kind == "assigned":
-                self._state.assign(list(coordinator.member.owned))
-                await self._call_listener(event)
-            else:
-                await self._call_listener(event)
-                self._state.remove(partitions)
+            try:
+                if event.kind == "revoked" and self.config.enable_auto_commit and self.config.group_id is not None:
+                    await self._auto_commit(partitions)
+                if event.kind == "assigned":
+                    self._state.assign(list(coordinator.member.owned))
+                    await self._call_listener(event)
+                else:
+                    await self._call_listener(event)
+                    self._state.remove(partitions)
+            except asyncio.CancelledError:
+                for skipped in events[i:]:
+                    if skipped.kind == "assigned":
+                        self._state.assign(list(coordinator.member.owned))
+                    else:
+                        self._state.remove(skipped.partitions)
+                raise
 
     async def _call_listener(self, event: RebalanceEvent) -> None:
         method = listener_method(self._listener, event)

@@ -10,8 +10,8 @@ Tasks: ``ensure_active`` runs in the consumer's ``poll``; rebalance callbacks co
 ``RebalanceEvent``s, in order, awaited (``handle_events``) before the request that follows them is sent (so a
 revocation is handled, and its offsets committed, before the JoinGroup). The heartbeat task only sends Heartbeat
 (and, after ``max.poll.interval.ms`` without a poll, LeaveGroup). One event loop: the member's lock is never
-contended. A ``poll`` cancelled while JoinGroup or SyncGroup is in flight (``asyncio.wait_for``, a task cancelled)
-counts as a failed request: the next ``poll`` joins again.
+contended. A ``poll`` cancelled while JoinGroup or SyncGroup is in flight, or in the callbacks before it (``asyncio.wait_for``,
+a task cancelled), counts as a failed request: the next ``poll`` joins again.
 """
 
 from __future__ import annotations
@@ -79,7 +79,12 @@ class AsyncConsumerCoordinator:
             except AuthorizationError as e:
                 self.net.name_principal(e)
                 raise
-            await self._run_events()
+            try:
+                await self._run_events()
+            except asyncio.CancelledError:  # the member counts ``request`` as sent: it must hear it failed
+                if request is not None:
+                    self.member.on_request_failed(request, time.monotonic())
+                raise
             if request is None:
                 if self.member.stable:
                     return True

@@ -738,3 +738,43 @@ def test_a_poll_cancelled_while_joingroup_is_in_flight_joins_again_at_the_next_p
             assert set(consumer.assignment()) == tps_of(topic, 2)
 
     run(main())
+
+
+def test_a_poll_cancelled_inside_a_coroutine_listener_still_gives_up_the_revoked_partitions(bootstrap):
+    topic = new_topic(bootstrap, 2)
+    tps = tps_of(topic, 2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+
+    class SlowRevocation:
+        def __init__(self) -> None:
+            self.revocations = 0
+
+        async def on_partitions_revoked(self, partitions: list[TopicPartition]) -> None:
+            self.revocations += 1
+            if self.revocations == 1:
+                await asyncio.sleep(10)
+
+    async def main() -> None:
+        settings = group_settings(group, partition_assignment_strategy="range")
+        async with AIOConsumer(bootstrap, **settings) as a, AIOConsumer(bootstrap, **settings) as b:
+            listener = SlowRevocation()
+            a.subscribe([topic], listener=listener)
+            await wait_until_async(lambda: _polled(a), REBALANCE_S, "the first member to own both partitions")
+            assert set(a.assignment()) == tps
+            b.subscribe([topic])
+            other = Member(b)  # joining: the first member revokes everything (eager) before it rejoins
+
+            async def keep_polling() -> None:
+                while True:
+                    await a.poll(timeout_ms=100)
+
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(keep_polling(), 3)
+            assert listener.revocations == 1  # cancelled inside the callback
+            assert a.assignment() == []  # the revoked partitions left the assignment all the same
+            first = Member(a)
+            await wait_until_async(lambda: split([first, other], tps), REBALANCE_S, "the two members to split")
+            first._stop = other._stop = True
+            await asyncio.gather(first.task, other.task)
+
+    run(main())
