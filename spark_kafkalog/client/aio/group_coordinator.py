@@ -37,12 +37,25 @@ from spark_kafkalog.client.consumer.group_membership import (
 from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-__all__ = ["AsyncConsumerCoordinator"]
+__all__ = ["AsyncConsumerCoordinator", "run_heartbeats"]
 
 log = logging.getLogger("kafkalog.consumer")
 
 _HEARTBEAT = API_BY_KEY[ApiKey.HEARTBEAT].Request
 RequestKind = FindCoordinatorRequest | JoinGroupRequest | MetadataRequest | SyncGroupRequest
+
+
+async def run_heartbeats(
+    step: Callable[[], Awaitable[None]], running: Callable[[], bool], group_id: str, config: ClientConfig
+) -> None:
+    """A heartbeat task's body: ``step()`` while ``running()``; an unexpected error is logged and the task goes on
+    after ``retry.backoff.ms`` (ending, it would leave the member without heartbeats and without a word)."""
+    while running():
+        try:
+            await step()
+        except Exception:
+            log.exception("group %s: heartbeat task error", group_id)
+            await asyncio.sleep(config.retry_backoff_ms / 1000.0)
 
 
 class AsyncConsumerCoordinator:
@@ -153,12 +166,7 @@ class AsyncConsumerCoordinator:
             )
 
     async def _heartbeat_loop(self) -> None:
-        while not self._closed:
-            try:
-                await self._heartbeat_step()
-            except Exception:  # the task must not end: the member would stop heartbeating without a word
-                log.exception("group %s: heartbeat task error", self.group_id)
-                await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)
+        await run_heartbeats(self._heartbeat_step, lambda: not self._closed, self.group_id, self.config)
 
     async def _heartbeat_step(self) -> None:
         now = time.monotonic()

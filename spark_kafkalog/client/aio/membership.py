@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
 from spark_kafkalog.client.aio.client import AsyncKafkaClient
 from spark_kafkalog.client.aio.group_calls import AsyncGroupCalls
+from spark_kafkalog.client.aio.group_coordinator import run_heartbeats
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer.consumer_membership import ConsumerHeartbeat, MemberState
 from spark_kafkalog.client.consumer.group_membership import GroupMemberFatalError, RebalanceEvent
@@ -206,12 +207,7 @@ class AsyncMembershipManager:
             )
 
     async def _heartbeat_loop(self) -> None:
-        while not self._stopping:
-            try:
-                await self._heartbeat_step()
-            except Exception:  # the task must not end: the member would stop heartbeating without a word
-                log.exception("group %s: heartbeat task error", self.group_id)
-                await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)
+        await run_heartbeats(self._heartbeat_step, lambda: not self._stopping, self.group_id, self.config)
 
     async def _heartbeat_step(self) -> None:
         now = time.monotonic()

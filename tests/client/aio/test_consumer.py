@@ -361,10 +361,22 @@ class ThreadPoller:
         assert self.error is None, self.error
 
 
+async def ours_and_theirs_split(ours: AIOConsumer, theirs: ThreadPoller, topic: str) -> None:
+    """``ours`` subscribes to ``topic`` (4 partitions), in the group ``theirs`` polls in: they split the partitions.
+    Both are closed afterwards."""
+    await ours.start()
+    ours.subscribe([topic])
+    member = Member(ours)
+    try:
+        await wait_until_async(lambda: split([member, theirs], tps_of(topic, 4)), REBALANCE_S, "the two to split")
+    finally:
+        await asyncio.to_thread(theirs.stop)
+        await member.stop()
+
+
 @pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_a_group_shared_with_the_blocking_consumer(bootstrap, protocol):
     topic = new_topic(bootstrap, 4)
-    tps = tps_of(topic, 4)
     settings = group_settings(f"g-{uuid.uuid4().hex[:8]}", group_protocol=protocol)
     if protocol == "consumer":  # the coordinator sets the session and heartbeat intervals under KIP-848
         settings = {k: v for k, v in settings.items() if k not in ("session_timeout_ms", "heartbeat_interval_ms")}
@@ -373,15 +385,7 @@ def test_a_group_shared_with_the_blocking_consumer(bootstrap, protocol):
         blocking = Consumer(bootstrap, **settings)
         blocking.subscribe([topic])
         theirs = ThreadPoller(lambda: blocking.poll(timeout_ms=100), blocking.assignment, blocking.close)
-        ours = AIOConsumer(bootstrap, **settings)
-        await ours.start()
-        ours.subscribe([topic])
-        member = Member(ours)
-        try:
-            await wait_until_async(lambda: split([member, theirs], tps), REBALANCE_S, "the consumers to split")
-        finally:
-            await asyncio.to_thread(theirs.stop)
-            await member.stop()
+        await ours_and_theirs_split(AIOConsumer(bootstrap, **settings), theirs, topic)
 
     run(main())
 
@@ -389,7 +393,6 @@ def test_a_group_shared_with_the_blocking_consumer(bootstrap, protocol):
 def test_a_classic_group_shared_with_confluent_kafka(bootstrap):
     confluent_kafka = pytest.importorskip("confluent_kafka")
     topic = new_topic(bootstrap, 4)
-    tps = tps_of(topic, 4)
     group = f"g-{uuid.uuid4().hex[:8]}"
 
     async def main() -> None:
@@ -406,14 +409,7 @@ def test_a_classic_group_shared_with_confluent_kafka(bootstrap):
         theirs_consumer.subscribe([topic])
         theirs = ThreadPoller(lambda: theirs_consumer.poll(0.1), theirs_consumer.assignment, theirs_consumer.close)
         ours = AIOConsumer(bootstrap, **group_settings(group, partition_assignment_strategy="range"))
-        await ours.start()
-        ours.subscribe([topic])
-        member = Member(ours)
-        try:
-            await wait_until_async(lambda: split([member, theirs], tps), REBALANCE_S, "the consumers to split")
-        finally:
-            await asyncio.to_thread(theirs.stop)
-            await member.stop()
+        await ours_and_theirs_split(ours, theirs, topic)
 
     run(main())
 
