@@ -9,6 +9,10 @@ subclass) under ``DefaultSource.name()``. So after ``pip install spark-kafkalog`
 
 Importing this module loads nothing but itself; ``DefaultSource`` (pyspark, pyarrow, the client) is
 loaded on first access, which the lookup worker does at once.
+
+PYTEST_DONT_REWRITE: the package ships a pytest plugin (``broker.testing.pytest_plugin``), so pytest marks its
+modules for assertion rewriting, but the ``.pth`` start-up hook imports this one first; the marker tells pytest
+it needs no rewriting (instead of a warning in every test run).
 """
 
 from __future__ import annotations
