@@ -476,7 +476,8 @@ def test_loading_the_plugin_imports_neither_the_broker_nor_the_client(pytester):
             heavy = [m for m in sys.modules if m == "pyspark" or m.startswith(("broker.server", "broker.embedded_cluster", "spark_kafkalog.client", "pyspark."))]
             assert heavy == []
     """
-    result = run(pytester, source, subprocess=True)
+    # nor warns that a module of the package was imported before pytest could rewrite it (the .pth hook's)
+    result = run(pytester, source, "-W", "error::pytest.PytestAssertRewriteWarning", subprocess=True)
     result.assert_outcomes(passed=1)
 
 
