@@ -311,11 +311,12 @@ SCOPES = """
     import pytest
 
     SEEN = []
+    TOPICS = []
 
 
-    def test_first(kafkalog_broker, kafkalog_faults, kafkalog_resources):
+    def test_first(kafkalog_broker):
         SEEN.append(kafkalog_broker.bootstrap_servers)
-        kafkalog_faults.push_errors("Produce", ["NOT_LEADER_OR_FOLLOWER"] * 5)
+        kafkalog_broker.faults.push_errors("Produce", ["NOT_LEADER_OR_FOLLOWER"] * 5)  # left for the plugin to undo
         kafkalog_broker.down()
 
 
@@ -324,11 +325,16 @@ SCOPES = """
         assert kafkalog_broker.faults.active() == []
         assert not kafkalog_broker.is_down
         topic = kafkalog_topic(partitions=1)
+        TOPICS.append(topic)
         kafkalog_produce(topic, [b"x"])
         assert [r.value for r in kafkalog_records(topic)] == [b"x"]
 
 
-    def test_report(kafkalog_resources, tmp_path_factory):
+    def test_report(kafkalog_broker, kafkalog_resources):
+        from spark_kafkalog.client import AdminClient
+
+        with AdminClient(kafkalog_broker.bootstrap_servers) as admin:
+            assert set(TOPICS).isdisjoint(admin.list_topics())  # deleted after test_second
         with open("seen.json", "w") as f:
             json.dump({"brokers": SEEN, "addresses": kafkalog_resources.addresses, "pids": kafkalog_resources.pids}, f)
 """
@@ -349,6 +355,7 @@ def test_the_broker_scope_is_chosen_by_option_or_ini_and_faults_never_outlive_a_
     result.assert_outcomes(passed=3)
     seen = json.loads((pytester.path / "seen.json").read_text())
     assert len(set(seen["brokers"])) == brokers
+    assert len(set(seen["addresses"])) == (1 if brokers == 1 else 3)  # per test: test_report's broker too
     assert_all_gone(pytester.path / "seen.json")
 
 
