@@ -624,7 +624,6 @@ ONE_BROKER_CLUSTER = """
 """
 
 
-@pytest.mark.slow
 def test_a_marker_gives_a_test_a_cluster_of_its_own_when_the_cluster_is_function_scoped(pytester):
     result = run(pytester, ONE_BROKER_CLUSTER, "--kafkalog-cluster-scope=function")
     result.assert_outcomes(passed=1)
