@@ -17,7 +17,10 @@ __all__ = ["restore_broker", "restore_cluster"]
 
 
 def restore_broker(broker: EmbeddedBroker) -> None:
-    """Bring a broker taken ``down()`` back ``up()`` and undo every live injection of its ``faults``."""
+    """Bring a broker taken ``down()`` back ``up()`` and undo every live injection of its ``faults``; nothing for
+    a broker that was stopped (its injections went with it)."""
+    if broker.broker is None or broker.loop.is_closed():
+        return
     if broker.is_down:
         broker.up()
     broker.faults.clear()

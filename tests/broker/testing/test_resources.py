@@ -52,3 +52,22 @@ def test_leftovers_name_a_port_still_listening_and_a_process_still_alive():
             child.wait()
     assert not process_alive(child.pid)
     assert resources.leftovers() == []
+
+
+def test_restoring_a_broker_brings_it_up_clears_its_faults_and_passes_over_a_stopped_one():
+    from broker.testing.isolation import restore_broker
+
+    resources = KafkalogResources({})
+    broker = resources.start_broker()
+    try:
+        broker.faults.push_errors("Produce", ["NOT_LEADER_OR_FOLLOWER"])
+        broker.down()
+        assert not accepts_connections(broker.bootstrap_servers)
+        restore_broker(broker)
+        assert broker.faults.active() == []
+        assert accepts_connections(broker.bootstrap_servers)
+        broker.stop()
+        restore_broker(broker)  # a test stopped it: nothing to undo, no error
+    finally:
+        resources.stop_all()
+    assert resources.leftovers() == []
