@@ -54,7 +54,7 @@ import logging
 import socket
 import ssl
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from broker.api import NO_RESPONSE, ClientSoftware, CloseConnection, RequestContext
@@ -477,12 +477,17 @@ class ClientConnection:
         received = self.loop.time()
         self.client_id = header.client_id
         faults = ctx.services.faults
-        if faults.live:  # fault injection (broker.faults): may answer, trim or delay this request
-            handling = faults.intercept(ctx, request, entry.handler)
-        else:
-            handling = entry.handler(ctx, request.body)
-        handling = under_request_quota(ctx, request.body, handling, self.loop.time)  # may time it and throttle
-        handling = self._timed(handling, request.api.name, header.api_version, received, ctx.services.metrics)
+
+        def start() -> Coroutine[Any, Any, Any]:
+            # Called when the task first runs, so a task cancelled before it starts (the connection closed)
+            # leaves no handler coroutine that was never awaited.
+            if faults.live:  # fault injection (broker.faults): may answer, trim or delay this request
+                handling = faults.intercept(ctx, request, entry.handler)
+            else:
+                handling = entry.handler(ctx, request.body)
+            return under_request_quota(ctx, request.body, handling, self.loop.time)  # may time it and throttle
+
+        handling = self._timed(start, request.api.name, header.api_version, received, ctx.services.metrics)
         task = self.loop.create_task(handling, name=f"{request.api.name}-{header.correlation_id}")
         self._in_flight.append(task)
         if pooled is not None:
@@ -491,12 +496,15 @@ class ClientConnection:
             task.add_done_callback(lambda _t: self._pending_releases.append(buf))
         await self._put((request, task))
 
-    async def _timed(self, handling, name: str, version: int, received: float, metrics) -> Any:
-        """Run a handler and record its request's queue and handling time (the write wait is not counted:
-        a response waits there behind the earlier ones of its connection, which is the client's pipelining)."""
+    async def _timed(
+        self, start: Callable[[], Coroutine[Any, Any, Any]], name: str, version: int, received: float, metrics
+    ) -> Any:
+        """Run a handler (``start()`` makes its coroutine) and record its request's queue and handling time (the
+        write wait is not counted: a response waits there behind the earlier ones of its connection, which is
+        the client's pipelining)."""
         started = self.loop.time()
         try:
-            return await handling
+            return await start()
         finally:
             metrics.request_done(name, version, self.loop.time() - received, started - received)
 

@@ -219,3 +219,33 @@ def test_a_disconnected_long_poll_does_not_disturb_one_on_another_connection(bro
         got, resp = waiting.receive(K.FETCH, 12)
         assert got == cid and resp.responses[0].partitions[0].high_watermark == 1
         assert API_BY_KEY[K.FETCH]  # the response decoded at v12
+
+
+def test_requests_queued_on_a_connection_closed_for_garbage_leave_no_unawaited_handler(broker):
+    """Requests pipelined ahead of an undecodable frame are cancelled when the broker drops the connection;
+    a handler whose task never started must not be left as a coroutine that was never awaited (each one
+    is a RuntimeWarning when collected)."""
+    import gc
+    import warnings
+
+    with Wire(broker.bootstrap_servers) as w:
+        topic = unique()
+        assert create(w, topic).error_code == 0
+    server = _server(broker)
+    body = fetch_body(topic, 0, 0, max_wait_ms=0)
+    pipelined = b"".join(encode_request(K.FETCH, 12, i, body, framed=True) for i in range(200))
+    garbage = struct.pack(">i", 8) + b"\xff" * 8  # api key -1: not a request
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(5):
+            connected = broker.call(lambda: server.connection_count)
+            s = _connect(broker)
+            s.sendall(pipelined + garbage)
+            wait_until(lambda: broker.call(lambda: server.connection_count) <= connected, 5, "the dropped connection")
+            s.close()
+        broker.call(gc.collect)
+        gc.collect()
+    unawaited = [str(c.message) for c in caught if "never awaited" in str(c.message)]
+    assert unawaited == []
+    with Wire(broker.bootstrap_servers) as w:  # and the broker serves everyone else
+        assert produce(w, topic, batch([b"after"])).error_code == 0
