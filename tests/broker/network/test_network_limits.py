@@ -241,7 +241,9 @@ def test_requests_queued_on_a_connection_closed_for_garbage_leave_no_unawaited_h
             connected = broker.call(lambda: server.connection_count)
             s = _connect(broker)
             s.sendall(pipelined + garbage)
-            wait_until(lambda: broker.call(lambda: server.connection_count) <= connected, 5, "the dropped connection")
+            wait_until(
+                lambda n=connected: broker.call(lambda: server.connection_count) <= n, 5, "the dropped connection"
+            )
             s.close()
         broker.call(gc.collect)
         gc.collect()
