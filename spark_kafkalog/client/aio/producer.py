@@ -26,10 +26,10 @@ record's future (marked retrieved: a future nobody awaits does not log them).
 
 Transactions (``transactional.id``): ``init_transactions``, ``begin_transaction``,
 ``send_offsets_to_transaction``, ``commit_transaction``, ``abort_transaction`` keep the blocking producer's
-state machine and requests (``producer.transactions.TransactionManager``, transactions v2 when the
-coordinator offers it). Its coordinator calls are blocking I/O on a ``KafkaClient`` of its own, so they run
-on a worker thread (``asyncio.to_thread``); ``begin_transaction`` is synchronous and reads the coordinator's
-features from its open connection (a blocking FindCoordinator only when the coordinator moved).
+state machine, requests and retries (``producer.transactions.TransactionManager``'s operations, transactions
+v2 when the coordinator offers it), run natively on the loop over the producer's ``AsyncKafkaClient``
+(``aio.transactions.AsyncTransactionManager``: no thread, no second client); ``begin_transaction`` is
+synchronous and reads the coordinator's features from its open connection when there is one.
 
 Concurrency: one event loop - the one ``start`` runs on; no method is thread-safe.
 """
@@ -43,6 +43,7 @@ from typing import Any, cast
 
 from spark_kafkalog.client.aio.client import AsyncKafkaClient
 from spark_kafkalog.client.aio.sender import AsyncSender
+from spark_kafkalog.client.aio.transactions import AsyncTransactionManager, new_async_transactions
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.core.client import client_config
 from spark_kafkalog.client.errors import (
@@ -58,7 +59,6 @@ from spark_kafkalog.client.producer.producer_setup import (
     ProducerCommon,
     new_accumulator,
     new_partitioner,
-    new_transactions,
     transaction_offsets,
 )
 from spark_kafkalog.client.producer.send_path import make_send
@@ -140,7 +140,7 @@ class AIOProducer(ProducerCommon):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._parts = _SendParts(self)
         self._append = make_send(cast(ProducerParts, self._parts))
-        self._transactions = new_transactions(cfg, self._sender)
+        self._transactions: AsyncTransactionManager | None = new_async_transactions(cfg, self._sender, self._client)
 
     # lifecycle ---------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -171,8 +171,6 @@ class AIOProducer(ProducerCommon):
             await self._sender.close(timeout)
         finally:
             await self._client.close()
-            if self._transactions is not None:
-                await asyncio.to_thread(self._transactions.client.close)
 
     @property
     def stats(self) -> dict[str, Any]:
@@ -356,8 +354,8 @@ class AIOProducer(ProducerCommon):
     async def init_transactions(self, timeout: float | None = None) -> None:
         """Register ``transactional.id`` with its coordinator (InitProducerId): fences older producers of the
         id and aborts their open transaction. Call once, after ``start``, before ``begin_transaction``."""
-        txn = self._txn()
-        await asyncio.to_thread(txn.init, self._timeout(timeout))
+        txn = self._atxn()
+        await txn.init_async(self._timeout(timeout))
         self._sender.wakeup()
 
     def begin_transaction(self) -> None:
@@ -370,24 +368,24 @@ class AIOProducer(ProducerCommon):
         """Commit consumer offsets with the transaction (``Producer.send_offsets_to_transaction``): ``offsets``
         maps ``TopicPartition`` to the next offset to read; ``group_metadata`` is the group id or a
         consumer's ``group_metadata()``."""
-        txn = self._txn()
+        txn = self._atxn()
         tps, group_id, metadata = transaction_offsets(offsets, group_metadata)
-        await asyncio.to_thread(txn.send_offsets, tps, group_id, metadata, self._timeout(timeout))
+        await txn.send_offsets_async(tps, group_id, metadata, self._timeout(timeout))
 
     async def commit_transaction(self, timeout: float | None = None) -> None:
         """Flush, then commit (EndTxn). Raises ``TransactionError`` with ``abortable`` set when a record of
         the transaction failed (call ``abort_transaction``), ``ProducerFencedError`` when another producer
         took over the transactional id."""
-        txn = self._txn()
+        txn = self._atxn()
         txn.check_can_send("commit_transaction")
         seconds = self._timeout(timeout)
         await self.flush(seconds)
-        await asyncio.to_thread(txn.end, True, seconds)
+        await txn.end_async(True, seconds)
 
     async def abort_transaction(self, timeout: float | None = None) -> None:
         """Abort: records not yet sent fail with ``TransactionError``; sent ones are discarded by
         read_committed consumers. After an abortable error the epoch is bumped (KIP-360)."""
-        txn = self._txn()
+        txn = self._atxn()
         deadline = time.monotonic() + self._timeout(timeout)
         aborted = TransactionError("the transaction was aborted before this record was sent")
         for batch in self._accumulator.take_all():
@@ -396,8 +394,12 @@ class AIOProducer(ProducerCommon):
         waiters = [entry[0] for entry in self._pending.values()]  # in flight: wait for their answers
         if waiters:
             await asyncio.wait(waiters, timeout=max(0.0, deadline - time.monotonic()))
-        await asyncio.to_thread(txn.end, False, max(0.0, deadline - time.monotonic()))
+        await txn.end_async(False, max(0.0, deadline - time.monotonic()))
         idem = self._sender.idempotence
         if idem is not None and idem.needs_reset:
-            await asyncio.to_thread(txn.init, max(0.1, deadline - time.monotonic()))
+            await txn.init_async(max(0.1, deadline - time.monotonic()))
             self._sender.wakeup()
+
+    def _atxn(self) -> AsyncTransactionManager:
+        """``_txn()`` as the asyncio manager this producer holds."""
+        return cast(AsyncTransactionManager, self._txn())

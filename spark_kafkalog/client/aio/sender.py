@@ -17,8 +17,8 @@ resets, completion), but its I/O is asyncio's:
 
 A request unanswered within ``request.timeout.ms`` closes its connection (``AsyncKafkaConnection``); every
 request in flight on it fails and its batches are retried. Transactional producers add partitions to the
-transaction (``TransactionManager.add_partitions``, a blocking call on its own client) on a worker thread
-(``asyncio.to_thread``) unless transactions v2 adds them with Produce v12.
+transaction (AddPartitionsToTxn: ``AsyncTransactionManager.add_partitions_async``, a task on the loop) unless
+transactions v2 adds them with Produce v12.
 
 Concurrency: every method runs on the producer's event loop; ``on_batch_done`` (set by the producer) is
 called there once per completed batch.
@@ -30,8 +30,9 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
+from spark_kafkalog.client.aio.transactions import AsyncTransactionManager
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import (
     ConfigError,
@@ -204,7 +205,7 @@ class AsyncSender(SenderCore):
     # transactions ------------------------------------------------------------------------------
     def _add_partitions_to_txn(self, txn: TransactionManager) -> bool:
         """Partitions with queued batches not yet in the transaction are added (muted until then) by
-        AddPartitionsToTxn on a worker thread; with transactions v2 the Produce adds them. False while an
+        AddPartitionsToTxn in a task; with transactions v2 the Produce adds them. False while an
         AddPartitionsToTxn runs."""
         if self._adding_partitions is not None:
             return False
@@ -218,7 +219,7 @@ class AsyncSender(SenderCore):
 
     async def _add_partitions(self, txn: TransactionManager, new: set[Any]) -> None:
         try:
-            await asyncio.to_thread(txn.add_partitions, new, self.config.max_block_ms / 1000.0)
+            await cast(AsyncTransactionManager, txn).add_partitions_async(new, self.config.max_block_ms / 1000.0)
         except KafkaClientError as e:
             for batch in self.accumulator.take_partitions(new):
                 self._finish(batch, error=e)

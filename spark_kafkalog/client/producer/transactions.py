@@ -25,9 +25,19 @@ that sent nothing ends without an EndTxn either way. Coordinator moves (NOT_COOR
 COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS) and CONCURRENT_TRANSACTIONS (the previous
 transaction's markers are still being written) are retried with backoff until the caller's deadline.
 
+Steps and drivers: each operation that talks to a coordinator (``init_steps``, ``begin_steps``,
+``add_partitions_steps``, ``send_offsets_steps``, ``end_steps``) is a generator holding the state changes,
+the request bodies, the answer checks and the retry/deadline loop; it does no I/O itself but yields steps -
+``Request`` (answered ``(version, response)``), ``Versions`` (the node's ``ApiVersionTable``), ``KnowBroker``
+(make the metadata know a node), ``Sleep`` (a backoff) - and a failed step's error is thrown back into it
+where it asked. ``TransactionManager``'s methods (``init``, ``begin``, ``add_partitions``, ``send_offsets``,
+``end``) run them with the blocking driver (``drive``/``perform``: ``KafkaClient.send_request``,
+``time.sleep``); ``aio.transactions.AsyncTransactionManager`` runs the same generators on its
+``AsyncKafkaClient`` (``asyncio.sleep``), so both producers keep one state machine and one set of requests.
+
 Threads: the caller's thread runs ``init``/``begin``/``commit``/``abort``/``send_offsets``, the sender
-thread ``add_partitions``; ``lock`` guards the state. Coordinator requests go through a ``KafkaClient`` of
-this object's own (the sender's client stays free for produce requests).
+thread ``add_partitions``; ``lock`` guards the state (never held across a step). Coordinator requests go
+through a ``KafkaClient`` of this object's own (the sender's client stays free for produce requests).
 """
 
 from __future__ import annotations
@@ -36,8 +46,8 @@ import enum
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Generator, Iterable, Mapping
+from typing import Any, NamedTuple, TypeVar
 
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.core.coordinator import coordinator_error, find_coordinator_request, parse_find_coordinator
@@ -46,7 +56,18 @@ from spark_kafkalog.client.network.retry import backoff_ms
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-__all__ = ["TransactionError", "TransactionManager", "TxnState", "ProducerFencedError", "FENCING_ERRORS"]
+__all__ = [
+    "FENCING_ERRORS",
+    "KnowBroker",
+    "ProducerFencedError",
+    "Request",
+    "Sleep",
+    "Steps",
+    "TransactionError",
+    "TransactionManager",
+    "TxnState",
+    "Versions",
+]
 
 log = logging.getLogger("kafkalog.producer")
 
@@ -73,6 +94,42 @@ FENCING_ERRORS = frozenset(
         ErrorCode.UNSUPPORTED_VERSION,
     )
 )
+
+
+T = TypeVar("T")
+
+
+class Request(NamedTuple):
+    """Send ``body`` (or ``body(version)``) to ``node`` (any broker when ``None``) at the highest version both
+    sides support within ``[min_version, max_version]``; answered ``(version, response)``."""
+
+    api_key: int
+    body: Any
+    node: int | None
+    min_version: int = 0
+    max_version: int | None = None
+
+
+class Versions(NamedTuple):
+    """The ``ApiVersionTable`` of the connection to ``node`` (features and API versions it serves)."""
+
+    node: int
+
+
+class KnowBroker(NamedTuple):
+    """Refresh the brokers' metadata when it does not know ``node`` (a coordinator just named); answered None."""
+
+    node: int
+
+
+class Sleep(NamedTuple):
+    """Back off ``seconds`` before the next attempt; answered None."""
+
+    seconds: float
+
+
+Step = Request | Versions | KnowBroker | Sleep
+Steps = Generator[Step, Any, T]  # an operation: yields steps, is sent their answers, returns its result
 
 
 class TxnState(enum.Enum):
@@ -166,28 +223,59 @@ class TransactionManager:
     def in_transaction(self) -> bool:
         return self.state in (TxnState.IN_TRANSACTION, TxnState.COMMITTING, TxnState.ABORTING)
 
+    # drivers -------------------------------------------------------------------------------------
+    def drive(self, steps: Steps[T]) -> T:
+        """Run an operation's steps to its result (the blocking driver): each step is performed by
+        ``perform``; its error is thrown into the operation where it asked."""
+        answer: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                step = steps.send(answer) if error is None else steps.throw(error)
+            except StopIteration as stop:
+                return stop.value
+            answer, error = None, None
+            try:
+                answer = self.perform(step)
+            except BaseException as e:  # noqa: BLE001 - thrown into the operation, which re-raises it
+                error = e
+
+    def perform(self, step: Step) -> Any:
+        """One step on this object's blocking ``KafkaClient``."""
+        client = self.client
+        if isinstance(step, Request):
+            return client.send_request(
+                step.api_key, step.body, node_id=step.node, min_version=step.min_version, max_version=step.max_version
+            )
+        if isinstance(step, Sleep):
+            time.sleep(step.seconds)
+        elif isinstance(step, Versions):
+            return client.connection(step.node).versions
+        elif client.broker_address(step.node) is None:  # KnowBroker
+            client.refresh_metadata_once([])
+        return None
+
     # coordinator calls ---------------------------------------------------------------------------
-    def _find_coordinator(self, key: str, key_type: int) -> int:
-        version, response = self.client.send_request(
-            ApiKey.FIND_COORDINATOR, lambda v: find_coordinator_request(v, key, key_type), min_version=1
+    def _find_coordinator(self, key: str, key_type: int) -> Steps[int]:
+        version, response = yield Request(
+            ApiKey.FIND_COORDINATOR, lambda v: find_coordinator_request(v, key, key_type), None, min_version=1
         )
         found = parse_find_coordinator(version, response, key)
         if found.error_code != ErrorCode.NONE:
             error = coordinator_error(found, key)
             self.client.name_principal(error)
             raise error
-        if self.client.broker_address(found.node_id) is None:
-            self.client.refresh_metadata_once([])
+        yield KnowBroker(int(found.node_id))
         return int(found.node_id)
 
-    def _call(self, what: str, deadline: float, attempt: Any) -> Any:
-        """Run ``attempt()`` until it succeeds, retrying coordinator moves, lost connections and concurrent
-        transactions with backoff until ``deadline`` (monotonic seconds)."""
+    def _call(self, what: str, deadline: float, attempt: Callable[[], Steps[T]]) -> Steps[T]:
+        """Run ``attempt()``'s steps until it succeeds, retrying coordinator moves, lost connections and
+        concurrent transactions with backoff until ``deadline`` (monotonic seconds)."""
         cfg = self.client.config
         tries = 0
         while True:
             try:
-                return attempt()
+                return (yield from attempt())
             except KafkaClientError as e:
                 code = getattr(e, "error_code", None)
                 if code in _COORDINATOR_MOVED or code is None and e.retriable:
@@ -207,26 +295,27 @@ class TransactionManager:
                         f"{what} for transactional id {self.transactional_id!r} timed out: {e}"
                     ) from e
                 log.debug("%s: %s; retrying in %.0f ms", what, e, delay * 1000)
-                time.sleep(delay)
+                yield Sleep(delay)
 
-    def _update_transactions_v2(self) -> None:
+    def _update_transactions_v2(self) -> Steps[None]:
         """Use transactions v2 when the coordinator finalizes ``transaction.version`` >= 2 and serves EndTxn v5."""
         if self._coordinator is None:
-            self._coordinator = self._find_coordinator(self.transactional_id, _TXN_KEY_TYPE)
-        versions = self.client.connection(self._coordinator).versions
+            self._coordinator = yield from self._find_coordinator(self.transactional_id, _TXN_KEY_TYPE)
+        versions = yield Versions(self._coordinator)
         self.transactions_v2 = versions.feature_level(TRANSACTION_VERSION_FEATURE) >= 2 and versions.supports(
             ApiKey.END_TXN, _END_TXN_V2
         )
         self._v2_decided = True
 
-    def _txn_request(self, api_key: int, build: Any, what: str, *, max_version: int | None = None) -> tuple[int, Any]:
+    def _txn_request(self, api_key: int, build: Any, *, max_version: int | None = None) -> Steps[tuple[int, Any]]:
         if self._coordinator is None:
-            self._coordinator = self._find_coordinator(self.transactional_id, _TXN_KEY_TYPE)
+            self._coordinator = yield from self._find_coordinator(self.transactional_id, _TXN_KEY_TYPE)
         try:
-            return self.client.send_request(api_key, build, node_id=self._coordinator, max_version=max_version)
+            answer: tuple[int, Any] = yield Request(api_key, build, self._coordinator, max_version=max_version)
         except KafkaClientError:
             self._coordinator = None
             raise
+        return answer
 
     def _check(
         self, code: int, what: str, detail: str = "", *, topic: str | None = None, group_id: str | None = None
@@ -248,8 +337,31 @@ class TransactionManager:
         self.client.name_principal(error)
         raise error
 
-    # init ----------------------------------------------------------------------------------------
+    # the blocking operations ---------------------------------------------------------------------
     def init(self, timeout_s: float) -> None:
+        """``init_steps`` on this thread."""
+        self.drive(self.init_steps(timeout_s))
+
+    def begin(self) -> None:
+        """``begin_steps`` on this thread."""
+        self.drive(self.begin_steps())
+
+    def add_partitions(self, partitions: Iterable[TopicPartition], timeout_s: float) -> None:
+        """``add_partitions_steps`` on this thread (the sender's)."""
+        self.drive(self.add_partitions_steps(partitions, timeout_s))
+
+    def send_offsets(
+        self, offsets: Mapping[TopicPartition, Any], group_id: str, group_metadata: Any, timeout_s: float
+    ) -> None:
+        """``send_offsets_steps`` on this thread."""
+        self.drive(self.send_offsets_steps(offsets, group_id, group_metadata, timeout_s))
+
+    def end(self, commit: bool, timeout_s: float) -> None:
+        """``end_steps`` on this thread."""
+        self.drive(self.end_steps(commit, timeout_s))
+
+    # init ----------------------------------------------------------------------------------------
+    def init_steps(self, timeout_s: float) -> Steps[None]:
         """InitProducerId with the transactional id: fences older producers of the id and completes (aborts)
         their open transaction; a second call after an abortable error bumps the epoch (KIP-360)."""
         with self.lock:
@@ -268,13 +380,13 @@ class TransactionManager:
                 producer_epoch=idem.producer_epoch if known else -1,
             )
 
-        def attempt() -> Any:
-            _, response = self._txn_request(ApiKey.INIT_PRODUCER_ID, build, "InitProducerId")
+        def attempt() -> Steps[Any]:
+            _, response = yield from self._txn_request(ApiKey.INIT_PRODUCER_ID, build)
             self._check(response.error_code, "InitProducerId", f" (transactional id {self.transactional_id!r})")
             return response
 
         try:
-            response = self._call("InitProducerId", deadline, attempt)
+            response = yield from self._call("InitProducerId", deadline, attempt)
         except BaseException as e:
             with self.lock:
                 self.state = TxnState.UNINITIALIZED
@@ -283,7 +395,7 @@ class TransactionManager:
             raise
         idem.set_producer_id(response.producer_id, response.producer_epoch)
         try:
-            self._update_transactions_v2()
+            yield from self._update_transactions_v2()
         except KafkaClientError as e:  # the coordinator just answered: keep the last decision
             log.debug("transactional id %r: features not read: %s", self.transactional_id, e)
         with self.lock:
@@ -299,11 +411,11 @@ class TransactionManager:
         )
 
     # a transaction -------------------------------------------------------------------------------
-    def begin(self) -> None:
+    def begin_steps(self) -> Steps[None]:
         with self.lock:
             self._require("begin_transaction", TxnState.READY)
         try:
-            self._update_transactions_v2()
+            yield from self._update_transactions_v2()
         except KafkaClientError as e:
             log.debug("transactional id %r: features not read: %s", self.transactional_id, e)
         with self.lock:
@@ -321,9 +433,10 @@ class TransactionManager:
     def not_added(self, partitions: Iterable[TopicPartition]) -> set[TopicPartition]:
         return {tp for tp in partitions if tp not in self.partitions}
 
-    def add_partitions(self, partitions: Iterable[TopicPartition], timeout_s: float) -> None:
-        """AddPartitionsToTxn for ``partitions`` (the sender thread, before their first batch is sent);
-        raises ``TransactionError`` (the transaction is then abortable) or ``ProducerFencedError``."""
+    def add_partitions_steps(self, partitions: Iterable[TopicPartition], timeout_s: float) -> Steps[None]:
+        """AddPartitionsToTxn for ``partitions`` (the sender, before their first batch is sent); raises
+        ``TransactionError`` (the transaction is then abortable) or ``ProducerFencedError``. With transactions
+        v2 no step: the partitions are only remembered (the Produce adds them)."""
         new = sorted(self.not_added(partitions))
         if not new:
             return
@@ -346,9 +459,9 @@ class TransactionManager:
                 v3_and_below_topics=topics,
             )
 
-        def attempt() -> None:
-            _, response = self._txn_request(
-                ApiKey.ADD_PARTITIONS_TO_TXN, build, "AddPartitionsToTxn", max_version=_ADD_PARTITIONS_CLIENT_MAX
+        def attempt() -> Steps[None]:
+            _, response = yield from self._txn_request(
+                ApiKey.ADD_PARTITIONS_TO_TXN, build, max_version=_ADD_PARTITIONS_CLIENT_MAX
             )
             errors = {
                 TopicPartition(t.name, p.partition_index): p.partition_error_code
@@ -372,16 +485,16 @@ class TransactionManager:
             )
 
         try:
-            self._call("AddPartitionsToTxn", time.monotonic() + timeout_s, attempt)
+            yield from self._call("AddPartitionsToTxn", time.monotonic() + timeout_s, attempt)
         except KafkaClientError as e:
             self.fail(e)
             raise
         with self.lock:
             self.partitions.update(new)
 
-    def send_offsets(
+    def send_offsets_steps(
         self, offsets: Mapping[TopicPartition, Any], group_id: str, group_metadata: Any, timeout_s: float
-    ) -> None:
+    ) -> Steps[None]:
         """AddOffsetsToTxn, then TxnOffsetCommit of ``offsets`` (``TopicPartition`` -> offset, or an object with
         ``offset`` and ``metadata``/``leader_epoch``) to the group's coordinator: the offsets become the group's
         committed offsets when the transaction commits. ``group_metadata`` (a consumer's ``group_metadata()``:
@@ -400,22 +513,26 @@ class TransactionManager:
                     group_id=group_id,
                 )
 
-                def add() -> None:
-                    _, response = self._txn_request(ApiKey.ADD_OFFSETS_TO_TXN, body, "AddOffsetsToTxn")
+                def add() -> Steps[None]:
+                    _, response = yield from self._txn_request(ApiKey.ADD_OFFSETS_TO_TXN, body)
                     self._check(response.error_code, "AddOffsetsToTxn", f" (group {group_id!r})", group_id=group_id)
 
-                self._call("AddOffsetsToTxn", deadline, add)
+                yield from self._call("AddOffsetsToTxn", deadline, add)
                 self._offsets_added = True
-            self._call("TxnOffsetCommit", deadline, lambda: self._txn_offset_commit(offsets, group_id, group_metadata))
+            yield from self._call(
+                "TxnOffsetCommit", deadline, lambda: self._txn_offset_commit(offsets, group_id, group_metadata)
+            )
             self._offsets_added = True
         except KafkaClientError as e:
             self.fail(e)
             raise
 
-    def _txn_offset_commit(self, offsets: Mapping[TopicPartition, Any], group_id: str, group_metadata: Any) -> None:
+    def _txn_offset_commit(
+        self, offsets: Mapping[TopicPartition, Any], group_id: str, group_metadata: Any
+    ) -> Steps[None]:
         node = self._group_coordinators.get(group_id)
         if node is None:
-            node = self._group_coordinators[group_id] = self._find_coordinator(group_id, 0)
+            node = self._group_coordinators[group_id] = yield from self._find_coordinator(group_id, 0)
         idem = self.idempotence
         R = API_BY_KEY[ApiKey.TXN_OFFSET_COMMIT].Request
         by_topic: dict[str, list[Any]] = {}
@@ -445,10 +562,10 @@ class TransactionManager:
             topics=[R.TxnOffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
         )
         try:
-            _, response = self.client.send_request(
+            _, response = yield Request(
                 ApiKey.TXN_OFFSET_COMMIT,
                 body,
-                node_id=node,
+                node,
                 min_version=_TXN_OFFSET_COMMIT_V2 if self.transactions_v2 else 0,
                 max_version=_TXN_OFFSET_COMMIT_BY_NAME_MAX if self.transactions_v2 else _TXN_OFFSET_COMMIT_V1_MAX,
             )
@@ -467,7 +584,7 @@ class TransactionManager:
                     group_id=group_id,
                 )
 
-    def end(self, commit: bool, timeout_s: float) -> None:
+    def end_steps(self, commit: bool, timeout_s: float) -> Steps[None]:
         """EndTxn (when the transaction added anything), then READY. The caller has flushed (commit) or
         failed the unsent batches (abort) already."""
         what = "commit_transaction" if commit else "abort_transaction"
@@ -489,17 +606,17 @@ class TransactionManager:
                 committed=commit,
             )
 
-            def attempt() -> Any:
+            def attempt() -> Steps[tuple[int, Any]]:
                 if not self._v2_decided:  # resumed (EndTxn v5 when the writer used v2: the cluster offers it)
-                    self._update_transactions_v2()
-                version, response = self._txn_request(
-                    ApiKey.END_TXN, body, "EndTxn", max_version=None if self.transactions_v2 else _END_TXN_V2 - 1
+                    yield from self._update_transactions_v2()
+                version, response = yield from self._txn_request(
+                    ApiKey.END_TXN, body, max_version=None if self.transactions_v2 else _END_TXN_V2 - 1
                 )
                 self._check(response.error_code, "EndTxn", f" (transactional id {self.transactional_id!r})")
                 return version, response
 
             try:
-                version, response = self._call("EndTxn", time.monotonic() + timeout_s, attempt)
+                version, response = yield from self._call("EndTxn", time.monotonic() + timeout_s, attempt)
             except KafkaClientError as e:
                 self.fail(e)
                 raise
