@@ -44,6 +44,7 @@ from spark_kafkalog.client.admin.admin_scram import (
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
+from spark_kafkalog.client.admin.admin_steps import drive
 from spark_kafkalog.client.admin.group_admin import (
     GroupAdmin,
     GroupDescription,
@@ -394,11 +395,7 @@ class AdminClient(AccessAdminMixin):
         """The client metrics subscriptions (KIP-714 ``CLIENT_METRICS`` config resources, type 16), sorted
         (ListClientMetricsResources v0). Raises ``KafkaClientError`` with the broker's code
         (CLUSTER_AUTHORIZATION_FAILED without DescribeConfigs on the cluster)."""
-        key = int(ApiKey.LIST_CLIENT_METRICS_RESOURCES)
-        _, response, _ = self._any_broker_send(key, API_BY_KEY[key].Request(), what="ListClientMetricsResources")
-        if response.error_code:
-            raise error_for_code(response.error_code, "ListClientMetricsResources")
-        return sorted(r.name for r in response.client_metrics_resources)
+        return drive(admin_configs.list_client_metrics_resources_steps(), self._any_broker_send)
 
     def describe_cluster(self) -> dict[str, Any]:
         """``{"cluster_id", "controller_id", "brokers": {node_id: "host:port"}}`` from Metadata."""

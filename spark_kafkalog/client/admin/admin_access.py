@@ -25,7 +25,6 @@ from spark_kafkalog.client.admin.admin_scram import (
     UserScramCredentialUpsertion,
 )
 from spark_kafkalog.client.core.client import KafkaClient
-from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.security.acl import AclBinding, AclBindingFilter
 
 __all__ = ["AccessAdminMixin"]
@@ -44,17 +43,8 @@ class AccessAdminMixin:
     ) -> dict[str, list[ScramCredentialInfo]]:
         """``{user: [ScramCredentialInfo(mechanism, iterations)]}`` of ``users`` (every user with credentials
         when None); a named user without credentials fails (``AdminOperationError``) unless ``missing_ok``."""
-        client = self.client
-
-        def send(api_key: int, body: Any) -> tuple[int, Any, str]:
-            def attempt() -> tuple[int, Any, str]:
-                version, response = client.send_request(api_key, body)
-                return version, response, "any broker"
-
-            return client.call_with_retries(attempt, what="DescribeUserScramCredentials")
-
         found, errors = admin_scram.describe_user_scram_credentials(
-            send, None if users is None else list(users), missing_ok=missing_ok
+            self._any_broker_send, None if users is None else list(users), missing_ok=missing_ok
         )
         if errors:
             raise AdminOperationError("DescribeUserScramCredentials", errors)
@@ -136,12 +126,4 @@ class AccessAdminMixin:
         filters = list(filters)
         if not filters:
             return []
-        results = admin_acls.delete_acls(self._any_broker_send, filters)
-        errors: dict[Any, KafkaClientError] = {}
-        for r in results:
-            if r.error is not None:
-                errors[r.filter] = r.error
-            errors.update(r.failed)
-        if errors:
-            raise AdminOperationError("DeleteAcls", errors)
-        return list(dict.fromkeys(b for r in results for b in r.deleted))
+        return admin_acls.deleted_or_raise(admin_acls.delete_acls(self._any_broker_send, filters))

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_kafkalog.client.admin.admin_errors import AdminOperationError
+from spark_kafkalog.client.admin.admin_steps import AdminRequest, AdminSteps, drive
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import (
@@ -42,10 +44,14 @@ __all__ = [
     "DeleteAclsResult",
     "binding_text",
     "create_acls",
+    "create_acls_steps",
+    "deleted_or_raise",
     "create_request",
     "delete_acls",
+    "delete_acls_steps",
     "delete_request",
     "describe_acls",
+    "describe_acls_steps",
     "describe_request",
     "entry_filter_text",
     "filter_text",
@@ -171,6 +177,11 @@ def parse_create_response(
 
 
 def create_acls(send: Send, bindings: Iterable[AclBinding]) -> dict[AclBinding, KafkaClientError]:
+    """``create_acls_steps`` driven by the blocking ``send``."""
+    return drive(create_acls_steps(bindings), send)
+
+
+def create_acls_steps(bindings: Iterable[AclBinding]) -> AdminSteps[dict[AclBinding, KafkaClientError]]:
     """Create ``bindings`` (creating an existing ACL again succeeds); returns the bindings that failed with their
     errors. Bindings with a non-specific field fail here, the others are still sent."""
     failed: dict[AclBinding, KafkaClientError] = {}
@@ -182,11 +193,11 @@ def create_acls(send: Send, bindings: Iterable[AclBinding]) -> dict[AclBinding, 
         else:
             failed[b] = _invalid(f"CreateAcls of {binding_text(b)}", problem)
     if valid:
-        _, response, peer = send(
+        _, response, peer = yield AdminRequest(
             CREATE,
             lambda version: create_request(valid, version),
+            "CreateAcls",
             min_version=_min_version((b.pattern for b in valid), filters=False),
-            what="CreateAcls",
         )
         failed.update(parse_create_response(valid, response, peer))
     return failed
@@ -237,16 +248,21 @@ def parse_describe_response(response: Any, peer: str | None) -> list[AclBinding]
 
 
 def describe_acls(send: Send, acl_filter: AclBindingFilter) -> list[AclBinding]:
+    """``describe_acls_steps`` driven by the blocking ``send``."""
+    return drive(describe_acls_steps(acl_filter), send)
+
+
+def describe_acls_steps(acl_filter: AclBindingFilter) -> AdminSteps[list[AclBinding]]:
     """The ACLs that match ``acl_filter``; raises the broker's top-level error (SECURITY_DISABLED,
     CLUSTER_AUTHORIZATION_FAILED, ...), or INVALID_REQUEST here for a filter holding UNKNOWN."""
     problem = _filter_problem(acl_filter)
     if problem is not None:
         raise _invalid(f"DescribeAcls of {filter_text(acl_filter)}", problem)
-    _, response, peer = send(
+    _, response, peer = yield AdminRequest(
         DESCRIBE,
         lambda version: describe_request(acl_filter, version),
+        "DescribeAcls",
         min_version=_min_version([acl_filter.pattern], filters=True),
-        what="DescribeAcls",
     )
     return parse_describe_response(response, peer)
 
@@ -299,6 +315,11 @@ def parse_delete_response(
 
 
 def delete_acls(send: Send, filters: Iterable[AclBindingFilter]) -> list[DeleteAclsResult]:
+    """``delete_acls_steps`` driven by the blocking ``send``."""
+    return drive(delete_acls_steps(filters), send)
+
+
+def delete_acls_steps(filters: Iterable[AclBindingFilter]) -> AdminSteps[list[DeleteAclsResult]]:
     """Delete the ACLs matching any of ``filters``, in one request; one result per filter, in order (a filter
     holding UNKNOWN fails here and is not sent)."""
     filters = list(filters)
@@ -312,12 +333,26 @@ def delete_acls(send: Send, filters: Iterable[AclBindingFilter]) -> list[DeleteA
             results[i].error = _invalid(f"DeleteAcls of {filter_text(f)}", problem)
     if sendable:
         sent = [filters[i] for i in sendable]
-        _, response, peer = send(
+        _, response, peer = yield AdminRequest(
             DELETE,
             lambda version: delete_request(sent, version),
+            "DeleteAcls",
             min_version=_min_version((f.pattern for f in sent), filters=True),
-            what="DeleteAcls",
         )
         for i, result in zip(sendable, parse_delete_response(sent, response, peer), strict=True):
             results[i] = result
     return [results[i] for i in range(len(filters))]
+
+
+def deleted_or_raise(results: Iterable[DeleteAclsResult]) -> list[AclBinding]:
+    """The ACLs ``results`` deleted (each once, in order); a failed filter or matched ACL raises one
+    ``AdminOperationError`` keyed by the ``AclBindingFilter`` (or the ``AclBinding``)."""
+    results = list(results)
+    errors: dict[Any, KafkaClientError] = {}
+    for r in results:
+        if r.error is not None:
+            errors[r.filter] = r.error
+        errors.update(r.failed)
+    if errors:
+        raise AdminOperationError("DeleteAcls", errors)
+    return list(dict.fromkeys(b for r in results for b in r.deleted))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
+from spark_kafkalog.client.admin.admin_steps import AdminRequest, AdminSteps, fixed
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
@@ -35,6 +36,7 @@ __all__ = [
     "alter_configs",
     "alter_configs_steps",
     "run_steps",
+    "list_client_metrics_resources_steps",
     "Steps",
 ]
 
@@ -53,6 +55,7 @@ SOURCE_NAMES = {
 _DESCRIBE = int(ApiKey.DESCRIBE_CONFIGS)
 _ALTER = int(ApiKey.ALTER_CONFIGS)
 _INCREMENTAL = int(ApiKey.INCREMENTAL_ALTER_CONFIGS)
+_LIST_CLIENT_METRICS = int(ApiKey.LIST_CLIENT_METRICS_RESOURCES)
 
 Send = Callable[..., tuple[int, Any]]
 """``KafkaClient.send_request`` behind retries: (api key, body, node_id=) -> (version, response)."""
@@ -198,3 +201,13 @@ def alter_configs_steps(
                     r.error_code, what, detail=r.error_message
                 )
     return errors
+
+
+def list_client_metrics_resources_steps() -> AdminSteps[list[str]]:
+    """The client metrics subscriptions (KIP-714 ``CLIENT_METRICS`` resources), sorted: one
+    ListClientMetricsResources (v0) to any broker; a refusal (CLUSTER_AUTHORIZATION_FAILED) raises."""
+    body = API_BY_KEY[_LIST_CLIENT_METRICS].Request()
+    _, response, peer = yield AdminRequest(_LIST_CLIENT_METRICS, fixed(body), "ListClientMetricsResources")
+    if response.error_code:
+        raise error_for_code(response.error_code, "ListClientMetricsResources", broker=peer)
+    return sorted(r.name for r in response.client_metrics_resources)

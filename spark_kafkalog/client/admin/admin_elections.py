@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from spark_kafkalog.client.admin.admin_steps import AdminRequest, AdminSteps, drive, fixed
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
-__all__ = ["ELECT_LEADERS", "ELECTION_TYPES", "elect_leaders"]
+__all__ = ["ELECT_LEADERS", "ELECTION_TYPES", "elect_leaders", "elect_leaders_steps"]
 
 ELECT_LEADERS = int(ApiKey.ELECT_LEADERS)
 ELECTION_TYPES = {"preferred": 0, "unclean": 1}
@@ -32,6 +33,13 @@ ControllerRequest = Callable[..., tuple[int, Any, str]]
 def elect_leaders(
     send: ControllerRequest, election_type: str, partitions: Iterable[TopicPartition] | None, timeout_ms: int
 ) -> dict[TopicPartition, KafkaClientError | None]:
+    """``elect_leaders_steps`` driven by the blocking ``send``."""
+    return drive(elect_leaders_steps(election_type, partitions, timeout_ms), send)
+
+
+def elect_leaders_steps(
+    election_type: str, partitions: Iterable[TopicPartition] | None, timeout_ms: int
+) -> AdminSteps[dict[TopicPartition, KafkaClientError | None]]:
     """Send one ElectLeaders; see the module docstring."""
     kind = ELECTION_TYPES.get(election_type.lower())
     if kind is None:
@@ -44,8 +52,8 @@ def elect_leaders(
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         named = [R.TopicPartitions(topic=t, partitions=ps) for t, ps in by_topic.items()]
     body = R(election_type=kind, topic_partitions=named, timeout_ms=timeout_ms)
-    _, response, peer = send(
-        ELECT_LEADERS, lambda version: body, min_version=1 if kind else 0, timeout_ms=timeout_ms, what="ElectLeaders"
+    _, response, peer = yield AdminRequest(
+        ELECT_LEADERS, fixed(body), "ElectLeaders", min_version=1 if kind else 0, timeout_ms=timeout_ms
     )
     if getattr(response, "error_code", 0):
         raise error_for_code(response.error_code, "ElectLeaders", broker=peer)

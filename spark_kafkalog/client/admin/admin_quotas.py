@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from spark_kafkalog.client.admin.admin_steps import AdminRequest, AdminSteps, drive, fixed
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
@@ -27,7 +28,9 @@ __all__ = [
     "ClientQuotaAlteration",
     "QuotaOp",
     "describe_client_quotas",
+    "describe_client_quotas_steps",
     "alter_client_quotas",
+    "alter_client_quotas_steps",
 ]
 
 DESCRIBE = int(ApiKey.DESCRIBE_CLIENT_QUOTAS)
@@ -106,9 +109,15 @@ class ClientQuotaAlteration:
 def describe_client_quotas(
     send: Callable[..., tuple[int, Any, Any]], components: Iterable[ClientQuotaFilterComponent], strict: bool
 ) -> dict[ClientQuotaEntity, dict[str, float]]:
+    """``describe_client_quotas_steps`` driven by the blocking ``send`` (any broker)."""
+    return drive(describe_client_quotas_steps(components, strict), send)
+
+
+def describe_client_quotas_steps(
+    components: Iterable[ClientQuotaFilterComponent], strict: bool
+) -> AdminSteps[dict[ClientQuotaEntity, dict[str, float]]]:
     """``{entity: {key: value}}`` of the entities the filter selects; a top-level error raises
-    ``KafkaClientError`` with the broker's code and message. ``send(api_key, body, what=...)`` returns
-    (version, response, broker or None)."""
+    ``KafkaClientError`` with the broker's code and message."""
     R = API_BY_KEY[DESCRIBE].Request
     body = R(
         components=[
@@ -116,7 +125,7 @@ def describe_client_quotas(
         ],
         strict=strict,
     )
-    _, response, peer = send(DESCRIBE, body, what="DescribeClientQuotas")
+    _, response, peer = yield AdminRequest(DESCRIBE, fixed(body), "DescribeClientQuotas")
     if response.error_code:
         raise error_for_code(
             response.error_code, "DescribeClientQuotas", broker=peer or "any broker", detail=response.error_message
@@ -132,6 +141,13 @@ def describe_client_quotas(
 def alter_client_quotas(
     send: Callable[..., tuple[int, Any, Any]], alterations: Iterable[ClientQuotaAlteration], validate_only: bool
 ) -> dict[ClientQuotaEntity, KafkaClientError]:
+    """``alter_client_quotas_steps`` driven by the blocking ``send`` (any broker)."""
+    return drive(alter_client_quotas_steps(alterations, validate_only), send)
+
+
+def alter_client_quotas_steps(
+    alterations: Iterable[ClientQuotaAlteration], validate_only: bool
+) -> AdminSteps[dict[ClientQuotaEntity, KafkaClientError]]:
     """Send one AlterClientQuotas; the entities that failed, with their errors."""
     R = API_BY_KEY[ALTER].Request
     body = R(
@@ -149,7 +165,7 @@ def alter_client_quotas(
         ],
         validate_only=validate_only,
     )
-    _, response, peer = send(ALTER, body, what="AlterClientQuotas")
+    _, response, peer = yield AdminRequest(ALTER, fixed(body), "AlterClientQuotas")
     errors = {}
     for entry in response.entries:
         if entry.error_code:

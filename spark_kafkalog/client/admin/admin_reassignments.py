@@ -14,11 +14,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from spark_kafkalog.client.admin.admin_steps import AdminRequest, AdminSteps, drive, fixed
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
-__all__ = ["PartitionReassignment", "alter_partition_reassignments", "list_partition_reassignments"]
+__all__ = [
+    "PartitionReassignment",
+    "alter_partition_reassignments",
+    "alter_partition_reassignments_steps",
+    "list_partition_reassignments",
+    "list_partition_reassignments_steps",
+]
 
 ALTER = int(ApiKey.ALTER_PARTITION_REASSIGNMENTS)
 LIST = int(ApiKey.LIST_PARTITION_REASSIGNMENTS)
@@ -44,6 +51,13 @@ class PartitionReassignment:
 def alter_partition_reassignments(
     send: ControllerRequest, reassignments: Mapping[TopicPartition, Sequence[int] | None], timeout_ms: int
 ) -> dict[TopicPartition, KafkaClientError]:
+    """``alter_partition_reassignments_steps`` driven by the blocking ``send``."""
+    return drive(alter_partition_reassignments_steps(reassignments, timeout_ms), send)
+
+
+def alter_partition_reassignments_steps(
+    reassignments: Mapping[TopicPartition, Sequence[int] | None], timeout_ms: int
+) -> AdminSteps[dict[TopicPartition, KafkaClientError]]:
     """Send one AlterPartitionReassignments; returns the failed partitions with their errors."""
     R = API_BY_KEY[ALTER].Request
     by_topic: dict[str, list[Any]] = {}
@@ -55,7 +69,7 @@ def alter_partition_reassignments(
             )
         )
     body = R(timeout_ms=timeout_ms, topics=[R.ReassignableTopic(name=t, partitions=ps) for t, ps in by_topic.items()])
-    _, response, peer = send(ALTER, lambda version: body, timeout_ms=timeout_ms, what="AlterPartitionReassignments")
+    _, response, peer = yield AdminRequest(ALTER, fixed(body), "AlterPartitionReassignments", timeout_ms=timeout_ms)
     if response.error_code:
         raise error_for_code(
             response.error_code, "AlterPartitionReassignments", broker=peer, detail=response.error_message
@@ -78,6 +92,13 @@ def alter_partition_reassignments(
 def list_partition_reassignments(
     send: ControllerRequest, partitions: Iterable[TopicPartition] | None, timeout_ms: int
 ) -> dict[TopicPartition, PartitionReassignment]:
+    """``list_partition_reassignments_steps`` driven by the blocking ``send``."""
+    return drive(list_partition_reassignments_steps(partitions, timeout_ms), send)
+
+
+def list_partition_reassignments_steps(
+    partitions: Iterable[TopicPartition] | None, timeout_ms: int
+) -> AdminSteps[dict[TopicPartition, PartitionReassignment]]:
     """The ongoing reassignments of ``partitions`` (all when None)."""
     R = API_BY_KEY[LIST].Request
     topics = None
@@ -87,7 +108,7 @@ def list_partition_reassignments(
             wanted.setdefault(tp[0], []).append(tp[1])
         topics = [R.ListPartitionReassignmentsTopics(name=t, partition_indexes=ps) for t, ps in wanted.items()]
     body = R(timeout_ms=timeout_ms, topics=topics)
-    _, response, peer = send(LIST, lambda version: body, timeout_ms=timeout_ms, what="ListPartitionReassignments")
+    _, response, peer = yield AdminRequest(LIST, fixed(body), "ListPartitionReassignments", timeout_ms=timeout_ms)
     if response.error_code:
         raise error_for_code(
             response.error_code, "ListPartitionReassignments", broker=peer, detail=response.error_message

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_kafkalog.client.admin.admin_steps import AdminRequest, AdminSteps, drive, fixed
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.sasl.scram import ScramMechanism
@@ -24,7 +25,9 @@ __all__ = [
     "UserScramCredentialDeletion",
     "UserScramCredentialUpsertion",
     "alter_user_scram_credentials",
+    "alter_user_scram_credentials_steps",
     "describe_user_scram_credentials",
+    "describe_user_scram_credentials_steps",
 ]
 
 DESCRIBE = int(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS)
@@ -79,14 +82,22 @@ def _mechanism(name: str) -> ScramMechanism:
 
 
 def describe_user_scram_credentials(
-    send: Callable[[int, Any], tuple[int, Any, str]], users: Iterable[str] | None, *, missing_ok: bool = False
+    send: Callable[..., tuple[int, Any, str | None]], users: Iterable[str] | None, *, missing_ok: bool = False
 ) -> tuple[dict[str, list[ScramCredentialInfo]], dict[str, KafkaClientError]]:
+    """``describe_user_scram_credentials_steps`` driven by the blocking ``send`` (any broker)."""
+    return drive(describe_user_scram_credentials_steps(users, missing_ok=missing_ok), send)
+
+
+def describe_user_scram_credentials_steps(
+    users: Iterable[str] | None, *, missing_ok: bool = False
+) -> AdminSteps[tuple[dict[str, list[ScramCredentialInfo]], dict[str, KafkaClientError]]]:
     """``({user: [ScramCredentialInfo]}, {user: error})`` of ``users`` (every user with credentials when None).
     A named user without credentials is an error (RESOURCE_NOT_FOUND) unless ``missing_ok`` (then it is left
-    out). A top-level error raises. ``send(api_key, body)`` returns (version, response, broker address)."""
+    out). A top-level error raises."""
     R = API_BY_KEY[DESCRIBE].Request
     body = R(users=None if users is None else [R.UserName(name=u) for u in users])
-    _, response, peer = send(DESCRIBE, body)
+    _, response, peer = yield AdminRequest(DESCRIBE, fixed(body), "DescribeUserScramCredentials")
+    peer = peer or "any broker"
     if response.error_code:
         raise error_for_code(
             response.error_code, "DescribeUserScramCredentials", broker=peer, detail=response.error_message
@@ -140,10 +151,17 @@ def alter_user_scram_credentials(
     alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion],
     timeout_ms: int,
 ) -> dict[str, KafkaClientError]:
+    """``alter_user_scram_credentials_steps`` driven by the blocking ``send``."""
+    return drive(alter_user_scram_credentials_steps(alterations, timeout_ms), send)
+
+
+def alter_user_scram_credentials_steps(
+    alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion], timeout_ms: int
+) -> AdminSteps[dict[str, KafkaClientError]]:
     """Send one AlterUserScramCredentials to the controller (``AdminClient._controller_request``); returns the
     users that failed with their errors."""
     body = alter_request(alterations)
-    _, response, peer = send(ALTER, lambda version: body, timeout_ms=timeout_ms, what="AlterUserScramCredentials")
+    _, response, peer = yield AdminRequest(ALTER, fixed(body), "AlterUserScramCredentials", timeout_ms=timeout_ms)
     return {
         r.user: error_for_code(
             r.error_code, f"AlterUserScramCredentials of user {r.user!r}", broker=peer, detail=r.error_message

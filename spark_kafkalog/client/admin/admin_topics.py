@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from spark_kafkalog.client.admin.admin_steps import AdminRequest, AdminSteps, drive, fixed
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.client.metadata import PartitionInfo
 from spark_kafkalog.client.types import PartitionDescription, TopicDescription
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey
 
-__all__ = ["DESCRIBE_TOPIC_PARTITIONS", "describe_topic_partitions"]
+__all__ = ["DESCRIBE_TOPIC_PARTITIONS", "describe_topic_partitions", "describe_topic_partitions_steps"]
 
 DESCRIBE_TOPIC_PARTITIONS = int(ApiKey.DESCRIBE_TOPIC_PARTITIONS)
 MAX_PAGES = 100_000  # a broker whose cursor never ends is a bug, not a reason to loop forever
@@ -28,6 +29,13 @@ AnyBrokerRequest = Callable[..., tuple[int, Any, Any]]
 def describe_topic_partitions(
     send: AnyBrokerRequest, names: Sequence[str] | None, partition_limit: int
 ) -> tuple[dict[str, TopicDescription], dict[str, KafkaClientError]]:
+    """``describe_topic_partitions_steps`` driven by the blocking ``send``."""
+    return drive(describe_topic_partitions_steps(names, partition_limit), send)
+
+
+def describe_topic_partitions_steps(
+    names: Sequence[str] | None, partition_limit: int
+) -> AdminSteps[tuple[dict[str, TopicDescription], dict[str, KafkaClientError]]]:
     """Every partition of ``names`` (all describable topics when None), page by page; returns the descriptions
     by topic (in the broker's order: by name) and the topics that failed with their errors."""
     R = API_BY_KEY[DESCRIBE_TOPIC_PARTITIONS].Request
@@ -38,7 +46,7 @@ def describe_topic_partitions(
     cursor = None
     for _ in range(MAX_PAGES):
         body = R(topics=requested, response_partition_limit=partition_limit, cursor=cursor)
-        _, response, _ = send(DESCRIBE_TOPIC_PARTITIONS, lambda version, b=body: b, what="DescribeTopicPartitions")
+        _, response, _ = yield AdminRequest(DESCRIBE_TOPIC_PARTITIONS, fixed(body), "DescribeTopicPartitions")
         for t in response.topics:
             if t.error_code:
                 errors[t.name] = error_for_code(t.error_code, "DescribeTopicPartitions", topic=t.name)

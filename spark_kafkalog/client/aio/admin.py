@@ -13,6 +13,9 @@ needs v4+; OffsetFetch/OffsetCommit at most v9, by topic name; ConsumerGroupDesc
 fallback). Per-topic failures raise one ``AdminOperationError``; ``wait=True`` waits for Metadata to show the
 result, as the blocking client does.
 
+Partition reassignments, leader elections, DescribeTopicPartitions, client metrics resources, SCRAM
+credentials, client quotas and ACLs are ``AIOAccessAdminMixin``'s (``client.aio.admin_access``).
+
 Besides the blocking names (``list_groups``, ``describe_groups``, ``list_group_offsets``, ``delete_groups``) the
 Kafka Admin names ``list_consumer_groups``, ``list_consumer_group_offsets`` and ``delete_consumer_groups`` are
 the same calls.
@@ -80,6 +83,7 @@ from spark_kafkalog.client.errors import KafkaClientError, TopicAuthorizationFai
 from spark_kafkalog.client.types import NewTopic, OffsetSpec, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
+from .admin_access import AIOAccessAdminMixin
 from .client import AsyncKafkaClient, sleep_or_give_up
 
 __all__ = ["AIOAdminClient"]
@@ -93,7 +97,7 @@ _DESCRIBE_CONFIGS = int(ApiKey.DESCRIBE_CONFIGS)
 _DELETE_RECORDS = int(ApiKey.DELETE_RECORDS)
 
 
-class AIOAdminClient:
+class AIOAdminClient(AIOAccessAdminMixin):
     """``AIOAdminClient("host:9092")``; ``await start()`` or ``async with``; settings as ``AdminClient``'s."""
 
     def __init__(
