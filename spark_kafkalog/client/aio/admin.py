@@ -61,7 +61,6 @@ from spark_kafkalog.client.admin.group_admin import (
     GroupListing,
     OffsetAndMetadata,
     PartitionLag,
-    client_group_error,
     delete_groups_answer,
     delete_groups_request,
     describe_groups_answer,
@@ -69,22 +68,20 @@ from spark_kafkalog.client.admin.group_admin import (
     lag_rows,
     list_groups_answer,
     list_groups_request,
-    offset_commit_request,
     offset_delete_answer,
     offset_delete_request,
     offset_fetch_answer,
     offset_fetch_request,
-    raise_partition_errors,
     topic_partitions,
 )
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.core.coordinator import GROUP_KEY_TYPE
 from spark_kafkalog.client.errors import KafkaClientError, TopicAuthorizationFailedError
 from spark_kafkalog.client.types import NewTopic, OffsetSpec, TopicDescription, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 from .admin_access import AIOAccessAdminMixin
 from .client import AsyncKafkaClient, sleep_or_give_up
+from .group_calls import AsyncGroupCalls
 
 __all__ = ["AIOAdminClient"]
 
@@ -107,7 +104,7 @@ class AIOAdminClient(AIOAccessAdminMixin):
         **kwargs: Any,
     ) -> None:
         self.client = AsyncKafkaClient(bootstrap_servers, config=config, **kwargs)
-        self._coordinators: dict[str, int] = {}
+        self._groups = AsyncGroupCalls(self.client)
 
     async def start(self) -> None:
         """Connect and learn the cluster's brokers (optional: the first call does it too)."""
@@ -361,50 +358,12 @@ class AIOAdminClient(AIOAccessAdminMixin):
 
     # consumer groups ---------------------------------------------------------------------------
     async def coordinator(self, group_id: str) -> int:
-        """The broker id coordinating ``group_id`` (FindCoordinator, cached)."""
-        cached = self._coordinators.get(group_id)
-        if cached is not None:
-            return cached
-        found = await self.client.find_coordinator_once(group_id, GROUP_KEY_TYPE)
-        if found.error_code != ErrorCode.NONE:
-            raise self._error(found.error_code, "FindCoordinator", group_id, found.error_message)
-        self._coordinators[group_id] = found.node_id
-        return found.node_id
+        """The broker id coordinating ``group_id`` (FindCoordinator, cached; ``AsyncGroupCalls``)."""
+        return await self._groups.coordinator(group_id)
 
     def forget_coordinator(self, group_id: str) -> None:
         """Drop the cached coordinator of ``group_id`` (it moved or its connection broke)."""
-        self._coordinators.pop(group_id, None)
-
-    def _error(
-        self, code: int, what: str, group_id: str, detail: str | None = None, tp: tuple[str, int] | None = None
-    ) -> KafkaClientError:
-        return client_group_error(self.client, self.forget_coordinator, code, what, group_id, detail, tp)
-
-    async def _group_call(
-        self,
-        group_id: str,
-        api_key: int,
-        build: Callable[[int], Any],
-        check: Callable[[Any, int], T],
-        what: str,
-        *,
-        max_version: int | None = None,
-    ) -> T:
-        """Send ``build(version)`` to the group's coordinator; ``check(response, version)`` reads the answer.
-        Coordinator moves and lost connections are retried."""
-
-        async def attempt() -> T:
-            node = await self.coordinator(group_id)
-            try:
-                version, response = await self.client.send_request_versioned(
-                    node, api_key, build, max_version=max_version
-                )
-            except KafkaClientError:
-                self.forget_coordinator(group_id)
-                raise
-            return check(response, version)
-
-        return await self.client.call_with_retries(attempt, what=what)
+        self._groups.forget_coordinator(group_id)
 
     async def list_groups(self, states: Iterable[str] | None = None) -> list[GroupListing]:
         """Every consumer group of the cluster (ListGroups to each broker), optionally only those in ``states``
@@ -445,10 +404,10 @@ class AIOAdminClient(AIOAccessAdminMixin):
 
     async def _describe_group(self, group_id: str) -> GroupDescription:
         def check(response: Any, version: int) -> GroupDescription:
-            node = self._coordinators.get(group_id, -1)  # the coordinator just asked
-            return describe_groups_answer(response, version, group_id, node, self._error)
+            node = self._groups.cached_coordinator(group_id)  # the coordinator just asked
+            return describe_groups_answer(response, version, group_id, node, self._groups.error)
 
-        return await self._group_call(
+        return await self._groups.group_call(
             group_id, ApiKey.DESCRIBE_GROUPS, lambda v: describe_groups_request(group_id), check, "DescribeGroups"
         )
 
@@ -461,10 +420,12 @@ class AIOAdminClient(AIOAccessAdminMixin):
         try:
 
             def check(response: Any, version: int) -> ConsumerGroupDescription:
-                node = self._coordinators.get(group_id, -1)
-                return consumer_groups.consumer_group_describe_answer(response, version, group_id, node, self._error)
+                node = self._groups.cached_coordinator(group_id)
+                return consumer_groups.consumer_group_describe_answer(
+                    response, version, group_id, node, self._groups.error
+                )
 
-            return await self._group_call(
+            return await self._groups.group_call(
                 group_id,
                 ApiKey.CONSUMER_GROUP_DESCRIBE,
                 lambda v: consumer_groups.consumer_group_describe_request(group_id),
@@ -495,11 +456,11 @@ class AIOAdminClient(AIOAccessAdminMixin):
                 )
             return offset_fetch_request(version, group_id, wanted)
 
-        return await self._group_call(
+        return await self._groups.group_call(
             group_id,
             ApiKey.OFFSET_FETCH,
             build,
-            lambda response, version: offset_fetch_answer(response, version, group_id, self._error),
+            lambda response, version: offset_fetch_answer(response, version, group_id, self._groups.error),
             "OffsetFetch",
             max_version=OFFSETS_BY_NAME_MAX,
         )
@@ -514,16 +475,7 @@ class AIOAdminClient(AIOAccessAdminMixin):
         self, group_id: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]
     ) -> None:
         """Set committed offsets of a group without active members (the reset of kafka-consumer-groups)."""
-        if not offsets:
-            return
-        body = offset_commit_request(group_id, offsets)
-
-        def check(response: Any, version: int) -> None:
-            raise_partition_errors(group_id, "OffsetCommit", response.topics, self._error)
-
-        await self._group_call(
-            group_id, ApiKey.OFFSET_COMMIT, lambda v: body, check, "OffsetCommit", max_version=OFFSETS_BY_NAME_MAX
-        )
+        await self._groups.commit_offsets(group_id, offsets)
 
     async def delete_groups(self, group_ids: Iterable[str]) -> None:
         """Delete empty groups with their committed offsets; raises naming the first group that failed
@@ -533,9 +485,9 @@ class AIOAdminClient(AIOAccessAdminMixin):
 
     async def _delete_group(self, group_id: str) -> None:
         def check(response: Any, version: int) -> None:
-            delete_groups_answer(response, group_id, self._error)
+            delete_groups_answer(response, group_id, self._groups.error)
 
-        await self._group_call(
+        await self._groups.group_call(
             group_id, ApiKey.DELETE_GROUPS, lambda v: delete_groups_request(group_id), check, "DeleteGroups"
         )
 
@@ -548,9 +500,9 @@ class AIOAdminClient(AIOAccessAdminMixin):
         body = offset_delete_request(group_id, partitions)
 
         def check(response: Any, version: int) -> None:
-            offset_delete_answer(response, group_id, self._error)
+            offset_delete_answer(response, group_id, self._groups.error)
 
-        await self._group_call(group_id, ApiKey.OFFSET_DELETE, lambda v: body, check, "OffsetDelete")
+        await self._groups.group_call(group_id, ApiKey.OFFSET_DELETE, lambda v: body, check, "OffsetDelete")
 
     async def group_lag(self, group_id: str, topics: Iterable[str] | None = None) -> list[PartitionLag]:
         """Committed offset, high watermark and lag per partition (also uncommitted ones of ``topics``)."""

@@ -1,7 +1,8 @@
-"""``AsyncGroupCalls``: the consumer's offset calls to its group's coordinator on an ``AsyncKafkaClient``.
+"""``AsyncGroupCalls``: calls to a group's coordinator on an ``AsyncKafkaClient``, for ``AIOConsumer`` (its offset
+calls) and ``AIOAdminClient`` (every group call, through ``group_call``).
 
-The asyncio side of what ``GroupAdmin`` does for the blocking ``Consumer``: FindCoordinator (cached per group,
-through ``AsyncKafkaClient.find_coordinator``), OffsetCommit (v0-9, topics by name; as a member with its
+The asyncio side of what ``GroupAdmin`` does for the blocking ``Consumer`` and ``AdminClient``: FindCoordinator
+(cached per group; one request per attempt, its error worded by ``client_group_error``), OffsetCommit (v0-9, topics by name; as a member with its
 generation or KIP-848 epoch, or from outside the group) and OffsetFetch (v1-9; v9 as a KIP-848 member). Requests
 and answers are ``group_admin``'s pure builders and parsers, so both consumers send and read the same bytes.
 ZooKeeper offset storage (``offsets.storage=zookeeper``: OffsetCommit/OffsetFetch v0 to any broker) is served too.
@@ -15,7 +16,7 @@ Concurrency: coroutines of the client's event loop.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from spark_kafkalog.client.admin.group_admin import (
     OFFSETS_BY_NAME_MAX,
@@ -28,43 +29,68 @@ from spark_kafkalog.client.admin.group_admin import (
     raise_partition_errors,
 )
 from spark_kafkalog.client.aio.client import AsyncKafkaClient
+from spark_kafkalog.client.core.coordinator import GROUP_KEY_TYPE
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.types import TopicPartition
-from spark_kafkalog.protocol import ApiKey
+from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 __all__ = ["AsyncGroupCalls"]
 
+T = TypeVar("T")
+
 
 class AsyncGroupCalls:
-    """Offset calls of one consumer's group on ``client``; see the module docstring."""
+    """Calls to the coordinators of groups on ``client``; see the module docstring."""
 
     def __init__(self, client: AsyncKafkaClient) -> None:
         self.client = client
         self._coordinators: dict[str, int] = {}
 
     async def coordinator(self, group_id: str) -> int:
-        """The broker id coordinating ``group_id`` (cached until forgotten)."""
-        node = self._coordinators.get(group_id)
-        if node is None:
-            node = self._coordinators[group_id] = await self.client.find_coordinator(group_id)
-        return node
+        """The broker id coordinating ``group_id`` (one FindCoordinator, cached until forgotten); a failed lookup
+        raises ``error``'s exception (retriable while the coordinator loads), for ``group_call``'s retries."""
+        cached = self._coordinators.get(group_id)
+        if cached is not None:
+            return cached
+        found = await self.client.find_coordinator_once(group_id, GROUP_KEY_TYPE)
+        if found.error_code != ErrorCode.NONE:
+            raise self.error(found.error_code, "FindCoordinator", group_id, found.error_message)
+        self._coordinators[group_id] = found.node_id
+        return found.node_id
+
+    def cached_coordinator(self, group_id: str) -> int:
+        """The coordinator last found for ``group_id``, or -1."""
+        return self._coordinators.get(group_id, -1)
 
     def forget_coordinator(self, group_id: str) -> None:
+        """Drop the cached coordinator of ``group_id`` (it moved or its connection broke)."""
         self._coordinators.pop(group_id, None)
 
-    def _error(
+    def error(
         self, code: int, what: str, group_id: str, detail: str | None = None, tp: tuple[str, int] | None = None
     ) -> KafkaClientError:
+        """``client_group_error`` for this client: names its principal, forgets a moved coordinator."""
         return client_group_error(self.client, self.forget_coordinator, code, what, group_id, detail, tp)
 
-    async def _group_call(
-        self, group_id: str, api_key: int, build: Callable[[int], Any], check: Callable[[Any, int], Any], what: str
-    ) -> Any:
-        async def attempt() -> Any:
+    async def group_call(
+        self,
+        group_id: str,
+        api_key: int,
+        build: Callable[[int], Any],
+        check: Callable[[Any, int], T],
+        what: str,
+        *,
+        max_version: int | None = None,
+    ) -> T:
+        """Send ``build(version)`` to the group's coordinator (at most ``max_version``); ``check(response,
+        version)`` reads the answer. Coordinator moves and lost connections forget the coordinator and are
+        retried (``call_with_retries``)."""
+
+        async def attempt() -> T:
             node = await self.coordinator(group_id)
             try:
                 version, response = await self.client.send_request_versioned(
-                    node, api_key, build, max_version=OFFSETS_BY_NAME_MAX
+                    node, api_key, build, max_version=max_version
                 )
             except KafkaClientError:
                 self.forget_coordinator(group_id)
@@ -91,7 +117,7 @@ class AsyncGroupCalls:
         )
 
         def check(response: Any, version: int) -> None:
-            raise_partition_errors(group_id, "OffsetCommit", response.topics, self._error)
+            raise_partition_errors(group_id, "OffsetCommit", response.topics, self.error)
 
         if storage == "zookeeper":
 
@@ -101,7 +127,9 @@ class AsyncGroupCalls:
             _, response = await self.client.call_with_retries(v0, what="OffsetCommit")
             check(response, 0)
             return
-        await self._group_call(group_id, ApiKey.OFFSET_COMMIT, lambda v: body, check, "OffsetCommit")
+        await self.group_call(
+            group_id, ApiKey.OFFSET_COMMIT, lambda v: body, check, "OffsetCommit", max_version=OFFSETS_BY_NAME_MAX
+        )
 
     async def list_group_offsets(
         self,
@@ -122,15 +150,14 @@ class AsyncGroupCalls:
                 return await self.client.send_request_versioned(None, ApiKey.OFFSET_FETCH, build, max_version=0)
 
             _, response = await self.client.call_with_retries(v0, what="OffsetFetch")
-            return committed_offsets(group_id, response.topics, self._error, with_epoch=False, unknown_is_absent=True)
+            return committed_offsets(group_id, response.topics, self.error, with_epoch=False, unknown_is_absent=True)
 
         def build(version: int) -> Any:
             return offset_fetch_request(version, group_id, wanted, member_id=member_id, member_epoch=member_epoch)
 
         def check(response: Any, version: int) -> dict[TopicPartition, OffsetAndMetadata]:
-            return offset_fetch_answer(response, version, group_id, self._error)
+            return offset_fetch_answer(response, version, group_id, self.error)
 
-        result: dict[TopicPartition, OffsetAndMetadata] = await self._group_call(
-            group_id, ApiKey.OFFSET_FETCH, build, check, "OffsetFetch"
+        return await self.group_call(
+            group_id, ApiKey.OFFSET_FETCH, build, check, "OffsetFetch", max_version=OFFSETS_BY_NAME_MAX
         )
-        return result
