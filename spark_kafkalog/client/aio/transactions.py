@@ -2,8 +2,8 @@
 
 The state machine, the requests and the answer checks are the blocking producer's
 (``producer.transactions.TransactionManager``, whose module docstring has the states, the versions and
-transactions v2): each operation there is a generator of steps (``Request``, ``Versions``, ``KnowBroker``,
-``Sleep``) and this class only performs those steps on the event loop - ``AsyncKafkaClient.send_request_versioned``
+transactions v2): each operation there is a generator of steps (``producer.txn_steps``: ``Request``,
+``Versions``, ``KnowBroker``, ``Sleep``) and this class only performs those steps on the event loop - ``AsyncKafkaClient.send_request_versioned``
 on the coordinator's shared connection, ``asyncio.sleep`` for backoffs - so no thread and no second client are
 involved, and the coordinator moves (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, ...), CONCURRENT_TRANSACTIONS
 retries, fencing and deadlines behave exactly as in the blocking producer.
@@ -33,14 +33,8 @@ from spark_kafkalog.client.aio.client import AsyncKafkaClient
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.producer.sender_core import SenderCore
-from spark_kafkalog.client.producer.transactions import (
-    KnowBroker,
-    Request,
-    Sleep,
-    Steps,
-    TransactionManager,
-    Versions,
-)
+from spark_kafkalog.client.producer.transactions import TransactionManager
+from spark_kafkalog.client.producer.txn_steps import KnowBroker, Request, Sleep, Steps, Versions, run_steps_async
 from spark_kafkalog.client.types import TopicPartition
 
 __all__ = ["AsyncTransactionManager", "new_async_transactions"]
@@ -59,19 +53,8 @@ class AsyncTransactionManager(TransactionManager):
 
     # drivers -------------------------------------------------------------------------------------
     async def drive_async(self, steps: Steps[T]) -> T:
-        """Run an operation's steps to its result on the event loop (``drive``'s asyncio twin)."""
-        answer: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                step = steps.send(answer) if error is None else steps.throw(error)
-            except StopIteration as stop:
-                return cast(T, stop.value)
-            answer, error = None, None
-            try:
-                answer = await self.perform_async(step)
-            except BaseException as e:  # noqa: BLE001 - thrown into the operation, which re-raises it
-                error = e
+        """Run an operation's steps to its result on the event loop (``txn_steps.run_steps_async``)."""
+        return await run_steps_async(steps, self.perform_async)
 
     async def perform_async(self, step: Any) -> Any:
         """One step on the ``AsyncKafkaClient``."""

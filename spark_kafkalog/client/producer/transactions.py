@@ -27,11 +27,10 @@ transaction's markers are still being written) are retried with backoff until th
 
 Steps and drivers: each operation that talks to a coordinator (``init_steps``, ``begin_steps``,
 ``add_partitions_steps``, ``send_offsets_steps``, ``end_steps``) is a generator holding the state changes,
-the request bodies, the answer checks and the retry/deadline loop; it does no I/O itself but yields steps -
-``Request`` (answered ``(version, response)``), ``Versions`` (the node's ``ApiVersionTable``), ``KnowBroker``
-(make the metadata know a node), ``Sleep`` (a backoff) - and a failed step's error is thrown back into it
-where it asked. ``TransactionManager``'s methods (``init``, ``begin``, ``add_partitions``, ``send_offsets``,
-``end``) run them with the blocking driver (``drive``/``perform``: ``KafkaClient.send_request``,
+the request bodies, the answer checks and the retry/deadline loop; it does no I/O itself but yields steps
+(``txn_steps``: ``Request``, ``Versions``, ``KnowBroker``, ``Sleep``) and a failed step's error is thrown
+back into it where it asked. ``TransactionManager``'s methods (``init``, ``begin``, ``add_partitions``, ``send_offsets``,
+``end``) run them with the blocking loop (``drive``/``perform``: ``KafkaClient.send_request``,
 ``time.sleep``); ``aio.transactions.AsyncTransactionManager`` runs the same generators on its
 ``AsyncKafkaClient`` (``asyncio.sleep``), so both producers keep one state machine and one set of requests.
 
@@ -46,30 +45,21 @@ import enum
 import logging
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Mapping
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.core.coordinator import coordinator_error, find_coordinator_request, parse_find_coordinator
 from spark_kafkalog.client.errors import KafkaClientError, KafkaTimeoutError, error_for_code
 from spark_kafkalog.client.network.retry import backoff_ms
+from spark_kafkalog.client.producer.txn_steps import KnowBroker, Request, Sleep, Step, Steps, Versions, run_steps
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
-__all__ = [
-    "FENCING_ERRORS",
-    "KnowBroker",
-    "ProducerFencedError",
-    "Request",
-    "Sleep",
-    "Steps",
-    "TransactionError",
-    "TransactionManager",
-    "TxnState",
-    "Versions",
-]
+__all__ = ["TransactionError", "TransactionManager", "TxnState", "ProducerFencedError", "FENCING_ERRORS"]
 
 log = logging.getLogger("kafkalog.producer")
+T = TypeVar("T")
 
 _TXN_KEY_TYPE = 1
 _INIT_PID_WITH_EPOCH_FROM = 3
@@ -94,42 +84,6 @@ FENCING_ERRORS = frozenset(
         ErrorCode.UNSUPPORTED_VERSION,
     )
 )
-
-
-T = TypeVar("T")
-
-
-class Request(NamedTuple):
-    """Send ``body`` (or ``body(version)``) to ``node`` (any broker when ``None``) at the highest version both
-    sides support within ``[min_version, max_version]``; answered ``(version, response)``."""
-
-    api_key: int
-    body: Any
-    node: int | None
-    min_version: int = 0
-    max_version: int | None = None
-
-
-class Versions(NamedTuple):
-    """The ``ApiVersionTable`` of the connection to ``node`` (features and API versions it serves)."""
-
-    node: int
-
-
-class KnowBroker(NamedTuple):
-    """Refresh the brokers' metadata when it does not know ``node`` (a coordinator just named); answered None."""
-
-    node: int
-
-
-class Sleep(NamedTuple):
-    """Back off ``seconds`` before the next attempt; answered None."""
-
-    seconds: float
-
-
-Step = Request | Versions | KnowBroker | Sleep
-Steps = Generator[Step, Any, T]  # an operation: yields steps, is sent their answers, returns its result
 
 
 class TxnState(enum.Enum):
@@ -225,20 +179,8 @@ class TransactionManager:
 
     # drivers -------------------------------------------------------------------------------------
     def drive(self, steps: Steps[T]) -> T:
-        """Run an operation's steps to its result (the blocking driver): each step is performed by
-        ``perform``; its error is thrown into the operation where it asked."""
-        answer: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                step = steps.send(answer) if error is None else steps.throw(error)
-            except StopIteration as stop:
-                return stop.value
-            answer, error = None, None
-            try:
-                answer = self.perform(step)
-            except BaseException as e:  # noqa: BLE001 - thrown into the operation, which re-raises it
-                error = e
+        """Run an operation's steps to its result on this thread (``txn_steps.run_steps`` with ``perform``)."""
+        return run_steps(steps, self.perform)
 
     def perform(self, step: Step) -> Any:
         """One step on this object's blocking ``KafkaClient``."""
