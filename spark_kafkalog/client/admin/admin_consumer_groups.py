@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from spark_kafkalog.client.admin.group_admin import GroupAdmin, GroupDescription, GroupErrorFactory, group_error
+from spark_kafkalog.client.admin.group_admin import GroupAdmin
+from spark_kafkalog.client.admin.group_requests import GroupDescription, GroupErrorFactory, group_error
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode

@@ -3,7 +3,7 @@ coroutines, on an ``AsyncKafkaClient``.
 
 Same names, arguments, results and errors as ``spark_kafkalog.client.admin.AdminClient``: the requests are built
 and the answers read by the blocking admin's own functions (``admin.admin``, ``admin_configs`` steps,
-``admin_records``, ``group_admin``, ``admin_consumer_groups``); only the sending is asyncio. Routing as there:
+``admin_records``, ``group_requests``, ``admin_consumer_groups``); only the sending is asyncio. Routing as there:
 CreateTopics, DeleteTopics and CreatePartitions to the controller named by Metadata (NOT_CONTROLLER refreshes it
 and retries); DeleteRecords and ListOffsets to each partition's leader; DescribeConfigs/AlterConfigs/
 IncrementalAlterConfigs to the broker a broker resource names, else to any broker; group calls to the group's
@@ -55,7 +55,7 @@ from spark_kafkalog.client.admin.admin_configs import (
 from spark_kafkalog.client.admin.admin_consumer_groups import ConsumerGroupDescription
 from spark_kafkalog.client.admin.admin_errors import AdminOperationError
 from spark_kafkalog.client.admin.admin_records import collect_delete_records, delete_records_request, timed_out
-from spark_kafkalog.client.admin.group_admin import (
+from spark_kafkalog.client.admin.group_requests import (
     OFFSETS_BY_NAME_MAX,
     GroupDescription,
     GroupListing,

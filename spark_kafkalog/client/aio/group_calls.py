@@ -4,7 +4,7 @@ calls) and ``AIOAdminClient`` (every group call, through ``group_call``).
 The asyncio side of what ``GroupAdmin`` does for the blocking ``Consumer`` and ``AdminClient``: FindCoordinator
 (cached per group; one request per attempt, its error worded by ``client_group_error``), OffsetCommit (v0-9, topics by name; as a member with its
 generation or KIP-848 epoch, or from outside the group) and OffsetFetch (v1-9; v9 as a KIP-848 member). Requests
-and answers are ``group_admin``'s pure builders and parsers, so both consumers send and read the same bytes.
+and answers are ``group_requests``' pure builders and parsers, so both consumers send and read the same bytes.
 ZooKeeper offset storage (``offsets.storage=zookeeper``: OffsetCommit/OffsetFetch v0 to any broker) is served too.
 
 Coordinator moves (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS) and lost connections
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from spark_kafkalog.client.admin.group_admin import (
+from spark_kafkalog.client.admin.group_requests import (
     OFFSETS_BY_NAME_MAX,
     OffsetAndMetadata,
     client_group_error,
