@@ -3,7 +3,8 @@ against an in-process broker, with transactions v2 (``transaction.version=2``, t
 (``0``: AddPartitionsToTxn and AddOffsetsToTxn): a coordinator that moves or loads mid-transaction
 (``broker.faults``) is found again and the call retried, a second producer with the same transactional id
 fences the first, offsets sent in a transaction become the group's committed offsets only on commit, an abort
-hides the records from read_committed readers, and no thread is used (the blocking client is not touched).
+hides the records from read_committed readers, a failed record makes the transaction abortable (the abort bumps
+the epoch and the next one commits), and no thread is used (the blocking client is not touched).
 
 Each test runs its coroutine with ``asyncio.run`` (the repository has no pytest-asyncio)."""
 
@@ -17,7 +18,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from spark_kafkalog.client import AdminClient, NewTopic, TopicPartition
+from spark_kafkalog.client import AdminClient, KafkaClientError, NewTopic, TopicPartition
 from spark_kafkalog.client.admin.group_admin import GroupAdmin
 from spark_kafkalog.client.aio.producer import AIOProducer
 from spark_kafkalog.client.core.client import KafkaClient
@@ -219,3 +220,32 @@ def test_an_abort_hides_the_records_from_read_committed_readers_without_a_thread
     assert read(broker, topic, "read_committed", 5) == committed
     everything = read(broker, topic, "read_uncommitted", 15)
     assert sorted(v for v in everything if v.startswith(b"aborted-")) == sorted(b"aborted-%d" % i for i in range(10))
+
+
+def test_an_abortable_error_is_aborted_and_the_next_transaction_commits(broker):
+    topic = new_topic(broker, partitions=1)
+
+    async def main() -> None:
+        async with AIOProducer(broker.bootstrap_servers, transactional_id=new_id(), **FAST) as producer:
+            await producer.init_transactions(30)
+            txn = producer._transactions
+            assert txn is not None
+            producer.begin_transaction()
+            with broker.faults.push_errors("Produce", ["TOPIC_AUTHORIZATION_FAILED"], topic=topic):
+                failed = await producer.send(topic, b"refused")
+                with pytest.raises(KafkaClientError):
+                    await failed
+            assert txn.state is TxnState.ABORTABLE_ERROR
+            with pytest.raises(TransactionError) as refused:
+                await producer.commit_transaction(30)
+            assert refused.value.abortable
+            epoch = producer._sender.idempotence.producer_epoch
+            await producer.abort_transaction(30)  # the sequence gap makes it bump the epoch (InitProducerId)
+            assert producer._sender.idempotence.producer_epoch > epoch
+            assert txn.state is TxnState.READY
+            producer.begin_transaction()
+            await producer.send(topic, b"after")
+            await producer.commit_transaction(30)
+
+    run(main())
+    assert read(broker, topic, "read_committed", 1) == [b"after"]
