@@ -80,8 +80,9 @@ from spark_kafkalog.client.types import NewTopic, OffsetSpec, TopicDescription, 
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 from .admin_access import AIOAccessAdminMixin
-from .client import AsyncKafkaClient, sleep_or_give_up
+from .client import AsyncKafkaClient
 from .group_calls import AsyncGroupCalls
+from .retrying import sleep_or_give_up
 
 __all__ = ["AIOAdminClient"]
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from spark_kafkalog.client.config import ClientConfig
@@ -50,7 +50,6 @@ from spark_kafkalog.client.core.client import (
     topic_status,
     topic_wait_plan,
 )
-from spark_kafkalog.client.core.client_fetch import FetchRange, fetch_error, out_of_range_error
 from spark_kafkalog.client.core.coordinator import (
     GROUP_KEY_TYPE,
     TRANSACTION_KEY_TYPE,
@@ -59,7 +58,6 @@ from spark_kafkalog.client.core.coordinator import (
     find_coordinator_request,
     parse_find_coordinator,
 )
-from spark_kafkalog.client.core.fetcher import partition_data
 from spark_kafkalog.client.core.offsets import (
     check_spec,
     list_offsets_request,
@@ -79,10 +77,12 @@ from spark_kafkalog.client.errors import (
 from spark_kafkalog.client.metadata import BrokerAddress, MetadataCache, TopicInfo, metadata_request
 from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.client.network.retry import RetryPlan, gave_up
-from spark_kafkalog.client.types import FetchedBatch, OffsetSpec, TopicPartition
+from spark_kafkalog.client.types import OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 from ._pool import AsyncConnectionPool
+from .fetch_batches import AsyncFetchMixin, FetchBatches
+from .retrying import sleep_or_give_up
 
 __all__ = ["AsyncKafkaClient", "FetchBatches", "sleep_or_give_up"]
 
@@ -92,17 +92,6 @@ _METADATA = int(ApiKey.METADATA)
 _FETCH = int(ApiKey.FETCH)
 _LIST_OFFSETS = int(ApiKey.LIST_OFFSETS)
 _FIND_COORDINATOR = int(ApiKey.FIND_COORDINATOR)
-
-
-async def sleep_or_give_up(plan: RetryPlan) -> bool:
-    """``RetryPlan.sleep_or_give_up`` on the event loop: record a failure and ``asyncio.sleep`` the backoff;
-    ``False`` when the plan is exhausted."""
-    delay = plan.next_delay()
-    if delay is None:
-        return False
-    if delay > 0:
-        await asyncio.sleep(delay)
-    return True
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:
@@ -123,7 +112,7 @@ def _new_stats() -> dict[str, Any]:
     }
 
 
-class AsyncKafkaClient:
+class AsyncKafkaClient(AsyncFetchMixin):
     """asyncio Kafka client core (see the module docstring).
 
     ``AsyncKafkaClient("host:9092", request_timeout_ms=5000)``, ``AsyncKafkaClient({"bootstrap.servers": ...})``
@@ -484,119 +473,6 @@ class AsyncKafkaClient:
         last_error = next((e for e in reversed(errors) if e is not None), None)
         return retry, last_error
 
-    # Fetch -------------------------------------------------------------------------------------
-    def fetch_batches(
-        self,
-        tp: TopicPartition,
-        start: int,
-        end: int | None = None,
-        *,
-        max_bytes: int | None = None,
-        isolation_level: int | None = None,
-        max_wait_ms: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> FetchBatches:
-        """Every record batch overlapping ``[start, end)`` of one partition, in offset order, as an async
-        iterator (``async for fetched in client.fetch_batches(tp, 0, end)``); as ``KafkaClient.fetch_batches``:
-        ``end=None`` reads up to the high watermark (last stable offset under read_committed) of the first
-        answer; batches may hold records outside the range (filter by offset); control and aborted batches
-        are not yielded; no progress for ``timeout_ms`` raises ``KafkaTimeoutError``; an offset outside the
-        log raises ``OffsetOutOfRangeError``; the next fetch is sent before the current batches are yielded.
-        When the iteration ends, ``.position`` is the offset after the last batch walked (where the next fetch
-        starts)."""
-        tp = TopicPartition(*tp)
-        if start < 0:
-            raise ValueError(f"fetch start offset for {tp} must be >= 0, got {start}")
-        if end is not None and end < start:
-            raise ValueError(f"fetch range for {tp} is empty or reversed: [{start}, {end})")
-        fetch = FetchRange(self.config, tp, start, end, max_bytes, isolation_level, max_wait_ms, timeout_ms)
-        return FetchBatches(self, fetch)
-
-    async def _send_fetch(self, fetch: FetchRange) -> tuple[AsyncKafkaConnection, asyncio.Task[Any]]:
-        """Send the Fetch for ``fetch``'s position to the leader (or its preferred read replica); returns the
-        connection and a task awaiting the answer."""
-        tp = fetch.tp
-        leader, epoch = await self.leader_and_epoch(tp)
-        node = self.read_replicas.node_for(tp, leader, lambda n: self.metadata.broker(n) is not None)
-        try:
-            conn = await self.connection(node)
-        except KafkaClientError:
-            self.read_replicas.clear(tp)
-            raise
-        body, bounds = fetch.request(epoch, self.topic_id(tp.topic))
-        self.stats["requests"] += 1
-        task = asyncio.get_running_loop().create_task(
-            conn.request(_FETCH, body, timeout=fetch.response_timeout, **bounds), name=f"kafka-fetch-{tp}"
-        )
-        return conn, task
-
-    async def _fetch_error(self, tp: TopicPartition, position: int, code: int, peer: str) -> KafkaClientError:
-        error = fetch_error(tp, position, code, peer, self.read_replicas.clear(tp))
-        if error is None:  # OFFSET_OUT_OF_RANGE from the leader: name the log's bounds
-            bounds = await self.list_offsets({tp: OffsetSpec.EARLIEST})
-            latest = await self.list_offsets({tp: OffsetSpec.LATEST}, isolation_level=0)
-            return out_of_range_error(tp, position, peer, bounds[tp], latest[tp])
-        self.on_partition_error(tp, code)
-        self.name_principal(error)
-        return error
-
-    async def _fetch_iter(self, fetch: FetchRange) -> AsyncGenerator[FetchedBatch, None]:
-        tp = fetch.tp
-        if fetch.finished:
-            return
-        plan = self.retry_plan()
-        pending: tuple[AsyncKafkaConnection, asyncio.Task[Any], int] | None = None  # (conn, answer, its offset)
-        try:
-            while True:
-                try:
-                    if pending is not None and pending[2] == fetch.position and not pending[0].closed:
-                        conn, answer, _ = pending
-                    else:
-                        if pending is not None:
-                            pending[1].cancel()
-                        conn, answer = await self._send_fetch(fetch)
-                    pending = None
-                    try:
-                        response = await answer
-                    except (KafkaConnectionError, KafkaTimeoutError) as e:
-                        await self.drop(conn, e)
-                        self.read_replicas.clear(tp)
-                        raise
-                    data = partition_data(response, tp, self.topic_id(tp.topic))
-                    if data.error_code:
-                        raise await self._fetch_error(tp, fetch.position, data.error_code, conn.peer)
-                    if data.preferred_read_replica >= 0:  # KIP-392: no data; the next fetch goes to that broker
-                        self.read_replicas.update(tp, data.preferred_read_replica)
-                except KafkaClientError as e:
-                    if not e.retriable:
-                        raise
-                    self.stats["retries"] += 1
-                    if not await sleep_or_give_up(plan):
-                        e.add_context(gave_up(f"Fetch of {tp} at offset {fetch.position}", plan))
-                        raise
-                    continue
-                plan = self.retry_plan()
-                step = fetch.advance(data)
-                self.stats["fetch_requests"] += 1
-                self.stats["bytes_fetched"] += step.bytes
-                if step.idle:
-                    await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)  # data should be there: no spin
-                if step.fetch_ahead:
-                    try:
-                        pending = (*(await self._send_fetch(fetch)), fetch.position)
-                    except KafkaClientError as e:
-                        if not e.retriable:
-                            raise
-                        pending = None
-                self.stats["batches_fetched"] += len(step.batches)
-                for batch in step.batches:
-                    yield batch
-                if step.done:
-                    return
-        finally:
-            if pending is not None:
-                pending[1].cancel()
-
     # coordinators ------------------------------------------------------------------------------
     async def find_coordinator(self, key: str, key_type: int = GROUP_KEY_TYPE) -> int:
         """Node id of the coordinator of ``key`` (``key_type`` 0: a group id, 1: a transactional id, which
@@ -626,26 +502,3 @@ class AsyncKafkaClient:
         if found.error_code == ErrorCode.NONE and self.metadata.broker(found.node_id) is None:
             await self.refresh_metadata_once([])
         return found
-
-
-class FetchBatches:
-    """The async iterator ``AsyncKafkaClient.fetch_batches`` returns; ``position`` is the offset after the last
-    batch walked (the range's start until the first answer), where the next fetch starts."""
-
-    def __init__(self, client: AsyncKafkaClient, fetch: FetchRange) -> None:
-        self._fetch = fetch
-        self._iter = client._fetch_iter(fetch)
-
-    @property
-    def position(self) -> int:
-        return self._fetch.position
-
-    def __aiter__(self) -> FetchBatches:
-        return self
-
-    async def __anext__(self) -> FetchedBatch:
-        return await self._iter.__anext__()
-
-    async def aclose(self) -> None:
-        """Stop early: cancel the fetch sent ahead."""
-        await self._iter.aclose()
