@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.core.client_fetch import FetchRange, fetch_error, out_of_range_error
+from spark_kafkalog.client.core.client_fetch import FetchRange, checked_range, fetch_error, out_of_range_error
 from spark_kafkalog.client.core.fetcher import partition_data
 from spark_kafkalog.client.core.read_replicas import PreferredReadReplicas
 from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError, KafkaTimeoutError
@@ -68,11 +68,7 @@ class AsyncFetchMixin:
         log raises ``OffsetOutOfRangeError``; the next fetch is sent before the current batches are yielded.
         When the iteration ends, ``.position`` is the offset after the last batch walked (where the next fetch
         starts)."""
-        tp = TopicPartition(*tp)
-        if start < 0:
-            raise ValueError(f"fetch start offset for {tp} must be >= 0, got {start}")
-        if end is not None and end < start:
-            raise ValueError(f"fetch range for {tp} is empty or reversed: [{start}, {end})")
+        tp = checked_range(tp, start, end)
         fetch = FetchRange(self.config, tp, start, end, max_bytes, isolation_level, max_wait_ms, timeout_ms)
         return FetchBatches(self, fetch)
 

@@ -36,7 +36,7 @@ from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.client.types import FetchedBatch, OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
-__all__ = ["ClientFetchMixin", "FetchRange", "FetchStep", "fetch_error", "out_of_range_error"]
+__all__ = ["ClientFetchMixin", "FetchRange", "FetchStep", "checked_range", "fetch_error", "out_of_range_error"]
 
 _FETCH = int(ApiKey.FETCH)
 
@@ -82,11 +82,7 @@ class ClientFetchMixin:
         walked, skipped control and aborted batches included: where the next fetch starts, as Java's
         consumer advances its position past transaction markers.
         """
-        tp = TopicPartition(*tp)
-        if start < 0:
-            raise ValueError(f"fetch start offset for {tp} must be >= 0, got {start}")
-        if end is not None and end < start:
-            raise ValueError(f"fetch range for {tp} is empty or reversed: [{start}, {end})")
+        tp = checked_range(tp, start, end)
         self.stats["ranges_fetched"].append((tp.topic, tp.partition, start, end))
         return self._fetch_iter(tp, start, end, max_bytes, isolation_level, max_wait_ms, timeout_ms)
 
@@ -197,6 +193,16 @@ class FetchStep(NamedTuple):
     fetch_ahead: bool  # more is available now: send the next fetch before yielding ``batches``
     idle: bool  # data should be there but none came: back off ``retry.backoff.ms`` rather than spin
     bytes: int  # record bytes in the answer
+
+
+def checked_range(tp: tuple[str, int], start: int, end: int | None) -> TopicPartition:
+    """``tp`` as a ``TopicPartition`` once ``[start, end)`` is a fetchable range (``ValueError`` naming it if not)."""
+    tp = TopicPartition(*tp)
+    if start < 0:
+        raise ValueError(f"fetch start offset for {tp} must be >= 0, got {start}")
+    if end is not None and end < start:
+        raise ValueError(f"fetch range for {tp} is empty or reversed: [{start}, {end})")
+    return tp
 
 
 class FetchRange:
