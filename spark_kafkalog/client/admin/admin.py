@@ -44,7 +44,7 @@ from spark_kafkalog.client.admin.admin_scram import (
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
-from spark_kafkalog.client.admin.admin_steps import drive
+from spark_kafkalog.client.admin.admin_steps import AdminRequest, AdminSteps, drive
 from spark_kafkalog.client.admin.group_admin import (
     GroupAdmin,
     GroupDescription,
@@ -179,14 +179,7 @@ class AdminClient(AccessAdminMixin):
         if not topics:
             return
         timeout = self._timeout(timeout_ms)
-        _, response, peer = self._controller_request(
-            _CREATE_TOPICS,
-            lambda version: create_topics_request(topics, timeout, validate_only),
-            min_version=create_topics_min_version(topics),
-            timeout_ms=timeout,
-            what="CreateTopics",
-        )
-        raise_topic_errors("CreateTopics", response.topics, peer)
+        drive(create_topics_steps(topics, timeout, validate_only), self._controller_request)
         if wait and not validate_only:
             for t in topics:
                 self._wait_for_leaders(t.name)
@@ -211,10 +204,7 @@ class AdminClient(AccessAdminMixin):
         if not names:
             return
         timeout = self._timeout(timeout_ms)
-        _, response, peer = self._controller_request(
-            _DELETE_TOPICS, lambda v: delete_topics_request(v, names, timeout), timeout_ms=timeout, what="DeleteTopics"
-        )
-        raise_topic_errors("DeleteTopics", response.responses, peer)
+        drive(delete_topics_steps(names, timeout), self._controller_request)
         for name in names:
             self.client.metadata.forget(name)
         if wait:
@@ -272,13 +262,7 @@ class AdminClient(AccessAdminMixin):
         if not new_totals:
             return
         timeout = self._timeout(timeout_ms)
-        _, response, peer = self._controller_request(
-            _CREATE_PARTITIONS,
-            lambda v: create_partitions_request(new_totals, timeout, validate_only),
-            timeout_ms=timeout,
-            what="CreatePartitions",
-        )
-        raise_topic_errors("CreatePartitions", response.results, peer)
+        drive(create_partitions_steps(new_totals, timeout, validate_only), self._controller_request)
         if wait and not validate_only:
             for topic, total in new_totals.items():
                 self._wait_for_leaders(topic, total)
@@ -439,6 +423,37 @@ def raise_topic_errors(what: str, results: Iterable[Any], peer: str) -> None:
 
 
 # the pure parts of the calls, shared with the asyncio admin client (``client.aio.admin``) ----------------------
+def create_topics_steps(topics: list[NewTopic], timeout: int, validate_only: bool) -> AdminSteps[None]:
+    """One CreateTopics to the controller; per-topic failures raise one ``AdminOperationError``."""
+    _, response, peer = yield AdminRequest(
+        _CREATE_TOPICS,
+        lambda version: create_topics_request(topics, timeout, validate_only),
+        "CreateTopics",
+        min_version=create_topics_min_version(topics),
+        timeout_ms=timeout,
+    )
+    raise_topic_errors("CreateTopics", response.topics, peer)
+
+
+def delete_topics_steps(names: list[str], timeout: int) -> AdminSteps[None]:
+    """One DeleteTopics to the controller; per-topic failures raise one ``AdminOperationError``."""
+    _, response, peer = yield AdminRequest(
+        _DELETE_TOPICS, lambda v: delete_topics_request(v, names, timeout), "DeleteTopics", timeout_ms=timeout
+    )
+    raise_topic_errors("DeleteTopics", response.responses, peer)
+
+
+def create_partitions_steps(new_totals: Mapping[str, int], timeout: int, validate_only: bool) -> AdminSteps[None]:
+    """One CreatePartitions to the controller; per-topic failures raise one ``AdminOperationError``."""
+    _, response, peer = yield AdminRequest(
+        _CREATE_PARTITIONS,
+        lambda v: create_partitions_request(new_totals, timeout, validate_only),
+        "CreatePartitions",
+        timeout_ms=timeout,
+    )
+    raise_topic_errors("CreatePartitions", response.results, peer)
+
+
 def create_topics_min_version(topics: Iterable[NewTopic]) -> int:
     """CreateTopics v4+ when a topic leaves its partition count or replication factor to the broker (-1)."""
     uses_defaults = any(

@@ -34,13 +34,11 @@ from spark_kafkalog.client.admin.admin import (
     check_controller_answer,
     check_gone,
     check_leaders,
-    create_partitions_request,
-    create_topics_min_version,
-    create_topics_request,
-    delete_topics_request,
+    create_partitions_steps,
+    create_topics_steps,
+    delete_topics_steps,
     describe_topics_result,
     known_controller,
-    raise_topic_errors,
     topic_configs_answer,
     topic_configs_request,
 )
@@ -80,6 +78,7 @@ from spark_kafkalog.client.types import NewTopic, OffsetSpec, TopicDescription, 
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 from .admin_access import AIOAccessAdminMixin
+from .admin_steps import drive_async
 from .client import AsyncKafkaClient
 from .group_calls import AsyncGroupCalls
 from .retrying import sleep_or_give_up
@@ -160,14 +159,7 @@ class AIOAdminClient(AIOAccessAdminMixin):
         if not topics:
             return
         timeout = self._timeout(timeout_ms)
-        _, response, peer = await self._controller_request(
-            _CREATE_TOPICS,
-            lambda version: create_topics_request(topics, timeout, validate_only),
-            min_version=create_topics_min_version(topics),
-            timeout_ms=timeout,
-            what="CreateTopics",
-        )
-        raise_topic_errors("CreateTopics", response.topics, peer)
+        await drive_async(create_topics_steps(topics, timeout, validate_only), self._controller_request)
         if wait and not validate_only:
             for t in topics:
                 await self._wait_for_leaders(t.name)
@@ -189,10 +181,7 @@ class AIOAdminClient(AIOAccessAdminMixin):
         if not names:
             return
         timeout = self._timeout(timeout_ms)
-        _, response, peer = await self._controller_request(
-            _DELETE_TOPICS, lambda v: delete_topics_request(v, names, timeout), timeout_ms=timeout, what="DeleteTopics"
-        )
-        raise_topic_errors("DeleteTopics", response.responses, peer)
+        await drive_async(delete_topics_steps(names, timeout), self._controller_request)
         for name in names:
             self.client.metadata.forget(name)
         if wait:
@@ -231,13 +220,7 @@ class AIOAdminClient(AIOAccessAdminMixin):
         if not new_totals:
             return
         timeout = self._timeout(timeout_ms)
-        _, response, peer = await self._controller_request(
-            _CREATE_PARTITIONS,
-            lambda v: create_partitions_request(new_totals, timeout, validate_only),
-            timeout_ms=timeout,
-            what="CreatePartitions",
-        )
-        raise_topic_errors("CreatePartitions", response.results, peer)
+        await drive_async(create_partitions_steps(new_totals, timeout, validate_only), self._controller_request)
         if wait and not validate_only:
             for topic, total in new_totals.items():
                 await self._wait_for_leaders(topic, total)
