@@ -4,7 +4,7 @@ A broker opens it only when ``kafkalog.fault.injection.listener`` names a loopba
 ``[::1]:<port>``, ``localhost:<port>`` or a bare port on 127.0.0.1); ``EmbeddedCluster`` sets it per broker.
 Protocol: HTTP/1.1 on that address, one ``POST /<operation>`` per call with a JSON object body (the
 operation's keyword arguments) and a JSON object answer; status 400 with ``{"error": "..."}`` when the
-arguments are refused. Operations: ``push_errors``, ``set_rtt``, ``delay_connections``, ``track_requests``
+arguments are refused. Operations: ``push_errors``, ``set_rtt``, ``delay_connections``, ``set_api_version``, ``track_requests``
 (each answers ``{"id", "description"}``), ``undo`` / ``injection`` / ``requests`` (``{"id"}``), ``active``,
 ``clear``, ``drop_connections`` (``{"result": n}``).
 
@@ -126,6 +126,8 @@ def _handler_for(injector: FaultInjector) -> type[BaseHTTPRequestHandler]:
             return remember(injector.set_rtt(**args))
         if op == "delay_connections":
             return remember(injector.delay_connections(**args))
+        if op == "set_api_version":
+            return remember(injector.set_api_version(**args))
         if op == "track_requests":
             return remember(injector.track_requests(**args))
         if op == "drop_connections":
@@ -242,6 +244,11 @@ class RemoteFaults:
 
     def delay_connections(self, ms: int, *, client_id: str | None = None) -> RemoteInjection:
         return RemoteInjection(self, self.call("delay_connections", ms=ms, client_id=client_id))
+
+    def set_api_version(self, api: str | int, min_version: int, max_version: int) -> RemoteInjection:
+        return RemoteInjection(
+            self, self.call("set_api_version", api=api, min_version=min_version, max_version=max_version)
+        )
 
     def track_requests(self) -> RemoteRequestLog:
         return RemoteRequestLog(self, self.call("track_requests"))

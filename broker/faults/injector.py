@@ -37,7 +37,7 @@ from .error_responses import (
     partition_error_response,
     split_request,
 )
-from .rules import DelayRule, ErrorRule, TrackedRequest, TrackRule, resolve_api
+from .rules import DelayRule, ErrorRule, TrackedRequest, TrackRule, VersionRule, resolve_api
 
 if TYPE_CHECKING:
     from spark_kafkalog.protocol import Request
@@ -59,7 +59,7 @@ READ_ONLY_APIS = frozenset(
 """Per-partition faults on these run the whole request and replace the failed partitions' answers (a Fetch
 partition left out of a request would leave its fetch session)."""
 
-Rule = ErrorRule | DelayRule | TrackRule
+Rule = ErrorRule | DelayRule | TrackRule | VersionRule
 RequestContext = Any
 """A handler's ``broker.api.RequestContext`` (not imported: ``broker.services`` imports this package); the injector
 reads ``ctx.services.metadata.topic_by_id``, ``ctx.services.handlers.version_ranges()`` and
@@ -202,6 +202,35 @@ class FaultInjector:
             raise ValueError("ms must not be negative")
         return self._add(DelayRule(int(ms), None, client_id))
 
+    def set_api_version(self, api: str | int, min_version: int, max_version: int) -> Injection:
+        """Offer ``api`` only at ``min_version``-``max_version`` (as librdkafka's ``rd_kafka_mock_set_apiversion``):
+        ApiVersions advertises the overlap with what the broker serves (the API is left out when there is none,
+        or when both are -1: the API is not offered at all), and a request at another version is answered with
+        UNSUPPORTED_VERSION without running its handler. Clients then fall back to older versions or do without
+        the API. ApiVersions itself cannot be narrowed."""
+        spec = resolve_api(api)
+        if spec.key == ApiKey.API_VERSIONS:
+            raise ValueError("ApiVersions cannot be narrowed: clients need it to learn the other APIs' versions")
+        lo, hi = int(min_version), int(max_version)
+        if (lo, hi) != (-1, -1) and not 0 <= lo <= hi:
+            raise ValueError(
+                f"versions {lo}-{hi} of {spec.name}: give 0 <= min_version <= max_version, or -1 and -1 to disable"
+            )
+        return self._add(VersionRule(spec.key, lo, hi))
+
+    def api_version_ranges(self, ranges: Iterable[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """``(api_key, min, max)`` as ApiVersions advertises them under the live ``set_api_version`` injections
+        (the newest injection of an API wins)."""
+        with self._lock:
+            rules = {r.api_key: r for i in self._injections.values() if isinstance(r := i.rule, VersionRule)}
+        out = []
+        for key, lo, hi in ranges:
+            rule = rules.get(key)
+            narrowed = (lo, hi) if rule is None else rule.narrow(lo, hi)
+            if narrowed is not None:
+                out.append((key, *narrowed))
+        return out
+
     def track_requests(self) -> RequestLog:
         """Record every request this broker receives until the returned log is undone (or its ``with`` ends)."""
         log_ = self._add(TrackRule())
@@ -296,6 +325,7 @@ class FaultInjector:
         resolve = ctx.services.metadata.topic_by_id
         with self._lock:
             counted: list[tuple[Injection, ErrorRule]] = []
+            versions: VersionRule | None = None
             for injection in list(self._injections.values()):
                 rule = injection.rule
                 if isinstance(rule, TrackRule):
@@ -303,8 +333,19 @@ class FaultInjector:
                 elif isinstance(rule, DelayRule):
                     if rule.applies(header.api_key, header.client_id):
                         delay_ms += rule.ms
+                elif isinstance(rule, VersionRule):
+                    if rule.api_key == header.api_key:
+                        versions = rule  # the newest one wins
                 elif rule.api_key == header.api_key:
                     counted.append((injection, rule))
+            if versions is not None and not versions.allows(version):
+                log.info(
+                    "%sfault: answering UNSUPPORTED_VERSION to %s v%d (%s)",
+                    self._who(), api.name, version, versions.describe(),
+                )  # fmt: skip
+                return self._answer(
+                    ctx, api, version, body, handler, (ErrorCode.UNSUPPORTED_VERSION, 0), [], False, delay_ms
+                )
             first = next(((i, r) for i, r in counted if r.match is None), None)
             if first is not None:
                 whole = first[1].errors.popleft()
@@ -364,7 +405,7 @@ class FaultInjector:
             result: Any = await handler(ctx, body)
         elif failed:
             assert whole is not None
-            result = _whole_error(ctx, api, version, body, whole[0])
+            result = _whole_error(ctx, api, version, body, whole[0], self.api_version_ranges)
         elif emptied:
             result = error_response(api, version, body, ErrorCode.NONE)
         else:
@@ -406,11 +447,17 @@ def _with_session_partitions(ctx: RequestContext, api: ApiSpec, version: int, bo
     return view
 
 
-def _whole_error(ctx: RequestContext, api: ApiSpec, version: int, body: Any, code: ErrorCode) -> Message:
+def _whole_error(
+    ctx: RequestContext,
+    api: ApiSpec,
+    version: int,
+    body: Any,
+    code: ErrorCode,
+    advertised: Callable[[Iterable[tuple[int, int, int]]], list[tuple[int, int, int]]],
+) -> Message:
     response: Any = error_response(api, version, body, code)
     if api.key == ApiKey.API_VERSIONS:  # clients read the versions even from an error answer
         entry = API_BY_KEY[ApiKey.API_VERSIONS].Response.ApiVersion
-        response.api_keys = [
-            entry(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in ctx.services.handlers.version_ranges()
-        ]
+        ranges = advertised(ctx.services.handlers.version_ranges())
+        response.api_keys = [entry(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in ranges]
     return response

@@ -109,6 +109,37 @@ class DelayRule:
 
 
 @dataclass
+class VersionRule:
+    """``set_api_version``: ``api_key`` is advertised in ApiVersions as ``min_version``-``max_version`` (within what
+    the broker serves), or left out when ``min_version`` is -1; a request outside that range is answered with
+    UNSUPPORTED_VERSION (its handler does not run)."""
+
+    api_key: int
+    min_version: int
+    max_version: int
+
+    @property
+    def disabled(self) -> bool:
+        return self.min_version < 0
+
+    def allows(self, version: int) -> bool:
+        return not self.disabled and self.min_version <= version <= self.max_version
+
+    def narrow(self, lo: int, hi: int) -> tuple[int, int] | None:
+        """The advertised range given the served ``lo``-``hi``: None when disabled or the ranges do not meet."""
+        if self.disabled:
+            return None
+        lo, hi = max(lo, self.min_version), min(hi, self.max_version)
+        return (lo, hi) if lo <= hi else None
+
+    def describe(self) -> str:
+        api = API_BY_KEY[self.api_key].name
+        if self.disabled:
+            return f"{api} not offered (left out of ApiVersions, refused with UNSUPPORTED_VERSION)"
+        return f"{api} offered at versions {self.min_version}-{self.max_version} only"
+
+
+@dataclass
 class TrackedRequest:
     """One request seen while tracking: Kafka's API name, version, client id, and wall-clock time (s)."""
 

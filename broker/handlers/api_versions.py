@@ -69,11 +69,10 @@ async def handle(ctx, request):
     if refused != ErrorCode.NONE:
         return Resp(error_code=refused, api_keys=[], throttle_time_ms=0)
     hidden = _hidden(ctx.services)
-    keys = [
-        Resp.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-        for k, lo, hi in ctx.services.handlers.version_ranges()
-        if k not in hidden
-    ]
+    ranges = ctx.services.handlers.version_ranges()
+    if ctx.services.faults.live:  # fault injection's set_api_version (broker.faults) may narrow them
+        ranges = ctx.services.faults.api_version_ranges(ranges)
+    keys = [Resp.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in ranges if k not in hidden]
     if ctx.version < FEATURES_FROM:
         return Resp(error_code=ErrorCode.NONE, api_keys=keys, throttle_time_ms=0)
     ctx.client.name = request.client_software_name

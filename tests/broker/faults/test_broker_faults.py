@@ -200,3 +200,56 @@ def test_a_per_partition_fetch_error_reaches_a_partition_an_incremental_fetch_le
     assert incremental.error_code == 0 and incremental.session_id == full.session_id
     answered = {(r.topic, p.partition_index): p.error_code for r in incremental.responses for p in r.partitions}
     assert answered == {(topic, 1): ErrorCode.FENCED_LEADER_EPOCH}
+
+
+def test_set_api_version_narrows_what_apiversions_offers_and_clients_fall_back(broker, topic):
+    before = connect(broker)  # negotiated before the injection: it may still send v9
+    produce_max = before.versions.broker_ranges[ApiKey.PRODUCE].hi
+    with broker.faults.set_api_version("Produce", 3, 8) as injection:
+        conn = connect(broker)
+        narrowed = conn.versions.broker_ranges[ApiKey.PRODUCE]
+        assert (narrowed.lo, narrowed.hi) == (3, 8)
+        with broker.faults.track_requests() as log:
+            with Producer(broker.bootstrap_servers) as producer:  # kafkalog's client picks v8
+                producer.send(topic, b"at v8", partition=0).result(20)
+            p = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap_servers})
+            p.produce(topic, b"by librdkafka", partition=0)
+            assert p.flush(20) == 0
+        assert {r.version for r in log.requests if r.api == "Produce"} == {8}
+        answer = before.request(ApiKey.PRODUCE, produce_body(topic), timeout=10, version=9)  # no longer offered
+        assert answer.responses[0].partition_responses[0].error_code == ErrorCode.UNSUPPORTED_VERSION
+        assert injection.active
+    assert connect(broker).versions.broker_ranges[ApiKey.PRODUCE].hi == produce_max  # undone with its with
+    assert end_offset(broker, TopicPartition(topic, 0)) == 2
+
+
+def test_set_api_version_minus_one_leaves_the_api_out(broker, topic):
+    with broker.faults.set_api_version("DescribeTopicPartitions", -1, -1):
+        assert ApiKey.DESCRIBE_TOPIC_PARTITIONS not in connect(broker).versions.broker_ranges
+        with AdminClient(broker.bootstrap_servers) as admin:  # describe_topics does without it (Metadata)
+            assert admin.describe_topics([topic])[topic].partitions[1].partition == 1
+    assert ApiKey.DESCRIBE_TOPIC_PARTITIONS in connect(broker).versions.broker_ranges
+
+
+@pytest.mark.parametrize(
+    "api, lo, hi, error",
+    [
+        ("ApiVersions", 0, 3, "cannot be narrowed"),
+        ("Fetch", 5, 4, "min_version <= max_version"),
+        ("Fetch", -1, 4, "-1 and -1"),
+        ("NoSuchApi", 0, 1, "NoSuchApi"),
+    ],
+)
+def test_set_api_version_refuses_what_it_cannot_do(broker, api, lo, hi, error):
+    with pytest.raises(ValueError, match=error):
+        broker.faults.set_api_version(api, lo, hi)
+    assert broker.faults.active() == []
+
+
+def produce_body(topic):
+    from spark_kafkalog.records.batch_builder import build_batch
+
+    api = API_BY_KEY[ApiKey.PRODUCE]
+    data = api.Request.TopicProduceData
+    part = data.PartitionProduceData(index=0, records=build_batch([(0, None, b"refused", ())]))
+    return api.Request(acks=1, timeout_ms=5000, topic_data=[data(name=topic, partition_data=[part])])

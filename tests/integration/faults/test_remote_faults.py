@@ -10,6 +10,7 @@ import pytest
 from broker.embedded_cluster import EmbeddedCluster
 from broker.faults import FaultControlError
 from spark_kafkalog.client import AdminClient, KafkaClient, NewTopic, OffsetSpec, Producer, TopicPartition
+from spark_kafkalog.protocol import ApiKey
 
 pytestmark = pytest.mark.integration
 
@@ -42,6 +43,11 @@ def test_remote_faults_push_errors_track_and_undo_on_a_broker_process(cluster):
     tp = TopicPartition(topic, 0)
     with KafkaClient(cluster.bootstrap_servers) as client:
         assert client.list_offsets({tp: OffsetSpec.LATEST})[tp] == 1
+    with faults.set_api_version("Produce", 3, 7) as narrowed:
+        assert "Produce offered at versions 3-7 only" in narrowed.description
+        with KafkaClient(cluster.bootstrap_servers) as client:
+            produce = client.any_connection().versions.broker_ranges[ApiKey.PRODUCE]
+            assert (produce.lo, produce.hi) == (3, 7)
     faults.set_rtt(10)
     faults.push_errors("Fetch", ["OFFSET_OUT_OF_RANGE"], topic=topic, partition=0)
     assert len(faults.active()) == 2
