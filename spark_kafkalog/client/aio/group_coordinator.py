@@ -33,15 +33,15 @@ from spark_kafkalog.client.consumer.group_membership import (
     MetadataRequest,
     RebalanceEvent,
     SyncGroupRequest,
+    coordinator_lookup_code,
 )
 from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError
-from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 __all__ = ["AsyncConsumerCoordinator", "run_heartbeats"]
 
 log = logging.getLogger("kafkalog.consumer")
 
-_HEARTBEAT = API_BY_KEY[ApiKey.HEARTBEAT].Request
 RequestKind = FindCoordinatorRequest | JoinGroupRequest | MetadataRequest | SyncGroupRequest
 
 
@@ -144,8 +144,8 @@ class AsyncConsumerCoordinator:
         try:
             node = await self.net.find_coordinator(self.group_id)
         except KafkaClientError as e:
-            code = e.error_code if e.error_code is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
-            if not e.retriable and code not in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
+            code = coordinator_lookup_code(e)
+            if code is None:
                 raise
             self.member.on_find_coordinator(code, -1, time.monotonic())
             return
@@ -189,12 +189,7 @@ class AsyncConsumerCoordinator:
             await self._heartbeat(request)
 
     async def _heartbeat(self, request: HeartbeatRequest) -> None:
-        body = _HEARTBEAT(
-            group_id=request.group_id,
-            generation_id=request.generation_id,
-            member_id=request.member_id,
-            group_instance_id=request.group_instance_id,
-        )
+        body = ConsumerCoordinator.heartbeat_body(request)
         try:
             response = await self._call(ApiKey.HEARTBEAT, lambda v: body)
         except KafkaClientError as e:

@@ -34,7 +34,11 @@ from spark_kafkalog.client.aio.group_calls import AsyncGroupCalls
 from spark_kafkalog.client.aio.group_coordinator import run_heartbeats
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer.consumer_membership import ConsumerHeartbeat, MemberState
-from spark_kafkalog.client.consumer.group_membership import GroupMemberFatalError, RebalanceEvent
+from spark_kafkalog.client.consumer.group_membership import (
+    GroupMemberFatalError,
+    RebalanceEvent,
+    coordinator_lookup_code,
+)
 from spark_kafkalog.client.consumer.membership_manager import (
     EPOCH_COMMIT_FAILED,
     EPOCH_FETCH_RETRY,
@@ -238,8 +242,8 @@ class AsyncMembershipManager:
             self.member.fail(e)
             return
         except KafkaClientError as e:
-            code = e.error_code if e.error_code is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
-            if not e.retriable and code not in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
+            code = coordinator_lookup_code(e)
+            if code is None:
                 self.member.fail(e)
                 return
             self.member.on_find_coordinator(code, -1, time.monotonic())

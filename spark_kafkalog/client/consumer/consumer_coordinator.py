@@ -33,6 +33,7 @@ from spark_kafkalog.client.consumer.group_membership import (
     MetadataRequest,
     RebalanceEvent,
     SyncGroupRequest,
+    coordinator_lookup_code,
 )
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError
@@ -143,8 +144,8 @@ class ConsumerCoordinator:
         try:
             node = self._admin.coordinator(self.group_id)
         except KafkaClientError as e:
-            code = e.error_code if e.error_code is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
-            if not e.retriable and code not in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
+            code = coordinator_lookup_code(e)
+            if code is None:
                 raise
             self.member.on_find_coordinator(code, -1, time.monotonic())
             return
@@ -211,12 +212,7 @@ class ConsumerCoordinator:
             self._heartbeat(request)
 
     def _heartbeat(self, request: HeartbeatRequest) -> None:
-        body = _HEARTBEAT(
-            group_id=request.group_id,
-            generation_id=request.generation_id,
-            member_id=request.member_id,
-            group_instance_id=request.group_instance_id,
-        )
+        body = self.heartbeat_body(request)
         try:
             _, response = self._call(ApiKey.HEARTBEAT, body)
         except KafkaClientError as e:
@@ -225,6 +221,15 @@ class ConsumerCoordinator:
             self.member.on_request_failed(request, time.monotonic())
             return
         self.member.on_heartbeat(request, response.error_code, time.monotonic())
+
+    @staticmethod
+    def heartbeat_body(request: HeartbeatRequest) -> Any:
+        return _HEARTBEAT(
+            group_id=request.group_id,
+            generation_id=request.generation_id,
+            member_id=request.member_id,
+            group_instance_id=request.group_instance_id,
+        )
 
     @staticmethod
     def leave_body(request: LeaveGroupRequest, version: int) -> Any:

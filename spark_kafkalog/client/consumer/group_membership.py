@@ -80,6 +80,7 @@ __all__ = [
     "MetadataRequest",
     "RebalanceEvent",
     "SyncGroupRequest",
+    "coordinator_lookup_code",
 ]
 
 UNKNOWN_MEMBER_ID = ""
@@ -169,6 +170,17 @@ class RebalanceEvent:
 
 _COORDINATOR_GONE = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE})
 _RESET = frozenset({ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION})
+
+
+def coordinator_lookup_code(error: KafkaClientError) -> int | None:
+    """The error code a member's ``on_find_coordinator`` is given for a FindCoordinator call that raised ``error``
+    (COORDINATOR_NOT_AVAILABLE when the error names none), or None when the error is fatal: not retriable and
+    neither COORDINATOR_NOT_AVAILABLE nor NOT_COORDINATOR. Shared by the blocking and asyncio drivers of both group
+    protocols (``GroupMember`` and ``ConsumerMembership``)."""
+    code = error.error_code if error.error_code is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if not error.retriable and code not in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
+        return None
+    return code
 
 
 def _sorted(tps: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:

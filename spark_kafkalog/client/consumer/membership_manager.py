@@ -33,7 +33,12 @@ from typing import Any
 from spark_kafkalog.client.admin.group_admin import GroupAdmin, OffsetAndMetadata
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer.consumer_membership import ConsumerHeartbeat, ConsumerMembership, MemberState
-from spark_kafkalog.client.consumer.group_membership import CommitFailedError, GroupMemberFatalError, RebalanceEvent
+from spark_kafkalog.client.consumer.group_membership import (
+    CommitFailedError,
+    GroupMemberFatalError,
+    RebalanceEvent,
+    coordinator_lookup_code,
+)
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError, NoCommonVersionError
 from spark_kafkalog.client.metadata import MetadataCache
@@ -248,8 +253,8 @@ class MembershipManager:
             self.member.fail(e)
             return
         except KafkaClientError as e:
-            code = e.error_code if e.error_code is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
-            if not e.retriable and code not in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
+            code = coordinator_lookup_code(e)
+            if code is None:
                 self.member.fail(e)
                 return
             self.member.on_find_coordinator(code, -1, time.monotonic())

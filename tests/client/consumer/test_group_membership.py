@@ -25,7 +25,9 @@ from spark_kafkalog.client.consumer.group_membership import (
     MemberState,
     MetadataRequest,
     SyncGroupRequest,
+    coordinator_lookup_code,
 )
+from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
 
@@ -208,3 +210,22 @@ def test_leave_revokes_with_the_generation_still_valid_then_resets():
     assert m.commit_identity()[0] == -1 and m.subscription == () and m.owned == ()
     static = stable(member(instance="i-1"))
     assert static.leave() is None  # a static member keeps its place until the session times out
+
+
+@pytest.mark.parametrize(
+    ("error_code", "retriable", "expected"),
+    [
+        (None, True, ErrorCode.COORDINATOR_NOT_AVAILABLE),  # a lost connection names no code
+        (None, False, ErrorCode.COORDINATOR_NOT_AVAILABLE),
+        (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, None, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
+        (ErrorCode.NOT_COORDINATOR, False, ErrorCode.NOT_COORDINATOR),
+        (ErrorCode.COORDINATOR_NOT_AVAILABLE, False, ErrorCode.COORDINATOR_NOT_AVAILABLE),
+        (ErrorCode.GROUP_AUTHORIZATION_FAILED, None, None),  # fatal
+        (ErrorCode.INVALID_REQUEST, False, None),
+    ],
+)
+def test_coordinator_lookup_code_classifies_find_coordinator_errors(
+    error_code: int | None, retriable: bool | None, expected: int | None
+) -> None:
+    error = KafkaClientError("FindCoordinator failed", error_code=error_code, retriable=retriable)
+    assert coordinator_lookup_code(error) == expected
