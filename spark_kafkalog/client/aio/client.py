@@ -67,14 +67,12 @@ from spark_kafkalog.client.core.offsets import (
 from spark_kafkalog.client.core.read_replicas import PreferredReadReplicas
 from spark_kafkalog.client.errors import (
     REFRESH_METADATA_ERRORS,
-    AuthorizationError,
     KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
-    client_principal,
     error_for_code,
 )
-from spark_kafkalog.client.metadata import BrokerAddress, MetadataCache, TopicInfo, metadata_request
+from spark_kafkalog.client.metadata import MetadataCache, TopicInfo, metadata_request
 from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.client.network.retry import RetryPlan, gave_up
 from spark_kafkalog.client.types import OffsetSpec, TopicPartition
@@ -100,18 +98,6 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-def _new_stats() -> dict[str, Any]:
-    return {
-        "requests": 0,
-        "fetch_requests": 0,
-        "bytes_fetched": 0,
-        "batches_fetched": 0,
-        "list_offsets_requests": 0,
-        "metadata_requests": 0,
-        "retries": 0,
-    }
-
-
 class AsyncKafkaClient(AsyncFetchMixin):
     """asyncio Kafka client core (see the module docstring).
 
@@ -132,7 +118,7 @@ class AsyncKafkaClient(AsyncFetchMixin):
         self.metadata = MetadataCache(self.config.metadata_max_age_ms)
         self.read_replicas = PreferredReadReplicas(self.config.metadata_max_age_ms)
         """Partitions fetched from a preferred read replica (KIP-392) rather than their leader."""
-        self.stats: dict[str, Any] = _new_stats()
+        self.stats: dict[str, Any] = self.new_stats()
         self._pool: AsyncConnectionPool | None = None
         self._refreshing: dict[tuple[str, ...] | None, asyncio.Future[None]] = {}  # Metadata requests in flight
         self._closed = False
@@ -168,22 +154,7 @@ class AsyncKafkaClient(AsyncFetchMixin):
     def closed(self) -> bool:
         return self._closed
 
-    def reset_stats(self) -> None:
-        self.stats = _new_stats()
-
-    def name_principal(self, error: BaseException) -> None:
-        """Name this client's principal in an ``AuthorizationError`` that does not name one yet (as
-        ``KafkaClient.name_principal``); other errors are left alone."""
-        if isinstance(error, AuthorizationError):
-            error.name_principal(*client_principal(self.config.security(), self.config.security_config()))
-            if error.bootstrap_servers is None:
-                error.bootstrap_servers = ",".join(self.config.bootstrap_servers)
-
     # connections -------------------------------------------------------------------------------
-    def _check_open(self) -> None:
-        if self._closed:
-            raise KafkaClientError("the client is closed", retriable=False)
-
     async def connection(self, node_id: int) -> AsyncKafkaConnection:
         """The open connection to broker ``node_id`` (connecting on first use; the metadata is refreshed
         first when it does not know the broker)."""
@@ -263,15 +234,6 @@ class AsyncKafkaClient(AsyncFetchMixin):
         if callable(body):
             body = body(version)
         return version, await self._call(conn, api_key, body, version=version, timeout_ms=timeout_ms)
-
-    def retry_plan(self, timeout_ms: int | None = None) -> RetryPlan:
-        cfg = self.config
-        return RetryPlan(
-            retries=cfg.retries,
-            base_ms=cfg.retry_backoff_ms,
-            max_ms=cfg.retry_backoff_max_ms,
-            timeout_ms=cfg.default_api_timeout_ms if timeout_ms is None else timeout_ms,
-        )
 
     async def call_with_retries(
         self, coro_fn: Callable[[], Awaitable[T]], *, what: str, timeout_ms: int | None = None
@@ -381,18 +343,10 @@ class AsyncKafkaClient(AsyncFetchMixin):
 
         return await self.call_with_retries(lookup, what=f"leader of {tp}")
 
-    def broker_address(self, node_id: int) -> BrokerAddress | None:
-        return self.metadata.broker(node_id)
-
     def topic_id(self, topic: str) -> uuid.UUID | None:
         """``topic``'s id in the metadata (Metadata v10+), None when unknown."""
         info = self.metadata.topic(topic)
         return uuid.UUID(info.topic_id) if info is not None and info.topic_id else None
-
-    def on_partition_error(self, tp: TopicPartition, code: int) -> None:
-        """Mark ``tp``'s topic for a metadata refresh when ``code`` is one of ``REFRESH_METADATA_ERRORS``."""
-        if code in REFRESH_METADATA_ERRORS:
-            self.metadata.invalidate(tp.topic)
 
     # ListOffsets -------------------------------------------------------------------------------
     async def list_offsets(

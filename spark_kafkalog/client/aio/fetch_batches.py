@@ -15,14 +15,12 @@ import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
-from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.core.client_base import ClientBase
 from spark_kafkalog.client.core.client_fetch import FetchRange, checked_range, fetch_error, out_of_range_error
 from spark_kafkalog.client.core.fetcher import partition_data
-from spark_kafkalog.client.core.read_replicas import PreferredReadReplicas
 from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError, KafkaTimeoutError
-from spark_kafkalog.client.metadata import MetadataCache
 from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
-from spark_kafkalog.client.network.retry import RetryPlan, gave_up
+from spark_kafkalog.client.network.retry import gave_up
 from spark_kafkalog.client.types import FetchedBatch, OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ApiKey
 
@@ -33,21 +31,14 @@ __all__ = ["AsyncFetchMixin", "FetchBatches"]
 _FETCH = int(ApiKey.FETCH)
 
 
-class AsyncFetchMixin:
+class AsyncFetchMixin(ClientBase):
     """The Fetch calls of ``AsyncKafkaClient`` (see the module docstring)."""
 
-    config: ClientConfig
-    stats: dict[str, Any]
-    metadata: MetadataCache
-    read_replicas: PreferredReadReplicas
     connection: Callable[[int], Awaitable[AsyncKafkaConnection]]
     drop: Callable[..., Awaitable[None]]
-    retry_plan: Callable[..., RetryPlan]
     leader_and_epoch: Callable[[TopicPartition], Awaitable[tuple[int, int]]]
     list_offsets: Callable[..., Awaitable[dict[TopicPartition, int]]]
     topic_id: Callable[[str], uuid.UUID | None]
-    on_partition_error: Callable[[TopicPartition, int], None]
-    name_principal: Callable[[BaseException], None]
 
     def fetch_batches(
         self,

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.core.client_base import new_client_stats
 from spark_kafkalog.client.core.client_fetch import ClientFetchMixin
 from spark_kafkalog.client.core.offsets import (
     check_spec,
@@ -40,15 +41,13 @@ from spark_kafkalog.client.core.offsets import (
 from spark_kafkalog.client.core.read_replicas import PreferredReadReplicas
 from spark_kafkalog.client.errors import (
     REFRESH_METADATA_ERRORS,
-    AuthorizationError,
     ConfigError,
     KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
-    client_principal,
     error_for_code,
 )
-from spark_kafkalog.client.metadata import BrokerAddress, MetadataCache, TopicInfo, metadata_request
+from spark_kafkalog.client.metadata import MetadataCache, TopicInfo, metadata_request
 from spark_kafkalog.client.network.pool import ConnectionPool
 from spark_kafkalog.client.network.retry import RetryPlan, gave_up
 from spark_kafkalog.client.network.socket_transport import SocketConnection
@@ -68,19 +67,6 @@ __all__ = [
 _METADATA = int(ApiKey.METADATA)
 _FETCH = int(ApiKey.FETCH)
 _LIST_OFFSETS = int(ApiKey.LIST_OFFSETS)
-
-
-def _new_stats() -> dict[str, Any]:
-    return {
-        "requests": 0,
-        "fetch_requests": 0,
-        "bytes_fetched": 0,
-        "batches_fetched": 0,
-        "ranges_fetched": [],  # (topic, partition, start, end) of every fetch_batches call
-        "list_offsets_requests": 0,
-        "metadata_requests": 0,
-        "retries": 0,
-    }
 
 
 def client_config(
@@ -126,7 +112,7 @@ class KafkaClient(ClientFetchMixin):
         self._pool = ConnectionPool(cfg, self.metadata)
         self.read_replicas = PreferredReadReplicas(cfg.metadata_max_age_ms)
         """Partitions fetched from a preferred read replica (KIP-392) rather than their leader."""
-        self.stats: dict[str, Any] = _new_stats()
+        self.stats: dict[str, Any] = self.new_stats()
         self._closed = False
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -142,22 +128,11 @@ class KafkaClient(ClientFetchMixin):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def reset_stats(self) -> None:
-        self.stats = _new_stats()
-
-    def name_principal(self, error: BaseException) -> None:
-        """Name this client's principal (``errors.client_principal``) in an ``AuthorizationError`` that does
-        not name one yet; other errors are left alone."""
-        if isinstance(error, AuthorizationError):
-            error.name_principal(*client_principal(self.config.security(), self.config.security_config()))
-            if error.bootstrap_servers is None:
-                error.bootstrap_servers = ",".join(self.config.bootstrap_servers)
+    def new_stats(self) -> dict[str, Any]:
+        """The shared counters and ``ranges_fetched``: (topic, partition, start, end) of every fetch_batches call."""
+        return {**new_client_stats(), "ranges_fetched": []}
 
     # connections -------------------------------------------------------------------------------
-    def _check_open(self) -> None:
-        if self._closed:
-            raise KafkaClientError("the client is closed", retriable=False)
-
     def connection(self, node_id: int) -> SocketConnection:
         """The open connection to broker ``node_id`` (connecting on first use)."""
         with self._lock:
@@ -211,15 +186,6 @@ class KafkaClient(ClientFetchMixin):
                 body = body(version)
             timeout = None if timeout_ms is None else timeout_ms / 1000.0
             return version, self._call(conn, api_key, body, version=version, timeout=timeout)
-
-    def retry_plan(self, timeout_ms: int | None = None) -> RetryPlan:
-        cfg = self.config
-        return RetryPlan(
-            retries=cfg.retries,
-            base_ms=cfg.retry_backoff_ms,
-            max_ms=cfg.retry_backoff_max_ms,
-            timeout_ms=cfg.default_api_timeout_ms if timeout_ms is None else timeout_ms,
-        )
 
     def call_with_retries(self, fn: Callable[[], Any], *, what: str, timeout_ms: int | None = None) -> Any:
         """Run ``fn`` until it returns, retrying retriable ``KafkaClientError``s with backoff."""
@@ -312,13 +278,6 @@ class KafkaClient(ClientFetchMixin):
             return partition_leader(info, tp, self.metadata)
 
         return self.call_with_retries(lookup, what=f"leader of {tp}")
-
-    def broker_address(self, node_id: int) -> BrokerAddress | None:
-        return self.metadata.broker(node_id)
-
-    def _on_partition_error(self, tp: TopicPartition, code: int) -> None:
-        if code in REFRESH_METADATA_ERRORS:
-            self.metadata.invalidate(tp.topic)
 
     # ListOffsets -------------------------------------------------------------------------------
     def list_offsets(

@@ -20,8 +20,8 @@ from collections.abc import Callable, Generator
 from typing import Any, NamedTuple
 
 from spark_kafkalog.client.config import ClientConfig
+from spark_kafkalog.client.core.client_base import ClientBase
 from spark_kafkalog.client.core.fetcher import fetch_request, partition_data, split_fetched
-from spark_kafkalog.client.core.read_replicas import PreferredReadReplicas
 from spark_kafkalog.client.errors import (
     REFRESH_METADATA_ERRORS,
     KafkaClientError,
@@ -30,8 +30,7 @@ from spark_kafkalog.client.errors import (
     OffsetOutOfRangeError,
     error_for_code,
 )
-from spark_kafkalog.client.metadata import MetadataCache
-from spark_kafkalog.client.network.retry import RetryPlan, gave_up
+from spark_kafkalog.client.network.retry import gave_up
 from spark_kafkalog.client.network.socket_transport import SocketConnection
 from spark_kafkalog.client.types import FetchedBatch, OffsetSpec, TopicPartition
 from spark_kafkalog.protocol import ApiKey, ErrorCode
@@ -41,21 +40,14 @@ __all__ = ["ClientFetchMixin", "FetchRange", "FetchStep", "checked_range", "fetc
 _FETCH = int(ApiKey.FETCH)
 
 
-class ClientFetchMixin:
+class ClientFetchMixin(ClientBase):
     """The Fetch calls of ``KafkaClient`` (see the module docstring)."""
 
-    config: ClientConfig
-    stats: dict[str, Any]
-    metadata: MetadataCache
-    read_replicas: PreferredReadReplicas
     _lock: threading.RLock
     connection: Callable[[int], SocketConnection]
     _drop: Callable[..., None]
-    retry_plan: Callable[..., RetryPlan]
     _leader_and_epoch: Callable[[TopicPartition], tuple[int, int]]
     list_offsets: Callable[..., dict[TopicPartition, int]]
-    _on_partition_error: Callable[[TopicPartition, int], None]
-    name_principal: Callable[[BaseException], None]
 
     def fetch_batches(
         self,
@@ -180,7 +172,7 @@ class ClientFetchMixin:
             bounds = self.list_offsets({tp: OffsetSpec.EARLIEST})
             latest = self.list_offsets({tp: OffsetSpec.LATEST}, isolation_level=0)
             raise out_of_range_error(tp, position, peer, bounds[tp], latest[tp])
-        self._on_partition_error(tp, code)
+        self.on_partition_error(tp, code)
         self.name_principal(error)
         raise error
 
