@@ -6,6 +6,10 @@ that failed retriably (a partition error also invalidates its topic's metadata, 
 and returns ``(new log start offsets, errors)``, each keyed by ``TopicPartition``; a request that fails for
 good (a non-retriable ``KafkaClientError``) raises. Thread-safe like
 ``KafkaClient``.
+
+``DeleteRecordsRounds`` is the bookkeeping of those rounds without I/O (what is left, what succeeded, what failed,
+what is sent again), shared by ``delete_records`` and the asyncio ``AIOAdminClient.delete_records``: the drivers
+only look up leaders, send and sleep.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ if TYPE_CHECKING:
     from spark_kafkalog.client.core.client import KafkaClient
     from spark_kafkalog.client.metadata import MetadataCache
 
-__all__ = ["collect_delete_records", "delete_records", "delete_records_request", "timed_out"]
+__all__ = ["DeleteRecordsRounds", "collect_delete_records", "delete_records", "delete_records_request", "timed_out"]
 
 _DELETE_RECORDS = int(ApiKey.DELETE_RECORDS)
 
@@ -31,33 +35,61 @@ def delete_records(
 ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, KafkaClientError]]:
     """Delete the records below ``{tp: offset}``: ``(low watermark by partition, error by failed partition)``;
     ``timeout`` (ms) is the brokers' wait for the followers."""
-    remaining = {TopicPartition(*tp): off for tp, off in offsets.items()}
-    result: dict[TopicPartition, int] = {}
-    errors: dict[TopicPartition, KafkaClientError] = {}
+    rounds = DeleteRecordsRounds(offsets)
     plan = client.retry_plan()
-    while remaining:
-        by_leader: dict[int, dict[TopicPartition, int]] = {}
-        for tp, off in remaining.items():
-            by_leader.setdefault(client.leader_for(tp), {})[tp] = off
-        retry: dict[TopicPartition, int] = {}
-        for leader, part in by_leader.items():
+    while rounds.remaining:
+        leaders = {tp: client.leader_for(tp) for tp in rounds.remaining}
+        for leader, part in rounds.by_leader(leaders).items():
             body = delete_records_request(part, timeout)
             try:
                 _, response = client.send_request(
                     _DELETE_RECORDS, body, node_id=leader, timeout_ms=timeout + client.config.request_timeout_ms
                 )
             except KafkaClientError as e:
-                if not e.retriable:
-                    raise
-                retry.update(part)
+                rounds.failed(part, e)
                 continue
-            peer = str(client.broker_address(leader) or leader)
-            collect_delete_records(response, part, peer, result, errors, retry, client.metadata)
-        remaining = retry
-        if remaining and not plan.sleep_or_give_up():
-            errors.update(timed_out(remaining))
-            break
-    return result, errors
+            rounds.answered(response, part, str(client.broker_address(leader) or leader), client.metadata)
+        if rounds.next_round() and not plan.sleep_or_give_up():
+            rounds.give_up()
+    return rounds.result, rounds.errors
+
+
+class DeleteRecordsRounds:
+    """The state of one DeleteRecords call across its rounds (see the module docstring). ``remaining`` is what the
+    round being sent asks for, ``{tp: offset}``; ``result`` the low watermarks, ``errors`` the failed partitions."""
+
+    def __init__(self, offsets: Mapping[TopicPartition, int]) -> None:
+        self.remaining = {TopicPartition(*tp): off for tp, off in offsets.items()}
+        self.result: dict[TopicPartition, int] = {}
+        self.errors: dict[TopicPartition, KafkaClientError] = {}
+        self._retry: dict[TopicPartition, int] = {}
+
+    def by_leader(self, leaders: Mapping[TopicPartition, int]) -> dict[int, dict[TopicPartition, int]]:
+        """``remaining`` grouped by leader (``leaders``: the leader of each remaining partition), one request each."""
+        grouped: dict[int, dict[TopicPartition, int]] = {}
+        for tp, off in self.remaining.items():
+            grouped.setdefault(leaders[tp], {})[tp] = off
+        return grouped
+
+    def failed(self, part: Mapping[TopicPartition, int], error: KafkaClientError) -> None:
+        """The request for ``part`` failed with ``error``: sent again next round when retriable, else raised."""
+        if not error.retriable:
+            raise error
+        self._retry.update(part)
+
+    def answered(self, response: Any, part: Mapping[TopicPartition, int], peer: str, metadata: MetadataCache) -> None:
+        """Sort the answer to ``part`` from broker ``peer`` (``collect_delete_records``)."""
+        collect_delete_records(response, part, peer, self.result, self.errors, self._retry, metadata)
+
+    def next_round(self) -> bool:
+        """End the round: what failed retriably becomes ``remaining``; whether there is anything left."""
+        self.remaining, self._retry = self._retry, {}
+        return bool(self.remaining)
+
+    def give_up(self) -> None:
+        """The retries ran out: every remaining partition fails with ``timed_out``'s error."""
+        self.errors.update(timed_out(self.remaining))
+        self.remaining = {}
 
 
 def delete_records_request(part: Mapping[TopicPartition, int], timeout: int) -> Any:

@@ -52,7 +52,7 @@ from spark_kafkalog.client.admin.admin_configs import (
 )
 from spark_kafkalog.client.admin.admin_consumer_groups import ConsumerGroupDescription
 from spark_kafkalog.client.admin.admin_errors import AdminOperationError
-from spark_kafkalog.client.admin.admin_records import collect_delete_records, delete_records_request, timed_out
+from spark_kafkalog.client.admin.admin_records import DeleteRecordsRounds, delete_records_request
 from spark_kafkalog.client.admin.group_requests import (
     OFFSETS_BY_NAME_MAX,
     GroupDescription,
@@ -233,16 +233,11 @@ class AIOAdminClient(AIOAccessAdminMixin):
         offsets (low watermarks). One DeleteRecords per leader; retriable partition errors are sent again."""
         client = self.client
         timeout = self._timeout(timeout_ms)
-        remaining = {TopicPartition(*tp): off for tp, off in offsets.items()}
-        result: dict[TopicPartition, int] = {}
-        errors: dict[TopicPartition, KafkaClientError] = {}
+        rounds = DeleteRecordsRounds(offsets)
         plan = client.retry_plan()
-        while remaining:
-            by_leader: dict[int, dict[TopicPartition, int]] = {}
-            for tp, off in remaining.items():
-                by_leader.setdefault(await client.leader_for(tp), {})[tp] = off
-            retry: dict[TopicPartition, int] = {}
-            for leader, part in by_leader.items():
+        while rounds.remaining:
+            leaders = {tp: await client.leader_for(tp) for tp in rounds.remaining}
+            for leader, part in rounds.by_leader(leaders).items():
                 try:
                     response = await client.send_request(
                         leader,
@@ -251,19 +246,14 @@ class AIOAdminClient(AIOAccessAdminMixin):
                         timeout_ms=timeout + client.config.request_timeout_ms,
                     )
                 except KafkaClientError as e:
-                    if not e.retriable:
-                        raise
-                    retry.update(part)
+                    rounds.failed(part, e)
                     continue
-                peer = str(client.broker_address(leader) or leader)
-                collect_delete_records(response, part, peer, result, errors, retry, client.metadata)
-            remaining = retry
-            if remaining and not await sleep_or_give_up(plan):
-                errors.update(timed_out(remaining))
-                break
-        if errors:
-            raise AdminOperationError("DeleteRecords", errors)
-        return result
+                rounds.answered(response, part, str(client.broker_address(leader) or leader), client.metadata)
+            if rounds.next_round() and not await sleep_or_give_up(plan):
+                rounds.give_up()
+        if rounds.errors:
+            raise AdminOperationError("DeleteRecords", rounds.errors)
+        return rounds.result
 
     async def list_offsets(
         self, specs: Mapping[TopicPartition, int], *, isolation_level: int | None = None
