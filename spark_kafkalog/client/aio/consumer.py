@@ -54,10 +54,13 @@ from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer.assignment_state import AssignmentState
 from spark_kafkalog.client.consumer.consumer_parts import (
     COMMIT_FAILED_CODES,
+    check_can_subscribe,
     commit_failed,
     deserializers,
     listener_method,
+    merge_committed,
     not_a_member,
+    offset_stores,
     offsets_to_commit,
     parse_subscription,
     records_of,
@@ -262,16 +265,13 @@ class AIOConsumer(ConsumerViews):
         return {tp: found.get(tp) for tp in tps}
 
     async def _fetch_committed(self, group: str, tps: list[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
-        stores = ["kafka", "zookeeper"] if self.config.dual_commit_enabled else [self.config.offsets_storage]
         found: dict[TopicPartition, OffsetAndMetadata] = {}
-        for storage in stores:
+        for storage in offset_stores(self.config):
             if storage == "kafka" and isinstance(self._coordinator, AsyncMembershipManager):
                 stored = await self._coordinator.fetch_committed(self._groups, tps)
             else:
                 stored = await self._groups.list_group_offsets(group, tps, storage=storage)
-            for tp, om in stored.items():
-                if tp not in found or om.offset > found[tp].offset:
-                    found[tp] = om
+            merge_committed(found, stored)
         return found
 
     async def _maybe_auto_commit(self) -> None:
@@ -296,12 +296,7 @@ class AIOConsumer(ConsumerViews):
         """Join the consumer group ``group.id`` for ``topics`` and/or the topics matching ``pattern`` (as the
         blocking ``Consumer.subscribe``); the assignment follows at the next ``poll``. Subscribing to nothing
         needs ``await unsubscribe()`` instead."""
-        if self.config.group_id is None:
-            raise KafkaClientError("subscribe needs a group.id (or use assign())", retriable=False)
-        if self._coordinator is None and self._state.assigned:
-            raise KafkaClientError(
-                "subscribe() and assign() are mutually exclusive; unsubscribe() or assign([]) first", retriable=False
-            )
+        check_can_subscribe(self.config.group_id, self._coordinator is not None, bool(self._state.assigned))
         spec = parse_subscription(topics, pattern)
         if spec.empty:
             raise KafkaClientError("subscribe to at least one topic or pattern (or await unsubscribe())")

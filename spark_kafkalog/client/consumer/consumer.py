@@ -53,10 +53,13 @@ from spark_kafkalog.client.consumer.assignment_state import AssignmentState
 from spark_kafkalog.client.consumer.consumer_coordinator import ConsumerCoordinator
 from spark_kafkalog.client.consumer.consumer_parts import (
     COMMIT_FAILED_CODES,
+    check_can_subscribe,
     commit_failed,
     deserializers,
     listener_method,
+    merge_committed,
     not_a_member,
+    offset_stores,
     offsets_to_commit,
     parse_subscription,
     records_of,
@@ -221,16 +224,13 @@ class Consumer(ConsumerViews):
     def _fetch_committed(self, group: str, tps: list[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
         """From ``offsets.storage``; with ``dual.commit.enabled`` (migrating either way) from both stores, the
         larger offset winning, so a step of the migration never reads a record twice."""
-        stores = ["kafka", "zookeeper"] if self.config.dual_commit_enabled else [self.config.offsets_storage]
         found: dict[TopicPartition, OffsetAndMetadata] = {}
-        for storage in stores:
+        for storage in offset_stores(self.config):
             if storage == "kafka" and isinstance(self._coordinator, MembershipManager):
                 stored = self._coordinator.fetch_committed(self._groups, tps)  # OffsetFetch v9 as the member
             else:
                 stored = self._groups.list_group_offsets(group, tps, storage=storage)
-            for tp, om in stored.items():
-                if tp not in found or om.offset > found[tp].offset:
-                    found[tp] = om
+            merge_committed(found, stored)
         return found
 
     def _maybe_auto_commit(self) -> None:
@@ -258,13 +258,7 @@ class Consumer(ConsumerViews):
         expression matching the whole name, as Java; entries of ``topics`` starting with ``^`` are regular
         expressions searched in the name, as librdkafka). Replaces the previous subscription; the assignment
         follows at the next ``poll``."""
-        group = self.config.group_id
-        if group is None:
-            raise KafkaClientError("subscribe needs a group.id (or use assign())", retriable=False)
-        if self._coordinator is None and self._state.assigned:
-            raise KafkaClientError(
-                "subscribe() and assign() are mutually exclusive; unsubscribe() or assign([]) first", retriable=False
-            )
+        check_can_subscribe(self.config.group_id, self._coordinator is not None, bool(self._state.assigned))
         self._topics, self._patterns, self._regex = parse_subscription(topics, pattern)
         if not self._topics and not self._patterns:
             self.unsubscribe()

@@ -3,7 +3,8 @@
 Both consumers are the same state machine around different I/O: these functions hold what they decide alike -
 how a subscription (topics, ``^`` regexes, a pattern) is read, where a partition without a position starts
 (``auto.offset.reset``), how a fetched batch becomes ``ConsumerRecord``s (the key and value deserializers), how
-offsets to commit are normalized, which commit errors mean the group moved on (``CommitFailedError``) and which
+offsets to commit are normalized, which offset stores are read and how their answers merge, when ``subscribe`` is
+refused, which commit errors mean the group moved on (``CommitFailedError``) and which
 rebalance-listener method a ``RebalanceEvent`` calls. Stateless and thread-safe.
 """
 
@@ -24,9 +25,12 @@ from spark_kafkalog.protocol import ErrorCode
 __all__ = [
     "COMMIT_FAILED_CODES",
     "SubscriptionSpec",
+    "check_can_subscribe",
     "commit_failed",
     "listener_method",
+    "merge_committed",
     "not_a_member",
+    "offset_stores",
     "offsets_to_commit",
     "parse_subscription",
     "records_of",
@@ -115,6 +119,33 @@ def offsets_to_commit(
         TopicPartition(*tp): v if isinstance(v, OffsetAndMetadata) else OffsetAndMetadata(int(v))
         for tp, v in offsets.items()
     }
+
+
+def check_can_subscribe(group_id: str | None, subscribed: bool, assigned: bool) -> None:
+    """Raise why ``subscribe`` is refused: no ``group.id``, or partitions assigned by hand (``assign``) while not
+    subscribed."""
+    if group_id is None:
+        raise KafkaClientError("subscribe needs a group.id (or use assign())", retriable=False)
+    if not subscribed and assigned:
+        raise KafkaClientError(
+            "subscribe() and assign() are mutually exclusive; unsubscribe() or assign([]) first", retriable=False
+        )
+
+
+def offset_stores(config: ClientConfig) -> list[str]:
+    """The stores committed offsets are read from: ``offsets.storage``, or with ``dual.commit.enabled`` (migrating
+    either way) both, "kafka" first."""
+    return ["kafka", "zookeeper"] if config.dual_commit_enabled else [config.offsets_storage]
+
+
+def merge_committed(
+    found: dict[TopicPartition, OffsetAndMetadata], stored: Mapping[TopicPartition, OffsetAndMetadata]
+) -> None:
+    """Add one store's committed offsets to ``found``, the larger offset winning (so a step of a migration between
+    stores never reads a record twice)."""
+    for tp, om in stored.items():
+        if tp not in found or om.offset > found[tp].offset:
+            found[tp] = om
 
 
 def not_a_member(group: str) -> CommitFailedError:
