@@ -45,10 +45,12 @@ from spark_kafkalog.client.consumer.membership_manager import (
     RegexNeedsV1,
     epoch_refused,
     heartbeat_body,
+    identity_moved,
     known_topic_ids,
     new_membership,
     next_resolve,
     not_in_group,
+    pending_error,
 )
 from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError, NoCommonVersionError
 from spark_kafkalog.client.types import TopicPartition
@@ -109,9 +111,7 @@ class AsyncMembershipManager:
             self._changed.clear()
 
     def _raise_errors(self) -> None:
-        error = self.member.fatal_error
-        if error is None:
-            error = self.member.take_error()
+        error = pending_error(self.member)
         if error is not None:
             self.net.name_principal(error)
             raise error
@@ -195,11 +195,9 @@ class AsyncMembershipManager:
         """Wait (up to ``deadline``) for the heartbeat task to give the member another epoch or id."""
         self._wake.set()
         while time.monotonic() < deadline:
-            now_epoch, now_id, _ = self.member.commit_identity()
-            if (now_epoch, now_id) != (epoch, member_id) and now_epoch != -1:
-                return True
-            if self.member.fatal_error is not None or self.member.state is MemberState.UNSUBSCRIBED:
-                return False
+            moved = identity_moved(self.member, epoch, member_id)
+            if moved is not None:
+                return moved
             await asyncio.sleep(_WAIT_STEP)
         return False
 

@@ -52,10 +52,12 @@ __all__ = [
     "RegexNeedsV1",
     "epoch_refused",
     "heartbeat_body",
+    "identity_moved",
     "known_topic_ids",
     "new_membership",
     "next_resolve",
     "not_in_group",
+    "pending_error",
 ]
 
 log = logging.getLogger("kafkalog.consumer")
@@ -125,9 +127,7 @@ class MembershipManager:
             self._changed.clear()
 
     def _raise_errors(self) -> None:
-        error = self.member.fatal_error
-        if error is None:
-            error = self.member.take_error()
+        error = pending_error(self.member)
         if error is not None:
             self.net.name_principal(error)
             raise error
@@ -210,11 +210,9 @@ class MembershipManager:
         """Wait (up to ``deadline``) for the heartbeat thread to give the member another epoch or id."""
         self._wake.set()
         while time.monotonic() < deadline:
-            now_epoch, now_id, _ = self.member.commit_identity()
-            if (now_epoch, now_id) != (epoch, member_id) and now_epoch != -1:
-                return True
-            if self.member.fatal_error is not None or self.member.state is MemberState.UNSUBSCRIBED:
-                return False
+            moved = identity_moved(self.member, epoch, member_id)
+            if moved is not None:
+                return moved
             time.sleep(_WAIT_STEP)
         return False
 
@@ -335,6 +333,26 @@ def next_resolve(
     misses = misses + 1 if len(names) < len(ids) else 0
     backoff_ms = min(config.retry_backoff_ms * 2 ** min(misses, 16), config.retry_backoff_max_ms)
     return misses, now + backoff_ms / 1000.0 if misses else 0.0
+
+
+def pending_error(member: ConsumerMembership) -> KafkaClientError | None:
+    """The error ``ensure_active`` raises now: the member's fatal error, else the one it holds for the poller
+    (taken), else None."""
+    error = member.fatal_error
+    if error is None:
+        error = member.take_error()
+    return error
+
+
+def identity_moved(member: ConsumerMembership, epoch: int, member_id: str) -> bool | None:
+    """While a commit or fetch as (``epoch``, ``member_id``) waits for a new identity: True when the member has
+    another epoch or id (and is in the group), False when it never will (fatal error, unsubscribed), None to wait."""
+    now_epoch, now_id, _ = member.commit_identity()
+    if (now_epoch, now_id) != (epoch, member_id) and now_epoch != -1:
+        return True
+    if member.fatal_error is not None or member.state is MemberState.UNSUBSCRIBED:
+        return False
+    return None
 
 
 def not_in_group(group_id: str) -> CommitFailedError:
