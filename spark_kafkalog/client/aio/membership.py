@@ -37,12 +37,12 @@ from spark_kafkalog.client.consumer.consumer_membership import ConsumerHeartbeat
 from spark_kafkalog.client.consumer.group_membership import (
     GroupMemberFatalError,
     RebalanceEvent,
-    coordinator_lookup_code,
 )
 from spark_kafkalog.client.consumer.membership_manager import (
     EPOCH_COMMIT_FAILED,
     EPOCH_FETCH_RETRY,
     RegexNeedsV1,
+    coordinator_lookup_failed,
     epoch_refused,
     heartbeat_body,
     identity_moved,
@@ -236,15 +236,8 @@ class AsyncMembershipManager:
     async def _find_coordinator(self) -> None:
         try:
             node = await self.net.find_coordinator(self.group_id)
-        except AuthorizationError as e:
-            self.member.fail(e)
-            return
         except KafkaClientError as e:
-            code = coordinator_lookup_code(e)
-            if code is None:
-                self.member.fail(e)
-                return
-            self.member.on_find_coordinator(code, -1, time.monotonic())
+            coordinator_lookup_failed(self.member, e, time.monotonic())
             return
         self.member.on_find_coordinator(ErrorCode.NONE, node, time.monotonic())
 

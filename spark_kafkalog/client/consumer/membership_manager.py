@@ -50,6 +50,7 @@ __all__ = [
     "EPOCH_FETCH_RETRY",
     "MembershipManager",
     "RegexNeedsV1",
+    "coordinator_lookup_failed",
     "epoch_refused",
     "heartbeat_body",
     "identity_moved",
@@ -247,15 +248,8 @@ class MembershipManager:
     def _find_coordinator(self) -> None:
         try:
             node = self._admin.coordinator(self.group_id)
-        except AuthorizationError as e:
-            self.member.fail(e)
-            return
         except KafkaClientError as e:
-            code = coordinator_lookup_code(e)
-            if code is None:
-                self.member.fail(e)
-                return
-            self.member.on_find_coordinator(code, -1, time.monotonic())
+            coordinator_lookup_failed(self.member, e, time.monotonic())
             return
         self.member.on_find_coordinator(ErrorCode.NONE, node, time.monotonic())
 
@@ -333,6 +327,16 @@ def next_resolve(
     misses = misses + 1 if len(names) < len(ids) else 0
     backoff_ms = min(config.retry_backoff_ms * 2 ** min(misses, 16), config.retry_backoff_max_ms)
     return misses, now + backoff_ms / 1000.0 if misses else 0.0
+
+
+def coordinator_lookup_failed(member: ConsumerMembership, error: KafkaClientError, now: float) -> None:
+    """Tell ``member`` its FindCoordinator failed with ``error``: an ``AuthorizationError`` or a fatal error
+    (``coordinator_lookup_code``) fails the member, any other is retried after the member's backoff."""
+    code = None if isinstance(error, AuthorizationError) else coordinator_lookup_code(error)
+    if code is None:
+        member.fail(error)
+    else:
+        member.on_find_coordinator(code, -1, now)
 
 
 def pending_error(member: ConsumerMembership) -> KafkaClientError | None:

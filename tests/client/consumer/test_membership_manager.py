@@ -14,8 +14,13 @@ from spark_kafkalog.client.admin.group_admin import OffsetAndMetadata
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.consumer.consumer_membership import ConsumerHeartbeat
 from spark_kafkalog.client.consumer.group_membership import CommitFailedError
-from spark_kafkalog.client.consumer.membership_manager import MembershipManager, RegexNeedsV1, heartbeat_body
-from spark_kafkalog.client.errors import KafkaClientError
+from spark_kafkalog.client.consumer.membership_manager import (
+    MembershipManager,
+    RegexNeedsV1,
+    coordinator_lookup_failed,
+    heartbeat_body,
+)
+from spark_kafkalog.client.errors import GroupAuthorizationFailedError, KafkaClientError
 from spark_kafkalog.client.metadata import TopicInfo
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
@@ -214,3 +219,28 @@ def test_unknown_topic_ids_are_asked_for_again_with_exponential_backoff():
         m._reconcile(now)
     assert asked == [0.0, 0.021, 0.062, 0.113, 0.164]
     assert m.member.owned == () and not m.member.stable
+
+
+@pytest.mark.parametrize(
+    ("error", "outcome"),
+    [
+        (KafkaClientError("connection lost", retriable=True), ("retry", ErrorCode.COORDINATOR_NOT_AVAILABLE)),
+        (
+            KafkaClientError("loading", error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
+            ("retry", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
+        ),
+        (KafkaClientError("bad request", error_code=ErrorCode.INVALID_REQUEST, retriable=False), ("fail", None)),
+        (GroupAuthorizationFailedError(what="FindCoordinator", resource_name="g"), ("fail", None)),
+    ],
+)
+def test_coordinator_lookup_failed_retries_or_fails_the_member(
+    error: KafkaClientError, outcome: tuple[str, int | None]
+) -> None:
+    seen: list[tuple[str, object]] = []
+    member = SimpleNamespace(
+        fail=lambda e: seen.append(("fail", e)),
+        on_find_coordinator=lambda code, node, now: seen.append(("retry", (code, node, now))),
+    )
+    coordinator_lookup_failed(member, error, 12.5)  # type: ignore[arg-type]  # records the member's calls
+    kind, code = outcome
+    assert seen == ([("fail", error)] if kind == "fail" else [("retry", (code, -1, 12.5))])
