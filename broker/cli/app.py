@@ -3,7 +3,7 @@
     kafkalog zookeeper start [--data-dir D] [--port P]
     kafkalog broker start --config server.properties [--override key=value ...]
     kafkalog cluster up --brokers N --data-dir DIR [--base-port P] [--zookeeper-port P] [--restart-failed] [--metrics]
-                        [--security]
+                        [--security] [--fault-injection]
     kafkalog cluster restart-broker --data-dir DIR --broker N
     kafkalog cluster stop --data-dir DIR
     kafkalog topics create|list|describe|delete|alter --bootstrap-server HOST:PORT ... [--if-not-exists]
@@ -289,6 +289,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         metrics_ports=metrics_ports,
         client_config=security.client_config() if security else None,
         before_brokers=_write_admin_credentials(security) if security else None,
+        fault_injection=args.fault_injection,
     )
     started = time.monotonic()
 
@@ -302,6 +303,9 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     if security is not None:
         for line in security.summary(cluster.bootstrap_servers):
             say(line)
+    if args.fault_injection:
+        ports = ", ".join(f"broker {b}: 127.0.0.1:{p}" for b, p in sorted(cluster.fault_ports.items()))
+        say(f"fault-injection control channels (docs/fault-injection.md): {ports}")
     zk = cluster.zookeeper.port if cluster.zookeeper is not None else None
     return cli_cluster.serve(cluster, args.restart_failed, say, zk)
 
@@ -381,6 +385,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve each broker's Prometheus metrics (a free port each, recorded in ports.properties)",
     )
     clu.add_argument("--zookeeper-connect", default=None, help="use this ZooKeeper instead of starting one")
+    clu.add_argument(
+        "--fault-injection",
+        action="store_true",
+        help="open each broker's fault-injection control channel on a loopback port (tests only: anyone on the "
+        "host can inject faults through it; docs/fault-injection.md)",
+    )
     clu.add_argument(
         "--security",
         action="store_true",

@@ -405,3 +405,13 @@ def test_cluster_up_again_on_the_same_data_dir_keeps_its_ports(cli_cluster):
     finally:
         again.send_signal(signal.SIGINT)
         assert again.wait(60) == 0
+
+
+def test_cluster_up_opens_no_fault_injection_channel_unless_asked(cli_cluster):
+    """The control channel lets anyone on the host inject faults: ``cluster up`` opens it only with
+    ``--fault-injection`` (EmbeddedCluster, for tests, opens it by default)."""
+    _, _, data = cli_cluster
+    for broker in (1, 2):
+        lines = (data / f"broker-{broker}" / "server.properties").read_text().splitlines()
+        listener = [line.split("=", 1)[1] for line in lines if line.startswith("kafkalog.fault.injection.listener=")]
+        assert listener in ([], [""])
