@@ -28,7 +28,7 @@ def run(
         print(f"[{time.monotonic() - t0:6.1f}s] {msg}", flush=True)
 
     topic = "demo-events"
-    with EmbeddedCluster(brokers, data_dir=data_dir) as cluster:
+    with EmbeddedCluster(brokers, data_dir=data_dir, fault_injection=False) as cluster:
         pass_ok = True
         say(
             f"cluster up: {brokers} brokers, bootstrap.servers={cluster.bootstrap_servers}, "

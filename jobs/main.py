@@ -45,7 +45,10 @@ def run(records: int = 100_000, brokers: int = 3, partitions: int = 6, stream_se
         print(f"[{time.monotonic() - t0:6.1f}s] {msg}", flush=True)
 
     problems: list[str] = []
-    with EmbeddedCluster(brokers) as cluster, tempfile.TemporaryDirectory(prefix="stream-etl-") as checkpoint:
+    with (
+        EmbeddedCluster(brokers, fault_injection=False) as cluster,
+        tempfile.TemporaryDirectory(prefix="stream-etl-") as checkpoint,
+    ):
         bs = cluster.bootstrap_servers
         say(f"cluster up: ZooKeeper at {cluster.zookeeper_connect}, {brokers} brokers at {bs}")
         rf = min(3, brokers)
