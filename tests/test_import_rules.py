@@ -76,7 +76,7 @@ BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("handler seam", ("broker.api", "broker.services", "broker.config_admin.describe")),
     ("handlers", ("broker.handlers",)),
-    ("network", ("broker.network",)),
+    ("network", ("broker.network", "broker.schema_registry")),
     # the console tools (the broker.cli package) sit on top: they may use any layer
     (
         "broker",
@@ -201,17 +201,20 @@ TREE_PARTS: dict[str, tuple[str, ...]] = {
     "spark_kafkalog.protocol": ("spark_kafkalog",),
     "spark_kafkalog.records": ("spark_kafkalog", "spark_kafkalog.protocol"),
     "spark_kafkalog.security": ("spark_kafkalog",),
+    "spark_kafkalog.schemas": ("spark_kafkalog",),
     "spark_kafkalog.client": (
         "spark_kafkalog",
         "spark_kafkalog.protocol",
         "spark_kafkalog.records",
         "spark_kafkalog.security",
+        "spark_kafkalog.schemas",
     ),
     "spark_kafkalog.legacy": (
         "spark_kafkalog",
         "spark_kafkalog.protocol",
         "spark_kafkalog.records",
         "spark_kafkalog.security",
+        "spark_kafkalog.schemas",
         "spark_kafkalog.client",
     ),
     "spark_kafkalog.datasource": (
@@ -219,6 +222,7 @@ TREE_PARTS: dict[str, tuple[str, ...]] = {
         "spark_kafkalog.protocol",
         "spark_kafkalog.records",
         "spark_kafkalog.security",
+        "spark_kafkalog.schemas",
         "spark_kafkalog.client",
     ),
     "broker": (
@@ -226,6 +230,7 @@ TREE_PARTS: dict[str, tuple[str, ...]] = {
         "spark_kafkalog.protocol",
         "spark_kafkalog.records",
         "spark_kafkalog.security",
+        "spark_kafkalog.schemas",
         "spark_kafkalog.client",
     ),
     "pyspark_kafkalog": (
@@ -233,6 +238,7 @@ TREE_PARTS: dict[str, tuple[str, ...]] = {
         "spark_kafkalog.protocol",
         "spark_kafkalog.records",
         "spark_kafkalog.security",
+        "spark_kafkalog.schemas",
         "spark_kafkalog.client",
         "spark_kafkalog.datasource",
     ),
