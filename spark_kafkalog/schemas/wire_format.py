@@ -41,6 +41,8 @@ def unframe(data: bytes | bytearray | memoryview, *, protobuf: bool = False) -> 
     if len(view) < _HEADER.size:
         raise WireFormatError(f"{len(view)} bytes are too short for Confluent's wire format (magic byte and schema id)")
     magic, schema_id = _HEADER.unpack_from(view)
+    if magic == 1:
+        raise WireFormatError("magic byte 1 (a schema GUID instead of an id) is not supported: write schema ids")
     if magic != MAGIC_BYTE:
         raise WireFormatError(f"unknown magic byte {magic & 0xFF} (Confluent's wire format starts with 0)")
     if not protobuf:
