@@ -6,7 +6,9 @@ in-process registry for ``zookeeper.connect=memory:<name>``) -> bind the listene
 (brokers, topics, partition states) until the first snapshot is applied -> register ``/brokers/ids/<id>``
 (taking over the nodes a crashed previous run left, as recorded in the first log dir's
 ``zookeeper-registration``; see ``broker.cluster.registration_record``) -> serve requests -> compete for
-the controller. Stop order: stop the replica fetchers (Kafka's StopReplica) -> controlled shutdown (the
+the controller -> start the Schema Registry's listeners when ``schema.registry.listeners`` is set (the registry
+reads its topic in the background; ``broker.schema_registry.service``). Stop order: stop the Schema Registry -> stop
+the replica fetchers (Kafka's StopReplica) -> controlled shutdown (the
 controller moves this broker's leaderships to other in-sync replicas and takes it out of the ISRs it
 follows in; ``controlled.shutdown.*``) -> resign the controller -> stop the group coordinator (its waiting JoinGroup and
 SyncGroup requests answer NOT_COORDINATOR, so no long poll holds the shutdown) -> stop accepting and finish in-flight
@@ -134,6 +136,8 @@ class Broker:
         """SCRAM credentials from ``/config/users`` (kept current by ``MetadataSync``), read by the SASL servers."""
         self.inter_broker: InterBrokerClient | None = None
         """How this broker reaches the others (inter-broker listener and its client security); set by ``start``."""
+        self.schema_registry: Any = None
+        """The ``broker.schema_registry.service.SchemaRegistryService`` when ``schema.registry.listeners`` is set."""
         self._executor = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix=f"broker-{self.broker_id}")
         self._state = "new"
         self._registered = False
@@ -167,6 +171,11 @@ class Broker:
     def bootstrap_server(self) -> str:
         return self.endpoints()[0].split("://", 1)[1]
 
+    @property
+    def schema_registry_urls(self) -> list[str]:
+        """The Schema Registry's URLs with their bound ports (``[]`` without ``schema.registry.listeners``)."""
+        return [] if self.schema_registry is None else self.schema_registry.urls
+
     # -- lifecycle ------------------------------------------------------------------------------
     async def start(self, timeout_s: float = 60.0) -> None:
         if self._state != "new":
@@ -198,6 +207,10 @@ class Broker:
         # TLS contexts, JAAS users and inter-broker credentials first: a bad store fails the start at once
         securities = listener_securities(cfg, scram_credential=self.scram_credentials.lookup)
         self.inter_broker = InterBrokerClient.from_config(cfg)
+        if cfg["schema.registry.listeners"]:  # its listeners, TLS context and users checked now too
+            from .schema_registry.service import SchemaRegistryService
+
+            self.schema_registry = SchemaRegistryService(self)
         dirs = [Path(d) for d in cfg.log_dirs]
         self.log_manager = LogManager(
             dirs,
@@ -291,6 +304,8 @@ class Broker:
         while self.broker_id not in self.metadata.brokers:
             await asyncio.sleep(0.005)
         self.controller.start()
+        if self.schema_registry is not None:  # a client of this broker: started last, ready in the background
+            await self.schema_registry.start()
 
     async def _controlled_shutdown(self) -> None:
         """Ask the controller to move this broker's leaderships away (``broker.cluster.controlled_shutdown``)."""
@@ -353,6 +368,8 @@ class Broker:
         if self._state in ("stopping", "stopped"):
             return
         self._state = "stopping"
+        if self.schema_registry is not None:  # its clients talk to this broker: first
+            await self.schema_registry.stop()
         if self.replica_manager is not None:  # before the controlled shutdown takes it out of the ISRs
             await self.replica_manager.stop_following()
         if self._registered and self.config["controlled.shutdown.enable"]:
@@ -446,6 +463,23 @@ class EmbeddedBroker:
     def loop(self) -> asyncio.AbstractEventLoop:
         assert self._loop is not None
         return self._loop
+
+    @property
+    def schema_registry_url(self) -> str | None:
+        """The Schema Registry's URL(s), comma-joined as Confluent's clients take them (bound ports resolved);
+        None without ``schema_registry_listeners``. Requests made before the registry has read its topic wait."""
+        assert self.broker is not None, "the broker is not started"
+        return ",".join(self.broker.schema_registry_urls) or None
+
+    def wait_schema_registry(self, timeout_s: float = 60.0) -> str:
+        """Wait until the Schema Registry is ready (topic created and read) and return its URL; raises its
+        start-up failure, or ``TimeoutError``."""
+        assert self.broker is not None, "the broker is not started"
+        service = self.broker.schema_registry
+        if service is None:
+            raise RuntimeError("this broker serves no Schema Registry (schema_registry_listeners is not set)")
+        self.call(lambda: service.wait_ready(timeout_s), timeout_s + 5)
+        return ",".join(service.urls)
 
     @property
     def faults(self) -> FaultInjector:

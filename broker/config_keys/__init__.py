@@ -3,7 +3,7 @@ also the order ``BrokerConfig`` fills and DescribeConfigs reports them) and ``KE
 
 One module per concern: ``server`` (identity, networking, ZooKeeper, topic creation), ``security``
 (listeners' protocols, TLS, SASL; ``LISTENER_OVERRIDABLE`` names the keys ``listener.name.<l>.`` may prefix), ``log`` (the topic
-defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``consumer_groups`` (KIP-848), ``quotas`` (client quota windows), ``telemetry`` (KIP-714 client metrics), ``faults`` (the fault-injection control channel); ``schema`` declares
+defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``consumer_groups`` (KIP-848), ``quotas`` (client quota windows), ``telemetry`` (KIP-714 client metrics), ``faults`` (the fault-injection control channel), ``schema_registry`` (the Schema Registry's REST listeners); ``schema`` declares
 ``ConfigKey`` and ``ConfigError``. ``broker.config`` re-exports all of it.
 """
 
@@ -16,6 +16,7 @@ from .log import LOG_KEYS
 from .quotas import QUOTA_KEYS
 from .replication import REPLICATION_KEYS
 from .schema import ConfigError, ConfigKey
+from .schema_registry import SCHEMA_REGISTRY_KEYS
 from .security import LISTENER_OVERRIDABLE, SECURITY_KEYS
 from .server import BROKER_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS
 from .telemetry import TELEMETRY_KEYS
@@ -33,6 +34,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     + QUOTA_KEYS
     + TELEMETRY_KEYS
     + FAULT_KEYS
+    + SCHEMA_REGISTRY_KEYS
 )
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in CONFIG_KEYS}
 
