@@ -62,7 +62,7 @@ class _Lru(Generic[K, V]):
             entry = self._data.get(key)
             if entry is None:
                 return None
-            if self._ttl is not None and self._clock() - entry[0] > self._ttl:
+            if self._ttl is not None and self._clock() - entry[0] >= self._ttl:
                 del self._data[key]
                 return None
             self._data.move_to_end(key)
