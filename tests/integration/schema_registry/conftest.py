@@ -1,0 +1,49 @@
+"""Shared fixtures for the Schema Registry's integration tests: one EmbeddedBroker per test module serving
+kafkalog's registry on ``http://127.0.0.1:<free port>`` (``schema.registry.listeners``), its URL, and unique
+subject names so the tests of one module share the registry without seeing each other's subjects.
+
+Tests that change the registry's global state (``/config``, ``/mode``) put it back before they end.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from broker.server import EmbeddedBroker
+
+
+@pytest.fixture(scope="module")
+def registry_broker(tmp_path_factory) -> Iterator[EmbeddedBroker]:
+    """A started broker with the registry on a free port (its own in-memory ZooKeeper registry and log dir)."""
+    broker = EmbeddedBroker(
+        0,
+        zookeeper_connect=f"memory:sr-{uuid.uuid4().hex[:8]}",
+        log_dir=tmp_path_factory.mktemp("sr-broker"),
+        schema_registry_listeners="http://127.0.0.1:0",
+    )
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="module")
+def registry_url(registry_broker: EmbeddedBroker) -> str:
+    """``http://127.0.0.1:<port>``: the registry's URL (no trailing slash)."""
+    url = registry_broker.schema_registry_url
+    assert url, "the broker was started with schema.registry.listeners but reports no registry URL"
+    return url.rstrip("/")
+
+
+@pytest.fixture
+def new_subject() -> Callable[[str], str]:
+    """``new_subject(stem="s") -> "<stem>-<8 hex>"``: a subject name no other test uses."""
+
+    def make(stem: str = "s") -> str:
+        return f"{stem}-{uuid.uuid4().hex[:8]}"
+
+    return make
