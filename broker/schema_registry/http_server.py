@@ -118,6 +118,9 @@ class Limits:
     max_body_bytes: int = 16 * 1024 * 1024
 
 
+DEFAULT_LIMITS = Limits()
+
+
 async def _read_line(reader: asyncio.StreamReader, budget: list[int]) -> bytes:
     try:
         line = await reader.readuntil(b"\n")
@@ -130,7 +133,7 @@ async def _read_line(reader: asyncio.StreamReader, budget: list[int]) -> bytes:
 
 
 async def read_request(
-    reader: asyncio.StreamReader, limits: Limits = Limits(), *, peer: str = ""
+    reader: asyncio.StreamReader, limits: Limits = DEFAULT_LIMITS, *, peer: str = ""
 ) -> HttpRequest | None:
     """Read one request from ``reader``; None at a clean end of stream before a request starts.
 
@@ -183,7 +186,7 @@ async def _read_fields(reader: asyncio.StreamReader, budget: list[int]) -> dict[
         headers[key] = f"{headers[key]}, {value}" if key in headers else value
 
 
-async def read_body(reader: asyncio.StreamReader, request: HttpRequest, limits: Limits = Limits()) -> bytes:
+async def read_body(reader: asyncio.StreamReader, request: HttpRequest, limits: Limits = DEFAULT_LIMITS) -> bytes:
     """Read ``request``'s body (Content-Length or chunked) from ``reader``; ``HttpError`` 400/413/501."""
     headers = request.headers
     coding = headers.get("transfer-encoding")
@@ -254,7 +257,7 @@ class HttpServer:
         port: int,
         *,
         ssl_context: ssl.SSLContext | None = None,
-        limits: Limits = Limits(),
+        limits: Limits = DEFAULT_LIMITS,
         idle_timeout_s: float = 60.0,
         request_timeout_s: float = 30.0,
         handshake_timeout_s: float = 10.0,
