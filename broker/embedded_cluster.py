@@ -4,7 +4,9 @@ Each broker is a child process (``python -m broker.cli broker start --config <di
 with its own log directory under ``data_dir`` and a fixed port (``broker_ports[id]``, else ``base_port + i``,
 else free ports picked once), so a broker restarted with ``start_broker`` comes back at the same address.
 With ``metrics`` each broker also serves Prometheus metrics on ``metrics_ports[id]`` (given, else a free port
-picked once). With ``fault_injection`` (the default) each broker opens its fault-injection control channel on
+picked once). With ``schema_registry`` each broker serves Confluent Schema Registry's REST API on
+``http://{host}:schema_registry_ports[id]`` (given, else a free port picked once; a ``schema.registry.listeners``
+in the broker config wins) and ``schema_registry_url`` lists them all. With ``fault_injection`` (the default) each broker opens its fault-injection control channel on
 127.0.0.1:``fault_ports[id]`` (picked free once) and ``faults(id)`` reaches it. ``exited_brokers`` lists brokers whose process ended by itself (``cluster up`` reports them). A broker reports
 readiness by printing one line ``kafkalog broker <id> serving on <endpoints>`` on stdout; its log goes to
 ``<data_dir>/broker-<id>/broker.log``. Children get SIGTERM when the thread that started them dies
@@ -90,6 +92,8 @@ class EmbeddedCluster:
         metrics_ports: Mapping[int, int] | None = None,
         before_brokers: Callable[[str], None] | None = None,
         fault_injection: bool = True,
+        schema_registry: bool = False,
+        schema_registry_ports: Mapping[int, int] | None = None,
     ) -> None:
         if brokers < 1:
             raise ValueError(f"a cluster needs at least one broker, not {brokers}")
@@ -120,6 +124,9 @@ class EmbeddedCluster:
         self._fault_injection = fault_injection
         self.fault_ports: dict[int, int] = {}
         """With ``fault_injection``: each broker's fault control port on 127.0.0.1 (picked free once; ``faults``)."""
+        self._schema_registry = schema_registry
+        self.schema_registry_ports: dict[int, int] = dict(schema_registry_ports or {}) if schema_registry else {}
+        """With ``schema_registry``: each broker's Schema Registry port (given, else a free port picked once)."""
         self.processes: dict[int, subprocess.Popen] = {}
 
     # -- addresses ------------------------------------------------------------------------------
@@ -134,6 +141,22 @@ class EmbeddedCluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"{self.host}:{self.ports[b]}" for b in self.broker_ids)
+
+    @property
+    def schema_registry_url(self) -> str | None:
+        """Every broker's Schema Registry URL, comma-joined as Confluent's clients take them (fail-over); None
+        when no broker serves one. From each broker's ``schema.registry.listeners`` (a wildcard host as the
+        cluster's ``host``)."""
+        urls = []
+        for b in self.broker_ids:
+            value = self._properties(b).get("schema.registry.listeners", "")
+            for url in (u.strip() for u in value.split(",") if u.strip()):
+                scheme, _, rest = url.partition("://")
+                host, _, port = rest.rpartition(":")
+                if host in ("", "0.0.0.0", "[::]"):
+                    host = self.host
+                urls.append(f"{scheme}://{host}:{port}")
+        return ",".join(urls) or None
 
     def broker_dir(self, broker_id: int) -> Path:
         return self.data_dir / f"broker-{broker_id}"
@@ -160,6 +183,8 @@ class EmbeddedCluster:
                     self.metrics_ports[b] = free_port(self.host)
                 if self._fault_injection and b not in self.fault_ports:
                     self.fault_ports[b] = free_port("127.0.0.1")
+                if self._schema_registry and b not in self.schema_registry_ports:
+                    self.schema_registry_ports[b] = free_port(self.host)
             if self._before_brokers is not None:
                 self._before_brokers(self.zookeeper_connect)
             for b in self.broker_ids:
@@ -189,6 +214,8 @@ class EmbeddedCluster:
             props["metrics.port"] = str(self.metrics_ports[broker_id])
         if broker_id in self.fault_ports:
             props["kafkalog.fault.injection.listener"] = f"127.0.0.1:{self.fault_ports[broker_id]}"
+        if broker_id in self.schema_registry_ports:
+            props["schema.registry.listeners"] = f"http://{{host}}:{self.schema_registry_ports[broker_id]}"
         props.update(self._extra)
         props.update(self._per_broker.get(broker_id, {}))
         return {k: self._substitute(broker_id, v) for k, v in props.items()}

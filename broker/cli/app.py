@@ -3,7 +3,7 @@
     kafkalog zookeeper start [--data-dir D] [--port P]
     kafkalog broker start --config server.properties [--override key=value ...]
     kafkalog cluster up --brokers N --data-dir DIR [--base-port P] [--zookeeper-port P] [--restart-failed] [--metrics]
-                        [--security] [--fault-injection]
+                        [--security] [--fault-injection] [--no-schema-registry]
     kafkalog cluster restart-broker --data-dir DIR --broker N
     kafkalog cluster stop --data-dir DIR
     kafkalog topics create|list|describe|delete|alter --bootstrap-server HOST:PORT ... [--if-not-exists]
@@ -265,6 +265,16 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
             if args.metrics
             else {}
         )
+        registry_ports = (
+            cli_cluster.choose_schema_registry_ports(
+                args.data_dir,
+                args.brokers,
+                "127.0.0.1",
+                {*broker_ports.values(), *metrics_ports.values(), *([zk_port] if zk_port else [])},
+            )
+            if args.schema_registry
+            else {}
+        )
     except cli_cluster.PortError as e:
         return _err(str(e))
     # topics created without a replication factor get min(3, brokers) replicas, as a production cluster would
@@ -290,6 +300,8 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         client_config=security.client_config() if security else None,
         before_brokers=_write_admin_credentials(security) if security else None,
         fault_injection=args.fault_injection,
+        schema_registry=args.schema_registry,
+        schema_registry_ports=registry_ports,
     )
     started = time.monotonic()
 
@@ -390,6 +402,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="open each broker's fault-injection control channel on a loopback port (tests only: anyone on the "
         "host can inject faults through it; docs/fault-injection.md)",
+    )
+    clu.add_argument(
+        "--schema-registry",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="each broker serves Confluent Schema Registry's REST API (port 8081 + id - 1 when free, recorded in "
+        "ports.properties; schema.registry.url printed; with --security, basic auth with the SCRAM users)",
     )
     clu.add_argument(
         "--security",

@@ -15,7 +15,8 @@ line rather than silently moved. A first run takes Kafka's defaults when they ar
 recorded). A recorded port still held by the previous run's exiting children is waited for up to 5 s.
 Brokers beyond those recorded (a run with more ``--brokers``) get new ports the same way. The metrics ports
 (``--metrics``) follow the same rule, a free port on the first run; a run without ``--metrics`` keeps the
-recorded ones for the next run with it.
+recorded ones for the next run with it. The Schema Registry ports (``broker.<id>.schema.registry.port``, on
+unless ``--no-schema-registry``) too, Confluent's 8081 + id - 1 on a first run when free.
 
 Processes: while it serves, ``cluster up`` lists its processes in ``<data dir>/pids.properties``
 (``cluster.up.pid=``, ``zookeeper.pid=``, ``broker.<id>.pid=``; rewritten when a broker restarts, removed
@@ -64,6 +65,7 @@ LOCK_FILE = ".lock"
 STOP_WAIT_S = 150.0  # brokers get 30 s each to stop before a SIGKILL; ZooKeeper 10 s
 KAFKA_BROKER_PORT = 9092
 ZOOKEEPER_PORT = 2181
+SCHEMA_REGISTRY_PORT = 8081
 RESTART_PREFIX = "restart-broker-"
 RESTART_WAIT_S = 120.0
 RECORDED_PORT_WAIT_S = 5.0  # a previous run's children (SIGTERMed when it was killed) may still be exiting
@@ -96,11 +98,16 @@ def write_ports(
     zookeeper_port: int | None,
     broker_ports: dict[int, int],
     metrics_ports: dict[int, int] | None = None,
+    schema_registry_ports: dict[int, int] | None = None,
 ) -> None:
-    """Record this run's ports; a broker of this run without a metrics port keeps its recorded one."""
+    """Record this run's ports; a broker of this run without a metrics (Schema Registry) port keeps its recorded
+    one."""
     recorded = read_ports(data_dir)
     metrics = {b: recorded[f"broker.{b}.metrics.port"] for b in broker_ports if f"broker.{b}.metrics.port" in recorded}
     metrics.update(metrics_ports or {})
+    registry_key = "broker.{}.schema.registry.port"
+    registries = {b: recorded[registry_key.format(b)] for b in broker_ports if registry_key.format(b) in recorded}
+    registries.update(schema_registry_ports or {})
     lines = ["# ports of the last `kafkalog cluster up` on this data dir; reused by the next one\n"]
     if zookeeper_port is not None:
         lines.append(f"zookeeper.port={zookeeper_port}\n")
@@ -108,6 +115,8 @@ def write_ports(
         lines.append(f"broker.{b}.port={port}\n")
         if b in metrics:
             lines.append(f"broker.{b}.metrics.port={metrics[b]}\n")
+        if b in registries:
+            lines.append(f"{registry_key.format(b)}={registries[b]}\n")
     _write_atomically(data_dir / PORTS_FILE, "".join(lines))
 
 
@@ -200,6 +209,36 @@ def choose_metrics_ports(data_dir: Path, brokers: int, host: str, avoid: set[int
                     f"metrics port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is in use by another "
                     f"process; free it, or remove the {key} line"
                 )
+        else:
+            port = free_port(host)
+            while port in taken:
+                port = free_port(host)
+        taken.add(port)
+        ports[b] = port
+    return ports
+
+
+def choose_schema_registry_ports(
+    data_dir: Path, brokers: int, host: str, avoid: set[int] | None = None
+) -> dict[int, int]:
+    """``{broker id: Schema Registry port}`` for ``cluster up``: the recorded port (waited for up to 5 s, else
+    ``PortError``), else Confluent's default 8081 + id - 1 when free, else a free port other than ``avoid``."""
+    from ..processes import free_port
+
+    recorded = read_ports(data_dir)
+    taken = set(avoid or ())
+    ports: dict[int, int] = {}
+    for b in range(1, brokers + 1):
+        key = f"broker.{b}.schema.registry.port"
+        if key in recorded:
+            port = recorded[key]
+            if not 1 <= port <= 65535 or port in taken or not _wait_free(host, port, RECORDED_PORT_WAIT_S):
+                raise PortError(
+                    f"Schema Registry port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is not usable "
+                    f"(in use, or not in 1-65535); free it, or remove the {key} line"
+                )
+        elif SCHEMA_REGISTRY_PORT + b - 1 not in taken and port_free(host, SCHEMA_REGISTRY_PORT + b - 1):
+            port = SCHEMA_REGISTRY_PORT + b - 1
         else:
             port = free_port(host)
             while port in taken:
@@ -314,9 +353,13 @@ def serve(cluster: Any, restart_failed: bool, say: Any, zookeeper_port: int | No
     watcher = Watcher(cluster, restart_failed, say)
     try:
         watcher.install_signal_handlers()
-        write_ports(cluster.data_dir, zookeeper_port, cluster.ports, cluster.metrics_ports)
+        registry_ports = getattr(cluster, "schema_registry_ports", None)
+        write_ports(cluster.data_dir, zookeeper_port, cluster.ports, cluster.metrics_ports, registry_ports)
         write_pids(cluster)
         announce(f"bootstrap.servers={cluster.bootstrap_servers}")
+        registry_url = getattr(cluster, "schema_registry_url", None)
+        if registry_url:
+            announce(f"schema.registry.url={registry_url}")
         print(f"zookeeper.connect={cluster.zookeeper_connect}", file=sys.stderr, flush=True)
         watcher.run()
     finally:
