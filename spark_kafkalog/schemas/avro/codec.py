@@ -1,0 +1,138 @@
+"""``AvroCodec``: Avro payloads (Confluent's wire format without its prefix) to and from the values of the
+reader schema's Arrow type (``spark_kafkalog.schemas.avro.arrow`` states the type rules).
+
+Decoding resolves the writer's schema against the reader's with fastavro's ``schemaless_reader`` (Avro's
+schema resolution: promotions, defaults of missing fields, dropped writer fields, enum defaults), asking it
+for the names of named union branches so a union read as ``struct<member0, ...>`` knows its branch, then
+shapes the datum (compiled converters; nothing to do for records of plain primitives). A payload longer than
+its datum is refused: Confluent's format carries exactly one datum.
+
+Encoding is the inverse: the Arrow-shaped value is turned into an Avro datum (a union struct into its set
+member, named branches as fastavro's ``(name, value)`` tuples) and written with ``schemaless_writer``.
+
+``decode_many`` reads every payload of one writer from one buffer, resolving the two schemas once.
+Codecs are immutable and thread-safe (fastavro's readers and writers keep no state between calls).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import fastavro
+
+from spark_kafkalog.schemas.avro.arrow import Compiler
+from spark_kafkalog.schemas.avro.schema import AvroSchema
+from spark_kafkalog.schemas.codec import DecodeError, EncodeError, ValueCodec
+from spark_kafkalog.schemas.parsed_schema import ParsedSchema
+
+
+class AvroCodec(ValueCodec):
+    """The codec of one reader ``AvroSchema``; ``arrow_type`` follows Spark's ``from_avro``."""
+
+    reader: AvroSchema
+
+    def __init__(self, reader: AvroSchema) -> None:
+        if not isinstance(reader, AvroSchema):
+            raise TypeError(f"AvroCodec needs an AvroSchema, not {type(reader).__name__}")
+        self.reader = reader
+        root = Compiler(reader).compile(reader.fastavro_schema)
+        self.arrow_type = root.arrow_type
+        self.nullable = root.nullable
+        self._to_arrow = root.to_arrow
+        self._to_avro = root.to_avro
+
+    def __repr__(self) -> str:
+        return f"AvroCodec({self.reader!r} -> {self.arrow_type})"
+
+    def _schemas(self, writer: ParsedSchema) -> tuple[Any, Any]:
+        """The writer's fastavro schema and the reader's to resolve against (None: the writer is the reader)."""
+        if not isinstance(writer, AvroSchema):
+            raise DecodeError(f"an Avro payload needs an Avro writer schema, not {writer.schema_type}")
+        if writer is self.reader or writer.canonical == self.reader.canonical:
+            return writer.fastavro_schema, None
+        return writer.fastavro_schema, self.reader.fastavro_schema
+
+    def _shape(self, datum: Any) -> Any:
+        if datum is None or self._to_arrow is None:
+            return datum
+        return self._to_arrow(datum)
+
+    def decode(self, payload: bytes | memoryview, writer: ParsedSchema, message_indexes: tuple[int, ...] = ()) -> Any:
+        writer_schema, reader = self._schemas(writer)
+        data = bytes(payload)
+        stream = io.BytesIO(data)
+        try:
+            datum = fastavro.schemaless_reader(stream, writer_schema, reader, return_named_type=True)
+            if stream.tell() != len(data):
+                raise DecodeError(f"{len(data) - stream.tell()} bytes left after the Avro datum ({len(data)} bytes)")
+            return self._shape(datum)
+        except DecodeError:
+            raise
+        except Exception as e:  # fastavro: EOFError, SchemaResolutionError, UnicodeDecodeError, ValueError ...
+            raise DecodeError(f"Avro payload of {len(data)} bytes: {type(e).__name__}: {e}") from None
+
+    def decode_many(
+        self, payloads: Sequence[bytes | memoryview], writer: ParsedSchema, message_indexes: tuple[int, ...] = ()
+    ) -> list[Any]:
+        writer_schema, reader = self._schemas(writer)
+        ends = []
+        end = 0
+        for payload in payloads:
+            end += len(payload)
+            ends.append(end)
+        stream = io.BytesIO(b"".join(payloads))
+        read = fastavro.schemaless_reader
+        shape = self._to_arrow
+        out: list[Any] = []
+        append = out.append
+        index = -1
+        try:
+            for end in ends:
+                index += 1
+                datum = read(stream, writer_schema, reader, return_named_type=True)
+                if stream.tell() != end:
+                    stream.seek(end)
+                    raise DecodeError("the payload's length does not match its Avro datum")
+                append(shape(datum) if shape is not None and datum is not None else datum)
+        except DecodeError as e:
+            raise DecodeError(f"payload {index}: {e}") from None
+        except Exception as e:
+            raise DecodeError(f"payload {index}: Avro payload: {type(e).__name__}: {e}") from None
+        return out
+
+    def to_datum(self, value: Any) -> Any:
+        """The Avro datum (fastavro's Python form) of one value of ``arrow_type``."""
+        if value is None or self._to_avro is None:
+            return value
+        return self._to_avro(value)
+
+    def encode(self, value: Any) -> bytes:
+        stream = io.BytesIO()
+        try:
+            fastavro.schemaless_writer(stream, self.reader.fastavro_schema, self.to_datum(value))
+        except EncodeError:
+            raise
+        except Exception as e:  # fastavro: ValueError, TypeError, AttributeError, KeyError ...
+            raise EncodeError(
+                f"cannot write {_describe(value)} with {self.reader.name or 'the schema'}: {type(e).__name__}: {e}"
+            ) from None
+        return stream.getvalue()
+
+    def encode_many(self, values: Iterable[Any]) -> list[bytes]:
+        return [self.encode(v) for v in values]
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return f"a {type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"
+
+
+def codec(reader: ParsedSchema, **options: Any) -> AvroCodec:
+    """The codec of an Avro reader schema (no options yet; an unknown one raises ``TypeError``)."""
+    if options:
+        raise TypeError(f"unknown Avro codec options: {', '.join(sorted(options))}")
+    if not isinstance(reader, AvroSchema):
+        raise TypeError(f"an Avro codec needs an AvroSchema, not {type(reader).__name__}")
+    return AvroCodec(reader)
