@@ -471,6 +471,23 @@ class EmbeddedBroker:
         assert self.broker is not None, "the broker is not started"
         return ",".join(self.broker.schema_registry_urls) or None
 
+    def start_schema_registry(self, listeners: str = "http://127.0.0.1:0", timeout_s: float = 60.0) -> str:
+        """Serve a Schema Registry on this running broker (when it serves none yet; else keep that one), wait
+        until it is ready and return its URL(s). ``listeners`` as ``schema.registry.listeners``; the other
+        ``schema.registry.*`` keys come from the broker's config. Stopped with the broker."""
+        broker = self.broker
+        assert broker is not None, "the broker is not started"
+        if broker.schema_registry is None:
+            from .schema_registry.service import SchemaRegistryService
+
+            async def start() -> None:
+                service = SchemaRegistryService(broker, listeners=listeners.split(","))
+                await service.start()
+                broker.schema_registry = service
+
+            self.call(start, timeout_s)
+        return self.wait_schema_registry(timeout_s)
+
     def wait_schema_registry(self, timeout_s: float = 60.0) -> str:
         """Wait until the Schema Registry is ready (topic created and read) and return its URL; raises its
         start-up failure, or ``TimeoutError``."""

@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -57,7 +57,7 @@ class RegistryListener:
     port: int
 
 
-def parse_listeners(values: tuple[str, ...] | list[str]) -> list[RegistryListener]:
+def parse_listeners(values: Sequence[str]) -> list[RegistryListener]:
     """``schema.registry.listeners`` -> listeners; ``ConfigError`` naming the key and the bad entry."""
     out = []
     for text in values:
@@ -126,10 +126,18 @@ def authenticator_for(broker: Broker) -> BasicAuthenticator | None:
 class SchemaRegistryService:
     """The registry of one broker: its REST listeners and the ``SchemaRegistry`` behind them."""
 
-    def __init__(self, broker: Broker, *, registry_factory: Callable[[], Any] | None = None) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        *,
+        listeners: Sequence[str] | None = None,
+        registry_factory: Callable[[], Any] | None = None,
+    ) -> None:
+        """``listeners``: instead of ``schema.registry.listeners`` (``EmbeddedBroker.start_schema_registry``);
+        ``registry_factory``: builds the ``SchemaRegistry`` (tests; default: on the broker's own topic)."""
         config = broker.config
         self.broker = broker
-        self.listeners = parse_listeners(config[LISTENERS_KEY])
+        self.listeners = parse_listeners(config[LISTENERS_KEY] if listeners is None else tuple(listeners))
         self.authenticator = authenticator_for(broker)
         self.init_timeout_s = config["schema.registry.init.timeout.ms"] / 1000
         self._registry_factory = registry_factory or self._kafka_registry

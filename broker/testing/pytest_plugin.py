@@ -16,6 +16,8 @@ Fixtures (docs/testing.md has the guide):
   named topic there; deleted at teardown.
 - ``kafkalog_produce(topic, records, **producer_settings)`` and ``kafkalog_records(topic, timeout=10.0,
   min_records=None, isolation_level="read_uncommitted")`` - write and read records with kafkalog's client.
+- ``kafkalog_schema_registry`` - the URL of a Schema Registry on ``kafkalog_broker`` (Confluent's REST API;
+  docs/schema-registry.md), same scope as the broker.
 - ``kafkalog_faults`` - ``kafkalog_broker.faults`` (the broker's ``FaultInjector``), cleared at teardown.
 - ``kafkalog_resources`` - the session's ``KafkalogResources`` (starts extra brokers and clusters, and lists
   ``leftovers()`` once they are stopped).
@@ -254,6 +256,13 @@ def kafkalog_broker(
     broker = kafkalog_resources.start_broker(overrides)
     yield broker
     kafkalog_resources.stop_broker(broker)
+
+
+@pytest.fixture(scope=_broker_scope)
+def kafkalog_schema_registry(kafkalog_broker: EmbeddedBroker) -> str:
+    """The URL of a Schema Registry served by ``kafkalog_broker`` (started on 127.0.0.1 port 0 on first use,
+    ready - its topic created and read - when the fixture returns; stopped with the broker)."""
+    return kafkalog_broker.start_schema_registry()
 
 
 @pytest.fixture(scope=_cluster_scope)
