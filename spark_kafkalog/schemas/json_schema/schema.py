@@ -96,12 +96,13 @@ class JsonSchema(ParsedSchema):
         own_id = self._document.get("$id") if isinstance(self._document, dict) else None
         for name, other in self._resolved.items():
             for uri, resource in other._resources().items():
-                resources.setdefault(uri, resource)
+                if uri:  # a referenced document without $id is known by its reference name only
+                    resources.setdefault(uri, resource)
             resource = other._specification.create_resource(other._document)
             resources[name] = resource
             if isinstance(own_id, str):
                 resources.setdefault(urljoin(own_id, name), resource)
-        resources.setdefault(self.base_uri, self._specification.create_resource(self._document))
+        resources[self.base_uri] = self._specification.create_resource(self._document)
         return referencing.Registry().with_resources(resources.items())
 
     def _resources(self) -> dict[str, referencing.Resource[Any]]:
