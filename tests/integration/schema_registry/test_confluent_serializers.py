@@ -1,0 +1,239 @@
+"""confluent-kafka 2.16's Avro, JSON Schema and Protobuf serializers and deserializers, unchanged, with kafkalog's
+registry and broker: records produced by SerializingProducer and read back by DeserializingConsumer, the bytes in
+Confluent's wire format naming the id the registry gave, a compatible evolution read with the new reader schema,
+and an incompatible one refused by the registry with Confluent's error code 409.
+
+The Protobuf message class is built at test time from a FileDescriptorProto (google.protobuf's descriptor_pool and
+message_factory), as grpcio-tools is not a dependency.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, DeserializingConsumer, SerializingProducer
+from confluent_kafka import TopicPartition as CKTP
+from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext, StringDeserializer, StringSerializer
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from broker.server import EmbeddedBroker
+from spark_kafkalog.client import AdminClient, NewTopic
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def sr(registry_url: str) -> Iterator[SchemaRegistryClient]:
+    c = SchemaRegistryClient({"url": registry_url, "max.retries": 0})
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def topic(registry_broker: EmbeddedBroker) -> str:
+    name = f"sr-{uuid.uuid4().hex[:10]}"
+    with AdminClient(registry_broker.bootstrap_servers) as admin:
+        admin.create_topics([NewTopic(name, 1, 1)])
+    return name
+
+
+def produce(bootstrap: str, topic: str, value_serializer: Any, values: list[Any]) -> None:
+    producer = SerializingProducer(
+        {
+            "bootstrap.servers": bootstrap,
+            "key.serializer": StringSerializer(),
+            "value.serializer": value_serializer,
+            "linger.ms": 0,
+        }
+    )
+    for i, value in enumerate(values):
+        producer.produce(topic, key=f"k{i}", value=value)
+    assert producer.flush(20) == 0
+
+
+def consume(bootstrap: str, topic: str, value_deserializer: Any, n: int) -> list[Any]:
+    consumer = DeserializingConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"g-{uuid.uuid4().hex[:8]}",
+            "key.deserializer": StringDeserializer(),
+            "value.deserializer": value_deserializer,
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        consumer.assign([CKTP(topic, 0, OFFSET_BEGINNING)])
+        got: list[Any] = []
+        for _ in range(200):
+            msg = consumer.poll(0.2)
+            if msg is not None:
+                assert msg.error() is None, msg.error()
+                got.append(msg.value())
+            if len(got) >= n:
+                return got
+        raise AssertionError(f"read {len(got)} of {n} records from {topic}")
+    finally:
+        consumer.close()
+
+
+def raw_values(bootstrap: str, topic: str, n: int) -> list[bytes]:
+    return consume(bootstrap, topic, None, n)
+
+
+def framed_id(data: bytes) -> int:
+    """The schema id of a record in Confluent's wire format (magic byte 0, big-endian int32 id)."""
+    assert data[0] == 0, f"magic byte {data[0]}"
+    return int(struct.unpack(">i", data[1:5])[0])
+
+
+USER = {
+    "type": "record",
+    "name": "User",
+    "namespace": "conformance.serde",
+    "fields": [
+        {"name": "name", "type": "string"},
+        {"name": "age", "type": "int"},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "nickname", "type": ["null", "string"], "default": None},
+    ],
+}
+USER_V2 = {**USER, "fields": [*USER["fields"], {"name": "email", "type": "string", "default": "none"}]}
+USER_INCOMPATIBLE = {**USER, "fields": [*USER["fields"], {"name": "email", "type": "string"}]}
+
+
+def test_avro_records_through_kafkalog_with_confluents_serializers(sr, registry_broker, topic) -> None:
+    bootstrap = registry_broker.bootstrap_servers
+    users = [
+        {"name": "ada", "age": 36, "tags": ["math"], "nickname": None},
+        {"name": "alan", "age": 41, "tags": [], "nickname": "prof"},
+    ]
+    produce(bootstrap, topic, AvroSerializer(sr, json.dumps(USER)), users)
+
+    registered = sr.get_latest_version(f"{topic}-value")
+    assert registered.version == 1
+    assert [framed_id(v) for v in raw_values(bootstrap, topic, 2)] == [registered.schema_id] * 2
+    assert consume(bootstrap, topic, AvroDeserializer(sr), 2) == users
+
+
+def test_avro_compatible_evolution_read_with_the_new_reader_schema(sr, registry_broker, topic) -> None:
+    bootstrap = registry_broker.bootstrap_servers
+    old = {"name": "ada", "age": 36, "tags": [], "nickname": None}
+    new = {"name": "alan", "age": 41, "tags": ["x"], "nickname": None, "email": "alan@example.com"}
+    produce(bootstrap, topic, AvroSerializer(sr, json.dumps(USER)), [old])
+    produce(bootstrap, topic, AvroSerializer(sr, json.dumps(USER_V2)), [new])
+    assert sr.get_versions(f"{topic}-value") == [1, 2]
+
+    ids = [framed_id(v) for v in raw_values(bootstrap, topic, 2)]
+    assert ids[0] != ids[1]
+    got = consume(bootstrap, topic, AvroDeserializer(sr, json.dumps(USER_V2)), 2)
+    assert got == [{**old, "email": "none"}, new]
+
+
+def test_avro_incompatible_change_refused_by_the_registry_with_409(sr, topic) -> None:
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    AvroSerializer(sr, json.dumps(USER))({"name": "a", "age": 1, "tags": [], "nickname": None}, ctx)
+    refused = AvroSerializer(sr, json.dumps(USER_INCOMPATIBLE))
+    with pytest.raises(SchemaRegistryError) as info:
+        refused({"name": "a", "age": 1, "tags": [], "nickname": None, "email": "e"}, ctx)
+    assert (info.value.http_status_code, info.value.error_code) == (409, 409)
+
+
+def test_avro_use_latest_version_without_auto_register(sr, topic) -> None:
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    AvroSerializer(sr, json.dumps(USER_V2))({"name": "a", "age": 1, "tags": [], "nickname": None}, ctx)
+    latest = AvroSerializer(sr, json.dumps(USER), conf={"auto.register.schemas": False, "use.latest.version": True})
+    data = latest({"name": "b", "age": 2, "tags": [], "nickname": None, "email": "b@x"}, ctx)
+    assert framed_id(data) == sr.get_latest_version(f"{topic}-value").schema_id
+
+
+ORDER_SCHEMA = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "Order",
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "item": {"type": "string"},
+        "price": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["id", "item"],
+}
+
+
+def test_json_schema_records_through_kafkalog_with_confluents_serializers(sr, registry_broker, topic) -> None:
+    bootstrap = registry_broker.bootstrap_servers
+    orders = [{"id": 1, "item": "tea", "price": 2.5, "tags": ["hot"]}, {"id": 2, "item": "cake"}]
+    produce(bootstrap, topic, JSONSerializer(json.dumps(ORDER_SCHEMA), sr), orders)
+
+    registered = sr.get_latest_version(f"{topic}-value")
+    assert registered.schema.schema_type == "JSON"
+    assert [framed_id(v) for v in raw_values(bootstrap, topic, 2)] == [registered.schema_id] * 2
+    got = consume(bootstrap, topic, JSONDeserializer(None, schema_registry_client=sr), 2)
+    assert got == orders
+    got = consume(bootstrap, topic, JSONDeserializer(json.dumps(ORDER_SCHEMA)), 2)
+    assert got == orders
+
+
+def order_message_class(package: str) -> Any:
+    """A generated-like message class for ``<package>.Order`` (id, item, price, tags, and a nested Line)."""
+    fdp = descriptor_pb2.FileDescriptorProto(name=f"{package.replace('.', '/')}/order.proto", package=package)
+    fdp.syntax = "proto3"
+    line = fdp.message_type.add(name="Line")
+    line.field.add(name="sku", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING, label=1)
+    line.field.add(name="qty", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_INT32, label=1)
+    order = fdp.message_type.add(name="Order")
+    t, lab = descriptor_pb2.FieldDescriptorProto, descriptor_pb2.FieldDescriptorProto
+    order.field.add(name="id", number=1, type=t.TYPE_INT64, label=lab.LABEL_OPTIONAL)
+    order.field.add(name="item", number=2, type=t.TYPE_STRING, label=lab.LABEL_OPTIONAL)
+    order.field.add(name="price", number=3, type=t.TYPE_DOUBLE, label=lab.LABEL_OPTIONAL)
+    order.field.add(name="tags", number=4, type=t.TYPE_STRING, label=lab.LABEL_REPEATED)
+    order.field.add(name="lines", number=5, type=t.TYPE_MESSAGE, label=lab.LABEL_REPEATED, type_name=f".{package}.Line")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.Order"))
+
+
+def test_protobuf_records_through_kafkalog_with_confluents_serializers(sr, registry_broker, topic) -> None:
+    bootstrap = registry_broker.bootstrap_servers
+    order_cls = order_message_class(f"conformance.p{uuid.uuid4().hex[:8]}")
+    orders = [order_cls(id=1, item="tea", price=2.5, tags=["hot"]), order_cls(id=2, item="cake")]
+    orders[0].lines.add(sku="t-1", qty=2)
+    produce(bootstrap, topic, ProtobufSerializer(order_cls, sr, {"use.deprecated.format": False}), orders)
+
+    registered = sr.get_latest_version(f"{topic}-value")
+    assert registered.schema.schema_type == "PROTOBUF"
+    assert "message Order" in registered.schema.schema_str
+    raws = raw_values(bootstrap, topic, 2)
+    assert [framed_id(v) for v in raws] == [registered.schema_id] * 2
+    # message indexes after the id: [1] (Order is the file's second message) as a zigzag count and index
+    assert raws[0][5:7] == bytes([2, 2])
+
+    deserializer = ProtobufDeserializer(order_cls, {"use.deprecated.format": False}, sr)
+    got: list[Any] = consume(bootstrap, topic, deserializer, 2)
+    assert [m.SerializeToString() for m in got] == [m.SerializeToString() for m in orders]
+
+
+def test_protobuf_incompatible_change_refused_by_the_registry_with_409(sr, topic) -> None:
+    package = f"conformance.p{uuid.uuid4().hex[:8]}"
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    order_cls = order_message_class(package)
+    ProtobufSerializer(order_cls, sr, {"use.deprecated.format": False})(order_cls(id=1), ctx)
+
+    fdp = descriptor_pb2.FileDescriptorProto()
+    order_cls.DESCRIPTOR.file.CopyToProto(fdp)
+    fdp.message_type[1].field[1].type = descriptor_pb2.FieldDescriptorProto.TYPE_INT32  # item: string -> int32
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    retyped: Callable[..., Any] = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.Order"))
+    with pytest.raises(SchemaRegistryError) as info:
+        ProtobufSerializer(retyped, sr, {"use.deprecated.format": False})(retyped(id=1, item=3), ctx)
+    assert (info.value.http_status_code, info.value.error_code) == (409, 409)
