@@ -85,7 +85,7 @@ class SubjectSchemaIds:
 
     def __init__(self, registry: SchemaRegistryClient | None, config: SerializerConfig) -> None:
         self._registry = registry
-        self._config = config
+        self.config = config
         self._ids: dict[str | None, int] = {}
         self._lock = threading.Lock()
 
@@ -93,9 +93,9 @@ class SubjectSchemaIds:
         self, ctx: SerializationContext | None, record_name: str | None, fmt: str | None = None
     ) -> RegisteredSchema | None:
         """The subject's latest version when ``use.latest.version`` is on (None otherwise)."""
-        if not self._config.use_latest:
+        if not self.config.use_latest:
             return None
-        subject = self._config.strategy(ctx, record_name)
+        subject = self.config.strategy(ctx, record_name)
         if subject is None or self._registry is None:
             raise ValueError("use.latest.version needs a registry and a subject (the strategy named none)")
         return self._registry.get_latest_version(subject, fmt)
@@ -105,12 +105,12 @@ class SubjectSchemaIds:
     ) -> tuple[int, RegisteredSchema | None]:
         """``(id, latest)``: the id to write with (``use.schema.id``; the latest version's with
         ``use.latest.version``, returned too; else ``schema`` registered or looked up once per subject)."""
-        if self._config.use_schema_id is not None:
-            return self._config.use_schema_id, None
+        if self.config.use_schema_id is not None:
+            return self.config.use_schema_id, None
         latest = self.latest(ctx, record_name, fmt)
         if latest is not None:
             return latest.schema_id, latest
-        subject = self._config.strategy(ctx, record_name)
+        subject = self.config.strategy(ctx, record_name)
         return self._id_for(subject, schema), None
 
     def _id_for(self, subject: str | None, schema: Schema | None) -> int:
@@ -127,10 +127,10 @@ class SubjectSchemaIds:
             cached = self._ids.get(subject)
             if cached is not None:
                 return cached
-            if self._config.auto_register:
-                schema_id = self._registry.register_schema(subject, schema, self._config.normalize)
+            if self.config.auto_register:
+                schema_id = self._registry.register_schema(subject, schema, self.config.normalize)
             else:
-                schema_id = self._registry.lookup_schema(subject, schema, self._config.normalize).schema_id
+                schema_id = self._registry.lookup_schema(subject, schema, self.config.normalize).schema_id
             self._ids[subject] = schema_id
             return schema_id
 
