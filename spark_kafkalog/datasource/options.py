@@ -26,6 +26,14 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from spark_kafkalog.datasource.format_options import READ_FORMAT_OPTIONS, REGISTRY_PREFIX, WRITE_FORMAT_OPTIONS
+from spark_kafkalog.datasource.formats import (
+    FormatOptionError,
+    ReadFormats,
+    WriteFormats,
+    parse_read_formats,
+    parse_write_formats,
+)
 from spark_kafkalog.datasource.offsets import (
     EARLIEST,
     LATEST,
@@ -85,8 +93,9 @@ _SOURCE_OPTIONS = (
     "maxOffsetsPerTrigger",
     "minOffsetsPerTrigger",
     "maxTriggerDelay",
+    *READ_FORMAT_OPTIONS,  # Schema Registry formats of key and value (formats)
 )
-_SINK_OPTIONS = (BOOTSTRAP, "topic", "includeHeaders", "exactlyOnce")
+_SINK_OPTIONS = (BOOTSTRAP, "topic", "includeHeaders", "exactlyOnce", *WRITE_FORMAT_OPTIONS)
 _STREAMING_ONLY = ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")
 
 # kafka.* keys Spark refuses, with the reason it gives.
@@ -164,6 +173,8 @@ class SourceOptions:
     fetch_offset_retries: int = DEFAULT_FETCH_OFFSET_RETRIES
     fetch_offset_retry_interval_ms: int = DEFAULT_FETCH_OFFSET_RETRY_INTERVAL_MS
     client_properties: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold passwords
+    formats: ReadFormats | None = None
+    """Schema Registry formats of ``key``/``value`` (``formats``); None: both raw binary."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +190,8 @@ class SinkOptions:
     transactional_id_prefix: str | None = None
     """``kafka.transactional.id``: the tasks' transactional ids are ``<prefix>-<partition>``; set by the
     parser for streams (from ``checkpointLocation``) and batch writes (one per write) when not given."""
+    formats: WriteFormats | None = None
+    """Schema Registry formats of ``key``/``value`` (``formats``); None: both written as given."""
 
 
 def _lower(options: Mapping[str, str]) -> dict[str, str]:
@@ -191,7 +204,7 @@ def _lower(options: Mapping[str, str]) -> dict[str, str]:
 def _check_known(opts: Mapping[str, str], known: tuple[str, ...], direction: str, other: tuple[str, ...]) -> None:
     by_lower = {name.lower(): name for name in known}
     for key in opts:
-        if key.startswith("kafka.") or key in by_lower:
+        if key.startswith(("kafka.", REGISTRY_PREFIX)) or key in by_lower:
             continue
         if key in {name.lower() for name in other}:
             raise KafkaOptionError(
@@ -518,6 +531,7 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
         _check_partitions_match(strategy, starting, "starting")
         _check_partitions_match(strategy, ending, "ending")
     props = _client_properties(opts, _FORBIDDEN_SOURCE_KEYS)
+    formats = _read_formats(opts, strategy)
     return SourceOptions(
         bootstrap_servers=servers,
         strategy=strategy,
@@ -531,7 +545,30 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
         fetch_offset_retries=_retries(opts),
         fetch_offset_retry_interval_ms=_interval(opts),
         client_properties=props,
+        formats=formats,
     )
+
+
+def _read_formats(opts: Mapping[str, str], strategy: SubscriptionStrategy) -> ReadFormats | None:
+    """The Schema Registry formats of ``key``/``value`` (``formats``), for the topics ``strategy`` names."""
+    topics: tuple[str, ...] | None = None
+    if isinstance(strategy, Subscribe):
+        topics = strategy.topics
+    elif isinstance(strategy, Assign):
+        topics = tuple(tp.topic for tp in strategy.partitions)
+    try:
+        return parse_read_formats(opts, topics)
+    except FormatOptionError as e:
+        raise KafkaOptionError(str(e)) from None
+
+
+def parse_read_formats_only(options: Mapping[str, str]) -> ReadFormats | None:
+    """Only the ``key``/``value`` formats of DataFrameReader ``options`` (the schema Spark asks at ``load()``:
+    a stream's options are not a batch read's, so the whole ``parse_source_options`` does not apply)."""
+    opts = _lower(options)
+    if not any(k in opts for k in ("valueformat", "keyformat")):
+        return None
+    return _read_formats(opts, _strategy(opts))
 
 
 def _retries(opts: Mapping[str, str]) -> int:
@@ -591,10 +628,15 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
             "Option 'kafka.transactional.id' is empty; give a prefix for the tasks' transactional ids, e.g. "
             '.option("kafka.transactional.id", "orders-sink")'
         )
+    try:
+        formats = parse_write_formats(opts)
+    except FormatOptionError as e:
+        raise KafkaOptionError(str(e)) from None
     return SinkOptions(
         bootstrap_servers=servers,
         topic=topic,
         client_properties=props,
         exactly_once=exactly_once,
         transactional_id_prefix=prefix,
+        formats=formats,
     )

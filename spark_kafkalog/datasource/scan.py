@@ -87,7 +87,21 @@ def open_client(options: SourceOptions, *, planning: bool = False) -> KafkaClien
 def read_offset_range(
     options: SourceOptions, offset_range: OffsetRange, client: KafkaClient
 ) -> Iterator[pa.RecordBatch]:
-    """Records ``[start, end)`` of one partition as Arrow batches (see the module docstring)."""
+    """Records ``[start, end)`` of one partition as Arrow batches (see the module docstring), with the
+    ``key``/``value`` columns decoded when ``options.formats`` gives them a format (``value_formats``)."""
+    batches = _read_records(options, offset_range, client)
+    if options.formats is None:
+        yield from batches
+        return
+    from spark_kafkalog.datasource.value_formats import FormatDecoder
+
+    decoder = FormatDecoder(options.formats)
+    for batch in batches:
+        yield decoder.decode(batch)
+
+
+def _read_records(options: SourceOptions, offset_range: OffsetRange, client: KafkaClient) -> Iterator[pa.RecordBatch]:
+    """The records of ``read_offset_range`` in Spark's Kafka schema (binary key and value)."""
     tp = offset_range.topic_partition
     start, end = offset_range.start, offset_range.end
     if 0 <= end <= start:

@@ -57,6 +57,8 @@ def check_write_schema(fields: Mapping[str, str], options: SinkOptions) -> Write
             'or binary, e.g. df.selectExpr("CAST(id AS STRING) AS key", "to_json(struct(*)) AS value")'
         )
     for name in ("value", "key"):
+        if options.formats is not None and options.formats.formatted(name):
+            continue  # any Spark type: encoded with the column's Schema Registry format (value_formats)
         if name in fields and fields[name] not in ("string", "binary"):
             raise KafkaOptionError(
                 f"{name} attribute unsupported type {fields[name]}. {name} must be a(n) string or binary, e.g. "
@@ -115,6 +117,11 @@ class RecordWriter:
         self._batch_bytes = int(batch_size) if batch_size else None
         self._pending: list[pa.RecordBatch] = []
         self._pending_bytes = 0
+        self._encoder = None
+        if options.formats is not None:  # Schema Registry formats of key/value: framed before anything else
+            from spark_kafkalog.datasource.value_formats import FormatEncoder
+
+            self._encoder = FormatEncoder(options.formats)
 
     def _on_delivery(self, metadata, error) -> None:
         if error is not None:
@@ -133,6 +140,8 @@ class RecordWriter:
         self._raise_if_failed()
         if not batch.num_rows:
             return
+        if self._encoder is not None:
+            batch = self._encoder.encode(batch, self.options.topic)
         self._pending.append(batch)
         self._pending_bytes += batch.nbytes
         if self._pending_bytes >= COALESCE_BYTES:

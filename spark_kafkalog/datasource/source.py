@@ -72,7 +72,10 @@ from spark_kafkalog.client import Producer
 from spark_kafkalog.datasource.exactly_once import TaskTransaction, end_transactions, write_task
 from spark_kafkalog.datasource.options import (
     KafkaOptionError,
+    SinkOptions,
+    SourceOptions,
     parse_include_headers,
+    parse_read_formats_only,
     parse_sink_options,
     parse_source_options,
 )
@@ -117,6 +120,51 @@ HEADERS_FIELD = StructField(
 def kafka_schema(include_headers: bool) -> StructType:
     """Spark's Kafka source schema (``headers`` only with ``includeHeaders``)."""
     return StructType(KAFKA_SCHEMA.fields + [HEADERS_FIELD]) if include_headers else KAFKA_SCHEMA
+
+
+def read_schema(options: SourceOptions) -> tuple[SourceOptions, StructType]:
+    """``options`` with the Schema Registry reader schemas pinned (``value_formats.resolve_read_formats``)
+    and the schema of the rows: Spark's Kafka schema, ``key``/``value`` decoded when they have a format."""
+    if options.formats is None:
+        return options, kafka_schema(options.include_headers)
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from spark_kafkalog.datasource.value_formats import read_arrow_schema, resolve_read_formats
+
+    options = replace(options, formats=resolve_read_formats(options.formats))
+    assert options.formats is not None
+    return options, from_arrow_schema(read_arrow_schema(options.formats, options.include_headers))
+
+
+def _check_read_schema(options: SourceOptions, expected: StructType, schema: StructType) -> None:
+    if schema == expected:
+        return
+    if options.formats is not None:
+        raise KafkaOptionError(
+            "The schema of the decoded key/value is derived from the Schema Registry and cannot be set: expected "
+            f"{expected.simpleString()}, got {schema.simpleString()} (a new version registered since load()? "
+            'load() again, or pin the reader schema, e.g. .option("valueSchemaVersion", "3"))'
+        )
+    raise KafkaOptionError(
+        "Kafka source has a fixed schema and cannot be set with a custom one: expected "
+        f"{expected.simpleString()}, got {schema.simpleString()}; read with the fixed schema and cast, e.g. "
+        'df.selectExpr("CAST(value AS STRING) AS value")'
+    )
+
+
+def write_options(options: SinkOptions, schema: StructType) -> SinkOptions:
+    """``options`` with the Schema Registry writer schemas fixed from the DataFrame's ``schema`` and checked
+    against the registry when the topic is known (``value_formats.prepare_write_formats``)."""
+    if options.formats is None:
+        return options
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    from spark_kafkalog.datasource.value_formats import prepare_write_formats
+
+    types = {
+        f.name: to_arrow_type(f.dataType, timezone="UTC") for f in schema.fields if options.formats.formatted(f.name)
+    }
+    return replace(options, formats=prepare_write_formats(options.formats, types, options.topic))
 
 
 class KafkaLogInputPartition(InputPartition):
@@ -303,17 +351,19 @@ class KafkaLogDataSource(DataSource):
         return "kafkalog"
 
     def schema(self) -> StructType:
-        return kafka_schema(parse_include_headers(self.options))
+        include_headers = parse_include_headers(self.options)
+        formats = parse_read_formats_only(self.options)
+        if formats is None:
+            return kafka_schema(include_headers)
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        from spark_kafkalog.datasource.value_formats import read_arrow_schema, resolve_read_formats
+
+        return from_arrow_schema(read_arrow_schema(resolve_read_formats(formats), include_headers))
 
     def reader(self, schema: StructType) -> KafkaLogReader:
-        options = parse_source_options(self.options)
-        expected = kafka_schema(options.include_headers)
-        if schema != expected:
-            raise KafkaOptionError(
-                "Kafka source has a fixed schema and cannot be set with a custom one: expected "
-                f"{expected.simpleString()}, got {schema.simpleString()}; read with the fixed schema and cast, e.g. "
-                'df.selectExpr("CAST(value AS STRING) AS value")'
-            )
+        options, expected = read_schema(parse_source_options(self.options))
+        _check_read_schema(options, expected, schema)
         cls = KafkaLogPushdownReader if _pushdown_enabled_by_planner() else KafkaLogReader
         return cls(options)
 
@@ -324,7 +374,7 @@ class KafkaLogDataSource(DataSource):
         if options.exactly_once and options.transactional_id_prefix is None:  # one prefix per batch write
             options = replace(options, transactional_id_prefix=f"kafkalog-batch-{uuid.uuid4().hex[:16]}")
         columns = check_write_schema({f.name: f.dataType.simpleString() for f in schema.fields}, options)
-        return KafkaLogWriter(options, columns)
+        return KafkaLogWriter(write_options(options, schema), columns)
 
     # -- Structured Streaming (spark_kafkalog.datasource.stream_source) ---------------------------
     def streamReader(self, schema: StructType):
@@ -335,12 +385,9 @@ class KafkaLogDataSource(DataSource):
 
         try:
             options = parse_stream_options(self.options)
-            expected = kafka_schema(options.source.include_headers)
-            if schema != expected:
-                raise KafkaOptionError(
-                    "Kafka source has a fixed schema and cannot be set with a custom one: expected "
-                    f"{expected.simpleString()}, got {schema.simpleString()}"
-                )
+            source, expected = read_schema(options.source)
+            options = replace(options, source=source)
+            _check_read_schema(source, expected, schema)
         except KafkaOptionError as e:
             # PySpark 4.3 reports an exception raised here only as UnboundLocalError ('reader' in
             # python_streaming_source_runner's finally); a reader that raises on its first call shows ours.
@@ -354,7 +401,7 @@ class KafkaLogDataSource(DataSource):
 
         options = parse_stream_sink_options(self.options)
         columns = check_write_schema({f.name: f.dataType.simpleString() for f in schema.fields}, options)
-        return KafkaLogStreamWriter(options, columns)
+        return KafkaLogStreamWriter(write_options(options, schema), columns)
 
 
 class _InvalidStreamReader(DataSourceStreamReader):
