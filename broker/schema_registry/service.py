@@ -241,6 +241,12 @@ class SchemaRegistryService:
             log.info("broker %d: schema registry ready", self.broker.broker_id)
         except asyncio.CancelledError:
             raise
+        except TimeoutError:
+            self._failure = TimeoutError(
+                f"the schema registry did not read its topic within {self.init_timeout_s * 1000:.0f} ms "
+                "(schema.registry.init.timeout.ms)"
+            )
+            log.error("broker %d: %s", self.broker.broker_id, self._failure)
         except BaseException as e:
             self._failure = e
             log.error("broker %d: the schema registry failed to start: %s", self.broker.broker_id, e)
@@ -264,6 +270,9 @@ class SchemaRegistryService:
             except TimeoutError:
                 e = operation_timeout("the schema registry is still starting (reading its topic)")
                 return HttpResponse.error(e.http_status, e.error_code, e.message)
+        if isinstance(self._failure, TimeoutError):
+            e = operation_timeout(str(self._failure))
+            return HttpResponse.error(e.http_status, e.error_code, e.message)
         if self._failure is not None or self._routes is None:
             e = store_error(f"the schema registry failed to start: {self._failure}")
             return HttpResponse.error(e.http_status, e.error_code, e.message)
