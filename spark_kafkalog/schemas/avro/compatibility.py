@@ -115,6 +115,8 @@ class _Checker:
                 kind = node["type"]
                 if kind in PRIMITIVES:
                     return kind
+                if kind in ("record", "error", "enum", "fixed"):
+                    return schema.definition(node["name"])  # one object per named type, as in Avro Java
                 if isinstance(kind, str) and kind in _COMPLEX:
                     return node
                 node = kind
