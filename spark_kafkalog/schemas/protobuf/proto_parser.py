@@ -656,6 +656,17 @@ class _Parser:
                 self.end_statement()
 
     # -- services
+    def streaming_keyword(self) -> bool:
+        """``stream`` before an rpc's type, not a type named ``stream`` or ``stream.X`` (a dot right after
+        the word continues the name)."""
+        if not self.at("stream"):
+            return False
+        after = self.tokens[self.i + 1]
+        if after.text == ")":
+            return False
+        adjacent = after.line == self.tok.line and after.column == self.tok.column + len("stream")
+        return not (after.text == "." and adjacent)
+
     def service(self, s: descriptor_pb2.ServiceDescriptorProto, scope: str) -> None:
         s.name = self.ident("a service name")
         self.expect("{")
@@ -670,7 +681,7 @@ class _Parser:
             self.expect("rpc")
             method = s.method.add(name=self.ident("an rpc name"))
             self.expect("(")
-            if self.at("stream") and self.tokens[self.i + 1].text not in (")", "."):
+            if self.streaming_keyword():
                 self.next()
                 method.client_streaming = True
             in_tok = self.tok
@@ -678,7 +689,7 @@ class _Parser:
             self.expect(")")
             self.expect("returns")
             self.expect("(")
-            if self.at("stream") and self.tokens[self.i + 1].text not in (")", "."):
+            if self.streaming_keyword():
                 self.next()
                 method.server_streaming = True
             out_tok = self.tok

@@ -180,6 +180,23 @@ class _Printer:
         entries = {n.name: n for n in m.nested_type if n.options.map_entry}
         groups = {f.type_name.rsplit(".", 1)[-1] for f in m.field if f.type == FDP.TYPE_GROUP}
         printed_oneofs: set[int] = set()
+        # a map or group field adds its nested message where the field stands: print the nested messages
+        # declared before it first, so the text parses back to the same nested_type order (message
+        # indexes count positions in it)
+        nested_index = {n.name: i for i, n in enumerate(m.nested_type)}
+        printed_nested: set[int] = set()
+
+        def nested_up_to(type_name: str) -> None:
+            index = nested_index.get(type_name.rsplit(".", 1)[-1])
+            if index is None:
+                return
+            printed_nested.add(index)
+            for i in range(index):
+                n = m.nested_type[i]
+                if i not in printed_nested and n.name not in entries and n.name not in groups:
+                    printed_nested.add(i)
+                    self.message(n)
+
         for f in m.field:
             if f.HasField("oneof_index") and not f.proto3_optional:
                 if f.oneof_index in printed_oneofs:
@@ -196,9 +213,17 @@ class _Printer:
                 self.depth -= 1
                 self.line("}")
             else:
+                if (
+                    f.type in (FDP.TYPE_MESSAGE, FDP.TYPE_GROUP)
+                    and f.label == FDP.LABEL_REPEATED
+                    or f.type == FDP.TYPE_GROUP
+                ):
+                    name = f.type_name.rsplit(".", 1)[-1]
+                    if name in entries or name in groups:
+                        nested_up_to(f.type_name)
                 self.field(f, m, entries, in_oneof=False)
-        for n in m.nested_type:
-            if n.name in entries or n.name in groups:
+        for i, n in enumerate(m.nested_type):
+            if i in printed_nested or n.name in entries or n.name in groups:
                 continue
             self.message(n)
         for e in m.enum_type:
