@@ -139,7 +139,8 @@ class SchemaRegistry:
         return self._store.state
 
     async def start(self) -> None:
-        await self._guard(self._store.start())
+        """Replay the log (the store's own timeout applies; its errors propagate as they are)."""
+        await self._store.start()
         self._ready = True
 
     async def stop(self) -> None:

@@ -11,9 +11,12 @@ Concurrency: stores run on one asyncio event loop; the registry serializes its w
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from broker.schema_registry.records import Key, Value, encode_key, encode_value
 from broker.schema_registry.state import RegistryState
@@ -101,7 +104,202 @@ class MemorySchemaStore:
         return offset
 
 
+class KafkaSchemaStore:
+    """A ``SchemaStore`` over a compacted single-partition topic (``_schemas``), through the asyncio client.
+
+    ``start``: create the topic if missing (1 partition, ``cleanup.policy=compact``, replication factor
+    ``replication_factor`` capped at the live brokers; TOPIC_ALREADY_EXISTS is fine), open an idempotent
+    ``acks=all`` producer and an unassigned-group consumer on partition 0 from the beginning, read up to the
+    end offset and start a tail task that applies every record in order. ``append`` produces one record and
+    waits until the tail task has applied its offset; ``sync`` waits until it has applied everything below
+    the end offset read at the call. Both give up after ``timeout_s`` with ``StoreTimeoutError``.
+    ``client_settings`` are the client's settings (security protocol, SASL and TLS, client id).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        client_settings: Mapping[str, Any],
+        *,
+        topic: str = "_schemas",
+        replication_factor: int = 3,
+        timeout_s: float = 60.0,
+    ) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self._settings = dict(client_settings)
+        self.topic = topic
+        self.replication_factor = replication_factor
+        self.timeout_s = timeout_s
+        self._state = RegistryState()
+        self._next_offset = 0  # the offset of the next record the tail task applies
+        self._progress: asyncio.Condition | None = None
+        self._producer: Any = None
+        self._consumer: Any = None
+        self._tail: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+        self._stopped = False
+
+    def __repr__(self) -> str:
+        return f"KafkaSchemaStore({self.bootstrap_servers!r}, topic={self.topic!r})"
+
+    @property
+    def state(self) -> RegistryState:
+        return self._state
+
+    @property
+    def applied_offset(self) -> int:
+        """The offset of the next record to apply (everything below it is in ``state``)."""
+        return self._next_offset
+
+    async def start(self) -> None:
+        from spark_kafkalog.client.aio import AIOConsumer, AIOProducer
+        from spark_kafkalog.client.types import TopicPartition
+
+        self._progress = asyncio.Condition()
+        try:
+            await asyncio.wait_for(self._create_topic(), self.timeout_s)
+            self._producer = AIOProducer(
+                self.bootstrap_servers, config=self._settings, acks="all", enable_idempotence=True, linger_ms=0
+            )
+            await self._producer.start()
+            self._consumer = AIOConsumer(
+                bootstrap_servers=self.bootstrap_servers, config=self._settings, enable_auto_commit=False
+            )
+            await self._consumer.start()
+            tp = TopicPartition(self.topic, 0)
+            self._consumer.assign([tp])
+            await self._consumer.seek_to_beginning([tp])
+            self._tail = asyncio.create_task(self._read_forever(), name=f"schema-registry-tail-{self.topic}")
+            await self.sync()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _create_topic(self) -> None:
+        from spark_kafkalog.client.admin.admin_errors import AdminOperationError
+        from spark_kafkalog.client.aio import AIOAdminClient
+        from spark_kafkalog.client.types import NewTopic
+
+        admin = AIOAdminClient(self.bootstrap_servers, config=self._settings)
+        try:
+            await admin.start()
+            if self.topic in await admin.list_topics(include_internal=True):
+                return
+            brokers = len((await admin.describe_cluster())["brokers"]) or 1
+            rf = max(1, min(self.replication_factor, brokers))
+            new = NewTopic(self.topic, 1, rf, {"cleanup.policy": "compact"})
+            try:
+                await admin.create_topics([new])
+            except AdminOperationError as e:
+                if any(err.error_code != _TOPIC_ALREADY_EXISTS for err in e.errors.values()):
+                    raise StoreError(f"cannot create the schemas topic {self.topic!r}: {e}") from None
+            log.info("schema registry: created topic %s (1 partition, replication factor %d)", self.topic, rf)
+        finally:
+            await admin.close()
+
+    async def _read_forever(self) -> None:
+        assert self._progress is not None
+        consumer = self._consumer
+        backoff = 0.05
+        while not self._stopped:
+            try:
+                records = await consumer.poll(timeout_ms=200, max_records=500)
+                backoff = 0.05
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # a lost connection: the client reconnects on the next poll
+                log.warning("schema registry: reading %s failed (%s); retrying", self.topic, e)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            if not records:
+                continue
+            for record in records:
+                if record.offset < self._next_offset:
+                    continue
+                self._state.apply_bytes(_as_bytes(record.key), _as_bytes(record.value))
+                self._next_offset = record.offset + 1
+            async with self._progress:
+                self._progress.notify_all()
+
+    async def _wait_applied(self, offset: int, what: str) -> None:
+        """Wait until every record below ``offset`` is applied."""
+        assert self._progress is not None
+        progress = self._progress
+        try:
+            async with progress:
+                await asyncio.wait_for(progress.wait_for(lambda: self._next_offset >= offset), self.timeout_s)
+        except TimeoutError:
+            raise StoreTimeoutError(
+                f"{what}: the registry read {self.topic} up to offset {self._next_offset}, "
+                f"not {offset}, within {self.timeout_s:g} s"
+            ) from None
+
+    async def _end_offset(self) -> int:
+        from spark_kafkalog.client.types import OffsetSpec, TopicPartition
+
+        tp = TopicPartition(self.topic, 0)
+        return int((await self._consumer.client.list_offsets({tp: OffsetSpec.LATEST}))[tp])
+
+    async def sync(self) -> None:
+        if self._consumer is None:
+            raise StoreError("the schemas store is not started")
+        try:
+            end = await asyncio.wait_for(self._end_offset(), self.timeout_s)
+        except TimeoutError:
+            raise StoreTimeoutError(f"reading the end offset of {self.topic} took over {self.timeout_s:g} s") from None
+        except (StoreError, asyncio.CancelledError):
+            raise
+        except Exception as e:
+            raise StoreError(f"reading the end offset of {self.topic}: {e}") from None
+        await self._wait_applied(end, "catching up")
+
+    async def append(self, key: Key, value: Value | None) -> int:
+        if self._producer is None:
+            raise StoreError("the schemas store is not started")
+        try:
+            metadata = await asyncio.wait_for(
+                self._producer.send_and_wait(self.topic, encode_value(value), key=encode_key(key), partition=0),
+                self.timeout_s,
+            )
+        except TimeoutError:
+            raise StoreTimeoutError(f"writing to {self.topic} took over {self.timeout_s:g} s") from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            raise StoreError(f"writing to {self.topic}: {e}") from None
+        await self._wait_applied(metadata.offset + 1, "reading back a write")
+        return int(metadata.offset)
+
+    async def stop(self) -> None:
+        """Stop the tail task and close the clients; idempotent."""
+        self._stopped = True
+        tail, self._tail = self._tail, None
+        if tail is not None:
+            tail.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await tail
+        producer, self._producer = self._producer, None
+        consumer, self._consumer = self._consumer, None
+        for client in (producer, consumer):
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await client.close()
+
+
+_TOPIC_ALREADY_EXISTS = 36
+
+
+def _as_bytes(data: object) -> bytes | None:
+    if data is None or isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"a _schemas record holds {type(data).__name__}, not bytes")
+
+
 __all__ = [
+    "KafkaSchemaStore",
     "MemoryLog",
     "MemorySchemaStore",
     "SchemaStore",
