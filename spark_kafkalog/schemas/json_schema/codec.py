@@ -46,8 +46,8 @@ import pyarrow as pa
 from referencing._core import Resolver
 
 from spark_kafkalog.schemas.codec import DecodeError, EncodeError, ValueCodec
-from spark_kafkalog.schemas.json_schema.schema import JsonSchema, compact_json
-from spark_kafkalog.schemas.json_schema.walk import CircularReference, deref, descend
+from spark_kafkalog.schemas.json_schema.schema import JsonSchema
+from spark_kafkalog.schemas.json_schema.walk import CircularReference, compact_json, deref, descend
 from spark_kafkalog.schemas.parsed_schema import ParsedSchema
 
 _UTC = datetime.UTC

@@ -54,13 +54,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from referencing._core import Resolver
 
-from spark_kafkalog.schemas.json_schema.schema import JsonSchema, compact_json
-from spark_kafkalog.schemas.json_schema.walk import CircularReference, deref, descend
-from spark_kafkalog.schemas.parsed_schema import InvalidSchemaError, ParsedSchema
+from spark_kafkalog.schemas.json_schema.walk import CircularReference, compact_json, deref, descend
+from spark_kafkalog.schemas.parsed_schema import JSON, InvalidSchemaError, ParsedSchema
+
+
+@runtime_checkable
+class _Document(Protocol):
+    """What the check needs of a ``JsonSchema`` (this module does not import it: ``JsonSchema`` calls it)."""
+
+    @property
+    def document(self) -> dict[str, Any] | bool: ...
+
+    def resolver(self) -> Resolver[Any]: ...
+
 
 COMPATIBLE_CHANGES = frozenset(
     """
@@ -843,16 +853,16 @@ _COMPARERS = {
 }
 
 
-def differences(old: JsonSchema, new: JsonSchema) -> list[Difference]:
+def differences(old: _Document, new: _Document) -> list[Difference]:
     """Every difference (compatible or not) from ``old`` to ``new``, in document order."""
     ctx = _Context()
     _compare(ctx, _classify_at(old.document, old.resolver()), _classify_at(new.document, new.resolver()))
     return ctx.differences
 
 
-def backward_errors(new: JsonSchema, previous: ParsedSchema) -> list[str]:
+def backward_errors(new: _Document, previous: ParsedSchema) -> list[str]:
     """Why data written with ``previous`` cannot be read with ``new`` (Confluent's messages); empty when it can."""
-    if not isinstance(previous, JsonSchema):
+    if previous.schema_type != JSON or not isinstance(previous, _Document):
         return [
             f'{{errorType:"TYPE_CHANGED", description:"Incompatible because of different schema type: {previous.schema_type} and JSON"}}'
         ]

@@ -36,15 +36,12 @@ from jsonschema.exceptions import SchemaError
 from referencing._core import Resolver
 from referencing.exceptions import Unresolvable
 
+from spark_kafkalog.schemas.json_schema.compatibility import backward_errors
+from spark_kafkalog.schemas.json_schema.walk import compact_json
 from spark_kafkalog.schemas.parsed_schema import JSON, InvalidSchemaError, ParsedSchema, SchemaReference
 
 DEFAULT_DIALECT = "http://json-schema.org/draft-07/schema#"
 """The draft of a schema without ``$schema`` (Confluent's default)."""
-
-
-def compact_json(value: Any) -> str:
-    """``value`` as compact JSON in its own key order, non-ASCII characters kept (Jackson's output)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def _sorted_keys(value: Any) -> Any:
@@ -146,8 +143,6 @@ class JsonSchema(ParsedSchema):
         return JsonSchema(_sorted_keys(self._document), refs, self._resolved)
 
     def is_backward_compatible(self, previous: ParsedSchema) -> list[str]:
-        from spark_kafkalog.schemas.json_schema.compatibility import backward_errors
-
         return backward_errors(self, previous)
 
     def _get_validator(self) -> Any:

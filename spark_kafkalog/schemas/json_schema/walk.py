@@ -7,6 +7,7 @@ the compatibility check.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import referencing
@@ -17,6 +18,11 @@ from referencing.exceptions import Unresolvable
 from spark_kafkalog.schemas.parsed_schema import InvalidSchemaError
 
 _SPEC = referencing.jsonschema.DRAFT202012
+
+
+def compact_json(value: Any) -> str:
+    """``value`` as compact JSON in its own key order, non-ASCII characters kept (Jackson's output)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 class CircularReference(Exception):

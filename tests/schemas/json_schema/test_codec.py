@@ -257,6 +257,7 @@ def test_confluent_json_serializer_output_decodes_with_our_codec():
     assert framed is not None
     schema_id, _, payload = unframe(framed)
     registered = registry.get_schema(schema_id)
+    assert registered.schema_str is not None
     writer = parse_schema("JSON", registered.schema_str)
     c = codec_for(writer)
     assert c.decode(payload, writer) == {
