@@ -138,7 +138,7 @@ def test_https_with_basic_auth_accepts_a_scram_user_created_through_the_admin_ap
             "sasl.username": "admin",
             "sasl.password": "admin-secret",
         }
-        with AdminClient(broker.bootstrap_servers, **client_settings) as admin:
+        with AdminClient(broker.bootstrap_servers, client_settings) as admin:
             admin.alter_user_scram_credentials([UserScramCredentialUpsertion("alice", "SCRAM-SHA-512", "alice-pw")])
         context = ssl.create_default_context(cafile=str(tls_material.ca_pem))
         types = f"{url}/schemas/types"
