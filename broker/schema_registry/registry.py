@@ -77,6 +77,7 @@ MAX_ATTEMPTS = 10
 MAX_VERSION = 2**31 - 1
 _PARSE_CACHE_LIMIT = 10_000
 _CONTEXT = "."
+_MAX_LOGGED_SCHEMA = 10 * 1024
 
 Parser = Callable[[str | None, str, Sequence[SchemaReference], Mapping[str, ParsedSchema]], ParsedSchema]
 
@@ -341,9 +342,9 @@ class SchemaRegistry:
     ) -> RegisteredSchema:
         """The version of ``subject`` holding this schema; 40401 (no such subject), 40403 (not in it),
         42201 (does not parse)."""
+        parsed = self._parse(schema_type, schema_text, references)
         if not self._has_subject(subject, deleted=deleted):
             raise errors.subject_not_found(subject)
-        parsed = self._parse(schema_type, schema_text, references)
         wanted = {parsed}
         if normalize or self._normalize_in_scope(subject):
             wanted.add(parsed.normalized())
@@ -357,23 +358,32 @@ class SchemaRegistry:
 
     def _compatibility_messages(self, subject: str, new: ParsedSchema, previous: Sequence[SchemaValue]) -> list[str]:
         """Why ``new`` may not follow the live ``previous`` versions (oldest first) at the subject's level,
-        with Confluent's context lines; empty when it may."""
+        in Confluent's manner: versions are checked newest first and the first incompatible one answers,
+        its reasons followed by ``{oldSchemaVersion: n}``, ``{oldSchema: '...'}`` (cut at 10 KiB) and
+        ``{validateFields: 'false', compatibility: 'L'}``; empty when compatible."""
         level = self._level_in_scope(subject)
         if level == "NONE" or not previous:
             return []
         base = level.removesuffix("_TRANSITIVE")
         against = previous if level.endswith("_TRANSITIVE") else previous[-1:]
-        messages: list[str] = []
         for old in reversed(against):
             old_parsed = self._parsed_entry(old)
-            found = compatibility_errors(new, [old_parsed], base)
+            if old_parsed.schema_type != new.schema_type:
+                found = ["Incompatible because of different schema type"]
+            else:
+                found = compatibility_errors(new, [old_parsed], base)
             if found:
-                messages.extend(found)
-                messages.append(f"{{oldSchemaVersion: {old.version}}}")
-                messages.append(f"{{oldSchema: '{old_parsed.canonical}'}}")
-        if messages:
-            messages.append(f"{{validateFields: 'false', compatibility: '{level}'}}")
-        return messages
+                text = old_parsed.canonical
+                shown = (
+                    f"'{text}'" if len(text) <= _MAX_LOGGED_SCHEMA else f"<truncated> '{text[:_MAX_LOGGED_SCHEMA]}...'"
+                )
+                return [
+                    *found,
+                    f"{{oldSchemaVersion: {old.version}}}",
+                    f"{{oldSchema: {shown}}}",
+                    f"{{validateFields: 'false', compatibility: '{level}'}}",
+                ]
+        return []
 
     async def test_compatibility(
         self,
@@ -528,11 +538,11 @@ class SchemaRegistry:
         versions deleted, ascending. 40401, 40404, 40405, 42205, 42206."""
         async with self._write_lock:
             await self._sync()
-            self._check_writable(subject)
             if not self._has_subject(subject, deleted=True):
                 raise errors.subject_not_found(subject)
             if not permanent and not self._has_subject(subject, deleted=False):
                 raise errors.subject_soft_deleted(subject)
+            self._check_writable(subject)
             entries = self.state.versions_of(subject, deleted=permanent)
             for entry in entries:
                 referrers = {e.subject for e in self.state.referenced_by(subject, entry.version)}

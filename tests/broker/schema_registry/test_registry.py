@@ -208,6 +208,7 @@ def test_lookup():
     assert run(r.lookup("s", None, fields("a", "b"), [], normalize=True)).version == 1
     assert code_of(r.lookup("t", None, fields("a"), [])) == 40401
     assert code_of(r.lookup("s", None, "nope", [])) == 42201
+    assert code_of(r.lookup("t", None, "nope", [])) == 42201  # parsed before the subject is looked up, as Confluent
 
 
 def test_normalize_registers_the_normalized_text():
@@ -341,3 +342,26 @@ def test_real_avro_schemas_register_and_evolve():
     assert info.value.error_code == 409
     assert "READER_FIELD_MISSING_DEFAULT_VALUE" in info.value.message
     assert run(r.lookup("u", None, v1, [])).version == 1
+
+
+def test_transitive_checks_answer_the_first_incompatible_version_newest_first():
+    r = make()
+    register(r, "s", fields("a"))
+    register(r, "s", fields("a", "b="))
+    run(r.set_config("s", {"compatibility": "BACKWARD_TRANSITIVE"}))
+    messages = run(r.test_compatibility("s", None, None, fields("b", "c="), []))
+    assert messages == [
+        "READER_FIELD_MISSING_DEFAULT_VALUE: b",
+        "{oldSchemaVersion: 1}",
+        """{oldSchema: '["a"]'}""",
+        "{validateFields: 'false', compatibility: 'BACKWARD_TRANSITIVE'}",
+    ]
+
+
+def test_a_schema_of_another_type_is_incompatible():
+    r = SchemaRegistry(MemorySchemaStore())
+    run(r.start())
+    run(r.register("s", None, '{"type":"record","name":"R","fields":[]}', []))
+    messages = run(r.test_compatibility("s", "latest", "JSON", '{"type":"object"}', []))
+    assert messages[0] == "Incompatible because of different schema type"
+    assert code_of(r.register("s", "JSON", '{"type":"object"}', [])) == 409
