@@ -101,7 +101,7 @@ class AvroSchema(ParsedSchema):
                 if name not in self._referenced_names:
                     self._referenced_names.append(name)
         try:
-            _check(schema_json, "", set())
+            _check(schema_json, "", set(seed))
             named = dict(seed)
             self._parsed = fastavro.parse_schema(schema_json, named_schemas=named)
         except InvalidSchemaError:
@@ -193,13 +193,31 @@ def _check_name(name: Any, what: str) -> None:
         raise InvalidSchemaError(f"Invalid Avro schema: illegal {what} name {name!r}")
 
 
+def _union_key(branch: Any, space: str) -> str:
+    """What tells union branches apart: a named type's full name, any other type's kind."""
+    if isinstance(branch, dict):
+        kind = branch.get("type")
+        if kind in NAMED and isinstance(branch.get("name"), str):
+            namespace = branch.get("namespace")
+            return qualify(branch["name"], namespace if isinstance(namespace, str) else space)
+        return kind if isinstance(kind, str) and (kind in PRIMITIVES or kind in ("array", "map")) else str(kind)
+    if isinstance(branch, str) and branch not in PRIMITIVES:
+        return qualify(branch, space)
+    return str(branch)
+
+
 def _check(node: Any, space: str, seen: set[str]) -> None:
     """Names, duplicate fields and symbols, fixed sizes; recursion over the whole schema JSON."""
     if isinstance(node, list):
+        kinds: set[str] = set()
         for branch in node:
             if isinstance(branch, list):
                 raise InvalidSchemaError("Invalid Avro schema: a union may not immediately contain a union")
             _check(branch, space, seen)
+            kind = _union_key(branch, space)
+            if kind in kinds:
+                raise InvalidSchemaError(f"Invalid Avro schema: duplicate in union: {kind}")
+            kinds.add(kind)
         return
     if not isinstance(node, dict):
         return

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from spark_kafkalog.schemas import InvalidSchemaError, SchemaReference, parse_schema
+from spark_kafkalog.schemas import InvalidSchemaError, ParsedSchema, SchemaReference, parse_schema
 from spark_kafkalog.schemas.avro import AvroSchema, parse
 
 
@@ -99,6 +99,9 @@ INVALID = [
     ('{"type": "enum", "name": "E", "symbols": ["A-B"]}', "illegal enum symbol"),
     ('{"type": "fixed", "name": "F", "size": "2"}', "size"),
     ('["int", ["string"]]', "union"),
+    ('["int", "string", {"type": "int"}]', "duplicate in union: int"),
+    ('["null", {"type": "array", "items": "int"}, {"type": "array", "items": "long"}]', "duplicate in union: array"),
+    ('{"type": "record", "name": "n.R", "fields": [{"name": "u", "type": ["R", "n.R"]}]}', "duplicate in union: n.R"),
     (
         '{"type": "record", "name": "R", "fields": [{"name": "a", "type": {"type": "enum", "name": "R", "symbols": ["A"]}}]}',
         "redefine",
@@ -149,6 +152,16 @@ def test_resolved_format_inlines_the_referenced_types_where_first_used():
     assert customer.formatted(None) == customer.formatted("serialized") == customer.canonical
 
 
+def test_a_referenced_type_may_not_be_redefined():
+    address = avro(REF)
+    with pytest.raises(InvalidSchemaError, match="redefine: com.acme.Address"):
+        avro(
+            '{"type":"record","name":"com.acme.Address","fields":[]}',
+            [SchemaReference("com.acme.Address", "address", 1)],
+            {"com.acme.Address": address},
+        )
+
+
 def test_a_reference_that_is_missing_or_not_avro_is_refused():
     with pytest.raises(InvalidSchemaError, match="unresolved schema references: com.acme.Address"):
         parse_schema("AVRO", MAIN, [SchemaReference("com.acme.Address", "address", 1)], {})
@@ -185,3 +198,20 @@ def test_schema_json_and_fastavro_schema_are_exposed():
     )
     assert schema.fastavro_schema["name"] == "n.R"
     assert parse_schema(None, schema.canonical) == schema
+
+
+def test_a_reference_to_a_schema_of_another_type_is_refused():
+    class JsonLike(ParsedSchema):
+        schema_type = "JSON"
+        canonical = "{}"
+        references = ()
+        name = None
+
+        def normalized(self):
+            return self
+
+        def is_backward_compatible(self, previous):
+            return []
+
+    with pytest.raises(InvalidSchemaError, match="Avro reference 'com.acme.Address' \\(address\\) is a JSON schema"):
+        avro(MAIN, [SchemaReference("com.acme.Address", "address", 1)], {"com.acme.Address": JsonLike()})
