@@ -67,6 +67,23 @@ def _type_name(value: Any) -> str:
     return "object" if isinstance(value, dict) else type(value).__name__
 
 
+class _Mismatch(Exception):
+    """A value that does not fit its shape; ``path`` collects the JSON path segments while the error unwinds
+    (innermost first), so that paths cost nothing unless something fails."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path: list[str] = []
+
+    def at(self, segment: str) -> _Mismatch:
+        self.path.append(segment)
+        return self
+
+    def where(self) -> str:
+        return "$" + "".join(reversed(self.path))
+
+
 class _Shape:
     """One node of the Arrow shape: converts between JSON values and Arrow-shaped Python values."""
 
@@ -74,126 +91,126 @@ class _Shape:
     nullable = False
     """Whether the schema accepts JSON null here (encode then writes null rather than leaving it out)."""
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         raise NotImplementedError
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         raise NotImplementedError
 
 
 class _JsonText(_Shape):
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         return compact_json(value)
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         if not isinstance(value, str):
-            raise EncodeError(f"{path}: expected a JSON text (str), got {type(value).__name__}")
+            raise _Mismatch(f"expected a JSON text (str), got {type(value).__name__}")
         try:
             return json.loads(value)
         except ValueError as e:
-            raise EncodeError(f"{path}: the string is not JSON text: {e}") from None
+            raise _Mismatch(f"the string is not JSON text: {e}") from None
 
 
 class _String(_Shape):
     arrow_type = pa.string()
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         if not isinstance(value, str):
-            raise DecodeError(f"{path}: expected a string, got {_type_name(value)}")
+            raise _Mismatch(f"expected a string, got {_type_name(value)}")
         return value
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         if not isinstance(value, str):
-            raise EncodeError(f"{path}: expected a str, got {type(value).__name__}")
+            raise _Mismatch(f"expected a str, got {type(value).__name__}")
         return value
 
 
 class _Base64(_Shape):
     arrow_type = pa.binary()
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         if isinstance(value, str):
             try:
                 return base64.b64decode(value, validate=True)
             except ValueError:
                 pass
-        raise DecodeError(f"{path}: expected a base64 string, got {compact_json(value)[:40]}")
+        raise _Mismatch(f"expected a base64 string, got {compact_json(value)[:40]}")
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         if isinstance(value, bytes | bytearray | memoryview):
             return base64.b64encode(value).decode("ascii")
-        raise EncodeError(f"{path}: expected bytes, got {type(value).__name__}")
+        raise _Mismatch(f"expected bytes, got {type(value).__name__}")
 
 
 class _Integer(_Shape):
     arrow_type = pa.int64()
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise DecodeError(f"{path}: expected an integer, got {_type_name(value)} {compact_json(value)[:40]}")
+        raise _Mismatch(f"expected an integer, got {_type_name(value)} {compact_json(value)[:40]}")
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
-        raise EncodeError(f"{path}: expected an int, got {type(value).__name__}")
+        raise _Mismatch(f"expected an int, got {type(value).__name__}")
 
 
 class _Number(_Shape):
     arrow_type = pa.float64()
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
-        raise DecodeError(f"{path}: expected a number, got {_type_name(value)}")
+        raise _Mismatch(f"expected a number, got {_type_name(value)}")
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
             if isinstance(value, float) and not math.isfinite(value):
-                raise EncodeError(f"{path}: {value} has no JSON form")
+                raise _Mismatch(f"{value} has no JSON form")
             return value
         if isinstance(value, decimal.Decimal) and value.is_finite():
             return float(value)
-        raise EncodeError(f"{path}: expected a float, got {type(value).__name__}")
+        raise _Mismatch(f"expected a float, got {type(value).__name__}")
 
 
 class _Boolean(_Shape):
     arrow_type = pa.bool_()
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         if isinstance(value, bool):
             return value
-        raise DecodeError(f"{path}: expected a boolean, got {_type_name(value)}")
+        raise _Mismatch(f"expected a boolean, got {_type_name(value)}")
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         if isinstance(value, bool):
             return value
-        raise EncodeError(f"{path}: expected a bool, got {type(value).__name__}")
+        raise _Mismatch(f"expected a bool, got {type(value).__name__}")
 
 
 class _Date(_Shape):
     arrow_type = pa.date32()
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         if isinstance(value, str):
             try:
                 return datetime.date.fromisoformat(value)
             except ValueError:
                 pass
-        raise DecodeError(f"{path}: expected a date string YYYY-MM-DD, got {compact_json(value)[:40]}")
+        raise _Mismatch(f"expected a date string YYYY-MM-DD, got {compact_json(value)[:40]}")
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
             return value.isoformat()
-        raise EncodeError(f"{path}: expected a datetime.date, got {type(value).__name__}")
+        raise _Mismatch(f"expected a datetime.date, got {type(value).__name__}")
 
 
 class _Timestamp(_Shape):
     arrow_type = pa.timestamp("us", tz="UTC")
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         if isinstance(value, str):
             try:
                 parsed = datetime.datetime.fromisoformat(value)
@@ -203,11 +220,11 @@ class _Timestamp(_Shape):
                 if parsed.tzinfo is None:
                     return parsed.replace(tzinfo=_UTC)
                 return parsed.astimezone(_UTC)
-        raise DecodeError(f"{path}: expected an RFC 3339 date-time string, got {compact_json(value)[:40]}")
+        raise _Mismatch(f"expected an RFC 3339 date-time string, got {compact_json(value)[:40]}")
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         if not isinstance(value, datetime.datetime):
-            raise EncodeError(f"{path}: expected a datetime.datetime, got {type(value).__name__}")
+            raise _Mismatch(f"expected a datetime.datetime, got {type(value).__name__}")
         utc = value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
         return utc.replace(tzinfo=None).isoformat() + "Z"
 
@@ -217,17 +234,27 @@ class _List(_Shape):
         self.item = item
         self.arrow_type = pa.list_(item.arrow_type)
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         if not isinstance(value, list):
-            raise DecodeError(f"{path}: expected an array, got {_type_name(value)}")
-        item = self.item
-        return [None if v is None else item.to_arrow(v, f"{path}[{i}]") for i, v in enumerate(value)]
+            raise _Mismatch(f"expected an array, got {_type_name(value)}")
+        to_arrow, out = self.item.to_arrow, []
+        for index, v in enumerate(value):
+            try:
+                out.append(None if v is None else to_arrow(v))
+            except _Mismatch as e:
+                raise e.at(f"[{index}]") from None
+        return out
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         if isinstance(value, str | bytes | dict) or not isinstance(value, Sequence):
-            raise EncodeError(f"{path}: expected a list, got {type(value).__name__}")
-        item = self.item
-        return [None if v is None else item.to_json(v, f"{path}[{i}]") for i, v in enumerate(value)]
+            raise _Mismatch(f"expected a list, got {type(value).__name__}")
+        out = []
+        for index, v in enumerate(value):
+            try:
+                out.append(None if v is None else self.item.to_json(v))
+            except _Mismatch as e:
+                raise e.at(f"[{index}]") from None
+        return out
 
 
 class _Map(_Shape):
@@ -235,24 +262,30 @@ class _Map(_Shape):
         self.value = value
         self.arrow_type = pa.map_(pa.string(), value.arrow_type)
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         if not isinstance(value, dict):
-            raise DecodeError(f"{path}: expected an object, got {_type_name(value)}")
-        shape = self.value
-        return [(k, None if v is None else shape.to_arrow(v, f"{path}.{k}")) for k, v in value.items()]
+            raise _Mismatch(f"expected an object, got {_type_name(value)}")
+        shape, out = self.value, []
+        for k, v in value.items():
+            try:
+                out.append((k, None if v is None else shape.to_arrow(v)))
+            except _Mismatch as e:
+                raise e.at(f".{k}") from None
+        return out
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         pairs = value.items() if isinstance(value, dict) else value
         out: dict[str, Any] = {}
         try:
             for k, v in pairs:
                 if not isinstance(k, str):
-                    raise EncodeError(f"{path}: map keys must be str, got {type(k).__name__}")
-                out[k] = None if v is None else self.value.to_json(v, f"{path}.{k}")
-        except (TypeError, ValueError) as e:
-            if isinstance(e, EncodeError):
-                raise
-            raise EncodeError(f"{path}: expected a dict or (key, value) pairs, got {type(value).__name__}") from None
+                    raise _Mismatch(f"map keys must be str, got {type(k).__name__}")
+                try:
+                    out[k] = None if v is None else self.value.to_json(v)
+                except _Mismatch as e:
+                    raise e.at(f".{k}") from None
+        except (TypeError, ValueError):
+            raise _Mismatch(f"expected a dict or (key, value) pairs, got {type(value).__name__}") from None
         return out
 
 
@@ -261,18 +294,24 @@ class _Struct(_Shape):
         self.fields = fields
         self.arrow_type = pa.struct([pa.field(name, shape.arrow_type) for name, shape in fields])
 
-    def to_arrow(self, value: Any, path: str) -> Any:
+    def to_arrow(self, value: Any) -> Any:
         if not isinstance(value, dict):
-            raise DecodeError(f"{path}: expected an object, got {_type_name(value)}")
+            raise _Mismatch(f"expected an object, got {_type_name(value)}")
         out: dict[str, Any] = {}
         for name, shape in self.fields:
             v = value.get(name)
-            out[name] = None if v is None else shape.to_arrow(v, f"{path}.{name}")
+            if v is None:
+                out[name] = None
+                continue
+            try:
+                out[name] = shape.to_arrow(v)
+            except _Mismatch as e:
+                raise e.at(f".{name}") from None
         return out
 
-    def to_json(self, value: Any, path: str) -> Any:
+    def to_json(self, value: Any) -> Any:
         if not isinstance(value, dict):
-            raise EncodeError(f"{path}: expected a dict for the struct, got {type(value).__name__}")
+            raise _Mismatch(f"expected a dict for the struct, got {type(value).__name__}")
         out: dict[str, Any] = {}
         for name, shape in self.fields:
             v = value.get(name)
@@ -280,7 +319,10 @@ class _Struct(_Shape):
                 if shape.nullable:
                     out[name] = None
                 continue
-            out[name] = shape.to_json(v, f"{path}.{name}")
+            try:
+                out[name] = shape.to_json(v)
+            except _Mismatch as e:
+                raise e.at(f".{name}") from None
         return out
 
 
@@ -412,7 +454,10 @@ class JsonSchemaCodec(ValueCodec):
             raise DecodeError(f"the payload is not JSON: {e}") from None
         if document is None:
             return None
-        return self._shape.to_arrow(document, "$")
+        try:
+            return self._shape.to_arrow(document)
+        except _Mismatch as e:
+            raise DecodeError(f"{e.where()}: {e.message}") from None
 
     def decode_many(
         self, payloads: Sequence[bytes | memoryview], writer: ParsedSchema, message_indexes: tuple[int, ...] = ()
@@ -424,14 +469,17 @@ class JsonSchemaCodec(ValueCodec):
             except ValueError as e:
                 raise DecodeError(f"payload {index}: the payload is not JSON: {e}") from None
             try:
-                out.append(None if document is None else to_arrow(document, "$"))
-            except DecodeError as e:
-                raise DecodeError(f"payload {index}: {e}") from None
+                out.append(None if document is None else to_arrow(document))
+            except _Mismatch as e:
+                raise DecodeError(f"payload {index}: {e.where()}: {e.message}") from None
         return out
 
     def to_document(self, value: Any) -> Any:
         """The JSON document of one Arrow-shaped value (not validated)."""
-        return None if value is None else self._shape.to_json(value, "$")
+        try:
+            return None if value is None else self._shape.to_json(value)
+        except _Mismatch as e:
+            raise EncodeError(f"{e.where()}: {e.message}") from None
 
     def encode(self, value: Any) -> bytes:
         document = self.to_document(value)
