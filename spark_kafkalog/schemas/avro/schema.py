@@ -214,10 +214,10 @@ def _check(node: Any, space: str, seen: set[str]) -> None:
             if isinstance(branch, list):
                 raise InvalidSchemaError("Invalid Avro schema: a union may not immediately contain a union")
             _check(branch, space, seen)
-            kind = _union_key(branch, space)
-            if kind in kinds:
-                raise InvalidSchemaError(f"Invalid Avro schema: duplicate in union: {kind}")
-            kinds.add(kind)
+            key = _union_key(branch, space)
+            if key in kinds:
+                raise InvalidSchemaError(f"Invalid Avro schema: duplicate in union: {key}")
+            kinds.add(key)
         return
     if not isinstance(node, dict):
         return
