@@ -15,7 +15,7 @@ A recursive message (a message reachable from itself) has no Arrow type: ``Inval
 cycle. Every field is nullable. Values as Spark reads them: a field that is not set is None (a field with
 explicit presence - a message, a oneof member, proto2/proto3 ``optional`` - when absent; a field without
 presence when it holds its default value, unless ``emit_default_values``; an empty repeated or map field
-unless ``emit_default_values``); an enum number the schema does not name gives its number as text.
+unless ``emit_default_values``); enums read as the writer's names, a number the writer's schema does not name as its number in text.
 
 Decoding reads the payload with the writer's message (``writer`` at ``message_indexes``) and converts it by
 field name into the reader's shape (fields the writer lacks are None; compatible scalar changes convert).
