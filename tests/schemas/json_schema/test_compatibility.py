@@ -255,6 +255,33 @@ CASES: list[tuple[str, Any, Any, list[tuple[str, str]], list[tuple[str, str]]]] 
     ),
     ("not narrowed", {"not": S}, {"not": {"type": ["string", "integer"]}}, [("NOT_TYPE_EXTENDED", "#/not")], []),
     (
+        "typed enum extended",
+        {**S, "enum": ["a"]},
+        {**S, "enum": ["a", "b"]},
+        [],
+        [("COMBINED_TYPE_SUBSCHEMAS_CHANGED", "#/")],
+    ),
+    # everit reads type + enum as an allOf of both (a "synthetic" combined schema), so both ways differ in kind
+    ("enum added to a type", S, {**S, "enum": ["a"]}, [("TYPE_CHANGED", "#/")], [("TYPE_CHANGED", "#/")]),
+    ("nothing was valid before", False, S, [], [("TYPE_CHANGED", "#/")]),
+    (
+        "2020-12 prefixItems item added to a closed model",
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "array",
+            "prefixItems": [S],
+            "items": False,
+        },
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "array",
+            "prefixItems": [S, I],
+            "items": False,
+        },
+        [],
+        [("ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL", "#/items/1")],
+    ),
+    (
         "maxProperties decreased",
         obj({}, maxProperties=3),
         obj({}, maxProperties=2),
