@@ -238,7 +238,7 @@ class RegistryRoutes:
     def _body(request: HttpRequest) -> Any:
         ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if ctype and ctype not in JSON_TYPES and ctype != "application/octet-stream":
-            raise RegistryError(415, 415, f"HTTP 415 Unsupported Media Type ({ctype})")
+            raise RegistryError(415, 415, "HTTP 415 Unsupported Media Type")
         try:
             return json.loads(request.body or b"null")
         except (ValueError, UnicodeDecodeError) as e:
@@ -255,7 +255,8 @@ class RegistryRoutes:
         return HttpResponse.json(200, ["."])
 
     async def _metadata_id(self, request: HttpRequest, p: Params) -> HttpResponse:
-        return HttpResponse.json(200, {"scope": {"path": [], "clusters": {"kafka-cluster": self.cluster_id}}})
+        clusters = {"kafka-cluster": self.cluster_id, "schema-registry-cluster": "schema-registry"}
+        return HttpResponse.json(200, {"scope": {"path": [], "clusters": clusters}})
 
     async def _metadata_version(self, request: HttpRequest, p: Params) -> HttpResponse:
         return HttpResponse.json(200, {"version": self.version, "commitId": ""})
@@ -344,7 +345,7 @@ class RegistryRoutes:
             schema_id=body.id,
             version=body.version,
         )
-        return HttpResponse.json(200, {"id": found.id, "subject": found.subject, "version": found.version})
+        return HttpResponse.json(200, {"id": found.id, "version": found.version})
 
     async def _lookup(self, request: HttpRequest, p: Params) -> HttpResponse:
         body = SchemaRequest.from_json(self._body(request))

@@ -207,7 +207,7 @@ CASES = [
         ("s", None, '"string"', []),
         {"normalize": False, "schema_id": None, "version": None},
         200,
-        {"id": 7, "subject": "s", "version": 1},
+        {"id": 7, "version": 1},
     ),
     (
         "POST",
@@ -217,7 +217,7 @@ CASES = [
         ("s", "PROTOBUF", "x", [REF]),
         {"normalize": True, "schema_id": 100, "version": 4},
         200,
-        {"id": 7, "subject": "s", "version": 1},
+        {"id": 7, "version": 1},
     ),
     (
         "POST",
@@ -326,7 +326,12 @@ CASES = [
         (),
         {},
         200,
-        {"scope": {"path": [], "clusters": {"kafka-cluster": "cluster-1"}}},
+        {
+            "scope": {
+                "path": [],
+                "clusters": {"kafka-cluster": "cluster-1", "schema-registry-cluster": "schema-registry"},
+            }
+        },
     ),
 ]
 
