@@ -67,6 +67,12 @@ from spark_kafkalog.client.producer import (
     RoundRobinPartitioner,
     UniformStickyPartitioner,
 )
+from spark_kafkalog.client.schema_registry import (
+    RegisteredSchema,
+    Schema,
+    SchemaRegistryClient,
+    SchemaRegistryError,
+)
 from spark_kafkalog.client.serialization import (
     Deserializer,
     DoubleDeserializer,
@@ -166,4 +172,9 @@ __all__ = [
     "StringSerializer",
     "ValueDeserializationError",
     "ValueSerializationError",
+    # Schema Registry (client.schema_registry; its serializers are there)
+    "RegisteredSchema",
+    "Schema",
+    "SchemaRegistryClient",
+    "SchemaRegistryError",
 ]
