@@ -38,15 +38,30 @@ fields by their key and value types. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 from google.protobuf import descriptor_pb2
 
 from spark_kafkalog.schemas.parsed_schema import SchemaReference
 from spark_kafkalog.schemas.protobuf.proto_parser import FDP
-from spark_kafkalog.schemas.protobuf.schema import WELL_KNOWN, ProtobufSchema
+from spark_kafkalog.schemas.protobuf.well_known import WELL_KNOWN
+
+
+class ProtobufSchema(Protocol):
+    """What the rules read of a ``schema.ProtobufSchema`` (named here so this module does not import it)."""
+
+    @property
+    def file_descriptor_proto(self) -> descriptor_pb2.FileDescriptorProto: ...
+
+    @property
+    def dependencies(self) -> Mapping[str, ProtobufSchema]: ...
+
+    @property
+    def references(self) -> tuple[SchemaReference, ...]: ...
+
 
 COMPATIBLE_CHANGES = frozenset(
     {

@@ -36,47 +36,16 @@ from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
-from google.protobuf import (
-    any_pb2,
-    api_pb2,
-    descriptor_pb2,
-    descriptor_pool,
-    duration_pb2,
-    empty_pb2,
-    field_mask_pb2,
-    source_context_pb2,
-    struct_pb2,
-    timestamp_pb2,
-    type_pb2,
-    wrappers_pb2,
-)
+from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError
 
 from spark_kafkalog.schemas.parsed_schema import PROTOBUF, InvalidSchemaError, ParsedSchema, SchemaReference
 from spark_kafkalog.schemas.protobuf.proto_parser import ProtoSyntaxError, parse_proto
 from spark_kafkalog.schemas.protobuf.proto_printer import print_proto
+from spark_kafkalog.schemas.protobuf.well_known import WELL_KNOWN
 
 DEFAULT_FILE_NAME = "default.proto"
-
-_WELL_KNOWN_MODULES = (
-    descriptor_pb2,
-    any_pb2,
-    source_context_pb2,
-    type_pb2,
-    api_pb2,
-    duration_pb2,
-    empty_pb2,
-    field_mask_pb2,
-    struct_pb2,
-    timestamp_pb2,
-    wrappers_pb2,
-)
-WELL_KNOWN: dict[str, descriptor_pb2.FileDescriptorProto] = {
-    m.DESCRIPTOR.name: descriptor_pb2.FileDescriptorProto.FromString(m.DESCRIPTOR.serialized_pb)
-    for m in _WELL_KNOWN_MODULES
-}
-"""protobuf's well-known types by import path, always available to imports."""
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 
