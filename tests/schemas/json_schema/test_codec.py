@@ -279,3 +279,61 @@ def test_codec_refuses_a_schema_of_another_type():
 
     with pytest.raises(TypeError, match="needs a JsonSchema reader"):
         json_codec(parse_schema("AVRO", '"string"'))
+
+
+@pytest.mark.parametrize(
+    ("document", "validates"),
+    [
+        (PERSON, False),
+        ({"type": "object", "properties": {"a": {"oneOf": [{"type": "null"}, {"type": "string"}]}}}, False),
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"$ref": "#/definitions/a"}},
+                "definitions": {"a": {"type": "integer"}},
+            },
+            False,
+        ),
+        ({"type": "integer", "minimum": 0}, True),
+        ({"type": "string", "format": "email"}, True),
+        ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]}, True),
+        ({"type": "object", "properties": {"a": {"oneOf": [{"type": "null"}, {}]}}}, True),
+        ({"type": "object", "properties": {"a": {"type": "object"}}}, True),
+        ({"type": "object", "properties": {"a": {"enum": ["x"]}}}, True),
+        ({"type": "object", "properties": {"a": {"type": "string"}}, "patternProperties": {"^b": {}}}, True),
+        ({"type": "array", "items": [{"type": "string"}]}, True),
+        (False, True),
+    ],
+)
+def test_validation_runs_only_where_the_shapes_do_not_already_guarantee_validity(document, validates):
+    assert codec(document).validates is validates
+    assert codec(document, validate=False).validates is False
+
+
+COVERED_VALUES = [
+    {"name": "a"},
+    {"name": "a", "age": 1, "score": None, "tags": [], "attrs": [], "extra": "null"},
+    {"name": "", "born": datetime.date(1, 1, 1), "seen": datetime.datetime(9999, 12, 31, 23, 59, 59, 999999)},
+    {"name": "a", "address": {"city": None}, "blob": b"", "attrs": {"k": 0}, "tags": ["x", "y"]},
+]
+
+
+@pytest.mark.parametrize("value", COVERED_VALUES)
+def test_documents_written_without_validation_are_valid_for_a_covered_schema(value):
+    c = codec(PERSON)
+    assert not c.validates
+    js(PERSON).validate(json.loads(c.encode(value)))
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"age": 1}, r"\$\.name: 'name' is a required property"),
+        ({"name": "a", "tags": ["x", None]}, r"\$\.tags\[1\]: null is not valid"),
+        ({"name": "a", "attrs": {"k": None}}, r"\$\.attrs\.k: null is not valid"),
+        (None, r"\$: null is not valid"),
+    ],
+)
+def test_a_covered_schema_still_refuses_what_it_does_not_allow(value, message):
+    with pytest.raises(EncodeError, match=message):
+        codec(PERSON).encode(value)
