@@ -474,7 +474,7 @@ class SchemaRegistry:
         stored = self.state.subjects.get(subject, {})
         new_version = max(stored, default=0) + 1
         live = self.state.versions_of(subject)
-        existing_id = self.state.content_ids.get(content)
+        existing_id = self.state.id_of(content)
         if existing_id is not None and (schema_id is None or schema_id == existing_id):
             if version is None:
                 for entry in reversed(live):
@@ -499,14 +499,13 @@ class SchemaRegistry:
                 f"Version {version} of subject {subject} in context {_CONTEXT} holds another schema"
             )
         if schema_id is not None:
-            bound = self.state.id_contents.get(schema_id)
-            if bound is not None and bound != content:
+            if not self.state.id_is_free_for(schema_id, content):
                 raise errors.operation_not_permitted(
                     f"Overwrite new schema with id {schema_id} in context {_CONTEXT} is not permitted."
                 )
         else:
             schema_id = self.state.max_id + 1
-            while schema_id in self.state.id_contents:
+            while schema_id in self.state.known_ids or schema_id in self.state.id_keys:
                 schema_id += 1
         return False, SchemaValue(subject, version, schema_id, content[1], content[0], content[2], False)
 

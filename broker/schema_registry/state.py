@@ -3,15 +3,22 @@
 Every registry instance replaying the same records reaches the same state (no clocks, no randomness, no
 parsing): the replay works on schema texts as stored. Rules, applied record by record:
 
-- SCHEMA value for (subject, version) with (id, schema): ignored when the id is already bound to another
-  schema (type, text, references) or the (subject, version) already holds another id or schema; first in
-  the log wins. Otherwise it binds (the same schema again only changes ``deleted``: soft delete or undo).
-  The id stays bound to its schema for good (never reused), and ``max_id`` grows with every bound id.
+- SCHEMA value for (subject, version) with (id, schema): ignored when a stored version (live or
+  soft-deleted) binds the id to another schema (type, text, references), or the (subject, version) holds
+  another id or schema; first in the log wins. Otherwise it is stored (the same schema again only changes
+  ``deleted``: soft delete or undo).
 - SCHEMA tombstone: the (subject, version) is dropped (a permanent delete).
 - DELETE_SUBJECT (subject, v): every version ``<= v`` of the subject is marked deleted.
 - CLEAR_SUBJECT (subject): all the subject's versions are dropped.
 - CONFIG / MODE value: the subject's (None: global) config or mode; tombstone: removed.
 - NOOP and unknown records: nothing.
+
+The conflict rule looks only at what is stored, so a replay of the compacted topic agrees with one of the
+whole log (compaction drops only records a later record of the same key supersedes; the registry
+supersedes each ignored record of its own with a repair record, see ``registry``). Ids a permanent delete
+freed are remembered apart (``known_ids``, ``max_id``) only to steer new registrations: the same schema
+gets its old id back, another schema a new one; an instance that never saw them (it started after
+compaction) may reuse such an id, as Confluent's registry may.
 
 Not thread-safe: one owner (the store's reader) applies records; readers run on the same event loop.
 """
@@ -48,10 +55,14 @@ class RegistryState:
 
     subjects: dict[str, dict[int, SchemaValue]] = field(default_factory=dict)
     """subject -> version -> value (soft-deleted versions included, ``deleted`` set)."""
-    id_contents: dict[int, Content] = field(default_factory=dict)
-    """Every id ever bound -> its schema (kept after permanent deletes: ids are never reused)."""
+    id_keys: dict[int, set[tuple[str, int]]] = field(default_factory=dict)
+    """id -> the stored (subject, version) pairs holding it (never empty)."""
     content_ids: dict[Content, int] = field(default_factory=dict)
-    """Schema -> its id (the first bound)."""
+    """Stored schema -> the id of its first stored version."""
+    references_to: dict[tuple[str, int], set[tuple[str, int]]] = field(default_factory=dict)
+    """(subject, version) -> the stored (subject, version) pairs whose references name it."""
+    known_ids: dict[int, Content] = field(default_factory=dict)
+    """Every id ever stored -> its schema (kept after permanent deletes; steers proposals only)."""
     configs: dict[str | None, ConfigValue] = field(default_factory=dict)
     modes: dict[str | None, str] = field(default_factory=dict)
     max_id: int = 0
@@ -77,11 +88,7 @@ class RegistryState:
     def _apply(self, key: Key, value: Value | None) -> None:
         if isinstance(key, SchemaKey):
             if value is None:
-                versions = self.subjects.get(key.subject)
-                if versions is not None:
-                    versions.pop(key.version, None)
-                    if not versions:
-                        del self.subjects[key.subject]
+                self._drop(key.subject, key.version)
             elif isinstance(value, SchemaValue):
                 self._apply_schema(key, value)
         elif isinstance(key, ConfigKey):
@@ -100,23 +107,53 @@ class RegistryState:
                 if version <= value.version and not entry.deleted:
                     versions[version] = replace(entry, deleted=True)
         elif isinstance(key, ClearSubjectKey) and isinstance(value, ClearSubjectValue):
-            self.subjects.pop(key.subject, None)
+            for version in list(self.subjects.get(key.subject, {})):
+                self._drop(key.subject, version)
 
     def _apply_schema(self, key: SchemaKey, value: SchemaValue) -> None:
         value = replace(value, subject=key.subject, version=key.version)
         content = value.content
-        bound = self.id_contents.get(value.id)
+        holders = self.id_keys.get(value.id)
+        bound = None if not holders else self._content_at(next(iter(holders)))
         current = self.subjects.get(key.subject, {}).get(key.version)
         if (bound is not None and bound != content) or (
             current is not None and (current.id != value.id or current.content != content)
         ):
             self.ignored += 1
             return
-        if bound is None:
-            self.id_contents[value.id] = content
-            self.content_ids.setdefault(content, value.id)
-            self.max_id = max(self.max_id, value.id)
         self.subjects.setdefault(key.subject, {})[key.version] = value
+        if current is None:
+            where = (key.subject, key.version)
+            self.id_keys.setdefault(value.id, set()).add(where)
+            self.content_ids.setdefault(content, value.id)
+            for ref in value.references:
+                self.references_to.setdefault((ref.subject, ref.version), set()).add(where)
+            self.known_ids[value.id] = content
+            self.max_id = max(self.max_id, value.id)
+
+    def _content_at(self, where: tuple[str, int]) -> Content:
+        return self.subjects[where[0]][where[1]].content
+
+    def _drop(self, subject: str, version: int) -> None:
+        versions = self.subjects.get(subject)
+        if versions is None or version not in versions:
+            return
+        entry = versions.pop(version)
+        if not versions:
+            del self.subjects[subject]
+        where = (subject, version)
+        holders = self.id_keys[entry.id]
+        holders.discard(where)
+        if not holders:
+            del self.id_keys[entry.id]
+        if self.content_ids.get(entry.content) == entry.id and not holders:
+            del self.content_ids[entry.content]
+        for ref in entry.references:
+            referrers = self.references_to.get((ref.subject, ref.version))
+            if referrers is not None:
+                referrers.discard(where)
+                if not referrers:
+                    del self.references_to[(ref.subject, ref.version)]
 
     # -- queries -----------------------------------------------------------------------------------------
 
@@ -145,8 +182,25 @@ class RegistryState:
 
     def entries_with_id(self, schema_id: int) -> list[SchemaValue]:
         """The versions registered with ``schema_id`` (soft-deleted included), by subject then version."""
-        return [e for e in self.entries() if e.id == schema_id]
+        return [self.subjects[s][v] for s, v in sorted(self.id_keys.get(schema_id, ()))]
+
+    def id_of(self, content: Content) -> int | None:
+        """The id a registration of ``content`` takes: a stored version's, else the one it had before a
+        permanent delete; None for a schema never stored."""
+        found = self.content_ids.get(content)
+        if found is not None:
+            return found
+        for schema_id, known in self.known_ids.items():
+            if known == content and schema_id not in self.id_keys:
+                return schema_id
+        return None
+
+    def id_is_free_for(self, schema_id: int, content: Content) -> bool:
+        """Whether a version of ``content`` may take ``schema_id`` (no stored version binds it to another
+        schema)."""
+        holders = self.id_keys.get(schema_id)
+        return not holders or self._content_at(next(iter(holders))) == content
 
     def referenced_by(self, subject: str, version: int) -> list[SchemaValue]:
         """The versions whose references name (subject, version) (soft-deleted included)."""
-        return [e for e in self.entries() if any(r.subject == subject and r.version == version for r in e.references)]
+        return [self.subjects[s][v] for s, v in sorted(self.references_to.get((subject, version), ()))]

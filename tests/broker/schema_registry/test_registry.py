@@ -13,7 +13,7 @@ import pytest
 from broker.schema_registry.errors import RegistryError
 from broker.schema_registry.records import SchemaKey, SchemaValue, encode_key, encode_value
 from broker.schema_registry.registry import SchemaRegistry, parse_version
-from broker.schema_registry.store import MemoryLog, MemorySchemaStore
+from broker.schema_registry.store import MemoryLog, MemorySchemaStore, StoreError
 from spark_kafkalog.schemas import SchemaReference
 from tests.broker.schema_registry.fake_schemas import parse_fields
 
@@ -180,6 +180,8 @@ def test_versions_continue_after_soft_delete_and_restart_after_permanent_delete(
     run(r.delete_subject("s", permanent=True))
     fresh = register(r, "s", fields("q"))
     assert (fresh.version, fresh.id) == (1, 2)
+    back = register(r, "t", fields("a"))  # a schema permanently deleted gets its old id back
+    assert back.id == 1
 
 
 def test_version_deletes_and_their_errors():
@@ -365,3 +367,29 @@ def test_a_schema_of_another_type_is_incompatible():
     messages = run(r.test_compatibility("s", "latest", "JSON", '{"type":"object"}', []))
     assert messages[0] == "Incompatible because of different schema type"
     assert code_of(r.register("s", "JSON", '{"type":"object"}', [])) == 409
+
+
+class BrokenStore(MemorySchemaStore):
+    """A store whose writes fail (``fail``) or never complete (``hang``)."""
+
+    def __init__(self, how):
+        super().__init__()
+        self.how = how
+
+    async def append(self, key, value):
+        if self.how == "fail":
+            raise StoreError("the topic is gone")
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize(("how", "status", "code"), [("fail", 500, 50001), ("hang", 500, 50002)])
+def test_store_failures_are_50001_and_timeouts_50002(how, status, code):
+    r = SchemaRegistry(BrokenStore(how), parser=parse_fields, timeout_s=0.2)
+    run(r.start())
+    with pytest.raises(RegistryError) as info:
+        register(r, "s", fields("a"))
+    assert (info.value.http_status, info.value.error_code) == (status, code)
+    with pytest.raises(RegistryError) as info:
+        run(r.set_mode(None, "READONLY"))
+    assert info.value.error_code == code

@@ -65,9 +65,9 @@ CASES = [
         1,
     ),
     (
-        "a tombstone drops the version but the id stays bound",
+        "an id no stored version holds binds again (a compacted replay agrees)",
         [(SchemaKey("s", 1), sv("s", 1, 5)), (SchemaKey("s", 1), None), (SchemaKey("t", 1), sv("t", 1, 5, "B"))],
-        {},
+        {("t", 1): (5, "B", False)},
         5,
     ),
     (
@@ -152,3 +152,14 @@ def test_referenced_by_and_value_of():
     assert state.referenced_by("base", 2) == []
     assert state.value_of(SchemaKey("base", 1)) == sv("base", 1, 1, "A")
     assert state.value_of(SchemaKey("base", 9)) is None
+
+
+def test_ids_freed_by_permanent_deletes_steer_proposals():
+    state = replay([(SchemaKey("s", 1), sv("s", 1, 5, "A")), (SchemaKey("s", 1), None)])
+    assert state.entries_with_id(5) == []
+    assert state.id_of(("AVRO", "A", ())) == 5  # the same schema gets its id back
+    assert state.id_of(("AVRO", "B", ())) is None
+    assert state.known_ids == {5: ("AVRO", "A", ())}
+    assert state.id_is_free_for(5, ("AVRO", "B", ()))
+    state.apply(SchemaKey("t", 1), sv("t", 1, 5, "A"))
+    assert not state.id_is_free_for(5, ("AVRO", "B", ()))
