@@ -337,3 +337,38 @@ def test_documents_written_without_validation_are_valid_for_a_covered_schema(val
 def test_a_covered_schema_still_refuses_what_it_does_not_allow(value, message):
     with pytest.raises(EncodeError, match=message):
         codec(PERSON).encode(value)
+
+
+def test_our_encoded_payloads_are_read_by_confluent_json_deserializer():
+    from confluent_kafka.schema_registry import Schema
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+
+    from spark_kafkalog.schemas.wire_format import frame
+
+    registry = MockSchemaRegistryClient({"url": "mock://json-codec-read"})
+    schema_id = registry.register_schema("people-value", Schema(json.dumps(PERSON), "JSON"))
+    c = codec(PERSON)
+    value = {
+        "name": "Cy",
+        "age": 3,
+        "born": datetime.date(2021, 3, 4),
+        "seen": datetime.datetime(2024, 6, 1, 12, 30, tzinfo=UTC),
+        "tags": ["t"],
+        "attrs": [("a", 1)],
+        "blob": b"hi",
+        "extra": '{"x":[true]}',
+    }
+    framed = frame(schema_id, c.encode(value))
+    deserializer = JSONDeserializer(None, schema_registry_client=registry)
+    got = deserializer(framed, SerializationContext("people", MessageField.VALUE))
+    assert got == {
+        "name": "Cy",
+        "age": 3,
+        "score": None,  # nullable: written as null
+        "born": "2021-03-04",
+        "seen": "2024-06-01T12:30:00Z",
+        "tags": ["t"],
+        "attrs": {"a": 1},
+        "blob": "aGk=",
+        "extra": {"x": [True]},
+    }
