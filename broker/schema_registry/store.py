@@ -108,7 +108,8 @@ class KafkaSchemaStore:
     """A ``SchemaStore`` over a compacted single-partition topic (``_schemas``), through the asyncio client.
 
     ``start``: create the topic if missing (1 partition, ``cleanup.policy=compact``, replication factor
-    ``replication_factor`` capped at the live brokers; TOPIC_ALREADY_EXISTS is fine), open an idempotent
+    ``replication_factor`` capped at the live brokers; TOPIC_ALREADY_EXISTS is fine; an existing topic with
+    more than one partition is refused with ``StoreError``, one not compacted is warned about), open an idempotent
     ``acks=all`` producer and an unassigned-group consumer on partition 0 from the beginning, read up to the
     end offset and start a tail task that applies every record in order. ``append`` produces one record and
     waits until the tail task has applied its offset; ``sync`` waits until it has applied everything below
@@ -163,7 +164,10 @@ class KafkaSchemaStore:
             )
             await self._producer.start()
             self._consumer = AIOConsumer(
-                bootstrap_servers=self.bootstrap_servers, config=self._settings, enable_auto_commit=False
+                bootstrap_servers=self.bootstrap_servers,
+                config=self._settings,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",  # records deleted under us: read on from the log start
             )
             await self._consumer.start()
             tp = TopicPartition(self.topic, 0)
@@ -184,6 +188,7 @@ class KafkaSchemaStore:
         try:
             await admin.start()
             if self.topic in await admin.list_topics(include_internal=True):
+                await self._check_topic(admin)
                 return
             brokers = len((await admin.describe_cluster())["brokers"]) or 1
             rf = max(1, min(self.replication_factor, brokers))
@@ -196,6 +201,22 @@ class KafkaSchemaStore:
             log.info("schema registry: created topic %s (1 partition, replication factor %d)", self.topic, rf)
         finally:
             await admin.close()
+
+    async def _check_topic(self, admin: Any) -> None:
+        """An existing topic must have one partition (the log's order is the registry's); a topic that is
+        not compacted works but grows (and loses schemas to retention): warned."""
+        partitions = (await admin.describe_topics([self.topic]))[self.topic].num_partitions
+        if partitions != 1:
+            raise StoreError(
+                f"the schemas topic {self.topic!r} has {partitions} partitions; the registry needs exactly 1"
+            )
+        policy = (await admin.describe_configs(self.topic, keys=["cleanup.policy"])).get("cleanup.policy") or ""
+        if "compact" not in policy:
+            log.warning(
+                "schema registry: topic %s has cleanup.policy=%s, not compact: schemas may be lost to retention",
+                self.topic,
+                policy,
+            )
 
     async def _read_forever(self) -> None:
         assert self._progress is not None

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from broker.schema_registry.registry import SchemaRegistry
-from broker.schema_registry.store import KafkaSchemaStore
+from broker.schema_registry.store import KafkaSchemaStore, StoreError
 from spark_kafkalog.client import AdminClient
 from tests.broker.conftest import start_brokers
 from tests.broker.schema_registry.fake_schemas import parse_fields
@@ -148,3 +148,22 @@ def test_real_avro_through_the_topic(broker):
     schema_id, canonical = asyncio.run(go())
     assert schema_id == 1
     assert json.loads(canonical)["name"] == "User"
+
+
+def test_an_existing_topic_with_several_partitions_is_refused(broker):
+    from spark_kafkalog.client.types import NewTopic
+
+    topic = f"_schemas_{uuid.uuid4().hex[:6]}"
+    admin = AdminClient(broker.bootstrap_servers)
+    try:
+        admin.create_topics([NewTopic(topic, 2, 1)])
+    finally:
+        admin.close()
+
+    async def go():
+        r = registry(broker, topic)
+        with pytest.raises(StoreError, match="has 2 partitions"):
+            await r.start()
+        assert not r.ready
+
+    asyncio.run(go())
