@@ -679,7 +679,8 @@ class SchemaRegistry:
 
     async def set_mode(self, subject: str | None, mode: str, *, force: bool = False) -> str:
         """Set the subject's (None: global) mode; 42204 unknown mode, 42205 when modes are immutable or
-        IMPORT is asked while schemas exist (without ``force``)."""
+        IMPORT is asked while live schemas exist (without ``force``; soft-deleted versions are then
+        dropped first, 42206 when one is referenced)."""
         if not isinstance(mode, str) or mode.upper() not in MODES:
             raise errors.invalid_mode(mode)
         mode = mode.upper()
@@ -688,13 +689,16 @@ class SchemaRegistry:
         async with self._write_lock:
             await self._sync()
             if mode == "IMPORT" and not force and self._mode_in_scope(subject) != "IMPORT":
-                has = (
-                    self._has_subject(subject, deleted=False)
-                    if subject is not None
-                    else any(not e.deleted for e in self.state.entries())
-                )
-                if has:
+                scope = [subject] if subject is not None else sorted(self.state.subjects)
+                if any(self._has_subject(name, deleted=False) for name in scope):
                     raise errors.operation_not_permitted("Cannot import since found existing subjects")
+                # Confluent drops the soft-deleted versions left, so that imports may take their versions.
+                doomed = [e for name in scope for e in self.state.versions_of(name, deleted=True)]
+                for entry in doomed:
+                    if self.state.referenced_by(entry.subject, entry.version):
+                        raise errors.references_exist(f"{{subject={entry.subject},version={entry.version}}}")
+                for entry in doomed:
+                    await self._append(SchemaKey(entry.subject, entry.version), None)
             await self._append(ModeKey(subject), ModeValue(subject, mode))
         return mode
 

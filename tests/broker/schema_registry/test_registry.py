@@ -393,3 +393,13 @@ def test_store_failures_are_50001_and_timeouts_50002(how, status, code):
     with pytest.raises(RegistryError) as info:
         run(r.set_mode(None, "READONLY"))
     assert info.value.error_code == code
+
+
+def test_switching_to_import_drops_soft_deleted_versions_so_imports_may_reuse_them():
+    r = make()
+    register(r, "s", fields("a"))
+    run(r.delete_subject("s"))
+    assert run(r.set_mode("s", "IMPORT")) == "IMPORT"
+    assert run(r.subjects(deleted=True)) == []
+    imported = register(r, "s", fields("b"), schema_id=7, version=1)
+    assert (imported.id, imported.version) == (7, 1)
