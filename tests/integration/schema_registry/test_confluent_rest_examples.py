@@ -117,6 +117,10 @@ INCOMPATIBLE = record("{rec}", REQUIRED3)  # BACKWARD: a new field without a def
 DROPPED = json.dumps({"type": "record", "name": "{rec}", "fields": [{"type": "int", "name": "field2"}]})
 """V1 without field1: BACKWARD-compatible (the reader ignores it), not FORWARD (V1 reads no field1, has no default)."""
 STRING = '{"type": "string"}'
+JSON_DOC = '{"type": "object", "title": "{rec}", "properties": {"b": {"type": "string"}, "a": {"type": "integer"}}}'
+JSON_CANON = '{"type":"object","title":"{rec}","properties":{"b":{"type":"string"},"a":{"type":"integer"}}}'
+"""A JSON schema and its canonical form: compact, keys in the order written (Jackson's JsonNode.toString())."""
+PROTO = 'syntax = "proto3";\npackage conformance;\n\nmessage {rec} {\n  string name = 1;\n  int64 id = 2;\n}\n'
 
 
 def post(path: str, schema: str, **extra: Any) -> Call:
@@ -765,6 +769,54 @@ EXAMPLES: list[Example] = [
             Call("PUT", "/mode/{s}", {"mode": "IMPORT"}),
             register("{s}", V1, id=910000, version=5),
         ),
+    ),
+    # --- JSON Schema and Protobuf: schemaType in every answer --------------------------------------------
+    Example(
+        "GET /subjects/{subject}/versions/{version} of a JSON schema: schemaType JSON, compact JSON as Jackson prints",
+        Call("GET", "/subjects/{s}/versions/1"),
+        200,
+        {"subject": "{s}", "version": 1, "id": Ref("id"), "schemaType": "JSON", "schema": JSON_CANON},
+        stage=(register("{s}", JSON_DOC, schemaType="JSON"),),
+    ),
+    Example(
+        "GET /schemas/ids/{id} of a JSON schema",
+        Call("GET", "/schemas/ids/{id}"),
+        200,
+        {"schemaType": "JSON", "schema": JSON_CANON},
+        stage=(register("{s}", JSON_DOC, schemaType="JSON"),),
+    ),
+    Example(
+        "POST /subjects/{subject} lookup of a JSON schema written differently (whitespace)",
+        post("/subjects/{s}", JSON_CANON, schemaType="JSON"),
+        200,
+        {"subject": "{s}", "version": 1, "id": Ref("id"), "schemaType": "JSON", "schema": JSON_CANON},
+        stage=(register("{s}", JSON_DOC, schemaType="JSON"),),
+    ),
+    Example(
+        "GET /schemas/ids/{id} of a Protobuf schema",
+        Call("GET", "/schemas/ids/{id}?subject={s}"),
+        200,
+        {"schemaType": "PROTOBUF", "schema": ANY_STR},
+        stage=(register("{s}", PROTO, schemaType="PROTOBUF"),),
+    ),
+    Example(
+        "GET /subjects/{subject}/versions/latest of a Protobuf schema",
+        Call("GET", "/subjects/{s}/versions/latest"),
+        200,
+        {"subject": "{s}", "version": 1, "id": Ref("id"), "schemaType": "PROTOBUF", "schema": ANY_STR},
+        stage=(register("{s}", PROTO, schemaType="PROTOBUF"),),
+    ),
+    Example(
+        "POST /subjects/{subject}/versions of an invalid JSON schema: 42201",
+        register("{s}", '{"type": 12}', schemaType="JSON"),
+        422,
+        err(42201),
+    ),
+    Example(
+        "POST /subjects/{subject}/versions of an invalid Protobuf schema: 42201",
+        register("{s}", "message {", schemaType="PROTOBUF"),
+        422,
+        err(42201),
     ),
     # --- the rest of the surface and the generic answers ----------------------------------------------
     Example("GET /: {}", Call("GET", "/"), 200, {}),
