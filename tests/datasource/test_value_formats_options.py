@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import pytest
 
@@ -21,12 +22,20 @@ BASE = {"kafka.bootstrap.servers": "b:9092", "subscribe": "orders"}
 SINK = {"kafka.bootstrap.servers": "b:9092", "topic": "orders"}
 
 
-def read(**options: str):
+def read(**options: str) -> Any:
     return parse_source_options({**BASE, **{k.replace("__", "."): v for k, v in options.items()}}).formats
 
 
-def write(**options: str):
+def write(**options: str) -> Any:
     return parse_sink_options({**SINK, **{k.replace("__", "."): v for k, v in options.items()}}).formats
+
+
+def formats_of(options: Any) -> Any:
+    return options.formats
+
+
+def formats_of_only(options: dict) -> Any:
+    return parse_read_formats_only(options)
 
 
 def test_raw_is_the_default_and_gives_no_formats():
@@ -53,7 +62,7 @@ def test_read_defaults_subject_latest_version_and_failfast():
 
 def test_assign_of_one_topic_also_defaults_the_subject():
     options = {"kafka.bootstrap.servers": "b:9092", "assign": '{"t1":[0,1]}', "valueFormat": "avro"}
-    formats = parse_source_options({**options, "schema.registry.url": URL}).formats
+    formats = formats_of(parse_source_options({**options, "schema.registry.url": URL}))
     assert formats.value.subject == "t1-value"
 
 
@@ -81,7 +90,7 @@ def test_registry_settings_pass_through_without_the_prefix_and_stay_out_of_reprs
         "schema.registry.ssl.ca.location": "/ca.pem",
     }
     parsed = parse_source_options(options)
-    conf = parsed.formats.registry.client_conf()
+    conf = formats_of(parsed).registry.client_conf()
     assert conf["basic.auth.user.info"] == "bob:s3cret-info" and conf["ssl.ca.location"] == "/ca.pem"
     assert conf["url"] == "https://alice:s3cret-url@registry:8081"
     shown = repr(parsed) + repr(parsed.formats) + repr(parse_stream_options(options))
@@ -90,13 +99,13 @@ def test_registry_settings_pass_through_without_the_prefix_and_stay_out_of_reprs
 
 
 def test_a_stream_read_carries_the_formats():
-    formats = parse_stream_options({**BASE, "valueFormat": "protobuf", "schema.registry.url": URL}).source.formats
+    formats = formats_of(parse_stream_options({**BASE, "valueFormat": "protobuf", "schema.registry.url": URL}).source)
     assert formats.value.schema_type == PROTOBUF and formats.value.subject == "orders-value"
 
 
 def test_parse_read_formats_only_ignores_the_batch_rules():
     options = {**BASE, "startingOffsets": "latest", "valueFormat": "avro", "schema.registry.url": URL}
-    assert parse_read_formats_only(options).value.subject == "orders-value"
+    assert formats_of_only(options).value.subject == "orders-value"
     assert parse_read_formats_only(BASE) is None
 
 
@@ -128,7 +137,7 @@ def test_write_defaults_and_settings():
         == RECORD_NAME
     )
     stream = parse_stream_sink_options({**SINK, "valueFormat": "avro", "schema.registry.url": URL, "queryName": "q"})
-    assert stream.formats.value.schema_type == AVRO
+    assert formats_of(stream).value.schema_type == AVRO
 
 
 INVALID_READ = [
@@ -166,7 +175,7 @@ def test_a_read_of_several_topics_needs_the_subject():
     with pytest.raises(KafkaOptionError, match="Option 'valueSubject' is required"):
         parse_source_options({**options, "schema.registry.url": URL})
     options = {**options, "schema.registry.url": URL, "valueSubject": "orders-value"}
-    assert parse_source_options(options).formats.value.subject == "orders-value"
+    assert formats_of(parse_source_options(options)).value.subject == "orders-value"
     with pytest.raises(KafkaOptionError, match="Option 'keySubject' is required"):
         parse_source_options({**BASE, "subscribe": "a,b", "keyFormat": "avro", "schema.registry.url": URL})
 
