@@ -309,6 +309,8 @@ class SchemaRegistry:
         if number is None:
             live = self.state.versions_of(subject)
             if not live:
+                if self._has_subject(subject, deleted=deleted):
+                    raise errors.version_not_found(-1)  # Confluent's id of "latest"
                 raise errors.subject_not_found(subject)
             return live[-1]
         entry = self.state.subjects.get(subject, {}).get(number)
@@ -574,7 +576,7 @@ class SchemaRegistry:
             await self._sync()
             number = parse_version(version)
             if number is None:
-                entry = self._entry(subject, version, deleted=False)
+                entry = self._entry(subject, version, deleted=True)  # the newest live one; 40402 if none
             else:
                 if not self._has_subject(subject, deleted=True):
                     raise errors.subject_not_found(subject)

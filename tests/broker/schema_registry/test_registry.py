@@ -159,6 +159,8 @@ def test_soft_then_permanent_subject_delete():
     assert code_of(r.versions("s")) == 40401
     assert run(r.versions("s", deleted=True)) == [1, 2]
     assert code_of(r.get_version("s", 1)) == 40401
+    assert code_of(r.get_version("s", "latest")) == 40401
+    assert code_of(r.get_version("s", "latest", deleted=True)) == 40402  # no live latest; the subject exists
     assert run(r.get_version("s", 1, deleted=True)).deleted
     assert run(r.schema_by_id(1)).id == 1  # ids still answer for soft-deleted versions
     assert run(r.lookup("s", None, fields("a"), [], deleted=True)).version == 1
