@@ -148,8 +148,12 @@ class EmbeddedCluster:
         when no broker serves one. From each broker's ``schema.registry.listeners`` (a wildcard host as the
         cluster's ``host``)."""
         urls = []
+        key = "schema.registry.listeners"
         for b in self.broker_ids:
-            value = self._properties(b).get("schema.registry.listeners", "")
+            raw = self._per_broker.get(b, {}).get(key, self._extra.get(key))
+            if raw is None and b in self.schema_registry_ports:
+                raw = f"http://{{host}}:{self.schema_registry_ports[b]}"
+            value = self._substitute(b, raw or "")
             for url in (u.strip() for u in value.split(",") if u.strip()):
                 scheme, _, rest = url.partition("://")
                 host, _, port = rest.rpartition(":")
