@@ -10,8 +10,13 @@ its datum is refused: Confluent's format carries exactly one datum.
 Encoding is the inverse: the Arrow-shaped value is turned into an Avro datum (a union struct into its set
 member, named branches as fastavro's ``(name, value)`` tuples) and written with ``schemaless_writer``.
 
-``decode_many`` reads every payload of one writer from one buffer, resolving the two schemas once.
-Codecs are immutable and thread-safe (fastavro's readers and writers keep no state between calls).
+A writer other than the reader is resolved by reading with the writer alone and projecting the datum onto
+the reader (``projection``: compiled once per writer, cached by its canonical text) where the projection
+covers the change, else by fastavro's resolution per datum; both give the same values.
+
+``decode_many`` reads every payload of one writer from one buffer.
+Codecs are thread-safe: fastavro keeps no state between calls and the projection cache is filled
+idempotently (two threads may compile the same entry; either result is the same).
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from typing import Any
 
 import fastavro
 
-from spark_kafkalog.schemas.avro.arrow import Compiler
+from spark_kafkalog.schemas.avro.arrow import Compiler, Convert
+from spark_kafkalog.schemas.avro.projection import IDENTITY, projection
 from spark_kafkalog.schemas.avro.schema import AvroSchema
 from spark_kafkalog.schemas.codec import DecodeError, EncodeError, ValueCodec
 from spark_kafkalog.schemas.parsed_schema import ParsedSchema
@@ -33,10 +39,12 @@ class AvroCodec(ValueCodec):
 
     reader: AvroSchema
 
-    def __init__(self, reader: AvroSchema) -> None:
+    def __init__(self, reader: AvroSchema, *, project: bool = True) -> None:
         if not isinstance(reader, AvroSchema):
             raise TypeError(f"AvroCodec needs an AvroSchema, not {type(reader).__name__}")
         self.reader = reader
+        self._project = project
+        self._projections: dict[str, Any] = {}  # writer canonical -> (reader schema or None, projection or None)
         root = Compiler(reader).compile(reader.fastavro_schema)
         self.arrow_type = root.arrow_type
         self.nullable = root.nullable
@@ -46,28 +54,32 @@ class AvroCodec(ValueCodec):
     def __repr__(self) -> str:
         return f"AvroCodec({self.reader!r} -> {self.arrow_type})"
 
-    def _schemas(self, writer: ParsedSchema) -> tuple[Any, Any]:
-        """The writer's fastavro schema and the reader's to resolve against (None: the writer is the reader)."""
+    def _schemas(self, writer: ParsedSchema) -> tuple[Any, Any, Convert | None]:
+        """The writer's fastavro schema, the reader's for fastavro to resolve against (None: read with the
+        writer alone) and the converter of the datum into the reader's Arrow value (None: as it is)."""
         if not isinstance(writer, AvroSchema):
             raise DecodeError(f"an Avro payload needs an Avro writer schema, not {writer.schema_type}")
         if writer is self.reader or writer.canonical == self.reader.canonical:
-            return writer.fastavro_schema, None
-        return writer.fastavro_schema, self.reader.fastavro_schema
-
-    def _shape(self, datum: Any) -> Any:
-        if datum is None or self._to_arrow is None:
-            return datum
-        return self._to_arrow(datum)
+            return writer.fastavro_schema, None, self._to_arrow
+        plan = self._projections.get(writer.canonical)
+        if plan is None:
+            project = projection(writer, self.reader) if self._project else None
+            if project is None:
+                plan = (self.reader.fastavro_schema, self._to_arrow)
+            else:
+                plan = (None, _chain(None if project is IDENTITY else project, self._to_arrow))
+            self._projections[writer.canonical] = plan
+        return writer.fastavro_schema, plan[0], plan[1]
 
     def decode(self, payload: bytes | memoryview, writer: ParsedSchema, message_indexes: tuple[int, ...] = ()) -> Any:
-        writer_schema, reader = self._schemas(writer)
+        writer_schema, reader, shape = self._schemas(writer)
         data = bytes(payload)
         stream = io.BytesIO(data)
         try:
             datum = fastavro.schemaless_reader(stream, writer_schema, reader, return_named_type=True)
             if stream.tell() != len(data):
                 raise DecodeError(f"{len(data) - stream.tell()} bytes left after the Avro datum ({len(data)} bytes)")
-            return self._shape(datum)
+            return shape(datum) if shape is not None and datum is not None else datum
         except DecodeError:
             raise
         except Exception as e:  # fastavro: EOFError, SchemaResolutionError, UnicodeDecodeError, ValueError ...
@@ -76,7 +88,7 @@ class AvroCodec(ValueCodec):
     def decode_many(
         self, payloads: Sequence[bytes | memoryview], writer: ParsedSchema, message_indexes: tuple[int, ...] = ()
     ) -> list[Any]:
-        writer_schema, reader = self._schemas(writer)
+        writer_schema, reader, shape = self._schemas(writer)
         ends = []
         end = 0
         for payload in payloads:
@@ -84,7 +96,6 @@ class AvroCodec(ValueCodec):
             ends.append(end)
         stream = io.BytesIO(b"".join(payloads))
         read = fastavro.schemaless_reader
-        shape = self._to_arrow
         out: list[Any] = []
         append = out.append
         index = -1
@@ -124,15 +135,28 @@ class AvroCodec(ValueCodec):
         return [self.encode(v) for v in values]
 
 
+def _chain(first: Convert | None, second: Convert | None) -> Convert | None:
+    if first is None or second is None:
+        return first or second
+
+    def both(value: Any) -> Any:
+        value = first(value)
+        return second(value) if value is not None else value
+
+    return both
+
+
 def _describe(value: Any) -> str:
     text = repr(value)
     return f"a {type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"
 
 
 def codec(reader: ParsedSchema, **options: Any) -> AvroCodec:
-    """The codec of an Avro reader schema (no options yet; an unknown one raises ``TypeError``)."""
-    if options:
-        raise TypeError(f"unknown Avro codec options: {', '.join(sorted(options))}")
+    """The codec of an Avro reader schema. Option ``project`` (default True): resolve writers by projection
+    where it covers the change (False: always fastavro's resolution). An unknown option raises ``TypeError``."""
+    unknown = set(options) - {"project"}
+    if unknown:
+        raise TypeError(f"unknown Avro codec options: {', '.join(sorted(unknown))}")
     if not isinstance(reader, AvroSchema):
         raise TypeError(f"an Avro codec needs an AvroSchema, not {type(reader).__name__}")
-    return AvroCodec(reader)
+    return AvroCodec(reader, project=bool(options.get("project", True)))
