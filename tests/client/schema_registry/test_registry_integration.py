@@ -40,6 +40,8 @@ from spark_kafkalog.client.schema_registry import (
 from spark_kafkalog.schemas.avro import AvroSchema
 from tests.client.schema_registry import messages
 
+pytestmark = pytest.mark.integration
+
 ADDR = '{"type":"record","name":"Addr","namespace":"ex","fields":[{"name":"city","type":"string"}]}'
 USER = '{"type":"record","name":"User","namespace":"ex","fields":[{"name":"id","type":"long"},{"name":"addr","type":"ex.Addr"}]}'
 AVRO = '{"type":"record","name":"Order","namespace":"ex","fields":[{"name":"id","type":"long"},{"name":"item","type":"string"}]}'
