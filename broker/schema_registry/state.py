@@ -63,6 +63,8 @@ class RegistryState:
     """(subject, version) -> the stored (subject, version) pairs whose references name it."""
     known_ids: dict[int, Content] = field(default_factory=dict)
     """Every id ever stored -> its schema (kept after permanent deletes; steers proposals only)."""
+    known_contents: dict[Content, int] = field(default_factory=dict)
+    """Every schema ever stored -> the id it was first stored with (steers proposals only)."""
     configs: dict[str | None, ConfigValue] = field(default_factory=dict)
     modes: dict[str | None, str] = field(default_factory=dict)
     max_id: int = 0
@@ -129,6 +131,7 @@ class RegistryState:
             for ref in value.references:
                 self.references_to.setdefault((ref.subject, ref.version), set()).add(where)
             self.known_ids[value.id] = content
+            self.known_contents.setdefault(content, value.id)
             self.max_id = max(self.max_id, value.id)
 
     def _content_at(self, where: tuple[str, int]) -> Content:
@@ -190,9 +193,9 @@ class RegistryState:
         found = self.content_ids.get(content)
         if found is not None:
             return found
-        for schema_id, known in self.known_ids.items():
-            if known == content and schema_id not in self.id_keys:
-                return schema_id
+        known = self.known_contents.get(content)
+        if known is not None and self.id_is_free_for(known, content):
+            return known
         return None
 
     def id_is_free_for(self, schema_id: int, content: Content) -> bool:
