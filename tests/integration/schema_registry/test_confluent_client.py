@@ -1,18 +1,21 @@
 """confluent-kafka 2.16's own SchemaRegistryClient, unchanged, against kafkalog's registry: registration, reads by
 id/subject/version, lookups, compatibility levels and checks, a compatible evolution and a refused one (Confluent's
-error code 409), soft and hard deletes, modes, references, and JSON Schema / Protobuf registrations.
+error code 409), soft and hard deletes, modes, references, JSON Schema / Protobuf registrations, and the same
+client's asyncio flavour (AsyncSchemaRegistryClient).
 
 Every call here is a call a confluent-kafka user makes; each assertion is what Confluent's registry answers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import Callable, Iterator
 
 import pytest
 from confluent_kafka.schema_registry import (
+    AsyncSchemaRegistryClient,
     RegisteredSchema,
     Schema,
     SchemaReference,
@@ -307,3 +310,20 @@ def test_protobuf_registration_text_and_serialized_format(client, fresh, new_sub
     assert client.test_compatibility(subject, Schema(retyped, "PROTOBUF")) is False
     error = sr_error(lambda: client.register_schema(subject, Schema("message {", "PROTOBUF")))
     assert (error.http_status_code, error.error_code) == (422, 42201)
+
+
+def test_confluents_asyncio_client_too(registry_url, new_subject) -> None:
+    subject = new_subject("aio")
+    schema = avro(USER_V1, name=f"User_{subject[-8:]}")
+
+    async def run() -> tuple[int, int | None, list[int]]:
+        client = AsyncSchemaRegistryClient({"url": registry_url, "max.retries": 0})
+        try:
+            schema_id = await client.register_schema(subject, schema)
+            latest = await client.get_latest_version(subject)
+            return schema_id, latest.schema_id, await client.get_versions(subject)
+        finally:
+            await client.aclose()
+
+    schema_id, latest_id, versions = asyncio.run(run())
+    assert schema_id == latest_id and versions == [1]

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, DeserializingConsumer, SerializingProducer
 from confluent_kafka import TopicPartition as CKTP
-from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError
+from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError, record_subject_name_strategy
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
@@ -237,3 +237,54 @@ def test_protobuf_incompatible_change_refused_by_the_registry_with_409(sr, topic
     with pytest.raises(SchemaRegistryError) as info:
         ProtobufSerializer(retyped, sr, {"use.deprecated.format": False})(retyped(id=1, item=3), ctx)
     assert (info.value.http_status_code, info.value.error_code) == (409, 409)
+
+
+def test_avro_record_name_strategy_registers_under_the_records_full_name(sr, registry_broker, topic) -> None:
+    name = f"User{uuid.uuid4().hex[:8]}"
+    schema = json.dumps({**USER, "name": name})
+    serializer = AvroSerializer(sr, schema, conf={"subject.name.strategy": record_subject_name_strategy})
+    data = serializer(
+        {"name": "a", "age": 1, "tags": [], "nickname": None}, SerializationContext(topic, MessageField.VALUE)
+    )
+    registered = sr.get_latest_version(f"conformance.serde.{name}")
+    assert framed_id(data) == registered.schema_id
+    assert sr.get_subjects(subject_prefix=topic) == []
+
+
+def money_and_order_classes(package: str) -> tuple[Any, Any]:
+    """``<package>/money.proto`` (message Money) and ``<package>/order.proto`` importing it (Order.total is a Money)."""
+    path = package.replace(".", "/")
+    t = descriptor_pb2.FieldDescriptorProto
+    money = descriptor_pb2.FileDescriptorProto(name=f"{path}/money.proto", package=package, syntax="proto3")
+    m = money.message_type.add(name="Money")
+    m.field.add(name="currency", number=1, type=t.TYPE_STRING, label=t.LABEL_OPTIONAL)
+    m.field.add(name="units", number=2, type=t.TYPE_INT64, label=t.LABEL_OPTIONAL)
+    order = descriptor_pb2.FileDescriptorProto(name=f"{path}/order.proto", package=package, syntax="proto3")
+    order.dependency.append(money.name)
+    o = order.message_type.add(name="Order")
+    o.field.add(name="id", number=1, type=t.TYPE_INT64, label=t.LABEL_OPTIONAL)
+    o.field.add(name="total", number=2, type=t.TYPE_MESSAGE, label=t.LABEL_OPTIONAL, type_name=f".{package}.Money")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(money)
+    pool.Add(order)
+    return (
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.Money")),
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.Order")),
+    )
+
+
+def test_protobuf_imports_become_references_registered_under_the_file_name(sr, registry_broker, topic) -> None:
+    bootstrap = registry_broker.bootstrap_servers
+    package = f"conformance.r{uuid.uuid4().hex[:8]}"
+    money_cls, order_cls = money_and_order_classes(package)
+    orders = [order_cls(id=1, total=money_cls(currency="EUR", units=12)), order_cls(id=2)]
+    produce(bootstrap, topic, ProtobufSerializer(order_cls, sr, {"use.deprecated.format": False}), orders)
+
+    money_subject = f"{package.replace('.', '/')}/money.proto"  # reference_subject_name_strategy: the import path
+    registered = sr.get_latest_version(f"{topic}-value")
+    assert [(r.name, r.subject, r.version) for r in registered.schema.references] == [(money_subject, money_subject, 1)]
+    assert sr.get_referenced_by(money_subject, 1) == [registered.schema_id]
+
+    deserializer = ProtobufDeserializer(order_cls, {"use.deprecated.format": False}, sr)
+    got: list[Any] = consume(bootstrap, topic, deserializer, 2)
+    assert [m.SerializeToString() for m in got] == [m.SerializeToString() for m in orders]
