@@ -103,7 +103,7 @@ class AvroSchema(ParsedSchema):
         try:
             _check(schema_json, "", set(seed))
             named = dict(seed)
-            self._parsed = fastavro.parse_schema(schema_json, named_schemas=named)
+            self._parsed = fastavro.parse_schema(_inherit_null_namespaces(schema_json), named_schemas=named)
         except InvalidSchemaError:
             raise
         except Exception as e:  # fastavro raises SchemaParseException, UnknownType, ValueError, TypeError ...
@@ -191,6 +191,25 @@ def parse(text: str, references: tuple[SchemaReference, ...], resolved: dict[str
 def _check_name(name: Any, what: str) -> None:
     if not isinstance(name, str) or not all(_NAME.fullmatch(part) for part in name.split(".")):
         raise InvalidSchemaError(f"Invalid Avro schema: illegal {what} name {name!r}")
+
+
+def _inherit_null_namespaces(node: Any) -> Any:
+    """A copy without ``"namespace": null`` in schema positions (Avro Java inherits the enclosing namespace
+    there; fastavro would take it as the null namespace). Defaults and other properties are left alone."""
+    if isinstance(node, list):
+        return [_inherit_null_namespaces(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: v for k, v in node.items() if not (k == "namespace" and v is None)}
+    for key in ("type", "items", "values"):
+        if key in out:
+            out[key] = _inherit_null_namespaces(out[key])
+    if isinstance(out.get("fields"), list):
+        out["fields"] = [
+            {**f, "type": _inherit_null_namespaces(f["type"])} if isinstance(f, dict) and "type" in f else f
+            for f in out["fields"]
+        ]
+    return out
 
 
 def _union_key(branch: Any, space: str) -> str:

@@ -57,6 +57,13 @@ CANONICAL = [
         '{"type":"record","name":"R","namespace":"n","fields":[{"name":"s","type":{"type":"record","name":"S",'
         '"namespace":"","fields":[]}}]}',
     ),
+    # "namespace": null inherits the enclosing namespace, as in Avro Java
+    (
+        '{"type": "record", "name": "R", "namespace": "n", "fields": [{"name": "s", "type": {"type": "record",'
+        ' "name": "S", "namespace": null, "fields": []}}, {"name": "s2", "type": "n.S"}]}',
+        '{"type":"record","name":"R","namespace":"n","fields":[{"name":"s","type":{"type":"record","name":"S",'
+        '"fields":[]}},{"name":"s2","type":"S"}]}',
+    ),
     # a field's primitive with a logical type stays an object
     (
         '{"type": "record", "name": "T", "fields": [{"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}}]}',
