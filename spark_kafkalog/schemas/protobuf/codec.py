@@ -24,14 +24,22 @@ Encoding builds the reader's message from a value of ``arrow_type`` (dicts for s
 enum names or numbers; also ``datetime.date`` for an int32 field (days since 1970-01-01) and ``Decimal`` for a
 string field, the forms ``schema_for_arrow`` gives Spark's dates and decimals).
 
-A codec is immutable and thread-safe (message classes come from protobuf's message factory, cached per
-descriptor).
+Unsigned fields read as Spark reads them, into the signed type of their width (two's complement: uint32
+4294967295 is -1); encoding takes both forms.
+
+Speed: each (writer message, reader message) pair is compiled once into closures (descriptor attributes
+are slow to read), and the fields present are taken with one ``ListFields`` call; about 70,000 decodes/s and
+50,000 encodes/s of a 10-field message on one core of the development machine.
+
+A codec is immutable after construction (its caches of compiled conversions only grow; a race compiles one
+twice) and thread-safe; message classes come from protobuf's message factory, cached per descriptor.
 """
 
 from __future__ import annotations
 
 import datetime
 import decimal
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -149,6 +157,8 @@ class ProtobufCodec(ValueCodec):
         self.emit_default_values = emit_default_values
         self.arrow_type = arrow_type_of(self.descriptor, enums_as_ints=enums_as_ints)
         self._reader_class = message_factory.GetMessageClass(self.descriptor)
+        self._readers: dict[Descriptor, _Read] = {}
+        self._fill = self._compile_fill(self.descriptor)
 
     def __repr__(self) -> str:
         return f"ProtobufCodec({self.descriptor.full_name})"
@@ -167,102 +177,158 @@ class ProtobufCodec(ValueCodec):
 
     def decode(self, payload: bytes | memoryview, writer: ParsedSchema, message_indexes: tuple[int, ...] = ()) -> Any:
         cls = self._writer_class(writer, message_indexes)
-        return self._decode_with(cls, payload)
+        return self._decode_with(cls, self._reader_for(cls), payload)
 
     def decode_many(self, payloads: Any, writer: ParsedSchema, message_indexes: tuple[int, ...] = ()) -> list[Any]:
         cls = self._writer_class(writer, message_indexes)
+        read = self._reader_for(cls)
         out = []
         for index, payload in enumerate(payloads):
             try:
-                out.append(self._decode_with(cls, payload))
+                out.append(self._decode_with(cls, read, payload))
             except DecodeError as e:
                 raise DecodeError(f"payload {index}: {e}") from e
         return out
 
-    def _decode_with(self, cls: type[Message], payload: bytes | memoryview) -> Any:
+    def _reader_for(self, cls: type[Message]) -> _Read:
+        """The compiled conversion of the writer's message into the reader's shape (cached per writer
+        message; a benign race compiles it twice)."""
+        key = cls.DESCRIPTOR
+        read = self._readers.get(key)
+        if read is None:
+            read = self._compile_message(key, self.descriptor, self.descriptor.full_name)
+            self._readers[key] = read
+        return read
+
+    @staticmethod
+    def _decode_with(cls: type[Message], read: _Read, payload: bytes | memoryview) -> Any:
         msg = cls()
         try:
             msg.ParseFromString(bytes(payload))
         except (ProtobufDecodeError, RuntimeError, ValueError) as e:
             raise DecodeError(f"not a {cls.DESCRIPTOR.full_name} message: {e}") from None
-        return self._message_value(msg, self.descriptor, self.descriptor.full_name)
+        return read(msg)
 
-    def _message_value(self, msg: Message, reader: Descriptor, path: str) -> Any:
-        name = reader.full_name
-        if name == TIMESTAMP:
-            return _EPOCH + datetime.timedelta(seconds=msg.seconds, microseconds=msg.nanos // 1000)
-        if name == DURATION:
-            return datetime.timedelta(seconds=msg.seconds, microseconds=int(msg.nanos / 1000))
-        writer_fields = msg.DESCRIPTOR.fields_by_name
-        out = {}
+    # Compiling: descriptor attributes are slow to read, so each (writer, reader) message pair is turned
+    # once into closures that only read the message's fields.
+    def _compile_message(self, writer: Descriptor, reader: Descriptor, path: str) -> _Read:
+        if reader.full_name == TIMESTAMP:
+            return _read_timestamp
+        if reader.full_name == DURATION:
+            return _read_duration
+        writer_fields = writer.fields_by_name
+        if not self.emit_default_values:
+            # Only the fields ListFields gives are set (Spark's "present"): fields with presence that are
+            # set, others that differ from their default, non-empty repeated and map fields.
+            template = dict.fromkeys(rfd.name for rfd in reader.fields)
+            by_field: dict[FieldDescriptor, tuple[str, _Read | None]] = {}
+            for rfd in reader.fields:
+                wfd = writer_fields.get(rfd.name)
+                if wfd is not None:
+                    by_field[wfd] = (rfd.name, self._compile_present(wfd, rfd, f"{path}.{rfd.name}"))
+
+            def read_present(msg: Message) -> dict[str, Any]:
+                out = template.copy()
+                for fd, value in msg.ListFields():
+                    entry = by_field.get(fd)
+                    if entry is not None:
+                        name, conv = entry
+                        out[name] = value if conv is None else conv(value)
+                return out
+
+            return read_present
+        plan: list[tuple[str, _Read]] = []
         for rfd in reader.fields:
             wfd = writer_fields.get(rfd.name)
-            out[rfd.name] = None if wfd is None else self._field_value(msg, wfd, rfd, f"{path}.{rfd.name}")
-        return out
+            plan.append((rfd.name, _none if wfd is None else self._compile_field(wfd, rfd, f"{path}.{rfd.name}")))
 
-    def _field_value(self, msg: Message, wfd: FieldDescriptor, rfd: FieldDescriptor, path: str) -> Any:
+        def read(msg: Message) -> dict[str, Any]:
+            return {name: f(msg) for name, f in plan}
+
+        return read
+
+    def _compile_present(self, wfd: FieldDescriptor, rfd: FieldDescriptor, path: str) -> _Read | None:
+        """The conversion of a present field's value (as ListFields gives it) into the reader's."""
         if _is_map(rfd) != _is_map(wfd) or rfd.is_repeated != wfd.is_repeated or _is_message(rfd) != _is_message(wfd):
             raise DecodeError(f"field {path}: the writer's field and the reader's have different kinds")
-        value = getattr(msg, wfd.name)
         if _is_map(wfd):
-            if not len(value) and not self.emit_default_values:
-                return None
-            rkey = rfd.message_type.fields_by_name["key"]
-            wval = wfd.message_type.fields_by_name["value"]
-            rval = rfd.message_type.fields_by_name["value"]
-            return [
-                (self._single(k, wfd.message_type.fields_by_name["key"], rkey, path), self._single(v, wval, rval, path))
-                for k, v in value.items()
-            ]
+            wentry, rentry = wfd.message_type.fields_by_name, rfd.message_type.fields_by_name
+            kconv = self._compile_single(wentry["key"], rentry["key"], path) or _identity
+            vconv = self._compile_single(wentry["value"], rentry["value"], path) or _identity
+            return lambda items: [(kconv(k), vconv(v)) for k, v in items.items()]
+        conv = self._compile_single(wfd, rfd, path)
         if wfd.is_repeated:
-            if not len(value) and not self.emit_default_values:
-                return None
-            return [self._single(v, wfd, rfd, path) for v in value]
+            if conv is None:
+                return list
+            item_conv = conv
+            return lambda items: [item_conv(v) for v in items]
+        return conv
+
+    def _compile_field(self, wfd: FieldDescriptor, rfd: FieldDescriptor, path: str) -> _Read:
+        if _is_map(rfd) != _is_map(wfd) or rfd.is_repeated != wfd.is_repeated or _is_message(rfd) != _is_message(wfd):
+            raise DecodeError(f"field {path}: the writer's field and the reader's have different kinds")
+        name = wfd.name
+        emit = self.emit_default_values
+        if _is_map(wfd):
+            wentry, rentry = wfd.message_type.fields_by_name, rfd.message_type.fields_by_name
+            kconv = self._compile_single(wentry["key"], rentry["key"], path) or _identity
+            vconv = self._compile_single(wentry["value"], rentry["value"], path) or _identity
+
+            def read_map(msg: Message) -> Any:
+                items = getattr(msg, name)
+                if not items and not emit:
+                    return None
+                return [(kconv(k), vconv(v)) for k, v in items.items()]
+
+            return read_map
+        conv = self._compile_single(wfd, rfd, path)
+        if wfd.is_repeated:
+            if conv is None:
+
+                def read_list(msg: Message) -> Any:
+                    items = getattr(msg, name)
+                    return list(items) if items or emit else None
+
+                return read_list
+            item_conv = conv
+
+            def read_converted_list(msg: Message) -> Any:
+                items = getattr(msg, name)
+                return [item_conv(v) for v in items] if items or emit else None
+
+            return read_converted_list
         if wfd.has_presence:
-            if not msg.HasField(wfd.name):
-                return None
-        elif not self.emit_default_values and value == wfd.default_value:
-            return None
-        return self._single(value, wfd, rfd, path)
+            if conv is None:
+                return lambda msg: getattr(msg, name) if msg.HasField(name) else None
+            present_conv = conv
+            return lambda msg: present_conv(getattr(msg, name)) if msg.HasField(name) else None
+        default = wfd.default_value
+        single = conv or _identity
+        if emit:
+            return lambda msg: single(getattr(msg, name))
 
-    def _single(self, value: Any, wfd: FieldDescriptor, rfd: FieldDescriptor, path: str) -> Any:
+        def read_implicit(msg: Message) -> Any:
+            value = getattr(msg, name)
+            return None if value == default else single(value)
+
+        return read_implicit
+
+    def _compile_single(self, wfd: FieldDescriptor, rfd: FieldDescriptor, path: str) -> _Read | None:
+        """The conversion of one writer value into the reader's (None: the value as it is)."""
         if _is_message(rfd):
-            return self._message_value(value, rfd.message_type, path)
-        if wfd.type == FD.TYPE_ENUM:
-            if rfd.type == FD.TYPE_ENUM and self.enums_as_ints:
-                return value
-            if rfd.type != FD.TYPE_ENUM:
-                return self._scalar(value, rfd, path)
-            known = wfd.enum_type.values_by_number.get(value)
-            return known.name if known is not None else str(value)
-        if rfd.type == FD.TYPE_ENUM:
-            if not isinstance(value, int):
-                raise DecodeError(f"field {path}: a {type(value).__name__} cannot be read as an enum")
-            if self.enums_as_ints:
-                return value
-            known = rfd.enum_type.values_by_number.get(value)
-            return known.name if known is not None else str(value)
-        return self._scalar(value, rfd, path)
-
-    def _scalar(self, value: Any, rfd: FieldDescriptor, path: str) -> Any:
-        kind = rfd.type
-        if kind == FD.TYPE_STRING and isinstance(value, bytes):
-            try:
-                return value.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise DecodeError(f"field {path}: bytes that are not UTF-8 ({e})") from None
-        if kind == FD.TYPE_BYTES and isinstance(value, str):
-            return value.encode("utf-8")
-        if kind in _INT_TYPES:
-            if isinstance(value, bool) or isinstance(value, int):
-                value = int(value)
-                bits = 32 if _SCALAR_ARROW[kind] == pa.int32() else 64
-                value &= (1 << bits) - 1
-                return value - (1 << bits) if value >= 1 << (bits - 1) else value
-            raise DecodeError(f"field {path}: a {type(value).__name__} cannot be read as an integer")
-        if kind == FD.TYPE_BOOL:
-            return bool(value)
-        return value
+            return self._compile_message(wfd.message_type, rfd.message_type, path)
+        wtype, rtype = wfd.type, rfd.type
+        if wtype == FD.TYPE_ENUM or rtype == FD.TYPE_ENUM:
+            if rtype == FD.TYPE_ENUM and self.enums_as_ints:
+                return None
+            if rtype != FD.TYPE_ENUM:
+                return _number_conv(FD.TYPE_INT32, rtype, path)
+            if wtype not in _INT_TYPES and wtype not in (FD.TYPE_ENUM, FD.TYPE_BOOL):
+                raise DecodeError(f"field {path}: a {_type_name(wtype)} cannot be read as an enum")
+            enum = wfd.enum_type if wtype == FD.TYPE_ENUM else rfd.enum_type
+            names = {v.number: v.name for v in enum.values}
+            return lambda v: names.get(v) or str(int(v))
+        return _number_conv(wtype, rtype, path)
 
     # -- encoding
     def encode(self, value: Any) -> bytes:
@@ -273,61 +339,133 @@ class ProtobufCodec(ValueCodec):
         except Exception as e:  # an unset required field (proto2) and the like
             raise EncodeError(f"{self.descriptor.full_name}: {e}") from None
 
-    def _fill(self, msg: Message, value: Any, path: str) -> None:
-        descriptor = msg.DESCRIPTOR
-        if descriptor.full_name == TIMESTAMP:
-            msg.CopyFrom(_timestamp(value, path, type(msg)))
-            return
-        if descriptor.full_name == DURATION:
-            if not isinstance(value, datetime.timedelta):
-                raise EncodeError(f"field {path}: a Duration needs a timedelta, not {type(value).__name__}")
-            msg.FromTimedelta(value)
-            return
-        if not isinstance(value, dict):
-            raise EncodeError(
-                f"field {path}: a {descriptor.full_name} message needs a dict, not {type(value).__name__}"
-            )
-        fields = descriptor.fields_by_name
-        for name, v in value.items():
-            fd = fields.get(name)
-            if fd is None:
-                raise EncodeError(f"field {path}.{name}: {descriptor.full_name} has no field {name!r}")
-            if v is None:
-                continue
-            self._set(msg, fd, v, f"{path}.{name}")
+    # Like decoding, encoding compiles each message of the reader once into setters (``_Fill``: message,
+    # value, the path for errors).
+    def _compile_fill(self, descriptor: Descriptor) -> _Fill:
+        full_name = descriptor.full_name
+        if full_name == TIMESTAMP:
 
-    def _set(self, msg: Message, fd: FieldDescriptor, value: Any, path: str) -> None:
-        target = getattr(msg, fd.name)
+            def fill_timestamp(msg: Message, value: Any, path: str) -> None:
+                msg.CopyFrom(_timestamp(value, path, type(msg)))
+
+            return fill_timestamp
+        if full_name == DURATION:
+
+            def fill_duration(msg: Message, value: Any, path: str) -> None:
+                if not isinstance(value, datetime.timedelta):
+                    raise EncodeError(f"field {path}: a Duration needs a timedelta, not {type(value).__name__}")
+                msg.FromTimedelta(value)
+
+            return fill_duration
+        setters = {fd.name: self._compile_setter(fd) for fd in descriptor.fields}
+
+        def fill(msg: Message, value: Any, path: str) -> None:
+            if type(value) is not dict:
+                raise EncodeError(f"field {path}: a {full_name} message needs a dict, not {type(value).__name__}")
+            for name, v in value.items():
+                if v is None:
+                    continue
+                setter = setters.get(name)
+                if setter is None:
+                    raise EncodeError(f"field {path}.{name}: {full_name} has no field {name!r}")
+                setter(msg, v, path)
+
+        return fill
+
+    def _compile_setter(self, fd: FieldDescriptor) -> _Fill:
+        name = fd.name
         if _is_map(fd):
-            items = value.items() if isinstance(value, dict) else value
-            vfd = fd.message_type.fields_by_name["value"]
             kfd = fd.message_type.fields_by_name["key"]
-            for k, v in items:
-                key = self._scalar_in(kfd, k, path)
-                if _is_message(vfd):
-                    self._fill(target[key], v, f"{path}[{k!r}]")
-                elif v is not None:
-                    target[key] = self._scalar_in(vfd, v, f"{path}[{k!r}]")
-            return
+            vfd = fd.message_type.fields_by_name["value"]
+            key_in = self._compile_scalar_in(kfd)
+            if _is_message(vfd):
+                fill_value = self._compile_fill(vfd.message_type)
+
+                def set_message_map(msg: Message, value: Any, path: str) -> None:
+                    target = getattr(msg, name)
+                    for k, v in value.items() if isinstance(value, dict) else value:
+                        where = f"{path}.{name}[{k!r}]"
+                        entry = target[key_in(k, where)]
+                        if v is not None:
+                            fill_value(entry, v, where)
+
+                return set_message_map
+            value_in = self._compile_scalar_in(vfd)
+
+            def set_map(msg: Message, value: Any, path: str) -> None:
+                target = getattr(msg, name)
+                for k, v in value.items() if isinstance(value, dict) else value:
+                    where = f"{path}.{name}[{k!r}]"
+                    if v is not None:
+                        target[key_in(k, where)] = value_in(v, where)
+
+            return set_map
         if fd.is_repeated:
-            if not isinstance(value, list | tuple):
-                raise EncodeError(f"field {path}: a repeated field needs a list, not {type(value).__name__}")
-            for i, item in enumerate(value):
-                if item is None:
-                    raise EncodeError(f"field {path}[{i}]: a repeated field cannot hold null")
-                if _is_message(fd):
-                    self._fill(target.add(), item, f"{path}[{i}]")
-                else:
-                    target.append(self._scalar_in(fd, item, f"{path}[{i}]"))
-            return
+            if _is_message(fd):
+                fill_item = self._compile_fill(fd.message_type)
+
+                def add_item(target: Any, item: Any, where: str) -> None:
+                    fill_item(target.add(), item, where)
+
+            else:
+                item_in = self._compile_scalar_in(fd)
+
+                def add_item(target: Any, item: Any, where: str) -> None:
+                    target.append(item_in(item, where))
+
+            def set_repeated(msg: Message, value: Any, path: str) -> None:
+                if not isinstance(value, list | tuple):
+                    raise EncodeError(f"field {path}.{name}: a repeated field needs a list, not {type(value).__name__}")
+                target = getattr(msg, name)
+                for i, item in enumerate(value):
+                    if item is None:
+                        raise EncodeError(f"field {path}.{name}[{i}]: a repeated field cannot hold null")
+                    add_item(target, item, f"{path}.{name}[{i}]")
+
+            return set_repeated
         if _is_message(fd):
-            self._fill(target, value, path)
-            getattr(msg, fd.name).SetInParent()
-            return
-        try:
-            setattr(msg, fd.name, self._scalar_in(fd, value, path))
-        except (TypeError, ValueError) as e:
-            raise EncodeError(f"field {path}: {e}") from None
+            fill_message = self._compile_fill(fd.message_type)
+
+            def set_message(msg: Message, value: Any, path: str) -> None:
+                target = getattr(msg, name)
+                fill_message(target, value, f"{path}.{name}")
+                target.SetInParent()
+
+            return set_message
+        scalar_in = self._compile_scalar_in(fd)
+
+        def set_scalar(msg: Message, value: Any, path: str) -> None:
+            try:
+                setattr(msg, name, scalar_in(value, f"{path}.{name}"))
+            except (TypeError, ValueError) as e:  # e.g. a number a closed (proto2) enum does not name
+                if isinstance(e, EncodeError):
+                    raise
+                raise EncodeError(f"field {path}.{name}: {e}") from None
+
+        return set_scalar
+
+    def _compile_scalar_in(self, fd: FieldDescriptor) -> Callable[[Any, str], Any]:
+        """A value of a scalar field checked and converted for protobuf (its exact Python type passes as it
+        is; others go through ``_scalar_in``, which converts or raises naming the field)."""
+        fast = _FAST_TYPES.get(fd.type, ())
+        kind, bits = fd.type, 64 if fd.type in _WIDE else 32
+        # unsigned fields also take the signed values Spark reads them as (two's complement)
+        low = -(1 << (bits - 1))
+        high = (1 << bits) - 1 if kind in _UNSIGNED else (1 << (bits - 1)) - 1
+        mask = (1 << bits) - 1 if kind in _UNSIGNED else -1
+        slow = self._scalar_in
+        integral = kind in _INT_TYPES
+
+        def scalar_in(value: Any, where: str) -> Any:
+            if type(value) not in fast:
+                value = slow(fd, value, where)
+            if integral:
+                if not low <= value <= high:
+                    raise EncodeError(f"field {where}: {value} is out of range for {_type_name(kind)}")
+                return value & mask
+            return value
+
+        return scalar_in
 
     def _scalar_in(self, fd: FieldDescriptor, value: Any, path: str) -> Any:
         kind = fd.type
@@ -357,6 +495,78 @@ class ProtobufCodec(ValueCodec):
         if kind == FD.TYPE_BOOL and not isinstance(value, bool):
             raise EncodeError(f"field {path}: a bool field needs bool, not {type(value).__name__}")
         return value
+
+
+_Read = Callable[[Any], Any]
+_Fill = Callable[[Message, Any, str], None]
+_UNSIGNED = {FD.TYPE_UINT32, FD.TYPE_FIXED32, FD.TYPE_UINT64, FD.TYPE_FIXED64}
+_WIDE = {FD.TYPE_INT64, FD.TYPE_SINT64, FD.TYPE_SFIXED64, FD.TYPE_UINT64, FD.TYPE_FIXED64}
+_NUMERIC = _INT_TYPES | {FD.TYPE_BOOL, FD.TYPE_ENUM}
+_FAST_TYPES: dict[int, tuple[type, ...]] = {
+    **dict.fromkeys(_INT_TYPES, (int,)),
+    FD.TYPE_STRING: (str,),
+    FD.TYPE_BYTES: (bytes,),
+    FD.TYPE_BOOL: (bool,),
+    FD.TYPE_FLOAT: (float, int),
+    FD.TYPE_DOUBLE: (float, int),
+}
+
+
+def _none(msg: Any) -> None:
+    return None
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _read_timestamp(msg: Any) -> datetime.datetime:
+    return _EPOCH + datetime.timedelta(seconds=msg.seconds, microseconds=msg.nanos // 1000)
+
+
+def _read_duration(msg: Any) -> datetime.timedelta:
+    return datetime.timedelta(seconds=msg.seconds, microseconds=int(msg.nanos / 1000))
+
+
+def _type_name(kind: int) -> str:
+    return {v: k for k, v in vars(FD).items() if k.startswith("TYPE_")}.get(kind, str(kind))[5:].lower()
+
+
+def _number_conv(wtype: int, rtype: int, path: str) -> _Read | None:
+    """Scalar conversions between compatible writer and reader types (None: none needed)."""
+    if wtype == rtype:
+        return _wrap(64 if rtype in _WIDE else 32) if rtype in _UNSIGNED else None
+    if rtype == FD.TYPE_STRING and wtype == FD.TYPE_BYTES:
+
+        def utf8(value: bytes) -> str:
+            try:
+                return value.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise DecodeError(f"field {path}: bytes that are not UTF-8 ({e})") from None
+
+        return utf8
+    if rtype == FD.TYPE_BYTES and wtype == FD.TYPE_STRING:
+        return lambda value: value.encode("utf-8")
+    if rtype in _INT_TYPES and wtype in _NUMERIC:
+        if wtype in _UNSIGNED or (wtype in _WIDE and rtype not in _WIDE) or wtype == FD.TYPE_BOOL:
+            return _wrap(64 if rtype in _WIDE else 32)
+        return None
+    if rtype == FD.TYPE_BOOL and wtype in _NUMERIC:
+        return bool
+    if rtype in (FD.TYPE_FLOAT, FD.TYPE_DOUBLE) and wtype in (FD.TYPE_FLOAT, FD.TYPE_DOUBLE):
+        return None
+    raise DecodeError(f"field {path}: a {_type_name(wtype)} cannot be read as a {_type_name(rtype)}")
+
+
+def _wrap(bits: int) -> _Read:
+    """Two's complement into a signed ``bits``-bit integer (Spark reads uint32/uint64 into int32/int64)."""
+    mask, top, full = (1 << bits) - 1, 1 << (bits - 1), 1 << bits
+
+    def wrap(value: Any) -> int:
+        value = int(value) & mask
+        return value - full if value >= top else value
+
+    return wrap
 
 
 def _timestamp(value: Any, path: str, cls: type[Message]) -> Message:

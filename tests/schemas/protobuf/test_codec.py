@@ -211,6 +211,26 @@ def test_encode_errors_name_the_field(value, message):
         codec_for(SCALARS).encode(value)
 
 
+def test_unsigned_fields_read_and_write_as_sparks_signed_integers():
+    schema = proto('syntax = "proto3"; message M { uint32 u = 1; fixed64 f = 2; repeated uint32 us = 3; }')
+    codec = codec_for(schema)
+    assert codec.arrow_type == pa.struct([("u", pa.int32()), ("f", pa.int64()), ("us", pa.list_(pa.int32()))])
+    value = {"u": -1, "f": -(2**63), "us": [2**31 - 1, -(2**31)]}
+    payload = codec.encode(value)
+    assert codec.decode(payload, schema) == value
+    # the wire holds the unsigned numbers
+    wide = proto('syntax = "proto3"; message M { uint64 u = 1; }')
+    assert codec_for(wide).decode(payload, schema) == {"u": 2**32 - 1}
+    with pytest.raises(EncodeError, match="out of range for uint32"):
+        codec.encode({"u": 2**32})
+
+
+def test_a_closed_enum_refuses_a_number_it_does_not_name():
+    schema = proto('syntax = "proto2"; message M { optional E e = 1; enum E { A = 1; } }')
+    with pytest.raises(EncodeError, match="field M.e"):
+        codec_for(schema).encode({"e": 9})
+
+
 def test_recursive_messages_have_no_spark_type():
     schema = proto(
         'syntax = "proto3"; package r; message Tree { repeated Node nodes = 1; } message Node { Tree sub = 1; }'
