@@ -315,6 +315,8 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     if security is not None:
         for line in security.summary(cluster.bootstrap_servers):
             say(line)
+        if args.schema_registry:
+            say("Schema Registry: HTTP basic auth with the SCRAM users (basic.auth.user.info=admin:<admin.password>)")
     if args.fault_injection:
         ports = ", ".join(f"broker {b}: 127.0.0.1:{p}" for b, p in sorted(cluster.fault_ports.items()))
         say(f"fault-injection control channels (docs/fault-injection.md): {ports}")

@@ -276,4 +276,6 @@ class SchemaRegistryService:
         if self._failure is not None or self._routes is None:
             e = store_error(f"the schema registry failed to start: {self._failure}")
             return HttpResponse.error(e.http_status, e.error_code, e.message)
-        return await self._routes(request)
+        response = await self._routes(request)
+        log.debug("%s %s %s -> %d (%s)", request.principal, request.method, request.path, response.status, request.peer)
+        return response
