@@ -240,3 +240,20 @@ def test_schema_values_hash_and_compare_by_text_type_and_references():
         "references": [{"name": "n", "subject": "s", "version": 1}],
     }
     assert Schema.from_dict({"schema": "x"}).schema_type == "AVRO"
+
+
+def test_threads_share_one_client_each_on_its_own_connection():
+    with FakeRegistry(answering(200, ["s"])) as fake, SchemaRegistryClient(fake.url) as client:
+        results: list[list[str]] = []
+
+        def work() -> None:
+            for _ in range(20):
+                results.append(client.get_subjects())
+
+        threads = [threading.Thread(target=work) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert results == [["s"]] * 120
+    assert len({r.connection for r in fake.requests}) == 6

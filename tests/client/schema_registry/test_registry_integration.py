@@ -236,3 +236,43 @@ def test_our_producer_writes_what_confluents_consumer_reads_and_theirs_what_ours
                     break
         assert [r.value for r in records] == [value, value]
         assert len(set(_their_values(bootstrap, topic, lambda data, ctx: data, 2))) == 1  # the same bytes
+
+
+def test_a_protobuf_schema_registered_by_the_serializer_is_parsed_with_its_import_resolved(client):
+    from spark_kafkalog.client.serialization import MessageField, SerializationContext
+    from spark_kafkalog.schemas.protobuf import ProtobufSchema
+    from spark_kafkalog.schemas.wire_format import unframe
+
+    user_class, _, _ = messages.build()
+    topic = unique("proto")
+    data = ProtobufSerializer(user_class, client)(user_class(id=1), SerializationContext(topic, MessageField.VALUE))
+    assert data is not None
+    schema_id = unframe(data, protobuf=True)[0]
+    client.clear_caches()
+    schema = client.get_schema(schema_id)
+    assert schema.schema_type == "PROTOBUF" and [r.name for r in schema.references] == ["common/addr.proto"]
+    parsed = client.parsed(schema_id)
+    assert isinstance(parsed, ProtobufSchema) and "ex.Addr" in parsed.canonical
+
+
+def test_the_asyncio_producer_and_consumer_take_the_serializers(broker, client):
+    import asyncio
+
+    from spark_kafkalog.client import AIOConsumer, AIOProducer
+
+    topic = _new_topic(broker.bootstrap_servers)
+
+    async def main() -> list[Any]:
+        async with AIOProducer(broker.bootstrap_servers, value_serializer=AvroSerializer(client, AVRO)) as producer:
+            await (await producer.send(topic, {"id": 3, "item": "cup"}))
+        async with AIOConsumer(
+            broker.bootstrap_servers, auto_offset_reset="earliest", value_deserializer=AvroDeserializer(client)
+        ) as consumer:
+            consumer.assign([TopicPartition(topic, 0)])
+            for _ in range(40):
+                records = await consumer.poll(500)
+                if records:
+                    return [r.value for r in records]
+        return []
+
+    assert asyncio.run(main()) == [{"id": 3, "item": "cup"}]
