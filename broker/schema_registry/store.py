@@ -175,9 +175,17 @@ class KafkaSchemaStore:
             await self._consumer.seek_to_beginning([tp])
             self._tail = asyncio.create_task(self._read_forever(), name=f"schema-registry-tail-{self.topic}")
             await self.sync()
-        except BaseException:
+        except (StoreError, asyncio.CancelledError):
             await self.stop()
             raise
+        except TimeoutError:
+            await self.stop()
+            raise StoreTimeoutError(
+                f"creating or reading the schemas topic {self.topic!r} took over {self.timeout_s:g} s"
+            ) from None
+        except Exception as e:
+            await self.stop()
+            raise StoreError(f"opening the schemas topic {self.topic!r} at {self.bootstrap_servers}: {e}") from e
 
     async def _create_topic(self) -> None:
         from spark_kafkalog.client.admin.admin_errors import AdminOperationError

@@ -167,3 +167,12 @@ def test_an_existing_topic_with_several_partitions_is_refused(broker):
         assert not r.ready
 
     asyncio.run(go())
+
+
+def test_an_unreachable_cluster_fails_start_with_a_store_error_naming_it():
+    async def go():
+        store = KafkaSchemaStore("127.0.0.1:1", {"request.timeout.ms": 500}, timeout_s=2)
+        with pytest.raises(StoreError, match="127.0.0.1:1|_schemas"):
+            await store.start()
+
+    asyncio.run(go())
