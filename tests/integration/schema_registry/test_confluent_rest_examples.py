@@ -67,6 +67,13 @@ class NonEmptyStrings:
 
 
 @dataclass(frozen=True)
+class Prefix:
+    """A string starting with ``text`` (Confluent's messages that go on with details)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Raw:
     """A body that is not JSON-decoded: the exact text (``/schema`` endpoints answer the schema itself)."""
 
@@ -138,13 +145,24 @@ ID_EXTRAS = REGISTER_EXTRAS | {"subject"}
 """For the rows about which id a registration answers: the answer's keys are the first row's business."""
 
 
+def bad_version(version: str) -> dict[str, Any]:
+    return err(
+        42202,
+        f"The specified version '{version}' is not a valid version id. "
+        'Allowed values are between [1, 2^31-1] and the string "latest"',
+    )
+
+
+INCOMPATIBLE_409 = {
+    "error_code": 409,
+    "message": Prefix('Schema being registered is incompatible with an earlier schema for subject "{s}", details: ['),
+}
+
+
 def err(code: int, status_message: str | None = None) -> dict[str, Any]:
+    """An error body; ``status_message`` (Confluent's exact text, ``{s}`` for the subject) or any message."""
     return {"error_code": code, "message": status_message if status_message is not None else ANY_STR}
 
-
-SUBJECT_NOT_FOUND = err(40401)
-VERSION_NOT_FOUND = err(40402)
-SCHEMA_NOT_FOUND = err(40403)
 
 EXAMPLES: list[Example] = [
     # --- /schemas -------------------------------------------------------------------------------------
@@ -162,7 +180,12 @@ EXAMPLES: list[Example] = [
         {"schema": '"string"'},
         stage=(register("{s}", STRING),),
     ),
-    Example("GET /schemas/ids/{id} unknown: 40403", Call("GET", "/schemas/ids/987654321"), 404, SCHEMA_NOT_FOUND),
+    Example(
+        "GET /schemas/ids/{id} unknown: 40403",
+        Call("GET", "/schemas/ids/987654321"),
+        404,
+        err(40403, "Schema 987654321 not found"),
+    ),
     Example(
         "GET /schemas/ids/{id}/schema: the raw schema",
         Call("GET", "/schemas/ids/{id}/schema"),
@@ -174,7 +197,7 @@ EXAMPLES: list[Example] = [
         "GET /schemas/ids/{id}/schema unknown: 40403",
         Call("GET", "/schemas/ids/987654321/schema"),
         404,
-        SCHEMA_NOT_FOUND,
+        err(40403, "Schema 987654321 not found"),
     ),
     Example(
         "GET /schemas/types",
@@ -200,7 +223,7 @@ EXAMPLES: list[Example] = [
         "GET /schemas/ids/{id}/versions unknown: 40403",
         Call("GET", "/schemas/ids/987654321/versions"),
         404,
-        SCHEMA_NOT_FOUND,
+        err(40403, "Schema 987654321 not found"),
     ),
     Example(
         "GET /schemas?subjectPrefix=: the latest schemas of matching subjects",
@@ -228,7 +251,7 @@ EXAMPLES: list[Example] = [
         "GET /subjects/{subject}/versions unknown subject: 40401",
         Call("GET", "/subjects/{s}/versions"),
         404,
-        SUBJECT_NOT_FOUND,
+        err(40401, "Subject '{s}' not found."),
     ),
     Example(
         "GET /subjects/{subject}/versions/{version}",
@@ -255,27 +278,27 @@ EXAMPLES: list[Example] = [
         "GET /subjects/{subject}/versions/{version} unknown version: 40402",
         Call("GET", "/subjects/{s}/versions/3"),
         404,
-        VERSION_NOT_FOUND,
+        err(40402, "Version 3 not found."),
         stage=(register("{s}", V1),),
     ),
     Example(
         "GET /subjects/{subject}/versions/{version} unknown subject: 40401",
         Call("GET", "/subjects/{s}/versions/1"),
         404,
-        SUBJECT_NOT_FOUND,
+        err(40401, "Subject '{s}' not found."),
     ),
     Example(
         "GET /subjects/{subject}/versions/{version} not a version: 42202",
         Call("GET", "/subjects/{s}/versions/abc"),
         422,
-        err(42202),
+        bad_version("abc"),
         stage=(register("{s}", V1),),
     ),
     Example(
         "GET /subjects/{subject}/versions/0: 42202 (versions are 1..2^31-1 or latest)",
         Call("GET", "/subjects/{s}/versions/0"),
         422,
-        err(42202),
+        bad_version("0"),
         stage=(register("{s}", V1),),
     ),
     Example(
@@ -331,7 +354,7 @@ EXAMPLES: list[Example] = [
         "POST /subjects/{subject}/versions incompatible (BACKWARD): 409",
         register("{s}", INCOMPATIBLE),
         409,
-        err(409),
+        INCOMPATIBLE_409,
         stage=(register("{s}", V1),),
     ),
     Example(
@@ -353,14 +376,14 @@ EXAMPLES: list[Example] = [
         "POST /subjects/{subject} unknown schema: 40403",
         post("/subjects/{s}", INCOMPATIBLE),
         404,
-        SCHEMA_NOT_FOUND,
+        err(40403, "Schema not found"),
         stage=(register("{s}", V1),),
     ),
     Example(
         "POST /subjects/{subject} unknown subject: 40401",
         post("/subjects/{s}", V1),
         404,
-        SUBJECT_NOT_FOUND,
+        err(40401, "Subject '{s}' not found."),
     ),
     Example(
         "DELETE /subjects/{subject}: the deleted versions",
@@ -373,20 +396,20 @@ EXAMPLES: list[Example] = [
         "DELETE /subjects/{subject} unknown: 40401",
         Call("DELETE", "/subjects/{s}"),
         404,
-        SUBJECT_NOT_FOUND,
+        err(40401, "Subject '{s}' not found."),
     ),
     Example(
         "DELETE /subjects/{subject} twice: 40404 (already soft-deleted)",
         Call("DELETE", "/subjects/{s}"),
         404,
-        err(40404),
+        err(40404, "Subject '{s}' was soft deleted.Set permanent=true to delete permanently"),
         stage=(register("{s}", V1), Call("DELETE", "/subjects/{s}")),
     ),
     Example(
         "DELETE /subjects/{subject}?permanent=true without a soft delete first: 40405",
         Call("DELETE", "/subjects/{s}?permanent=true"),
         404,
-        err(40405),
+        err(40405, "Subject '{s}' was not deleted first before being permanently deleted"),
         stage=(register("{s}", V1),),
     ),
     Example(
@@ -400,7 +423,7 @@ EXAMPLES: list[Example] = [
         "GET /subjects/{subject}/versions of a soft-deleted subject: 40401",
         Call("GET", "/subjects/{s}/versions"),
         404,
-        SUBJECT_NOT_FOUND,
+        err(40401, "Subject '{s}' not found."),
         stage=(register("{s}", V1), Call("DELETE", "/subjects/{s}")),
     ),
     Example(
@@ -442,14 +465,14 @@ EXAMPLES: list[Example] = [
         "DELETE /subjects/{subject}/versions/{version} twice: 40406",
         Call("DELETE", "/subjects/{s}/versions/1"),
         404,
-        err(40406),
+        err(40406, "Subject '{s}' Version 1 was soft deleted.Set permanent=true to delete permanently"),
         stage=(register("{s}", V1), register("{s}", V2), Call("DELETE", "/subjects/{s}/versions/1")),
     ),
     Example(
         "DELETE /subjects/{subject}/versions/{version}?permanent=true without a soft delete first: 40407",
         Call("DELETE", "/subjects/{s}/versions/1?permanent=true"),
         404,
-        err(40407),
+        err(40407, "Subject '{s}' Version 1 was not deleted first before being permanently deleted"),
         stage=(register("{s}", V1),),
     ),
     Example(
@@ -463,14 +486,14 @@ EXAMPLES: list[Example] = [
         "DELETE /subjects/{subject}/versions/{version} unknown version: 40402",
         Call("DELETE", "/subjects/{s}/versions/7"),
         404,
-        VERSION_NOT_FOUND,
+        err(40402, "Version 7 not found."),
         stage=(register("{s}", V1),),
     ),
     Example(
         "DELETE /subjects/{subject}/versions/{version} not a version: 42202",
         Call("DELETE", "/subjects/{s}/versions/abc"),
         422,
-        err(42202),
+        bad_version("abc"),
         stage=(register("{s}", V1),),
     ),
     Example(
@@ -491,7 +514,7 @@ EXAMPLES: list[Example] = [
         "GET /subjects/{subject}/versions/{version} soft-deleted: 40402 unless deleted=true",
         Call("GET", "/subjects/{s}/versions/1"),
         404,
-        VERSION_NOT_FOUND,
+        err(40402, "Version 1 not found."),
         stage=(register("{s}", V1), register("{s}", V2), Call("DELETE", "/subjects/{s}/versions/1")),
     ),
     Example(
@@ -611,20 +634,20 @@ EXAMPLES: list[Example] = [
         "POST /compatibility/subjects/{subject}/versions/{version} unknown version: 40402",
         post("/compatibility/subjects/{s}/versions/7", V2),
         404,
-        VERSION_NOT_FOUND,
+        err(40402, "Version 7 not found."),
         stage=(register("{s}", V1),),
     ),
     Example(
         "POST /compatibility/subjects/{subject}/versions/{version} unknown subject: 40401",
         post("/compatibility/subjects/{s}/versions/1", V2),
         404,
-        SUBJECT_NOT_FOUND,
+        err(40401, "Subject '{s}' not found."),
     ),
     Example(
         "POST /compatibility/subjects/{subject}/versions/{version} not a version: 42202",
         post("/compatibility/subjects/{s}/versions/abc", V2),
         422,
-        err(42202),
+        bad_version("abc"),
         stage=(register("{s}", V1),),
     ),
     Example(
@@ -652,7 +675,7 @@ EXAMPLES: list[Example] = [
         "GET /config/{subject} with no subject level: 40408",
         Call("GET", "/config/{s}"),
         404,
-        err(40408),
+        err(40408, "Subject '{s}' does not have subject-level compatibility configured"),
         stage=(register("{s}", V1),),
     ),
     Example(
@@ -695,7 +718,7 @@ EXAMPLES: list[Example] = [
         "PUT /config/{subject} FORWARD refuses what only BACKWARD allows: 409",
         register("{s}", DROPPED),
         409,
-        err(409),
+        INCOMPATIBLE_409,
         stage=(register("{s}", V1), Call("PUT", "/config/{s}", {"compatibility": "FORWARD"})),
     ),
     # --- /mode (subject level) ------------------------------------------------------------------------
@@ -730,7 +753,7 @@ EXAMPLES: list[Example] = [
         "GET /mode/{subject} with no subject mode: 40409",
         Call("GET", "/mode/{s}"),
         404,
-        err(40409),
+        err(40409, "Subject '{s}' does not have subject-level mode configured"),
         stage=(register("{s}", V1),),
     ),
     Example(
@@ -932,6 +955,8 @@ class Session:
             return Unordered(tuple(self.fill(v) for v in value.items))
         if isinstance(value, Raw):
             return Raw(self.fill(value.text))
+        if isinstance(value, Prefix):
+            return Prefix(self.fill(value.text))
         if isinstance(value, Ref):
             assert value.key in self.ids, f"the stage captured no {value.key!r} (captured: {self.ids})"
             return self.ids[value.key]
@@ -969,8 +994,11 @@ def mismatch(expected: Any, got: Any, where: str = "$", optional: frozenset[str]
     """Why ``got`` does not match ``expected`` (None: it matches); ``optional``: keys an object may also have."""
     if isinstance(expected, _Any):
         return None if expected.matches(got) else f"{where}: expected {expected!r}, got {got!r}"
+    if isinstance(expected, Prefix):
+        ok = isinstance(got, str) and got.startswith(expected.text)
+        return None if ok else f"{where}: expected a string starting {expected.text!r}, got {got!r}"
     if isinstance(expected, NonEmptyStrings):
-        ok = isinstance(got, list) and got and all(isinstance(m, str) and m for m in got)
+        ok = isinstance(got, list) and bool(got) and all(isinstance(m, str) and m for m in got)
         return None if ok else f"{where}: expected a non-empty list of strings, got {got!r}"
     if isinstance(expected, Unordered):
         if not isinstance(got, list) or len(got) != len(expected.items):
