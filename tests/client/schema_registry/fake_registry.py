@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -87,7 +88,12 @@ class MemoryRegistry:
 
 
 class FakeRegistry:
-    def __init__(self, answer: Callable[[Request], tuple[int, Any]] | None = None) -> None:
+    """``drop_idle``: close each connection after its answer without saying so (as a server timing out an
+    idle keep-alive connection does); ``delay``: seconds to wait before answering."""
+
+    def __init__(
+        self, answer: Callable[[Request], tuple[int, Any]] | None = None, *, drop_idle: bool = False, delay: float = 0
+    ) -> None:
         self.memory = MemoryRegistry()
         self.answer = answer or self.memory.answer
         self.requests: list[Request] = []
@@ -112,6 +118,8 @@ class FakeRegistry:
                     id(self.connection),
                 )
                 fake.requests.append(request)
+                if delay:
+                    time.sleep(delay)
                 status, body = fake.answer(request)
                 data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
                 self.send_response(status)
@@ -119,6 +127,8 @@ class FakeRegistry:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+                if drop_idle:
+                    self.close_connection = True
 
             do_GET = do_POST = do_PUT = do_DELETE = _handle
 

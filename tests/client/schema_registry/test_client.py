@@ -257,3 +257,25 @@ def test_threads_share_one_client_each_on_its_own_connection():
             thread.join()
     assert results == [["s"]] * 120
     assert len({r.connection for r in fake.requests}) == 6
+
+
+def test_a_keep_alive_connection_the_server_dropped_is_reopened_without_spending_a_retry():
+    with FakeRegistry(answering(200, ["s"]), drop_idle=True) as fake:
+        with SchemaRegistryClient({"url": fake.url, "max.retries": 0}) as client:
+            assert [client.get_subjects() for _ in range(3)] == [["s"]] * 3
+    assert len({r.connection for r in fake.requests}) == 3
+
+
+def test_an_answer_slower_than_the_timeout_fails_naming_the_url():
+    with FakeRegistry(answering(200, []), delay=1.0) as fake:
+        with SchemaRegistryClient({"url": fake.url, "max.retries": 0, "timeout": 0.2}) as client:
+            with pytest.raises(SchemaRegistryError) as error:
+                client.get_subjects()
+    assert error.value.http_status == -1 and fake.url in str(error.value) and "timed out" in str(error.value)
+
+
+def test_schema_registry_errors_survive_pickling_as_spark_ships_them():
+    import pickle
+
+    error = pickle.loads(pickle.dumps(SchemaRegistryError(409, 409, "incompatible")))
+    assert (error.http_status, error.error_code, error.message, error.retriable) == (409, 409, "incompatible", False)
