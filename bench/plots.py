@@ -807,6 +807,25 @@ def aio_producer(result: dict) -> Figure:
     return fig
 
 
+def schema_read(result: dict) -> Figure:
+    """bench/schema_read_bench.py: Spark rows/s reading Avro into struct columns vs the same records raw."""
+    method = result["method"]
+    labels = ["raw (binary)", "avro (struct)", "codec alone"]
+    rates = [result["rows_per_s"]["raw"], result["rows_per_s"]["avro"], result["codec_rows_per_s"]]
+    fig = _figure(8, 5)
+    ax = fig.subplots()
+    bars = ax.bar(labels, rates, color=["#888888", "#1f77b4", "#2ca02c"])
+    _label_bars(ax, bars, [f"{r:,}" for r in rates])
+    _thousands(ax)
+    ax.set_ylabel("rows/s (best round)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(
+        f"Spark read of {method['records']:,} records ({method['partitions']} partitions, local[2], noop sink)\n"
+        f"valueFormat=avro: {result['avro_to_raw']:.0%} of the raw read; codec: AvroCodec.decode_many in one process"
+    )
+    return fig
+
+
 FIGURES: dict[str, Callable[[dict], Figure]] = {
     "aio_producer": aio_producer,
     "broker": broker,
@@ -819,6 +838,7 @@ FIGURES: dict[str, Callable[[dict], Figure]] = {
     "rebalance": rebalance,
     "records": records,
     "replication": replication,
+    "schema_read": schema_read,
     "streaming": streaming,
     "tls": tls,
     "txn": txn,

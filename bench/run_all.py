@@ -22,6 +22,7 @@ SCENARIOS = [
     ("asyncio producer: AIOProducer vs aiokafka, blocking Producer as reference", "aio_producer_bench.py"),
     ("write path: C kernel vs NumPy vs Python record encoding", "encode_choice.py"),
     ("write: Spark kafkalog write vs the Arrow-writer ceiling, Producer.send_batch", "write_bench.py"),
+    ("schemas: Spark read of 1 M Avro records into struct columns vs the same records raw", "schema_read_bench.py"),
     ("groups: offset commits/s, OffsetFetch latency, rebalance of 10 confluent-kafka members", "groups_bench.py"),
     ("replication: acks=all RF 3 vs acks=1 RF 1 throughput, failover time, end-to-end latency", "replication_bench.py"),
     ("transactions: transactional vs idempotent produce, read_committed vs read_uncommitted consume", "txn_bench.py"),
