@@ -5,8 +5,9 @@ Input detection: text made only of base64 characters that decodes to a parseable
 least a name, package, message or enum is the serialized form; anything else is ``.proto`` text.
 
 Dependencies: each ``import`` resolves to ``resolved[import path]`` (a ProtobufSchema, given as a registry
-reference named by the import path) or to one of protobuf's well-known types (``google/protobuf/*.proto``,
-built in, no reference needed). A missing import raises ``InvalidSchemaError``.
+reference named by the import path) or to a built-in file (no reference needed, as in Confluent's registry:
+protobuf's ``google/protobuf/*.proto``, ``google/type/*.proto``, ``confluent/meta.proto``,
+``confluent/type/*.proto``; see ``well_known``). A missing import raises ``InvalidSchemaError``.
 
 Forms:
 

@@ -1,5 +1,6 @@
-"""protobuf's well-known types (``google/protobuf/*.proto``): files every Protobuf schema may import without a
-reference, as protoc and Confluent's registry provide them. Their descriptors come from the protobuf runtime.
+"""The ``.proto`` files every Protobuf schema may import without a reference: protobuf's well-known types
+(``google/protobuf/*.proto``, their descriptors from the protobuf runtime) and the files Confluent treats as
+built in (``google/type/*.proto``, ``confluent/meta.proto``, ``confluent/type/*.proto``: ``builtin_files``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from google.protobuf import (
     wrappers_pb2,
 )
 
+from spark_kafkalog.schemas.protobuf.builtin_files import BUILTIN_FILES
+from spark_kafkalog.schemas.protobuf.proto_parser import parse_proto
+
 _MODULES = (
     descriptor_pb2,
     any_pb2,
@@ -32,8 +36,16 @@ _MODULES = (
     wrappers_pb2,
 )
 
-WELL_KNOWN: dict[str, descriptor_pb2.FileDescriptorProto] = {
-    m.DESCRIPTOR.name: descriptor_pb2.FileDescriptorProto.FromString(m.DESCRIPTOR.serialized_pb) for m in _MODULES
-}
-"""The well-known files by import path (dependencies before the files that import them). Shared: do not
+
+def _load() -> dict[str, descriptor_pb2.FileDescriptorProto]:
+    files = {
+        m.DESCRIPTOR.name: descriptor_pb2.FileDescriptorProto.FromString(m.DESCRIPTOR.serialized_pb) for m in _MODULES
+    }
+    for name, text in BUILTIN_FILES.items():  # they import only protobuf's own files
+        files[name] = parse_proto(text, name, files)
+    return files
+
+
+WELL_KNOWN: dict[str, descriptor_pb2.FileDescriptorProto] = _load()
+"""The built-in files by import path (dependencies before the files that import them). Shared: do not
 modify them."""
