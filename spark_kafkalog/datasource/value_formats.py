@@ -28,7 +28,8 @@ Writing (``formats.WriteFormats``):
 - ``FormatEncoder.encode(batch)`` runs in the tasks: values (``to_pylist``) are encoded with the writer
   schema's codec and framed with the subject's schema id (``auto.register.schemas``: registered, which
   answers the existing id when the schema is there; off: looked up, or the subject's latest version with
-  ``use.latest.version``), the ids cached per process. Subjects follow the column's strategy:
+  ``use.latest.version``: the version the driver saw when the ``topic`` option names the topic, else the
+  one each task process sees first), the ids cached per process. Subjects follow the column's strategy:
   ``TopicNameStrategy`` ``<topic>-<column>``, ``RecordNameStrategy`` the schema's record name,
   ``TopicRecordNameStrategy`` ``<topic>-<record name>``.
 
@@ -307,7 +308,10 @@ def prepare_write_formats(
     if topic is not None:
         encoder = FormatEncoder(prepared)
         for column in prepared.columns:
-            encoder.target(column, topic)
+            schema_id, _ = encoder.resolve(column, encoder.subject(column, topic))  # not cached: asked afresh
+            if prepared.use_latest_version:  # the tasks write with the version the driver saw
+                fixed[column.column] = replace(column, schema_id=schema_id)
+        prepared = replace(prepared, key=fixed.get("key"), value=fixed.get("value"))
     return prepared
 
 
@@ -343,12 +347,13 @@ class FormatEncoder:
         subject = self.subject(column, topic)
         formats = self.formats
         key = (
-            ("target", subject, column.schema_type, column.schema, column.protobuf_message),
+            ("target", subject, column.schema_type, column.schema, column.protobuf_message, column.schema_id),
             (formats.auto_register, formats.use_latest_version, formats.normalize),
         )
-        return cached(formats.registry, key, lambda: self._resolve(column, subject))
+        return cached(formats.registry, key, lambda: self.resolve(column, subject))
 
-    def _resolve(self, column: ColumnFormat, subject: str) -> tuple[int, ValueCodec]:
+    def resolve(self, column: ColumnFormat, subject: str) -> tuple[int, ValueCodec]:
+        """``target`` without the cache: registers, looks up or reads the latest version now."""
         from spark_kafkalog.client.schema_registry import Schema
         from spark_kafkalog.schemas.providers import codec_for
 
@@ -357,8 +362,10 @@ class FormatEncoder:
         options = {"message": column.protobuf_message} if column.protobuf_message else {}
         try:
             if formats.use_latest_version:
-                client.clear_latest_caches()
-                schema_id = client.get_latest_version(subject).schema_id
+                schema_id = column.schema_id  # pinned by prepare_write_formats when the topic is known
+                if schema_id is None:
+                    client.clear_latest_caches()
+                    schema_id = client.get_latest_version(subject).schema_id
                 return schema_id, codec_for(schema_by_id(formats.registry, schema_id), **options)
             schema = self._schema(column)
             text = Schema(schema.canonical, schema.schema_type)

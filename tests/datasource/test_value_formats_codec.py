@@ -309,6 +309,8 @@ def test_lookup_and_latest_version_write_with_the_registered_id(registry):
     assert unframe(out.column("value")[0].as_py())[0] == schema_id
     assert "lookup t-value" in registry.calls and not any(c.startswith("register") for c in registry.calls)
     latest = prepare_write_formats(write_formats(use_latest_version=True), {"value": STRUCT}, "t")
+    assert latest.value is not None and latest.value.schema_id == schema_id  # pinned for the tasks
+    registry.add("t-value", json.dumps(V2))  # a version registered after save() does not change the tasks' id
     out = FormatEncoder(latest).encode(writable([{"id": 4}], pa.struct([("id", pa.int64())])), "t")
     assert unframe(out.column("value")[0].as_py())[0] == schema_id
 
