@@ -47,5 +47,12 @@ def compatibility_errors(new: ParsedSchema, previous: Sequence[ParsedSchema], le
         if level.startswith(("BACKWARD", "FULL")):
             errors.extend(new.is_backward_compatible(old))
         if level.startswith(("FORWARD", "FULL")):
-            errors.extend(old.is_backward_compatible(new))
+            errors.extend(_roles_swapped(m) for m in old.is_backward_compatible(new))
     return list(dict.fromkeys(errors))
+
+
+def _roles_swapped(message: str) -> str:
+    """A FORWARD message: the check ran with the old schema as the reader, so a type's "new schema" (its reader)
+    is the old one here and the other way round."""
+    marker = "\0"
+    return message.replace("new schema", marker).replace("old schema", "new schema").replace(marker, "old schema")

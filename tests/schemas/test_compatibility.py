@@ -79,3 +79,16 @@ def test_errors_name_the_versions_newest_first_without_repeats():
 def test_an_unknown_level_is_refused_naming_it():
     with pytest.raises(ValueError, match="'SIDEWAYS'"):
         compatibility_errors(V1, [V1], "sideways")
+
+
+class Worded(Fields):
+    def is_backward_compatible(self, previous):
+        return [
+            f"field {m} in the new schema is missing in the old schema" for m in sorted(self.fields - previous.fields)
+        ]
+
+
+def test_forward_messages_name_the_schemas_by_their_role():
+    new, old = Worded("a"), Worded("a", "b")
+    assert compatibility_errors(new, [old], "FORWARD") == ["field b in the old schema is missing in the new schema"]
+    assert compatibility_errors(old, [new], "BACKWARD") == ["field b in the new schema is missing in the old schema"]
