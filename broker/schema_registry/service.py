@@ -28,24 +28,32 @@ import logging
 import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from ..config import ConfigError
+from ..config import BrokerConfig, ConfigError
 from ..config_keys.schema_registry import SCHEMA_REGISTRY_SSL_KEYS
 from .auth import BasicAuthenticator
 from .errors import operation_timeout, store_error
 from .http_server import HttpRequest, HttpResponse, HttpServer, Limits
 from .routes import RegistryRoutes
 
-if TYPE_CHECKING:
-    from ..server import Broker
-
 __all__ = ["RegistryListener", "SchemaRegistryService", "parse_listeners"]
 
 log = logging.getLogger("kafkalog.schema_registry")
 
 LISTENERS_KEY = "schema.registry.listeners"
+
+
+class Broker(Protocol):
+    """What the service uses of ``broker.server.Broker`` (which it must not import: the layers)."""
+
+    config: BrokerConfig
+    broker_id: int
+    scram_credentials: Any  # broker.security.scram_credentials.ScramCredentialCache
+    registry: Any  # broker.cluster.registry.ClusterRegistry | None (its cluster_id)
+
+    def endpoints(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
