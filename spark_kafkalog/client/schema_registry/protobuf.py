@@ -107,7 +107,7 @@ class ProtobufSerializer(Serializer[Message]):
         self._skip_known = skip_known
         self._ids = SubjectSchemaIds(registry, SerializerConfig(conf, "ProtobufSerializer"))
         self._indexes = message_indexes(descriptor)
-        self._schemas: dict[str | None, Schema] = {}
+        self._schemas: dict[tuple[str, str] | None, Schema] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -120,7 +120,8 @@ class ProtobufSerializer(Serializer[Message]):
             raise serde_error(
                 ctx, "ProtobufSerializer", f"expected a {self._descriptor.full_name}, not a {type(obj).__name__}"
             )
-        schema = self._schema(ctx)
+        config = self._ids.config
+        schema = None if config.use_latest or config.use_schema_id is not None else self._schema(ctx)
         schema_id, _ = self._ids.writer(ctx, self._descriptor.full_name, schema, "serialized")
         try:
             payload = obj.SerializeToString()
@@ -130,7 +131,7 @@ class ProtobufSerializer(Serializer[Message]):
 
     def _schema(self, ctx: SerializationContext | None) -> Schema:
         """The message's file as a ``Schema``, its imports registered (or looked up) first, once."""
-        key = None if ctx is None else ctx.topic
+        key = None if ctx is None else (ctx.topic, str(ctx.field))  # what the reference strategy may look at
         schema = self._schemas.get(key)
         if schema is None:
             with self._lock:

@@ -272,3 +272,14 @@ def test_none_passes_as_none_both_ways(ours):
     assert AvroSerializer(ours, USER_AVRO)(None, OURS) is None
     assert AvroDeserializer(ours)(None, OURS) is None
     assert JSONSchemaDeserializer(registry=ours)(None, OURS) is None
+
+
+def test_protobuf_with_use_latest_version_writes_the_latest_id_without_registering_anything(fake, ours):
+    user_class, _, _ = messages.build()
+    first = written(ProtobufSerializer(user_class, ours)(user_class(id=1), OURS))
+    posts = len([r for r in fake.requests if r.method == "POST"])
+    latest = ProtobufSerializer(user_class, ours, {"use.latest.version": True, "auto.register.schemas": False})
+    assert written(latest(user_class(id=1), OURS)) == first
+    assert len([r for r in fake.requests if r.method == "POST"]) == posts
+    assert fake.requests[-1].path == "/subjects/orders-value/versions/latest"
+    assert fake.requests[-1].query == {"format": "serialized"}
