@@ -23,12 +23,17 @@ Writes with several registry instances on one ``_schemas`` topic (no leader): on
 instance (a lock). A registration catches up to the log end, proposes max id + 1 (or the schema's existing
 id) and the next version, appends, and reads back (``append`` returns once the record is applied). The
 replay keeps the first record binding an id or a (subject, version) and ignores later conflicting ones
-(``state``), so every instance agrees. When our record was ignored, another instance won: we repair the
-log so that compaction cannot resurrect the loser (re-append the state's value for our key, or a tombstone
-when the state holds none for it), then retry from the catch-up (at most ``MAX_ATTEMPTS`` times, then
-50001). The repair is decided right after catching up to the log end; a write by another instance to the
-same key between that catch-up and the repair record could be overwritten by the repair (a narrow window;
-Confluent avoids it with a single elected leader).
+(``state``), so every instance agrees. When our record was ignored, another instance won, and we retry
+from the catch-up (at most ``MAX_ATTEMPTS`` times, then 50001); the loser must not be the last record of
+its key, or compaction would turn it into a registration. If another schema holds the key, we re-append
+that schema's record at once. If the key is unbound (we lost the id to another key), the retry usually
+writes the same key again, superseding the loser; when the registration ends elsewhere (or fails), a
+tombstone goes to each such key still unbound. Both repairs are decided right after catching up to the log
+end: a write by another instance to the same key between that catch-up and the repair record could be
+overwritten (a window of one append; Confluent avoids it with a single elected leader).
+
+Reads answer from the state as the store has applied it so far (another instance's write shows up once its
+tail reader applied it, a few milliseconds later); writes catch up to the log end first.
 
 Concurrency: all coroutines run on one event loop (the broker's); the registry is not thread-safe.
 """
@@ -430,24 +435,28 @@ class SchemaRegistry:
         if version is not None and version <= 0:
             version = None
         async with self._write_lock:
-            for _attempt in range(MAX_ATTEMPTS):
-                await self._sync()
-                existing, outcome = self._plan_registration(
-                    subject, schema_type, schema_text, references, normalize, schema_id, version
-                )
-                if existing:
-                    return self._registered(outcome)
-                for stale in self._stale_same_id(subject, outcome):
-                    await self._append(SchemaKey(subject, stale.version), None)
-                key = SchemaKey(subject, outcome.version)
-                if await self._write_schema(key, outcome):
-                    return self._registered(self.state.subjects[subject][outcome.version])
-                log.info(
-                    "schema registry: another instance took id %d or %s version %d first; retrying",
-                    outcome.id,
-                    subject,
-                    outcome.version,
-                )
+            unbound_losers: set[SchemaKey] = set()
+            try:
+                for _attempt in range(MAX_ATTEMPTS):
+                    await self._sync()
+                    existing, outcome = self._plan_registration(
+                        subject, schema_type, schema_text, references, normalize, schema_id, version
+                    )
+                    if existing:
+                        return self._registered(outcome)
+                    for stale in self._stale_same_id(subject, outcome):
+                        await self._append(SchemaKey(subject, stale.version), None)
+                    key = SchemaKey(subject, outcome.version)
+                    if await self._write_schema(key, outcome, unbound_losers):
+                        return self._registered(self.state.subjects[subject][outcome.version])
+                    log.info(
+                        "schema registry: another instance took id %d or %s version %d first; retrying",
+                        outcome.id,
+                        subject,
+                        outcome.version,
+                    )
+            finally:
+                await self._tombstone_unbound(unbound_losers)
         raise errors.store_error(f"could not register a schema under subject '{subject}' after {MAX_ATTEMPTS} tries")
 
     def _plan_registration(
@@ -522,15 +531,37 @@ class SchemaRegistry:
             and not self.state.referenced_by(subject, e.version)
         ]
 
-    async def _write_schema(self, key: SchemaKey, value: SchemaValue) -> bool:
-        """Append ``value``; True when the log kept it, else repair (module docstring) and answer False."""
+    async def _write_schema(self, key: SchemaKey, value: SchemaValue, unbound_losers: set[SchemaKey]) -> bool:
+        """Append ``value``; True when the log kept it. When the replay ignored it (another instance won):
+        if another schema holds ``key``, re-append that one at once (the last record of the key must be the
+        winner's for compaction); if ``key`` is unbound (we lost the id), remember it in ``unbound_losers``:
+        the retry usually writes the same key again, which supersedes the loser."""
         await self._append(key, value)
         held = self.state.subjects.get(key.subject, {}).get(key.version)
         if held is not None and held.id == value.id and held.content == value.content:
+            unbound_losers.discard(key)
             return True
         await self._sync()
-        await self._append(key, self.state.value_of(key))
+        current = self.state.value_of(key)
+        if current is not None:
+            await self._append(key, current)
+            unbound_losers.discard(key)
+        else:
+            unbound_losers.add(key)
         return False
+
+    async def _tombstone_unbound(self, keys: set[SchemaKey]) -> None:
+        """Tombstone each key whose last record is an ignored loser of ours and that nothing bound since,
+        so that compaction cannot turn the loser into a registration."""
+        if not keys:
+            return
+        try:
+            await self._sync()
+            for key in sorted(keys, key=lambda k: (k.subject, k.version)):
+                if self.state.value_of(key) is None:
+                    await self._append(key, None)
+        except RegistryError:
+            log.warning("schema registry: could not tombstone the ignored records of %s", keys)
 
     # -- deletes -----------------------------------------------------------------------------------------
 

@@ -317,7 +317,7 @@ def test_a_registry_losing_a_race_for_an_id_repairs_and_retries():
     assert [(s.version, s.id) for s in run(make(log).schemas())] == [(1, 1), (2, 2), (3, 3)]
 
 
-def test_a_loser_on_another_key_is_tombstoned():
+def test_a_loser_on_another_key_is_superseded_by_the_retry():
     log = MemoryLog()
     a = make(log)
     register(a, "s", fields("a"))
@@ -326,11 +326,24 @@ def test_a_loser_on_another_key_is_tombstoned():
     log.inject_before_next.append((encode_key(SchemaKey("t", 1)), encode_value(rival)))
     mine = register(a, "s", fields("a", "m="))
     assert (mine.version, mine.id) == (2, 3)
-    keys = [k for k, _ in log.records]
     s2 = encode_key(SchemaKey("s", 2))
-    # ours (ignored), the repair tombstone, then the retry
-    assert [v is None for k, v in log.records if k == s2] == [False, True, False]
-    assert keys.count(s2) == 3
+    # ours (ignored), then the retry on the same key: the last record of s/2 is the registration
+    assert [json.loads(v or b"null")["id"] for k, v in log.records if k == s2] == [2, 3]
+
+
+def test_a_loser_left_unbound_by_a_failed_retry_is_tombstoned():
+    from broker.schema_registry.records import ModeKey, ModeValue
+
+    log = MemoryLog()
+    a = make(log)
+    register(a, "s", fields("a"))
+    rival = SchemaValue("t", 1, 2, fields("t"))
+    log.inject_before_next.append((encode_key(SchemaKey("t", 1)), encode_value(rival)))
+    log.inject_before_next.append((encode_key(ModeKey("s")), encode_value(ModeValue("s", "READONLY"))))
+    assert code_of(a.register("s", None, fields("a", "m="), [])) == 42205
+    s2 = encode_key(SchemaKey("s", 2))
+    assert [v is None for k, v in log.records if k == s2] == [False, True]
+    assert [(e.subject, e.version, e.id) for e in make(log).state.entries()] == [("s", 1, 1), ("t", 1, 2)]
 
 
 def test_real_avro_schemas_register_and_evolve():
