@@ -5,7 +5,8 @@ differences that are not compatible changes, each as Confluent prints a ``Differ
 ``Difference{fullPath='#/Order/3', type=FIELD_KIND_CHANGED}``. The path is ``#/`` then the message names
 from the top level, a oneof's name and a field number, joined by ``/``.
 
-Differences (compatible ones are not reported):
+Differences (only the incompatible ones are reported; ``differences`` lists all of them, and agrees with
+the 54 data-driven cases of Confluent's ``diff-schema-examples.json``):
 
 ==================================  ===========  ================================================
 type                                compatible   when
@@ -13,7 +14,7 @@ type                                compatible   when
 PACKAGE_CHANGED                     no           the file's package differs
 MESSAGE_ADDED / MESSAGE_MOVED       yes          a message appears / changes position
 MESSAGE_REMOVED                     no           a message (not a map entry) disappears
-ENUM_ADDED / ENUM_REMOVED           yes          enums and their constants may change freely
+ENUM_ADDED / ENUM_REMOVED           yes          and ENUM_CONST_ADDED / _REMOVED / _CHANGED
 FIELD_ADDED / FIELD_REMOVED         yes          a non-required field (by number) appears/disappears
 FIELD_NAME_CHANGED                  yes          same number, another name
 REQUIRED_FIELD_ADDED / _REMOVED     no           a ``required`` field appears / disappears
@@ -22,23 +23,31 @@ FIELD_SCALAR_KIND_CHANGED           no           scalars outside one group: {int
                                                  uint64, bool, enums}, {sint32, sint64},
                                                  {string, bytes}, {fixed32, sfixed32},
                                                  {fixed64, sfixed64}, {float}, {double}
+FIELD_NUMERIC_LABEL_CHANGED         no           a number's written label changes (``optional`` to
+                                                 ``repeated``...; proto3 plain fields and oneof
+                                                 members have none)
+FIELD_STRING_OR_BYTES_LABEL_CHANGED yes          the same for string/bytes
 FIELD_NAMED_TYPE_CHANGED            no           a message field's type has another name (package
                                                  aside), or its message changed incompatibly
-ONEOF_ADDED / ONEOF_REMOVED         yes
+ONEOF_ADDED / ONEOF_REMOVED         yes          (a oneof removed with all its members is fine)
 ONEOF_FIELD_ADDED                   yes
-ONEOF_FIELD_REMOVED                 no           a oneof member's number is gone from the message
-MULTIPLE_FIELDS_MOVED_TO_ONEOF      no           a oneof takes more than one former plain field
-FIELD_MOVED_TO_EXISTING_ONEOF       no           a plain field moves into a oneof with old members
+ONEOF_FIELD_MOVED_TO_TOP_LEVEL      yes          a member becomes a plain field
+ONEOF_FIELD_REMOVED                 no           a member's number is gone from the message
+MULTIPLE_FIELDS_MOVED_TO_ONEOF      no           a oneof joins several former plain fields (with
+                                                 other groups)
+FIELD_MOVED_TO_EXISTING_ONEOF       no           a oneof joins fields from several former groups
+                                                 (one plain field or several oneofs)
 ==================================  ===========  ================================================
 
-Types are resolved across the files' imports; a message compared once is not compared again (recursive
+Field differences are reported at the field's place in the update (``#/M/<oneof>/<number>`` for oneof
+members). Types are resolved across the files' imports; a message compared once is not compared again (recursive
 types terminate). Proto3 ``optional`` fields count as plain fields (their synthetic oneofs are ignored), map
 fields by their key and value types. Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
@@ -79,6 +88,7 @@ COMPATIBLE_CHANGES = frozenset(
         "ONEOF_ADDED",
         "ONEOF_REMOVED",
         "ONEOF_FIELD_ADDED",
+        "ONEOF_FIELD_MOVED_TO_TOP_LEVEL",
     }
 )
 
@@ -118,6 +128,7 @@ class _TypeInfo:
     package: str
     proto: descriptor_pb2.DescriptorProto | descriptor_pb2.EnumDescriptorProto
     reference: SchemaReference | None
+    proto3: bool
 
     @property
     def is_map(self) -> bool:
@@ -132,11 +143,13 @@ def _type_table(schema: ProtobufSchema) -> dict[str, _TypeInfo]:
         def walk(messages: object, enums: object, scope: str) -> None:
             for m in messages:  # type: ignore[attr-defined]
                 full = f"{scope}.{m.name}" if scope else m.name
-                table.setdefault(full, _TypeInfo(fdp.package, m, reference))
+                table.setdefault(full, _TypeInfo(fdp.package, m, reference, proto3))
                 walk(m.nested_type, m.enum_type, full)
             for e in enums:  # type: ignore[attr-defined]
                 full = f"{scope}.{e.name}" if scope else e.name
-                table.setdefault(full, _TypeInfo(fdp.package, e, reference))
+                table.setdefault(full, _TypeInfo(fdp.package, e, reference, proto3))
+
+        proto3 = fdp.syntax == "proto3"
 
         walk(fdp.message_type, fdp.enum_type, fdp.package)
 
@@ -188,7 +201,7 @@ def differences(original: ProtobufSchema, update: ProtobufSchema) -> list[Differ
     o, u = original.file_descriptor_proto, update.file_descriptor_proto
     if o.package != u.package:
         ctx.add("PACKAGE_CHANGED")
-    _compare_types(ctx, list(o.message_type), list(o.enum_type), list(u.message_type), list(u.enum_type), o.package)
+    _compare_types(ctx, o.message_type, o.enum_type, u.message_type, u.enum_type, o.package, u.package)
     return ctx.differences
 
 
@@ -198,18 +211,21 @@ def backward_errors(new: ProtobufSchema, old: ProtobufSchema) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _join(scope: str, name: str) -> str:
+    return f"{scope}.{name}" if scope else name
+
+
 def _compare_types(
     ctx: _Context,
-    o_messages: list[descriptor_pb2.DescriptorProto],
-    o_enums: list[descriptor_pb2.EnumDescriptorProto],
-    u_messages: list[descriptor_pb2.DescriptorProto],
-    u_enums: list[descriptor_pb2.EnumDescriptorProto],
-    scope: str,
+    o_messages: Iterable[descriptor_pb2.DescriptorProto],
+    o_enums: Iterable[descriptor_pb2.EnumDescriptorProto],
+    u_messages: Iterable[descriptor_pb2.DescriptorProto],
+    u_enums: Iterable[descriptor_pb2.EnumDescriptorProto],
+    o_scope: str,
+    u_scope: str,
 ) -> None:
-    o_msgs = [m for m in o_messages if not m.options.map_entry]
-    u_msgs = [m for m in u_messages if not m.options.map_entry]
-    o_by_name = {m.name: (i, m) for i, m in enumerate(o_msgs)}
-    u_by_name = {m.name: (i, m) for i, m in enumerate(u_msgs)}
+    o_by_name = {m.name: (i, m) for i, m in enumerate(m for m in o_messages if not m.options.map_entry)}
+    u_by_name = {m.name: (i, m) for i, m in enumerate(m for m in u_messages if not m.options.map_entry)}
     for name in sorted(set(o_by_name) | set(u_by_name)):
         with ctx.enter(name):
             if name not in u_by_name:
@@ -219,111 +235,146 @@ def _compare_types(
             else:
                 oi, om = o_by_name[name]
                 ui, um = u_by_name[name]
-                _compare_messages(ctx, om, um, f"{scope}.{name}" if scope else name)
+                _compare_messages(ctx, om, um, _join(o_scope, name), _join(u_scope, name))
                 if oi != ui:
+                    # messages are addressed by indexes into the schema of the writer's id: moving is fine
                     ctx.add("MESSAGE_MOVED")
-    o_enum_names = {e.name for e in o_enums}
-    u_enum_names = {e.name for e in u_enums}
-    for name in sorted(o_enum_names ^ u_enum_names):
+    o_enum_by_name = {e.name: e for e in o_enums}
+    u_enum_by_name = {e.name: e for e in u_enums}
+    for name in sorted(set(o_enum_by_name) | set(u_enum_by_name)):
         with ctx.enter(name):
-            ctx.add("ENUM_REMOVED" if name in o_enum_names else "ENUM_ADDED")
+            if name not in u_enum_by_name:
+                ctx.add("ENUM_REMOVED")
+            elif name not in o_enum_by_name:
+                ctx.add("ENUM_ADDED")
+            else:
+                _compare_enums(ctx, o_enum_by_name[name], u_enum_by_name[name])
 
 
-def _plain_and_oneofs(
-    m: descriptor_pb2.DescriptorProto,
-) -> tuple[dict[int, descriptor_pb2.FieldDescriptorProto], dict[str, dict[int, descriptor_pb2.FieldDescriptorProto]]]:
-    plain: dict[int, descriptor_pb2.FieldDescriptorProto] = {}
-    oneofs: dict[str, dict[int, descriptor_pb2.FieldDescriptorProto]] = {}
+def _compare_enums(
+    ctx: _Context, original: descriptor_pb2.EnumDescriptorProto, update: descriptor_pb2.EnumDescriptorProto
+) -> None:
+    o_by_number = {v.number: v.name for v in original.value}
+    u_by_number = {v.number: v.name for v in update.value}
+    for number in sorted(set(o_by_number) | set(u_by_number)):
+        with ctx.enter(str(number)):
+            if number not in u_by_number:
+                ctx.add("ENUM_CONST_REMOVED")
+            elif number not in o_by_number:
+                ctx.add("ENUM_CONST_ADDED")
+            elif o_by_number[number] != u_by_number[number]:
+                ctx.add("ENUM_CONST_CHANGED")
+
+
+@dataclass(frozen=True)
+class _Field:
+    """A field as Confluent's rules see it: its oneof (None: a plain field) and its label as the ``.proto``
+    text states it (None when the text has none: proto3 fields without ``optional``, oneof members)."""
+
+    proto: descriptor_pb2.FieldDescriptorProto
+    oneof: str | None
+    label: str | None
+
+
+def _fields(m: descriptor_pb2.DescriptorProto, proto3: bool) -> dict[int, _Field]:
+    out = {}
     for f in m.field:
-        if f.HasField("oneof_index") and not f.proto3_optional:
-            oneofs.setdefault(m.oneof_decl[f.oneof_index].name, {})[f.number] = f
+        oneof = m.oneof_decl[f.oneof_index].name if f.HasField("oneof_index") and not f.proto3_optional else None
+        if oneof is not None:
+            label: str | None = None  # oneof members are written without a label
+        elif proto3 and f.label == FDP.LABEL_OPTIONAL and not f.proto3_optional:
+            label = None
         else:
-            plain[f.number] = f
-    return plain, oneofs
+            label = {FDP.LABEL_OPTIONAL: "OPTIONAL", FDP.LABEL_REQUIRED: "REQUIRED", FDP.LABEL_REPEATED: "REPEATED"}[
+                f.label
+            ]
+        out[f.number] = _Field(f, oneof, label)
+    return out
 
 
 def _compare_messages(
-    ctx: _Context, original: descriptor_pb2.DescriptorProto, update: descriptor_pb2.DescriptorProto, full_name: str
+    ctx: _Context,
+    original: descriptor_pb2.DescriptorProto,
+    update: descriptor_pb2.DescriptorProto,
+    o_full: str,
+    u_full: str,
 ) -> None:
-    if full_name not in ctx.visited:
-        ctx.visited.add(full_name)
-        o_plain, o_oneofs = _plain_and_oneofs(original)
-        u_plain, u_oneofs = _plain_and_oneofs(update)
-        o_all = dict(o_plain)
-        u_all = dict(u_plain)
-        o_tag_oneof: dict[int, str] = {}
-        u_tag_oneof: dict[int, str] = {}
-        o_oneof_tags: dict[int, descriptor_pb2.FieldDescriptorProto] = {}
-        for oneof_name, members in o_oneofs.items():
-            for tag, f in members.items():
-                o_oneof_tags[tag] = f
-                o_all[tag] = f
-                o_tag_oneof[tag] = oneof_name
-        remaining = dict(o_plain)
-        for oneof_name, members in u_oneofs.items():
-            with ctx.enter(oneof_name):
-                moved = existing = 0
-                for tag, f in members.items():
-                    u_all[tag] = f
-                    u_tag_oneof[tag] = oneof_name
-                    if remaining.pop(tag, None) is not None:
-                        moved += 1
-                    elif tag in o_oneof_tags:
-                        existing += 1
-                if moved > 1:
-                    ctx.add("MULTIPLE_FIELDS_MOVED_TO_ONEOF")
-                elif moved == 1 and existing > 0:
-                    ctx.add("FIELD_MOVED_TO_EXISTING_ONEOF")
-        for oneof_name in sorted(set(o_oneofs) | set(u_oneofs)):
-            with ctx.enter(oneof_name):
-                if oneof_name not in u_oneofs:
+    if o_full not in ctx.visited:
+        ctx.visited.add(o_full)
+        o_info, u_info = ctx.original.get(o_full), ctx.update.get(u_full)
+        o_fields = _fields(original, o_info.proto3 if o_info else True)
+        u_fields = _fields(update, u_info.proto3 if u_info else True)
+        o_oneofs = {f.oneof for f in o_fields.values() if f.oneof is not None}
+        u_oneofs = {f.oneof for f in u_fields.values() if f.oneof is not None}
+        # a oneof gone by name with none of its members left anywhere is a complete (compatible) deletion
+        deleted_oneofs = {
+            name
+            for name in o_oneofs - u_oneofs
+            if not any(f.oneof == name and tag in u_fields for tag, f in o_fields.items())
+        }
+        # new mutual exclusivity: an update oneof whose earlier members come from several original groups
+        for oneof in sorted(u_oneofs):
+            with ctx.enter(oneof):
+                groups: set[str] = set()
+                moved_in = 0
+                for tag, f in u_fields.items():
+                    if f.oneof != oneof or tag not in o_fields:
+                        continue
+                    before = o_fields[tag].oneof
+                    if before is not None:
+                        groups.add("oneof:" + before)
+                    else:
+                        groups.add(f"field:{tag}")
+                        moved_in += 1
+                if len(groups) > 1:
+                    ctx.add("MULTIPLE_FIELDS_MOVED_TO_ONEOF" if moved_in > 1 else "FIELD_MOVED_TO_EXISTING_ONEOF")
+        for oneof in sorted(o_oneofs | u_oneofs):
+            with ctx.enter(oneof):
+                if oneof not in u_oneofs:
                     ctx.add("ONEOF_REMOVED")
-                elif oneof_name not in o_oneofs:
+                elif oneof not in o_oneofs:
                     ctx.add("ONEOF_ADDED")
+        for tag in sorted(set(o_fields) | set(u_fields)):
+            of, uf = o_fields.get(tag), u_fields.get(tag)
+            if uf is None:
+                assert of is not None
+                if of.oneof is not None:
+                    if of.oneof not in deleted_oneofs:
+                        with ctx.enter(of.oneof), ctx.enter(str(tag)):
+                            ctx.add("ONEOF_FIELD_REMOVED")
                 else:
-                    o_members, u_members = o_oneofs[oneof_name], u_oneofs[oneof_name]
-                    for tag in sorted(set(o_members) | set(u_members)):
-                        with ctx.enter(str(tag)):
-                            if tag not in u_members:
-                                if tag not in u_all:
-                                    ctx.add("ONEOF_FIELD_REMOVED")
-                            elif tag not in o_members:
-                                ctx.add("ONEOF_FIELD_ADDED")
-                            else:
-                                _compare_fields(ctx, o_members[tag], u_members[tag])
-        for tag in sorted(set(remaining) | set(u_plain)):
-            with ctx.enter(str(tag)):
-                of, uf = remaining.get(tag), u_plain.get(tag)
-                if uf is None:
-                    assert of is not None
-                    ctx.add("REQUIRED_FIELD_REMOVED" if of.label == FDP.LABEL_REQUIRED else "FIELD_REMOVED")
-                elif of is None:
-                    ctx.add("REQUIRED_FIELD_ADDED" if uf.label == FDP.LABEL_REQUIRED else "FIELD_ADDED")
+                    with ctx.enter(str(tag)):
+                        ctx.add("REQUIRED_FIELD_REMOVED" if of.label == "REQUIRED" else "FIELD_REMOVED")
+            elif of is None:
+                if uf.oneof is not None:
+                    with ctx.enter(uf.oneof), ctx.enter(str(tag)):
+                        ctx.add("ONEOF_FIELD_ADDED")
                 else:
-                    _compare_fields(ctx, of, uf)
-        for tag in sorted(set(o_all) & set(u_all)):
-            top_level_in_both = tag not in o_tag_oneof and tag not in u_tag_oneof
-            same_oneof = tag in o_tag_oneof and o_tag_oneof[tag] == u_tag_oneof.get(tag)
-            if top_level_in_both or same_oneof:
-                continue
-            with ctx.enter(str(tag)):
-                _compare_fields(ctx, o_all[tag], u_all[tag])
-    _compare_types(
-        ctx,
-        list(original.nested_type),
-        list(original.enum_type),
-        list(update.nested_type),
-        list(update.enum_type),
-        full_name,
-    )
+                    with ctx.enter(str(tag)):
+                        ctx.add("REQUIRED_FIELD_ADDED" if uf.label == "REQUIRED" else "FIELD_ADDED")
+            else:
+                if of.oneof is not None and uf.oneof is None:
+                    with ctx.enter(str(tag)):
+                        ctx.add("ONEOF_FIELD_MOVED_TO_TOP_LEVEL")
+                if uf.oneof is not None:
+                    with ctx.enter(uf.oneof), ctx.enter(str(tag)):
+                        _compare_fields(ctx, of, uf)
+                else:
+                    with ctx.enter(str(tag)):
+                        _compare_fields(ctx, of, uf)
+    _compare_types(ctx, original.nested_type, original.enum_type, update.nested_type, update.enum_type, o_full, u_full)
 
 
-def _compare_fields(
-    ctx: _Context, original: descriptor_pb2.FieldDescriptorProto, update: descriptor_pb2.FieldDescriptorProto
-) -> None:
-    if original.name != update.name:
+def _compare_fields(ctx: _Context, original: _Field, update: _Field) -> None:
+    if original.proto.name != update.proto.name:
         ctx.add("FIELD_NAME_CHANGED")
-    _compare_types_of(ctx, _field_type(ctx.original, original), _field_type(ctx.update, update))
+    _compare_types_of(
+        ctx,
+        _field_type(ctx.original, original.proto),
+        _field_type(ctx.update, update.proto),
+        original.label,
+        update.label,
+    )
 
 
 @dataclass(frozen=True)
@@ -349,16 +400,21 @@ def _field_type(table: dict[str, _TypeInfo], f: descriptor_pb2.FieldDescriptorPr
     return _FieldType("SCALAR", scalar=_SCALAR_KIND[f.type])
 
 
-def _compare_types_of(ctx: _Context, original: _FieldType, update: _FieldType) -> None:
+def _compare_types_of(
+    ctx: _Context, original: _FieldType, update: _FieldType, o_label: str | None, u_label: str | None
+) -> None:
     if original.kind != update.kind:
         ctx.add("FIELD_KIND_CHANGED")
     elif original.kind == "SCALAR":
         if original.scalar != update.scalar:
             ctx.add("FIELD_SCALAR_KIND_CHANGED")
+        elif o_label is not None and u_label is not None and o_label != u_label:
+            string = original.scalar == "STRING_OR_BYTES"
+            ctx.add("FIELD_STRING_OR_BYTES_LABEL_CHANGED" if string else "FIELD_NUMERIC_LABEL_CHANGED")
     elif original.kind == "MAP":
         assert original.key and original.value and update.key and update.value
-        _compare_types_of(ctx, original.key, update.key)
-        _compare_types_of(ctx, original.value, update.value)
+        _compare_types_of(ctx, original.key, update.key, None, None)
+        _compare_types_of(ctx, original.value, update.value, None, None)
     else:
         _compare_message_types(ctx, original.message, update.message)
 
@@ -382,14 +438,14 @@ def _compare_message_types(ctx: _Context, original: str, update: str) -> None:
         return
     o_ref, u_ref = o_info.reference, u_info.reference
     if o_ref is not None and u_ref is not None and (o_ref.subject, o_ref.version) == (u_ref.subject, u_ref.version):
-        return
+        return  # the same registered file on both sides
     if not isinstance(o_info.proto, descriptor_pb2.DescriptorProto) or not isinstance(
         u_info.proto, descriptor_pb2.DescriptorProto
     ):
         return
     sub = _Context(ctx.original, ctx.update, ctx.visited)
     sub.path = o_local.split(".")
-    _compare_messages(sub, o_info.proto, u_info.proto, original)
+    _compare_messages(sub, o_info.proto, u_info.proto, original, update)
     ctx.differences.extend(sub.differences)
     if not sub.compatible():
         ctx.add("FIELD_NAMED_TYPE_CHANGED")

@@ -109,7 +109,7 @@ CASES = {
     "a oneof field's type changed under a renamed oneof": (
         "message M { oneof u { int32 a = 1; } }",
         "message M { oneof v { float a = 1; } }",
-        [diff("#/M/1", "FIELD_SCALAR_KIND_CHANGED")],
+        [diff("#/M/v/1", "FIELD_SCALAR_KIND_CHANGED")],
     ),
     "nested message fields": (
         "message M { message N { int32 a = 1; } }",
@@ -142,6 +142,26 @@ PROTO2_CASES = {
         [diff("#/M/2", "REQUIRED_FIELD_REMOVED")],
     ),
     "an optional field added": ("message M { }", "message M { optional int32 a = 1; }", []),
+    "a number field made repeated": (
+        "message M { optional int32 a = 1; }",
+        "message M { repeated int32 a = 1; }",
+        [diff("#/M/1", "FIELD_NUMERIC_LABEL_CHANGED")],
+    ),
+    "an enum field made repeated": (
+        "message M { optional E a = 1; } enum E { X = 1; }",
+        "message M { repeated E a = 1; } enum E { X = 1; }",
+        [diff("#/M/1", "FIELD_NUMERIC_LABEL_CHANGED")],
+    ),
+    "a string field made repeated": (
+        "message M { optional string a = 1; }",
+        "message M { repeated string a = 1; }",
+        [],
+    ),
+    "a plain field moved into a oneof (oneof members have no label)": (
+        "message M { optional int32 a = 1; }",
+        "message M { oneof u { int32 a = 1; } }",
+        [],
+    ),
 }
 
 
@@ -157,10 +177,18 @@ def test_package_change_is_incompatible():
 
 
 def test_compatible_differences_are_found_but_not_reported():
-    old = proto("message M { int32 a = 1; } message A {}")
-    new = proto("message A {} message M { int64 renamed = 1; string b = 2; }")
-    kinds = sorted(d.type for d in differences(old, new))
-    assert kinds == ["FIELD_ADDED", "FIELD_NAME_CHANGED", "MESSAGE_MOVED", "MESSAGE_MOVED"]
+    old = proto("message M { int32 a = 1; oneof u { string s = 3; } } message A {} enum E { X = 0; Y = 1; }")
+    new = proto("message A {} message M { int64 renamed = 1; string b = 2; string s = 3; } enum E { X = 0; Z = 1; }")
+    found = sorted(f"{d.type} {d.full_path}" for d in differences(old, new))
+    assert found == [
+        "ENUM_CONST_CHANGED #/E/1",
+        "FIELD_ADDED #/M/2",
+        "FIELD_NAME_CHANGED #/M/1",
+        "MESSAGE_MOVED #/A",
+        "MESSAGE_MOVED #/M",
+        "ONEOF_FIELD_MOVED_TO_TOP_LEVEL #/M/3",
+        "ONEOF_REMOVED #/M/u",
+    ]
     assert new.is_backward_compatible(old) == []
 
 
