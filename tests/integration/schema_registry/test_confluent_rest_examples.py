@@ -124,6 +124,11 @@ INCOMPATIBLE = record("{rec}", REQUIRED3)  # BACKWARD: a new field without a def
 DROPPED = json.dumps({"type": "record", "name": "{rec}", "fields": [{"type": "int", "name": "field2"}]})
 """V1 without field1: BACKWARD-compatible (the reader ignores it), not FORWARD (V1 reads no field1, has no default)."""
 STRING = '{"type": "string"}'
+T1 = json.dumps({"type": "record", "name": "{rec}", "fields": [{"name": "x", "type": "int"}]})
+T2 = json.dumps({"type": "record", "name": "{rec}", "fields": []})
+T3 = json.dumps({"type": "record", "name": "{rec}", "fields": [{"name": "x", "type": "string", "default": ""}]})
+"""T2 drops T1's x; T3 brings x back as a string with a default: it reads T2's data (x from its default) but not
+T1's (int is not string): compatible with the latest version, not with every version (the TRANSITIVE levels)."""
 JSON_DOC = '{"type": "object", "title": "{rec}", "properties": {"b": {"type": "string"}, "a": {"type": "integer"}}}'
 JSON_CANON = '{"type":"object","title":"{rec}","properties":{"b":{"type":"string"},"a":{"type":"integer"}}}'
 """A JSON schema and its canonical form: compact, keys in the order written (Jackson's JsonNode.toString())."""
@@ -720,6 +725,58 @@ EXAMPLES: list[Example] = [
         409,
         INCOMPATIBLE_409,
         stage=(register("{s}", V1), Call("PUT", "/config/{s}", {"compatibility": "FORWARD"})),
+    ),
+    Example(
+        "BACKWARD checks the latest version only",
+        register("{s}", T3),
+        200,
+        {"id": ANY_INT},
+        stage=(register("{s}", T1), register("{s}", T2)),
+        extra_keys=ID_EXTRAS,
+    ),
+    Example(
+        "BACKWARD_TRANSITIVE checks every version: 409",
+        register("{s}", T3),
+        409,
+        INCOMPATIBLE_409,
+        stage=(
+            register("{s}", T1),
+            register("{s}", T2),
+            Call("PUT", "/config/{s}", {"compatibility": "BACKWARD_TRANSITIVE"}),
+        ),
+    ),
+    Example(
+        "POST /compatibility/subjects/{subject}/versions/latest under BACKWARD_TRANSITIVE: that version only",
+        post("/compatibility/subjects/{s}/versions/latest", T3),
+        200,
+        {"is_compatible": True},
+        stage=(
+            register("{s}", T1),
+            register("{s}", T2),
+            Call("PUT", "/config/{s}", {"compatibility": "BACKWARD_TRANSITIVE"}),
+        ),
+    ),
+    Example(
+        "POST /compatibility/subjects/{subject}/versions under BACKWARD_TRANSITIVE: every version",
+        post("/compatibility/subjects/{s}/versions", T3),
+        200,
+        {"is_compatible": False},
+        stage=(
+            register("{s}", T1),
+            register("{s}", T2),
+            Call("PUT", "/config/{s}", {"compatibility": "BACKWARD_TRANSITIVE"}),
+        ),
+    ),
+    Example(
+        "FULL_TRANSITIVE refuses what FULL allows: 409",
+        register("{s}", T3),
+        409,
+        INCOMPATIBLE_409,
+        stage=(
+            register("{s}", T1),
+            register("{s}", T2),
+            Call("PUT", "/config/{s}", {"compatibility": "FULL_TRANSITIVE"}),
+        ),
     ),
     # --- /mode (subject level) ------------------------------------------------------------------------
     Example(
