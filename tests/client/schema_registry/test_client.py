@@ -279,3 +279,25 @@ def test_schema_registry_errors_survive_pickling_as_spark_ships_them():
 
     error = pickle.loads(pickle.dumps(SchemaRegistryError(409, 409, "incompatible")))
     assert (error.http_status, error.error_code, error.message, error.retriable) == (409, 409, "incompatible", False)
+
+
+def test_caches_drop_the_least_recently_used_entry_and_expired_ones():
+    from spark_kafkalog.client.schema_registry.client import _Lru
+
+    now = [0.0]
+    cache: _Lru[str, int] = _Lru(2, ttl=10, clock=lambda: now[0])
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.get("a") == 1  # "b" is now the least recently used
+    cache.put("c", 3)
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (1, None, 3)
+    now[0] = 10.0
+    assert cache.get("a") is None and cache.get("c") is None
+
+
+def test_cache_capacity_bounds_the_schemas_kept_by_id():
+    with FakeRegistry(lambda r: (200, {"schema": f'"{r.path}"'})) as fake:
+        with SchemaRegistryClient({"url": fake.url, "cache.capacity": 2}) as client:
+            for schema_id in (1, 2, 3, 1):
+                client.get_schema(schema_id)
+    assert [r.path for r in fake.requests] == ["/schemas/ids/1", "/schemas/ids/2", "/schemas/ids/3", "/schemas/ids/1"]
