@@ -629,6 +629,24 @@ EXAMPLES: list[Example] = [
         stage=(register("{s}", V1),),
     ),
     Example(
+        "verbose messages in Confluent's format: the Avro incompatibility, the old version and schema, the level",
+        post("/compatibility/subjects/{s}/versions/latest?verbose=true", INCOMPATIBLE),
+        200,
+        {
+            "is_compatible": False,
+            "messages": [
+                "{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'field3' at path "
+                "'/fields/2' in the new schema has no default value and is missing in the old schema', "
+                "additionalInfo:'field3'}",
+                "{oldSchemaVersion: 1}",
+                "{oldSchema: '" + canonical("{rec}") + "'}",
+                "{validateFields: 'false', compatibility: 'BACKWARD'}",
+            ],
+        },
+        stage=(register("{s}", V1),),
+        source="Confluent 7.x POST /compatibility ?verbose=true (Avro SchemaCompatibility messages plus context)",
+    ),
+    Example(
         "POST /compatibility/subjects/{subject}/versions (all versions)",
         post("/compatibility/subjects/{s}/versions", V2),
         200,
