@@ -288,3 +288,67 @@ def test_protobuf_imports_become_references_registered_under_the_file_name(sr, r
     deserializer = ProtobufDeserializer(order_cls, {"use.deprecated.format": False}, sr)
     got: list[Any] = consume(bootstrap, topic, deserializer, 2)
     assert [m.SerializeToString() for m in got] == [m.SerializeToString() for m in orders]
+
+
+def test_protobuf_compatible_evolution_and_avro_keys(sr, registry_broker, topic) -> None:
+    """A field added to the message registers version 2 (BACKWARD); the old class reads the new records; Avro keys
+    register under ``<topic>-key``."""
+    bootstrap = registry_broker.bootstrap_servers
+    package = f"conformance.e{uuid.uuid4().hex[:8]}"
+    v1_cls = order_message_class(package)
+    fdp = descriptor_pb2.FileDescriptorProto()
+    v1_cls.DESCRIPTOR.file.CopyToProto(fdp)
+    t = descriptor_pb2.FieldDescriptorProto
+    fdp.message_type[1].field.add(name="note", number=6, type=t.TYPE_STRING, label=t.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    v2_cls: Any = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.Order"))
+
+    key_schema = json.dumps({"type": "string"})
+    producer = SerializingProducer(
+        {
+            "bootstrap.servers": bootstrap,
+            "key.serializer": AvroSerializer(sr, key_schema),
+            "value.serializer": ProtobufSerializer(v1_cls, sr, {"use.deprecated.format": False}),
+            "linger.ms": 0,
+        }
+    )
+    producer.produce(topic, key="k1", value=v1_cls(id=1, item="tea"))
+    assert producer.flush(20) == 0
+    producer = SerializingProducer(
+        {
+            "bootstrap.servers": bootstrap,
+            "key.serializer": AvroSerializer(sr, key_schema),
+            "value.serializer": ProtobufSerializer(v2_cls, sr, {"use.deprecated.format": False}),
+            "linger.ms": 0,
+        }
+    )
+    producer.produce(topic, key="k2", value=v2_cls(id=2, item="cake", note="fresh"))
+    assert producer.flush(20) == 0
+
+    assert sr.get_versions(f"{topic}-value") == [1, 2]
+    assert sr.get_versions(f"{topic}-key") == [1]
+    assert json.loads(sr.get_latest_version(f"{topic}-key").schema.schema_str or "null") == "string"
+
+    consumer = DeserializingConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"g-{uuid.uuid4().hex[:8]}",
+            "key.deserializer": AvroDeserializer(sr),
+            "value.deserializer": ProtobufDeserializer(v1_cls, {"use.deprecated.format": False}, sr),
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        consumer.assign([CKTP(topic, 0, OFFSET_BEGINNING)])
+        got: list[tuple[Any, Any]] = []
+        for _ in range(200):
+            msg = consumer.poll(0.2)
+            if msg is not None:
+                assert msg.error() is None, msg.error()
+                got.append((msg.key(), msg.value()))
+            if len(got) == 2:
+                break
+    finally:
+        consumer.close()
+    assert [(k, m.id, m.item) for k, m in got] == [("k1", 1, "tea"), ("k2", 2, "cake")]
