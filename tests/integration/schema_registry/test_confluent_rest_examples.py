@@ -593,6 +593,25 @@ EXAMPLES: list[Example] = [
         ),
     ),
     Example(
+        "GET /schemas/ids/{id}?format=resolved: Avro references inlined, references still listed",
+        Call("GET", "/schemas/ids/{id2}?format=resolved"),
+        200,
+        {
+            "references": [{"name": "{rec}", "subject": "{s}", "version": 1}],
+            "schema": '{"type":"record","name":"wrap_{rec}","fields":[{"name":"inner","type":'
+            + canonical("{rec}")
+            + "}]}",
+        },
+        stage=(
+            register("{s}", V1),
+            register(
+                "{s2}",
+                '{"type":"record","name":"wrap_{rec}","fields":[{"name":"inner","type":"{rec}"}]}',
+                references=[{"name": "{rec}", "subject": "{s}", "version": 1}],
+            ),
+        ),
+    ),
+    Example(
         "DELETE /subjects/{subject}/versions/{version} of a referenced schema: 42206",
         Call("DELETE", "/subjects/{s}/versions/1"),
         422,
