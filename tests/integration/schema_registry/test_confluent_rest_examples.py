@@ -1168,6 +1168,11 @@ def test_global_config_and_mode_round_trip(registry_url: str) -> None:
         assert ask("POST", "/compatibility/subjects/{s}/versions/latest", {"schema": V2})[1]["is_compatible"] is True
         status, body = ask("PUT", "/config", {"compatibility": "sideways"})
         assert (status, body.get("error_code")) == (422, 42203), body
+        # DELETE /config answers the level it had and reverts to the default (schema.registry.compatibility.level)
+        status, body = ask("DELETE", "/config")
+        assert (status, mismatch({"compatibilityLevel": "FULL"}, body)) == (200, None), body
+        status, body = ask("GET", "/config")
+        assert (status, mismatch({"compatibilityLevel": "BACKWARD"}, body)) == (200, None), body
         assert ask("PUT", "/mode", {"mode": "READONLY"}) == (200, {"mode": "READONLY"})
         assert ask("GET", "/mode") == (200, {"mode": "READONLY"})
         status, body = ask("POST", "/subjects/{s}/versions", {"schema": V2})
