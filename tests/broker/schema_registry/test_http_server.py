@@ -8,6 +8,8 @@ import json
 import socket
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from broker.schema_registry.http_server import (
     DEFAULT_LIMITS,
@@ -268,3 +270,20 @@ def test_stop_closes_kept_alive_connections_and_is_idempotent():
     url, rest = asyncio.run(scenario())
     assert url.startswith("http://127.0.0.1:")
     assert b'"path":["a"]' in rest  # the answer's body, then end of stream
+
+
+# -- fuzzing the parser --------------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [b"GET ", b"POST ", b"/x", b" HTTP/1.1", b" HTTP/1.0", b"\r\n", b"\n", b":", b" ", b"Content-Length: ",
+     b"Transfer-Encoding: chunked", b"0", b"5", b"ff", b"-1", b";", b"\x00", b"\xff", b"abc"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.binary(max_size=300), st.lists(_PIECES, max_size=40).map(b"".join)))
+def test_any_bytes_parse_into_a_request_or_an_http_error_never_anything_else(data):
+    try:
+        parse(data, Limits(max_head_bytes=256, max_body_bytes=64))
+    except (HttpError, asyncio.IncompleteReadError):
+        pass
