@@ -38,10 +38,11 @@ Both classes are used by one thread; the caches they use are thread-safe.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from spark_kafkalog.datasource.arrow_decode import kafka_schema
@@ -179,11 +180,18 @@ class FormatDecoder:
     def _decode_column(
         self, batch: pa.RecordBatch, column: ColumnFormat, codec: ValueCodec, errors: dict[int, list[str]]
     ) -> list[Any]:
-        raw = batch.column(column.column).to_pylist()
-        out: list[Any] = [None] * len(raw)
+        array = batch.column(column.column)
+        out: list[Any] = [None] * len(array)
         protobuf = column.schema_type == PROTOBUF
-        groups: dict[tuple[int, tuple[int, ...]], list[tuple[int, memoryview]]] = {}
-        for row, data in enumerate(raw):
+        groups, unframed = _split_frames(array) if not protobuf else ({}, None)
+        if unframed is None:  # Protobuf (message indexes: varints), or a column type the fast path skips
+            raw = array.to_pylist()
+            left: Sequence[int] = range(len(array))
+        else:  # only the rows the fast path could not unframe (few): unframe says why
+            raw = {row: array[row].as_py() for row in unframed}
+            left = unframed
+        for row in left:
+            data = raw[row]
             if data is None:
                 continue
             try:
@@ -254,6 +262,43 @@ class FormatDecoder:
                 f"'{self.formats.corrupt_column}')"
             )
         errors.setdefault(row, []).append(f"{column.column}{sid}: {why}")
+
+
+def _split_frames(
+    array: pa.Array,
+) -> tuple[dict[tuple[int, tuple[int, ...]], list[tuple[int, memoryview]]], list[int] | None]:
+    """The framed values of a binary column grouped by schema id, ``{(id, ()): [(row, payload)]}``, read
+    from the Arrow buffers with NumPy (no Python object per value but the payload views), and the rows
+    left for ``unframe`` to explain (not null, but too short or without magic byte 0). ``(.., None)``:
+    the column is not plain binary."""
+    if not pa.types.is_binary(array.type) or len(array) == 0:
+        return {}, None
+    _, offsets_buffer, data_buffer = array.buffers()
+    assert offsets_buffer is not None, "a binary array has offsets"
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32, count=len(array) + 1, offset=array.offset * 4)
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
+    starts, ends = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
+    present = array.is_valid().to_numpy(zero_copy_only=False)
+    framed = present & (ends - starts >= 5)
+    at = starts[framed]
+    framed[framed] = data[at] == 0
+    rows = np.flatnonzero(framed)
+    at = starts[rows]
+    ids = (
+        (data[at + 1].astype(np.int64) << 24)
+        | (data[at + 2].astype(np.int64) << 16)
+        | (data[at + 3].astype(np.int64) << 8)
+        | data[at + 4].astype(np.int64)
+    )
+    view = memoryview(data_buffer) if data_buffer is not None else memoryview(b"")
+    groups: dict[tuple[int, tuple[int, ...]], list[tuple[int, memoryview]]] = {}
+    for schema_id in np.unique(ids).tolist():
+        mine = rows[ids == schema_id] if len(ids) else rows
+        groups[(schema_id, ())] = [
+            (row, view[start + 5 : end])
+            for row, start, end in zip(mine.tolist(), starts[mine].tolist(), ends[mine].tolist(), strict=True)
+        ]
+    return groups, np.flatnonzero(present & ~framed).tolist()
 
 
 def _corrupt(keys: pa.Array, values: pa.Array, errors: dict[int, list[str]]) -> pa.Array:

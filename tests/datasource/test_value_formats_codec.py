@@ -321,3 +321,37 @@ def test_a_value_that_does_not_fit_the_writer_schema_names_its_row(registry):
     prepared = prepare_write_formats(write_formats(value=explicit), {}, "t")
     with pytest.raises(SchemaWriteError, match="row 1 of this batch"):
         FormatEncoder(prepared).encode(bad, "t")
+
+
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_frames_are_split_alike_in_sliced_batches_with_nulls_short_values_and_several_ids(registry, offset):
+    v1 = registry.add("t-value", json.dumps(V1))
+    v2 = registry.add("t-value", json.dumps(V2))
+    values = [
+        frame(v1, avro_bytes(V1, {"id": 0})),
+        b"",
+        frame(v2, avro_bytes(V2, {"id": 2, "note": "b"})),
+        None,
+        b"\x00\x00\x00",
+        frame(v1, avro_bytes(V1, {"id": 5})),
+        b"\x02" + frame(v1, b"")[1:],
+        frame(v2, avro_bytes(V2, {"id": 7, "note": None})),
+    ]
+    decoder = FormatDecoder(resolve_read_formats(read_formats(mode=PERMISSIVE)))
+    out = decoder.decode(kafka_batch(values).slice(offset))
+    expected: list[Any] = [
+        {"id": 0, "note": None},
+        None,
+        {"id": 2, "note": "b"},
+        None,
+        None,
+        {"id": 5, "note": None},
+        None,
+        {"id": 7, "note": None},
+    ]
+    assert out.column("value").to_pylist() == expected[offset:]
+    bad = out.column("_corrupt_record").to_pylist()
+    failed = {i + offset: b["error"] for i, b in enumerate(bad) if b is not None}
+    assert sorted(failed) == [r for r in (1, 4, 6) if r >= offset]
+    assert all("too short" in failed[r] for r in (1, 4) if r in failed)
+    assert 6 not in failed or "magic byte 2" in failed[6]

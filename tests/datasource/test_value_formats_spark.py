@@ -11,6 +11,7 @@ import datetime as dt
 import itertools
 import json
 import uuid
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer as CKConsumer
@@ -19,7 +20,9 @@ from confluent_kafka.schema_registry import Schema as CKSchema
 from confluent_kafka.schema_registry import SchemaRegistryClient as CKRegistry
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from pyspark.sql import Row
 from pyspark.sql import functions as F
 
@@ -336,3 +339,36 @@ def test_streaming_read_decodes_values(spark, sr, topic, tmp_path):
     )
     query.awaitTermination(120)
     assert sorted(tuple(r) for r in spark.table(name).collect()) == [(i, "s") for i in range(6)]
+
+
+def _order_class(package: str) -> Any:
+    """A generated-like message class ``<package>.Order`` (a ``Line`` first, so Order is message index 1)."""
+    t = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(name=f"{package.replace('.', '/')}/order.proto", package=package)
+    fdp.syntax = "proto3"
+    line = fdp.message_type.add(name="Line")
+    line.field.add(name="sku", number=1, type=t.TYPE_STRING, label=t.LABEL_OPTIONAL)
+    order = fdp.message_type.add(name="Order")
+    order.field.add(name="id", number=1, type=t.TYPE_INT64, label=t.LABEL_OPTIONAL)
+    order.field.add(name="tags", number=2, type=t.TYPE_STRING, label=t.LABEL_REPEATED)
+    order.field.add(name="lines", number=3, type=t.TYPE_MESSAGE, label=t.LABEL_REPEATED, type_name=f".{package}.Line")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.Order"))
+
+
+def test_records_written_by_confluent_kafkas_protobuf_serializer_read_as_struct_columns(spark, sr, topic):
+    package = f"vf.p{uuid.uuid4().hex[:8]}"
+    order_cls = _order_class(package)
+    orders = [order_cls(id=i, tags=[f"t{i}"]) for i in range(4)]
+    orders[1].lines.add(sku="s-1")
+    serializer = ProtobufSerializer(order_cls, CKRegistry({"url": sr[1]}), {"use.deprecated.format": False})
+    ck_produce(sr, topic, serializer, orders)
+
+    got = read(spark, sr, topic, valueFormat="protobuf", valueProtobufMessage=f"{package}.Order")
+    assert (
+        got.schema["value"].dataType.simpleString()
+        == "struct<id:bigint,tags:array<string>,lines:array<struct<sku:string>>>"
+    )
+    actual = sorted((r.value.id, list(r.value.tags), [tuple(x) for x in r.value.lines]) for r in got.collect())
+    assert actual == [(0, ["t0"], []), (1, ["t1"], [("s-1",)]), (2, ["t2"], []), (3, ["t3"], [])]
