@@ -9,6 +9,8 @@ message_factory), as grpcio-tools is not a dependency.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import struct
 import uuid
@@ -352,3 +354,40 @@ def test_protobuf_compatible_evolution_and_avro_keys(sr, registry_broker, topic)
     finally:
         consumer.close()
     assert [(k, m.id, m.item) for k, m in got] == [("k1", 1, "tea"), ("k2", 2, "cake")]
+
+
+EVENT = {
+    "type": "record",
+    "name": "Event",
+    "namespace": "conformance.logical",
+    "doc": "logical types survive the registry's canonical form",
+    "fields": [
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+        {"name": "ref", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}, "default": "A"},
+        {"name": "raw", "type": {"type": "fixed", "name": "Raw", "size": 2}},
+        {"name": "extra", "type": {"type": "map", "values": ["null", "double"]}},
+    ],
+}
+
+
+def test_avro_logical_types_read_back_through_the_registrys_schema(sr, registry_broker, topic) -> None:
+    """The deserializer parses the writer schema the registry answers: logical types, enums, fixed, docs kept."""
+    bootstrap = registry_broker.bootstrap_servers
+    event = {
+        "at": datetime.datetime(2026, 12, 6, 9, 30, 15, 123000, tzinfo=datetime.UTC),
+        "day": datetime.date(2026, 12, 6),
+        "amount": decimal.Decimal("1234.50"),
+        "ref": uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        "kind": "B",
+        "raw": b"\x01\x02",
+        "extra": {"x": 1.5, "y": None},
+    }
+    produce(bootstrap, topic, AvroSerializer(sr, json.dumps(EVENT)), [event])
+    (got,) = consume(bootstrap, topic, AvroDeserializer(sr), 1)
+    assert {**got, "ref": uuid.UUID(str(got["ref"]))} == event
+    answered = json.loads(sr.get_latest_version(f"{topic}-value").schema.schema_str or "null")
+    assert answered["doc"] == EVENT["doc"]
+    assert answered["fields"][2]["type"] == {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}
