@@ -8,6 +8,7 @@ connection, HTTP/1.1 keep-alive.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -25,7 +26,7 @@ class Request:
     query: dict[str, str]
     headers: dict[str, str]
     body: Any
-    connection: int
+    connection: int  # the server's number of the connection it came on
 
 
 @dataclass
@@ -97,6 +98,7 @@ class FakeRegistry:
         self.memory = MemoryRegistry()
         self.answer = answer or self.memory.answer
         self.requests: list[Request] = []
+        self._connections = itertools.count(1)
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -104,6 +106,10 @@ class FakeRegistry:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                self.connection_number = next(fake._connections)
 
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -115,7 +121,7 @@ class FakeRegistry:
                     {k: v[-1] for k, v in parse_qs(parts.query).items()},
                     {k.lower(): v for k, v in self.headers.items()},
                     json.loads(raw) if raw else None,
-                    id(self.connection),
+                    self.connection_number,
                 )
                 fake.requests.append(request)
                 if delay:
