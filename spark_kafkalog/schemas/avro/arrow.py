@@ -40,7 +40,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from spark_kafkalog.schemas.avro.schema import PRIMITIVES, AvroSchema
+from spark_kafkalog.schemas.avro.names import PRIMITIVES
+from spark_kafkalog.schemas.avro.schema import AvroSchema
 from spark_kafkalog.schemas.codec import EncodeError
 from spark_kafkalog.schemas.parsed_schema import InvalidSchemaError
 

@@ -22,12 +22,19 @@ writer "old" (``is_backward_compatible``); ``labels`` swaps them for a FORWARD c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from spark_kafkalog.schemas.avro.schema import PRIMITIVES, split_name
+from spark_kafkalog.schemas.avro.names import PRIMITIVES, split_name
 
-if TYPE_CHECKING:
-    from spark_kafkalog.schemas.avro.schema import AvroSchema
+
+class AvroSchema(Protocol):
+    """What the check reads of ``schema.AvroSchema`` (not imported: ``AvroSchema`` calls this module)."""
+
+    @property
+    def fastavro_schema(self) -> Any: ...
+
+    def definition(self, node: Any) -> Any: ...
+
 
 NAME_MISMATCH = "NAME_MISMATCH"
 FIXED_SIZE_MISMATCH = "FIXED_SIZE_MISMATCH"

@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from spark_kafkalog.schemas.avro.schema import PRIMITIVES, AvroSchema
+from spark_kafkalog.schemas.avro.names import PRIMITIVES
+from spark_kafkalog.schemas.avro.schema import AvroSchema
 
 Convert = Callable[[Any], Any]
 

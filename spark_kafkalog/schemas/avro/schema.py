@@ -41,9 +41,9 @@ from typing import Any
 
 import fastavro
 
+from spark_kafkalog.schemas.avro.names import PRIMITIVES, split_name
 from spark_kafkalog.schemas.parsed_schema import AVRO, InvalidSchemaError, ParsedSchema, SchemaReference
 
-PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 NAMED = frozenset({"record", "error", "enum", "fixed"})
 _SCHEMA_RESERVED = frozenset(
     {"doc", "fields", "items", "name", "namespace", "size", "symbols", "values", "type", "aliases"}
@@ -52,12 +52,6 @@ _ENUM_RESERVED = _SCHEMA_RESERVED | {"default"}
 _FIELD_RESERVED = frozenset({"default", "doc", "name", "order", "type", "aliases"})
 _FASTAVRO_KEYS = frozenset({"__fastavro_parsed", "__named_schemas"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def split_name(full: str) -> tuple[str, str]:
-    """``"a.b.C"`` -> ``("a.b", "C")``; no namespace -> ``("", name)``."""
-    space, _, short = full.rpartition(".")
-    return space, short
 
 
 def qualify(name: str, space: str) -> str:
