@@ -12,10 +12,12 @@ Arrow types (Spark's ``from_protobuf``)::
     google.protobuf.Duration                    duration("us")
 
 A recursive message (a message reachable from itself) has no Arrow type: ``InvalidSchemaError`` names the
-cycle. Every field is nullable. Values as Spark reads them: a field that is not set is None (a field with
-explicit presence - a message, a oneof member, proto2/proto3 ``optional`` - when absent; a field without
-presence when it holds its default value, unless ``emit_default_values``; an empty repeated or map field
-unless ``emit_default_values``); enums read as the writer's names, a number the writer's schema does not name as its number in text.
+cycle. Every field is nullable. Values as Spark's ProtobufDeserializer reads them: repeated and map fields
+always (an empty list when absent); a field with explicit presence (a message, a oneof member, proto2 and
+proto3 ``optional``) when set, else its explicit proto2 ``[default = ...]`` if it has one, else None; a field
+without presence when it differs from its default, else None (its default with ``emit_default_values``).
+Enums read as the writer's names; a number the writer's enum does not name as Java's
+``UNKNOWN_ENUM_VALUE_<Enum>_<number>``.
 
 Decoding reads the payload with the writer's message (``writer`` at ``message_indexes``) and converts it by
 field name into the reader's shape (fields the writer lacks are None; compatible scalar changes convert).
@@ -218,14 +220,22 @@ class ProtobufCodec(ValueCodec):
             return _read_duration
         writer_fields = writer.fields_by_name
         if not self.emit_default_values:
-            # Only the fields ListFields gives are set (Spark's "present"): fields with presence that are
-            # set, others that differ from their default, non-empty repeated and map fields.
-            template = dict.fromkeys(rfd.name for rfd in reader.fields)
+            # As Spark: a field is read when ListFields gives it (set with presence, or not its default
+            # without), repeated and map fields always (empty when absent), a proto2 field with an
+            # explicit default as that default; anything else is null.
+            template: dict[str, Any] = dict.fromkeys(rfd.name for rfd in reader.fields)
             by_field: dict[FieldDescriptor, tuple[str, _Read | None]] = {}
+            repeated: list[str] = []
             for rfd in reader.fields:
                 wfd = writer_fields.get(rfd.name)
-                if wfd is not None:
-                    by_field[wfd] = (rfd.name, self._compile_present(wfd, rfd, f"{path}.{rfd.name}"))
+                if wfd is None:
+                    continue
+                conv = self._compile_present(wfd, rfd, f"{path}.{rfd.name}")
+                by_field[wfd] = (rfd.name, conv)
+                if wfd.is_repeated:
+                    repeated.append(rfd.name)
+                elif wfd.has_default_value and not _is_message(wfd):
+                    template[rfd.name] = wfd.default_value if conv is None else conv(wfd.default_value)
 
             def read_present(msg: Message) -> dict[str, Any]:
                 out = template.copy()
@@ -234,6 +244,9 @@ class ProtobufCodec(ValueCodec):
                     if entry is not None:
                         name, conv = entry
                         out[name] = value if conv is None else conv(value)
+                for name in repeated:
+                    if out[name] is None:
+                        out[name] = []
                 return out
 
             return read_present
@@ -275,10 +288,7 @@ class ProtobufCodec(ValueCodec):
             vconv = self._compile_single(wentry["value"], rentry["value"], path) or _identity
 
             def read_map(msg: Message) -> Any:
-                items = getattr(msg, name)
-                if not items and not emit:
-                    return None
-                return [(kconv(k), vconv(v)) for k, v in items.items()]
+                return [(kconv(k), vconv(v)) for k, v in getattr(msg, name).items()]
 
             return read_map
         conv = self._compile_single(wfd, rfd, path)
@@ -286,15 +296,13 @@ class ProtobufCodec(ValueCodec):
             if conv is None:
 
                 def read_list(msg: Message) -> Any:
-                    items = getattr(msg, name)
-                    return list(items) if items or emit else None
+                    return list(getattr(msg, name))
 
                 return read_list
             item_conv = conv
 
             def read_converted_list(msg: Message) -> Any:
-                items = getattr(msg, name)
-                return [item_conv(v) for v in items] if items or emit else None
+                return [item_conv(v) for v in getattr(msg, name)]
 
             return read_converted_list
         if wfd.has_presence:
@@ -327,7 +335,8 @@ class ProtobufCodec(ValueCodec):
                 raise DecodeError(f"field {path}: a {_type_name(wtype)} cannot be read as an enum")
             enum = wfd.enum_type if wtype == FD.TYPE_ENUM else rfd.enum_type
             names = {v.number: v.name for v in enum.values}
-            return lambda v: names.get(v) or str(int(v))
+            unknown = f"UNKNOWN_ENUM_VALUE_{enum.name}_"  # what Java's DynamicMessage names such a value
+            return lambda v: names.get(v) or unknown + str(int(v))
         return _number_conv(wtype, rtype, path)
 
     # -- encoding

@@ -97,7 +97,7 @@ FULL_VALUE = {
     "color": "GREEN",
     "inner": {"name": "n", "tags": ["a", "b"]},
     "nums": [1, 2, 3],
-    "by_name": [("k", {"name": "v", "tags": None})],
+    "by_name": [("k", {"name": "v", "tags": []})],
     "at": datetime.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC),
     "took": datetime.timedelta(seconds=90, microseconds=5),
     "maybe": 0,
@@ -121,19 +121,19 @@ def test_a_full_value_round_trips_and_builds_an_arrow_array():
     decoded = codec.decode(codec.encode(FULL_VALUE), SCALARS)
     assert decoded == FULL_VALUE
     array = pa.array([decoded], type=codec.arrow_type)
-    assert array.to_pylist()[0]["by_name"] == [("k", {"name": "v", "tags": None})]
+    assert array.to_pylist()[0]["by_name"] == [("k", {"name": "v", "tags": []})]
 
 
-def test_unset_fields_are_null_unless_default_values_are_emitted():
-    empty = {name: None for name in ALL_TYPE.names}
+def test_unset_fields_read_as_spark_reads_them():
+    empty = {name: None for name in ALL_TYPE.names} | {"nums": [], "by_name": []}
     codec = codec_for(SCALARS)
     assert codec.decode(codec.encode({}), SCALARS) == empty
     # zero values of fields without presence are indistinguishable from unset ones
     assert codec.decode(codec.encode({"i32": 0, "s": "", "nums": []}), SCALARS) == empty
     # fields with presence keep a set zero
-    assert codec.decode(codec.encode({"maybe": 0, "inner": {}}), SCALARS) | {} == empty | {
+    assert codec.decode(codec.encode({"maybe": 0, "inner": {}}), SCALARS) == empty | {
         "maybe": 0,
-        "inner": {"name": None, "tags": None},
+        "inner": {"name": None, "tags": []},
     }
     emitting = codec_for(SCALARS, emit_default_values=True)
     decoded = emitting.decode(emitting.encode({}), SCALARS)
@@ -147,14 +147,24 @@ def test_unset_fields_are_null_unless_default_values_are_emitted():
     assert (decoded["maybe"], decoded["inner"], decoded["text"], decoded["at"]) == (None, None, None, None)
 
 
-def test_an_enum_number_the_schema_does_not_name_reads_as_its_number():
+def test_proto2_explicit_defaults_read_when_unset():
+    schema = proto(
+        'syntax = "proto2"; message M { optional int32 n = 1 [default = 7]; optional E e = 2 [default = B];'
+        " optional string s = 3; enum E { A = 1; B = 2; } }"
+    )
+    codec = codec_for(schema)
+    assert codec.decode(b"", schema) == {"n": 7, "e": "B", "s": None}
+    assert codec.decode(codec.encode({"n": 1, "s": ""}), schema) == {"n": 1, "e": "B", "s": ""}
+
+
+def test_an_enum_number_the_writer_does_not_name_reads_as_javas_unknown_value():
     writer = proto('syntax = "proto3"; message M { E e = 1; enum E { A = 0; B = 1; C = 7; } }')
     reader = proto('syntax = "proto3"; message M { E e = 1; enum E { A = 0; B = 1; } }')
     payload = codec_for(writer).encode({"e": "C"})
     # the writer's schema names it
     assert codec_for(reader).decode(payload, writer) == {"e": "C"}
-    # a writer schema without the name: its number
-    assert codec_for(reader).decode(payload, reader) == {"e": "7"}
+    # a writer schema without the name: Java's name of an unknown value
+    assert codec_for(reader).decode(payload, reader) == {"e": "UNKNOWN_ENUM_VALUE_E_7"}
 
 
 def test_decoding_converts_by_field_name_from_the_writers_message():
