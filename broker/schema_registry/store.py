@@ -107,14 +107,18 @@ class MemorySchemaStore:
 class KafkaSchemaStore:
     """A ``SchemaStore`` over a compacted single-partition topic (``_schemas``), through the asyncio client.
 
-    ``start``: create the topic if missing (1 partition, ``cleanup.policy=compact``, replication factor
-    ``replication_factor`` capped at the live brokers; TOPIC_ALREADY_EXISTS is fine; an existing topic with
-    more than one partition is refused with ``StoreError``, one not compacted is warned about), open an idempotent
-    ``acks=all`` producer and an unassigned-group consumer on partition 0 from the beginning, read up to the
-    end offset and start a tail task that applies every record in order. ``append`` produces one record and
-    waits until the tail task has applied its offset; ``sync`` waits until it has applied everything below
-    the end offset read at the call. Both give up after ``timeout_s`` with ``StoreTimeoutError``.
-    ``client_settings`` are the client's settings (security protocol, SASL and TLS, client id).
+    ``start``: when the topic exists (another registry or an earlier run made it), check it (1 partition; one
+    not compacted is warned about, more partitions refused with ``StoreError``), open an idempotent ``acks=all``
+    producer and an unassigned-group consumer on partition 0 from the beginning, read up to the end offset and
+    start a tail task that applies every record in order. When it does not exist yet, ``start`` returns with an
+    empty state and a watch task opens the topic as soon as another registry creates it; the first ``append``
+    creates it (1 partition, ``cleanup.policy=compact``, replication factor ``replication_factor`` capped at the
+    brokers alive then, as Confluent's registry caps it; TOPIC_ALREADY_EXISTS is fine). Creating it at the first
+    write rather than at start lets the brokers of a cluster that start together all count. ``append``
+    produces one record and waits until the tail task has applied its offset; ``sync`` waits until it has
+    applied everything below the end offset read at the call. Both give up after ``timeout_s`` with
+    ``StoreTimeoutError``. ``client_settings`` are the client's settings (security protocol, SASL and TLS,
+    client id).
     """
 
     def __init__(
@@ -137,6 +141,8 @@ class KafkaSchemaStore:
         self._producer: Any = None
         self._consumer: Any = None
         self._tail: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._opening = asyncio.Lock()
         self._failure: BaseException | None = None
         self._stopped = False
 
@@ -152,40 +158,103 @@ class KafkaSchemaStore:
         """The offset of the next record to apply (everything below it is in ``state``)."""
         return self._next_offset
 
-    async def start(self) -> None:
-        from spark_kafkalog.client.aio import AIOConsumer, AIOProducer
-        from spark_kafkalog.client.types import TopicPartition
+    WATCH_INTERVAL_S = 1.0
+    """How often a registry started before its topic exists looks for it."""
 
+    async def start(self) -> None:
         self._progress = asyncio.Condition()
+        self._opening = asyncio.Lock()
         try:
-            await asyncio.wait_for(self._create_topic(), self.timeout_s)
-            self._producer = AIOProducer(
-                self.bootstrap_servers, config=self._settings, acks="all", enable_idempotence=True, linger_ms=0
-            )
-            await self._producer.start()
-            self._consumer = AIOConsumer(
-                bootstrap_servers=self.bootstrap_servers,
-                config=self._settings,
-                enable_auto_commit=False,
-                auto_offset_reset="earliest",  # records deleted under us: read on from the log start
-            )
-            await self._consumer.start()
-            tp = TopicPartition(self.topic, 0)
-            self._consumer.assign([tp])
-            await self._consumer.seek_to_beginning([tp])
-            self._tail = asyncio.create_task(self._read_forever(), name=f"schema-registry-tail-{self.topic}")
-            await self.sync()
+            exists = await asyncio.wait_for(self._topic_exists(check=True), self.timeout_s)
+            if exists:
+                await self._open()
+            else:
+                log.info("schema registry: topic %s does not exist yet: created by the first write", self.topic)
+                self._watch = asyncio.create_task(self._watch_for_topic(), name=f"schema-registry-watch-{self.topic}")
         except (StoreError, asyncio.CancelledError):
             await self.stop()
             raise
         except TimeoutError:
             await self.stop()
             raise StoreTimeoutError(
-                f"creating or reading the schemas topic {self.topic!r} took over {self.timeout_s:g} s"
+                f"opening the schemas topic {self.topic!r} took over {self.timeout_s:g} s"
             ) from None
         except Exception as e:
             await self.stop()
             raise StoreError(f"opening the schemas topic {self.topic!r} at {self.bootstrap_servers}: {e}") from e
+
+    @property
+    def opened(self) -> bool:
+        """Whether the topic exists and is being read."""
+        return self._consumer is not None
+
+    async def _open(self) -> None:
+        """Open the producer and the tailing consumer and catch up (once; concurrent callers wait for it)."""
+        from spark_kafkalog.client.aio import AIOConsumer, AIOProducer
+        from spark_kafkalog.client.types import TopicPartition
+
+        async with self._opening:
+            if self._consumer is not None or self._stopped:
+                return
+            producer = AIOProducer(
+                self.bootstrap_servers, config=self._settings, acks="all", enable_idempotence=True, linger_ms=0
+            )
+            await producer.start()
+            self._producer = producer
+            consumer = AIOConsumer(
+                bootstrap_servers=self.bootstrap_servers,
+                config=self._settings,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",  # records deleted under us: read on from the log start
+            )
+            await consumer.start()
+            tp = TopicPartition(self.topic, 0)
+            consumer.assign([tp])
+            await consumer.seek_to_beginning([tp])
+            self._consumer = consumer
+            self._tail = asyncio.create_task(self._read_forever(), name=f"schema-registry-tail-{self.topic}")
+        await self.sync()
+
+    async def _open_created(self) -> None:
+        """Create the topic if it is still missing, then open it (the first write's path)."""
+        try:
+            await asyncio.wait_for(self._create_topic(), self.timeout_s)
+            await self._open()
+        except (StoreError, asyncio.CancelledError):
+            raise
+        except TimeoutError:
+            raise StoreTimeoutError(
+                f"creating the schemas topic {self.topic!r} took over {self.timeout_s:g} s"
+            ) from None
+        except Exception as e:
+            raise StoreError(f"creating the schemas topic {self.topic!r} at {self.bootstrap_servers}: {e}") from e
+
+    async def _watch_for_topic(self) -> None:
+        while not self._stopped and self._consumer is None:
+            await asyncio.sleep(self.WATCH_INTERVAL_S)
+            try:
+                if await self._topic_exists(check=True):
+                    await self._open()
+                    log.info("schema registry: topic %s appeared; reading it", self.topic)
+                    return
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # the cluster away for a moment: look again
+                log.warning("schema registry: looking for topic %s failed (%s); retrying", self.topic, e)
+
+    async def _topic_exists(self, *, check: bool = False) -> bool:
+        from spark_kafkalog.client.aio import AIOAdminClient
+
+        admin = AIOAdminClient(self.bootstrap_servers, config=self._settings)
+        try:
+            await admin.start()
+            if self.topic not in await admin.list_topics(include_internal=True):
+                return False
+            if check:
+                await self._check_topic(admin)
+            return True
+        finally:
+            await admin.close()
 
     async def _create_topic(self) -> None:
         from spark_kafkalog.client.admin.admin_errors import AdminOperationError
@@ -196,7 +265,6 @@ class KafkaSchemaStore:
         try:
             await admin.start()
             if self.topic in await admin.list_topics(include_internal=True):
-                await self._check_topic(admin)
                 return
             brokers = len((await admin.describe_cluster())["brokers"]) or 1
             rf = max(1, min(self.replication_factor, brokers))
@@ -206,7 +274,17 @@ class KafkaSchemaStore:
             except AdminOperationError as e:
                 if any(err.error_code != _TOPIC_ALREADY_EXISTS for err in e.errors.values()):
                     raise StoreError(f"cannot create the schemas topic {self.topic!r}: {e}") from None
-            log.info("schema registry: created topic %s (1 partition, replication factor %d)", self.topic, rf)
+            if rf < self.replication_factor:
+                log.warning(
+                    "schema registry: created topic %s with replication factor %d, fewer than the %d wanted "
+                    "(only %d brokers alive): add brokers and reassign it for production",
+                    self.topic,
+                    rf,
+                    self.replication_factor,
+                    brokers,
+                )
+            else:
+                log.info("schema registry: created topic %s (1 partition, replication factor %d)", self.topic, rf)
         finally:
             await admin.close()
 
@@ -271,8 +349,13 @@ class KafkaSchemaStore:
         return int((await self._consumer.client.list_offsets({tp: OffsetSpec.LATEST}))[tp])
 
     async def sync(self) -> None:
-        if self._consumer is None:
+        if self._progress is None or self._stopped:
             raise StoreError("the schemas store is not started")
+        if self._consumer is None:
+            if not await self._topic_exists():
+                return  # nothing written yet, by anyone
+            await self._open()
+            return
         try:
             end = await asyncio.wait_for(self._end_offset(), self.timeout_s)
         except TimeoutError:
@@ -284,8 +367,12 @@ class KafkaSchemaStore:
         await self._wait_applied(end, "catching up")
 
     async def append(self, key: Key, value: Value | None) -> int:
-        if self._producer is None:
+        if self._progress is None or self._stopped:
             raise StoreError("the schemas store is not started")
+        if self._producer is None:
+            await self._open_created()
+        if self._producer is None:
+            raise StoreError("the schemas store is stopping")
         try:
             metadata = await asyncio.wait_for(
                 self._producer.send_and_wait(self.topic, encode_value(value), key=encode_key(key), partition=0),
@@ -303,11 +390,12 @@ class KafkaSchemaStore:
     async def stop(self) -> None:
         """Stop the tail task and close the clients; idempotent."""
         self._stopped = True
-        tail, self._tail = self._tail, None
-        if tail is not None:
-            tail.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await tail
+        for task in (self._watch, self._tail):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._watch = self._tail = None
         producer, self._producer = self._producer, None
         consumer, self._consumer = self._consumer, None
         for client in (producer, consumer):

@@ -32,26 +32,52 @@ def registry(broker, topic, **kwargs):
     return SchemaRegistry(store, parser=kwargs.pop("parser", parse_fields), **kwargs)
 
 
-def test_start_creates_a_compacted_single_partition_topic_capped_at_the_live_brokers(broker):
+def test_the_first_write_creates_a_compacted_single_partition_topic_capped_at_the_live_brokers(broker):
     topic = f"_schemas_{uuid.uuid4().hex[:6]}"
+    admin = AdminClient(broker.bootstrap_servers)
 
     async def go():
         r = registry(broker, topic)
         await r.start()
         try:
             assert r.ready
+            assert await r.subjects() == []
+            assert topic not in admin.list_topics()  # made by the first write, when a cluster's brokers are up
+            await r.register("s", None, fields("a"), [])
+            return await r.versions("s")
         finally:
             await r.stop()
 
-    asyncio.run(go())
-    admin = AdminClient(broker.bootstrap_servers)
     try:
+        assert asyncio.run(go()) == [1]
         description = admin.describe_topics([topic])[topic]
         assert len(description.partitions) == 1
         assert len(description.partitions[0].replicas) == 1  # replication factor 3 capped at 1 broker
         assert admin.describe_configs(topic, keys=["cleanup.policy"])["cleanup.policy"] == "compact"
     finally:
         admin.close()
+
+
+def test_a_registry_started_before_the_topic_exists_reads_it_once_another_creates_it(broker, monkeypatch):
+    topic = f"_schemas_{uuid.uuid4().hex[:6]}"
+    monkeypatch.setattr(KafkaSchemaStore, "WATCH_INTERVAL_S", 0.1)
+
+    async def go():
+        waiting, writer = registry(broker, topic), registry(broker, topic)
+        await waiting.start()
+        await writer.start()
+        try:
+            registered = await writer.register("s", None, fields("a"), [])
+            for _ in range(100):  # the watch task opens the topic, then tails it
+                if await waiting.subjects() == ["s"]:
+                    break
+                await asyncio.sleep(0.05)
+            return registered.id, await waiting.subjects(), (await waiting.get_version("s", "latest")).id
+        finally:
+            await waiting.stop()
+            await writer.stop()
+
+    assert asyncio.run(go()) == (1, ["s"], 1)
 
 
 def test_writes_are_read_back_and_a_restart_replays_the_log(broker):
