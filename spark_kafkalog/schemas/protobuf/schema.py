@@ -25,7 +25,8 @@ Message indexes (Confluent's wire format) are positions in the descriptor: the i
 in the file, then of each nested message in its parent's ``nested_type`` list (map entry messages count,
 as confluent-kafka's Python serializer counts them).
 
-Instances are immutable after construction (the pool is built once) and safe to share between threads.
+Instances are immutable after construction (the pool is built once), safe to share between threads, and
+picklable (the pool is rebuilt from the descriptor).
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ class ProtobufSchema(ParsedSchema):
             self._fdp.name = DEFAULT_FILE_NAME
         self._canonical = print_proto(self._fdp)
         self._pool = self._build_pool()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the pool is not picklable: rebuild from the descriptor (Spark ships schemas to its executors)
+        return (_rebuild, (self._fdp.SerializeToString(deterministic=True), self._references, self._dependencies))
 
     # -- construction
     @classmethod
@@ -234,6 +239,12 @@ class ProtobufSchema(ParsedSchema):
         if message is None:
             raise KeyError("the schema declares no message")
         return message
+
+
+def _rebuild(
+    serialized: bytes, references: tuple[SchemaReference, ...], dependencies: dict[str, ProtobufSchema]
+) -> ProtobufSchema:
+    return ProtobufSchema(descriptor_pb2.FileDescriptorProto.FromString(serialized), references, dependencies)
 
 
 def _join(scope: str, name: str) -> str:

@@ -12,7 +12,7 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
 
-from spark_kafkalog.schemas import InvalidSchemaError, parse_schema
+from spark_kafkalog.schemas import InvalidSchemaError, SchemaReference, parse_schema
 from spark_kafkalog.schemas.codec import DecodeError, EncodeError
 from spark_kafkalog.schemas.protobuf import ProtobufCodec, ProtobufSchema
 from spark_kafkalog.schemas.providers import codec_for
@@ -239,6 +239,24 @@ def test_a_closed_enum_refuses_a_number_it_does_not_name():
     schema = proto('syntax = "proto2"; message M { optional E e = 1; enum E { A = 1; } }')
     with pytest.raises(EncodeError, match="field M.e"):
         codec_for(schema).encode({"e": 9})
+
+
+def test_codecs_and_schemas_survive_pickling_as_spark_ships_them():
+    import pickle
+
+    common = proto('syntax = "proto3"; package c; message Money { int64 units = 1; }')
+    schema = parse_schema(
+        "PROTOBUF",
+        'syntax = "proto3"; import "c.proto"; message A {} message B { c.Money m = 1; repeated int32 n = 2; }',
+        [SchemaReference("c.proto", "c-value", 1)],
+        {"c.proto": common},
+    )
+    codec = codec_for(schema, message="B", enums_as_ints=True)
+    copy = pickle.loads(pickle.dumps(codec))
+    assert copy.reader == schema and copy.reader.dependencies == {"c.proto": common}
+    assert (copy.message_indexes, copy.arrow_type, copy.enums_as_ints) == ((1,), codec.arrow_type, True)
+    payload = codec.encode({"m": {"units": 5}, "n": [1]})
+    assert copy.decode(payload, pickle.loads(pickle.dumps(schema)), (1,)) == {"m": {"units": 5}, "n": [1]}
 
 
 def test_recursive_messages_have_no_spark_type():
