@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafkalog.schemas import compatibility_errors, parse_schema
+from spark_kafkalog.schemas import SchemaReference, compatibility_errors, parse_schema
 from spark_kafkalog.schemas.protobuf import ProtobufSchema
 from spark_kafkalog.schemas.protobuf.compatibility import differences
 
@@ -218,3 +218,21 @@ V3 = proto("message M { oneof u { string s = 2; int32 n = 3; } }")  # adds it ba
 )
 def test_levels_over_protobuf_versions(new, previous, level, expect):
     assert compatibility_errors(new, previous, level) == expect
+
+
+def test_referenced_messages_are_compared_unless_both_sides_use_the_same_registered_version():
+    money_v1 = proto("message Money { int64 units = 1; }", package="c")
+    money_v2 = proto("message Money { string units = 1; }", package="c")
+    text = 'syntax = "proto3"; package p; import "c.proto"; message Order { c.Money total = 1; }'
+
+    def order(money: ProtobufSchema, version: int) -> ProtobufSchema:
+        schema = parse_schema("PROTOBUF", text, [SchemaReference("c.proto", "c-value", version)], {"c.proto": money})
+        assert isinstance(schema, ProtobufSchema)
+        return schema
+
+    assert order(money_v2, 2).is_backward_compatible(order(money_v1, 1)) == [
+        diff("#/Money/1", "FIELD_SCALAR_KIND_CHANGED"),
+        diff("#/Order/1", "FIELD_NAMED_TYPE_CHANGED"),
+    ]
+    # the same subject and version on both sides: one registered file, nothing to compare
+    assert order(money_v2, 1).is_backward_compatible(order(money_v1, 1)) == []
