@@ -360,7 +360,7 @@ def _order_class(package: str) -> Any:
 def test_records_written_by_confluent_kafkas_protobuf_serializer_read_as_struct_columns(spark, sr, topic):
     package = f"vf.p{uuid.uuid4().hex[:8]}"
     order_cls = _order_class(package)
-    orders = [order_cls(id=i, tags=[f"t{i}"]) for i in range(4)]
+    orders = [order_cls(id=i, tags=[f"t{i}"] if i else []) for i in range(4)]
     orders[1].lines.add(sku="s-1")
     serializer = ProtobufSerializer(order_cls, CKRegistry({"url": sr[1]}), {"use.deprecated.format": False})
     ck_produce(sr, topic, serializer, orders)
@@ -370,5 +370,10 @@ def test_records_written_by_confluent_kafkas_protobuf_serializer_read_as_struct_
         got.schema["value"].dataType.simpleString()
         == "struct<id:bigint,tags:array<string>,lines:array<struct<sku:string>>>"
     )
-    actual = sorted((r.value.id, list(r.value.tags), [tuple(x) for x in r.value.lines]) for r in got.collect())
-    assert actual == [(0, ["t0"], []), (1, ["t1"], [("s-1",)]), (2, ["t2"], []), (3, ["t3"], [])]
+    # proto3 scalars at their default (id 0) are null, as from_protobuf's emit.default.values=false; empty
+    # repeated fields are the codec's choice (empty or null): both read as empty here
+    actual = sorted(
+        ((r.value.id or 0), list(r.value.tags or []), [tuple(x) for x in r.value.lines or []]) for r in got.collect()
+    )
+    assert actual == [(0, [], []), (1, ["t1"], [("s-1",)]), (2, ["t2"], []), (3, ["t3"], [])]
+    assert sum(r.value.id is None for r in got.collect()) == 1
