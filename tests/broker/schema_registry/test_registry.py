@@ -12,7 +12,8 @@ import pytest
 
 from broker.schema_registry.errors import RegistryError
 from broker.schema_registry.records import SchemaKey, SchemaValue, encode_key, encode_value
-from broker.schema_registry.registry import SchemaRegistry, parse_version
+from broker.schema_registry.registry import SchemaRegistry
+from broker.schema_registry.registry_base import parse_version
 from broker.schema_registry.store import MemoryLog, MemorySchemaStore, StoreError
 from spark_kafkalog.schemas import SchemaReference
 from tests.broker.schema_registry.fake_schemas import parse_fields
