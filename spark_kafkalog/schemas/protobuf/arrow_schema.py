@@ -37,7 +37,7 @@ import pyarrow as pa
 from google.protobuf import descriptor_pb2
 
 from spark_kafkalog.schemas.parsed_schema import InvalidSchemaError
-from spark_kafkalog.schemas.protobuf.proto_parser import FDP, json_name
+from spark_kafkalog.schemas.protobuf.proto_names import FDP, json_name
 from spark_kafkalog.schemas.protobuf.schema import ProtobufSchema
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

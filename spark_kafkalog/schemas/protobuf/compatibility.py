@@ -55,7 +55,7 @@ from typing import Protocol
 from google.protobuf import descriptor_pb2
 
 from spark_kafkalog.schemas.parsed_schema import SchemaReference
-from spark_kafkalog.schemas.protobuf.proto_parser import FDP
+from spark_kafkalog.schemas.protobuf.proto_names import FDP
 from spark_kafkalog.schemas.protobuf.well_known import WELL_KNOWN
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import Message
 
-from spark_kafkalog.schemas.protobuf.proto_parser import FDP, MAX_ENUM_NUMBER, MAX_FIELD_NUMBER, SCALAR_TYPES, json_name
+from spark_kafkalog.schemas.protobuf.proto_names import FDP, MAX_ENUM_NUMBER, MAX_FIELD_NUMBER, SCALAR_TYPES, json_name
 
 _SCALAR_NAMES = {v: k for k, v in SCALAR_TYPES.items()}
 _LABEL_NAMES = {FDP.LABEL_OPTIONAL: "optional", FDP.LABEL_REQUIRED: "required", FDP.LABEL_REPEATED: "repeated"}
