@@ -10,7 +10,8 @@ import pytest
 
 from spark_kafkalog.schemas import SchemaReference, compatibility_errors, parse_schema
 from spark_kafkalog.schemas.json_schema import JsonSchema
-from spark_kafkalog.schemas.json_schema.compatibility import COMPATIBLE_CHANGES, differences
+from spark_kafkalog.schemas.json_schema.compatibility import differences
+from spark_kafkalog.schemas.json_schema.difference import COMPATIBLE_CHANGES
 
 
 def js(document: Any, refs: dict[str, JsonSchema] | None = None) -> JsonSchema:
