@@ -64,7 +64,7 @@ def sr(tmp_path_factory):
     )
     broker.start()
     try:
-        url = broker.schema_registry_url
+        url = broker.wait_schema_registry()  # its _schemas topic created and read
         assert url, "the broker reports no Schema Registry URL"
         yield broker.bootstrap_servers, url
     finally:
@@ -377,3 +377,40 @@ def test_records_written_by_confluent_kafkas_protobuf_serializer_read_as_struct_
     )
     assert actual == [(0, [], []), (1, ["t1"], [("s-1",)]), (2, ["t2"], []), (3, ["t3"], [])]
     assert sum(r.value.id is None for r in got.collect()) == 1
+
+
+def test_exactly_once_and_stream_writes_encode_values_too(spark, sr, topic, tmp_path):
+    bootstrap, url = sr
+    df = spark.createDataFrame([(i, f"e{i}") for i in range(4)], "id long, item string")
+    write(df.select(F.struct("id", "item").alias("value")), sr, topic, valueFormat="avro", exactlyOnce="true")
+
+    source = (
+        spark.readStream.format("kafkalog")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("schema.registry.url", url)
+        .option("valueFormat", "avro")
+        .load()
+    )
+    copy = f"{topic}-copy"
+    with AdminClient(bootstrap) as admin:
+        admin.create_topics([NewTopic(copy, 1, 1, {})])
+    query = (
+        source.select(F.struct((F.col("value.id") * 10).alias("id10")).alias("value"))
+        .writeStream.format("kafkalog")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", copy)
+        .option("schema.registry.url", url)
+        .option("valueFormat", "avro")
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(120)
+    assert query.exception() is None
+    committed = read(spark, sr, topic, valueFormat="avro", kafka__isolation__level="read_committed")
+    assert sorted(tuple(r.value) for r in committed.collect()) == [(i, f"e{i}") for i in range(4)]
+    copied = read(spark, sr, copy, valueFormat="avro")
+    assert copied.schema["value"].dataType.simpleString() == "struct<id10:bigint>"
+    assert sorted(r.value.id10 for r in copied.collect()) == [0, 10, 20, 30]
