@@ -10,6 +10,8 @@ Columns, as Spark's ``KafkaWriter`` accepts them (matched by exact name; other c
     | partition | int                                           | partition; null: the partitioner picks |
     | headers   | array<struct<key:string,value:binary>>        | headers, in order                      |
 
+With ``valueFormat`` / ``keyFormat`` (Schema Registry formats), ``value`` / ``key`` may be of any Spark type:
+``RecordWriter.write`` first encodes them in Confluent's wire format (``value_formats.FormatEncoder``).
 Strings are sent as UTF-8. Keyed records land where Java producers put them (murmur2, the client's default
 partitioner). ``RecordWriter`` is one task's writer: ``write`` takes a batch and sends the rows pending
 once they reach ``COALESCE_BYTES`` (raising on a row that cannot become a record, e.g. a null topic, and
