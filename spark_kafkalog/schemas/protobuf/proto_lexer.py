@@ -7,6 +7,7 @@ separate ``symbol`` tokens.
 
 ``TokenCursor`` walks the tokens: ``tok`` (current), ``next``/``at``/``accept``/``expect`` and readers of
 identifiers, dotted names, type references, (adjacent, concatenated) string literals and signed integers.
+``c_escape`` is ``unescape``'s inverse for the text the printer and option defaults write.
 Every error is a ``ProtoSyntaxError`` whose message starts ``line L, column C:`` and names what was found.
 Pure.
 """
@@ -99,6 +100,29 @@ def unescape(literal: str) -> bytes:
         else:
             raise ValueError(f"unknown escape \\{e}")
     return bytes(out)
+
+
+def c_escape(data: bytes, *, escape_single_quote: bool = True) -> str:
+    """protoc's CEscape of ``data`` (no surrounding quotes): ``\\n``, ``\\r``, ``\\t``, a backslash before
+    ``"``, ``\\`` and (unless ``escape_single_quote`` is false) ``'``, printable ASCII as itself, any other
+    byte as a three-digit octal escape."""
+    specials = "\"'\\" if escape_single_quote else '"\\'
+    out = []
+    for b in data:
+        c = chr(b)
+        if c == "\n":
+            out.append("\\n")
+        elif c == "\r":
+            out.append("\\r")
+        elif c == "\t":
+            out.append("\\t")
+        elif c in specials:
+            out.append("\\" + c)
+        elif 0x20 <= b < 0x7F:
+            out.append(c)
+        else:
+            out.append(f"\\{b:03o}")
+    return "".join(out)
 
 
 def int_literal(text: str) -> int:

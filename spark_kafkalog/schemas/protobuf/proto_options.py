@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from google.protobuf import descriptor_pb2, text_format
 
-from spark_kafkalog.schemas.protobuf.proto_lexer import Token, TokenCursor, int_literal
+from spark_kafkalog.schemas.protobuf.proto_lexer import Token, TokenCursor, c_escape, int_literal
 from spark_kafkalog.schemas.protobuf.proto_names import FDP
 
 
@@ -142,7 +142,7 @@ def _default_text(
 ) -> str:
     if uo.HasField("string_value"):
         if field.type == FDP.TYPE_BYTES:
-            return _c_escape(uo.string_value)
+            return c_escape(uo.string_value)
         return uo.string_value.decode()
     if uo.HasField("identifier_value"):
         return uo.identifier_value
@@ -194,23 +194,3 @@ def _float_text(value: float) -> str:
     if value == int(value) and abs(value) < 1e16:
         return str(int(value))
     return repr(value)
-
-
-def _c_escape(data: bytes) -> str:
-    """protoc's CEscape of a bytes default."""
-    out = []
-    for b in data:
-        c = chr(b)
-        if c == "\n":
-            out.append("\\n")
-        elif c == "\r":
-            out.append("\\r")
-        elif c == "\t":
-            out.append("\\t")
-        elif c in "\"'\\":
-            out.append("\\" + c)
-        elif 0x20 <= b < 0x7F:
-            out.append(c)
-        else:
-            out.append(f"\\{b:03o}")
-    return "".join(out)

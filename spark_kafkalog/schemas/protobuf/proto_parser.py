@@ -202,13 +202,18 @@ class _Parser(TokenCursor):
             self.pending.append((f, scope, type_tok, type_name))
         if label == FDP.LABEL_OPTIONAL and self.syntax == "proto3":
             f.proto3_optional = True
+        self.field_tail(f)
+        return f
+
+    def field_tail(self, f: descriptor_pb2.FieldDescriptorProto) -> None:
+        """Reads a field's ``[...]`` options and its ``;``: empty options cleared, ``json_name`` defaulted as
+        protoc derives it unless the options set one."""
         read_bracket_options(self, f.options, f)
         if not f.options.ListFields() and not f.options.uninterpreted_option:
             f.ClearField("options")
         if not f.HasField("json_name"):
             f.json_name = json_name(f.name)
         self.end_statement()
-        return f
 
     def map_field(
         self, m: descriptor_pb2.DescriptorProto, scope: str, label: int | None, start: Token
@@ -243,12 +248,7 @@ class _Parser(TokenCursor):
         else:
             self.pending.append((v, entry_full, value_tok, value))
         f.type_name = "." + entry_full
-        read_bracket_options(self, f.options, f)
-        if not f.options.ListFields() and not f.options.uninterpreted_option:
-            f.ClearField("options")
-        if not f.HasField("json_name"):
-            f.json_name = json_name(f.name)
-        self.end_statement()
+        self.field_tail(f)
         return f
 
     def group(

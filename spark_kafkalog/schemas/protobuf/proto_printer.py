@@ -27,6 +27,7 @@ from typing import Any
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import Message
 
+from spark_kafkalog.schemas.protobuf.proto_lexer import c_escape
 from spark_kafkalog.schemas.protobuf.proto_names import FDP, MAX_ENUM_NUMBER, MAX_FIELD_NUMBER, SCALAR_TYPES, json_name
 
 _SCALAR_NAMES = {v: k for k, v in SCALAR_TYPES.items()}
@@ -65,23 +66,8 @@ def _has_options(holder: Message) -> bool:
 
 
 def _quote(data: bytes) -> str:
-    out = ['"']
-    for b in data:
-        c = chr(b)
-        if c == "\n":
-            out.append("\\n")
-        elif c == "\r":
-            out.append("\\r")
-        elif c == "\t":
-            out.append("\\t")
-        elif c in '"\\':
-            out.append("\\" + c)
-        elif 0x20 <= b < 0x7F:
-            out.append(c)
-        else:
-            out.append(f"\\{b:03o}")
-    out.append('"')
-    return "".join(out)
+    """A double-quoted string literal of ``data`` (single quotes left as they are)."""
+    return '"' + c_escape(data, escape_single_quote=False) + '"'
 
 
 def _option_value(fd: Any, value: Any) -> str:

@@ -4,41 +4,12 @@ construct, round trips, and errors naming line and column."""
 from __future__ import annotations
 
 import pytest
-from google.protobuf import (
-    any_pb2,
-    api_pb2,
-    descriptor_pb2,
-    descriptor_pool,
-    duration_pb2,
-    empty_pb2,
-    field_mask_pb2,
-    source_context_pb2,
-    struct_pb2,
-    text_format,
-    timestamp_pb2,
-    type_pb2,
-    wrappers_pb2,
-)
+from google.protobuf import descriptor_pb2, descriptor_pool, text_format
 
 from spark_kafkalog.schemas.protobuf import ProtoSyntaxError, parse_proto, print_proto
+from spark_kafkalog.schemas.protobuf.well_known import PROTOBUF_MODULES, compiled_files
 
-WELL_KNOWN_MODULES = [  # dependencies first
-    descriptor_pb2,
-    any_pb2,
-    source_context_pb2,
-    type_pb2,
-    api_pb2,
-    duration_pb2,
-    empty_pb2,
-    field_mask_pb2,
-    struct_pb2,
-    timestamp_pb2,
-    wrappers_pb2,
-]
-WELL_KNOWN = {
-    m.DESCRIPTOR.name: descriptor_pb2.FileDescriptorProto.FromString(m.DESCRIPTOR.serialized_pb)
-    for m in WELL_KNOWN_MODULES
-}
+WELL_KNOWN = compiled_files(PROTOBUF_MODULES)  # protoc's descriptors of protobuf's own files, dependencies first
 
 
 @pytest.mark.parametrize("name", sorted(WELL_KNOWN))

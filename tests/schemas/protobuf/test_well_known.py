@@ -3,53 +3,37 @@ without references."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from confluent_kafka.schema_registry.confluent import meta_pb2
 from confluent_kafka.schema_registry.confluent.type import decimal_pb2, variant_pb2
 from google.protobuf import descriptor_pb2
-from google.type import (
-    calendar_period_pb2,
-    color_pb2,
-    date_pb2,
-    datetime_pb2,
-    dayofweek_pb2,
-    expr_pb2,
-    fraction_pb2,
-    latlng_pb2,
-    money_pb2,
-    month_pb2,
-    postal_address_pb2,
-    quaternion_pb2,
-    timeofday_pb2,
-)
 
 from spark_kafkalog.schemas import parse_schema
 from spark_kafkalog.schemas.protobuf import ProtobufSchema
 from spark_kafkalog.schemas.protobuf.builtin_files import BUILTIN_FILES
 from spark_kafkalog.schemas.protobuf.proto_parser import json_name
-from spark_kafkalog.schemas.protobuf.well_known import WELL_KNOWN
+from spark_kafkalog.schemas.protobuf.well_known import WELL_KNOWN, compiled_files
 
-PUBLISHED = {
-    m.DESCRIPTOR.name: descriptor_pb2.FileDescriptorProto.FromString(m.DESCRIPTOR.serialized_pb)
-    for m in (
-        calendar_period_pb2,
-        color_pb2,
-        date_pb2,
-        datetime_pb2,
-        dayofweek_pb2,
-        expr_pb2,
-        fraction_pb2,
-        latlng_pb2,
-        money_pb2,
-        month_pb2,
-        postal_address_pb2,
-        quaternion_pb2,
-        timeofday_pb2,
-        meta_pb2,
-        decimal_pb2,
-        variant_pb2,
-    )
-}
+GOOGLE_TYPES = (
+    "calendar_period",
+    "color",
+    "date",
+    "datetime",
+    "dayofweek",
+    "expr",
+    "fraction",
+    "latlng",
+    "money",
+    "month",
+    "postal_address",
+    "quaternion",
+    "timeofday",
+)
+PUBLISHED = compiled_files(
+    [importlib.import_module(f"google.type.{name}_pb2") for name in GOOGLE_TYPES] + [meta_pb2, decimal_pb2, variant_pb2]
+)
 
 
 def test_every_builtin_text_is_a_published_file():
