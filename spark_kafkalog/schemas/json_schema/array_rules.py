@@ -1,7 +1,7 @@
 """Confluent's JSON Schema compatibility rules for arrays: ``items`` (one schema, or tuple items: draft-07's
 ``items``/``additionalItems``, 2020-12's ``prefixItems``/``items``), min/maxItems and ``uniqueItems``.
 
-Tuple items follow content-model rules like the objects' properties (``object_rules``), the extra-items
+Tuple items follow the content-model rules of the objects' properties (``content_model``), the extra-items
 keyword in the role of ``additionalProperties``: an item added to an open model is incompatible unless its
 schema is ``{}``, added to a closed one compatible; an item removed is compatible from an open new model,
 incompatible from a closed one (unless it was ``false``); a partially open model must cover the item with its
@@ -13,6 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from spark_kafkalog.schemas.json_schema.content_model import (
+    add_to_open_model,
+    compare_additional,
+    compare_covered,
+    compare_removed,
+)
 from spark_kafkalog.schemas.json_schema.diff_context import DiffContext
 from spark_kafkalog.schemas.json_schema.scalar_rules import bound
 from spark_kafkalog.schemas.json_schema.schema_node import (
@@ -50,18 +56,9 @@ def compare_array(ctx: DiffContext, original: SchemaNode, update: SchemaNode) ->
     for index in range(max(len(old_tuple), len(new_tuple))):
         with ctx.at("items", str(index)):
             _compare_item(ctx, original, update, index, old_tuple, new_tuple, old_extra, new_extra)
-    with ctx.at("additionalItems"):
-        old_permits, new_permits = permits_additional(original, old_extra), permits_additional(update, new_extra)
-        old_schema, new_schema = additional_schema(original, old_extra), additional_schema(update, new_extra)
-        if old_tuple or new_tuple:
-            if old_permits != new_permits:
-                ctx.add("ADDITIONAL_ITEMS_ADDED" if new_permits else "ADDITIONAL_ITEMS_REMOVED")
-            elif old_schema is None and new_schema is not None:
-                ctx.add("ADDITIONAL_ITEMS_NARROWED")
-            elif new_schema is None and old_schema is not None:
-                ctx.add("ADDITIONAL_ITEMS_EXTENDED")
-            else:
-                ctx.compare(old_schema, new_schema)
+    if old_tuple or new_tuple:
+        with ctx.at("additionalItems"):
+            compare_additional(ctx, original, update, old_extra, new_extra, "ADDITIONAL_ITEMS")
     o, u = original.schema, update.schema
     bound(ctx, "maxItems", o.get("maxItems"), u.get("maxItems"), "MAX_ITEMS")
     bound(ctx, "minItems", o.get("minItems"), u.get("minItems"), "MIN_ITEMS")
@@ -83,40 +80,19 @@ def _compare_item(
     if index < len(old_tuple) and index < len(new_tuple):
         ctx.compare(classify_at(old_tuple[index], original.resolver), classify_at(new_tuple[index], update.resolver))
     elif index < len(old_tuple):
-        old_schema = classify_at(old_tuple[index], original.resolver)
-        covering = additional_schema(update, new_extra)
-        if _open_array(update, new_extra):
-            ctx.add("ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL")
-        elif covering is not None:
-            sub = ctx.sub()
-            sub.compare(old_schema, covering)
-            ctx.differences.extend(sub.differences)
-            ctx.add(
-                "ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-                if sub.compatible
-                else "ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-            )
-        elif old_schema.kind == "false":
-            ctx.add("ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-        else:
-            ctx.add("ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+        compare_removed(
+            ctx,
+            classify_at(old_tuple[index], original.resolver),
+            open_model=_open_array(update, new_extra),
+            covering=additional_schema(update, new_extra),
+            noun="ITEM",
+        )
     else:
         new_schema = classify_at(new_tuple[index], update.resolver)
         covering = additional_schema(original, old_extra)
         if _open_array(original, old_extra):
-            ctx.add(
-                "ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL"
-                if new_schema.kind == "empty"
-                else "ITEM_ADDED_TO_OPEN_CONTENT_MODEL"
-            )
+            add_to_open_model(ctx, new_schema, "ITEM")
         elif covering is not None:
-            sub = ctx.sub()
-            sub.compare(covering, new_schema)
-            ctx.differences.extend(sub.differences)
-            ctx.add(
-                "ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-                if sub.compatible
-                else "ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-            )
+            compare_covered(ctx, covering, new_schema, "ITEM_ADDED")
         else:
             ctx.add("ITEM_ADDED_TO_CLOSED_CONTENT_MODEL")

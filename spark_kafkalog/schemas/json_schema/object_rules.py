@@ -16,6 +16,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from spark_kafkalog.schemas.json_schema.content_model import (
+    add_to_open_model,
+    compare_additional,
+    compare_covered,
+    compare_removed,
+)
 from spark_kafkalog.schemas.json_schema.diff_context import DiffContext
 from spark_kafkalog.schemas.json_schema.scalar_rules import bound
 from spark_kafkalog.schemas.json_schema.schema_node import (
@@ -78,7 +84,9 @@ def compare_object(ctx: DiffContext, original: SchemaNode, update: SchemaNode) -
                 _compare_property(ctx, original, update, name, old_props, new_props, new_required)
     _compare_dependencies(ctx, original, update)
     with ctx.at("additionalProperties"):
-        _compare_additional(ctx, original, update, "additionalProperties", "ADDITIONAL_PROPERTIES")
+        compare_additional(
+            ctx, original, update, "additionalProperties", "additionalProperties", "ADDITIONAL_PROPERTIES"
+        )
     bound(
         ctx, "maxProperties", original.schema.get("maxProperties"), update.schema.get("maxProperties"), "MAX_PROPERTIES"
     )
@@ -97,44 +105,23 @@ def _compare_property(
     new_required: set[str],
 ) -> None:
     if name not in new_props:
-        old_schema = classify_at(old_props[name], original.resolver)
-        if _open_object(update):
-            ctx.add("PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL")
-            return
-        covering = _covering_schema(update, name)
-        if covering is not None:
-            sub = ctx.sub()
-            sub.compare(old_schema, covering)
-            ctx.differences.extend(sub.differences)
-            ctx.add(
-                "PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-                if sub.compatible
-                else "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-            )
-        elif old_schema.kind == "false":
-            ctx.add("PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-        else:
-            ctx.add("PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+        open_model = _open_object(update)
+        compare_removed(
+            ctx,
+            classify_at(old_props[name], original.resolver),
+            open_model=open_model,
+            covering=None if open_model else _covering_schema(update, name),
+            noun="PROPERTY",
+        )
         return
     new_schema = classify_at(new_props[name], update.resolver)
     if name not in old_props:
         if _open_object(original):
-            ctx.add(
-                "PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL"
-                if new_schema.kind == "empty"
-                else "PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL"
-            )
+            add_to_open_model(ctx, new_schema, "PROPERTY")
             return
         covering = _covering_schema(original, name)
         if covering is not None:
-            sub = ctx.sub()
-            sub.compare(covering, new_schema)
-            ctx.differences.extend(sub.differences)
-            ctx.add(
-                "PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-                if sub.compatible
-                else "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-            )
+            compare_covered(ctx, covering, new_schema, "PROPERTY_ADDED")
         if name in new_required:
             ctx.add(
                 "REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL"
@@ -191,16 +178,3 @@ def _compare_dependencies(ctx: DiffContext, original: SchemaNode, update: Schema
                         classify_at(old_schemas[name], original.resolver),
                         classify_at(new_schemas[name], update.resolver),
                     )
-
-
-def _compare_additional(ctx: DiffContext, original: SchemaNode, update: SchemaNode, keyword: str, prefix: str) -> None:
-    old_permits, new_permits = permits_additional(original, keyword), permits_additional(update, keyword)
-    old_schema, new_schema = additional_schema(original, keyword), additional_schema(update, keyword)
-    if old_permits != new_permits:
-        ctx.add(f"{prefix}_ADDED" if new_permits else f"{prefix}_REMOVED")
-    elif old_schema is None and new_schema is not None:
-        ctx.add(f"{prefix}_NARROWED")
-    elif new_schema is None and old_schema is not None:
-        ctx.add(f"{prefix}_EXTENDED")
-    else:
-        ctx.compare(old_schema, new_schema)
