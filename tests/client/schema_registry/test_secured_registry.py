@@ -5,7 +5,6 @@ produced and consumed over SASL/SCRAM."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +13,6 @@ import pytest
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, Consumer, NewTopic, Producer, TopicPartition
-from spark_kafkalog.client.admin.admin_scram import UserScramCredentialUpsertion
 from spark_kafkalog.client.schema_registry import (
     AvroDeserializer,
     AvroSerializer,
@@ -22,6 +20,7 @@ from spark_kafkalog.client.schema_registry import (
     SchemaRegistryClient,
     SchemaRegistryError,
 )
+from tests.schema_registry_support import ADMIN, registry_conf, scram_client, secured_registry
 from tests.security.certs import TlsMaterial
 from tests.security.certs import tls_material as _tls_material
 
@@ -29,75 +28,27 @@ pytestmark = pytest.mark.integration
 
 tls_material = pytest.fixture(scope="module")(_tls_material)
 
-ADMIN_JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    'username="admin" password="admin-secret" user_admin="admin-secret";'
-)
-ADMIN = {
-    "security.protocol": "SASL_PLAINTEXT",
-    "sasl.mechanism": "PLAIN",
-    "sasl.username": "admin",
-    "sasl.password": "admin-secret",
-}
-CAROL = {
-    "security.protocol": "SASL_PLAINTEXT",
-    "sasl.mechanism": "SCRAM-SHA-256",
-    "sasl.username": "carol",
-    "sasl.password": "carol-pw",
-}
+CAROL = scram_client("carol", "carol-pw", "SCRAM-SHA-256")
 EVENT = '{"type":"record","name":"Event","namespace":"client.secured","fields":[{"name":"n","type":"int"}]}'
 
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory, tls_material: TlsMaterial) -> Iterator[tuple[EmbeddedBroker, str]]:
     """A SASL broker with the registry on https and basic auth, SCRAM user carol created; its URL on localhost."""
-    registry_tls: dict[str, Any] = {
-        "schema.registry.ssl.keystore.location": str(tls_material.broker_keystore_p12),
-        "schema.registry.ssl.keystore.password": tls_material.password,
-        "schema.registry.ssl.key.password": tls_material.password,
-    }
-    broker = EmbeddedBroker(
-        0,
-        zookeeper_connect=f"memory:client-sr-sec-{uuid.uuid4().hex[:8]}",
-        log_dir=tmp_path_factory.mktemp("client-sr-secured"),
-        listeners="SASL_PLAINTEXT://127.0.0.1:0",
-        security_inter_broker_protocol="SASL_PLAINTEXT",
-        sasl_enabled_mechanisms="PLAIN,SCRAM-SHA-256",
-        sasl_mechanism_inter_broker_protocol="PLAIN",
-        sasl_jaas_config=ADMIN_JAAS,
-        schema_registry_listeners="https://127.0.0.1:0",
-        **registry_tls,
-    )
-    with broker:
-        url = broker.wait_schema_registry().replace("127.0.0.1", "localhost")
-        with AdminClient(broker.bootstrap_servers, ADMIN) as admin:
-            admin.alter_user_scram_credentials([UserScramCredentialUpsertion("carol", "SCRAM-SHA-256", "carol-pw")])
-        probe = SchemaRegistryClient(
-            {"url": url, "ssl.ca.location": str(tls_material.ca_pem), "basic.auth.user.info": "carol:carol-pw"}
-        )
-        deadline = time.monotonic() + 20
-        while True:  # the registry learns of a new SCRAM user through ZooKeeper: wait for it
-            try:
-                probe.get_schema_types()
-                break
-            except SchemaRegistryError as e:
-                assert e.http_status == 401 and time.monotonic() < deadline, e
-                time.sleep(0.1)
-        probe.close()
+    log_dir = tmp_path_factory.mktemp("client-sr-secured")
+    with secured_registry(
+        "client-sr-sec", log_dir, tls_material, user="carol", password="carol-pw", scram_mechanism="SCRAM-SHA-256"
+    ) as (broker, url):
         yield broker, url
-
-
-def conf(url: str, tls: TlsMaterial, **extra: Any) -> dict[str, Any]:
-    return {"url": url, "ssl.ca.location": str(tls.ca_pem), "max.retries": 0, **extra}
 
 
 @pytest.mark.parametrize("credentials", ["user_info", "url"])
 def test_https_with_basic_auth_registers_and_reads_back(secured, tls_material, credentials):
     _, url = secured
     if credentials == "url":
-        settings = conf(url.replace("https://", "https://carol:carol-pw@"), tls_material)
+        settings = registry_conf(url.replace("https://", "https://carol:carol-pw@"), tls_material)
     else:
-        settings = conf(url, tls_material, **{"basic.auth.user.info": "carol:carol-pw"})
+        settings = registry_conf(url, tls_material, **{"basic.auth.user.info": "carol:carol-pw"})
     subject = f"secured-{uuid.uuid4().hex[:8]}"
     with SchemaRegistryClient(settings) as client:
         schema_id = client.register_schema(subject, Schema(EVENT))
@@ -109,7 +60,7 @@ def test_https_with_basic_auth_registers_and_reads_back(secured, tls_material, c
 def test_wrong_or_missing_credentials_are_answered_401(secured, tls_material, user_info):
     _, url = secured
     extra = {} if user_info is None else {"basic.auth.user.info": user_info}
-    with SchemaRegistryClient(conf(url, tls_material, **extra)) as client:
+    with SchemaRegistryClient(registry_conf(url, tls_material, **extra)) as client:
         with pytest.raises(SchemaRegistryError) as error:
             client.get_subjects()
     assert (error.value.http_status, error.value.error_code) == (401, 401)
@@ -132,7 +83,9 @@ def test_avro_records_over_sasl_scram_with_the_secured_registry(secured, tls_mat
     topic = f"secured-{uuid.uuid4().hex[:8]}"
     with AdminClient(broker.bootstrap_servers, ADMIN) as admin:
         admin.create_topics([NewTopic(topic, 1, 1)])
-    with SchemaRegistryClient(conf(url, tls_material, **{"basic.auth.user.info": "carol:carol-pw"})) as registry:
+    with SchemaRegistryClient(
+        registry_conf(url, tls_material, **{"basic.auth.user.info": "carol:carol-pw"})
+    ) as registry:
         with Producer(broker.bootstrap_servers, CAROL, value_serializer=AvroSerializer(registry, EVENT)) as producer:
             producer.send(topic, {"n": 5}).result(30)
         with Consumer(

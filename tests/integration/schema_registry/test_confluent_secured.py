@@ -6,7 +6,6 @@ over SASL/SCRAM and read back; wrong credentials refused with Confluent's 401 an
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +18,7 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerialize
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, NewTopic
-from spark_kafkalog.client.admin.admin_scram import UserScramCredentialUpsertion
+from tests.schema_registry_support import ADMIN, registry_conf, scram_client, secured_registry
 from tests.security.certs import TlsMaterial
 from tests.security.certs import tls_material as _tls_material
 
@@ -27,22 +26,7 @@ pytestmark = pytest.mark.integration
 
 tls_material = pytest.fixture(scope="module")(_tls_material)
 
-ADMIN_JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    'username="admin" password="admin-secret" user_admin="admin-secret";'
-)
-ADMIN = {
-    "security.protocol": "SASL_PLAINTEXT",
-    "sasl.mechanism": "PLAIN",
-    "sasl.username": "admin",
-    "sasl.password": "admin-secret",
-}
-ALICE_KAFKA = {
-    "security.protocol": "SASL_PLAINTEXT",
-    "sasl.mechanism": "SCRAM-SHA-512",
-    "sasl.username": "alice",
-    "sasl.password": "alice-pw",
-}
+ALICE_KAFKA = scram_client("alice", "alice-pw", "SCRAM-SHA-512")
 PAYMENT = json.dumps(
     {
         "type": "record",
@@ -56,65 +40,32 @@ PAYMENT = json.dumps(
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory, tls_material: TlsMaterial) -> Iterator[tuple[EmbeddedBroker, str]]:
     """A SASL broker (PLAIN admin, SCRAM users) with the registry on https and basic auth; user alice created."""
-    registry_tls: dict[str, Any] = {
-        "schema.registry.ssl.keystore.location": str(tls_material.broker_keystore_p12),
-        "schema.registry.ssl.keystore.password": tls_material.password,
-        "schema.registry.ssl.key.password": tls_material.password,
-    }
-    broker = EmbeddedBroker(
-        0,
-        zookeeper_connect=f"memory:sr-sec-{uuid.uuid4().hex[:8]}",
-        log_dir=tmp_path_factory.mktemp("sr-secured"),
-        listeners="SASL_PLAINTEXT://127.0.0.1:0",
-        security_inter_broker_protocol="SASL_PLAINTEXT",
-        sasl_enabled_mechanisms="PLAIN,SCRAM-SHA-512",
-        sasl_mechanism_inter_broker_protocol="PLAIN",
-        sasl_jaas_config=ADMIN_JAAS,
-        schema_registry_listeners="https://127.0.0.1:0",
-        **registry_tls,
-    )
-    with broker:
-        url = broker.wait_schema_registry().replace("127.0.0.1", "localhost")
-        with AdminClient(broker.bootstrap_servers, ADMIN) as admin:
-            admin.alter_user_scram_credentials([UserScramCredentialUpsertion("alice", "SCRAM-SHA-512", "alice-pw")])
-        probe = SchemaRegistryClient(
-            {"url": url, "ssl.ca.location": str(tls_material.ca_pem), "basic.auth.user.info": "alice:alice-pw"}
-        )
-        deadline = time.monotonic() + 20
-        while True:  # the registry learns of a new SCRAM user through ZooKeeper: wait for it
-            try:
-                probe.get_schema_types()
-                break
-            except SchemaRegistryError as e:
-                assert e.http_status_code == 401 and time.monotonic() < deadline, e
-                time.sleep(0.1)
-        probe.close()
+    log_dir = tmp_path_factory.mktemp("sr-secured")
+    with secured_registry(
+        "sr-sec", log_dir, tls_material, user="alice", password="alice-pw", scram_mechanism="SCRAM-SHA-512"
+    ) as (broker, url):
         yield broker, url
-
-
-def sr_conf(url: str, tls: TlsMaterial, **extra: Any) -> dict[str, Any]:
-    return {"url": url, "ssl.ca.location": str(tls.ca_pem), "max.retries": 0, **extra}
 
 
 def test_confluents_client_over_https_with_basic_auth(secured, tls_material) -> None:
     _, url = secured
-    client = SchemaRegistryClient(sr_conf(url, tls_material, **{"basic.auth.user.info": "alice:alice-pw"}))
+    client = SchemaRegistryClient(registry_conf(url, tls_material, **{"basic.auth.user.info": "alice:alice-pw"}))
     subject = f"pay-{uuid.uuid4().hex[:8]}"
     schema_id = client.register_schema(subject, Schema(PAYMENT, "AVRO"))
     assert client.get_latest_version(subject).schema_id == schema_id
 
     in_url = url.replace("https://", "https://alice:alice-pw@")
-    by_url = SchemaRegistryClient(sr_conf(in_url, tls_material))  # the client takes user info from the URL
+    by_url = SchemaRegistryClient(registry_conf(in_url, tls_material))  # the client takes user info from the URL
     assert by_url.get_versions(subject) == [1]
 
     for user_info in ("alice:wrong", "nobody:alice-pw"):
-        refused = SchemaRegistryClient(sr_conf(url, tls_material, **{"basic.auth.user.info": user_info}))
+        refused = SchemaRegistryClient(registry_conf(url, tls_material, **{"basic.auth.user.info": user_info}))
         with pytest.raises(SchemaRegistryError) as info:
             refused.get_subjects()
         assert (info.value.http_status_code, info.value.error_code) == (401, 401)
         assert "wrong" not in str(info.value) and "alice-pw" not in str(info.value)
 
-    anonymous = SchemaRegistryClient(sr_conf(url, tls_material))
+    anonymous = SchemaRegistryClient(registry_conf(url, tls_material))
     with pytest.raises(SchemaRegistryError) as info:
         anonymous.get_subjects()
     assert (info.value.http_status_code, info.value.error_code) == (401, 401)
@@ -125,7 +76,7 @@ def test_confluents_avro_serde_with_a_secured_registry_and_broker(secured, tls_m
     topic = f"pay-{uuid.uuid4().hex[:8]}"
     with AdminClient(broker.bootstrap_servers, ADMIN) as admin:
         admin.create_topics([NewTopic(topic, 1, 1)])
-    client = SchemaRegistryClient(sr_conf(url, tls_material, **{"basic.auth.user.info": "alice:alice-pw"}))
+    client = SchemaRegistryClient(registry_conf(url, tls_material, **{"basic.auth.user.info": "alice:alice-pw"}))
     payments = [{"id": "p1", "amount": 12.5}, {"id": "p2", "amount": 0.25}]
 
     producer = SerializingProducer(

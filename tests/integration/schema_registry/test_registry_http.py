@@ -18,6 +18,7 @@ import pytest
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient
 from spark_kafkalog.client.admin.admin_scram import UserScramCredentialUpsertion
+from tests.schema_registry_support import ADMIN, secured_broker
 from tests.security.certs import tls_material as _tls_material
 
 tls_material = pytest.fixture(scope="module")(_tls_material)
@@ -109,36 +110,11 @@ def basic(user: str, password: str) -> dict[str, str]:
 
 
 def test_https_with_basic_auth_accepts_a_scram_user_created_through_the_admin_api(tmp_path, tls_material):
-    admin_jaas = (
-        "org.apache.kafka.common.security.plain.PlainLoginModule required "
-        'username="admin" password="admin-secret" user_admin="admin-secret";'
-    )
-    broker = EmbeddedBroker(
-        0,
-        zookeeper_connect=f"memory:sr-tls-{uuid.uuid4().hex[:8]}",
-        log_dir=tmp_path,
-        listeners="SASL_PLAINTEXT://127.0.0.1:0",
-        security_inter_broker_protocol="SASL_PLAINTEXT",
-        sasl_enabled_mechanisms="PLAIN,SCRAM-SHA-512",
-        sasl_mechanism_inter_broker_protocol="PLAIN",
-        sasl_jaas_config=admin_jaas,
-        schema_registry_listeners="https://127.0.0.1:0",
-        **{
-            "schema.registry.ssl.keystore.location": str(tls_material.broker_keystore_p12),
-            "schema.registry.ssl.keystore.password": tls_material.password,
-            "schema.registry.ssl.key.password": tls_material.password,
-        },
-    )
+    broker = secured_broker("sr-tls", tmp_path, tls_material, "SCRAM-SHA-512")
     with broker:
         url = broker.wait_schema_registry().replace("127.0.0.1", "localhost")
         assert url.startswith("https://localhost:")
-        client_settings = {
-            "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "PLAIN",
-            "sasl.username": "admin",
-            "sasl.password": "admin-secret",
-        }
-        with AdminClient(broker.bootstrap_servers, client_settings) as admin:
+        with AdminClient(broker.bootstrap_servers, ADMIN) as admin:
             admin.alter_user_scram_credentials([UserScramCredentialUpsertion("alice", "SCRAM-SHA-512", "alice-pw")])
         context = ssl.create_default_context(cafile=str(tls_material.ca_pem))
         types = f"{url}/schemas/types"
