@@ -49,7 +49,8 @@ TOOLS_44 = Peer("kafka-tools-4.4.0", "Apache Kafka 4.4.0 clients and tools (kafk
 SPARK_KAFKA = Peer(
     "spark-sql-kafka-4.2.0", "Spark's Kafka connector (org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0)"
 )
-PEERS = (KAFKA_39, KAFKA_44, TOOLS_44, SPARK_KAFKA)
+SPARK_AVRO = Peer("spark-avro-4.2.0", "Spark's Avro module (org.apache.spark:spark-avro_2.13:4.2.0)")
+PEERS = (KAFKA_39, KAFKA_44, TOOLS_44, SPARK_KAFKA, SPARK_AVRO)
 
 
 class PeerMissingError(RuntimeError):

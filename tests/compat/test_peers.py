@@ -36,7 +36,7 @@ def fake_mvn(directory, script: str) -> None:
 
 def test_every_peer_has_its_pom_in_the_repository():
     assert [p.name for p in PEERS if not p.pom.is_file()] == []
-    assert len(PEERS) == 4
+    assert len(PEERS) == 5
 
 
 def test_the_cache_is_kafkalog_peers_dir_when_set(cache):

@@ -20,7 +20,8 @@ array / map                         list / map<string, T>
 union [null, T] / [T]               T, nullable
 union [int, long] / [float, double] int64 / float64 (null allowed too)
 any other union                     struct<member0, member1, ...> of the non-null branches, all
-                                    nullable; exactly one set (or all null for a null datum)
+                                    nullable; exactly one set (or all null for a null datum); the
+                                    struct is nullable only when the union has null
 ==================================  =============================================================
 
 A record that contains itself cannot be a Spark type: ``InvalidSchemaError`` names it.
@@ -321,4 +322,5 @@ def _union_as_struct(branches: list[Node], members: list[pa.Field], has_null: bo
             return None
         raise EncodeError(f"a union without null needs one of {', '.join(keys)} set")
 
-    return Node(pa.struct(members), nullable=True, to_arrow=to_arrow, to_avro=to_avro, accepts=lambda v: True)
+    # Spark: a union with null is a nullable struct; without null the struct is never null (not nullable)
+    return Node(pa.struct(members), nullable=has_null, to_arrow=to_arrow, to_avro=to_avro, accepts=lambda v: True)

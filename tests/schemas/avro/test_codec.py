@@ -76,6 +76,13 @@ ARROW_TYPES = [
         True,
     ),
     (
+        ["int", "string", {"type": "enum", "name": "E", "symbols": ["A"]}],
+        pa.struct(
+            [pa.field("member0", pa.int32()), pa.field("member1", pa.string()), pa.field("member2", pa.string())]
+        ),
+        False,  # Spark: a union without null is a struct that is never null
+    ),
+    (
         record(("a", "int"), ("b", ["null", "string"])),
         pa.struct([pa.field("a", pa.int32(), nullable=False), pa.field("b", pa.string(), nullable=True)]),
         False,
