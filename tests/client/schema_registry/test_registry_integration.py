@@ -38,6 +38,7 @@ from spark_kafkalog.client.schema_registry import (
     SchemaRegistryError,
 )
 from spark_kafkalog.schemas.avro import AvroSchema
+from tests import schema_registry_support as support
 from tests.client.schema_registry import messages
 
 pytestmark = pytest.mark.integration
@@ -50,24 +51,13 @@ JSON_SCHEMA = '{"title":"Order","type":"object","properties":{"id":{"type":"inte
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory) -> Iterator[EmbeddedBroker]:
-    server = EmbeddedBroker(
-        0,
-        zookeeper_connect=f"memory:client-sr-{uuid.uuid4().hex[:8]}",
-        log_dir=tmp_path_factory.mktemp("client-sr"),
-        schema_registry_listeners="http://127.0.0.1:0",
-    )
-    server.start()
-    try:
+    with support.registry_broker("client-sr", tmp_path_factory.mktemp("client-sr")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
 def registry_url(broker: EmbeddedBroker) -> str:
-    url = broker.schema_registry_url
-    assert url, "the broker was started with schema_registry_listeners but names no registry URL"
-    return url
+    return support.registry_url(broker)
 
 
 @pytest.fixture

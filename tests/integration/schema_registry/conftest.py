@@ -13,30 +13,20 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from broker.server import EmbeddedBroker
+from tests import schema_registry_support as support
 
 
 @pytest.fixture(scope="module")
 def registry_broker(tmp_path_factory) -> Iterator[EmbeddedBroker]:
     """A started broker with the registry on a free port (its own in-memory ZooKeeper registry and log dir)."""
-    broker = EmbeddedBroker(
-        0,
-        zookeeper_connect=f"memory:sr-{uuid.uuid4().hex[:8]}",
-        log_dir=tmp_path_factory.mktemp("sr-broker"),
-        schema_registry_listeners="http://127.0.0.1:0",
-    )
-    broker.start()
-    try:
+    with support.registry_broker("sr", tmp_path_factory.mktemp("sr-broker")) as broker:
         yield broker
-    finally:
-        broker.stop()
 
 
 @pytest.fixture(scope="module")
 def registry_url(registry_broker: EmbeddedBroker) -> str:
     """``http://127.0.0.1:<port>``: the registry's URL (no trailing slash)."""
-    url = registry_broker.schema_registry_url
-    assert url, "the broker was started with schema.registry.listeners but reports no registry URL"
-    return url.rstrip("/")
+    return support.registry_url(registry_broker)
 
 
 @pytest.fixture
