@@ -169,6 +169,26 @@ def err(code: int, status_message: str | None = None) -> dict[str, Any]:
     return {"error_code": code, "message": status_message if status_message is not None else ANY_STR}
 
 
+V1_V2 = (register("{s}", V1), register("{s}", V2))
+"""Stage: versions 1 and 2 of ``{s}``."""
+V1_DELETED_OF_V1_V2 = (*V1_V2, Call("DELETE", "/subjects/{s}/versions/1"))
+"""Stage: versions 1 and 2 of ``{s}``, version 1 soft-deleted."""
+REFERENCED_V1 = (
+    register("{s}", V1),
+    register(
+        "{s2}",
+        '{"type":"record","name":"wrap_{rec}","fields":[{"name":"inner","type":"{rec}"}]}',
+        references=[{"name": "{rec}", "subject": "{s}", "version": 1}],
+    ),
+)
+"""Stage: ``{s}`` version 1, referenced by ``{s2}`` version 1 (id ``id2``)."""
+
+
+def t1_t2_under(level: str) -> tuple[Call, ...]:
+    """Stage: ``T1`` then ``T2`` registered under ``{s}``, then the subject's compatibility set to ``level``."""
+    return (register("{s}", T1), register("{s}", T2), Call("PUT", "/config/{s}", {"compatibility": level}))
+
+
 EXAMPLES: list[Example] = [
     # --- /schemas -------------------------------------------------------------------------------------
     Example(
@@ -235,7 +255,7 @@ EXAMPLES: list[Example] = [
         Call("GET", "/schemas?subjectPrefix={s}&latestOnly=true"),
         200,
         [{"subject": "{s}", "version": 2, "id": Ref("id2"), "schema": canonical("{rec}", FIELD3_CANON)}],
-        stage=(register("{s}", V1), register("{s}", V2)),
+        stage=V1_V2,
     ),
     # --- /subjects ------------------------------------------------------------------------------------
     Example(
@@ -250,7 +270,7 @@ EXAMPLES: list[Example] = [
         Call("GET", "/subjects/{s}/versions"),
         200,
         [1, 2],
-        stage=(register("{s}", V1), register("{s}", V2)),
+        stage=V1_V2,
     ),
     Example(
         "GET /subjects/{subject}/versions unknown subject: 40401",
@@ -263,21 +283,21 @@ EXAMPLES: list[Example] = [
         Call("GET", "/subjects/{s}/versions/1"),
         200,
         {"subject": "{s}", "version": 1, "id": Ref("id"), "schema": canonical("{rec}")},
-        stage=(register("{s}", V1), register("{s}", V2)),
+        stage=V1_V2,
     ),
     Example(
         "GET /subjects/{subject}/versions/latest",
         Call("GET", "/subjects/{s}/versions/latest"),
         200,
         {"subject": "{s}", "version": 2, "id": Ref("id2"), "schema": canonical("{rec}", FIELD3_CANON)},
-        stage=(register("{s}", V1), register("{s}", V2)),
+        stage=V1_V2,
     ),
     Example(
         "GET /subjects/{subject}/versions/-1 is latest",
         Call("GET", "/subjects/{s}/versions/-1"),
         200,
         {"subject": "{s}", "version": 2, "id": Ref("id2"), "schema": canonical("{rec}", FIELD3_CANON)},
-        stage=(register("{s}", V1), register("{s}", V2)),
+        stage=V1_V2,
     ),
     Example(
         "GET /subjects/{subject}/versions/{version} unknown version: 40402",
@@ -375,7 +395,7 @@ EXAMPLES: list[Example] = [
         post("/subjects/{s}", V1),
         200,
         {"subject": "{s}", "id": Ref("id"), "version": 1, "schema": canonical("{rec}")},
-        stage=(register("{s}", V1), register("{s}", V2)),
+        stage=V1_V2,
     ),
     Example(
         "POST /subjects/{subject} unknown schema: 40403",
@@ -395,7 +415,7 @@ EXAMPLES: list[Example] = [
         Call("DELETE", "/subjects/{s}"),
         200,
         [1, 2],
-        stage=(register("{s}", V1), register("{s}", V2)),
+        stage=V1_V2,
     ),
     Example(
         "DELETE /subjects/{subject} unknown: 40401",
@@ -457,21 +477,21 @@ EXAMPLES: list[Example] = [
         Call("DELETE", "/subjects/{s}/versions/1"),
         200,
         1,
-        stage=(register("{s}", V1), register("{s}", V2)),
+        stage=V1_V2,
     ),
     Example(
         "DELETE /subjects/{subject}/versions/latest deletes the latest",
         Call("DELETE", "/subjects/{s}/versions/latest"),
         200,
         2,
-        stage=(register("{s}", V1), register("{s}", V2)),
+        stage=V1_V2,
     ),
     Example(
         "DELETE /subjects/{subject}/versions/{version} twice: 40406",
         Call("DELETE", "/subjects/{s}/versions/1"),
         404,
         err(40406, "Subject '{s}' Version 1 was soft deleted.Set permanent=true to delete permanently"),
-        stage=(register("{s}", V1), register("{s}", V2), Call("DELETE", "/subjects/{s}/versions/1")),
+        stage=V1_DELETED_OF_V1_V2,
     ),
     Example(
         "DELETE /subjects/{subject}/versions/{version}?permanent=true without a soft delete first: 40407",
@@ -485,7 +505,7 @@ EXAMPLES: list[Example] = [
         Call("DELETE", "/subjects/{s}/versions/1?permanent=true"),
         200,
         1,
-        stage=(register("{s}", V1), register("{s}", V2), Call("DELETE", "/subjects/{s}/versions/1")),
+        stage=V1_DELETED_OF_V1_V2,
     ),
     Example(
         "DELETE /subjects/{subject}/versions/{version} unknown version: 40402",
@@ -506,28 +526,28 @@ EXAMPLES: list[Example] = [
         Call("GET", "/subjects/{s}/versions?deleted=true"),
         200,
         [1, 2],
-        stage=(register("{s}", V1), register("{s}", V2), Call("DELETE", "/subjects/{s}/versions/1")),
+        stage=V1_DELETED_OF_V1_V2,
     ),
     Example(
         "GET /subjects/{subject}/versions leaves soft-deleted versions out",
         Call("GET", "/subjects/{s}/versions"),
         200,
         [2],
-        stage=(register("{s}", V1), register("{s}", V2), Call("DELETE", "/subjects/{s}/versions/1")),
+        stage=V1_DELETED_OF_V1_V2,
     ),
     Example(
         "GET /subjects/{subject}/versions/{version} soft-deleted: 40402 unless deleted=true",
         Call("GET", "/subjects/{s}/versions/1"),
         404,
         err(40402, "Version 1 not found."),
-        stage=(register("{s}", V1), register("{s}", V2), Call("DELETE", "/subjects/{s}/versions/1")),
+        stage=V1_DELETED_OF_V1_V2,
     ),
     Example(
         "GET /subjects/{subject}/versions/{version}?deleted=true finds a soft-deleted version",
         Call("GET", "/subjects/{s}/versions/1?deleted=true"),
         200,
         {"subject": "{s}", "version": 1, "id": Ref("id"), "schema": canonical("{rec}")},
-        stage=(register("{s}", V1), register("{s}", V2), Call("DELETE", "/subjects/{s}/versions/1")),
+        stage=V1_DELETED_OF_V1_V2,
     ),
     Example(
         "GET /subjects/{subject}/versions/latest skips a soft-deleted latest",
@@ -548,7 +568,7 @@ EXAMPLES: list[Example] = [
         post("/subjects/{s}?deleted=true", V1),
         200,
         {"subject": "{s}", "id": Ref("id"), "version": 1, "schema": canonical("{rec}")},
-        stage=(register("{s}", V1), register("{s}", V2), Call("DELETE", "/subjects/{s}/versions/1")),
+        stage=V1_DELETED_OF_V1_V2,
     ),
     # --- references -----------------------------------------------------------------------------------
     Example(
@@ -556,14 +576,7 @@ EXAMPLES: list[Example] = [
         Call("GET", "/subjects/{s}/versions/1/referencedby"),
         200,
         [Ref("id2")],
-        stage=(
-            register("{s}", V1),
-            register(
-                "{s2}",
-                '{"type":"record","name":"wrap_{rec}","fields":[{"name":"inner","type":"{rec}"}]}',
-                references=[{"name": "{rec}", "subject": "{s}", "version": 1}],
-            ),
-        ),
+        stage=REFERENCED_V1,
     ),
     Example(
         "GET /subjects/{subject}/versions/{version}/referencedby with no referrers: []",
@@ -583,14 +596,7 @@ EXAMPLES: list[Example] = [
             "references": [{"name": "{rec}", "subject": "{s}", "version": 1}],
             "schema": '{"type":"record","name":"wrap_{rec}","fields":[{"name":"inner","type":"{rec}"}]}',
         },
-        stage=(
-            register("{s}", V1),
-            register(
-                "{s2}",
-                '{"type":"record","name":"wrap_{rec}","fields":[{"name":"inner","type":"{rec}"}]}',
-                references=[{"name": "{rec}", "subject": "{s}", "version": 1}],
-            ),
-        ),
+        stage=REFERENCED_V1,
     ),
     Example(
         "GET /schemas/ids/{id}?format=resolved: Avro references inlined, references still listed",
@@ -602,28 +608,14 @@ EXAMPLES: list[Example] = [
             + canonical("{rec}")
             + "}]}",
         },
-        stage=(
-            register("{s}", V1),
-            register(
-                "{s2}",
-                '{"type":"record","name":"wrap_{rec}","fields":[{"name":"inner","type":"{rec}"}]}',
-                references=[{"name": "{rec}", "subject": "{s}", "version": 1}],
-            ),
-        ),
+        stage=REFERENCED_V1,
     ),
     Example(
         "DELETE /subjects/{subject}/versions/{version} of a referenced schema: 42206",
         Call("DELETE", "/subjects/{s}/versions/1"),
         422,
         err(42206),
-        stage=(
-            register("{s}", V1),
-            register(
-                "{s2}",
-                '{"type":"record","name":"wrap_{rec}","fields":[{"name":"inner","type":"{rec}"}]}',
-                references=[{"name": "{rec}", "subject": "{s}", "version": 1}],
-            ),
-        ),
+        stage=REFERENCED_V1,
     ),
     # --- /compatibility -------------------------------------------------------------------------------
     Example(
@@ -776,44 +768,28 @@ EXAMPLES: list[Example] = [
         register("{s}", T3),
         409,
         INCOMPATIBLE_409,
-        stage=(
-            register("{s}", T1),
-            register("{s}", T2),
-            Call("PUT", "/config/{s}", {"compatibility": "BACKWARD_TRANSITIVE"}),
-        ),
+        stage=t1_t2_under("BACKWARD_TRANSITIVE"),
     ),
     Example(
         "POST /compatibility/subjects/{subject}/versions/latest under BACKWARD_TRANSITIVE: that version only",
         post("/compatibility/subjects/{s}/versions/latest", T3),
         200,
         {"is_compatible": True},
-        stage=(
-            register("{s}", T1),
-            register("{s}", T2),
-            Call("PUT", "/config/{s}", {"compatibility": "BACKWARD_TRANSITIVE"}),
-        ),
+        stage=t1_t2_under("BACKWARD_TRANSITIVE"),
     ),
     Example(
         "POST /compatibility/subjects/{subject}/versions under BACKWARD_TRANSITIVE: every version",
         post("/compatibility/subjects/{s}/versions", T3),
         200,
         {"is_compatible": False},
-        stage=(
-            register("{s}", T1),
-            register("{s}", T2),
-            Call("PUT", "/config/{s}", {"compatibility": "BACKWARD_TRANSITIVE"}),
-        ),
+        stage=t1_t2_under("BACKWARD_TRANSITIVE"),
     ),
     Example(
         "FULL_TRANSITIVE refuses what FULL allows: 409",
         register("{s}", T3),
         409,
         INCOMPATIBLE_409,
-        stage=(
-            register("{s}", T1),
-            register("{s}", T2),
-            Call("PUT", "/config/{s}", {"compatibility": "FULL_TRANSITIVE"}),
-        ),
+        stage=t1_t2_under("FULL_TRANSITIVE"),
     ),
     # --- /mode (subject level) ------------------------------------------------------------------------
     Example(
