@@ -35,9 +35,10 @@ MAX_FIELD_NUMBER = 536870911
 MAX_ENUM_NUMBER = 2147483647
 
 
-def json_name(name: str) -> str:
-    """protoc's default JSON name: underscores removed, the letter after each one upper-cased."""
-    out, upper = [], False
+def _camel_case(name: str, *, capitalize_first: bool) -> str:
+    """``name`` with underscores removed and the letter after each one upper-cased (and the first letter when
+    ``capitalize_first``), as protoc derives names."""
+    out, upper = [], capitalize_first
     for c in name:
         if c == "_":
             upper = True
@@ -49,19 +50,15 @@ def json_name(name: str) -> str:
     return "".join(out)
 
 
+def json_name(name: str) -> str:
+    """protoc's default JSON name: underscores removed, the letter after each one upper-cased."""
+    return _camel_case(name, capitalize_first=False)
+
+
 def map_entry_name(field_name: str) -> str:
     """The name of a map field's entry message: the field's name in CamelCase plus ``Entry`` (``my_map`` ->
     ``MyMapEntry``)."""
-    out, upper = [], True
-    for c in field_name:
-        if c == "_":
-            upper = True
-        elif upper:
-            out.append(c.upper())
-            upper = False
-        else:
-            out.append(c)
-    return "".join(out) + "Entry"
+    return _camel_case(field_name, capitalize_first=True) + "Entry"
 
 
 def join_name(scope: str, name: str) -> str:
