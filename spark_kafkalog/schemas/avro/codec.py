@@ -14,7 +14,9 @@ A writer other than the reader is resolved by reading with the writer alone and 
 the reader (``projection``: compiled once per writer, cached by its canonical text) where the projection
 covers the change, else by fastavro's resolution per datum; both give the same values.
 
-``decode_many`` reads every payload of one writer from one buffer.
+``decode_many`` reads every payload of one writer from one buffer. ``decode_arrow`` decodes a whole binary
+column of payloads of one writer straight into an Arrow array with the compiled kernel (``columnar``) where it
+covers the writer (the reader's own schema, shapes in ``columnar``'s table) and every payload; None otherwise.
 Codecs are thread-safe: fastavro keeps no state between calls and the projection cache is filled
 idempotently (two threads may compile the same entry; either result is the same).
 """
@@ -26,7 +28,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import fastavro
+import pyarrow as pa
 
+from spark_kafkalog.schemas.avro import columnar
 from spark_kafkalog.schemas.avro.arrow import Compiler, Convert
 from spark_kafkalog.schemas.avro.projection import IDENTITY, projection
 from spark_kafkalog.schemas.avro.schema import AvroSchema
@@ -45,6 +49,7 @@ class AvroCodec(ValueCodec):
         self.reader = reader
         self._project = project
         self._projections: dict[str, Any] = {}  # writer canonical -> (reader schema or None, projection or None)
+        self._programs: dict[ParsedSchema, columnar.Program | None] = {}  # writer -> compiled program or None
         root = Compiler(reader).compile(reader.fastavro_schema)
         self.arrow_type = root.arrow_type
         self.nullable = root.nullable
@@ -112,6 +117,23 @@ class AvroCodec(ValueCodec):
         except Exception as e:
             raise DecodeError(f"payload {index}: Avro payload: {type(e).__name__}: {e}") from None
         return out
+
+    def decode_arrow(self, payloads: pa.Array, writer: ParsedSchema, skip: int = 0) -> pa.Array | None:
+        """Every value of binary array ``payloads`` (an Avro payload of ``writer`` after ``skip`` prefix bytes;
+        a null value stays null) as one array of ``arrow_type``, decoded by the compiled kernel; None when the
+        kernel is not built, does not cover ``writer`` or some payload (then ``decode_many`` explains)."""
+        if not isinstance(writer, AvroSchema):
+            return None
+        if writer in self._programs:
+            program = self._programs[writer]
+        else:
+            program = columnar.compile_program(writer, self.reader)
+            if program is not None and program.arrow_type != self.arrow_type:
+                program = None
+            self._programs[writer] = program  # idempotent: two threads compile the same program
+        if program is None:
+            return None
+        return columnar.decode_column(program, payloads, skip)
 
     def to_datum(self, value: Any) -> Any:
         """The Avro datum (fastavro's Python form) of one value of ``arrow_type``."""
