@@ -12,6 +12,8 @@ these in their own fixtures).
   certificate's name).
 * ``ADMIN`` and ``scram_client(user, password, mechanism)``: Kafka client settings for the admin and a SCRAM
   user; ``registry_conf(url, tls, **extra)``: registry client settings trusting ``tls``'s CA, no retries.
+* ``confluent_consume(bootstrap, topic, value_deserializer, n, settings)``: the first ``n`` values of partition 0
+  read with confluent-kafka's ``DeserializingConsumer`` (string keys).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, DeserializingConsumer, TopicPartition
+from confluent_kafka.serialization import StringDeserializer
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient
@@ -130,3 +135,34 @@ def _wait_until_accepted(url: str, tls: TlsMaterial, user: str, password: str, t
             if e.code != 401 or time.monotonic() >= deadline:
                 raise AssertionError(f"the registry did not accept SCRAM user {user!r}: HTTP {e.code}") from None
             time.sleep(0.1)
+
+
+def confluent_consume(
+    bootstrap: str, topic: str, value_deserializer: Any, n: int, settings: dict[str, str] | None = None
+) -> list[Any]:
+    """The first ``n`` values of ``topic``'s partition 0 (``value_deserializer`` None: the raw bytes), read by
+    confluent-kafka's consumer with ``settings`` added (e.g. ``scram_client(...)``); fails after about 40 s with
+    fewer."""
+    consumer = DeserializingConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"g-{uuid.uuid4().hex[:8]}",
+            "key.deserializer": StringDeserializer(),
+            "value.deserializer": value_deserializer,
+            "enable.auto.commit": False,
+        }
+        | (settings or {})
+    )
+    try:
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        got: list[Any] = []
+        for _ in range(200):
+            msg = consumer.poll(0.2)
+            if msg is not None:
+                assert msg.error() is None, msg.error()
+                got.append(msg.value())
+            if len(got) >= n:
+                return got
+        raise AssertionError(f"read {len(got)} of {n} records from {topic}")
+    finally:
+        consumer.close()

@@ -8,17 +8,15 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, DeserializingConsumer, SerializingProducer
-from confluent_kafka import TopicPartition as CKTP
+from confluent_kafka import SerializingProducer
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient, SchemaRegistryError
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, NewTopic
-from tests.schema_registry_support import ADMIN, registry_conf, scram_client, secured_registry
+from tests.schema_registry_support import ADMIN, confluent_consume, registry_conf, scram_client, secured_registry
 from tests.security.certs import TlsMaterial
 from tests.security.certs import tls_material as _tls_material
 
@@ -87,26 +85,6 @@ def test_confluents_avro_serde_with_a_secured_registry_and_broker(secured, tls_m
         producer.produce(topic, value=p)
     assert producer.flush(20) == 0
 
-    consumer = DeserializingConsumer(
-        {
-            "bootstrap.servers": broker.bootstrap_servers,
-            "group.id": f"g-{uuid.uuid4().hex[:8]}",
-            "value.deserializer": AvroDeserializer(client),
-            "enable.auto.commit": False,
-        }
-        | ALICE_KAFKA
-    )
-    try:
-        consumer.assign([CKTP(topic, 0, OFFSET_BEGINNING)])
-        got: list[Any] = []
-        for _ in range(200):
-            msg = consumer.poll(0.2)
-            if msg is not None:
-                assert msg.error() is None, msg.error()
-                got.append(msg.value())
-            if len(got) == len(payments):
-                break
-    finally:
-        consumer.close()
+    got = confluent_consume(broker.bootstrap_servers, topic, AvroDeserializer(client), len(payments), ALICE_KAFKA)
     assert got == payments
     assert client.get_latest_version(f"{topic}-value").version == 1

@@ -24,11 +24,12 @@ from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistry
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext, StringDeserializer, StringSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext, StringSerializer
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AdminClient, NewTopic
+from tests.schema_registry_support import confluent_consume
 
 pytestmark = pytest.mark.integration
 
@@ -62,33 +63,8 @@ def produce(bootstrap: str, topic: str, value_serializer: Any, values: list[Any]
     assert producer.flush(20) == 0
 
 
-def consume(bootstrap: str, topic: str, value_deserializer: Any, n: int) -> list[Any]:
-    consumer = DeserializingConsumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"g-{uuid.uuid4().hex[:8]}",
-            "key.deserializer": StringDeserializer(),
-            "value.deserializer": value_deserializer,
-            "enable.auto.commit": False,
-        }
-    )
-    try:
-        consumer.assign([CKTP(topic, 0, OFFSET_BEGINNING)])
-        got: list[Any] = []
-        for _ in range(200):
-            msg = consumer.poll(0.2)
-            if msg is not None:
-                assert msg.error() is None, msg.error()
-                got.append(msg.value())
-            if len(got) >= n:
-                return got
-        raise AssertionError(f"read {len(got)} of {n} records from {topic}")
-    finally:
-        consumer.close()
-
-
 def raw_values(bootstrap: str, topic: str, n: int) -> list[bytes]:
-    return consume(bootstrap, topic, None, n)
+    return confluent_consume(bootstrap, topic, None, n)
 
 
 def framed_id(data: bytes) -> int:
@@ -123,7 +99,7 @@ def test_avro_records_through_kafkalog_with_confluents_serializers(sr, registry_
     registered = sr.get_latest_version(f"{topic}-value")
     assert registered.version == 1
     assert [framed_id(v) for v in raw_values(bootstrap, topic, 2)] == [registered.schema_id] * 2
-    assert consume(bootstrap, topic, AvroDeserializer(sr), 2) == users
+    assert confluent_consume(bootstrap, topic, AvroDeserializer(sr), 2) == users
 
 
 def test_avro_compatible_evolution_read_with_the_new_reader_schema(sr, registry_broker, topic) -> None:
@@ -136,7 +112,7 @@ def test_avro_compatible_evolution_read_with_the_new_reader_schema(sr, registry_
 
     ids = [framed_id(v) for v in raw_values(bootstrap, topic, 2)]
     assert ids[0] != ids[1]
-    got = consume(bootstrap, topic, AvroDeserializer(sr, json.dumps(USER_V2)), 2)
+    got = confluent_consume(bootstrap, topic, AvroDeserializer(sr, json.dumps(USER_V2)), 2)
     assert got == [{**old, "email": "none"}, new]
 
 
@@ -179,9 +155,9 @@ def test_json_schema_records_through_kafkalog_with_confluents_serializers(sr, re
     registered = sr.get_latest_version(f"{topic}-value")
     assert registered.schema.schema_type == "JSON"
     assert [framed_id(v) for v in raw_values(bootstrap, topic, 2)] == [registered.schema_id] * 2
-    got = consume(bootstrap, topic, JSONDeserializer(None, schema_registry_client=sr), 2)
+    got = confluent_consume(bootstrap, topic, JSONDeserializer(None, schema_registry_client=sr), 2)
     assert got == orders
-    got = consume(bootstrap, topic, JSONDeserializer(json.dumps(ORDER_SCHEMA)), 2)
+    got = confluent_consume(bootstrap, topic, JSONDeserializer(json.dumps(ORDER_SCHEMA)), 2)
     assert got == orders
 
 
@@ -220,7 +196,7 @@ def test_protobuf_records_through_kafkalog_with_confluents_serializers(sr, regis
     assert raws[0][5:7] == bytes([2, 2])
 
     deserializer = ProtobufDeserializer(order_cls, {"use.deprecated.format": False}, sr)
-    got: list[Any] = consume(bootstrap, topic, deserializer, 2)
+    got: list[Any] = confluent_consume(bootstrap, topic, deserializer, 2)
     assert [m.SerializeToString() for m in got] == [m.SerializeToString() for m in orders]
 
 
@@ -288,7 +264,7 @@ def test_protobuf_imports_become_references_registered_under_the_file_name(sr, r
     assert sr.get_referenced_by(money_subject, 1) == [registered.schema_id]
 
     deserializer = ProtobufDeserializer(order_cls, {"use.deprecated.format": False}, sr)
-    got: list[Any] = consume(bootstrap, topic, deserializer, 2)
+    got: list[Any] = confluent_consume(bootstrap, topic, deserializer, 2)
     assert [m.SerializeToString() for m in got] == [m.SerializeToString() for m in orders]
 
 
@@ -386,7 +362,7 @@ def test_avro_logical_types_read_back_through_the_registrys_schema(sr, registry_
         "extra": {"x": 1.5, "y": None},
     }
     produce(bootstrap, topic, AvroSerializer(sr, json.dumps(EVENT)), [event])
-    (got,) = consume(bootstrap, topic, AvroDeserializer(sr), 1)
+    (got,) = confluent_consume(bootstrap, topic, AvroDeserializer(sr), 1)
     assert {**got, "ref": uuid.UUID(str(got["ref"]))} == event
     answered = json.loads(sr.get_latest_version(f"{topic}-value").schema.schema_str or "null")
     assert answered["doc"] == EVENT["doc"]
