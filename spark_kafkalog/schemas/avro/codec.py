@@ -12,7 +12,9 @@ member, named branches as fastavro's ``(name, value)`` tuples) and written with 
 
 A writer other than the reader is resolved by reading with the writer alone and projecting the datum onto
 the reader (``projection``: compiled once per writer, cached by its canonical text) where the projection
-covers the change, else by fastavro's resolution per datum; both give the same values.
+covers the change, else by fastavro's resolution per datum; both give the same values. fastavro's resolution
+reads with a copy of the reader whose field defaults are datums (``defaults``: a ``bytes`` decimal's
+``"\u0000"`` is ``0.00`` as Avro Java reads it, not the string fastavro would pass through).
 
 ``decode_many`` reads every payload of one writer from one buffer. ``decode_arrow`` decodes a whole binary
 column of payloads of one writer straight into an Arrow array with the compiled kernel (``columnar``) where it
@@ -32,6 +34,7 @@ import pyarrow as pa
 
 from spark_kafkalog.schemas.avro import columnar
 from spark_kafkalog.schemas.avro.arrow import Compiler, Convert
+from spark_kafkalog.schemas.avro.defaults import with_datum_defaults
 from spark_kafkalog.schemas.avro.projection import IDENTITY, projection
 from spark_kafkalog.schemas.avro.schema import AvroSchema
 from spark_kafkalog.schemas.codec import DecodeError, EncodeError, ValueCodec
@@ -49,6 +52,7 @@ class AvroCodec(ValueCodec):
         self.reader = reader
         self._project = project
         self._projections: dict[str, Any] = {}  # writer canonical -> (reader schema or None, projection or None)
+        self._resolving: Any = None  # the reader for fastavro's resolution (defaults as datums), made once
         self._programs: dict[ParsedSchema, columnar.Program | None] = {}  # writer -> compiled program or None
         root = Compiler(reader).compile(reader.fastavro_schema)
         self.arrow_type = root.arrow_type
@@ -70,11 +74,17 @@ class AvroCodec(ValueCodec):
         if plan is None:
             project = projection(writer, self.reader) if self._project else None
             if project is None:
-                plan = (self.reader.fastavro_schema, self._to_arrow)
+                plan = (self._resolving_reader(), self._to_arrow)
             else:
                 plan = (None, _chain(None if project is IDENTITY else project, self._to_arrow))
             self._projections[writer.canonical] = plan
         return writer.fastavro_schema, plan[0], plan[1]
+
+    def _resolving_reader(self) -> Any:
+        """The reader's fastavro schema with its defaults as datums (``defaults``), made once."""
+        if self._resolving is None:
+            self._resolving = with_datum_defaults(self.reader.fastavro_schema)
+        return self._resolving
 
     def decode(self, payload: bytes | memoryview, writer: ParsedSchema, message_indexes: tuple[int, ...] = ()) -> Any:
         writer_schema, reader, shape = self._schemas(writer)
