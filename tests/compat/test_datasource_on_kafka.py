@@ -17,7 +17,7 @@ from tests.datasource.conftest import reader
 from tests.waiting import wait_until
 
 from .conftest import new_topic
-from .peers import SPARK_KAFKA
+from .peers import SPARK_AVRO, SPARK_KAFKA
 from .test_spark_kafka_on_kafkalog import CONNECTOR_JARS
 
 pytestmark = pytest.mark.compat
@@ -33,6 +33,7 @@ def spark():
     # the first SparkSession of the process launches the JVM and fixes the driver's classpath: Spark's Kafka
     # connector jars go on it here too, for test_spark_kafka_on_kafkalog's session later in the same run
     jars = sorted(str(p) for p in SPARK_KAFKA.dir.glob("*.jar") if p.name.startswith(CONNECTOR_JARS))
+    jars += sorted(str(p) for p in SPARK_AVRO.dir.glob("spark-avro_*.jar"))  # and test_spark_avro_parity's
     session = kafkalog_session(
         "local[2]",
         "kafkalog-compat-datasource",

@@ -16,7 +16,7 @@ import pytest
 from spark_kafkalog.client import Consumer, Producer, TopicPartition
 
 from .conftest import new_topic
-from .peers import SPARK_KAFKA, classpath
+from .peers import SPARK_AVRO, SPARK_KAFKA, classpath
 
 pytestmark = pytest.mark.compat
 
@@ -34,6 +34,8 @@ def spark():
     classpath(SPARK_KAFKA)  # names `make peers` when the folder is missing
     jars = sorted(str(p) for p in SPARK_KAFKA.dir.glob("*.jar") if p.name.startswith(CONNECTOR_JARS))
     assert len(jars) == len(CONNECTOR_JARS), jars
+    # the first SparkSession of the process fixes the driver's classpath: spark-avro for test_spark_avro_parity
+    jars += sorted(str(p) for p in SPARK_AVRO.dir.glob("spark-avro_*.jar"))
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = (
         SparkSession.builder.master("local[2]")
