@@ -9,6 +9,8 @@ documentation; passwords and keys never appear in logs.
 
 from __future__ import annotations
 
+from spark_kafkalog.schemas.compatibility import COMPATIBILITY_LEVELS
+
 from .schema import ConfigKey
 
 _K = ConfigKey
@@ -67,15 +69,7 @@ SCHEMA_REGISTRY_KEYS: tuple[ConfigKey, ...] = (
         "string",
         "BACKWARD",
         "Global compatibility level until `PUT /config` sets one.",
-        choices=(
-            "NONE",
-            "BACKWARD",
-            "BACKWARD_TRANSITIVE",
-            "FORWARD",
-            "FORWARD_TRANSITIVE",
-            "FULL",
-            "FULL_TRANSITIVE",
-        ),
+        choices=COMPATIBILITY_LEVELS,
     ),
     _K(
         "schema.registry.mode.mutability",
