@@ -1,6 +1,7 @@
 """Shared fixtures for the Schema Registry's integration tests: one EmbeddedBroker per test module serving
-kafkalog's registry on ``http://127.0.0.1:<free port>`` (``schema.registry.listeners``), its URL, and unique
-subject names so the tests of one module share the registry without seeing each other's subjects.
+kafkalog's registry on ``http://127.0.0.1:<free port>`` (``schema.registry.listeners``), its URL, a
+confluent-kafka ``SchemaRegistryClient`` of it (``sr``), and unique subject names so the tests of one module
+share the registry without seeing each other's subjects.
 
 Tests that change the registry's global state (``/config``, ``/mode``) put it back before they end.
 """
@@ -11,6 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
+from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from broker.server import EmbeddedBroker
 from tests import schema_registry_support as support
@@ -27,6 +29,14 @@ def registry_broker(tmp_path_factory) -> Iterator[EmbeddedBroker]:
 def registry_url(registry_broker: EmbeddedBroker) -> str:
     """``http://127.0.0.1:<port>``: the registry's URL (no trailing slash)."""
     return support.registry_url(registry_broker)
+
+
+@pytest.fixture
+def sr(registry_url: str) -> Iterator[SchemaRegistryClient]:
+    """confluent-kafka's ``SchemaRegistryClient`` of the registry (no retries), closed after the test."""
+    client = SchemaRegistryClient({"url": registry_url, "max.retries": 0})
+    yield client
+    client.close()
 
 
 @pytest.fixture

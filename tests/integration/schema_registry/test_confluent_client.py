@@ -44,13 +44,6 @@ def avro(doc: dict, **renames: str) -> Schema:
 
 
 @pytest.fixture
-def client(registry_url: str) -> Iterator[SchemaRegistryClient]:
-    c = SchemaRegistryClient({"url": registry_url, "max.retries": 0})
-    yield c
-    c.close()
-
-
-@pytest.fixture
 def fresh(registry_url: str) -> Iterator[Callable[[], SchemaRegistryClient]]:
     """A new client with empty caches, to see what the registry answers rather than what a cache kept."""
     made: list[SchemaRegistryClient] = []
@@ -70,12 +63,12 @@ def sr_error(call: Callable[[], object]) -> SchemaRegistryError:
     return info.value
 
 
-def test_register_then_read_it_back_every_way(client, fresh, new_subject) -> None:
+def test_register_then_read_it_back_every_way(sr, fresh, new_subject) -> None:
     subject = new_subject("user-value")
     schema = avro(USER_V1, name=f"User_{subject[-8:]}")
-    schema_id = client.register_schema(subject, schema)
+    schema_id = sr.register_schema(subject, schema)
     assert isinstance(schema_id, int) and schema_id > 0
-    assert client.register_schema(subject, schema) == schema_id
+    assert sr.register_schema(subject, schema) == schema_id
 
     reader = fresh()
     got = reader.get_schema(schema_id)
@@ -103,107 +96,107 @@ def test_register_then_read_it_back_every_way(client, fresh, new_subject) -> Non
     assert set(reader.get_schema_types()) == {"AVRO", "JSON", "PROTOBUF"}
 
 
-def test_the_same_schema_under_two_subjects_has_one_id(client, new_subject) -> None:
+def test_the_same_schema_under_two_subjects_has_one_id(sr, new_subject) -> None:
     a, b = new_subject("a"), new_subject("b")
     schema = avro(USER_V1, name=f"User_{a[-8:]}")
-    assert client.register_schema(a, schema) == client.register_schema(b, schema)
-    assert sorted(client.get_subjects_by_schema_id(client.register_schema(a, schema))) == sorted([a, b])
+    assert sr.register_schema(a, schema) == sr.register_schema(b, schema)
+    assert sorted(sr.get_subjects_by_schema_id(sr.register_schema(a, schema))) == sorted([a, b])
 
 
-def test_compatibility_levels_set_get_and_test(client, fresh, new_subject) -> None:
+def test_compatibility_levels_set_get_and_test(sr, fresh, new_subject) -> None:
     subject = new_subject("compat")
     name = f"User_{subject[-8:]}"
-    client.register_schema(subject, avro(USER_V1, name=name))
+    sr.register_schema(subject, avro(USER_V1, name=name))
 
-    assert client.get_compatibility() == "BACKWARD"  # the global default
+    assert sr.get_compatibility() == "BACKWARD"  # the global default
     assert sr_error(lambda: fresh().get_compatibility(subject)).error_code == 40408
 
-    answer = client.set_compatibility(subject, "full")
+    answer = sr.set_compatibility(subject, "full")
     assert answer == {"compatibility": "FULL"}
     assert fresh().get_compatibility(subject) == "FULL"
     config = fresh().get_config(subject)
     assert config.compatibility_level is not None and config.compatibility_level.value == "FULL"
 
-    assert client.test_compatibility(subject, avro(USER_V2, name=name)) is True
-    assert client.test_compatibility(subject, avro(USER_REQUIRED_EMAIL, name=name)) is False
-    assert client.test_compatibility(subject, avro(USER_V2, name=name), version=1, verbose=True) is True
-    assert client.test_compatibility_all_versions(subject, avro(USER_V2, name=name)) is True
+    assert sr.test_compatibility(subject, avro(USER_V2, name=name)) is True
+    assert sr.test_compatibility(subject, avro(USER_REQUIRED_EMAIL, name=name)) is False
+    assert sr.test_compatibility(subject, avro(USER_V2, name=name), version=1, verbose=True) is True
+    assert sr.test_compatibility_all_versions(subject, avro(USER_V2, name=name)) is True
 
-    deleted = client.delete_config(subject)
+    deleted = sr.delete_config(subject)
     assert deleted.compatibility_level is not None and deleted.compatibility_level.value == "FULL"
     assert sr_error(lambda: fresh().get_compatibility(subject)).error_code == 40408
 
-    error = sr_error(lambda: client.set_compatibility(subject, "sideways"))
+    error = sr_error(lambda: sr.set_compatibility(subject, "sideways"))
     assert (error.http_status_code, error.error_code) == (422, 42203)
 
 
-def test_compatible_evolution_is_registered_and_an_incompatible_change_refused_with_409(client, new_subject) -> None:
+def test_compatible_evolution_is_registered_and_an_incompatible_change_refused_with_409(sr, new_subject) -> None:
     subject = new_subject("evolve")
     name = f"User_{subject[-8:]}"
-    id1 = client.register_schema(subject, avro(USER_V1, name=name))
-    id2 = client.register_schema(subject, avro(USER_V2, name=name))
+    id1 = sr.register_schema(subject, avro(USER_V1, name=name))
+    id2 = sr.register_schema(subject, avro(USER_V2, name=name))
     assert id2 != id1
-    assert client.get_versions(subject) == [1, 2]
-    assert client.get_latest_version(subject).schema_id == id2
+    assert sr.get_versions(subject) == [1, 2]
+    assert sr.get_latest_version(subject).schema_id == id2
 
     # BACKWARD checks the latest version only: V2 has email, so a required email reads it; age as a string does not.
-    error = sr_error(lambda: client.register_schema(subject, avro(USER_AGE_STRING, name=name)))
+    error = sr_error(lambda: sr.register_schema(subject, avro(USER_AGE_STRING, name=name)))
     assert (error.http_status_code, error.error_code) == (409, 409)
     assert subject in error.error_message
-    assert client.get_versions(subject) == [1, 2]
+    assert sr.get_versions(subject) == [1, 2]
 
-    client.set_compatibility(subject, "NONE")
-    assert client.register_schema(subject, avro(USER_AGE_STRING, name=name)) not in (id1, id2)
-    assert client.get_versions(subject) == [1, 2, 3]
+    sr.set_compatibility(subject, "NONE")
+    assert sr.register_schema(subject, avro(USER_AGE_STRING, name=name)) not in (id1, id2)
+    assert sr.get_versions(subject) == [1, 2, 3]
 
 
-def test_soft_then_hard_delete_of_versions_and_subjects(client, fresh, new_subject) -> None:
+def test_soft_then_hard_delete_of_versions_and_subjects(sr, fresh, new_subject) -> None:
     subject = new_subject("deletes")
     name = f"User_{subject[-8:]}"
-    id1 = client.register_schema(subject, avro(USER_V1, name=name))
-    client.register_schema(subject, avro(USER_V2, name=name))
+    id1 = sr.register_schema(subject, avro(USER_V1, name=name))
+    sr.register_schema(subject, avro(USER_V2, name=name))
 
-    error = sr_error(lambda: client.delete_version(subject, 1, permanent=True))
+    error = sr_error(lambda: sr.delete_version(subject, 1, permanent=True))
     assert (error.http_status_code, error.error_code) == (404, 40407)
-    assert client.delete_version(subject, 1) == 1
-    assert sr_error(lambda: client.delete_version(subject, 1)).error_code == 40406
+    assert sr.delete_version(subject, 1) == 1
+    assert sr_error(lambda: sr.delete_version(subject, 1)).error_code == 40406
     assert fresh().get_versions(subject) == [2]
     assert fresh().get_version(subject, 1, deleted=True).schema_id == id1
     assert fresh().get_schema(id1).schema_type == "AVRO"  # a soft-deleted version's id still decodes
-    assert client.delete_version(subject, 1, permanent=True) == 1
+    assert sr.delete_version(subject, 1, permanent=True) == 1
 
-    error = sr_error(lambda: client.delete_subject(subject, permanent=True))
+    error = sr_error(lambda: sr.delete_subject(subject, permanent=True))
     assert (error.http_status_code, error.error_code) == (404, 40405)
-    assert client.delete_subject(subject) == [2]
+    assert sr.delete_subject(subject) == [2]
     assert subject not in fresh().get_subjects()
     assert subject in fresh().get_subjects(deleted=True)
     # (confluent-kafka 2.16's get_subjects(deleted_only=True) sends ``deleted_only``; Confluent's registry reads
     # ``deletedOnly`` and ignores it, as kafkalog's does; test_confluent_rest_examples covers deletedOnly.)
-    assert sr_error(lambda: client.delete_subject(subject)).error_code == 40404
+    assert sr_error(lambda: sr.delete_subject(subject)).error_code == 40404
     assert sr_error(lambda: fresh().get_versions(subject)).error_code == 40401
 
-    assert client.delete_subject(subject, permanent=True) == [2]
+    assert sr.delete_subject(subject, permanent=True) == [2]
     assert subject not in fresh().get_subjects(deleted=True)
     error = sr_error(lambda: fresh().get_schema(id1))
     assert (error.http_status_code, error.error_code) == (404, 40403)
 
 
-def test_modes_global_and_per_subject(client, fresh, new_subject) -> None:
+def test_modes_global_and_per_subject(sr, fresh, new_subject) -> None:
     subject = new_subject("modes")
     name = f"User_{subject[-8:]}"
-    client.register_schema(subject, avro(USER_V1, name=name))
-    assert client.get_global_mode() == "READWRITE"
-    assert sr_error(lambda: client.get_mode(subject)).error_code == 40409
+    sr.register_schema(subject, avro(USER_V1, name=name))
+    assert sr.get_global_mode() == "READWRITE"
+    assert sr_error(lambda: sr.get_mode(subject)).error_code == 40409
 
-    assert client.update_mode(subject, "READONLY") == "READONLY"
+    assert sr.update_mode(subject, "READONLY") == "READONLY"
     assert fresh().get_mode(subject) == "READONLY"
     error = sr_error(lambda: fresh().register_schema(subject, avro(USER_V2, name=name)))
     assert (error.http_status_code, error.error_code) == (422, 42205)
 
-    error = sr_error(lambda: client.update_mode(subject, "SOMETIMES"))
+    error = sr_error(lambda: sr.update_mode(subject, "SOMETIMES"))
     assert (error.http_status_code, error.error_code) == (422, 42204)
-    assert client.delete_mode(subject) == "READONLY"
-    assert sr_error(lambda: client.get_mode(subject)).error_code == 40409
+    assert sr.delete_mode(subject) == "READONLY"
+    assert sr_error(lambda: sr.get_mode(subject)).error_code == 40409
     assert fresh().register_schema(subject, avro(USER_V2, name=name)) > 0
 
 
@@ -222,7 +215,7 @@ def test_errors_carry_confluents_status_and_code(fresh, new_subject) -> None:
         assert error.error_message
 
 
-def test_avro_references_and_referenced_by(client, fresh, new_subject) -> None:
+def test_avro_references_and_referenced_by(sr, fresh, new_subject) -> None:
     base_subject, user_subject = new_subject("address"), new_subject("user-ref")
     address = f"conformance.Address_{base_subject[-8:]}"
     address_schema = {
@@ -231,7 +224,7 @@ def test_avro_references_and_referenced_by(client, fresh, new_subject) -> None:
         "namespace": "conformance",
         "fields": [{"name": "city", "type": "string"}],
     }
-    address_id = client.register_schema(base_subject, avro(address_schema))
+    address_id = sr.register_schema(base_subject, avro(address_schema))
     user = Schema(
         json.dumps(
             {
@@ -244,19 +237,19 @@ def test_avro_references_and_referenced_by(client, fresh, new_subject) -> None:
         "AVRO",
         [SchemaReference(address, base_subject, 1)],
     )
-    user_id = client.register_schema(user_subject, user)
+    user_id = sr.register_schema(user_subject, user)
     assert user_id != address_id
 
     got = fresh().get_schema(user_id)
     assert [(r.name, r.subject, r.version) for r in got.references] == [(address, base_subject, 1)]
     latest = fresh().get_latest_version(user_subject)
     assert [(r.name, r.subject, r.version) for r in latest.schema.references] == [(address, base_subject, 1)]
-    assert client.get_referenced_by(base_subject, 1) == [user_id]
-    error = sr_error(lambda: client.delete_version(base_subject, 1))
+    assert sr.get_referenced_by(base_subject, 1) == [user_id]
+    error = sr_error(lambda: sr.delete_version(base_subject, 1))
     assert (error.http_status_code, error.error_code) == (422, 42206)
 
 
-def test_json_schema_registration(client, fresh, new_subject) -> None:
+def test_json_schema_registration(sr, fresh, new_subject) -> None:
     subject = new_subject("json")
     doc = {
         "$schema": "http://json-schema.org/draft-07/schema#",
@@ -265,15 +258,15 @@ def test_json_schema_registration(client, fresh, new_subject) -> None:
         "properties": {"id": {"type": "integer"}, "item": {"type": "string"}},
         "required": ["id"],
     }
-    schema_id = client.register_schema(subject, Schema(json.dumps(doc), "JSON"))
+    schema_id = sr.register_schema(subject, Schema(json.dumps(doc), "JSON"))
     got = fresh().get_schema(schema_id)
     assert got.schema_type == "JSON"
     assert json.loads(got.schema_str) == doc
     assert fresh().lookup_schema(subject, Schema(json.dumps(doc), "JSON")).schema_id == schema_id
     # BACKWARD for JSON Schema: a new required property without a default cannot read the old data.
     stricter = {**doc, "required": ["id", "item"]}
-    assert client.test_compatibility(subject, Schema(json.dumps(stricter), "JSON")) is False
-    error = sr_error(lambda: client.register_schema(subject, Schema('{"type": 12}', "JSON")))
+    assert sr.test_compatibility(subject, Schema(json.dumps(stricter), "JSON")) is False
+    error = sr_error(lambda: sr.register_schema(subject, Schema('{"type": 12}', "JSON")))
     assert (error.http_status_code, error.error_code) == (422, 42201)
 
 
@@ -288,10 +281,10 @@ message Order {
 """
 
 
-def test_protobuf_registration_text_and_serialized_format(client, fresh, new_subject) -> None:
+def test_protobuf_registration_text_and_serialized_format(sr, fresh, new_subject) -> None:
     subject = new_subject("proto")
     proto = PROTO.replace("Order", f"Order{subject[-8:]}")
-    schema_id = client.register_schema(subject, Schema(proto, "PROTOBUF"))
+    schema_id = sr.register_schema(subject, Schema(proto, "PROTOBUF"))
     got = fresh().get_schema(schema_id)
     assert got.schema_type == "PROTOBUF"
     assert f"message Order{subject[-8:]}" in got.schema_str
@@ -305,10 +298,10 @@ def test_protobuf_registration_text_and_serialized_format(client, fresh, new_sub
 
     # BACKWARD for Protobuf: changing a field's type is incompatible; adding a field is not.
     added = proto.replace("repeated string tags = 3;", "repeated string tags = 3;\n  double price = 4;")
-    assert client.test_compatibility(subject, Schema(added, "PROTOBUF")) is True
+    assert sr.test_compatibility(subject, Schema(added, "PROTOBUF")) is True
     retyped = proto.replace("string item = 2;", "int32 item = 2;")
-    assert client.test_compatibility(subject, Schema(retyped, "PROTOBUF")) is False
-    error = sr_error(lambda: client.register_schema(subject, Schema("message {", "PROTOBUF")))
+    assert sr.test_compatibility(subject, Schema(retyped, "PROTOBUF")) is False
+    error = sr_error(lambda: sr.register_schema(subject, Schema("message {", "PROTOBUF")))
     assert (error.http_status_code, error.error_code) == (422, 42201)
 
 

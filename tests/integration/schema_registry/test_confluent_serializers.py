@@ -14,13 +14,13 @@ import decimal
 import json
 import struct
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, DeserializingConsumer, SerializingProducer
 from confluent_kafka import TopicPartition as CKTP
-from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError, record_subject_name_strategy
+from confluent_kafka.schema_registry import SchemaRegistryError, record_subject_name_strategy
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
@@ -32,13 +32,6 @@ from spark_kafkalog.client import AdminClient, NewTopic
 from tests.schema_registry_support import confluent_consume
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def sr(registry_url: str) -> Iterator[SchemaRegistryClient]:
-    c = SchemaRegistryClient({"url": registry_url, "max.retries": 0})
-    yield c
-    c.close()
 
 
 @pytest.fixture
