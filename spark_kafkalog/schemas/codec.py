@@ -16,7 +16,7 @@ A codec is immutable and thread-safe; the data source keeps one per reader schem
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -30,6 +30,18 @@ class DecodeError(ValueError):
 
 class EncodeError(ValueError):
     """A value that cannot be written with the codec's schema; names the field and the value's type."""
+
+
+def decode_each(payloads: Iterable[bytes | memoryview], decode: Callable[[bytes | memoryview], Any]) -> list[Any]:
+    """``decode`` of each payload in order; the first ``DecodeError`` is raised again naming its index
+    (``payload <i>: ...``). The loop of ``ValueCodec.decode_many`` for codecs that override it."""
+    out = []
+    for index, payload in enumerate(payloads):
+        try:
+            out.append(decode(payload))
+        except DecodeError as e:
+            raise DecodeError(f"payload {index}: {e}") from e
+    return out
 
 
 class ValueCodec(ABC):
@@ -56,13 +68,7 @@ class ValueCodec(ABC):
     ) -> list[Any]:
         """``decode`` of each payload (all written with ``writer``); a codec may do it faster. The first
         failure raises, naming its index in ``payloads``."""
-        out = []
-        for index, payload in enumerate(payloads):
-            try:
-                out.append(self.decode(payload, writer, message_indexes))
-            except DecodeError as e:
-                raise DecodeError(f"payload {index}: {e}") from e
-        return out
+        return decode_each(payloads, lambda payload: self.decode(payload, writer, message_indexes))
 
     def encode_many(self, values: Iterable[Any]) -> list[bytes]:
         return [self.encode(v) for v in values]

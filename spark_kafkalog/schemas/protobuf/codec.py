@@ -50,7 +50,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 from google.protobuf.message import Message
 
-from spark_kafkalog.schemas.codec import DecodeError, EncodeError, ValueCodec
+from spark_kafkalog.schemas.codec import DecodeError, EncodeError, ValueCodec, decode_each
 from spark_kafkalog.schemas.parsed_schema import InvalidSchemaError, ParsedSchema
 from spark_kafkalog.schemas.protobuf.schema import ProtobufSchema
 
@@ -189,13 +189,7 @@ class ProtobufCodec(ValueCodec):
     def decode_many(self, payloads: Any, writer: ParsedSchema, message_indexes: tuple[int, ...] = ()) -> list[Any]:
         cls = self._writer_class(writer, message_indexes)
         read = self._reader_for(cls)
-        out = []
-        for index, payload in enumerate(payloads):
-            try:
-                out.append(self._decode_with(cls, read, payload))
-            except DecodeError as e:
-                raise DecodeError(f"payload {index}: {e}") from e
-        return out
+        return decode_each(payloads, lambda payload: self._decode_with(cls, read, payload))
 
     def _reader_for(self, cls: type[Message]) -> _Read:
         """The compiled conversion of the writer's message into the reader's shape (cached per writer
