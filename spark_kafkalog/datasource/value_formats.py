@@ -11,7 +11,11 @@ Reading (``formats.ReadFormats``):
 - ``FormatDecoder.decode(batch)`` runs in the tasks: each framed value is unframed, its writer schema fetched
   by id (cached per process: ``registry_cache``), the payloads of one writer schema decoded together with
   ``ValueCodec.decode_many`` and the column built with ``pa.array(values, type=codec.arrow_type)``. A null
-  key or value (a tombstone) stays null. A record that cannot be decoded (not in the wire format, an unknown
+  key or value (a tombstone) stays null. When every present value of a batch's column is framed with one
+  schema id and the codec has a compiled decoder (``AvroCodec.decode_arrow``: the reader's own schema, C
+  kernel ``spark_kafkalog._kernels``) that decodes every payload, the column is built by it in one step
+  instead (the same array, no Python value per record); anything else takes the path above, which also
+  explains every failure. A record that cannot be decoded (not in the wire format, an unknown
   schema id, a writer schema of another type or one the reader cannot read, a payload that does not parse)
   raises ``RecordDecodeError`` naming topic, partition, offset and schema id in FAILFAST mode; in PERMISSIVE
   mode its decoded column is null and the corrupt-record column holds the error and the record's raw key and
@@ -78,6 +82,7 @@ CORRUPT_RECORD_TYPE = pa.struct([("error", pa.string()), ("key", pa.binary()), (
 """The PERMISSIVE mode's corrupt-record column: why the record failed and its raw key and value."""
 
 _SCHEMA_NOT_FOUND = 40403
+_FRAME_PREFIX = 5  # Confluent's wire format: magic byte 0 and the 4-byte schema id
 
 
 class RecordDecodeError(ValueError):
@@ -161,14 +166,16 @@ class FormatDecoder:
         raw_key, raw_value = batch.column("key"), batch.column("value")
         for column in self.formats.columns:
             codec = _codec(self.formats, column)
-            values = self._decode_column(batch, column, codec, errors)
-            try:
-                array = pa.array(values, type=codec.arrow_type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
-                raise RecordDecodeError(
-                    f"The decoded {column.column}s of {_where(batch, 0)} do not fit the reader's Arrow type "
-                    f"{codec.arrow_type}: {e}"
-                ) from e
+            array = self._decode_compiled(batch, column, codec)
+            if array is None:
+                values = self._decode_column(batch, column, codec, errors)
+                try:
+                    array = pa.array(values, type=codec.arrow_type)
+                except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
+                    raise RecordDecodeError(
+                        f"The decoded {column.column}s of {_where(batch, 0)} do not fit the reader's Arrow type "
+                        f"{codec.arrow_type}: {e}"
+                    ) from e
             index = batch.schema.get_field_index(column.column)
             batch = batch.set_column(index, pa.field(column.column, codec.arrow_type), array)
         if self.formats.permissive:
@@ -176,6 +183,27 @@ class FormatDecoder:
                 pa.field(self.formats.corrupt_column, CORRUPT_RECORD_TYPE), _corrupt(raw_key, raw_value, errors)
             )
         return batch
+
+    def _decode_compiled(self, batch: pa.RecordBatch, column: ColumnFormat, codec: ValueCodec) -> pa.Array | None:
+        """The column in one step, without a Python value per record, when the codec has a compiled decoder
+        (``AvroCodec.decode_arrow``), every present value is framed with the same schema id, its writer
+        schema is at hand and every payload decodes; None otherwise (then the per-record path, which also
+        explains every failure)."""
+        decode_arrow = getattr(codec, "decode_arrow", None)
+        if decode_arrow is None or column.schema_type == PROTOBUF:
+            return None
+        array = batch.column(column.column)
+        schema_id = _single_schema_id(array)
+        if schema_id is None:
+            return None
+        try:
+            writer = schema_by_id(self.formats.registry, schema_id)
+        except (self._registry_error, ValueError):  # the per-record path says what is wrong (or raises)
+            return None
+        if writer.schema_type != codec.reader.schema_type:
+            return None
+        result: pa.Array | None = decode_arrow(array, writer, _FRAME_PREFIX)
+        return result
 
     def _decode_column(
         self, batch: pa.RecordBatch, column: ColumnFormat, codec: ValueCodec, errors: dict[int, list[str]]
@@ -262,6 +290,30 @@ class FormatDecoder:
                 f"'{self.formats.corrupt_column}')"
             )
         errors.setdefault(row, []).append(f"{column.column}{sid}: {why}")
+
+
+def _single_schema_id(array: pa.Array) -> int | None:
+    """The schema id of every present value of a binary column when all are framed (magic byte 0, at
+    least the 5-byte prefix) with the same id; None otherwise (or when no value is present)."""
+    if not pa.types.is_binary(array.type) or len(array) == 0 or array.null_count == len(array):
+        return None
+    _, offsets_buffer, data_buffer = array.buffers()
+    if offsets_buffer is None or data_buffer is None:
+        return None
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32, count=len(array) + 1, offset=array.offset * 4)
+    data = np.frombuffer(data_buffer, dtype=np.uint8)
+    starts = offsets[:-1]
+    if array.null_count:
+        present = array.is_valid().to_numpy(zero_copy_only=False)
+        starts, ends = starts[present], offsets[1:][present]
+    else:
+        ends = offsets[1:]
+    if int(np.min(ends - starts)) < _FRAME_PREFIX:
+        return None
+    prefixes = data[starts[:, None] + np.arange(_FRAME_PREFIX)]
+    if not (prefixes == prefixes[0]).all() or prefixes[0, 0] != 0:
+        return None
+    return int.from_bytes(prefixes[0, 1:].tobytes(), "big")
 
 
 def _split_frames(
