@@ -54,6 +54,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -190,32 +191,20 @@ def choose_ports(
 def choose_metrics_ports(data_dir: Path, brokers: int, host: str, avoid: set[int] | None = None) -> dict[int, int]:
     """``{broker id: metrics port}`` for ``cluster up --metrics``: the recorded port (waited for up to 5 s,
     else ``PortError``), else a free port other than ``avoid`` (the broker and ZooKeeper ports)."""
-    from ..processes import free_port
 
-    recorded = read_ports(data_dir)
-    taken = set(avoid or ())
-    ports: dict[int, int] = {}
-    for b in range(1, brokers + 1):
-        key = f"broker.{b}.metrics.port"
-        if key in recorded:
-            port = recorded[key]
-            if not 1 <= port <= 65535:
-                raise PortError(
-                    f"metrics port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is not in 1-65535; "
-                    f"fix or remove the {key} line"
-                )
-            if port in taken or not _wait_free(host, port, RECORDED_PORT_WAIT_S):
-                raise PortError(
-                    f"metrics port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is in use by another "
-                    f"process; free it, or remove the {key} line"
-                )
-        else:
-            port = free_port(host)
-            while port in taken:
-                port = free_port(host)
-        taken.add(port)
-        ports[b] = port
-    return ports
+    def check(b: int, port: int, key: str, taken: set[int]) -> None:
+        if not 1 <= port <= 65535:
+            raise PortError(
+                f"metrics port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is not in 1-65535; "
+                f"fix or remove the {key} line"
+            )
+        if port in taken or not _wait_free(host, port, RECORDED_PORT_WAIT_S):
+            raise PortError(
+                f"metrics port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is in use by another "
+                f"process; free it, or remove the {key} line"
+            )
+
+    return _choose_side_ports(data_dir, brokers, host, avoid, "broker.{b}.metrics.port", check, lambda b: None)
 
 
 def choose_schema_registry_ports(
@@ -223,22 +212,44 @@ def choose_schema_registry_ports(
 ) -> dict[int, int]:
     """``{broker id: Schema Registry port}`` for ``cluster up``: the recorded port (waited for up to 5 s, else
     ``PortError``), else Confluent's default 8081 + id - 1 when free, else a free port other than ``avoid``."""
+
+    def check(b: int, port: int, key: str, taken: set[int]) -> None:
+        if not 1 <= port <= 65535 or port in taken or not _wait_free(host, port, RECORDED_PORT_WAIT_S):
+            raise PortError(
+                f"Schema Registry port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is not usable "
+                f"(in use, or not in 1-65535); free it, or remove the {key} line"
+            )
+
+    return _choose_side_ports(
+        data_dir, brokers, host, avoid, "broker.{b}.schema.registry.port", check, lambda b: SCHEMA_REGISTRY_PORT + b - 1
+    )
+
+
+def _choose_side_ports(
+    data_dir: Path,
+    brokers: int,
+    host: str,
+    avoid: set[int] | None,
+    key_format: str,
+    check_recorded: Callable[[int, int, str, set[int]], None],
+    preferred: Callable[[int], int | None],
+) -> dict[int, int]:
+    """``{broker id: port}`` of one per-broker side listener: the port recorded under ``key_format.format(b=id)``
+    (``check_recorded(id, port, key, taken)`` raises ``PortError`` when it is not usable), else
+    ``preferred(id)`` when it is a free port not taken, else a free port; no two alike, none in ``avoid``."""
     from ..processes import free_port
 
     recorded = read_ports(data_dir)
     taken = set(avoid or ())
     ports: dict[int, int] = {}
     for b in range(1, brokers + 1):
-        key = f"broker.{b}.schema.registry.port"
+        key = key_format.format(b=b)
+        wanted = preferred(b)
         if key in recorded:
             port = recorded[key]
-            if not 1 <= port <= 65535 or port in taken or not _wait_free(host, port, RECORDED_PORT_WAIT_S):
-                raise PortError(
-                    f"Schema Registry port {port} recorded for broker {b} in {data_dir / PORTS_FILE} is not usable "
-                    f"(in use, or not in 1-65535); free it, or remove the {key} line"
-                )
-        elif SCHEMA_REGISTRY_PORT + b - 1 not in taken and port_free(host, SCHEMA_REGISTRY_PORT + b - 1):
-            port = SCHEMA_REGISTRY_PORT + b - 1
+            check_recorded(b, port, key, taken)
+        elif wanted is not None and wanted not in taken and port_free(host, wanted):
+            port = wanted
         else:
             port = free_port(host)
             while port in taken:
