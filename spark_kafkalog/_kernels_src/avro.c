@@ -140,6 +140,14 @@ static inline int read_long(Decoder *d, int64_t *out) {
 static int valid_utf8(const uint8_t *s, size_t len) {
     size_t i = 0;
     while (i < len) {
+        if (len - i >= 8) { /* 8 ASCII bytes at a time */
+            uint64_t word;
+            memcpy(&word, s + i, 8);
+            if (!(word & 0x8080808080808080ULL)) {
+                i += 8;
+                continue;
+            }
+        }
         uint8_t c = s[i];
         if (c < 0x80) {
             i++;
