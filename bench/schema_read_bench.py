@@ -7,8 +7,10 @@ an enum), framed with the schema id the record's schema got from kafkalog's Sche
 
 - ``raw``: ``spark.read.format("kafkalog")...load()`` (binary key and value) into Spark's ``noop`` sink;
 - ``avro``: the same with ``valueFormat=avro`` (the value decoded into a struct column in the read tasks:
-  unframe, writer schema by id from the per-process cache, ``AvroCodec.decode_many``, ``pa.array``);
-- ``codec``: ``AvroCodec.decode_many`` alone over the payloads, in this process (the decode ceiling).
+  writer schema by id from the per-process cache, then ``AvroCodec.decode_arrow``: the compiled kernel,
+  one Arrow column per batch; the per-record path, ``decode_many`` and ``pa.array``, without it);
+- ``codec``: ``AvroCodec.decode_many`` alone over the payloads, in this process (the Python path's ceiling),
+  and ``AvroCodec.decode_arrow`` (the compiled kernel ``avro`` uses when built) over the same values.
 
 Spark runs are local[2] (one task per partition), a warm-up round first, then the best of ``--repeats``
 rounds in which the two readers alternate. Writes ``bench/results/schema_read.json`` and
@@ -107,8 +109,11 @@ def fill(bootstrap: str, records: int, values: list[bytes]) -> float:
     return time.perf_counter() - started
 
 
-def codec_rate(url: str, values: list[bytes], schema_id: int) -> float:
-    """Records/s of ``AvroCodec.decode_many`` over the payloads (registry lookups done before timing)."""
+def codec_rate(url: str, values: list[bytes], schema_id: int) -> tuple[float, float | None]:
+    """Records/s of ``AvroCodec.decode_many`` over the payloads (registry lookups done before timing), and of
+    the compiled ``AvroCodec.decode_arrow`` over the framed values as one Arrow column (None: not built)."""
+    import pyarrow as pa
+
     from spark_kafkalog.datasource.formats import RegistrySettings
     from spark_kafkalog.datasource.registry_cache import reader_codec, schema_by_id
     from spark_kafkalog.schemas.wire_format import unframe
@@ -122,7 +127,14 @@ def codec_rate(url: str, values: list[bytes], schema_id: int) -> float:
         started = time.perf_counter()
         codec.decode_many(payloads, writer)
         best = min(best, time.perf_counter() - started)
-    return len(payloads) / best
+    column = pa.array(values, pa.binary())
+    compiled = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        if codec.decode_arrow(column, writer, 5) is None:
+            return len(payloads) / best, None
+        compiled = min(compiled, time.perf_counter() - started)
+    return len(payloads) / best, len(values) / compiled
 
 
 def main() -> None:
@@ -167,7 +179,7 @@ def main() -> None:
                 load(name == "avro").write.format("noop").mode("overwrite").save()
                 if n:  # the first round warms the JVM and the Python workers up
                     best[name] = min(best[name], time.perf_counter() - t0)
-        codec_rps = codec_rate(url, values, schema_id)
+        codec_rps, compiled_rps = codec_rate(url, values, schema_id)
     rates = {name: round(records / seconds) for name, seconds in best.items()}
     result = {
         "method": {
@@ -177,6 +189,8 @@ def main() -> None:
             "spark": "local[2], noop sink, a warm-up round, then best of repeats with raw and avro alternating, fresh load() each",
             "repeats": repeats,
             "codec": "AvroCodec.decode_many over the unframed payloads in one process (best of 3)",
+            "codec_compiled": "AvroCodec.decode_arrow (the C kernel the avro read uses) over the framed values as "
+            "one Arrow column, one process (best of 3)",
             "fill": "confluent-kafka producer, linger.ms 20, batch.size 1 MB, values framed with the registered id",
             "quick": args.quick,
         },
@@ -189,6 +203,7 @@ def main() -> None:
         "seconds": {name: round(s, 3) for name, s in best.items()},
         "rows_per_s": rates,
         "codec_rows_per_s": round(codec_rps),
+        "codec_compiled_rows_per_s": round(compiled_rps) if compiled_rps is not None else None,
         "avro_to_raw": round(rates["avro"] / rates["raw"], 3),
         "elapsed_s": round(time.perf_counter() - started, 1),
     }
