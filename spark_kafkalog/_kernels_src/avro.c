@@ -89,6 +89,7 @@ static int reserve(Growable *g, size_t extra) {
 }
 
 static inline int append(Growable *g, const void *src, size_t len) {
+    if (len == 0) return 0; /* g->buf may still be NULL: no memcpy from or to it */
     if (reserve(g, len)) return -1;
     memcpy(g->buf + g->len, src, len);
     g->len += len;
