@@ -14,6 +14,10 @@
  *   n             number of values
  *   skip          bytes before each payload (5: Confluent's wire-format prefix, checked by the caller)
  *
+ * Arrays (AVRO_ARRAY) are read block by block (a negative count is followed by the block's byte size, which
+ * is not needed) into int32 list offsets over their items' column; the arrays of one payload may hold at most
+ * its size + 4096 items in all (so a forged count cannot make the loop run away; more items of no bytes, such
+ * as nulls, are left to the Python path).
  * A null input value (or an AVRO_UNION_NULL op reading its null branch) appends a null to the column of the
  * node (a struct's children get an empty value each, as pyarrow builds them). Returns bad = -1 and, per
  * column, (validity bytes or None, null count, values bytes, data bytes or None, length): values are the
@@ -45,8 +49,11 @@ enum {
     AVRO_TS_MILLIS = 11, /* long millis -> int64 micros, within Python's datetime range */
     AVRO_TS_MICROS = 12, /* long micros, within Python's datetime range */
     AVRO_RECORD = 13,    /* argument: number of fields (the ops that follow) */
-    AVRO_UNION_NULL = 14 /* argument: the null branch's index (0 or 1); the other branch's op follows */
+    AVRO_UNION_NULL = 14, /* argument: the null branch's index (0 or 1); the other branch's op follows */
+    AVRO_ARRAY = 15       /* int32 list offsets into the items' column; the items' op follows */
 };
+
+
 
 #define OP_WIDTH 4
 #define MIN_DAYS (-719162LL)                 /* date(1, 1, 1) */
@@ -71,7 +78,10 @@ typedef struct {
     int64_t nops;
     Column *cols;
     const uint8_t *p, *end; /* the payload being read */
+    int64_t items_left;     /* array items the payload may still hold: its size + ITEMS_SLACK */
 } Decoder;
+
+#define ITEMS_SLACK 4096 /* array items of no bytes (nulls, empty records) a payload may hold beyond its size */
 
 /* 0 ok, -1 out of memory or too large */
 static int reserve(Growable *g, size_t extra) {
@@ -178,6 +188,20 @@ static int valid_utf8(const uint8_t *s, size_t len) {
     return 1;
 }
 
+/* The column of the node at op `pc` (a nullable union's is its branch's). */
+static inline Column *node_column(Decoder *d, int64_t pc) {
+    while (d->ops[pc * OP_WIDTH] == AVRO_UNION_NULL) pc++;
+    return &d->cols[d->ops[pc * OP_WIDTH + 1]];
+}
+
+/* The list offset after the items so far of the array at op `pc`; -1 past 2^31 - 1 items. */
+static inline int list_offset(Decoder *d, int64_t pc) {
+    int64_t items = node_column(d, pc + 1)->length;
+    if (items > INT32_MAX) return -1;
+    int32_t end = (int32_t)items;
+    return append(&d->cols[d->ops[pc * OP_WIDTH + 1]].values, &end, 4);
+}
+
 /* A null (or, for a child of a null struct, an empty value) appended to the node at op `pc`. */
 static int append_empty(Decoder *d, int64_t pc, int valid) {
     const int32_t *op = d->ops + pc * OP_WIDTH;
@@ -212,6 +236,8 @@ static int append_empty(Decoder *d, int64_t pc, int valid) {
             }
             return 0;
         }
+        case AVRO_ARRAY:
+            return list_offset(d, pc);
     }
     return -1;
 }
@@ -292,6 +318,27 @@ static int decode_node(Decoder *d, int64_t pc) {
             }
             return 0;
         }
+        case AVRO_ARRAY: {
+            /* blocks of items: a count (negative: its magnitude, then the block's byte size), 0 ends */
+            for (;;) {
+                if (read_long(d, &v)) return 1;
+                if (v == 0) break;
+                if (v < 0) {
+                    int64_t size;
+                    if (v == INT64_MIN || read_long(d, &size) || size < 0) return 1;
+                    v = -v;
+                }
+                if (v > d->items_left) return 1; /* a forged count: the Python path explains */
+                d->items_left -= v;
+                for (int64_t k = 0; k < v; k++) {
+                    int status = decode_node(d, pc + 1);
+                    if (status) return status;
+                }
+                if (node_column(d, pc + 1)->length > INT32_MAX) return 1;
+            }
+            if (push_valid(c, 1)) return -1;
+            return list_offset(d, pc) ? -1 : 0;
+        }
     }
     return 1;
 }
@@ -312,7 +359,8 @@ static PyObject *bytes_of(const Growable *g) { return PyBytes_FromStringAndSize(
 static int check_program(const int32_t *ops, int64_t nops, Py_ssize_t ncols) {
     for (int64_t i = 0; i < nops; i++) {
         const int32_t *op = ops + i * OP_WIDTH;
-        if (op[0] < AVRO_NULL || op[0] > AVRO_UNION_NULL || op[3] <= i || op[3] > nops) return -1;
+        if (op[0] < AVRO_NULL || op[0] > AVRO_ARRAY || op[3] <= i || op[3] > nops) return -1;
+        if (op[0] == AVRO_ARRAY && i + 1 >= nops) return -1;
         if (op[0] != AVRO_UNION_NULL && (op[1] < 0 || op[1] >= ncols)) return -1;
         if ((op[0] == AVRO_FIXED || op[0] == AVRO_ENUM || op[0] == AVRO_RECORD) && op[2] < 0) return -1;
         if (op[0] == AVRO_UNION_NULL && (op[2] < 0 || op[2] > 1 || i + 1 >= nops)) return -1;
@@ -352,10 +400,11 @@ static PyObject *avro_decode(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto release_validity;
     }
-    Decoder d = {(const int32_t *)program.buf, nops, cols, NULL, NULL};
+    Decoder d = {(const int32_t *)program.buf, nops, cols, NULL, NULL, 0};
     for (int64_t i = 0; i < nops; i++) { /* a binary column's offsets start with 0 */
         const int32_t *op = d.ops + i * OP_WIDTH;
-        if ((op[0] == AVRO_STRING || op[0] == AVRO_BYTES || op[0] == AVRO_FIXED) && cols[op[1]].values.len == 0 &&
+        if ((op[0] == AVRO_STRING || op[0] == AVRO_BYTES || op[0] == AVRO_FIXED || op[0] == AVRO_ARRAY) &&
+            cols[op[1]].values.len == 0 &&
             push_offset(&cols[op[1]])) {
             PyErr_NoMemory();
             goto release_cols;
@@ -387,6 +436,7 @@ static PyObject *avro_decode(PyObject *self, PyObject *args) {
         }
         d.p = base + start + skip;
         d.end = base + stop;
+        d.items_left = stop - start + ITEMS_SLACK;
         status = decode_node(&d, 0);
         if (status == 0 && d.p != d.end) status = 1;
         if (status) {

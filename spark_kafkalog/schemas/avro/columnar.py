@@ -14,10 +14,11 @@ int date                                    date32
 long timestamp-millis / -micros             timestamp("us", tz="UTC"), millis times 1000
 long local-timestamp-millis / -micros       timestamp("us")
 record                                      struct of its fields (nested records too)
+array                                       list (int32 offsets over its items' column)
 union [null, T] / [T, null]                 T, nullable (a validity bitmap)
 ==========================================  ==============================================================
 
-Anything else (other logical types, other unions, arrays, maps) -> None. ``decode_column(program, array,
+Anything else (other logical types, other unions, maps: fastavro keeps a map's last duplicate key) -> None. ``decode_column(program, array,
 skip)`` decodes every non-null value of a binary array (each payload after ``skip`` prefix bytes) and
 wraps the kernel's buffers into one pyarrow array of ``program.arrow_type`` (a null value -> null); None
 when some payload is not decoded (truncated, trailing bytes, a value Python's datetime or the column's
@@ -53,9 +54,24 @@ __all__ = ["AVAILABLE", "Program", "compile_program", "decode_column"]
 AVAILABLE = _kernels is not None
 
 # opcodes of _kernels_src/avro.c
-NULL, BOOLEAN, INT, LONG, FLOAT, DOUBLE, STRING, BYTES, FIXED, ENUM, DATE, TS_MILLIS, TS_MICROS, RECORD, UNION_NULL = (
-    range(15)
-)
+(
+    NULL,
+    BOOLEAN,
+    INT,
+    LONG,
+    FLOAT,
+    DOUBLE,
+    STRING,
+    BYTES,
+    FIXED,
+    ENUM,
+    DATE,
+    TS_MILLIS,
+    TS_MICROS,
+    RECORD,
+    UNION_NULL,
+    ARRAY,
+) = range(16)
 
 _PRIMITIVE_OPS = {
     "null": (NULL, pa.null()),
@@ -157,6 +173,12 @@ class _Builder:
             return _Column(ENUM, column.index, pa.string(), symbols=pa.array(symbols, pa.string())), False
         if kind == "fixed":
             return self._leaf(FIXED, pa.binary(), int(node["size"])), False
+        if kind == "array":
+            at, index = self._op(ARRAY)
+            item, nullable = self.node(node["items"])
+            self._end(at)
+            arrow = pa.list_(pa.field("element", item.arrow_type, nullable=nullable))
+            return _Column(ARRAY, index, arrow, (item,)), False
         raise Unsupported(kind)
 
     def _leaf(self, code: int, arrow_type: pa.DataType, argument: int = 0) -> _Column:
@@ -229,6 +251,9 @@ def _build(column: _Column, buffers: list[tuple[Any, int, bytes, bytes, int]]) -
     if op == RECORD:
         children = [_build(child, buffers) for child in column.children]
         return pa.Array.from_buffers(column.arrow_type, length, [bitmap], nulls, children=children)
+    if op == ARRAY:
+        items = _build(column.children[0], buffers)
+        return pa.Array.from_buffers(column.arrow_type, length, [bitmap, pa.py_buffer(values)], nulls, children=[items])
     if op in (STRING, BYTES, FIXED):
         return pa.Array.from_buffers(
             column.arrow_type, length, [bitmap, pa.py_buffer(values), pa.py_buffer(data)], nulls

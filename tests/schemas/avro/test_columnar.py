@@ -57,6 +57,8 @@ def _name(schema, counter) -> object:
         if schema["type"] == "record":
             out["fields"] = [{**f, "type": _name(f["type"], counter)} for f in schema["fields"]]
         return out
+    if isinstance(schema, dict) and schema.get("type") == "array":
+        return {**schema, "items": _name(schema["items"], counter)}
     return schema
 
 
@@ -72,7 +74,10 @@ def _record(children):
 
 non_null = st.recursive(
     st.sampled_from([leaf for leaf in LEAVES if leaf != "null"]),
-    lambda children: _record(children | children.flatmap(_nullable) | st.just("null")),
+    lambda children: (
+        _record(children | children.flatmap(_nullable) | st.just("null"))
+        | st.one_of(children, children.flatmap(_nullable), st.just("null")).map(lambda t: {"type": "array", "items": t})
+    ),
     max_leaves=8,
 )
 schemas = st.one_of(non_null, non_null.flatmap(_nullable)).map(lambda s: _name(s, itertools.count()))
@@ -110,6 +115,8 @@ def values(schema):
         return st.sampled_from(schema["symbols"])
     if kind == "fixed":
         return st.binary(min_size=schema["size"], max_size=schema["size"])
+    if kind == "array":
+        return st.lists(values(schema["items"]), max_size=4)
     return st.fixed_dictionaries({f["name"]: values(f["type"]) for f in schema["fields"]})
 
 
@@ -170,12 +177,12 @@ def test_compiled_column_equals_the_python_path(data, schema_json):
 def test_random_bytes_decode_as_the_python_path_does_or_are_reported(schema_json, payloads):
     schema = avro(schema_json)
     got = compiled(schema, list(payloads))
+    if got is None:
+        return  # the kernel may leave more to the Python path than it refuses (never the other way)
     try:
         expected = python_path(schema, list(payloads))
     except (DecodeError, pa.ArrowInvalid, OverflowError):
         expected = None  # the Python path refuses them: so must the kernel
-    if got is None:
-        return  # the kernel may leave more to the Python path than it refuses (never the other way)
     assert expected is not None, f"compiled path accepted what the Python path refuses: {payloads}"
     assert got.equals(expected)
 
@@ -220,6 +227,9 @@ MALFORMED = [
     ('["null","int"]', b"\x04\x00", "union index 2"),
     ('["null","int"]', b"\x01\x00", "union index -1", False),
     ('{"type":"fixed","name":"F","size":4}', b"abc", "short fixed"),
+    ('{"type":"array","items":"int"}', b"\x06\x02\x04\x00", "array of 3 ints with 2"),
+    ('{"type":"array","items":"int"}', b"\x03\x01\x02\x04\x00", "block of -2 items, size -1", False),
+    ('{"type":"array","items":"null"}', b"\x80\x80\x80\x80\x80\x80\x80\x01\x00", "2^48 nulls", False),
 ]
 
 
@@ -230,7 +240,7 @@ def test_malformed_payloads_are_reported_by_index(case):
     good = encode(schema, fastavro.schemaless_reader(io.BytesIO(_valid(schema_text)), schema.fastavro_schema))
     assert first_bad(schema, [good, good, payload, good]) == 2
     assert compiled(schema, [good, payload]) is None
-    if python_refuses:
+    if python_refuses:  # (fastavro would loop over a forged count of nulls: not asked)
         with pytest.raises(DecodeError):  # the Python path the caller falls back to names it
             codec(schema).decode(payload, schema)
 
@@ -249,7 +259,6 @@ def _valid(schema_text: str) -> bytes:
 @pytest.mark.parametrize(
     ("writer", "reader", "why"),
     [
-        ('{"type":"array","items":"int"}', None, "arrays stay on the Python path"),
         ('{"type":"map","values":"int"}', None, "maps stay on the Python path"),
         ('["int","string"]', None, "a union of two types"),
         ('["int","long"]', None, "a promoting union"),
