@@ -823,6 +823,7 @@ def schema_read(result: dict) -> Figure:
     _label_bars(ax, bars, [f"{r:,}" for r in rates])
     _thousands(ax)
     ax.set_ylabel("rows/s (best round)")
+    ax.set_xlabel("reader (the same Avro records)")
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(
         f"Spark read of {method['records']:,} records ({method['partitions']} partitions, local[2], noop sink)\n"
