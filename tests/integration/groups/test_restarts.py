@@ -43,6 +43,9 @@ def kafka_python_read(cluster, group: str, topic: str, count: int) -> list[bytes
         auto_offset_reset="earliest",
         enable_auto_commit=False,
         fetch_max_wait_ms=100,
+        # The group leader may assign from a broker's metadata that does not know a just-created topic yet; with
+        # the default (5 minutes) kafka-python would see its partitions (and rebalance onto them) only then.
+        metadata_max_age_ms=1000,
     )
     consumer.subscribe([topic])
     got: list[bytes] = []
