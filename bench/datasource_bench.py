@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
 
 from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
-from bench.stats import confluent_produce_all  # noqa: E402
+from bench.stats import confluent_fill  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic  # noqa: E402
 from spark_kafkalog.datasource.options import parse_source_options  # noqa: E402
 from spark_kafkalog.datasource.planning import plan_batch  # noqa: E402
@@ -61,23 +61,8 @@ def make_values(count: int, size: int, seed: int = 1) -> list[bytes]:
 
 def fill_topic(bootstrap: str, topic: str, records: int, value_size: int, codec: str) -> float:
     """Produce ``records`` records with confluent-kafka (round-robin over the partitions); seconds taken."""
-    import confluent_kafka
-
     values = make_values(4096, value_size)
-    producer = confluent_kafka.Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "compression.type": codec,
-            "linger.ms": 20,
-            "batch.size": 1_000_000,
-            "queue.buffering.max.messages": 2_000_000,
-            "queue.buffering.max.kbytes": 2_000_000,
-        }
-    )
-    started = time.perf_counter()
-    messages = ((values[i % len(values)], b"key-%d" % i, i % PARTITIONS) for i in range(records))
-    confluent_produce_all(producer, topic, messages)
-    return time.perf_counter() - started
+    return confluent_fill(bootstrap, topic, values, records, PARTITIONS, **{"compression.type": codec})
 
 
 def payload_bytes(records: int, value_size: int) -> int:

@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
 
 from bench import plots  # noqa: E402
 from bench.machine import machine_info  # noqa: E402
-from bench.stats import confluent_produce_all  # noqa: E402
+from bench.stats import confluent_fill  # noqa: E402
 from spark_kafkalog.client import AdminClient, NewTopic  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -92,21 +92,7 @@ def make_values(count: int, schema_id: int) -> list[bytes]:
 
 
 def fill(bootstrap: str, records: int, values: list[bytes]) -> float:
-    import confluent_kafka
-
-    producer = confluent_kafka.Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "linger.ms": 20,
-            "batch.size": 1_000_000,
-            "queue.buffering.max.messages": 2_000_000,
-            "queue.buffering.max.kbytes": 2_000_000,
-        }
-    )
-    started = time.perf_counter()
-    messages = ((values[i % len(values)], b"key-%d" % i, i % PARTITIONS) for i in range(records))
-    confluent_produce_all(producer, TOPIC, messages)
-    return time.perf_counter() - started
+    return confluent_fill(bootstrap, TOPIC, values, records, PARTITIONS)
 
 
 def codec_rate(url: str, values: list[bytes], schema_id: int) -> tuple[float, float | None]:
