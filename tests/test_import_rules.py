@@ -72,7 +72,13 @@ BROKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("partitions", ("broker.metadata", "broker.replication")),
     (
         "cluster state",
-        ("broker.config_admin", "broker.metadata.sync", "broker.cluster.controller", "broker.coordinator"),
+        (
+            "broker.config_admin",
+            "broker.metadata.sync",
+            "broker.cluster.controller",
+            "broker.coordinator",
+            "broker.share",
+        ),
     ),
     ("handler seam", ("broker.api", "broker.services", "broker.config_admin.describe")),
     ("handlers", ("broker.handlers",)),

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 
@@ -19,6 +21,8 @@ from spark_kafkalog.protocol import ErrorCode
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
+
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +52,20 @@ def new_topic(cluster, replicas: dict[int, list[int]]) -> str:
     return name
 
 
+def until_the_controller_sees_it_live(elect: Callable[[], T], not_live: Callable[[T], bool]) -> T:
+    """Run ``elect`` until its answer is not ``not_live``. A restarted replica rejoins the ISR by fetching from
+    the leader, which may happen before the controller's watch on ``/brokers/ids`` reports it live; until then
+    the controller answers PREFERRED_LEADER_NOT_AVAILABLE ("is not live"), as Kafka's does."""
+    answers: list[T] = []
+
+    def settled() -> bool:
+        answers.append(elect())
+        return not not_live(answers[-1])
+
+    wait_until(settled, timeout_s=30, what="the controller to see the preferred replica live")
+    return answers[-1]
+
+
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(["leader-election", *argv])
     out = capsys.readouterr()
@@ -65,8 +83,19 @@ def test_preferred_election_moves_leadership_back_once_the_preferred_replica_is_
     wait_until(lambda: 1 in registry.partition_state(topic, 0).isr, timeout_s=30, what="broker 1 back in the ISR")
     assert registry.partition_state(topic, 0).leader == 2  # auto.leader.rebalance.enable=false
 
-    code, out, err = run(
-        capsys, "--bootstrap-server", bootstrap, "--election-type", "preferred", "--topic", topic, "--partition", "0"
+    code, out, err = until_the_controller_sees_it_live(
+        lambda: run(
+            capsys,
+            "--bootstrap-server",
+            bootstrap,
+            "--election-type",
+            "preferred",
+            "--topic",
+            topic,
+            "--partition",
+            "0",
+        ),
+        lambda answer: "PREFERRED_LEADER_NOT_AVAILABLE" in answer[1] + answer[2],
     )
     assert (code, out) == (0, f"Successfully completed leader election (PREFERRED) for partitions {topic}-0\n"), err
     assert registry.partition_state(topic, 0).leader == 1
@@ -157,7 +186,10 @@ def test_confluent_kafkas_elect_leaders_gets_kafkalogs_per_partition_answers(env
     wait_until(lambda: 1 in registry.partition_state(topic, 0).isr, timeout_s=30, what="broker 1 back in the ISR")
     admin = CkAdmin({"bootstrap.servers": cluster.bootstrap_servers})
     wanted = [CkTopicPartition(topic, 0), CkTopicPartition(topic, 3)]
-    answers = {tp.partition: err for tp, err in admin.elect_leaders(ElectionType.PREFERRED, wanted).result(30).items()}
+    answers = until_the_controller_sees_it_live(
+        lambda: {tp.partition: err for tp, err in admin.elect_leaders(ElectionType.PREFERRED, wanted).result(30).items()},
+        lambda answer: answer[0] is not None and answer[0].code() == KafkaError.PREFERRED_LEADER_NOT_AVAILABLE,
+    )
     assert answers[0] is None and registry.partition_state(topic, 0).leader == 1
     assert answers[3].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
     again = admin.elect_leaders(ElectionType.PREFERRED, wanted[:1]).result(30)
