@@ -380,9 +380,12 @@ class KafkaLogDataSource(DataSource):
     def streamReader(self, schema: StructType):
         """The micro-batch reader. Options are validated here, before the reader is built: PySpark 4.3
         reports an exception from the reader's construction only as ``UnboundLocalError``."""
+        from spark_kafkalog.datasource.share_options import is_share_read
         from spark_kafkalog.datasource.stream_options import parse_stream_options
         from spark_kafkalog.datasource.stream_source import KafkaLogStreamReader
 
+        if is_share_read(self.options):
+            return self._share_stream_reader(schema)
         try:
             options = parse_stream_options(self.options)
             source, expected = read_schema(options.source)
@@ -393,6 +396,20 @@ class KafkaLogDataSource(DataSource):
             # python_streaming_source_runner's finally); a reader that raises on its first call shows ours.
             return _InvalidStreamReader(e)
         return KafkaLogStreamReader(options)
+
+    def _share_stream_reader(self, schema: StructType):
+        """The micro-batch reader of a share-group read (``shareGroup``: ``share_source``)."""
+        from spark_kafkalog.datasource.share_options import parse_share_stream_options
+        from spark_kafkalog.datasource.share_source import KafkaLogShareStreamReader
+
+        try:
+            options = parse_share_stream_options(self.options)
+            source, expected = read_schema(options.source)
+            options = replace(options, source=source)
+            _check_read_schema(source, expected, schema)
+        except KafkaOptionError as e:
+            return _InvalidStreamReader(e)
+        return KafkaLogShareStreamReader(options)
 
     def streamWriter(self, schema: StructType, overwrite: bool):
         """The streaming sink (``writeStream``): the batch sink's columns and options, at-least-once."""

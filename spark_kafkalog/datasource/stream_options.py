@@ -45,6 +45,7 @@ from spark_kafkalog.datasource.options import (
     parse_sink_options,
     parse_source_options,
 )
+from spark_kafkalog.datasource.share_options import check_no_share_options
 
 __all__ = [
     "DEFAULT_MAX_TRIGGER_DELAY_MS",
@@ -126,6 +127,7 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
             )
     if opts.pop("endingtimestamp", None) is not None:
         log.warning("option 'endingTimestamp' is ignored in streaming queries (as by Spark): a stream has no end")
+    check_no_share_options(opts)
     _check_known(opts, _STREAM_OPTIONS, "streaming reads", _SINK_OPTIONS)
     # Everything but the starting limit and the stream-only extras is a batch-read option.
     dropped = {name.lower() for name in _STARTING + _STREAM_EXTRAS}

@@ -141,6 +141,11 @@ def from_offset_json(value: object) -> dict[TopicPartition, int]:
     shape (a checkpoint may hold anything)."""
     if not isinstance(value, Mapping):
         raise StreamOffsetError(f'expected the kafkalog offset JSON {{"topic":{{"0":42}}}}, got {value!r}')
+    if "shareGroup" in value and "acquired" in value:
+        raise StreamOffsetError(
+            f"the checkpoint was written by a share-group read (shareGroup {value['shareGroup']!r}); restart the "
+            f'query with .option("shareGroup", {value["shareGroup"]!r}) or use a new checkpointLocation'
+        )
     out: dict[TopicPartition, int] = {}
     for topic, partitions in value.items():
         if is_id_key(topic):
