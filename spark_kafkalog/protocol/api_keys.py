@@ -6,7 +6,7 @@ from enum import IntEnum
 
 
 class ApiKey(IntEnum):
-    """Every API key Kafka defines (0-87); only some are declared and served, see ``apis``."""
+    """Every API key Kafka defines (0-92); only some are declared and served, see ``apis``."""
 
     PRODUCE = 0
     FETCH = 1
@@ -96,3 +96,8 @@ class ApiKey(IntEnum):
     WRITE_SHARE_GROUP_STATE = 85
     DELETE_SHARE_GROUP_STATE = 86
     READ_SHARE_GROUP_STATE_SUMMARY = 87
+    STREAMS_GROUP_HEARTBEAT = 88
+    STREAMS_GROUP_DESCRIBE = 89
+    DESCRIBE_SHARE_GROUP_OFFSETS = 90
+    ALTER_SHARE_GROUP_OFFSETS = 91
+    DELETE_SHARE_GROUP_OFFSETS = 92

@@ -3,7 +3,8 @@ kafka-clients jar `make peers` fetched (reference data read in place, never copi
 `make compat`.
 
 ``test_spec_conformance`` compares each declaration up to the last version ../shared's specs know; the versions
-in its ``AHEAD_OF_SPEC`` are compared here, field by field, against Kafka 4.4's ``common/message/*.json``.
+in its ``AHEAD_OF_SPEC`` are compared here, field by field, against Kafka 4.4's ``common/message/*.json``, and so
+are all the declared versions of the APIs in its ``KAFKA_44_ONLY`` (which ../shared's specs do not describe).
 Also: no API is declared past the newest stable version Kafka 4.4 has (an unstable version is one its clients
 never send and kafkalog must not advertise).
 """
@@ -19,7 +20,7 @@ import pytest
 from spark_kafkalog.protocol.apis import API_BY_KEY
 from spark_kafkalog.protocol.schema import VersionRange
 from tests.protocol.spec_files import load_spec, requires_specs
-from tests.protocol.test_spec_conformance import AHEAD_OF_SPEC, _compare_struct
+from tests.protocol.test_spec_conformance import AHEAD_OF_SPEC, KAFKA_44_ONLY, _compare_struct
 
 from .peers import KAFKA_44
 
@@ -80,6 +81,28 @@ def test_versions_past_the_shared_specs_match_kafka_44(name):
         assert (api.flexible.intersect(ahead) if api.flexible else None) == (flex.intersect(ahead) if flex else None)
         common = {c["name"]: c["fields"] for c in spec.get("commonStructs", [])}
         _compare_struct(struct, spec["fields"], common, ahead, f"{name}{kind}", problems)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", sorted(KAFKA_44_ONLY))
+def test_declarations_the_shared_specs_lack_match_kafka_44(name):
+    api = next(a for a in API_BY_KEY.values() if a.name == name)
+    problems: list[str] = []
+    for kind, struct in (("Request", api.request), ("Response", api.response)):
+        spec = load_44_spec(name + kind)
+        assert spec["apiKey"] == api.key, f"{name}{kind}: api key {api.key} != spec {spec['apiKey']}"
+        valid = VersionRange.parse(spec["validVersions"])
+        assert valid is not None and api.versions.intersect(valid) == api.versions, (
+            f"{name}: {api.versions} not in {valid}"
+        )
+        assert api.versions.hi <= _newest_stable(spec), (
+            f"{name}: v{api.versions.hi} is past Kafka 4.4's stable versions"
+        )
+        flex = VersionRange.parse(spec["flexibleVersions"])
+        ours = api.flexible.intersect(api.versions) if api.flexible else None
+        assert ours == (flex.intersect(api.versions) if flex else None), f"{name}{kind}: flexible versions differ"
+        common = {c["name"]: c["fields"] for c in spec.get("commonStructs", [])}
+        _compare_struct(struct, spec["fields"], common, api.versions, f"{name}{kind}", problems)
     assert not problems, "\n".join(problems)
 
 

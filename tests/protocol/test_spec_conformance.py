@@ -33,7 +33,26 @@ AHEAD_OF_SPEC = {
     "ListTransactions": 2,
     "AlterPartitionReassignments": 1,
     "ApiVersions": 5,
+    "WriteShareGroupState": 1,
 }
+
+# APIs whose declared versions ../shared's specs do not describe at all: KIP-932's share-group APIs became stable
+# (ShareGroupHeartbeat/ShareGroupDescribe/ShareFetch/ShareAcknowledge v1, Kafka 4.1) after those specs were taken,
+# which hold only the early-access v0 Kafka 4.4 no longer serves; ReadShareGroupStateSummary's v0 response gained
+# LeaderEpoch before it was released; the share-group offset APIs (90-92) are missing from them. They are compared field by field, in every declared version, with Kafka 4.4's own specs by
+# tests/compat/test_spec_conformance_kafka44.py.
+KAFKA_44_ONLY = frozenset(
+    (
+        "ShareGroupHeartbeat",
+        "ShareGroupDescribe",
+        "ShareFetch",
+        "ShareAcknowledge",
+        "ReadShareGroupStateSummary",
+        "DescribeShareGroupOffsets",
+        "AlterShareGroupOffsets",
+        "DeleteShareGroupOffsets",
+    )
+)
 
 
 def _spec_default(jf: dict, f: FieldSpec):
@@ -104,7 +123,9 @@ def _compare_struct(ours: StructSpec, jfields: list, common: dict, rng: VersionR
             problems.append(f"{fpath}: default {f.make_default()!r} != spec {jf.get('default')!r}")
 
 
-@pytest.mark.parametrize("key", sorted(API_BY_KEY), ids=lambda k: API_BY_KEY[k].name)
+@pytest.mark.parametrize(
+    "key", sorted(k for k, a in API_BY_KEY.items() if a.name not in KAFKA_44_ONLY), ids=lambda k: API_BY_KEY[k].name
+)
 def test_declaration_matches_kafka_spec(key):
     api = API_BY_KEY[key]
     problems: list[str] = []

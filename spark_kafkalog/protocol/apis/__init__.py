@@ -68,6 +68,18 @@ _API_MODULES = (
     "push_telemetry",
     "list_client_metrics_resources",
     "describe_topic_partitions",
+    "share_group_heartbeat",
+    "share_group_describe",
+    "share_fetch",
+    "share_acknowledge",
+    "initialize_share_group_state",
+    "read_share_group_state",
+    "write_share_group_state",
+    "delete_share_group_state",
+    "read_share_group_state_summary",
+    "describe_share_group_offsets",
+    "alter_share_group_offsets",
+    "delete_share_group_offsets",
 )
 _DATA_MODULES: tuple[str, ...] = (
     "consumer_protocol_subscription",

@@ -9,6 +9,7 @@ from .add_partitions_to_txn import AddPartitionsToTxnRequest, AddPartitionsToTxn
 from .alter_client_quotas import AlterClientQuotasRequest, AlterClientQuotasResponse
 from .alter_configs import AlterConfigsRequest, AlterConfigsResponse
 from .alter_partition_reassignments import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
+from .alter_share_group_offsets import AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse
 from .alter_user_scram_credentials import AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse
 from .api_versions import ApiVersionsRequest, ApiVersionsResponse
 from .consumer_group_describe import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
@@ -22,6 +23,8 @@ from .create_topics import CreateTopicsRequest, CreateTopicsResponse
 from .delete_acls import DeleteAclsRequest, DeleteAclsResponse
 from .delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from .delete_records import DeleteRecordsRequest, DeleteRecordsResponse
+from .delete_share_group_offsets import DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse
+from .delete_share_group_state import DeleteShareGroupStateRequest, DeleteShareGroupStateResponse
 from .delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from .describe_acls import DescribeAclsRequest, DescribeAclsResponse
 from .describe_client_quotas import DescribeClientQuotasRequest, DescribeClientQuotasResponse
@@ -30,6 +33,7 @@ from .describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
 from .describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from .describe_log_dirs import DescribeLogDirsRequest, DescribeLogDirsResponse
 from .describe_producers import DescribeProducersRequest, DescribeProducersResponse
+from .describe_share_group_offsets import DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse
 from .describe_topic_partitions import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 from .describe_transactions import DescribeTransactionsRequest, DescribeTransactionsResponse
 from .describe_user_scram_credentials import DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse
@@ -41,6 +45,7 @@ from .get_telemetry_subscriptions import GetTelemetrySubscriptionsRequest, GetTe
 from .heartbeat import HeartbeatRequest, HeartbeatResponse
 from .incremental_alter_configs import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
 from .init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from .initialize_share_group_state import InitializeShareGroupStateRequest, InitializeShareGroupStateResponse
 from .join_group import JoinGroupRequest, JoinGroupResponse
 from .leave_group import LeaveGroupRequest, LeaveGroupResponse
 from .list_client_metrics_resources import ListClientMetricsResourcesRequest, ListClientMetricsResourcesResponse
@@ -55,10 +60,17 @@ from .offset_fetch import OffsetFetchRequest, OffsetFetchResponse
 from .offset_for_leader_epoch import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 from .produce import ProduceRequest, ProduceResponse
 from .push_telemetry import PushTelemetryRequest, PushTelemetryResponse
+from .read_share_group_state import ReadShareGroupStateRequest, ReadShareGroupStateResponse
+from .read_share_group_state_summary import ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse
 from .sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from .sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
+from .share_acknowledge import ShareAcknowledgeRequest, ShareAcknowledgeResponse
+from .share_fetch import ShareFetchRequest, ShareFetchResponse
+from .share_group_describe import ShareGroupDescribeRequest, ShareGroupDescribeResponse
+from .share_group_heartbeat import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 from .sync_group import SyncGroupRequest, SyncGroupResponse
 from .txn_offset_commit import TxnOffsetCommitRequest, TxnOffsetCommitResponse
+from .write_share_group_state import WriteShareGroupStateRequest, WriteShareGroupStateResponse
 from .write_txn_markers import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 
 _API_MODULES: tuple[str, ...]
@@ -253,6 +265,52 @@ class _ApiByKey(dict[int, ApiSpec]):
     def __getitem__(
         self, key: Literal[ApiKey.DESCRIBE_TOPIC_PARTITIONS], /
     ) -> ApiSpec[DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.SHARE_GROUP_HEARTBEAT], /
+    ) -> ApiSpec[ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.SHARE_GROUP_DESCRIBE], /
+    ) -> ApiSpec[ShareGroupDescribeRequest, ShareGroupDescribeResponse]: ...
+    @overload
+    def __getitem__(self, key: Literal[ApiKey.SHARE_FETCH], /) -> ApiSpec[ShareFetchRequest, ShareFetchResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.SHARE_ACKNOWLEDGE], /
+    ) -> ApiSpec[ShareAcknowledgeRequest, ShareAcknowledgeResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.INITIALIZE_SHARE_GROUP_STATE], /
+    ) -> ApiSpec[InitializeShareGroupStateRequest, InitializeShareGroupStateResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.READ_SHARE_GROUP_STATE], /
+    ) -> ApiSpec[ReadShareGroupStateRequest, ReadShareGroupStateResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.WRITE_SHARE_GROUP_STATE], /
+    ) -> ApiSpec[WriteShareGroupStateRequest, WriteShareGroupStateResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DELETE_SHARE_GROUP_STATE], /
+    ) -> ApiSpec[DeleteShareGroupStateRequest, DeleteShareGroupStateResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.READ_SHARE_GROUP_STATE_SUMMARY], /
+    ) -> ApiSpec[ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS], /
+    ) -> ApiSpec[DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.ALTER_SHARE_GROUP_OFFSETS], /
+    ) -> ApiSpec[AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse]: ...
+    @overload
+    def __getitem__(
+        self, key: Literal[ApiKey.DELETE_SHARE_GROUP_OFFSETS], /
+    ) -> ApiSpec[DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse]: ...
     @overload
     def __getitem__(self, key: int, /) -> ApiSpec: ...
 

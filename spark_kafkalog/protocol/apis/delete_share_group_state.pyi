@@ -1,0 +1,58 @@
+# Generated from the declarations by `python -m spark_kafkalog.protocol.stubs` (make stubs); do not edit.
+from uuid import UUID
+
+from ..schema import ApiSpec, Message
+
+class DeleteShareGroupStateRequest(Message):
+    class DeleteStateData(Message):
+        class PartitionData(Message):
+            partition: int
+            def __init__(self, *, partition: int = ..., unknown_tags: dict[int, bytes] | None = ...) -> None: ...
+
+        topic_id: UUID
+        partitions: list[PartitionData]
+        def __init__(
+            self,
+            *,
+            topic_id: UUID = ...,
+            partitions: list[PartitionData] = ...,
+            unknown_tags: dict[int, bytes] | None = ...,
+        ) -> None: ...
+
+    group_id: str
+    topics: list[DeleteStateData]
+    def __init__(
+        self, *, group_id: str = ..., topics: list[DeleteStateData] = ..., unknown_tags: dict[int, bytes] | None = ...
+    ) -> None: ...
+
+class DeleteShareGroupStateResponse(Message):
+    class DeleteStateResult(Message):
+        class PartitionResult(Message):
+            partition: int
+            error_code: int
+            error_message: str | None
+            def __init__(
+                self,
+                *,
+                partition: int = ...,
+                error_code: int = ...,
+                error_message: str | None = ...,
+                unknown_tags: dict[int, bytes] | None = ...,
+            ) -> None: ...
+
+        topic_id: UUID
+        partitions: list[PartitionResult]
+        def __init__(
+            self,
+            *,
+            topic_id: UUID = ...,
+            partitions: list[PartitionResult] = ...,
+            unknown_tags: dict[int, bytes] | None = ...,
+        ) -> None: ...
+
+    results: list[DeleteStateResult]
+    def __init__(
+        self, *, results: list[DeleteStateResult] = ..., unknown_tags: dict[int, bytes] | None = ...
+    ) -> None: ...
+
+API: ApiSpec[DeleteShareGroupStateRequest, DeleteShareGroupStateResponse]
