@@ -242,6 +242,9 @@ API_OPERATIONS: dict[str, dict[ResourceType, AclOperation]] = {
     "DescribeAcls": {_T.CLUSTER: _O.DESCRIBE},
     "CreateAcls": {_T.CLUSTER: _O.ALTER},
     "DeleteAcls": {_T.CLUSTER: _O.ALTER},
+    "ShareGroupHeartbeat": {_T.GROUP: _O.READ, _T.TOPIC: _O.DESCRIBE},
+    "ShareFetch": {_T.GROUP: _O.READ, _T.TOPIC: _O.READ},
+    "ShareAcknowledge": {_T.GROUP: _O.READ, _T.TOPIC: _O.READ},
 }
 """API name (the first word of an error's ``what``) -> the operation it needs on each resource type (Kafka's
 ``KafkaApis`` checks): what an ``AuthorizationError`` names when its caller does not say."""

@@ -77,6 +77,9 @@ class RecordMetadata(NamedTuple):
 
 
 class ConsumerRecord(NamedTuple):
+    """One consumed record; ``delivery_count`` is set by the ``ShareConsumer`` (how many times a share group has
+    delivered it, this delivery included: Kafka's ``ConsumerRecord.deliveryCount()``), None elsewhere."""
+
     topic: str
     partition: int
     offset: int
@@ -85,6 +88,7 @@ class ConsumerRecord(NamedTuple):
     key: object
     value: object
     headers: list[tuple[str, bytes | None]]
+    delivery_count: int | None = None
 
 
 @dataclass(frozen=True)
