@@ -53,7 +53,7 @@ class ScriptedShareConsumer:
         from types import SimpleNamespace
 
         counts = self.client.topics()
-        out = []
+        out: list[SimpleNamespace] = []
         for topic in self.topics:
             tps = [TopicPartition(topic, p) for p in range(counts.get(topic, 0))]
             ends = self.client.list_offsets({tp: OffsetSpec.LATEST for tp in tps})
