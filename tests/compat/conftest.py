@@ -14,6 +14,7 @@ import pytest
 
 from .kafka_broker import KafkaBroker
 from .peers import KAFKA_39, KAFKA_44
+from .share_brokers import kafka_share, kafkalog_share, share_target  # noqa: F401 (fixtures)
 
 KAFKA_PEERS = {"kafka-3.9": KAFKA_39, "kafka-4.4": KAFKA_44}
 
