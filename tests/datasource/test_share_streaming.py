@@ -1,0 +1,239 @@
+"""Share-group read mode end to end (issue 31's proof): Spark queries reading a kafkalog share group.
+
+- a query's driver is SIGKILLed mid-stream (its whole process group: driver, JVM, Python workers) and
+  restarted from its checkpoint: every record reaches the sink at least once, no record acknowledged before
+  the kill reaches it again, and afterwards the broker has nothing left to deliver (every record acknowledged);
+- two queries in one share group split one topic's records: each gets some, together all, none twice.
+
+One broker with short share-group timings (its own cluster: a dead member must leave the group quickly) and a
+group lock duration of ``LOCK_MS``, long enough that no live batch outlasts its locks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from spark_kafkalog.client import AdminClient, NewTopic
+from tests.datasource.test_streaming import Collector, produce
+from tests.waiting import stays_true, wait_until
+
+pytestmark = pytest.mark.integration
+
+LOCK_MS = 8000
+SHARE_CONFIG = {
+    "offsets.topic.replication.factor": 1,
+    "offsets.topic.num.partitions": 4,
+    "share.coordinator.state.topic.replication.factor": 1,
+    "share.coordinator.state.topic.min.isr": 1,
+    "share.coordinator.state.topic.num.partitions": 4,
+    "transaction.state.log.replication.factor": 1,
+    "transaction.state.log.min.isr": 1,
+    "group.initial.rebalance.delay.ms": 0,
+    "group.share.min.record.lock.duration.ms": 1000,
+    "group.share.min.session.timeout.ms": 1000,
+    "group.share.session.timeout.ms": 6000,
+    "group.share.min.heartbeat.interval.ms": 500,
+    "group.share.heartbeat.interval.ms": 1000,
+}
+
+
+@pytest.fixture(scope="module")
+def share_kafka():
+    from broker.embedded_cluster import EmbeddedCluster
+
+    with EmbeddedCluster(1, broker_config=SHARE_CONFIG) as cluster:
+        yield cluster
+
+
+def new_topic(bootstrap: str, partitions: int) -> str:
+    name = f"share-spark-{uuid.uuid4().hex[:8]}"
+    with AdminClient(bootstrap) as admin:
+        admin.create_topics([NewTopic(name, partitions, 1)])
+    return name
+
+
+def new_share_group(bootstrap: str) -> str:
+    """A fresh group reading from the earliest offset with locks of ``LOCK_MS`` (GROUP configs, confluent-kafka)."""
+    from tests.share_scenarios import set_group_configs
+
+    group = f"spark-share-{uuid.uuid4().hex[:8]}"
+    configs = {"share.auto.offset.reset": "earliest", "share.record.lock.duration.ms": str(LOCK_MS)}
+    set_group_configs(bootstrap, group, configs)
+    return group
+
+
+def sink_batches(out: Path, run: str) -> dict[int, list[tuple[int, int, str]]]:
+    """``{batch id: rows}`` the driver's sink wrote in ``run``."""
+    return {
+        int(p.stem.split("-")[1]): [(row[0], row[1], row[2]) for row in json.loads(p.read_text())]
+        for p in sorted(out.glob(f"{run}-*.json"))
+    }
+
+
+def offset_log(checkpoint: Path, topic: str) -> dict[int, set[tuple[int, int]]]:
+    """``{batch id: acquired (partition, offset)s}`` of the checkpoint's offset log (the source's line is the last)."""
+    out: dict[int, set[tuple[int, int]]] = {}
+    for path in (checkpoint / "offsets").iterdir():
+        if path.name.isdigit():
+            offset = json.loads(path.read_text().splitlines()[-1])
+            ranges = offset["acquired"].get(topic, {})
+            out[int(path.name)] = {(int(p), o) for p, rs in ranges.items() for a, b in rs for o in range(a, b + 1)}
+    return out
+
+
+class Driver:
+    """tests/datasource/share_driver.py in its own process group."""
+
+    def __init__(self, bootstrap: str, topic: str, group: str, checkpoint: Path, out: Path, run: str) -> None:
+        self.stop_file = out / f"{run}.stop"
+        cmd = [sys.executable, "-m", "tests.datasource.share_driver", bootstrap, topic, group, str(checkpoint)]
+        self.proc = subprocess.Popen(
+            [*cmd, str(out), run, str(self.stop_file)],
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+
+    def check_alive(self) -> None:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"the driver exited ({self.proc.returncode}): {self._stderr()}")
+
+    def _stderr(self) -> str:
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode(errors="replace")[-4000:]
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(30)
+
+    def stop(self) -> None:
+        self.stop_file.touch()
+        try:
+            self.proc.wait(120)
+        finally:
+            self.kill()
+        assert self.proc.returncode == 0, self._stderr()
+
+
+def nothing_left_to_deliver(bootstrap: str, group: str, topic: str) -> None:
+    """A new member of ``group`` (confluent-kafka's ShareConsumer) is handed no record for longer than the lock
+    duration: every record is acknowledged (none acquired by a dead member is waiting for its lock to expire)."""
+    from tests.share_scenarios import poll_once, share_consumer
+
+    consumer = share_consumer(bootstrap, group, topic)
+    try:
+        stays_true(lambda: not poll_once(consumer), LOCK_MS / 1000 + 2, "the group to have nothing left to deliver")
+    finally:
+        consumer.close()
+
+
+def test_a_share_query_killed_mid_stream_restarts_to_every_record_at_least_once(share_kafka, tmp_path):
+    bootstrap = share_kafka.bootstrap_servers
+    topic = new_topic(bootstrap, 2)
+    group = new_share_group(bootstrap)
+    n = 400
+    produce(bootstrap, topic, range(n), partition=lambda i: i % 2)
+    expected = {(i % 2, i // 2): str(i) for i in range(n)}
+    checkpoint, out = tmp_path / "checkpoint", tmp_path / "out"
+    out.mkdir()
+
+    first = Driver(bootstrap, topic, group, checkpoint, out, "run1")
+    try:
+
+        def three_batches_done() -> bool:
+            first.check_alive()
+            return len(sink_batches(out, "run1")) >= 3
+
+        wait_until(three_batches_done, 180, "the first run to write three micro-batches")
+    finally:
+        first.kill()  # SIGKILL mid-stream: a batch is in flight
+    run1 = sink_batches(out, "run1")
+    assert 0 < sum(len(rows) for rows in run1.values()) < n, "killed before the end"
+    planned = offset_log(checkpoint, topic)  # the batches of the first run, with their acquired offsets
+    for batch, rows in run1.items():
+        assert {(p, o) for p, o, _ in rows} == planned[batch], "a batch's rows are exactly its acquired records"
+    # latestOffset acknowledges batch b before it acquires batch b + 1 (whose offsets Spark then logs)
+    acknowledged = {r for b, records in planned.items() if b + 1 in planned for r in records}
+    in_flight = {r for b, records in planned.items() if b + 1 not in planned for r in records}
+    assert acknowledged and in_flight
+
+    second = Driver(bootstrap, topic, group, checkpoint, out, "run2")
+    try:
+
+        def everything_seen() -> bool:
+            second.check_alive()
+            seen = {(p, o) for run in ("run1", "run2") for rows in sink_batches(out, run).values() for p, o, _ in rows}
+            return seen >= expected.keys()
+
+        wait_until(everything_seen, 180, "every record to reach the sink after the restart")
+        stays_true(second.check_alive, 1.0, "the restarted driver to keep running")
+    finally:
+        second.stop()
+    rows = [row for run in ("run1", "run2") for batch in sink_batches(out, run).values() for row in batch]
+    assert all(expected[(p, o)] == v for p, o, v in rows), "rows are the records at their offsets"
+    times = Counter((p, o) for p, o, _ in rows)
+    assert times.keys() == expected.keys(), "every record at least once"
+    twice = {r for r in acknowledged if times[r] > 1}
+    assert not twice, f"records acknowledged before the kill processed again: {sorted(twice)[:10]}"
+    again = {r for r, count in times.items() if count > 1}
+    assert again <= in_flight, (
+        f"records processed again that were not in flight at the kill: {sorted(again - in_flight)[:10]}"
+    )
+    nothing_left_to_deliver(bootstrap, group, topic)
+
+
+def test_two_queries_in_one_share_group_split_a_topics_records(spark, share_kafka):
+    bootstrap = share_kafka.bootstrap_servers
+    topic = new_topic(bootstrap, 2)
+    group = new_share_group(bootstrap)
+    collectors = [Collector(), Collector()]
+    queries = []
+    try:
+        for collector in collectors:
+            df = (
+                spark.readStream.format("kafkalog")
+                .option("kafka.bootstrap.servers", bootstrap)
+                .option("subscribe", topic)
+                .option("shareGroup", group)
+                .option("maxRecordsPerTrigger", "10")
+                .option("shareMaxWaitMs", "100")
+                .load()
+            )
+            writer = df.writeStream.foreachBatch(collector).trigger(processingTime="100 milliseconds")
+            queries.append(writer.option("checkpointLocation", tempfile.mkdtemp()).start())
+        produced = 0
+
+        def both_have_records() -> bool:  # produce a few records at a time until both queries got some
+            nonlocal produced
+            for q in queries:
+                assert q.exception() is None, q.exception()
+            produce(bootstrap, topic, range(produced, produced + 4), partition=lambda i: i % 2, linger_ms=0)
+            produced += 4
+            return produced >= 80 and all(c.rows() for c in collectors)
+
+        wait_until(both_have_records, 120, "both queries to receive records")
+
+        def all_received() -> bool:
+            return sum(len(c.rows()) for c in collectors) >= produced
+
+        wait_until(all_received, 60, f"the queries to receive all {produced} records")
+        stays_true(lambda: sum(len(c.rows()) for c in collectors) == produced, 1.0, "no record twice")
+    finally:
+        for q in queries:
+            q.stop()
+    rows = [r for c in collectors for r in c.rows()]
+    assert all(c.rows() for c in collectors), [len(c.rows()) for c in collectors]
+    assert sorted(int(v) for _, _, v in rows) == list(range(produced)), "each record once across the queries"
+    assert all(int(v) == o * 2 + p for p, o, v in rows)
+    nothing_left_to_deliver(bootstrap, group, topic)
