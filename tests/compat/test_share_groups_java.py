@@ -1,6 +1,7 @@
 """Apache Kafka 4.4's Java share consumer (KafkaShareConsumer, explicit acknowledgement) and its
 kafka-share-groups tool, on Apache Kafka 4.4 (the oracle) and kafkalog: a RELEASEd record comes back with
-delivery count 2, every record is accepted once, and the tool lists and describes the group."""
+delivery count 2, every record is accepted once, and the tool lists and describes the group; Kafka's
+kafka-console-share-consumer reads a topic through a share group."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ pytestmark = pytest.mark.compat
 
 DRIVER = Path(__file__).parent / "java" / "ShareConsumerDriver.java"
 SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"  # kafka-share-groups.sh
+CONSOLE_SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer"  # kafka-console-share-consumer.sh
 
 
 def table(output: str) -> list[dict[str, str]]:
@@ -49,3 +51,17 @@ def test_java_share_consumer_releases_and_accepts_and_kafka_share_groups_describ
     # Kafka 4.4 reports the start offset of the last state written, which need not have moved past every
     # acknowledged record yet: only that it lies within the topic
     assert 0 <= int(offsets[0]["START-OFFSET"]) <= 6
+
+
+def test_kafka_console_share_consumer_reads_every_record_once(share_target):
+    bootstrap = share_target.bootstrap_servers
+    topic = share_target.new_topic(1)
+    group = share_group(bootstrap)
+    produce(bootstrap, topic, [b"c%d" % i for i in range(4)])
+    out = run_tool(
+        CONSOLE_SHARE_CONSUMER,
+        *("--bootstrap-server", bootstrap, "--topic", topic, "--group", group),
+        *("--max-messages", "4", "--timeout-ms", "60000"),
+        *("--formatter-property", "print.offset=true", "--formatter-property", "print.delivery=true"),
+    ).stdout
+    assert out.splitlines() == [f"Offset:{i}\tDelivery:1\tc{i}" for i in range(4)]
