@@ -14,7 +14,9 @@
   its ``share.auto.offset.reset`` group config), the per-trigger offset/byte limits and
   ``maxTriggerDelay`` (offsets of a share batch are what the broker hands out, not a range to prorate),
   ``minPartitions`` / ``maxRecordsPerPartition`` (one task per topic-partition),
-  ``commitOffsetsToGroup`` and ``kafka.group.id`` (the group is ``shareGroup``) and the ending limits;
+  ``commitOffsetsToGroup`` and ``kafka.group.id`` (the group is ``shareGroup``), the ending limits and the
+  ``kafka.*`` settings a share consumer refuses (``isolation.level``, ``session.timeout.ms``, ...: the group's
+  configs decide);
 - everything else (``kafka.*`` client settings, ``failOnDataLoss``, ``includeHeaders``,
   ``kafkaConsumer.pollTimeoutMs``, key/value formats) as a batch read: ``parse_source_options``.
 
@@ -75,6 +77,14 @@ _REFUSED = {
     "maxRecordsPerPartition": "a share batch is read with one task per topic-partition",
     "commitOffsetsToGroup": "the share group keeps the query's progress itself (`kafkalog groups describe`)",
     "kafka.group.id": "the group is the shareGroup option",
+    "kafka.isolation.level": "the share group's config share.isolation.level decides which records it hands out",
+    "kafka.session.timeout.ms": "the share group's config share.session.timeout.ms decides",
+    "kafka.heartbeat.interval.ms": "the share group's config share.heartbeat.interval.ms decides",
+    "kafka.group.instance.id": "share groups have no static members",
+    "kafka.group.protocol": "the driver always uses the share group protocol",
+    "kafka.group.remote.assignor": "the share group coordinator assigns partitions",
+    "kafka.partition.assignment.strategy": "the share group coordinator assigns partitions",
+    "kafka.share.acknowledgement.mode": "the driver acknowledges each finished micro-batch explicitly",
     "assign": 'a share group subscribes to topic names: use .option("subscribe", "topicA,topicB")',
     "subscribePattern": 'a share group subscribes to topic names: use .option("subscribe", "topicA,topicB")',
 }

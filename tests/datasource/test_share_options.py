@@ -61,6 +61,8 @@ REFUSED = [
     ("maxRecordsPerPartition", "4", "one task per topic-partition"),
     ("commitOffsetsToGroup", "g", "keeps the query's progress"),
     ("kafka.group.id", "g", "the group is the shareGroup option"),
+    ("kafka.isolation.level", "read_committed", "share.isolation.level"),
+    ("kafka.session.timeout.ms", "10000", "share.session.timeout.ms"),
 ]
 
 
