@@ -11,7 +11,8 @@ reads its topic in the background; ``broker.schema_registry.service``). Stop ord
 the replica fetchers (Kafka's StopReplica) -> controlled shutdown (the
 controller moves this broker's leaderships to other in-sync replicas and takes it out of the ISRs it
 follows in; ``controlled.shutdown.*``) -> resign the controller -> stop the group coordinator (its waiting JoinGroup and
-SyncGroup requests answer NOT_COORDINATOR, so no long poll holds the shutdown) -> stop accepting and finish in-flight
+SyncGroup requests answer NOT_COORDINATOR, so no long poll holds the shutdown), the transaction coordinator and the
+share coordinator (persister calls to it answer NOT_COORDINATOR, and its callers retry at the next leader) -> stop accepting and finish in-flight
 requests (waiting long polls answer at once) -> stop following the registry -> flush logs and write
 checkpoints (clean-shutdown marker) -> deregister -> close the registry. Both are idempotent; a failed start undoes what it did.
 
@@ -56,6 +57,8 @@ from .security.authorizer import AclAuthorizer
 from .security.inter_broker import InterBrokerClient
 from .security.scram_credentials import ScramCredentialCache
 from .services import BrokerServices
+from .share.persister import CoordinatorPersister
+from .share.share_coordinator import ShareCoordinator
 from .telemetry import ClientTelemetry
 from .telemetry.prometheus import ClientTelemetryCollector
 from .telemetry.sync import ClientMetricsSync
@@ -122,6 +125,8 @@ class Broker:
         self.topic_admin: TopicAdmin | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.txn_coordinator: TransactionCoordinator | None = None
+        self.share_coordinator: ShareCoordinator | None = None
+        self.share_persister: CoordinatorPersister | None = None
         self.log_manager: Any = None
         self.replica_manager: ReplicaManager | None = None
         self.socket_server: SocketServer | None = None
@@ -252,6 +257,13 @@ class Broker:
         )
         self.txn_coordinator.markers.inter_broker = self.inter_broker
         self.txn_coordinator.start()
+        self.share_coordinator = ShareCoordinator(
+            self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin, clock=self.clock
+        )
+        self.share_coordinator.start()
+        self.share_persister = CoordinatorPersister(
+            self.broker_id, self.share_coordinator, self.metadata, self.inter_broker
+        )
         self.services = BrokerServices(
             broker_id=self.broker_id,
             config=cfg,
@@ -268,6 +280,8 @@ class Broker:
             controller=self.controller,
             metrics=self.metrics,
             txn_coordinator=self.txn_coordinator,
+            share_coordinator=self.share_coordinator,
+            share_persister=self.share_persister,
             authorizer=self.authorizer,
             quotas=self.quotas,
             telemetry=self.telemetry,
@@ -380,6 +394,10 @@ class Broker:
             await self.group_coordinator.stop()
         if self.txn_coordinator is not None:
             await self.txn_coordinator.stop()
+        if self.share_coordinator is not None:  # persister calls answer NOT_COORDINATOR now
+            await self.share_coordinator.stop()
+        if self.share_persister is not None:
+            await self.share_persister.close()
         if self.replica_manager is not None:  # long polls and acks=all waits answer now, not at their timeout
             await self.replica_manager.stop()
         if self.socket_server is not None:

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from .replication.fetch_session import FetchSessionCache
     from .replication.replica_manager import ReplicaManager
     from .security.authorizer import AclAuthorizer
+    from .share.persister import Persister
+    from .share.share_coordinator import ShareCoordinator
     from .telemetry import ClientTelemetry
 
 
@@ -79,6 +81,12 @@ class BrokerServices:
     """Client telemetry (KIP-714): subscriptions, client instances, pushed metrics (``broker.telemetry``)."""
     fetch_sessions: FetchSessionCache
     """Incremental fetch sessions (KIP-227, ``broker.replication.fetch_session``)."""
+    share_coordinator: ShareCoordinator
+    """Share-partition state in ``__share_group_state`` for the keys coordinated here (KIP-932,
+    ``broker.share.share_coordinator``)."""
+    share_persister: Persister
+    """Reads and writes share-partition state at its share coordinator, local or remote
+    (``broker.share.persister``)."""
     faults: FaultInjector = field(default_factory=FaultInjector)
     """Request-path fault injection (``broker.faults``); the connection consults it only while ``faults.live``."""
 

@@ -34,6 +34,8 @@ from broker.replication.fetch_session import FetchSessionCache
 from broker.replication.replica_manager import ReplicaManager
 from broker.security.authorizer import AclAuthorizer
 from broker.services import BrokerServices
+from broker.share.persister import CoordinatorPersister
+from broker.share.share_coordinator import ShareCoordinator
 from broker.telemetry import ClientTelemetry
 from spark_kafkalog.protocol.messages import RequestHeader
 
@@ -84,6 +86,11 @@ def build_services(log_dir: Path, *, broker_id: int = 0, clock: Clock = SYSTEM_C
     topic_admin = part("topic_admin", lambda: TopicAdmin(config, metadata, registry, log_config_for, run_blocking))
     producer_ids = part("producer_ids", lambda: ProducerIdAllocator(broker_id))
 
+    share_coordinator = part(
+        "share_coordinator",
+        lambda: ShareCoordinator(broker_id, config, metadata, replica_manager, topic_admin, clock=clock),
+    )
+
     def handlers() -> HandlerRegistry:
         served = HandlerRegistry()
         register_all(served)
@@ -113,6 +120,8 @@ def build_services(log_dir: Path, *, broker_id: int = 0, clock: Clock = SYSTEM_C
                 broker_id, config, metadata, replica_manager, topic_admin, producer_ids, clock=clock
             ),
         ),
+        share_coordinator=share_coordinator,
+        share_persister=part("share_persister", lambda: CoordinatorPersister(broker_id, share_coordinator, metadata)),
         authorizer=part("authorizer", lambda: AclAuthorizer.from_config(config)),
         quotas=part("quotas", QuotaManager),
         telemetry=part("telemetry", ClientTelemetry),
