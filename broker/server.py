@@ -245,6 +245,7 @@ class Broker:
         self.group_coordinator = GroupCoordinator(
             self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin, clock=self.clock
         )
+        self.group_coordinator.use_share_persister(lambda: getattr(self.services, "share_persister", None))
         self.group_coordinator.start()
         self.txn_coordinator = TransactionCoordinator(
             self.broker_id,

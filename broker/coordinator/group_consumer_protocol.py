@@ -83,6 +83,7 @@ class GroupConsumerProtocol(GroupConsumerClassic):
         group = self.consumer_groups.get(group_id)
         if group is not None and group.state is not ConsumerGroupState.DEAD:
             return group
+        self._refuse_share_group(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if self.group_type(group_id) == CLASSIC:  # Kafka keeps a group known by its offsets as a classic group
             raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
@@ -118,6 +119,9 @@ class GroupConsumerProtocol(GroupConsumerClassic):
         self._check(group_id)
         async with self._lock(group_id):
             self._check(group_id)  # it may have moved while this waited
+            self._refuse_share_group(
+                group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
+            )
             group = self.consumer_groups.get(group_id)
             created = group is None or group.state is ConsumerGroupState.DEAD
             classic = self.groups.get(group_id)

@@ -29,7 +29,7 @@ Parts (mixins over ``group_coordinator_base.GroupCoordinatorBase``): ``group_mem
 SyncGroup, Heartbeat, LeaveGroup, session expiry), ``group_offsets`` (commits, fetches, OffsetDelete,
 offset expiry, transaction markers) and ``group_consumer_protocol`` (KIP-848 consumer groups: a group id names
 a classic or a consumer group; over ``group_consumer_classic``, classic members and the conversions, and
-``group_consumer_base``); this module adds the loading and unloading of offsets partitions,
+``group_consumer_base``) and ``group_share_protocol`` (KIP-932 share groups); this module adds the loading and unloading of offsets partitions,
 FindCoordinator, ListGroups, DescribeGroups, DeleteGroups, the lifecycle and the figures ``broker.metrics``
 reports (``groups_by_state``, ``consumer_lag``).
 
@@ -52,6 +52,7 @@ from .group_consumer_protocol import GroupConsumerProtocol
 from .group_membership import GroupMembership
 from .group_offsets import GroupOffsets
 from .group_offsets import _expired_offsets as _expired_offsets  # tests import it from here
+from .group_share_protocol import GroupShareProtocol
 from .internal_topic import InternalTopic
 from .offset_store import OffsetStore, tombstone_batch
 from .offsets_topic import OFFSETS_TOPIC
@@ -67,7 +68,7 @@ TICK_S = 0.1
 CREATE_WAIT_S = 10.0
 
 
-class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol):
+class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol, GroupShareProtocol):
     """Dependencies: the broker's config, metadata cache, replica manager (the offsets partitions),
     topic admin (to create ``__consumer_offsets``) and a clock (milliseconds; tests pass a manual one)."""
 
@@ -105,6 +106,7 @@ class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol):
         self._marker_scan: dict[int, int] = {}
         """Per offsets partition with pending transactional offsets: the log offset to look for markers from."""
         self._init_consumer_protocol(metadata)
+        self._init_share_protocol()
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -132,6 +134,7 @@ class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol):
             self._fail_waiters(group_id, ErrorCode.NOT_COORDINATOR, "the coordinator moved")
             del self.groups[group_id]
         self.unload_consumer_groups(p)
+        self.unload_share_groups(p)
         self.store.drop_partition(p)
 
     async def _load(self, p: int, part: Partition) -> int:
@@ -144,6 +147,7 @@ class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol):
             if self.partition_of(group_id) == p:
                 self.groups[group_id] = self._group_from_record(group_id, value, now)
         self.load_consumer_groups(p)
+        self.load_share_groups(p, self.store.take_share_records(p))
         return count
 
     def _group_from_record(self, group_id: str, value: Any, now: int) -> Group:
@@ -176,6 +180,7 @@ class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol):
     async def _on_tick(self) -> None:
         self.tick()
         self.consumer_tick()
+        self.share_tick()
         self.scan_markers()
         now = self.now()
         if now >= self._next_expiry_ms:
@@ -191,6 +196,8 @@ class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol):
             return e.error_code
         if group_id in self.consumer_groups:
             return await self.delete_consumer_group(group_id)
+        if group_id in self.share_groups:
+            return await self.delete_share_group(group_id)
         group = self.groups.get(group_id)
         offsets = self.store.offsets.get(group_id, {})
         if group is None and not offsets and group_id not in self.store.groups:
@@ -210,7 +217,7 @@ class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol):
 
     def list_groups(self) -> list[tuple[str, str, str, str]]:
         """(group id, protocol type, state, group type) of every group this broker coordinates; the group type is
-        "classic" (groups known only by their offsets too) or "consumer" (protocol type "consumer")."""
+        "classic" (groups known only by their offsets too), "consumer" or "share" (protocol type as the type)."""
         out = {}
         for group_id in self.store.offsets:
             if self.partition_of(group_id) in self.loaded:
@@ -220,6 +227,8 @@ class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol):
                 out[group_id] = (g.protocol_type or "", g.state.value, "classic")
         for group_id, state in self.list_consumer_groups():
             out[group_id] = ("consumer", state, "consumer")
+        for group_id, state in self.list_share_groups():
+            out[group_id] = ("share", state, "share")
         return [(gid, pt, st, gt) for gid, (pt, st, gt) in sorted(out.items())]
 
     def describe_group(self, group_id: str) -> Group | None:
@@ -236,6 +245,8 @@ class GroupCoordinator(GroupMembership, GroupOffsets, GroupConsumerProtocol):
             if self.partition_of(group_id) in self.loaded:
                 counts[g.state.value] += 1
         for state, n in self.consumer_groups_by_state().items():  # Assigning and Reconciling are theirs alone
+            counts[state] = counts.get(state, 0) + n
+        for state, n in self.share_groups_by_state().items():
             counts[state] = counts.get(state, 0) + n
         return counts
 

@@ -23,6 +23,7 @@ from .offset_store import OffsetStore
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
     from broker.coordinator.consumer.group import ConsumerGroup
+    from broker.coordinator.share.group import ShareGroup
     from broker.replication.replica_manager import ReplicaManager
 
 
@@ -37,6 +38,8 @@ class GroupCoordinatorBase:
     groups: dict[str, Group]
     consumer_groups: dict[str, ConsumerGroup]
     """KIP-848 consumer groups (``group_consumer_protocol``); a group id is in ``groups`` or here, never both."""
+    share_groups: dict[str, ShareGroup]
+    """KIP-932 share groups (``group_share_protocol``); a group id names one group of one type."""
     topic: InternalTopic
     _join_waiters: dict[str, dict[str, asyncio.Future]]
     _sync_waiters: dict[str, dict[str, asyncio.Future]]
@@ -70,6 +73,12 @@ class GroupCoordinatorBase:
         code = self.coordinator_error(group_id)
         if code != ErrorCode.NONE:
             raise GroupError(code, f"broker {self.broker_id} does not coordinate group {group_id} now")
+
+    def _refuse_share_group(self, group_id: str, code: ErrorCode, message: str) -> None:
+        """Raise ``GroupError(code, message)`` when ``group_id`` names a share group (a request of another protocol)."""
+        g = self.share_groups.get(group_id)
+        if g is not None and g.state.value != "Dead":
+            raise GroupError(code, message)
 
     async def _append(self, group_id: str, batch: bytearray, on_commit: Callable[[], None]) -> ErrorCode:
         """Append to the group's partition (acks=all) and run ``on_commit`` once acknowledged, in log order

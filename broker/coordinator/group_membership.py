@@ -45,6 +45,9 @@ class GroupMembership(GroupConsumerProtocol):
     ) -> JoinResult:
         """Join (or rejoin) and wait for the rebalance to complete. Raises ``GroupError``."""
         self._check(group_id)
+        self._refuse_share_group(
+            group_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Group {group_id} is a share group."
+        )  # Kafka 4.4: a JoinGroup for a share group
         lo, hi = self.config["group.min.session.timeout.ms"], self.config["group.max.session.timeout.ms"]
         if not lo <= session_timeout_ms <= hi:
             raise GroupError(

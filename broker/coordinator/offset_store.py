@@ -10,8 +10,9 @@ counts (Kafka's coordinator loads to the log end too). A commit reaches the cach
 acknowledged (the coordinator applies ``record_offsets`` then, in log order).
 
 Record batches are built with ``RecordBatchBuilder`` (uncompressed v2, CreateTime = now); keys and values
-are Kafka's (``offsets_topic``; the KIP-848 consumer group records, types 3-8 and 16, ``consumer.record_codec``:
-kept by key while loading, for the coordinator to replay). Event-loop only; ``load_partition`` yields to the loop between reads.
+are Kafka's (``offsets_topic``; the KIP-848 consumer group records, types 3-8 and 16, ``consumer.record_codec``,
+and the KIP-932 share group records, types 10-15, ``share.record_codec``: kept by key while loading, for the
+coordinator to replay). Event-loop only; ``load_partition`` yields to the loop between reads.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from .offsets_topic import (
     encode_offset_value,
     partition_for,
 )
+from .share import record_codec as share_codec
+from .share.records import ShareGroupRecord, ShareGroupRecordKey
 
 if TYPE_CHECKING:
     from broker.log import PartitionLog
@@ -78,6 +81,9 @@ class OffsetStore:
         """KIP-848 consumer group records (types 3-8, 16) read by ``load_partition``, by group: the last record of
         every key (tombstones included) in the order of those last writes, i.e. the log as compaction leaves it.
         The coordinator replays them into its consumer groups and then takes them (``take_consumer_records``)."""
+        self.share_records: dict[str, dict[ShareGroupRecordKey, ShareGroupRecord]] = {}
+        """KIP-932 share group records (types 10-15) read by ``load_partition``, by group, as ``consumer_records``
+        (``take_share_records``)."""
 
     # -- transactional offsets ------------------------------------------------------------------
     def add_pending(
@@ -125,7 +131,7 @@ class OffsetStore:
 
     def groups_of_partition(self, partition: int) -> set[str]:
         known = set(self.offsets) | set(self.groups) | {g for es in self.pending_txn.values() for _, g, _ in es}
-        known |= set(self.consumer_records)
+        known |= set(self.consumer_records) | set(self.share_records)
         return {g for g in known if self.partition_of(g) == partition}
 
     # -- cache updates ------------------------------------------------------------------------
@@ -146,6 +152,7 @@ class OffsetStore:
         self.offsets.pop(group, None)
         self.groups.pop(group, None)
         self.consumer_records.pop(group, None)
+        self.share_records.pop(group, None)
         for pid in list(self.pending_txn):
             self.pending_txn[pid] = [e for e in self.pending_txn[pid] if e[1] != group]
             if not self.pending_txn[pid]:
@@ -167,6 +174,13 @@ class OffsetStore:
                 records = self.consumer_records.setdefault(rec.group_id, {})
                 records.pop(rec.key, None)  # re-inserted last: the order of last writes
                 records[rec.key] = rec
+                return
+            if share_codec.is_share_group_key(key):
+                assert key is not None, "is_share_group_key read its type"
+                srec = share_codec.decode_record(key, value)
+                shared = self.share_records.setdefault(srec.group_id, {})
+                shared.pop(srec.key, None)  # re-inserted last: the order of last writes
+                shared[srec.key] = srec
                 return
             k = decode_key(key)
             if isinstance(k, OffsetKey):
@@ -190,6 +204,13 @@ class OffsetStore:
         out = {}
         for group in [g for g in self.consumer_records if self.partition_of(g) == partition]:
             out[group] = list(self.consumer_records.pop(group).values())
+        return out
+
+    def take_share_records(self, partition: int) -> dict[str, list[ShareGroupRecord]]:
+        """The share group records loaded for ``partition``'s groups, by group, in replay order; forgotten here."""
+        out = {}
+        for group in [g for g in self.share_records if self.partition_of(g) == partition]:
+            out[group] = list(self.share_records.pop(group).values())
         return out
 
     async def load_partition(self, plog: PartitionLog, partition: int) -> int:

@@ -25,6 +25,8 @@ MODULES = (
     "describe_groups",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    "share_group_heartbeat",
+    "share_group_describe",
     "delete_groups",
     "offset_delete",
     "init_producer_id",

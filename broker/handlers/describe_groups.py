@@ -1,7 +1,8 @@
 """DescribeGroups (key 15), v0-6: state, protocol and members of groups this broker coordinates; member
 metadata and assignment only when the group is Stable (as Kafka: they are being replaced during a
 rebalance). An unknown group is described as Dead with no error up to v5 and, from v6 (KIP-1043), as Dead with
-GROUP_ID_NOT_FOUND and the message "Group <id> not found." (as Kafka); groups coordinated elsewhere get
+GROUP_ID_NOT_FOUND and the message "Group <id> not found." ("Group <id> is not a classic group." for a share group)
+(as Kafka); groups coordinated elsewhere get
 NOT_COORDINATOR.
 
 Authorization: DESCRIBE on each group, else that group's GROUP_AUTHORIZATION_FAILED with empty state,
@@ -44,9 +45,11 @@ def _describe_authorized(ctx, group_id: str, version: int):
         return Described(error_code=e.error_code, group_id=group_id, group_state="", protocol_type="", protocol_data="")
     if group is None:
         missing = version >= GROUP_ID_NOT_FOUND_FROM
+        share = coordinator(ctx).is_share_group(group_id)  # Kafka 4.4 describes a share group as not classic
+        message = f"Group {group_id} is not a classic group." if share else f"Group {group_id} not found."
         return Described(
             error_code=ErrorCode.GROUP_ID_NOT_FOUND if missing else ErrorCode.NONE,
-            error_message=f"Group {group_id} not found." if missing else None,
+            error_message=message if missing else None,
             group_id=group_id, group_state=GroupState.DEAD.value, protocol_type="", protocol_data="",
         )  # fmt: skip
     stable = group.state is GroupState.STABLE

@@ -330,9 +330,10 @@ def test_txn_offset_commit_v5_adds_the_offsets_partition_and_v3_needs_add_offset
 def test_api_versions_finalizes_transaction_version_2(wire, version):
     resp = wire.call(K.API_VERSIONS, version, client_software_name="t", client_software_version="1")
     finalized = {f.name: (f.min_version_level, f.max_version_level) for f in resp.finalized_features}
-    assert finalized == {"group.version": (1, 1), "transaction.version": (2, 2)} and resp.finalized_features_epoch >= 0
+    want = {"group.version": (1, 1), "share.version": (1, 1), "transaction.version": (2, 2)}
+    assert finalized == want and resp.finalized_features_epoch >= 0
     supported = {f.name: (f.min_version, f.max_version) for f in resp.supported_features}
-    both = {"group.version": (0, 1), "transaction.version": (0, 2)}
+    both = {"group.version": (0, 1), "share.version": (0, 1), "transaction.version": (0, 2)}
     assert supported == (both if version >= 4 else {})  # KAFKA-17011: v3 omits min 0
     ranges = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     assert ranges[K.END_TXN] == (0, 5) and ranges[K.ADD_PARTITIONS_TO_TXN] == (0, 5) and ranges[K.PRODUCE][1] >= 12
@@ -343,8 +344,12 @@ def test_api_versions_at_transaction_version_0_finalizes_nothing(tmp_path_factor
     try:
         with Wire(b.bootstrap_servers) as w:
             resp = w.call(K.API_VERSIONS, 4, client_software_name="t", client_software_version="1")
-            assert [f.name for f in resp.finalized_features] == ["group.version"]
-            assert [f.name for f in resp.supported_features] == ["group.version", "transaction.version"]
+            assert [f.name for f in resp.finalized_features] == ["group.version", "share.version"]
+            assert [f.name for f in resp.supported_features] == [
+                "group.version",
+                "share.version",
+                "transaction.version",
+            ]
     finally:
         b.stop()
 

@@ -1,0 +1,225 @@
+"""KIP-932 share groups through the wire (tests/broker/wire.py) on an in-process broker with a manual clock:
+ShareGroupHeartbeat (76) and ShareGroupDescribe (77): members joining share the partitions, leave, expire;
+what ListGroups, DescribeGroups, DeleteGroups and the other protocols answer for a share group; ApiVersions'
+``share.version``; and the group rebuilt from ``__consumer_offsets`` when its partition is loaded again."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from broker.coordinator.offsets_topic import OFFSETS_TOPIC
+from broker.log.clock import ManualClock
+from broker.server import EmbeddedBroker
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+from tests.broker.wire import Wire
+from tests.waiting import wait_until
+
+TOPIC = "sg-events"
+SESSION_MS = 45_000
+
+
+@pytest.fixture(scope="module")
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory, clock):
+    b = EmbeddedBroker(
+        0,
+        zookeeper_connect=f"memory:sg-{uuid.uuid4().hex[:8]}",
+        log_dir=tmp_path_factory.mktemp("b0"),
+        clock=clock,
+        group_initial_rebalance_delay_ms=0,
+        offsets_topic_num_partitions=2,
+        offsets_retention_check_interval_ms=24 * 3600 * 1000,
+    ).start()
+    b.call(lambda: b.broker.topic_admin.create_topic(TOPIC, 2, 1))
+    wait_until(lambda: b.call(lambda: b.broker.topic_admin.has_leaders(TOPIC, 2)), 10, f"leaders of {TOPIC}")
+    gc = b.broker.group_coordinator
+    b.call(lambda: gc.find_coordinator("any"))  # creates __consumer_offsets, as a client's FindCoordinator does
+    wait_until(lambda: b.call(lambda: len(gc.loaded)) == 2, 10, "the offsets partitions to load")
+    yield b
+    b.stop()
+
+
+@pytest.fixture()
+def w(broker):
+    with Wire(broker.bootstrap_servers) as wire:
+        yield wire
+
+
+def new_group() -> str:
+    return f"sg-{uuid.uuid4().hex[:8]}"
+
+
+def Req(api_key):
+    return API_BY_KEY[api_key].Request
+
+
+def heartbeat(w, group, member_id, epoch, topics=(TOPIC,)):
+    R = Req(ApiKey.SHARE_GROUP_HEARTBEAT)
+    names = list(topics) if topics is not None else None
+    return w.call(
+        ApiKey.SHARE_GROUP_HEARTBEAT,
+        1,
+        R(group_id=group, member_id=member_id, member_epoch=epoch, subscribed_topic_names=names),
+    )
+
+
+def join(w, group, topics=(TOPIC,)):
+    member = uuid.uuid4().hex
+    resp = heartbeat(w, group, member, 0, topics)
+    assert resp.error_code == ErrorCode.NONE, resp
+    return member, resp
+
+
+def assigned(resp) -> list[int]:
+    return sorted(p for t in resp.assignment.topic_partitions for p in t.partitions)
+
+
+def describe(w, *groups):
+    return w.call(
+        ApiKey.SHARE_GROUP_DESCRIBE,
+        1,
+        Req(ApiKey.SHARE_GROUP_DESCRIBE)(group_ids=list(groups), include_authorized_operations=False),
+    )
+
+
+def test_members_share_the_partitions_and_a_third_shares_one_with_another(broker, w):
+    group = new_group()
+    a, ra = join(w, group)
+    assert ra.member_epoch == 1 and assigned(ra) == [0, 1] and ra.heartbeat_interval_ms == 5000
+    b, rb = join(w, group)
+    assert rb.member_epoch == 2 and len(assigned(rb)) == 1
+    ra2 = heartbeat(w, group, a, 1, None)  # a takes its new target at once: no revocation phase
+    assert ra2.member_epoch == 2 and assigned(ra2) == sorted({0, 1} - set(assigned(rb)))
+    c, rc = join(w, group)
+    assert rc.member_epoch == 3 and len(assigned(rc)) == 1  # 3 members, 2 partitions: a partition is shared
+    (d,) = describe(w, group).groups
+    assert d.error_code == ErrorCode.NONE and d.group_state == "Stable" and d.assignor_name == "simple"
+    assert d.group_epoch == 3 and d.assignment_epoch == 3
+    assert sorted(m.member_id for m in d.members) == sorted([a, b, c])
+
+
+def test_a_member_that_leaves_is_removed_and_the_group_becomes_empty(broker, w):
+    group = new_group()
+    a, _ = join(w, group)
+    left = heartbeat(w, group, a, -1, None)
+    assert left.error_code == ErrorCode.NONE and left.member_epoch == -1
+    (d,) = describe(w, group).groups
+    assert d.group_state == "Empty" and d.members == [] and d.group_epoch == 2
+
+
+@pytest.mark.parametrize(
+    ("member_id", "epoch", "topics", "code"),
+    [
+        ("", 0, (TOPIC,), ErrorCode.INVALID_REQUEST),
+        ("m", 0, None, ErrorCode.INVALID_REQUEST),
+        ("m", 0, (), ErrorCode.INVALID_REQUEST),
+        ("m", -2, None, ErrorCode.INVALID_REQUEST),
+        ("m", 3, None, ErrorCode.GROUP_ID_NOT_FOUND),
+    ],
+)
+def test_malformed_or_unknown_heartbeats_are_refused(broker, w, member_id, epoch, topics, code):
+    assert heartbeat(w, new_group(), member_id, epoch, topics).error_code == code
+
+
+def test_epochs_other_than_the_current_or_previous_one_are_fenced(broker, w):
+    group = new_group()
+    a, _ = join(w, group)
+    join(w, group)
+    assert heartbeat(w, group, a, 5, None).error_code == ErrorCode.FENCED_MEMBER_EPOCH
+    assert heartbeat(w, group, "nobody", 1, None).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert heartbeat(w, group, a, 1, None).member_epoch == 2  # its own epoch: it moves to the new one
+    assert heartbeat(w, group, a, 1, None).error_code == ErrorCode.NONE  # the previous epoch is accepted
+    assert heartbeat(w, group, a, 0, None).error_code == ErrorCode.INVALID_REQUEST
+
+
+def test_a_silent_member_is_removed_when_its_session_expires(broker, w, clock):
+    group = new_group()
+    a, _ = join(w, group)
+    b, _ = join(w, group)
+    clock.advance(SESSION_MS // 2)
+    heartbeat(w, group, a, 1, None)
+    clock.advance(SESSION_MS // 2 + 1)
+    gc = broker.broker.group_coordinator
+    wait_until(lambda: broker.call(lambda: sorted(gc.share_groups[group].members)) == [a], 10, "b to expire")
+
+
+def test_list_describe_and_delete_groups_see_share_groups(broker, w):
+    group = new_group()
+    a, _ = join(w, group)
+    LG = Req(ApiKey.LIST_GROUPS)
+    listed = w.call(ApiKey.LIST_GROUPS, 5, LG(states_filter=[], types_filter=["share"])).groups
+    mine = [g for g in listed if g.group_id == group]
+    assert [(g.protocol_type, g.group_state, g.group_type) for g in mine] == [("share", "Stable", "share")]
+    DG = Req(ApiKey.DESCRIBE_GROUPS)
+    (dg,) = w.call(ApiKey.DESCRIBE_GROUPS, 6, DG(groups=[group], include_authorized_operations=False)).groups
+    assert (
+        dg.error_code == ErrorCode.GROUP_ID_NOT_FOUND and dg.error_message == f"Group {group} is not a classic group."
+    )
+    DR = Req(ApiKey.DELETE_GROUPS)
+    (r,) = w.call(ApiKey.DELETE_GROUPS, 2, DR(groups_names=[group])).results
+    assert r.error_code == ErrorCode.NON_EMPTY_GROUP
+    heartbeat(w, group, a, -1, None)
+    (r,) = w.call(ApiKey.DELETE_GROUPS, 2, DR(groups_names=[group])).results
+    assert r.error_code == ErrorCode.NONE
+    (d,) = describe(w, group).groups
+    assert d.error_code == ErrorCode.GROUP_ID_NOT_FOUND and d.error_message == f"Group {group} not found."
+
+
+def test_a_share_group_id_is_refused_by_the_consumer_protocol_and_the_other_way(broker, w):
+    group = new_group()
+    join(w, group)
+    R = Req(ApiKey.CONSUMER_GROUP_HEARTBEAT)
+    resp = w.call(
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+        1,
+        R(group_id=group, member_id=uuid.uuid4().hex, member_epoch=0, rebalance_timeout_ms=30_000,
+          subscribed_topic_names=[TOPIC], topic_partitions=[]),
+    )  # fmt: skip
+    assert resp.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    consumer = new_group()
+    w.call(
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+        1,
+        R(group_id=consumer, member_id=uuid.uuid4().hex, member_epoch=0, rebalance_timeout_ms=30_000,
+          subscribed_topic_names=[TOPIC], topic_partitions=[]),
+    )  # fmt: skip
+    refused = heartbeat(w, consumer, uuid.uuid4().hex, 0)
+    assert refused.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert refused.error_message == f"Group {consumer} is not a share group."
+    (d,) = describe(w, consumer).groups
+    assert d.error_code == ErrorCode.GROUP_ID_NOT_FOUND and d.error_message == f"Group {consumer} is not a share group."
+
+
+def test_api_versions_finalizes_share_version(broker, w):
+    resp = w.call(
+        ApiKey.API_VERSIONS, 4, Req(ApiKey.API_VERSIONS)(client_software_name="t", client_software_version="1")
+    )
+    assert {(f.name, f.max_version_level) for f in resp.finalized_features} >= {("share.version", 1)}
+    assert {(k.api_key, k.min_version, k.max_version) for k in resp.api_keys} >= {(76, 1, 1), (77, 1, 1)}
+
+
+def test_the_group_is_rebuilt_from_its_records_on_load(broker, w):
+    group = new_group()
+    a, _ = join(w, group)
+    b, _ = join(w, group)
+    heartbeat(w, group, a, 1, None)
+    before = describe(w, group).groups[0]
+    gc = broker.broker.group_coordinator
+    p = broker.call(lambda: gc.partition_of(group))
+
+    async def reload():
+        part = broker.broker.replica_manager.get_partition(OFFSETS_TOPIC, p)
+        gc._unload(p)
+        assert group not in gc.share_groups
+        await gc._load(p, part)
+
+    broker.call(reload)
+    after = describe(w, group).groups[0]
+    assert after == before
+    assert heartbeat(w, group, b, 2, None).member_epoch == 2
