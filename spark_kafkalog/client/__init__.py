@@ -2,7 +2,8 @@
 cache, ListOffsets and partition fetching (``KafkaClient``), an idempotent batching ``Producer``, an
 ``AdminClient``, and a ``Consumer`` with manual assignment or consumer-group membership (``subscribe``), with
 the group protocol's building blocks: the consumer protocol's ``Subscription``/``Assignment`` and the range,
-roundrobin, sticky and cooperative-sticky assignors (``assignor_by_name``). Keys and values go through
+roundrobin, sticky and cooperative-sticky assignors (``assignor_by_name``), and a ``ShareConsumer`` for share groups
+(KIP-932) with its ``AcknowledgeType``. Keys and values go through
 serializer objects in confluent-kafka's shape (``IntegerSerializer``, ``JSONDeserializer``, ... and the
 ``Serializer``/``Deserializer`` bases: ``client.serialization``). docs/api.md lists the public API (``__all__``).
 
@@ -92,6 +93,7 @@ from spark_kafkalog.client.serialization import (
     ValueDeserializationError,
     ValueSerializationError,
 )
+from spark_kafkalog.client.share import AcknowledgeType, ShareConsumer
 from spark_kafkalog.client.types import (
     ConsumerRecord,
     FetchedBatch,
@@ -154,6 +156,9 @@ __all__ = [
     "UniformStickyPartitioner",
     "UnknownAssignorError",
     "assignor_by_name",
+    # share groups (KIP-932; client.share)
+    "AcknowledgeType",
+    "ShareConsumer",
     # serializers (client.serialization)
     "Deserializer",
     "DoubleDeserializer",

@@ -7,5 +7,6 @@ blocking ``ShareConsumer``). docs/share-groups.md describes the consumer.
 """
 
 from spark_kafkalog.client.share.acknowledgements import AcknowledgeType
+from spark_kafkalog.client.share.consumer import AcknowledgementCommitCallback, ShareConsumer
 
-__all__ = ["AcknowledgeType"]
+__all__ = ["AcknowledgeType", "AcknowledgementCommitCallback", "ShareConsumer"]

@@ -179,6 +179,12 @@ class AcknowledgementTracker:
         for offset in offsets:
             pending[offset] = int(AcknowledgeType.RELEASE)
 
+    def reject(self, tp: TopicPartition, offsets: Iterable[int]) -> None:
+        """Acquired records that cannot be delivered (corrupt data): REJECT with the next send."""
+        pending = self._pending.setdefault(tp, {})
+        for offset in offsets:
+            pending[offset] = int(AcknowledgeType.REJECT)
+
     def forget(self, tp: TopicPartition) -> None:
         """Drop everything about ``tp`` (its acquisition ended: the share session was lost)."""
         self._in_flight.pop(tp, None)
