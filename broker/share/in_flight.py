@@ -9,8 +9,9 @@ of an operation are therefore proportional to the number of distinct ranges, nev
 records (Kafka keeps a batch-level state and explodes it to per-offset state on the first difference; a
 range split is the same idea with less memory).
 
-Lookups are binary searches over a parallel list of first offsets; a split or merge is a list
-insert/delete (a memmove of pointers), so an operation on a span costs O(log n + ranges touched + n/large).
+Lookups are binary searches over a parallel list of first offsets; a split or merge is a list insert or
+slice assignment (a memmove of pointers), so an operation on a span costs O(log n + ranges touched) plus that
+memmove, with n the number of ranges.
 
 Not thread-safe: the owning ``SharePartition`` is used from one event loop.
 """

@@ -32,6 +32,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 
+from broker.share.batch_ranges import (
+    ack_type_runs,
+    check_ack_batch,
+    check_record_batches,
+    coalesce_acquired,
+    merged_state_batches,
+    present_segments,
+)
 from broker.share.in_flight import FINISHED_STATES, InFlightMap, InFlightRange
 from broker.share.state_batches import (
     AckBatch,
@@ -52,8 +60,6 @@ __all__ = [
     "SharePartition",
     "StateBatch",
 ]
-
-_ACK_TYPES = frozenset(int(t) for t in AcknowledgeType)
 
 
 class SharePartition:
@@ -138,14 +144,18 @@ class SharePartition:
 
     def in_flight(self) -> list[StateBatch]:
         """The in-flight offsets as merged state batches (ACQUIRED shown as ACQUIRED)."""
-        return _merged_batches(self._map, persist=False)
+        return merged_state_batches(self._map, persist=False)
 
     def persisted_state(self) -> PersistedState:
         """The state to write: ACQUIRED offsets as AVAILABLE with their delivery count (a new leader
         redelivers them)."""
         return PersistedState(
-            self.state_epoch, self.start_offset, tuple(_merged_batches(self._map, persist=True)), self.leader_epoch
+            self.state_epoch, self.start_offset, tuple(merged_state_batches(self._map, persist=True)), self.leader_epoch
         )
+
+    def ranges(self) -> list[InFlightRange]:
+        """The internal ranges with holders and lock deadlines (copies; for debugging and tests)."""
+        return [e.copy(e.first, e.last) for e in self._map]
 
     def acquired_count(self) -> int:
         return sum(e.size for e in self._map if e.state == RecordState.ACQUIRED)
@@ -182,7 +192,7 @@ class SharePartition:
         than ``max_in_flight_records`` offsets are in flight. Gaps are archived (see the module docstring)."""
         if not member_id:
             raise ValueError("acquire needs a member id")
-        _check_batches(batches)
+        check_record_batches(batches)
         if not batches or max_records <= 0:
             return []
         deadline = self._clock() + self.lock_duration_ms / 1000.0
@@ -226,7 +236,7 @@ class SharePartition:
             self.end_offset = last + 1
             remaining -= last - first + 1
         self._advance_start()
-        return _coalesce(acquired)
+        return coalesce_acquired(acquired)
 
     def _plan_redelivery(
         self, lo: int, hi: int, span_first: int, batches: Sequence[tuple[int, int]]
@@ -238,7 +248,7 @@ class SharePartition:
             for e in self._map.overlapping(lo, hi)
             if e.state == RecordState.AVAILABLE
         ]
-        present = _present_segments(span_first, batches)
+        present = present_segments(span_first, batches)
         j = 0
         for first, last, count in pieces:
             first, last = max(first, lo), min(last, hi)
@@ -261,11 +271,11 @@ class SharePartition:
         runs: list[tuple[int, int, int]] = []
         previous_last = -1
         for batch in batches:
-            error = _check_ack_batch(batch, previous_last, self.end_offset)
+            error = check_ack_batch(batch, previous_last, self.end_offset)
             if error is not None:
                 return ErrorCode.INVALID_REQUEST, error
             previous_last = batch.last_offset
-            runs.extend(r for r in _type_runs(batch) if r[1] >= self.start_offset)
+            runs.extend(r for r in ack_type_runs(batch) if r[1] >= self.start_offset)
         runs = [(max(first, self.start_offset), last, kind) for first, last, kind in runs]
         now = self._clock()
         for first, last, _kind in runs:
@@ -359,78 +369,3 @@ def _finish(entry: InFlightRange, state: RecordState) -> None:
     entry.state = state
     entry.member_id = None
     entry.deadline = None
-
-
-def _check_batches(batches: Sequence[tuple[int, int]]) -> None:
-    previous = -1
-    for base, last in batches:
-        if base < 0 or last < base or base <= previous:
-            raise ValueError(f"record batches must be ascending, non-overlapping (base, last): {list(batches)}")
-        previous = last
-
-
-def _present_segments(span_first: int, batches: Sequence[tuple[int, int]]) -> list[tuple[int, int, bool]]:
-    """The span ``span_first..last batch`` cut into (first, last, holds records) segments."""
-    segments: list[tuple[int, int, bool]] = []
-    cursor = span_first
-    for base, last in batches:
-        if base > cursor:
-            segments.append((cursor, base - 1, False))
-        segments.append((max(base, cursor), last, True))
-        cursor = last + 1
-    return segments
-
-
-def _check_ack_batch(batch: AckBatch, previous_last: int, end_offset: int) -> str | None:
-    size = batch.last_offset - batch.first_offset + 1
-    if batch.first_offset < 0 or size <= 0:
-        return f"acknowledgement batch {batch.first_offset}-{batch.last_offset} is empty or negative"
-    if batch.first_offset <= previous_last:
-        return f"acknowledgement batch {batch.first_offset}-{batch.last_offset} overlaps or is out of order"
-    if len(batch.types) not in (1, size):
-        return (
-            f"acknowledgement batch {batch.first_offset}-{batch.last_offset} has {len(batch.types)} types; "
-            f"expected 1 or {size}"
-        )
-    bad = [t for t in batch.types if t not in _ACK_TYPES]
-    if bad:
-        return f"invalid acknowledge type {bad[0]} in batch {batch.first_offset}-{batch.last_offset}"
-    if batch.last_offset >= end_offset:
-        return (
-            f"acknowledgement batch {batch.first_offset}-{batch.last_offset} reaches past the in-flight "
-            f"records (end offset {end_offset})"
-        )
-    return None
-
-
-def _type_runs(batch: AckBatch) -> Iterator[tuple[int, int, int]]:
-    """(first, last, type) runs of one acknowledgement batch (per-offset types run-length encoded)."""
-    if len(batch.types) == 1:
-        yield batch.first_offset, batch.last_offset, batch.types[0]
-        return
-    run_first = batch.first_offset
-    for i in range(1, len(batch.types) + 1):
-        if i == len(batch.types) or batch.types[i] != batch.types[i - 1]:
-            yield run_first, batch.first_offset + i - 1, batch.types[i - 1]
-            run_first = batch.first_offset + i
-
-
-def _coalesce(acquired: list[AcquiredRange]) -> list[AcquiredRange]:
-    out: list[AcquiredRange] = []
-    for r in acquired:
-        if out and out[-1].last_offset + 1 == r.first_offset and out[-1].delivery_count == r.delivery_count:
-            out[-1] = AcquiredRange(out[-1].first_offset, r.last_offset, r.delivery_count)
-        else:
-            out.append(r)
-    return out
-
-
-def _merged_batches(in_flight: InFlightMap, *, persist: bool) -> list[StateBatch]:
-    out: list[StateBatch] = []
-    for e in in_flight:
-        state = RecordState.AVAILABLE if persist and e.state == RecordState.ACQUIRED else e.state
-        if out and out[-1].delivery_state == state and out[-1].delivery_count == e.delivery_count:
-            out[-1] = StateBatch(out[-1].first_offset, e.last, int(state), e.delivery_count)
-        else:
-            out.append(StateBatch(e.first, e.last, int(state), e.delivery_count))
-    return out
