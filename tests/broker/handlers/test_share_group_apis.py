@@ -223,3 +223,65 @@ def test_the_group_is_rebuilt_from_its_records_on_load(broker, w):
     after = describe(w, group).groups[0]
     assert after == before
     assert heartbeat(w, group, b, 2, None).member_epoch == 2
+
+
+class FakePersister:
+    """The share persister's initialize and delete, recorded; ``failing`` partitions answer an error."""
+
+    def __init__(self, failing=()):
+        self.initialized: list[tuple[str, uuid.UUID, int, int, int]] = []
+        self.deleted: list[tuple[str, uuid.UUID, int]] = []
+        self.failing = set(failing)
+
+    async def initialize(self, group_id, topic_id, partition, state_epoch, start_offset):
+        if partition in self.failing:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, "down"
+        self.initialized.append((group_id, topic_id, partition, state_epoch, start_offset))
+        return ErrorCode.NONE, None
+
+    async def delete(self, group_id, topic_id, partition):
+        self.deleted.append((group_id, topic_id, partition))
+        return ErrorCode.NONE, None
+
+
+@pytest.fixture()
+def fake_persister(broker):
+    gc = broker.broker.group_coordinator
+    fake = FakePersister()
+    broker.call(lambda: gc.use_share_persister(lambda: fake))
+    yield fake
+    broker.call(lambda: gc.use_share_persister(lambda: getattr(broker.broker.services, "share_persister", None)))
+
+
+def test_partitions_are_initialized_through_the_persister_before_they_are_assigned(broker, w, fake_persister):
+    group = new_group()
+    tid = broker.call(lambda: broker.broker.metadata.topics[TOPIC].topic_id)
+    fake_persister.failing = {1}
+    a, ra = join(w, group)
+    assert assigned(ra) == [0]  # partition 1's state could not be initialized: not assigned yet
+    assert fake_persister.initialized == [(group, tid, 0, 1, -1)]
+    fake_persister.failing = set()
+    ra = heartbeat(w, group, a, 1, None)  # retried before the next heartbeat, then assigned
+    assert (ra.member_epoch, assigned(ra)) == (2, [0, 1])
+    assert fake_persister.initialized[1:] == [(group, tid, 1, 2, -1)]
+    heartbeat(w, group, a, 2, None)
+    assert len(fake_persister.initialized) == 2  # initialized once
+    heartbeat(w, group, a, -1, None)
+    DR = Req(ApiKey.DELETE_GROUPS)
+    (r,) = w.call(ApiKey.DELETE_GROUPS, 2, DR(groups_names=[group])).results
+    assert r.error_code == ErrorCode.NONE
+    assert sorted(fake_persister.deleted) == [(group, tid, 0), (group, tid, 1)]
+
+
+def test_new_partitions_of_a_subscribed_topic_join_the_assignment(broker, w):
+    topic = f"sg-grow-{uuid.uuid4().hex[:6]}"
+    admin = broker.broker.topic_admin
+    broker.call(lambda: admin.create_topic(topic, 1, 1))
+    wait_until(lambda: broker.call(lambda: admin.has_leaders(topic, 1)), 10, f"leaders of {topic}")
+    group = new_group()
+    a, ra = join(w, group, (topic,))
+    assert assigned(ra) == [0]
+    broker.call(lambda: admin.create_partitions(topic, 3))
+    wait_until(lambda: broker.call(lambda: admin.has_leaders(topic, 3)), 10, f"new partitions of {topic}")
+    ra = heartbeat(w, group, a, 1, None)
+    assert (ra.member_epoch, assigned(ra)) == (2, [0, 1, 2])
