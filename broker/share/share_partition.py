@@ -5,7 +5,8 @@ Vocabulary (Kafka's): the share-partition start offset (SPSO, ``start_offset``) 
 finished; the end offset (SPEO, ``end_offset``) is the first offset never acquired. Every offset in
 ``[start_offset, end_offset)`` is in flight, in one ``RecordState``:
 
-- AVAILABLE -> ACQUIRED by ``acquire`` (delivery count + 1, acquisition lock until now + lock duration);
+- AVAILABLE -> ACQUIRED by ``acquire`` (delivery count + 1, acquisition lock until now + lock duration; a
+  record on its last delivery attempt is handed out alone, as Kafka does);
 - ACQUIRED -> ACKNOWLEDGED (ACCEPT), ARCHIVED (REJECT, GAP), AVAILABLE (RELEASE, lock expiry, member left;
   ARCHIVED instead once the delivery count reached ``delivery_count_limit``); RENEW restarts the lock;
 - ACKNOWLEDGED and ARCHIVED are final; the SPSO moves over a finished prefix and forgets it.
@@ -187,7 +188,8 @@ class SharePartition:
     ) -> list[AcquiredRange]:
         """Acquire for ``member_id`` the offsets of ``batches`` (the (base, last) offsets of consecutive record
         batches one log read returned, read from ``fetch_offset`` when given): AVAILABLE in-flight offsets
-        first (delivery count + 1; archived instead when the count already reached the limit), then new
+        first (delivery count + 1; archived instead when the count already reached the limit; a record on its
+        last delivery attempt alone, without anything before or after it), then new
         offsets at the end offset, whole batches while fewer than ``max_records`` were acquired and fewer
         than ``max_in_flight_records`` offsets are in flight. Gaps are archived (see the module docstring)."""
         if not member_id:
@@ -205,12 +207,17 @@ class SharePartition:
         hi = min(span_last, self.end_offset - 1)
         if lo <= hi:
             plan = list(self._plan_redelivery(lo, hi, span_first, batches))
-            for first, last, kind in plan:
+            for first, last, kind, count in plan:
                 if kind == "acquire":
                     if remaining <= 0:
                         continue
                     last = min(last, first + remaining - 1)
                     remaining -= last - first + 1
+                    if self._last_attempt(count):  # delivered alone: stop before it, or right after it
+                        if acquired:
+                            remaining = 0
+                            continue
+                        last, remaining = first, 0
                 for entry in self._slice(first, last):
                     if kind == "acquire":
                         entry.state = RecordState.ACQUIRED
@@ -240,8 +247,8 @@ class SharePartition:
 
     def _plan_redelivery(
         self, lo: int, hi: int, span_first: int, batches: Sequence[tuple[int, int]]
-    ) -> Iterator[tuple[int, int, str]]:
-        """(first, last, "acquire" | "archive") pieces of the AVAILABLE offsets in ``lo..hi``: two-pointer walk
+    ) -> Iterator[tuple[int, int, str, int]]:
+        """(first, last, "acquire" | "archive", delivery count) pieces of the AVAILABLE offsets in ``lo..hi``: two-pointer walk
         over the in-flight ranges and the batches (offsets of the span outside every batch are gaps)."""
         pieces = [
             (e.first, e.last, e.delivery_count)
@@ -259,8 +266,13 @@ class SharePartition:
             while k < len(present) and present[k][0] <= last:
                 seg_first, seg_last, is_record = present[k]
                 a, b = max(seg_first, first), min(seg_last, last)
-                yield a, b, "acquire" if is_record and not exhausted else "archive"
+                yield a, b, "acquire" if is_record and not exhausted else "archive", count
                 k += 1
+
+    def _last_attempt(self, delivery_count: int) -> bool:
+        """A record about to get its last delivery goes out alone (as Kafka does since 4.1), so a record that
+        breaks its consumer does not take the delivery attempts of its neighbours with it."""
+        return self.delivery_count_limit > 2 and delivery_count == self.delivery_count_limit - 1
 
     # -- acknowledging -------------------------------------------------------------------------------------
 

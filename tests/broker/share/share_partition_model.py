@@ -66,6 +66,11 @@ class ModelPartition:
             if not any(b <= o <= last for b, last in batches) or entry.count >= self.limit:
                 self.offsets[o] = Offset(ARCHIVED, entry.count)
             elif remaining > 0:
+                if self.limit > 2 and entry.count == self.limit - 1:  # the last attempt goes out alone
+                    if out:
+                        remaining = 0
+                        continue
+                    remaining = 1
                 self.offsets[o] = Offset(ACQUIRED, entry.count + 1, member, deadline)
                 out.append((o, entry.count + 1))
                 remaining -= 1

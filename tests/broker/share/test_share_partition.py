@@ -103,9 +103,19 @@ REDELIVERY: dict[str, list[Step]] = {
         Ack("a", [(0, 9, RELEASE)]),
         Acquire("a", [(0, 9)], 500, [(0, 9, 2)]),
         Ack("a", [(0, 9, RELEASE)]),
-        Acquire("a", [(0, 9)], 500, [(0, 9, 3)]),
-        Ack("a", [(0, 4, RELEASE)]),
-        Expect(5, 10, [(5, 9, "Q", 3)]),
+        Acquire("a", [(0, 9)], 500, [(0, 0, 3)]),  # the last attempt goes out alone
+        Ack("a", [(0, 0, RELEASE)]),
+        Expect(1, 10, [(1, 9, "V", 2)]),
+    ],
+    "a record on its last delivery attempt goes out alone": [
+        Acquire("a", [(0, 9)], 500, [(0, 9, 1)]),
+        Ack("a", [(5, 5, RELEASE)]),
+        Acquire("a", [(0, 9)], 500, [(5, 5, 2)]),
+        Ack("a", [(0, 5, RELEASE)]),
+        Expect(0, 10, [(0, 4, "V", 1), (5, 5, "V", 2), (6, 9, "Q", 1)]),
+        Acquire("b", [(0, 9)], 500, [(0, 4, 2)]),
+        Acquire("c", [(0, 9), (10, 14)], 500, [(5, 5, 3)]),
+        Acquire("c", [(10, 14)], 500, [(10, 14, 1)]),
     ],
     "lock expiry makes records available, then archives them at the limit": [
         Acquire("a", [(0, 9)], 500, [(0, 9, 1)]),
@@ -117,10 +127,10 @@ REDELIVERY: dict[str, list[Step]] = {
         Acquire("b", [(0, 9)], 500, [(0, 9, 2)]),
         Tick(30),
         Expire(True),
-        Acquire("c", [(0, 9)], 500, [(0, 9, 3)]),
+        Acquire("c", [(0, 9)], 500, [(0, 0, 3)]),
         Tick(30),
         Expire(True),
-        Expect(10, 10, []),
+        Expect(1, 10, [(1, 9, "V", 2)]),
         Expire(False),
     ],
     "only the expired part of an acquisition is released": [
@@ -374,7 +384,7 @@ def test_lag_counts_unfinished_records_below_the_high_watermark() -> None:
 def test_persisted_batches_load_with_never_delivered_holes_available() -> None:
     clock = FakeClock()
     persisted = (batch(12, 14, "V", 2), batch(15, 15, "K", 1), batch(18, 19, "X", 1), batch(5, 10, "K", 1))
-    partition = make_partition(clock, start_offset=10, batches=persisted)
+    partition = make_partition(clock, start_offset=10, batches=persisted, limit=4)
     steps: list[Step] = [
         # 5-10 clipped to 10, finished: the SPSO moves to 11
         Expect(11, 20, [(11, 11, "V", 0), (12, 14, "V", 2), (15, 15, "K", 1), (16, 17, "V", 0), (18, 19, "X", 1)]),
