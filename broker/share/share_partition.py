@@ -16,7 +16,8 @@ Gaps (offsets with no record: compaction, control batches, aborted transactions 
 those batches, and before the first when the read offset is given, hold no record. Kafka acquires such gaps
 with the records around them and its consumer acknowledges them as GAP; here they are archived at once
 (delivery count 0) and never handed out, so a consumer that does not know about gaps cannot hold up the SPSO
-until their locks expire. Offsets inside a batch are always acquired (a compacted batch's missing offsets are
+until their locks expire (the read offset is ``acquire``'s ``fetch_offset``, or the last ``next_fetch_offset()``
+answer when nothing changed since). Offsets inside a batch are always acquired (a compacted batch's missing offsets are
 the consumer's GAPs, as in Kafka). Holes between persisted state batches are offsets never delivered
 (Kafka's "gap window" after a load): they are AVAILABLE with delivery count 0.
 
@@ -99,6 +100,7 @@ class SharePartition:
         self.leader_epoch = state.leader_epoch
         self._clock = clock
         self._map = InFlightMap()
+        self._read_from: int | None = None
         self.start_offset = state.start_offset
         self.end_offset = self._load(state)
         self._advance_start()
@@ -135,7 +137,12 @@ class SharePartition:
 
     def next_fetch_offset(self) -> int | None:
         """Where the next log read starts: the first AVAILABLE offset, else the end offset; None when nothing
-        is AVAILABLE and ``max_in_flight_records`` offsets are already in flight."""
+        is AVAILABLE and ``max_in_flight_records`` offsets are already in flight. Remembered until the state
+        changes: an ``acquire`` without ``fetch_offset`` takes it as the offset its batches were read from."""
+        self._read_from = self._first_available()
+        return self._read_from
+
+    def _first_available(self) -> int | None:
         for entry in self._map:
             if entry.state == RecordState.AVAILABLE:
                 return entry.first
@@ -187,7 +194,8 @@ class SharePartition:
         fetch_offset: int | None = None,
     ) -> list[AcquiredRange]:
         """Acquire for ``member_id`` the offsets of ``batches`` (the (base, last) offsets of consecutive record
-        batches one log read returned, read from ``fetch_offset`` when given): AVAILABLE in-flight offsets
+        batches one log read returned, read from ``fetch_offset``, by default the ``next_fetch_offset()``
+        answered since the last change, if any): AVAILABLE in-flight offsets
         first (delivery count + 1; archived instead when the count already reached the limit; a record on its
         last delivery attempt alone, without anything before or after it), then new
         offsets at the end offset, whole batches while fewer than ``max_records`` were acquired and fewer
@@ -197,6 +205,8 @@ class SharePartition:
         check_record_batches(batches)
         if not batches or max_records <= 0:
             return []
+        if fetch_offset is None:
+            fetch_offset = self._read_from
         deadline = self._clock() + self.lock_duration_ms / 1000.0
         span_first = batches[0][0] if fetch_offset is None else min(fetch_offset, batches[0][0])
         span_last = batches[-1][1]
@@ -368,6 +378,8 @@ class SharePartition:
         self._map.merge_around(lo, len(self._map) if hi < 0 else hi + 1)
 
     def _advance_start(self) -> None:
+        """After every change: move the SPSO over the finished prefix; forget the remembered read offset."""
+        self._read_from = None
         for entry in self._map:
             if entry.state not in FINISHED_STATES:
                 self._map.drop_before(entry.first)

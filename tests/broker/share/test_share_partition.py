@@ -153,11 +153,23 @@ REDELIVERY: dict[str, list[Step]] = {
         Acquire("b", [(4, 9)], 500, [(4, 9, 2)], fetch_offset=0),
         Expect(4, 10, [(4, 9, "Q", 2)]),
     ],
-    "without the read offset, offsets before the first batch stay available": [
+    "the read offset defaults to the next fetch offset answered since the last change": [
         Acquire("a", [(0, 9)], 500, [(0, 9, 1)]),
         Ack("a", [(0, 9, RELEASE)]),
+        NextFetch(0),
         Acquire("b", [(4, 9)], 500, [(4, 9, 2)]),
-        Expect(0, 10, [(0, 3, "V", 1), (4, 9, "Q", 2)]),
+        Expect(4, 10, [(4, 9, "Q", 2)]),
+    ],
+    "without a read offset, offsets before the first batch stay available": [
+        Acquire("a", [(0, 9)], 500, [(0, 9, 1)]),
+        Ack("a", [(0, 9, RELEASE)]),
+        NextFetch(0),
+        Ack("a", [(0, 0, ACCEPT)], BAD_STATE),  # a failed acknowledgement changes nothing: 0 is still the read offset
+        Ack("b", [(10, 10, ACCEPT)], BAD_REQUEST),
+        Expire(False),
+        Acquire("a", [(0, 0)], 500, [(0, 0, 2)]),  # a change: the remembered read offset is gone
+        Acquire("b", [(4, 9)], 500, [(4, 9, 2)]),
+        Expect(0, 10, [(0, 0, "Q", 2), (1, 3, "V", 1), (4, 9, "Q", 2)]),
     ],
     "a leaving member's records become available, others keep theirs": [
         Acquire("a", [(0, 4)], 500, [(0, 4, 1)]),

@@ -108,7 +108,9 @@ class SharePartitionMachine(RuleBasedStateMachine):
         fetch_offset = fetch if with_read_offset and fetch is not None and batches and fetch <= batches[0][1] else None
         before = dict(self.model.offsets)
         got = self.sp.acquire(member, batches, max_records, fetch_offset=fetch_offset)
-        expected = self.model.acquire(member, batches, max_records, fetch_offset, self.clock.now)
+        # without fetch_offset the partition takes the next_fetch_offset() it just answered
+        model_read_from = fetch if fetch_offset is None else fetch_offset
+        expected = self.model.acquire(member, batches, max_records, model_read_from, self.clock.now)
         flat = [(o, r.delivery_count) for r in got for o in range(r.first_offset, r.last_offset + 1)]
         assert flat == expected
         for o, _count in flat:
