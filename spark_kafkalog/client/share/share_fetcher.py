@@ -34,6 +34,7 @@ from spark_kafkalog.client.errors import (
     KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
+    NoCommonVersionError,
     error_for_code,
 )
 from spark_kafkalog.client.share.acknowledgements import AcknowledgementBatch
@@ -136,6 +137,8 @@ class ShareFetcher:
             try:
                 conn = self.client.connection(node)
                 request = conn.send(_SHARE_FETCH, body, min_version=1, why="share groups need ShareFetch v1")
+            except NoCommonVersionError:
+                raise  # a broker without share groups: nothing to retry
             except KafkaClientError as e:
                 self._lost(node, None, e, plan.acknowledgements, results)
                 continue
@@ -242,6 +245,8 @@ class ShareFetcher:
                 request = conn.send(
                     _SHARE_ACKNOWLEDGE, body, min_version=1, why="share groups need ShareAcknowledge v1"
                 )
+            except NoCommonVersionError:
+                raise
             except KafkaClientError as e:
                 results: AckResults = {}
                 self._lost(node, None, e, part, results)
