@@ -59,6 +59,7 @@ from .security.scram_credentials import ScramCredentialCache
 from .services import BrokerServices
 from .share.persister import CoordinatorPersister
 from .share.share_coordinator import ShareCoordinator
+from .share.share_partition_manager import SharePartitionManager
 from .telemetry import ClientTelemetry
 from .telemetry.prometheus import ClientTelemetryCollector
 from .telemetry.sync import ClientMetricsSync
@@ -127,6 +128,7 @@ class Broker:
         self.txn_coordinator: TransactionCoordinator | None = None
         self.share_coordinator: ShareCoordinator | None = None
         self.share_persister: CoordinatorPersister | None = None
+        self.share_partitions: SharePartitionManager | None = None
         self.log_manager: Any = None
         self.replica_manager: ReplicaManager | None = None
         self.socket_server: SocketServer | None = None
@@ -265,6 +267,14 @@ class Broker:
         self.share_persister = CoordinatorPersister(
             self.broker_id, self.share_coordinator, self.metadata, self.inter_broker
         )
+        self.share_partitions = SharePartitionManager(
+            cfg,
+            self.metadata,
+            self.replica_manager,
+            persister=lambda: self.share_persister,
+            group_configs=lambda: getattr(self.services, "group_configs", None),
+        )
+        self.share_partitions.start()
         self.services = BrokerServices(
             broker_id=self.broker_id,
             config=cfg,
@@ -287,6 +297,7 @@ class Broker:
             quotas=self.quotas,
             telemetry=self.telemetry,
             fetch_sessions=self.fetch_sessions,
+            share_partitions=self.share_partitions,
             faults=self.faults,
         )
         if self.authorizer.enabled:  # every ACL in the cache before the first request can be authorized
@@ -395,6 +406,8 @@ class Broker:
             await self.group_coordinator.stop()
         if self.txn_coordinator is not None:
             await self.txn_coordinator.stop()
+        if self.share_partitions is not None:  # waiting ShareFetches answer now, before the share coordinator stops
+            await self.share_partitions.stop()
         if self.share_coordinator is not None:  # persister calls answer NOT_COORDINATOR now
             await self.share_coordinator.stop()
         if self.share_persister is not None:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .security.authorizer import AclAuthorizer
     from .share.persister import Persister
     from .share.share_coordinator import ShareCoordinator
+    from .share.share_partition_manager import SharePartitionManager
     from .telemetry import ClientTelemetry
 
 
@@ -81,6 +82,8 @@ class BrokerServices:
     """Client telemetry (KIP-714): subscriptions, client instances, pushed metrics (``broker.telemetry``)."""
     fetch_sessions: FetchSessionCache
     """Incremental fetch sessions (KIP-227, ``broker.replication.fetch_session``)."""
+    share_partitions: SharePartitionManager
+    """Share partitions led here and share sessions (KIP-932, ``broker.share.share_partition_manager``)."""
     share_coordinator: ShareCoordinator
     """Share-partition state in ``__share_group_state`` for the keys coordinated here (KIP-932,
     ``broker.share.share_coordinator``)."""

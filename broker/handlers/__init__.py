@@ -65,6 +65,8 @@ MODULES = (
     "get_telemetry_subscriptions",
     "push_telemetry",
     "list_client_metrics_resources",
+    "share_fetch",
+    "share_acknowledge",
 )
 
 

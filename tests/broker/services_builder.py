@@ -36,6 +36,7 @@ from broker.security.authorizer import AclAuthorizer
 from broker.services import BrokerServices
 from broker.share.persister import CoordinatorPersister
 from broker.share.share_coordinator import ShareCoordinator
+from broker.share.share_partition_manager import SharePartitionManager
 from broker.telemetry import ClientTelemetry
 from spark_kafkalog.protocol.messages import RequestHeader
 
@@ -128,6 +129,10 @@ def build_services(log_dir: Path, *, broker_id: int = 0, clock: Clock = SYSTEM_C
         fetch_sessions=part(
             "fetch_sessions",
             lambda: FetchSessionCache(config["max.incremental.fetch.session.cache.slots"], clock=ReplicaManager.now_ms),
+        ),
+        share_partitions=part(
+            "share_partitions",
+            lambda: SharePartitionManager(config, metadata, replica_manager, persister=lambda: None),
         ),
     )
 
