@@ -19,12 +19,12 @@ Not thread-safe: the owning ``SharePartition`` is used from one event loop.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from broker.share.state_batches import RecordState
+from broker.share.state_batches import RecordState, StateBatch
 
-__all__ = ["FINISHED_STATES", "InFlightMap", "InFlightRange"]
+__all__ = ["FINISHED_STATES", "InFlightMap", "InFlightRange", "load_in_flight"]
 
 FINISHED_STATES = frozenset({RecordState.ACKNOWLEDGED, RecordState.ARCHIVED})
 
@@ -158,3 +158,28 @@ class InFlightMap:
 
     def ranges(self) -> list[InFlightRange]:
         return list(self._ranges)
+
+
+def load_in_flight(start: int, state_batches: Iterable[StateBatch]) -> tuple[InFlightMap, int]:
+    """The map a share partition starts from after a load, and its end offset: persisted batches clipped to
+    ``start``; ACQUIRED as AVAILABLE; holes (offsets never delivered: Kafka's gap window) AVAILABLE with delivery
+    count 0. Raises ValueError for overlapping or malformed batches."""
+    in_flight = InFlightMap()
+    next_offset = start
+    for batch in sorted((b for b in state_batches if b.last_offset >= start), key=lambda b: b.first_offset):
+        if batch.last_offset < batch.first_offset or batch.delivery_count < 0:
+            raise ValueError(f"invalid persisted state batch {batch}")
+        try:
+            record_state = RecordState(batch.delivery_state)
+        except ValueError:
+            raise ValueError(f"unknown delivery state {batch.delivery_state} in {batch}") from None
+        if record_state == RecordState.ACQUIRED:
+            record_state = RecordState.AVAILABLE
+        first = max(batch.first_offset, start)
+        if first < next_offset:
+            raise ValueError(f"persisted state batch {batch} overlaps offsets before {next_offset}")
+        if first > next_offset:
+            in_flight.append(InFlightRange(next_offset, first - 1, RecordState.AVAILABLE, 0))
+        in_flight.append(InFlightRange(first, batch.last_offset, record_state, batch.delivery_count))
+        next_offset = batch.last_offset + 1
+    return in_flight, next_offset

@@ -11,15 +11,25 @@ finished; the end offset (SPEO, ``end_offset``) is the first offset never acquir
   ARCHIVED instead once the delivery count reached ``delivery_count_limit``); RENEW restarts the lock;
 - ACKNOWLEDGED and ARCHIVED are final; the SPSO moves over a finished prefix and forgets it.
 
-Gaps (offsets with no record: compaction, control batches, aborted transactions left out by the caller):
-``acquire`` gets the (base, last) offsets of the record batches a log read returned. Offsets between two of
-those batches, and before the first when the read offset is given, hold no record. Kafka acquires such gaps
-with the records around them and its consumer acknowledges them as GAP; here they are archived at once
-(delivery count 0) and never handed out, so a consumer that does not know about gaps cannot hold up the SPSO
-until their locks expire (the read offset is ``acquire``'s ``fetch_offset``, or the last ``next_fetch_offset()``
-answer when nothing changed since). Offsets inside a batch are always acquired (a compacted batch's missing offsets are
+Acquisition: ``acquire`` gets the (base, last) offsets of the record batches one log read returned. It
+redelivers the AVAILABLE in-flight offsets those batches cover (up to ``max_records`` exactly), then takes
+new offsets at the SPEO in whole batches while fewer than ``max_records`` were acquired and fewer than
+``max_in_flight_records`` offsets lie in ``[SPSO, SPEO)`` (the batch that crosses either limit is taken
+whole, as Kafka does; redelivery is not limited by the in-flight count).
+
+Gaps (offsets with no record: compaction, or control and aborted batches the caller leaves out): offsets
+between two returned batches, and between the read offset and the first batch, hold no record. Kafka
+acquires such gaps with the records around them and its consumer acknowledges them as GAP; here they are
+archived at once (delivery count 0) and never handed out, so a consumer that does not know about gaps cannot
+hold up the SPSO until their locks expire. The read offset is ``acquire``'s ``fetch_offset``, or else the
+last ``next_fetch_offset()`` answer when nothing changed since (without either, offsets before the first
+batch are left alone). Offsets inside a batch are always acquired (a compacted batch's missing offsets are
 the consumer's GAPs, as in Kafka). Holes between persisted state batches are offsets never delivered
 (Kafka's "gap window" after a load): they are AVAILABLE with delivery count 0.
+
+Acknowledgements are all-or-nothing: INVALID_REQUEST for a malformed batch (order, overlap, types count or
+value, offsets at or past the SPEO), INVALID_RECORD_STATE for an offset not ACQUIRED by the member or whose
+lock deadline passed; offsets below the SPSO are already finished and ignored (as Kafka does).
 
 Cost: the in-flight offsets are ranges (``InFlightMap``), so acquire, acknowledge, release and expiry cost
 O(ranges touched + log ranges), independent of the records per batch (per-offset acknowledgement types are
@@ -42,7 +52,7 @@ from broker.share.batch_ranges import (
     merged_state_batches,
     present_segments,
 )
-from broker.share.in_flight import FINISHED_STATES, InFlightMap, InFlightRange
+from broker.share.in_flight import FINISHED_STATES, InFlightRange, load_in_flight
 from broker.share.state_batches import (
     AckBatch,
     AcknowledgeType,
@@ -99,10 +109,9 @@ class SharePartition:
         self.state_epoch = state.state_epoch
         self.leader_epoch = state.leader_epoch
         self._clock = clock
-        self._map = InFlightMap()
+        self._map, self.end_offset = load_in_flight(state.start_offset, state.state_batches)
         self._read_from: int | None = None
         self.start_offset = state.start_offset
-        self.end_offset = self._load(state)
         self._advance_start()
 
     def __repr__(self) -> str:
@@ -110,28 +119,6 @@ class SharePartition:
             f"SharePartition({self.group_id!r}, {self.topic_id}, {self.partition}, "
             f"start={self.start_offset}, end={self.end_offset}, ranges={len(self._map)})"
         )
-
-    def _load(self, state: PersistedState) -> int:
-        start = state.start_offset
-        batches = sorted((b for b in state.state_batches if b.last_offset >= start), key=lambda b: b.first_offset)
-        next_offset = start
-        for batch in batches:
-            if batch.last_offset < batch.first_offset or batch.delivery_count < 0:
-                raise ValueError(f"invalid persisted state batch {batch}")
-            try:
-                record_state = RecordState(batch.delivery_state)
-            except ValueError:
-                raise ValueError(f"unknown delivery state {batch.delivery_state} in {batch}") from None
-            if record_state == RecordState.ACQUIRED:
-                record_state = RecordState.AVAILABLE
-            first = max(batch.first_offset, start)
-            if first < next_offset:
-                raise ValueError(f"persisted state batch {batch} overlaps offsets before {next_offset}")
-            if first > next_offset:  # never delivered: Kafka's gap window after a load
-                self._map.append(InFlightRange(next_offset, first - 1, RecordState.AVAILABLE, 0))
-            self._map.append(InFlightRange(first, batch.last_offset, record_state, batch.delivery_count))
-            next_offset = batch.last_offset + 1
-        return next_offset
 
     # -- reading -------------------------------------------------------------------------------------------
 
