@@ -20,7 +20,9 @@ of the coordinator alone) partitions count as initialized at once. DeleteGroups 
 initialized partition (``share_persister.delete``) before the group's tombstones.
 
 Config (Kafka's names, ``_share_setting``; defaults when the broker config lacks them): ``group.share.enable``,
-``group.share.session.timeout.ms``, ``group.share.heartbeat.interval.ms``, ``group.share.max.size``.
+``group.share.session.timeout.ms``, ``group.share.heartbeat.interval.ms``, ``group.share.max.size``; a group's
+own ``share.session.timeout.ms`` and ``share.heartbeat.interval.ms`` (``use_group_configs``) override the first
+two at each heartbeat.
 
 Loading (failover): ``OffsetStore.load_partition`` keeps the share records of a partition by key;
 ``load_share_groups`` replays them into new groups; members loaded get a fresh session on the next tick.
@@ -58,6 +60,22 @@ SHARE_DEFAULTS: dict[str, Any] = {
 }
 
 
+class ShareGroupSettings(Protocol):
+    """A group's own membership settings (``broker.config_admin.group_configs.ShareGroupConfig``)."""
+
+    @property
+    def session_timeout_ms(self) -> int: ...
+
+    @property
+    def heartbeat_interval_ms(self) -> int: ...
+
+
+class ShareGroupConfigs(Protocol):
+    """The group configs (``broker.config_admin.group_configs.GroupConfigs``)."""
+
+    def share_config(self, group_id: str) -> ShareGroupSettings: ...
+
+
 class SharePersister(Protocol):
     """What the group coordinator uses of the share persister (``broker.share.persister.Persister``)."""
 
@@ -74,12 +92,14 @@ class GroupShareProtocol(GroupConsumerBase):
     share_groups: dict[str, ShareGroup]
     _sg_expiring: set[str]
     _share_persister_source: Callable[[], SharePersister | None]
+    _group_configs_source: Callable[[], ShareGroupConfigs | None]
 
     def _init_share_protocol(self) -> None:
         """Called by ``GroupCoordinator.__init__``."""
         self.share_groups = {}
         self._sg_expiring = set()
         self._share_persister_source = lambda: None
+        self._group_configs_source = lambda: None
 
     def use_share_persister(self, source: Callable[[], SharePersister | None]) -> None:
         """Where the share persister comes from (the broker passes its services' ``share_persister``, read at
@@ -89,6 +109,18 @@ class GroupShareProtocol(GroupConsumerBase):
     @property
     def share_persister(self) -> SharePersister | None:
         return self._share_persister_source()
+
+    def use_group_configs(self, source: Callable[[], ShareGroupConfigs | None]) -> None:
+        """Where the groups' own configs come from (the broker's ``group_configs``, read at each heartbeat)."""
+        self._group_configs_source = source
+
+    def _apply_group_config(self, group: ShareGroup) -> None:
+        """A group's ``share.session.timeout.ms`` / ``share.heartbeat.interval.ms`` over the broker defaults."""
+        configs = self._group_configs_source()
+        if configs is not None:
+            settings = configs.share_config(group.group_id)
+            group.session_timeout_ms = settings.session_timeout_ms
+            group.heartbeat_interval_ms = settings.heartbeat_interval_ms
 
     def _share_setting(self, key: str) -> Any:
         try:
@@ -172,6 +204,7 @@ class GroupShareProtocol(GroupConsumerBase):
                     raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Share group {group_id} not found.")
                 group = self._new_share_group(group_id)
             assert group is not None, "created above when missing"
+            self._apply_group_config(group)
             topics = self.topics_view()
             joining_names = request.subscribed_topic_names or () if request.member_epoch >= 0 else ()
             if request.member_epoch >= 0:

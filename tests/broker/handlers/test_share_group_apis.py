@@ -6,6 +6,7 @@ what ListGroups, DescribeGroups, DeleteGroups and the other protocols answer for
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 import pytest
 
@@ -285,3 +286,28 @@ def test_new_partitions_of_a_subscribed_topic_join_the_assignment(broker, w):
     wait_until(lambda: broker.call(lambda: admin.has_leaders(topic, 3)), 10, f"new partitions of {topic}")
     ra = heartbeat(w, group, a, 1, None)
     assert (ra.member_epoch, assigned(ra)) == (2, [0, 1, 2])
+
+
+def test_a_groups_own_session_timeout_and_heartbeat_interval_override_the_brokers(broker, w, clock):
+    @dataclass(frozen=True)
+    class Settings:
+        session_timeout_ms: int = 2_000
+        heartbeat_interval_ms: int = 7_000
+
+    class Configs:
+        def share_config(self, group_id):
+            return Settings()
+
+    gc = broker.broker.group_coordinator
+    broker.call(lambda: gc.use_group_configs(lambda: Configs()))
+    try:
+        group = new_group()
+        a, ra = join(w, group)
+        assert ra.heartbeat_interval_ms == 7_000
+        join(w, group)
+        clock.advance(1_000)
+        heartbeat(w, group, a, 1, None)
+        clock.advance(1_001)
+        wait_until(lambda: broker.call(lambda: sorted(gc.share_groups[group].members)) == [a], 10, "b to expire")
+    finally:
+        broker.call(lambda: gc.use_group_configs(lambda: getattr(broker.broker.services, "group_configs", None)))

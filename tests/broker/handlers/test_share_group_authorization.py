@@ -33,9 +33,9 @@ def services(tmp_path, authorizer):
     return s
 
 
-def call(services, module, **fields):
+def call(services, module, version=1, **fields):
     body = API_BY_KEY[module.API_KEY].Request(**fields)
-    ctx = request_context(services, module.API_KEY, 1, principal=BOB)
+    ctx = request_context(services, module.API_KEY, version, principal=BOB)
     return asyncio.run(module.handle(ctx, body))
 
 
@@ -86,3 +86,22 @@ def test_describe_needs_describe_on_the_group_and_its_topics(services, authorize
     assert d.error_code == E.NONE and d.group_state == "Stable" and d.members[0].member_id == "m1"
     assert d.authorized_operations != -(2**31)
     assert describe().authorized_operations == -(2**31)
+
+
+def test_without_share_groups_the_apis_answer_unsupported_version_and_are_not_offered(
+    services, authorizer, monkeypatch
+):
+    from broker.coordinator.group_coordinator import GroupCoordinator
+    from broker.handlers import api_versions
+
+    authorizer.grants = {grant(Op.READ, RT.GROUP, "g"), grant(Op.DESCRIBE, RT.GROUP, "g")}
+    resp = call(services, api_versions, 4, client_software_name="t")
+    assert {76, 77} <= {k.api_key for k in resp.api_keys}
+    assert ("share.version", 1) in {(f.name, f.max_version_level) for f in resp.finalized_features}
+    monkeypatch.setattr(GroupCoordinator, "share_groups_enabled", property(lambda self: False))
+    assert heartbeat(services, subscribed_topic_names=["orders"]).error_code == E.UNSUPPORTED_VERSION
+    (d,) = call(services, share_group_describe, group_ids=["g"], include_authorized_operations=False).groups
+    assert d.error_code == E.UNSUPPORTED_VERSION
+    resp = call(services, api_versions, 4, client_software_name="t")
+    assert not {76, 77, 78, 79, 90, 91, 92} & {k.api_key for k in resp.api_keys}
+    assert "share.version" not in {f.name for f in resp.finalized_features}
