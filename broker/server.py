@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from .api import HandlerRegistry
 from .cluster.registry import BrokerInfo, ClusterRegistry
 from .config import BrokerConfig
+from .config_admin.group_configs import GroupConfigs
 from .config_admin.topic_admin import TopicAdmin
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.txn_coordinator import TransactionCoordinator
@@ -119,6 +120,7 @@ class Broker:
         """KIP-714 client telemetry; what clients push is on the metrics endpoint (``broker.telemetry``)."""
         self.metrics.registry.register(ClientTelemetryCollector(self.telemetry))
         self.client_metrics_sync: ClientMetricsSync | None = None
+        self.group_configs: GroupConfigs | None = None
         self.fetch_sessions = FetchSessionCache(
             config["max.incremental.fetch.session.cache.slots"], clock=ReplicaManager.now_ms
         )
@@ -248,6 +250,7 @@ class Broker:
             self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin, clock=self.clock
         )
         self.group_coordinator.use_share_persister(lambda: getattr(self.services, "share_persister", None))
+        self.group_coordinator.use_group_configs(lambda: getattr(self.services, "group_configs", None))
         self.group_coordinator.start()
         self.txn_coordinator = TransactionCoordinator(
             self.broker_id,
@@ -267,6 +270,7 @@ class Broker:
         self.share_persister = CoordinatorPersister(
             self.broker_id, self.share_coordinator, self.metadata, self.inter_broker
         )
+        self.group_configs = GroupConfigs(cfg, registry, self.run_blocking)
         self.share_partitions = SharePartitionManager(
             cfg,
             self.metadata,
@@ -293,6 +297,7 @@ class Broker:
             txn_coordinator=self.txn_coordinator,
             share_coordinator=self.share_coordinator,
             share_persister=self.share_persister,
+            group_configs=self.group_configs,
             authorizer=self.authorizer,
             quotas=self.quotas,
             telemetry=self.telemetry,
@@ -300,6 +305,7 @@ class Broker:
             share_partitions=self.share_partitions,
             faults=self.faults,
         )
+        self.group_configs.start()  # the groups' own configs, followed from the registry
         if self.authorizer.enabled:  # every ACL in the cache before the first request can be authorized
             self.acl_sync = AclSync(registry, self.authorizer, self.run_blocking)
             self.acl_sync.start()
@@ -424,6 +430,8 @@ class Broker:
             await self.acl_sync.stop()
         if self.client_metrics_sync is not None:
             await self.client_metrics_sync.stop()
+        if self.group_configs is not None:
+            await self.group_configs.stop()
         if self.log_manager is not None:
             await self.run_blocking(self.log_manager.shutdown)
         if self.registry is not None and self._registered:

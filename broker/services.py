@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .cluster.controller import Controller
     from .cluster.registry import ClusterRegistry
     from .config import BrokerConfig
+    from .config_admin.group_configs import GroupConfigs
     from .config_admin.topic_admin import TopicAdmin
     from .coordinator.group_coordinator import GroupCoordinator
     from .coordinator.txn_coordinator import TransactionCoordinator
@@ -90,6 +91,9 @@ class BrokerServices:
     share_persister: Persister
     """Reads and writes share-partition state at its share coordinator, local or remote
     (``broker.share.persister``)."""
+    group_configs: GroupConfigs
+    """Every group's own configs (GROUP config resources), cached by a watch; ``share_config(group)``
+    (``broker.config_admin.group_configs``)."""
     faults: FaultInjector = field(default_factory=FaultInjector)
     """Request-path fault injection (``broker.faults``); the connection consults it only while ``faults.live``."""
 

@@ -1,4 +1,5 @@
-"""``EntityConfigStore``: the part of ``ClusterRegistry`` that stores user and client quota entity configs.
+"""``EntityConfigStore``: the part of ``ClusterRegistry`` that stores user and client quota entity configs,
+client metrics subscriptions and group configs.
 
 Nodes (JSON, UTF-8, Kafka's ZooKeeper formats; paths and names: ``zk_layout`` and ``quota_entities``)::
 
@@ -7,6 +8,7 @@ Nodes (JSON, UTF-8, Kafka's ZooKeeper formats; paths and names: ``zk_layout`` an
     /config/clients/<sanitized client id>          {"version":1,"config":{"consumer_byte_rate":"2048"}}
     /config/users/<u>/clients/<c>                  (same format; the parents may hold null data)
     /config/client-metrics/<sanitized name>        {"version":1,"config":{"metrics":"*","interval.ms":"1000"}}
+    /config/groups/<sanitized group id>            {"version":1,"config":{"share.auto.offset.reset":"earliest"}}
     /config/changes/config_change_<10-digit seq>   {"version":2,"entity_path":"users/<u>"} after each write
 
 Also ``QuotaEntity``, the type naming a client quota entity. Concurrency: as every ``ClusterRegistry`` method
@@ -81,6 +83,23 @@ class EntityConfigStore(abc.ABC):
         """Set (a string) or remove (None) keys of the subscription's config, keeping every other key, and leave a
         ``client-metrics/<sanitized name>`` change notification, as ``alter_user_config`` (compare-and-set,
         retried). Returns the config written. ValueError for an empty name."""
+
+    # group configs (KIP-848/KIP-932 GROUP resources): /config/groups/<group id> (broker.cluster.group_config_entities)
+    @abc.abstractmethod
+    def group_config(self, group_id: str) -> dict[str, str]:
+        """The keys the group's config sets (``share.auto.offset.reset`` ...); empty when it has no node.
+        ValueError for an empty id."""
+
+    @abc.abstractmethod
+    def group_configs(self) -> dict[str, dict[str, str]]:
+        """Every group whose node holds a non-empty config, by group id (desanitized); a malformed node is logged
+        and left out."""
+
+    @abc.abstractmethod
+    def alter_group_config(self, group_id: str, updates: Mapping[str, str | None]) -> dict[str, str]:
+        """Set (a string) or remove (None) keys of the group's config, keeping every other key, and leave a
+        ``groups/<sanitized group id>`` change notification, as ``alter_user_config`` (compare-and-set, retried).
+        Returns the config written. ValueError for an empty id."""
 
     @abc.abstractmethod
     def config_changes_since(self, after: int) -> tuple[int, list[str] | None]:

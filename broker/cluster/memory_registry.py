@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from spark_kafkalog.security.acl import AccessControlEntry, PatternType, ResourcePattern
 
 from .client_metrics_entities import client_metrics_entity_path
+from .group_config_entities import group_entity_path
 from .quota_entities import DEFAULT_ENTITY, USER, QuotaEntity, check_quota_entity, quota_entity_path
 from .registry import (
     BrokerIdInUseError,
@@ -71,6 +72,7 @@ class MemoryRegistryStore:
         self.user_configs: dict[str, dict[str, str]] = {}
         self.quota_configs: dict[QuotaEntity, dict[str, str]] = {}  # client-id and user/client-id entities
         self.client_metrics_configs: dict[str, dict[str, str]] = {}  # KIP-714 subscriptions by name
+        self.group_configs: dict[str, dict[str, str]] = {}  # GROUP config resources by group id
         self.states: dict[str, dict[int, PartitionState]] = {}
         self.deletions: set[str] = set()
         self.controller: tuple[int, MemoryRegistry] | None = None
@@ -442,6 +444,28 @@ class MemoryRegistry(ClusterRegistry):
             self._check()
             config = apply_config_updates(s.client_metrics_configs.get(name, {}), updates)
             s.client_metrics_configs[name] = config
+            s.config_changed(entity_path)
+            return dict(config)
+
+    # -- group configs --------------------------------------------------------------------------------
+    def group_config(self, group_id: str) -> dict[str, str]:
+        group_entity_path(group_id)
+        with self.store.lock:
+            self._check()
+            return dict(self.store.group_configs.get(group_id, {}))
+
+    def group_configs(self) -> dict[str, dict[str, str]]:
+        with self.store.lock:
+            self._check()
+            return {g: dict(c) for g, c in sorted(self.store.group_configs.items()) if c}
+
+    def alter_group_config(self, group_id: str, updates: Mapping[str, str | None]) -> dict[str, str]:
+        entity_path = group_entity_path(group_id)
+        s = self.store
+        with s.lock:
+            self._check()
+            config = apply_config_updates(s.group_configs.get(group_id, {}), updates)
+            s.group_configs[group_id] = config
             s.config_changed(entity_path)
             return dict(config)
 

@@ -5,6 +5,7 @@ Node paths and formats are ``zk_layout``'s and ``quota_entities``' (Kafka's ``Co
 
     /config/users/<u>, /config/clients/<c>, /config/users/<u>/clients/<c>   {"version":1,"config":{...}}
     /config/client-metrics/<name>                                             (same; ``client_metrics_entities``)
+    /config/groups/<group id>                                                 (same; ``group_config_entities``)
     /config/changes/config_change_<10-digit seq>                              {"version":2,"entity_path":"users/<u>"}
 
 A write is one transaction (the entity node compare-and-set with its version, or its creation with null-data
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from broker.cluster import client_metrics_entities as cme
+from broker.cluster import group_config_entities as gce
 from broker.cluster import quota_entities as qe
 from broker.cluster import zk_layout as zl
 from broker.cluster.entity_configs import EntityConfigStore
@@ -141,6 +143,35 @@ class ZooKeeperEntityConfigStore(EntityConfigStore):
         return self._alter_entity_config(
             cme.client_metrics_config_path(name), cme.client_metrics_entity_path(name), updates
         )
+
+    def group_config(self, group_id: str) -> dict[str, str]:
+        path = gce.group_config_path(group_id)
+        node = self._zk.get_if_exists(path)
+        return {} if node is None else zl.decode_user_config(path, node[0])
+
+    def group_configs(self) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        try:
+            children = self._zk.children(gce.GROUPS_CONFIG)
+        except NoNodeError:
+            return out
+        for child in sorted(children):
+            path = f"{gce.GROUPS_CONFIG}/{child}"
+            group_id = gce.parse_group_entity_path(f"{gce.GROUPS_SEGMENT}/{child}")
+            node = self._zk.get_if_exists(path)
+            if group_id is None or node is None:
+                continue
+            try:
+                config = zl.decode_user_config(path, node[0])
+            except ValueError as exc:  # one malformed node must not hide every other group
+                log.warning("skipping group config %s: %s", path, exc)
+                continue
+            if config:
+                out[group_id] = config
+        return out
+
+    def alter_group_config(self, group_id: str, updates: Mapping[str, str | None]) -> dict[str, str]:
+        return self._alter_entity_config(gce.group_config_path(group_id), gce.group_entity_path(group_id), updates)
 
     def _alter_entity_config(self, path: str, entity_path: str, updates: Mapping[str, str | None]) -> dict[str, str]:
         """Read-modify-write of the entity node ``path``: a compare-and-set on the node's version (a create, with

@@ -5,7 +5,9 @@ a ``/config/changes`` notification, which every broker follows live: ``broker.me
 Resources: topics (type 2; the topic must exist), brokers (type 4; name ``""`` is the cluster-wide
 default ``<default>``, a number is that broker's own dynamic configs) and client metrics subscriptions (type 16,
 KIP-714: ``metrics``, ``interval.ms``, ``match`` in ``/config/client-metrics/<name>``, checked as Kafka's
-``ClientMetricsConfigs.validate``: ``broker.telemetry.subscriptions``). Any broker may write any of them.
+``ClientMetricsConfigs.validate``: ``broker.telemetry.subscriptions``) and groups (type 32: ``share.*`` and
+``consumer.*`` group configs in ``/config/groups/<group>``, checked as Kafka's ``GroupConfig.validate``:
+``group_config_defs``; the group need not exist). Any broker may write any of them.
 AlterConfigs replaces the resource's whole dynamic set; IncrementalAlterConfigs changes keys one by one:
 SET (0), DELETE (1), APPEND (2) and SUBTRACT (3) (list configs only, e.g. ``cleanup.policy``; APPEND starts
 from the current value, the broker default when the resource has no override).
@@ -30,10 +32,11 @@ from ..log.config import TOPIC_CONFIG_KEYS
 from ..telemetry.subscriptions import CLIENT_METRICS, CONFIG_DEFAULTS, CONFIG_TYPES, InvalidSubscriptionError
 from ..telemetry.subscriptions import parse_subscription as parse_client_metrics_subscription
 from .dynamic import DEFAULT_ENTITY, check_dynamic_broker_config
+from .group_config_defs import validate_group_config
 
-__all__ = ["TOPIC", "BROKER", "SET", "DELETE", "APPEND", "SUBTRACT", "AlterError", "alter_resource"]
+__all__ = ["TOPIC", "BROKER", "GROUP", "SET", "DELETE", "APPEND", "SUBTRACT", "AlterError", "alter_resource"]
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
@@ -57,6 +60,8 @@ def broker_entity(name: str) -> str:
 def _is_list(resource_type: int, key: str) -> bool:
     if resource_type == CLIENT_METRICS:
         return CONFIG_TYPES.get(key) == "list"
+    if resource_type == GROUP:
+        return False
     spec: Any = TOPIC_CONFIG_KEYS.get(key) if resource_type == TOPIC else KEYS_BY_NAME.get(key)
     return spec is not None and spec.type == "list"
 
@@ -143,10 +148,18 @@ async def alter_resource(
         def default_of(key: str) -> str:
             return CONFIG_DEFAULTS.get(key, "")
 
+    elif resource_type == GROUP:
+        if not name:
+            raise AlterError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+        current = await b.run_blocking(b.registry.group_config, name)
+
+        def default_of(key: str) -> str:
+            return ""  # no group config is a list: APPEND/SUBTRACT are refused before this is asked
+
     else:
         raise AlterError(
             ErrorCode.INVALID_REQUEST,
-            f"resource type {resource_type} cannot be altered (2 topic, 4 broker, 16 client metrics)",
+            f"resource type {resource_type} cannot be altered (2 topic, 4 broker, 16 client metrics, 32 group)",
         )
     if incremental:
         new = apply_ops(resource_type, current, configs, default_of)
@@ -160,6 +173,8 @@ async def alter_resource(
             b.log_config_for(new)
         elif resource_type == CLIENT_METRICS:
             parse_client_metrics_subscription(name, new)
+        elif resource_type == GROUP:
+            validate_group_config(new, b.config)
         else:
             check_dynamic_broker_config(new)
     except ConfigError as e:
@@ -174,6 +189,9 @@ async def alter_resource(
         elif resource_type == CLIENT_METRICS:
             updates: dict[str, str | None] = {k: None for k in current if k not in new}
             await b.run_blocking(b.registry.alter_client_metrics_config, name, updates | new)
+        elif resource_type == GROUP:
+            gone: dict[str, str | None] = {k: None for k in current if k not in new}
+            await b.run_blocking(b.registry.alter_group_config, name, gone | new)
         else:
             await b.run_blocking(b.registry.set_broker_config, broker_entity(name), new)
     except NoSuchTopicError:

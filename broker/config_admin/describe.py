@@ -1,5 +1,5 @@
-"""What DescribeConfigs and CreateTopics (v5+) report: every config of a topic or a broker with its value,
-source and synonyms.
+"""What DescribeConfigs and CreateTopics (v5+) report: every config of a topic, a broker, a client metrics
+subscription or a group with its value, source and synonyms.
 
 Sources are Kafka's ``config_source`` codes: 1 topic override (``/config/topics``), 2 this broker's
 dynamic config (``/config/brokers/<id>``), 3 the cluster-wide dynamic default (``/config/brokers/<default>``),
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..config import CONFIG_KEYS, _to_property
 from ..log.config import LogConfig
 from .dynamic import DYNAMIC_BROKER_KEYS, DynamicBrokerConfig
+from .group_config_defs import GROUP_CONFIG_DEFS, default_group_config
 
 if TYPE_CHECKING:
     from ..services import BrokerServices
@@ -157,4 +158,28 @@ def describe_client_metrics_configs(config: Mapping[str, str]) -> list[Described
         source = CLIENT_METRICS_CONFIG if name in config else DEFAULT
         synonyms: list[tuple[str, str | None, int]] = [(name, value, CLIENT_METRICS_CONFIG)] if name in config else []
         out.append(DescribedConfig(name, value, source, synonyms, CONFIG_TYPES[kind], CONFIG_DOCS[name]))
+    return out
+
+
+GROUP_CONFIG = 8
+"""Kafka's ``ConfigSource.GROUP_CONFIG``: a key a group's own config (``/config/groups/<group>``) sets."""
+
+
+def describe_group_configs(broker: BrokerServices, overrides: Mapping[str, str]) -> list[DescribedConfig]:
+    """A group's configs (``GROUP`` resource, type 32) as Kafka describes them: every group config
+    (``group_config_defs``) with its value, set ones with source 8 and synonyms the override and the broker key
+    that gives its default, the others with the broker's value and source 5 (4 when ``server.properties`` sets
+    the broker key). A stored value is reported as stored."""
+    originals = broker.config.originals
+    defaults = default_group_config(broker.config)
+    out = []
+    for name, d in sorted(GROUP_CONFIG_DEFS.items()):
+        default = _to_property(defaults[name])
+        default_source = STATIC_BROKER if d.broker_key in originals else DEFAULT
+        synonyms: list[tuple[str, str | None, int]] = []
+        if name in overrides:
+            synonyms.append((name, overrides[name], GROUP_CONFIG))
+        synonyms.append((d.broker_key or name, default, default_source))
+        value, source = (overrides[name], GROUP_CONFIG) if name in overrides else (default, default_source)
+        out.append(DescribedConfig(name, value, source, synonyms, CONFIG_TYPES[d.type], d.doc))
     return out

@@ -3,7 +3,7 @@ also the order ``BrokerConfig`` fills and DescribeConfigs reports them) and ``KE
 
 One module per concern: ``server`` (identity, networking, ZooKeeper, topic creation), ``security``
 (listeners' protocols, TLS, SASL; ``LISTENER_OVERRIDABLE`` names the keys ``listener.name.<l>.`` may prefix), ``log`` (the topic
-defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``consumer_groups`` (KIP-848), ``share_fetch`` (KIP-932 share sessions and locks), ``share_coordinator`` (KIP-932's share-group state), ``quotas`` (client quota windows), ``telemetry`` (KIP-714 client metrics), ``faults`` (the fault-injection control channel), ``schema_registry`` (the Schema Registry's REST listeners); ``schema`` declares
+defaults), ``replication``, ``coordinator`` (groups, offsets, transactions), ``consumer_groups`` (KIP-848), ``share_coordinator`` (KIP-932's share-group state), ``share_groups`` (KIP-932 membership and group config bounds), ``share_fetch`` (KIP-932 share sessions and locks), ``quotas`` (client quota windows), ``telemetry`` (KIP-714 client metrics), ``faults`` (the fault-injection control channel), ``schema_registry`` (the Schema Registry's REST listeners); ``schema`` declares
 ``ConfigKey`` and ``ConfigError``. ``broker.config`` re-exports all of it.
 """
 
@@ -21,6 +21,7 @@ from .security import LISTENER_OVERRIDABLE, SECURITY_KEYS
 from .server import BROKER_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS
 from .share_coordinator import SHARE_COORDINATOR_KEYS
 from .share_fetch import SHARE_FETCH_KEYS
+from .share_groups import SHARE_GROUP_KEYS
 from .telemetry import TELEMETRY_KEYS
 
 CONFIG_KEYS: tuple[ConfigKey, ...] = (
@@ -32,8 +33,9 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     + REPLICATION_KEYS
     + GROUP_KEYS
     + CONSUMER_GROUP_KEYS
-    + SHARE_FETCH_KEYS
     + SHARE_COORDINATOR_KEYS
+    + SHARE_GROUP_KEYS
+    + SHARE_FETCH_KEYS
     + TRANSACTION_KEYS
     + QUOTA_KEYS
     + TELEMETRY_KEYS

@@ -1,12 +1,14 @@
 """AlterConfigs (key 33), v0-2: replace the whole set of dynamic configs of topics (type 2: the topic's
 overrides in ``/config/topics/<t>``) and brokers (type 4: name empty for the cluster-wide ``<default>``, or a
 broker id; only the log-level defaults such as ``log.retention.ms`` are dynamic) and client metrics subscriptions
-(type 16, KIP-714; an empty set removes the subscription). Written to ZooKeeper with a
+(type 16, KIP-714; an empty set removes the subscription) and groups (type 32: the group's ``share.*`` and
+``consumer.*`` configs in ``/config/groups/<group>``, checked as Kafka's ``GroupConfig.validate``). Written to ZooKeeper with a
 ``/config/changes`` notification by whichever broker receives the request; every broker applies it live.
 validate_only checks without writing. Errors per resource (``broker.config_admin.alter``): INVALID_CONFIG,
 UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (other resource types, a resource or key named twice, a null value).
 Authorization: AlterConfigs on the cluster for a broker or client metrics resource (else CLUSTER_AUTHORIZATION_FAILED), on the
-topic for a topic (else TOPIC_AUTHORIZATION_FAILED, before its existence), per resource after the
+topic for a topic (else TOPIC_AUTHORIZATION_FAILED, before its existence), on the group for a group (else
+GROUP_AUTHORIZATION_FAILED), per resource after the
 named-twice check; refused resources carry no message.
 """
 

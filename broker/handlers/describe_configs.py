@@ -4,13 +4,16 @@ override as the registry holds it now, this broker's or the cluster-wide dynamic
 this broker's configs (dynamic values from ``/config/brokers/<id>`` and ``<default>`` first; read-only
 unless dynamic), and client metrics subscriptions (type 16, KIP-714: ``metrics``, ``interval.ms``, ``match``, set
 or default, as the registry holds them now; an unknown name describes the defaults, an empty one is
-INVALID_REQUEST, as Kafka). ``configuration_keys`` null means all. v0 reports ``is_default``; v1+ ``config_source``
+INVALID_REQUEST, as Kafka) and groups (type 32: every group config, ``share.auto.offset.reset`` and the like, set
+in ``/config/groups/<group>`` or the broker's default, as the registry holds them now; a group that does not
+exist describes the defaults, an empty name is INVALID_REQUEST). ``configuration_keys`` null means all. v0 reports ``is_default``; v1+ ``config_source``
 and, when asked, synonyms; v3+ type and documentation. A broker resource must name this broker; an empty
-name lists the cluster-wide dynamic defaults (as Kafka does); other resource types (broker loggers,
-groups, ...) are INVALID_REQUEST.
+name lists the cluster-wide dynamic defaults (as Kafka does); other resource types (broker loggers, ...) are
+INVALID_REQUEST.
 Authorization (Kafka's ``ConfigHelper``): DescribeConfigs on the cluster for a broker, broker-logger or
 client metrics resource, else CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed."; on the topic for a topic, else
-TOPIC_AUTHORIZATION_FAILED "Topic authorization failed.", before its existence; per resource, no configs.
+TOPIC_AUTHORIZATION_FAILED "Topic authorization failed.", before its existence; on the group for a group, else
+GROUP_AUTHORIZATION_FAILED "Group authorization failed."; per resource, no configs.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from broker.config_admin.describe import (
     describe_broker_configs,
     describe_client_metrics_configs,
     describe_default_broker_configs,
+    describe_group_configs,
     describe_topic_configs,
 )
 from broker.config_admin.dynamic import DEFAULT_ENTITY, DynamicBrokerConfig
@@ -31,10 +35,11 @@ from spark_kafkalog.security.acl import AclOperation
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 VERSIONS = (0, 4)
 _API = API_BY_KEY[API_KEY]
-TOPIC, BROKER, CLIENT_METRICS = 2, 4, 16
+TOPIC, BROKER, CLIENT_METRICS, GROUP = 2, 4, 16, 32
 _DENIED_MESSAGE = {
     ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
     ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
 }  # Kafka's exception messages
 
 
@@ -82,10 +87,16 @@ async def handle(ctx, request):
             described = describe_client_metrics_configs(
                 await b.run_blocking(b.registry.client_metrics_config, res.resource_name)
             )
+        elif res.resource_type == GROUP:
+            if not res.resource_name:
+                out.error_code = ErrorCode.INVALID_REQUEST
+                out.error_message = "Group name must not be empty"
+                continue
+            described = describe_group_configs(b, await b.run_blocking(b.registry.group_config, res.resource_name))
         else:
             out.error_code = ErrorCode.INVALID_REQUEST
             out.error_message = (
-                f"resource type {res.resource_type} is not supported (2 topic, 4 broker, 16 client metrics)"
+                f"resource type {res.resource_type} is not supported (2 topic, 4 broker, 16 client metrics, 32 group)"
             )
             continue
         wanted = None if res.configuration_keys is None else set(res.configuration_keys)

@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..cluster.client_metrics_entities import parse_client_metrics_entity_path
+from ..cluster.group_config_entities import parse_group_entity_path
 from ..cluster.quota_entities import USER, QuotaEntity, parse_quota_entity_path, quota_keys_of
 from ..cluster.registry import ClusterRegistry, NoSuchTopicError, RegistryError, TopicAssignment
 from ..cluster.zk_layout import BROKER_DEFAULT_ENTITY
@@ -201,6 +202,7 @@ class MetadataSync:
             await self._reload_users()
         else:
             paths = [p for p in paths if parse_client_metrics_entity_path(p) is None]  # ClientMetricsSync's
+            paths = [p for p in paths if parse_group_entity_path(p) is None]  # GroupConfigs'
             entities = [ent for p in paths if (ent := parse_quota_entity_path(p)) is not None]
             for entity in dict.fromkeys(entities):
                 await self._entity_changed(entity)

@@ -134,7 +134,7 @@ _SUPPORTED: dict[ResourceType, frozenset[AclOperation]] = {
     ResourceType.TOPIC: frozenset(
         {_O.READ, _O.WRITE, _O.CREATE, _O.DESCRIBE, _O.DELETE, _O.ALTER, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS}
     ),
-    ResourceType.GROUP: frozenset({_O.READ, _O.DESCRIBE, _O.DELETE}),
+    ResourceType.GROUP: frozenset({_O.READ, _O.DESCRIBE, _O.DELETE, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS}),
     ResourceType.CLUSTER: frozenset(
         {
             _O.CREATE,

@@ -20,6 +20,7 @@ from broker.api import HandlerRegistry, RequestContext
 from broker.cluster.controller import Controller
 from broker.cluster.memory_registry import MemoryRegistryStore
 from broker.config import BrokerConfig
+from broker.config_admin.group_configs import GroupConfigs
 from broker.config_admin.topic_admin import TopicAdmin
 from broker.coordinator.group_coordinator import GroupCoordinator
 from broker.coordinator.txn_coordinator import TransactionCoordinator
@@ -123,6 +124,7 @@ def build_services(log_dir: Path, *, broker_id: int = 0, clock: Clock = SYSTEM_C
         ),
         share_coordinator=share_coordinator,
         share_persister=part("share_persister", lambda: CoordinatorPersister(broker_id, share_coordinator, metadata)),
+        group_configs=part("group_configs", lambda: GroupConfigs(config, registry, run_blocking)),
         authorizer=part("authorizer", lambda: AclAuthorizer.from_config(config)),
         quotas=part("quotas", QuotaManager),
         telemetry=part("telemetry", ClientTelemetry),

@@ -405,8 +405,16 @@ def bits(*ops: AclOperation) -> int:
     [
         ([ace(ALICE, "*", Op.READ, ALLOW)], TOPIC, bits(Op.READ, Op.DESCRIBE)),
         ([ace(ALICE, "*", Op.ALTER_CONFIGS, ALLOW)], TOPIC, bits(Op.ALTER_CONFIGS, Op.DESCRIBE_CONFIGS)),
-        ([ace(ALICE, "*", Op.ALL, ALLOW)], GROUP, bits(Op.READ, Op.DESCRIBE, Op.DELETE)),
-        ([ace(ALICE, "*", Op.ALL, ALLOW), ace(ALICE, "*", Op.DELETE, DENY)], GROUP, bits(Op.READ, Op.DESCRIBE)),
+        (
+            [ace(ALICE, "*", Op.ALL, ALLOW)],
+            GROUP,
+            bits(Op.READ, Op.DESCRIBE, Op.DELETE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS),  # Kafka 4.x's group ops
+        ),
+        (
+            [ace(ALICE, "*", Op.ALL, ALLOW), ace(ALICE, "*", Op.DELETE, DENY)],
+            GROUP,
+            bits(Op.READ, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS),
+        ),
         ([ace(ALICE, "*", Op.ALL, ALLOW)], CLUSTER, bits(*supported_operations(CLUSTER))),
         ([ace(BOB, "*", Op.ALL, ALLOW)], TOPIC, 0),
     ],
