@@ -50,4 +50,13 @@ SHARE_COORDINATOR_KEYS: tuple[ConfigKey, ...] = (
         at_most=500,
         section="groups",
     ),
+    _K(
+        "share.coordinator.state.topic.prune.interval.ms",
+        "int",
+        300000,
+        "How often the share coordinator deletes the records of `__share_group_state` that no share-partition's "
+        "state needs any more (those before the oldest last snapshot).",
+        at_least=1,
+        section="groups",
+    ),
 )

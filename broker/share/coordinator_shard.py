@@ -7,7 +7,9 @@ write times, state batches, and how many ShareUpdates followed the last ShareSna
 sets it whole (the update count back to 0); a ShareUpdate changes the start offset / leader epoch / delivery
 complete count it carries (-1: unchanged) and folds its batches in (``batch_combiner``: overlapping offsets
 replaced, offsets below the start offset dropped), counting one update; a tombstone of either key removes it.
-An update without a state before it (its snapshot compacted away after a delete) is ignored.
+An update without a state before it (its snapshot compacted away after a delete) is ignored. The shard also
+remembers the log offset of each key's last snapshot, so that the coordinator can delete the records before the
+oldest of them (``redundant_offset``).
 
 The operations (each returns ``(error, message, records)``; the records take effect once acknowledged and
 replayed), with Kafka's checks and messages:
@@ -90,15 +92,26 @@ class ShareCoordinatorShard:
         self.updates_per_snapshot = updates_per_snapshot
         self.topic_exists = topic_exists
         self.states: dict[ShareKey, ShareState] = {}
+        self.snapshot_offsets: dict[ShareKey, int] = {}
+        """Per key with state, the log offset of its last ShareSnapshot (when the replay was told it)."""
+
+    def redundant_offset(self, next_offset: int) -> int:
+        """The log offset below which no record is needed to rebuild the states: the oldest last snapshot of a
+        key with state, or ``next_offset`` (the offset after the last record replayed) when no key has state.
+        The records below it can be deleted (Kafka's ``lastRedundantOffset``)."""
+        return min(self.snapshot_offsets.values(), default=next_offset)
 
     # -- replay -------------------------------------------------------------------------------------------------
-    def replay(self, record: ShareStateRecord) -> None:
-        """Apply one record read from (or acknowledged in) the log."""
+    def replay(self, record: ShareStateRecord, offset: int | None = None) -> None:
+        """Apply one record read from (or acknowledged in) the log at ``offset`` (None: not known)."""
         k = (record.key.group_id, record.key.topic_id, record.key.partition)
         v = record.value
         if v is None:
             self.states.pop(k, None)
+            self.snapshot_offsets.pop(k, None)
         elif isinstance(v, ShareSnapshotValue):
+            if offset is not None:
+                self.snapshot_offsets[k] = offset
             self.states[k] = ShareState(
                 snapshot_epoch=v.snapshot_epoch,
                 state_epoch=v.state_epoch,

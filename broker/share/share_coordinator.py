@@ -19,8 +19,12 @@ leaves the state alone. So every acknowledged write is in the log of every in-sy
 leader's load finds it. Not this broker's key: NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS /
 COORDINATOR_NOT_AVAILABLE, as ``InternalTopic.coordinator_error``).
 
-Gaps: the log is never pruned (Kafka deletes the records before the oldest snapshot still needed every
-``share.coordinator.state.topic.prune.interval.ms``); no cold-partition snapshots. Event-loop only.
+Pruning (Kafka's): every ``share.coordinator.state.topic.prune.interval.ms`` the records of a coordinated
+partition before the oldest last snapshot of a key that has state (all of them when no key has state) are
+deleted (the log start moves up, as DeleteRecords; followers follow).
+
+Gaps: no snapshots of cold share-partitions (Kafka's ``share.coordinator.cold.partition.snapshot.interval.ms``),
+so a share-partition never written again holds back pruning. Event-loop only.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from broker.coordinator.internal_topic import InternalTopic
-from broker.coordinator.offset_store import iter_log_records
+from broker.coordinator.offset_store import iter_log_batches
 from broker.log.clock import SYSTEM_CLOCK, Clock
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records.batch_builder import RecordBatchBuilder
@@ -58,6 +62,8 @@ if TYPE_CHECKING:
     from broker.replication.replica_manager import ReplicaManager
 
 log = logging.getLogger("kafkalog.share.coordinator")
+
+TICK_S = 1.0
 
 
 class ShareCoordinator:
@@ -92,10 +98,34 @@ class ShareCoordinator:
         self.shards: dict[int, ShareCoordinatorShard] = {}
         """Per ``__share_group_state`` partition coordinated here, its share-partitions' states."""
         self._locks: dict[ShareKey, list] = {}  # key -> [asyncio.Lock, users]
+        self._next_prune_ms = 0
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def start(self) -> None:
-        """Nothing runs on a timer yet (no pruning); loads follow the leadership."""
+        """Run the pruning timer (``prune``, checked every ``TICK_S``); loads follow the leadership."""
+        self.topic.start(self._on_tick, TICK_S, "share-coordinator")
+
+    async def _on_tick(self) -> None:
+        now = self.clock.milliseconds()
+        if now >= self._next_prune_ms:
+            self._next_prune_ms = now + self.config["share.coordinator.state.topic.prune.interval.ms"]
+            self.prune()
+
+    def prune(self) -> dict[int, int]:
+        """Delete, in every partition coordinated here, the records before the oldest snapshot still needed
+        (``ShareCoordinatorShard.redundant_offset``, at most the high watermark); {partition: new log start}
+        of those that moved. Followers follow the leader's log start."""
+        moved = {}
+        for p, shard in list(self.shards.items()):
+            part, _ = self.topic.replica_manager.leader_partition(SHARE_GROUP_STATE_TOPIC, p)
+            if part is None or p not in self.topic.loaded:
+                continue
+            plog = part.log
+            offset = min(shard.redundant_offset(plog.log_end_offset), part.high_watermark)
+            if offset > plog.log_start_offset:
+                moved[p] = plog.delete_records_before(offset)
+                log.debug("%s-%d: records before %d deleted (redundant)", SHARE_GROUP_STATE_TOPIC, p, offset)
+        return moved
 
     async def stop(self) -> None:
         """Refuse coordination from now on; cancel the loads under way. Idempotent."""
@@ -162,12 +192,15 @@ class ShareCoordinator:
         for r in records:
             key, value = encode_record(r)
             b.append(now, key, value)
+        part, _ = self.topic.replica_manager.leader_partition(SHARE_GROUP_STATE_TOPIC, p)
+        # the batch's base offset: InternalTopic.append appends before its first await
+        base = part.log.log_end_offset if part is not None else None
 
         def commit() -> None:
             shard = self.shards.get(p)
             if shard is not None:
-                for r in records:
-                    shard.replay(r)
+                for i, r in enumerate(records):
+                    shard.replay(r, None if base is None else base + i)
 
         return await self.topic.append(p, bytearray(b.build()), commit, what="share state")
 
@@ -268,15 +301,19 @@ class ShareCoordinator:
         """Rebuild partition ``p``'s shard from its log; the number of records read."""
         shard = ShareCoordinatorShard(self.updates_per_snapshot, self._topic_exists)
         count = 0
-        for key, value in iter_log_records(part.log):
-            count += 1
-            if key is None:
+        start = part.log.log_start_offset
+        for batch in iter_log_batches(part.log):
+            if batch.is_control:
                 continue
-            try:
-                shard.replay(decode_record(key, value))
-            except ShareStateRecordError as e:
-                log.warning("skipping a %s-%d record: %s", SHARE_GROUP_STATE_TOPIC, p, e)
-            if count % 1000 == 0:
+            for rec in batch.records():
+                if rec.offset < start or rec.key is None:  # the first batch may begin below the log start
+                    continue
+                count += 1
+                try:
+                    shard.replay(decode_record(rec.key, rec.value), rec.offset)
+                except ShareStateRecordError as e:
+                    log.warning("skipping a %s-%d record: %s", SHARE_GROUP_STATE_TOPIC, p, e)
+            if count % 1000 < 100:
                 await asyncio.sleep(0)
         self.shards[p] = shard
         return count

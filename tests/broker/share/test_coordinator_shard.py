@@ -209,3 +209,22 @@ def test_bad_requests_are_invalid_request(op, expected):
 def test_a_topic_partition_the_metadata_does_not_know_is_unknown():
     s = shard(known=False)
     assert s.initialize(K, 0, 0, 1)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_the_redundant_offset_is_the_oldest_last_snapshot_of_a_key_with_state():
+    s = shard(updates_per_snapshot=1)
+    k2 = ("h", T, 1)
+    assert s.redundant_offset(7) == 7  # nothing stored: everything before the log end can go
+    for offset, outcome in enumerate(
+        [s.initialize(K, 0, 0, 1), s.initialize(k2, 0, 0, 1)]  # snapshots at 0 and 1
+    ):
+        for r in outcome[2]:
+            s.replay(r, offset)
+    assert s.redundant_offset(2) == 0
+    for offset in (2, 3):  # an update, then a snapshot
+        for r in s.write(K, 0, 0, 0, [], offset)[2]:
+            s.replay(r, offset)
+    assert s.redundant_offset(4) == 1  # K's last snapshot is at 3, k2's at 1
+    for r in s.delete(k2)[2]:
+        s.replay(r, 4)
+    assert s.redundant_offset(6) == 3

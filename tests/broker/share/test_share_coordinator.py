@@ -103,3 +103,36 @@ def test_epochs_fence_and_delete_forgets(one_broker):
     assert deleted == (ErrorCode.NONE, None)
     assert after == ErrorCode.INVALID_REQUEST  # uninitialized again
     assert unknown[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_prune_deletes_the_records_no_state_needs_and_a_reload_rebuilds_the_same_states(one_broker):
+    b = one_broker
+    tid = topic_id_of(b, new_topic(b.bootstrap_servers))
+    persister, coordinator = b.broker.share_persister, b.broker.share_coordinator
+    groups = [f"p-{uuid.uuid4().hex[:6]}" for _ in range(2)]
+
+    async def scenario():
+        for g in groups:
+            assert (await persister.initialize(g, tid, 0, 0, 0))[0] == ErrorCode.NONE
+        for i in range(7):  # snapshots every 2 updates
+            for g in groups:
+                assert (await persister.write(g, tid, 0, 0, 0, i, [B(i, i + 1, 2, 1)]))[0] == ErrorCode.NONE
+        assert (await persister.delete(groups[1], tid, 0))[0] == ErrorCode.NONE
+
+    b.call(scenario)
+    p = share_state_partition_for(coordinator_key(groups[0], tid, 0), 3)
+    shard = coordinator.shards[p]
+    state = shard.states[(groups[0], tid, 0)]
+    part = b.broker.replica_manager.get_partition(SHARE_GROUP_STATE_TOPIC, p)
+    before = part.log.log_start_offset
+    moved = b.call(coordinator.prune)
+    others = [s for q, s in coordinator.shards.items() if q != p]
+    assert moved.get(p, before) > before or any(o.states for o in others)
+    assert part.log.log_start_offset == shard.redundant_offset(part.log.log_end_offset)
+
+    async def reload():
+        await coordinator._load(p, part)
+
+    b.call(reload)
+    assert coordinator.shards[p].states.get((groups[0], tid, 0)) == state
+    assert (groups[1], tid, 0) not in coordinator.shards[p].states
