@@ -15,7 +15,8 @@ initialized yet (a new subscription, a topic that grew) are initialized through 
 (``share_persister.initialize(group, topic id, partition, state_epoch, start_offset=-1)``, concurrently; the
 state epoch is the group epoch the heartbeat moves to) and the successes recorded in one
 ShareGroupStatePartitionMetadata (15) record; only initialized partitions are assigned, so a failed
-initialization is retried on the next heartbeat. Without a persister (``share_persister`` None, see ``use_share_persister``: unit tests
+initialization is retried on the next heartbeat. The state of a deleted topic's partitions is deleted (best
+effort) and the topic dropped from the record. Without a persister (``share_persister`` None, see ``use_share_persister``: unit tests
 of the coordinator alone) partitions count as initialized at once. DeleteGroups deletes the state of every
 initialized partition (``share_persister.delete``) before the group's tombstones.
 
@@ -243,13 +244,23 @@ class GroupShareProtocol(GroupConsumerBase):
     async def _initialize_share_partitions(
         self, group_id: str, group: ShareGroup, topics: TopicsView, extra_names: Any
     ) -> None:
-        """Initialize the share state of the subscribed partitions that have none yet and record the successes
-        (record 15). Hold the group's lock. A failed write raises ``GroupError``."""
+        """Initialize the share state of the subscribed partitions that have none yet, delete that of deleted
+        topics (best effort), and record both (record 15). Hold the group's lock. A failed write raises
+        ``GroupError``."""
         needed = group.partitions_to_initialize(topics, extra_names)
-        if not needed:
+        gone = group.deleted_topics(topics)
+        if not needed and not gone:
             return
         done: dict[uuid.UUID, tuple[str, set[int]]] = {}
         persister = self.share_persister
+        if persister is not None and gone:
+            stale = [(t, p) for t, (_, parts) in gone.items() for p in sorted(parts)]
+            deleted = await asyncio.gather(
+                *(persister.delete(group_id, t, p) for t, p in stale), return_exceptions=True
+            )
+            for (t, p), result in zip(stale, deleted, strict=True):
+                if isinstance(result, BaseException) or result[0] != ErrorCode.NONE:
+                    log.warning("group %s: deleting the share state of deleted topic %s-%d: %r", group_id, t, p, result)
         if persister is None:
             done = {t: (name, set(parts)) for t, (name, parts) in needed.items()}
         else:
@@ -266,7 +277,7 @@ class GroupShareProtocol(GroupConsumerBase):
                 else:
                     done.setdefault(t, (name, set()))[1].add(p)
         snap = group.snapshot()
-        records = group.mark_initialized(done)
+        records = group.mark_initialized(done, removed=gone)
         if not records:
             return
         code = await self._append(group_id, records_batch([encode_record(r) for r in records], self.now()), nothing)

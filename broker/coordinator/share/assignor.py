@@ -9,7 +9,8 @@ homogeneous and heterogeneous builders:
   slots are spread over the members so that any two members' counts differ by at most one.
 - Balance first, then stickiness: a member keeps what it has (of topics it still subscribes to) up to its
   quota and while the partition is not shared more than wanted; the rest is handed out partition by
-  partition to the members with the fewest partitions that do not hold it yet.
+  partition to the members with the most room left under their quota that do not hold it yet; when what
+  was kept leaves a member short, a partition moves to it from a member over its quota.
 - Homogeneous (every member subscribes to the same topics): the partitions of all topics are pooled.
   Heterogeneous: each topic is assigned over its own subscribers (topics in id order), the least loaded
   members first, so a member's count over all topics stays as even as the subscriptions allow.
@@ -89,14 +90,27 @@ def _assign_pool(
             if len(taken[m]) < quota[m] and len(holders[tp]) < sharing:
                 taken[m].add(tp)
                 holders[tp].append(m)
-    # 2. hand out what is missing, to the members furthest below their quota that do not hold it yet
+    # 2. hand out what is missing, to the members with the most room left under their quota that do not hold it
+    #    yet (ties: preference order); most room first keeps every quota reachable
+    rank = {m: i for i, m in enumerate(by_kept)}
     for tp in pool:
         while len(holders[tp]) < sharing:
             candidates = [m for m in members if tp not in taken[m]]
             if not candidates:
                 break
-            best = min(candidates, key=lambda m: (len(taken[m]) - quota[m], len(taken[m]), members.index(m)))
+            best = min(candidates, key=lambda m: (len(taken[m]) - quota[m], rank[m]))
             taken[best].add(tp)
             holders[tp].append(best)
+    # 3. what the kept partitions made unreachable: move a partition from a member over its quota to one under it
+    #    (the one over holds more, so it holds one the other does not)
+    while True:
+        under = [m for m in members if len(taken[m]) < quota[m]]
+        over = [m for m in members if len(taken[m]) > quota[m]]
+        if not under or not over:
+            break
+        u, o = under[0], over[0]
+        tp = min(taken[o] - taken[u])
+        taken[o].discard(tp)
+        taken[u].add(tp)
     for m in members:
         held[m] |= taken[m]

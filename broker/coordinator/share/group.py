@@ -337,10 +337,16 @@ class ShareGroup(ShareGroupRecords):
         return out
 
     # -- share-partition state ------------------------------------------------------------------------------------
-    def mark_initialized(self, done: Mapping[uuid.UUID, tuple[str, Collection[int]]]) -> list[r.ShareGroupRecord]:
-        """Record 15 adding ``done`` (topic id -> (name, partitions)) to the initialized partitions (applied);
-        [] when nothing is new."""
-        merged = dict(self.initialized)
+    def deleted_topics(self, topics: TopicsView) -> dict[uuid.UUID, tuple[str, frozenset[int]]]:
+        """The initialized topics that no longer exist (deleted; a topic re-created gets a new id)."""
+        return {t: v for t, v in self.initialized.items() if topics.topic_name(t) is None}
+
+    def mark_initialized(
+        self, done: Mapping[uuid.UUID, tuple[str, Collection[int]]], removed: Collection[uuid.UUID] = ()
+    ) -> list[r.ShareGroupRecord]:
+        """Record 15 adding ``done`` (topic id -> (name, partitions)) to the initialized partitions and dropping the
+        topics ``removed`` (applied); [] when nothing changes."""
+        merged = {t: v for t, v in self.initialized.items() if t not in removed}
         for topic_id, (name, parts) in done.items():
             before = merged.get(topic_id, (name, frozenset()))[1]
             merged[topic_id] = (name, before | frozenset(parts))

@@ -311,3 +311,21 @@ def test_a_groups_own_session_timeout_and_heartbeat_interval_override_the_broker
         wait_until(lambda: broker.call(lambda: sorted(gc.share_groups[group].members)) == [a], 10, "b to expire")
     finally:
         broker.call(lambda: gc.use_group_configs(lambda: getattr(broker.broker.services, "group_configs", None)))
+
+
+def test_a_deleted_topics_share_state_is_deleted_and_its_partitions_leave_the_assignment(broker, w, fake_persister):
+    topic = f"sg-gone-{uuid.uuid4().hex[:6]}"
+    admin = broker.broker.topic_admin
+    broker.call(lambda: admin.create_topic(topic, 2, 1))
+    wait_until(lambda: broker.call(lambda: admin.has_leaders(topic, 2)), 10, f"leaders of {topic}")
+    tid = broker.call(lambda: broker.broker.metadata.topics[topic].topic_id)
+    group = new_group()
+    a, ra = join(w, group, (TOPIC, topic))
+    assert len(assigned(ra)) == 4
+    broker.call(lambda: admin.delete_topic(topic))
+    wait_until(lambda: broker.call(lambda: topic not in broker.broker.metadata.topics), 10, f"{topic} to go")
+    ra = heartbeat(w, group, a, 1, None)
+    assert (ra.member_epoch, assigned(ra)) == (2, [0, 1])
+    assert sorted(fake_persister.deleted) == [(group, tid, 0), (group, tid, 1)]
+    gc = broker.broker.group_coordinator
+    assert tid not in broker.call(lambda: dict(gc.share_groups[group].initialized))

@@ -82,3 +82,24 @@ def test_topics_no_longer_subscribed_or_assignable_are_dropped():
 def test_no_members_or_no_partitions():
     assert assign({}, {A: [0]}, {}) == {}
     assert assign({"m1": frozenset({A})}, {}, {}) == {"m1": {}}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_any_previous_assignment_ends_balanced_with_the_wanted_sharing(seed):
+    """Whatever the members held before (random, possibly over-shared), the result is balanced: counts differ by
+    at most one and every partition has exactly ``ceil(M / P)`` members."""
+    import random
+
+    rng = random.Random(seed)
+    for _ in range(200):
+        n_parts, n_members = rng.randint(1, 6), rng.randint(1, 9)
+        members = [f"m{i}" for i in range(n_members)]
+        before = {
+            m: {A: frozenset(rng.sample(range(n_parts), rng.randint(0, n_parts)))}
+            for m in members
+            if rng.random() < 0.7
+        }
+        result = assign({m: frozenset({A}) for m in members}, {A: list(range(n_parts))}, before)
+        c = counts(result)
+        assert max(c.values()) - min(c.values()) <= 1, (before, result)
+        assert set(holders(result).values()) == {-(-n_members // n_parts)} and len(holders(result)) == n_parts
