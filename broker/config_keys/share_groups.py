@@ -14,7 +14,7 @@ _K = ConfigKey
 SHARE_GROUP_KEYS: tuple[ConfigKey, ...] = (
     _K(
         "group.share.enable",
-        "bool",
+        "boolean",
         True,
         "Whether share groups (KIP-932) are served: without them ShareGroupHeartbeat, ShareGroupDescribe, "
         "ShareFetch and ShareAcknowledge answer UNSUPPORTED_VERSION and ApiVersions does not offer them.",

@@ -20,7 +20,7 @@ effort) and the topic dropped from the record. Without a persister (``share_pers
 of the coordinator alone) partitions count as initialized at once. DeleteGroups deletes the state of every
 initialized partition (``share_persister.delete``) before the group's tombstones.
 
-Config (Kafka's names, ``_share_setting``; defaults when the broker config lacks them): ``group.share.enable``,
+Config (Kafka's names, ``broker.config_keys.share_groups``): ``group.share.enable``,
 ``group.share.session.timeout.ms``, ``group.share.heartbeat.interval.ms``, ``group.share.max.size``; a group's
 own ``share.session.timeout.ms`` and ``share.heartbeat.interval.ms`` (``use_group_configs``) override the first
 two at each heartbeat.
@@ -52,13 +52,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkalog.coordinator")
 
 SHARE = "share"
-
-SHARE_DEFAULTS: dict[str, Any] = {
-    "group.share.enable": True,
-    "group.share.session.timeout.ms": 45_000,
-    "group.share.heartbeat.interval.ms": 5_000,
-    "group.share.max.size": 200,
-}
 
 
 class ShareGroupSettings(Protocol):
@@ -124,10 +117,7 @@ class GroupShareProtocol(GroupConsumerBase):
             group.heartbeat_interval_ms = settings.heartbeat_interval_ms
 
     def _share_setting(self, key: str) -> Any:
-        try:
-            return self.config[key]
-        except KeyError:
-            return SHARE_DEFAULTS[key]
+        return self._setting(key)  # its documented default when the config lacks it (tests hand a dict)
 
     @property
     def share_groups_enabled(self) -> bool:
@@ -369,4 +359,4 @@ class GroupShareProtocol(GroupConsumerBase):
             self._sg_expiring.discard(group_id)
 
 
-__all__ = ["SHARE", "SHARE_DEFAULTS", "GroupShareProtocol", "SharePersister"]
+__all__ = ["SHARE", "GroupShareProtocol", "SharePersister"]

@@ -329,3 +329,37 @@ def test_a_deleted_topics_share_state_is_deleted_and_its_partitions_leave_the_as
     assert sorted(fake_persister.deleted) == [(group, tid, 0), (group, tid, 1)]
     gc = broker.broker.group_coordinator
     assert tid not in broker.call(lambda: dict(gc.share_groups[group].initialized))
+
+
+def test_a_broker_with_group_share_enable_false_neither_offers_nor_serves_share_groups(tmp_path_factory):
+    from tests.broker.conftest import start_brokers
+
+    (b,) = start_brokers(1, tmp_path_factory, group_share_enable=False)
+    try:
+        with Wire(b.bootstrap_servers) as wire:
+            R = Req(ApiKey.API_VERSIONS)
+            resp = wire.call(ApiKey.API_VERSIONS, 4, R(client_software_name="t", client_software_version="1"))
+            assert not {76, 77} & {k.api_key for k in resp.api_keys}
+            assert "share.version" not in {f.name for f in resp.finalized_features}
+            assert heartbeat(wire, new_group(), "m", 0).error_code == ErrorCode.UNSUPPORTED_VERSION
+    finally:
+        b.stop()
+
+
+def test_the_group_size_limit_comes_from_group_share_max_size(tmp_path_factory):
+    from tests.broker.conftest import start_brokers
+
+    (b,) = start_brokers(1, tmp_path_factory, group_share_max_size=1)
+    try:
+        gc = b.broker.group_coordinator
+        b.call(lambda: gc.find_coordinator("any"))
+        wait_until(lambda: b.call(lambda: len(gc.loaded)) > 0, 10, "the offsets partitions to load")
+        b.call(lambda: b.broker.topic_admin.create_topic(TOPIC, 1, 1))
+        with Wire(b.bootstrap_servers) as wire:
+            group = new_group()
+            wait_until(lambda: heartbeat(wire, group, "m1", 0).error_code == ErrorCode.NONE, 10, "m1 to join")
+            refused = heartbeat(wire, group, "m2", 0)
+            assert refused.error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
+            assert refused.error_message == "The share group has reached its maximum capacity of 1 members."
+    finally:
+        b.stop()
