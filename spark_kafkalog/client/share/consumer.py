@@ -195,13 +195,14 @@ class ShareConsumer:
         self._tracker.acknowledge(tp, offset, type)
 
     def commit_sync(self, timeout_ms: int | None = None) -> dict[TopicPartition, KafkaClientError | None]:
-        """Send the acknowledgements owed now (implicit mode: every record of the last poll, ACCEPTed) and wait for
-        the brokers' answers: ``{partition: None or the error}`` for each partition acknowledged."""
+        """Send the acknowledgements owed now (implicit mode: every record of the last poll, ACCEPTed) and wait up
+        to ``timeout_ms`` (default ``request.timeout.ms``) for the brokers' answers: ``{partition: None or the
+        error}`` for each partition acknowledged."""
         self._check_open()
         self._finish_async()
         self._tracker.settle_for_commit()
         sent = self._fetcher.acknowledge(self._tracker.take(), self._topic_ids)
-        return self._fetcher.wait(sent)
+        return self._fetcher.wait(sent, timeout_ms)
 
     def commit_async(self, callback: AcknowledgementCommitCallback | None = None) -> None:
         """Send the acknowledgements owed now without waiting; ``callback(results)`` (as ``commit_sync`` returns

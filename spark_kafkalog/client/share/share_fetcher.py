@@ -22,6 +22,7 @@ Threads: the polling thread only (the ``KafkaClient`` is the consumer's own).
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -256,16 +257,19 @@ class ShareFetcher:
             out.append(PendingAcknowledge(node, epoch, part, conn, request, ids))
         return out
 
-    def wait(self, sent: list[PendingAcknowledge | AckResults]) -> AckResults:
-        """The results of ``acknowledge``'s requests, waiting for their answers."""
+    def wait(self, sent: list[PendingAcknowledge | AckResults], timeout_ms: int | None = None) -> AckResults:
+        """The results of ``acknowledge``'s requests, waiting for their answers (``timeout_ms`` for all of them,
+        default ``request.timeout.ms``; an answer not in time fails its partitions with ``KafkaTimeoutError`` and
+        drops the connection, which ends that broker's share session)."""
         results: AckResults = {}
+        deadline = time.monotonic() + (self._timeout() if timeout_ms is None else timeout_ms / 1000.0)
         for item in sent:
             if isinstance(item, dict):
                 results.update(item)
                 continue
             session = self.session(item.node) if item.epoch != FINAL_EPOCH else self.sessions.get(item.node)
             try:
-                response = item.conn.wait(item.request, self._timeout())
+                response = item.conn.wait(item.request, max(deadline - time.monotonic(), 0.001))
             except (KafkaConnectionError, KafkaTimeoutError) as e:
                 self._lost(item.node, item.conn, e, item.acks, results)
                 continue

@@ -10,13 +10,13 @@ import uuid
 import pytest
 
 from spark_kafkalog.client import KafkaClient, TopicPartition
-from spark_kafkalog.client.errors import NoCommonVersionError
+from spark_kafkalog.client.errors import KafkaTimeoutError, NoCommonVersionError
 from spark_kafkalog.client.share.acknowledgements import AcknowledgementBatch
 from spark_kafkalog.client.share.share_fetcher import ShareFetcher
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.records.batch_builder import build_batch
 
-from ..scripted_broker import CLOSE, ClusterView, ScriptedBroker, default_api_ranges
+from ..scripted_broker import CLOSE, NO_RESPONSE, ClusterView, ScriptedBroker, default_api_ranges
 
 FAST = {"request_timeout_ms": 2000, "retry_backoff_ms": 10, "default_api_timeout_ms": 5000}
 SF = API_BY_KEY[ApiKey.SHARE_FETCH].Response
@@ -201,7 +201,7 @@ def test_a_lost_session_fails_its_acknowledgements_and_the_next_fetch_opens_a_ne
     leaders[0].fetch_error = 0
     fetcher.fetch({0: {T0}}, {}, IDS, 0)
     assert [b.share_session_epoch for b in leaders[0].fetches()] == [0, 1, 0]
-    # acknowledgements of records acquired under the lost session are not sent (the broker released them)
+    # acknowledgements of records acquired under the lost session go to the new one (the broker answers for them)
     results = fetcher.wait(fetcher.acknowledge({T0: ACK}, IDS))
     assert results == {T0: None}  # the new session holds T0 again; its records were acquired from broker 0
 
@@ -242,3 +242,12 @@ def test_a_broker_without_share_groups_is_a_clear_error(leaders, fetcher):
     leaders[0].broker.api_ranges = ranges
     with pytest.raises(NoCommonVersionError, match="ShareFetch"):
         fetcher.fetch({0: {T0}}, {}, IDS, 0)
+
+
+def test_an_acknowledgement_not_answered_in_time_fails_and_ends_the_session(leaders, fetcher):
+    leaders[0].records[0] = (bytes(build_batch([(1, None, b"a", [])])), [(0, 0, 1)])
+    fetcher.fetch({0: {T0}}, {}, IDS, 0)
+    leaders[0].broker.handlers[int(ApiKey.SHARE_ACKNOWLEDGE)] = lambda request, conn: NO_RESPONSE
+    results = fetcher.wait(fetcher.acknowledge({T0: ACK}, IDS), timeout_ms=200)
+    assert isinstance(results[T0], KafkaTimeoutError)
+    assert fetcher.sessions[0].epoch == 0
