@@ -9,6 +9,7 @@ the share coordinator before the answer. Per-partition errors: UNKNOWN_TOPIC_ID,
 UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (with ``current_leader`` and ``node_endpoints``).
 v2: ``is_renew_ack`` allows type 4 (renew the acquisition lock) and the answer carries
 ``acquisition_lock_timeout_ms`` (KIP-1222).
+UNSUPPORTED_VERSION while ``group.share.enable`` is false (ApiVersions does not offer the API then).
 Authorization (Kafka's ``handleShareAcknowledgeRequest``): Read on the group (else GROUP_AUTHORIZATION_FAILED for
 the request), Read on each topic.
 """
@@ -37,6 +38,8 @@ def _error(code: ErrorCode, message: str | None = None, lock_ms: int = 0) -> Any
 
 async def handle(ctx: RequestContext, request: Any) -> Any:
     mgr = ctx.services.share_partitions
+    if not ctx.services.group_coordinator.share_groups_enabled:
+        return _error(ErrorCode.UNSUPPORTED_VERSION, "Share groups are not enabled on this broker.")
     group_id = request.group_id or ""
     if _share.group_denied(ctx, group_id):
         return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)

@@ -6,7 +6,7 @@ the member's acquired records without fetching, any other epoch must be the expe
 (INVALID_SHARE_SESSION_EPOCH, SHARE_SESSION_NOT_FOUND); the request's partitions join the session and
 ``forgotten_topics_data`` leave it. A session ends too when the connection that last used it closes.
 
-Order (Kafka's ``handleShareFetchRequest``): Read on the group (else GROUP_AUTHORIZATION_FAILED for the request),
+Order (Kafka's ``handleShareFetchRequest``): UNSUPPORTED_VERSION while ``group.share.enable`` is false, Read on the group (else GROUP_AUTHORIZATION_FAILED for the request),
 the session, the acknowledgements (validated as ``_share.validate_acks``, applied and written to the share
 coordinator; the result is the partition's ``acknowledge_error_code``), then the fetch of every partition of the
 session: per-partition UNKNOWN_TOPIC_ID, TOPIC_AUTHORIZATION_FAILED (Read on the topic),
@@ -98,6 +98,8 @@ class _Answer:
 
 async def handle(ctx: RequestContext, request: Any) -> Any:
     mgr = ctx.services.share_partitions
+    if not ctx.services.group_coordinator.share_groups_enabled:
+        return _error(ErrorCode.UNSUPPORTED_VERSION, "Share groups are not enabled on this broker.")
     group_id = request.group_id or ""
     if _share.group_denied(ctx, group_id):
         return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)

@@ -30,12 +30,13 @@ share partitions' lock deadlines), ``wall_ms`` epoch milliseconds (``by_duration
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from broker.replication.notifier import Notifier
 from broker.replication.partition import TopicPartition
@@ -50,8 +51,16 @@ log = logging.getLogger("kafkalog.share")
 __all__ = ["PartitionFetch", "SharePartitionManager"]
 
 _MIN_TIMER_S = 0.005
+_LOOKUPS = 3
 Key = tuple[str, uuid.UUID, int]
 """(group id, topic id, partition)."""
+
+
+class _Held(NamedTuple):
+    entry: _Entry | None
+    part: Any
+    error: ErrorCode
+    message: str | None
 
 
 @dataclass
@@ -128,21 +137,25 @@ class SharePartitionManager:
         e = self._entries.get((group_id, topic_id, partition))
         return None if e is None else e.sp
 
-    async def _entry(
-        self, group_id: str, topic: str, topic_id: uuid.UUID, p: int
-    ) -> tuple[_Entry | None, Any, ErrorCode, str | None]:
-        """The loaded entry of the key and the local leader ``Partition``, or an error. Returns with the
-        entry's lock NOT held; callers take it."""
-        part, code = self.replica_manager.leader_partition(topic, p)
-        if part is None:
-            return None, None, code, None
+    @contextlib.asynccontextmanager
+    async def _locked(self, group_id: str, topic: str, topic_id: uuid.UUID, p: int) -> AsyncIterator[_Held]:
+        """The key's share partition (loaded on first use) with its lock held, or the error that stops it: the
+        partition not led here, a failed load. An entry dropped while waiting for its lock (failed write,
+        leadership moved) is looked up again."""
         key = (group_id, topic_id, p)
-        entry = self._entries.get(key)
-        if entry is None or entry.leader_epoch != part.leader_epoch:
-            entry = _Entry(topic, part.leader_epoch, self.settings(group_id))
-            self._entries[key] = entry
-        if entry.sp is None:
+        for _ in range(_LOOKUPS):
+            part, code = self.replica_manager.leader_partition(topic, p)
+            if part is None:
+                yield _Held(None, None, code, None)
+                return
+            entry = self._entries.get(key)
+            if entry is None or entry.leader_epoch != part.leader_epoch:
+                if entry is not None:
+                    entry.sp = None  # a new leader epoch: whatever the old one held is gone
+                entry = self._entries[key] = _Entry(topic, part.leader_epoch, self.settings(group_id))
             async with entry.lock:
+                if self._entries.get(key) is not entry:
+                    continue
                 if entry.sp is None:
                     sp, code, msg = await load_share_partition(
                         self.persister_of(),
@@ -159,9 +172,12 @@ class SharePartitionManager:
                     if sp is None:
                         if self._entries.get(key) is entry:
                             del self._entries[key]
-                        return None, part, code, msg
+                        yield _Held(None, part, code, msg)
+                        return
                     entry.sp = sp
-        return entry, part, ErrorCode.NONE, None
+                yield _Held(entry, part, ErrorCode.NONE, None)
+                return
+        yield _Held(None, None, ErrorCode.COORDINATOR_NOT_AVAILABLE, "the share partition is being reloaded")
 
     # -- operations -----------------------------------------------------------------------------------------
     async def acquire(
@@ -178,15 +194,13 @@ class SharePartitionManager:
         record_limit: bool = False,
     ) -> PartitionFetch:
         """Acquire records of the partition for ``member_id`` (see the module docstring)."""
-        entry, part, code, msg = await self._entry(group_id, topic, topic_id, p)
-        if entry is None:
-            return PartitionFetch(code, msg)
-        async with entry.lock:
-            if entry.sp is None:  # dropped meanwhile (failed write)
-                return PartitionFetch(ErrorCode.COORDINATOR_NOT_AVAILABLE, "share partition state is reloading")
+        async with self._locked(group_id, topic, topic_id, p) as held:
+            if held.entry is None:
+                return PartitionFetch(held.error, held.message)
+            entry = held.entry
             result, changed = acquire_from_log(
                 entry.sp,
-                part.log,
+                held.part.log,
                 member_id,
                 max_records=max_records,
                 max_bytes=max_bytes,
@@ -195,9 +209,9 @@ class SharePartitionManager:
                 read_committed=entry.settings.read_committed,
             )
             if changed:
-                wcode, wmsg = await self._write(group_id, topic_id, p, entry, part)
-                if wcode != ErrorCode.NONE:
-                    return PartitionFetch(wcode, wmsg)
+                code, msg = await self._write(group_id, topic_id, p, entry, held.part)
+                if code != ErrorCode.NONE:
+                    return PartitionFetch(code, msg)
         if result.acquired:
             self._wake.set()
         return result
@@ -206,16 +220,13 @@ class SharePartitionManager:
         self, group_id: str, member_id: str, topic: str, topic_id: uuid.UUID, p: int, batches: list[Any]
     ) -> tuple[ErrorCode, str | None]:
         """Apply ``batches`` (``AckBatch``) of ``member_id``; written before returning. All or nothing."""
-        entry, part, code, msg = await self._entry(group_id, topic, topic_id, p)
-        if entry is None:
-            return code, msg
-        async with entry.lock:
-            if entry.sp is None:
-                return ErrorCode.COORDINATOR_NOT_AVAILABLE, "share partition state is reloading"
-            code, msg = entry.sp.acknowledge(member_id, batches)
+        async with self._locked(group_id, topic, topic_id, p) as held:
+            if held.entry is None:
+                return held.error, held.message
+            code, msg = held.entry.sp.acknowledge(member_id, batches)
             if code != ErrorCode.NONE:
                 return code, msg
-            code, msg = await self._write(group_id, topic_id, p, entry, part)
+            code, msg = await self._write(group_id, topic_id, p, held.entry, held.part)
         self.notifier(topic, p).notify()
         return code, msg
 
@@ -291,7 +302,7 @@ class SharePartitionManager:
         if is_leader:
             return
         for key in [k for k, e in self._entries.items() if e.topic == tp.topic and k[2] == tp.partition]:
-            del self._entries[key]
+            self._entries.pop(key).sp = None
         n = self._notifiers.get(tp)
         if n is not None:
             n.notify()

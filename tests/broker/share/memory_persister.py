@@ -6,6 +6,7 @@ UNKNOWN_TOPIC_OR_PARTITION). ``writes`` records every write; ``fail_writes`` ans
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 
@@ -33,6 +34,7 @@ class MemoryPersister:
         self, group_id: str, topic_id: uuid.UUID, partition: int, leader_epoch: int
     ) -> tuple[ErrorCode, str | None, PersistedState | None]:
         self.reads += 1
+        await asyncio.sleep(0)  # a real persister awaits its coordinator: let other requests run meanwhile
         key = (group_id, topic_id, partition)
         state = self.states.get(key)
         if state is None:
@@ -51,6 +53,7 @@ class MemoryPersister:
         start_offset: int,
         state_batches: Sequence[StateBatch],
     ) -> tuple[ErrorCode, str | None]:
+        await asyncio.sleep(0)
         if self.fail_writes:
             return self.fail_writes.pop(0), "injected write failure"
         key = (group_id, topic_id, partition)

@@ -3,15 +3,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 
 import pytest
 
+from broker.config import BrokerConfig
+from broker.handlers import share_acknowledge as share_acknowledge_handler
+from broker.handlers import share_fetch as share_fetch_handler
 from broker.server import EmbeddedBroker
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.records.batch_builder import build_batch
 from spark_kafkalog.records.splitter import iter_records
+from tests.broker.conftest import start_brokers
+from tests.broker.services_builder import build_services, request_context
 from tests.broker.wire import Wire
 from tests.waiting import wait_until
 
@@ -108,7 +114,7 @@ def share_fetch(
     return w.call(ApiKey.SHARE_FETCH, version, body)
 
 
-def share_ack(w, group, member, epoch, topic_id, ranges, *, version=2, **kw):
+def share_ack(w, group, member, epoch, topic_id, ranges, *, version=2, partition=0, **kw):
     body = A(
         group_id=group,
         member_id=member,
@@ -118,7 +124,7 @@ def share_ack(w, group, member, epoch, topic_id, ranges, *, version=2, **kw):
                 topic_id=topic_id,
                 partitions=[
                     A.AcknowledgeTopic.AcknowledgePartition(
-                        partition_index=0,
+                        partition_index=partition,
                         acknowledgement_batches=[
                             A.AcknowledgeTopic.AcknowledgePartition.AcknowledgementBatch(
                                 first_offset=a, last_offset=b, acknowledge_types=t
@@ -334,3 +340,41 @@ def test_long_poll_wakes_on_new_data(broker, w):
         produce(producer, tid, [b"woke"])
         got, resp = w.receive(ApiKey.SHARE_FETCH, 2)
     assert got == cid and acquired(resp) == [(0, 0, 1)] and time.monotonic() - began < 5
+
+
+def test_a_partition_led_elsewhere_answers_not_leader_with_the_leader_and_its_endpoint(tmp_path_factory):
+    first, second = start_brokers(2, tmp_path_factory)
+    try:
+        b0 = first.broker
+        assert b0 is not None and b0.topic_admin is not None
+        admin = b0.topic_admin
+        name = f"sf-{uuid.uuid4().hex[:8]}"
+        first.call(lambda: admin.create_topic(name, 2, 1))
+        wait_until(lambda: first.call(lambda: admin.has_leaders(name, 2)), 10, "leaders")
+        states = first.call(lambda: b0.metadata.topics[name].states)
+        tid = first.call(lambda: b0.metadata.topics[name].topic_id)
+        elsewhere = next(p for p, st in states.items() if st.leader == 1)
+        with Wire(first.bootstrap_servers) as w:
+            resp = share_fetch(w, "g15", "m1", 0, tid, parts=(elsewhere,))
+            ack = share_ack(w, "g15", "m1", 1, tid, [(0, 0, [ACCEPT])], partition=elsewhere)
+        p = part0(resp)
+        assert p.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        assert p.current_leader.leader_id == 1
+        host, port = second.bootstrap_servers.rsplit(":", 1)
+        assert [(n.node_id, n.port) for n in resp.node_endpoints] == [(1, int(port))]
+        assert part0(ack).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and ack.node_endpoints[0].node_id == 1
+    finally:
+        first.stop()
+        second.stop()
+
+
+@pytest.mark.parametrize("api", [ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE])
+def test_share_apis_answer_unsupported_version_while_share_groups_are_off(tmp_path, api):
+    config = BrokerConfig.from_properties(
+        {"broker.id": "0", "log.dirs": str(tmp_path), "zookeeper.connect": "memory:x", "group.share.enable": "false"}
+    )
+    services = build_services(tmp_path, config=config)
+    body = API_BY_KEY[api].Request(group_id="g", member_id="m", share_session_epoch=0)
+    module = share_fetch_handler if api == ApiKey.SHARE_FETCH else share_acknowledge_handler
+    resp = asyncio.run(module.handle(request_context(services, api, 2), body))
+    assert resp.error_code == ErrorCode.UNSUPPORTED_VERSION

@@ -19,6 +19,7 @@ from broker.share.share_partition_manager import SharePartitionManager
 from broker.share.state_batches import AckBatch, RecordState
 from spark_kafkalog.protocol import ErrorCode
 from spark_kafkalog.records.batch_builder import build_batch, build_control_batch
+from spark_kafkalog.records.splitter import iter_records
 
 from .memory_persister import MemoryPersister
 
@@ -287,5 +288,54 @@ def test_session_close_releases_the_members_records(plog):
         assert m.sessions.get(G, "m1") is None
         got = await acquire(m, member="m2")
         assert [a.delivery_count for a in got.acquired] == [2]
+
+    asyncio.run(main())
+
+
+def read_committed_configs(reset="earliest"):
+    config = types.SimpleNamespace(
+        record_lock_duration_ms=30000,
+        delivery_count_limit=5,
+        auto_offset_reset=reset,
+        isolation_level="read_committed",
+    )
+    return types.SimpleNamespace(share_config=lambda g: config)
+
+
+def marker(plog, kind, producer_id=9):
+    batch = bytearray(
+        build_control_batch(kind, producer_id=producer_id, producer_epoch=0, coordinator_epoch=0, timestamp_ms=1)
+    )
+    plog.append_as_leader(batch, leader_epoch=0, is_from_client=False)
+    plog.high_watermark = plog.log_end_offset
+
+
+def test_read_committed_stops_at_the_last_stable_offset_and_archives_aborted_records(plog):
+    async def main():
+        p = MemoryPersister()
+        m, _ = manager(plog, p)
+        m._group_configs = lambda: read_committed_configs()
+        append(plog, 2, transactional=True, producer_id=9)  # 0-1, open transaction
+        got = await acquire(m)
+        assert got.acquired == []  # nothing below the last stable offset (0)
+        marker(plog, "abort")  # 2
+        append(plog, 1)  # 3
+        got = await acquire(m)
+        assert [(a.first_offset, a.last_offset) for a in got.acquired] == [(3, 3)]
+        assert [r.value for r in iter_records(got.records)] == [b"v0"]
+
+    asyncio.run(main())
+
+
+def test_concurrent_first_uses_load_one_share_partition(plog):
+    async def main():
+        p = MemoryPersister()
+        m, _ = manager(plog, p)
+        m._group_configs = lambda: read_committed_configs()
+        append(plog, 1)
+        append(plog, 1)
+        a, b = await asyncio.gather(acquire(m, member="a", max_records=1), acquire(m, member="b", max_records=1))
+        assert p.reads == 1
+        assert sorted(r.first_offset for r in a.acquired + b.acquired) == [0, 1]
 
     asyncio.run(main())
