@@ -65,6 +65,7 @@ MODULES = (
     "write_share_group_state",
     "delete_share_group_state",
     "read_share_group_state_summary",
+    "describe_share_group_offsets",
     "sasl_handshake",
     "sasl_authenticate",
     "get_telemetry_subscriptions",
