@@ -16,7 +16,9 @@ and the share partition's load errors. Records are acquired from each partition'
 ``share.isolation.level=read_committed``) until ``max_records`` offsets (a whole batch may exceed it; v2
 ``share_acquire_mode`` 1, record-limit, never does) or ``max_bytes`` (the first batch whole, KIP-74); the
 answer's ``records`` are the whole batches holding acquired offsets, ``acquired_records`` the acquired ranges
-with their delivery counts, ``acquisition_lock_timeout_ms`` the group's record lock duration.
+with their delivery counts, ``acquisition_lock_timeout_ms`` the group's record lock duration. The session's
+partitions are read in an order rotated by the session epoch (Kafka's ``PartitionRotateStrategy``), so limits
+reached early do not always starve the same partitions.
 
 Long poll: when nothing was acquired and no partition failed, the request waits up to ``max_wait_ms`` for new
 data (the partitions' high watermark) or for records becoming available again (release, lock expiry), then
@@ -194,7 +196,8 @@ async def _fetch_all(
     total = 0
     failed = False
     waiting: list[Any] = []
-    for topic_id, p in partitions:
+    shift = request.share_session_epoch % len(partitions) if partitions else 0
+    for topic_id, p in partitions[shift:] + partitions[:shift]:  # rotated: no partition always goes first
         key = (topic_id, p)
         entry = answer.entry(key)
         name = _share.topic_name(ctx, topic_id)

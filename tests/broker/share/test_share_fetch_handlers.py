@@ -378,3 +378,17 @@ def test_share_apis_answer_unsupported_version_while_share_groups_are_off(tmp_pa
     module = share_fetch_handler if api == ApiKey.SHARE_FETCH else share_acknowledge_handler
     resp = asyncio.run(module.handle(request_context(services, api, 2), body))
     assert resp.error_code == ErrorCode.UNSUPPORTED_VERSION
+
+
+def test_partitions_take_turns_when_max_records_is_reached_early(broker, w):
+    topic, tid = new_topic(broker, partitions=2)
+    resp = share_fetch(w, "g16", "m1", 0, tid, parts=(0, 1))
+    assert resp.error_code == ErrorCode.NONE
+    for p in (0, 1):
+        produce(w, tid, [b"p%d" % p], partition=p)
+    firsts = []
+    for epoch in (1, 2):
+        resp = share_fetch(w, "g16", "m1", epoch, tid, parts=(0, 1), max_records=1, share_acquire_mode=1)
+        served = [p.partition_index for t in resp.responses for p in t.partitions if p.acquired_records]
+        firsts.append(served)
+    assert sorted(p for served in firsts for p in served) == [0, 1]
