@@ -32,6 +32,7 @@ from spark_kafkalog.client.admin import (
     admin_reassignments,
     admin_records,
     admin_scram,
+    admin_share_groups,
     admin_topics,
 )
 from spark_kafkalog.client.admin.admin_access import AccessAdminMixin
@@ -44,6 +45,7 @@ from spark_kafkalog.client.admin.admin_scram import (
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
+from spark_kafkalog.client.admin.admin_share_groups import ShareGroupDescription, SharePartitionOffset
 from spark_kafkalog.client.admin.admin_steps import AdminRequest, AdminSteps, drive
 from spark_kafkalog.client.admin.group_admin import (
     GroupAdmin,
@@ -136,6 +138,23 @@ class AdminClient(AccessAdminMixin):
     def group_lag(self, group_id: str, topics: Iterable[str] | None = None) -> list[PartitionLag]:
         """Committed offset, high watermark and lag per partition (also uncommitted ones of ``topics``)."""
         return self._groups.group_lag(group_id, topics)
+
+    # share groups (KIP-932; spark_kafkalog.client.admin.admin_share_groups) ------------------------
+    def list_share_groups(self, states: Iterable[str] | None = None) -> list[GroupListing]:
+        """The share groups of the cluster (ListGroups' groups of type "share"), optionally only in ``states``."""
+        return [g for g in self._groups.list_groups(states) if g.protocol_type == "share"]
+
+    def describe_share_groups(self, group_ids: Iterable[str]) -> dict[str, ShareGroupDescription]:
+        """Each share group (ShareGroupDescribe): state, epochs, assignor, members and their partitions; a group
+        that is not a share group raises GROUP_ID_NOT_FOUND."""
+        return admin_share_groups.describe_share_groups(self._groups, group_ids)
+
+    def list_share_group_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, SharePartitionOffset]:
+        """The start offset (SPSO) of each share-partition of the group (every one with share state when
+        ``partitions`` is None), with its lag when the coordinator knows it (DescribeShareGroupOffsets)."""
+        return admin_share_groups.list_share_group_offsets(self._groups, group_id, partitions)
 
     # helpers -----------------------------------------------------------------------------------
     def _controller_request(

@@ -2,7 +2,8 @@
 IncrementalAlterConfigs (44).
 
 Resources are ``ConfigResource(type, name)``: ``TOPIC`` (2) by topic name, ``BROKER`` (4) by broker id, or
-``""`` for the cluster-wide dynamic defaults, ``CLIENT_METRICS`` (16) by subscription name (KIP-714). A broker resource with an id is sent to that broker (Kafka's
+``""`` for the cluster-wide dynamic defaults, ``CLIENT_METRICS`` (16) by subscription name (KIP-714), ``GROUP`` (32)
+by group id (a consumer or share group's own configs). A broker resource with an id is sent to that broker (Kafka's
 routing; it describes its own configs), everything else to any broker. ``alter_configs`` replaces each
 resource's dynamic set; ``incremental_alter_configs`` takes ``AlterConfigOp``s (SET, DELETE, APPEND,
 SUBTRACT). Per-resource failures raise one ``AdminOperationError`` keyed by resource. Thread-safe like
@@ -26,6 +27,7 @@ __all__ = [
     "TOPIC",
     "BROKER",
     "CLIENT_METRICS",
+    "GROUP",
     "SET",
     "DELETE",
     "APPEND",
@@ -40,7 +42,7 @@ __all__ = [
     "Steps",
 ]
 
-TOPIC, BROKER, CLIENT_METRICS = 2, 4, 16
+TOPIC, BROKER, CLIENT_METRICS, GROUP = 2, 4, 16, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 SOURCE_NAMES = {
     1: "DYNAMIC_TOPIC_CONFIG",

@@ -78,6 +78,7 @@ from spark_kafkalog.client.types import NewTopic, OffsetSpec, TopicDescription, 
 from spark_kafkalog.protocol import ApiKey, ErrorCode
 
 from .admin_access import AIOAccessAdminMixin
+from .admin_share import AIOShareAdminMixin
 from .admin_steps import drive_async
 from .client import AsyncKafkaClient
 from .group_calls import AsyncGroupCalls
@@ -94,7 +95,7 @@ _DESCRIBE_CONFIGS = int(ApiKey.DESCRIBE_CONFIGS)
 _DELETE_RECORDS = int(ApiKey.DELETE_RECORDS)
 
 
-class AIOAdminClient(AIOAccessAdminMixin):
+class AIOAdminClient(AIOShareAdminMixin, AIOAccessAdminMixin):
     """``AIOAdminClient("host:9092")``; ``await start()`` or ``async with``; settings as ``AdminClient``'s."""
 
     def __init__(

@@ -1,0 +1,166 @@
+"""Share groups (KIP-932) for ``AdminClient`` and ``AIOAdminClient``, as Kafka's ``Admin.describeShareGroups`` and
+``Admin.listShareGroupOffsets``.
+
+ShareGroupDescribe (key 77, v1) and DescribeShareGroupOffsets (key 90, v0-1) go to the group's coordinator
+(FindCoordinator, moves retried as every group call). A description carries the state (Empty, Stable, Dead), the
+epochs, the assignor and each member's client, subscription and assigned partitions. Offsets are the start offset
+(SPSO) of each share-partition (-1: none chosen yet) with its leader epoch and, from v1, the lag the coordinator
+knows (None when it does not). Group-level errors raise ``KafkaClientError`` (GROUP_ID_NOT_FOUND for a group that
+is not a share group); partition errors are returned per partition. The request and answer functions are pure,
+shared by both clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from spark_kafkalog.client.admin.group_requests import GroupErrorFactory, group_error
+from spark_kafkalog.client.errors import KafkaClientError, error_for_code
+from spark_kafkalog.client.types import TopicPartition
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
+
+__all__ = [
+    "ShareGroupDescription",
+    "ShareGroupMember",
+    "SharePartitionOffset",
+    "describe_share_group_answer",
+    "describe_share_group_request",
+    "describe_share_groups",
+    "list_share_group_offsets",
+    "share_offsets_answer",
+    "share_offsets_request",
+]
+
+_DESCRIBE = ApiKey.SHARE_GROUP_DESCRIBE
+_OFFSETS = ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS
+
+
+@dataclass(frozen=True)
+class ShareGroupMember:
+    member_id: str
+    client_id: str
+    host: str
+    member_epoch: int
+    rack_id: str | None
+    subscribed_topic_names: tuple[str, ...]
+    assignment: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True)
+class ShareGroupDescription:
+    group_id: str
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor: str
+    members: tuple[ShareGroupMember, ...]
+    coordinator: int = -1
+
+
+@dataclass(frozen=True)
+class SharePartitionOffset:
+    """A share-partition's start offset (-1: not chosen yet), leader epoch, lag (None: unknown) and error."""
+
+    start_offset: int
+    leader_epoch: int = -1
+    lag: int | None = None
+    error: KafkaClientError | None = None
+
+
+# pure parts -------------------------------------------------------------------------------------------------------
+def describe_share_group_request(group_id: str) -> Any:
+    return API_BY_KEY[_DESCRIBE].Request(group_ids=[group_id], include_authorized_operations=False)
+
+
+def describe_share_group_answer(
+    response: Any, group_id: str, coordinator: int, error: GroupErrorFactory = group_error
+) -> ShareGroupDescription:
+    """The description in a ShareGroupDescribe answer for one group; raises (``error``) its error."""
+    (g,) = response.groups
+    if g.error_code != ErrorCode.NONE:
+        raise error(g.error_code, "ShareGroupDescribe", group_id, g.error_message)
+    members = tuple(
+        ShareGroupMember(
+            m.member_id,
+            m.client_id,
+            m.client_host,
+            m.member_epoch,
+            m.rack_id,
+            tuple(m.subscribed_topic_names),
+            tuple(sorted(TopicPartition(t.topic_name, p) for t in m.assignment.topic_partitions for p in t.partitions)),
+        )
+        for m in g.members
+    )
+    return ShareGroupDescription(
+        g.group_id, g.group_state, g.group_epoch, g.assignment_epoch, g.assignor_name, members, coordinator
+    )
+
+
+def share_offsets_request(group_id: str, partitions: Iterable[TopicPartition] | None) -> Any:
+    """DescribeShareGroupOffsets for one group: every partition with share state (None) or the ones named."""
+    Req = API_BY_KEY[_OFFSETS].Request
+    G = Req.DescribeShareGroupOffsetsRequestGroup
+    if partitions is None:
+        return Req(groups=[G(group_id=group_id, topics=None)])
+    by_topic: dict[str, list[int]] = {}
+    for tp in sorted(set(partitions)):
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    topics = [G.DescribeShareGroupOffsetsRequestTopic(topic_name=t, partitions=ps) for t, ps in by_topic.items()]
+    return Req(groups=[G(group_id=group_id, topics=topics)])
+
+
+def share_offsets_answer(
+    response: Any, version: int, group_id: str, error: GroupErrorFactory = group_error
+) -> dict[TopicPartition, SharePartitionOffset]:
+    """The offsets of a DescribeShareGroupOffsets answer for one group; raises (``error``) a group error."""
+    (g,) = response.groups
+    if g.error_code != ErrorCode.NONE:
+        raise error(g.error_code, "DescribeShareGroupOffsets", group_id, g.error_message)
+    out = {}
+    for t in g.topics:
+        for p in t.partitions:
+            tp = TopicPartition(t.topic_name, p.partition_index)
+            if p.error_code != ErrorCode.NONE:
+                failure = error_for_code(
+                    p.error_code, "DescribeShareGroupOffsets", topic=tp.topic, partition=tp.partition,
+                    detail=p.error_message,
+                )  # fmt: skip
+                out[tp] = SharePartitionOffset(-1, error=failure)
+            else:
+                lag = p.lag if version >= 1 and p.lag >= 0 else None
+                out[tp] = SharePartitionOffset(p.start_offset, p.leader_epoch, lag)
+    return dict(sorted(out.items()))
+
+
+# the blocking client's calls (``GroupAdmin``) -------------------------------------------------------------------------
+def describe_share_groups(groups: Any, group_ids: Iterable[str]) -> dict[str, ShareGroupDescription]:
+    """Each share group's description, in the order asked (``groups``: the ``AdminClient``'s ``GroupAdmin``)."""
+    out = {}
+    for group_id in dict.fromkeys(group_ids):
+
+        def check(response: Any, version: int, group_id: str = group_id) -> ShareGroupDescription:
+            return describe_share_group_answer(response, group_id, groups.coordinator(group_id), groups._error)
+
+        out[group_id] = groups._group_call(
+            group_id,
+            _DESCRIBE,
+            lambda version, group_id=group_id: describe_share_group_request(group_id),
+            check,
+            "ShareGroupDescribe",
+        )
+    return out
+
+
+def list_share_group_offsets(
+    groups: Any, group_id: str, partitions: Iterable[TopicPartition] | None = None
+) -> dict[TopicPartition, SharePartitionOffset]:
+    wanted = None if partitions is None else list(partitions)
+    return groups._group_call(
+        group_id,
+        _OFFSETS,
+        lambda version: share_offsets_request(group_id, wanted),
+        lambda response, version: share_offsets_answer(response, version, group_id, groups._error),
+        "DescribeShareGroupOffsets",
+    )
