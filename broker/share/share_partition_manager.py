@@ -15,8 +15,9 @@ transactions at once (they are acquired and rejected). Long polls wait on ``noti
 which fires when records become available again (release, lock expiry, a new start offset) as well as on
 the partition's ``data_notifier`` (new data).
 
-Group settings: ``group_configs().share_config(group)`` (``broker.config_admin.group_configs``) when the broker
-has it, else the broker defaults ``group.share.record.lock.duration.ms``, ``group.share.delivery.count.limit``
+Group settings: ``group_configs().share_config(group)`` (``broker.config_admin.group_configs``, looked at on every
+use: a changed lock duration, delivery count limit or isolation level applies from then on) when the broker has
+it, else the broker defaults ``group.share.record.lock.duration.ms``, ``group.share.delivery.count.limit``
 and ``share.auto.offset.reset`` latest / read_uncommitted. ``group.share.partition.max.record.locks`` bounds the
 in-flight records of a share partition.
 
@@ -175,9 +176,20 @@ class SharePartitionManager:
                         yield _Held(None, part, code, msg)
                         return
                     entry.sp = sp
+                self._refresh(entry, group_id)
                 yield _Held(entry, part, ErrorCode.NONE, None)
                 return
         yield _Held(None, None, ErrorCode.COORDINATOR_NOT_AVAILABLE, "the share partition is being reloaded")
+
+    def _refresh(self, entry: _Entry, group_id: str) -> None:
+        """Follow the group's config: a changed lock duration or delivery count limit applies from now on (to
+        new acquisitions and releases), a changed isolation level to the next read."""
+        settings = self.settings(group_id)
+        if settings == entry.settings:
+            return
+        entry.settings = settings
+        entry.sp.lock_duration_ms = settings.record_lock_duration_ms
+        entry.sp.delivery_count_limit = settings.delivery_count_limit
 
     # -- operations -----------------------------------------------------------------------------------------
     async def acquire(

@@ -339,3 +339,29 @@ def test_concurrent_first_uses_load_one_share_partition(plog):
         assert sorted(r.first_offset for r in a.acquired + b.acquired) == [0, 1]
 
     asyncio.run(main())
+
+
+def test_a_changed_group_config_applies_to_a_loaded_share_partition(plog):
+    async def main():
+        p = MemoryPersister()
+        clock = Clock()
+        m, _ = manager(plog, p, clock)
+        lock = {"ms": 30000}
+        config = types.SimpleNamespace(
+            share_config=lambda g: types.SimpleNamespace(
+                record_lock_duration_ms=lock["ms"],
+                delivery_count_limit=5,
+                auto_offset_reset="earliest",
+                isolation_level="read_uncommitted",
+            )
+        )
+        m._group_configs = lambda: config
+        append(plog, 1)
+        await acquire(m)
+        assert m.loaded(G, TID, 0).next_lock_deadline() == pytest.approx(clock.now + 30)
+        lock["ms"] = 5000
+        append(plog, 1)
+        await acquire(m)
+        assert m.loaded(G, TID, 0).next_lock_deadline() == pytest.approx(clock.now + 5)
+
+    asyncio.run(main())
