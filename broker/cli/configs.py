@@ -1,5 +1,5 @@
-"""``kafkalog configs describe|alter``: Kafka's ``kafka-configs.sh`` for kafkalog (topic, broker, user, client and
-client metrics configs).
+"""``kafkalog configs describe|alter``: Kafka's ``kafka-configs.sh`` for kafkalog (topic, broker, user, client,
+client metrics and group configs).
 
 The action as a word or as Kafka's flag: ``configs describe ...`` or ``configs --describe ...``.
 
@@ -44,6 +44,18 @@ same resources): ``metrics`` (name prefixes, ``*`` for all), ``interval.ms`` (10
 prints "The client-metric 'x' doesn't exist and doesn't have dynamic config.", as Kafka's tool. Deleting every key
 of a subscription removes it.
 
+Group configs (``--entity-type groups``, Kafka 4.x's GROUP resources: ``share.auto.offset.reset``,
+``share.record.lock.duration.ms``, ``share.delivery.count.limit``, ``share.isolation.level``,
+``share.session.timeout.ms``, ``share.heartbeat.interval.ms``, ``consumer.session.timeout.ms``,
+``consumer.heartbeat.interval.ms``; the group need not exist yet)::
+
+    configs --alter --entity-type groups --entity-name orders --add-config share.auto.offset.reset=earliest
+    configs --describe --entity-type groups --entity-name orders [--all]
+      Dynamic configs for group orders are:
+        share.auto.offset.reset=earliest sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:share.auto.offset.reset=earliest, DEFAULT_CONFIG:share.auto.offset.reset=latest}
+
+``describe`` without a name describes every group ListGroups lists.
+
 Client quotas (KIP-546), as kafka-configs spells them over ``--bootstrap-server``: ``--entity-type users`` and/or
 ``--entity-type clients``, each followed by ``--entity-name N`` or ``--entity-default`` (paired in order; also
 ``--user N``, ``--client N``, ``--user-defaults``, ``--client-defaults``)::
@@ -72,8 +84,9 @@ from typing import Any
 
 from .actions import add_action
 
-ENTITY_TYPES = ("topics", "brokers", "users", "clients", "client-metrics")
+ENTITY_TYPES = ("topics", "brokers", "users", "clients", "client-metrics", "groups")
 CLIENT_METRICS = "client-metrics"
+GROUPS = "groups"
 QUOTA_TYPES = ("users", "clients")
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
@@ -173,11 +186,12 @@ def entity(args: argparse.Namespace) -> Entity:
             "--entity-type with --entity-name/--entity-default; only users and clients combine"
         )
     kind = types[0]
-    if kind == CLIENT_METRICS:
+    if kind in (CLIENT_METRICS, GROUPS):
+        what = "a subscription" if kind == CLIENT_METRICS else "a group"
         if "" in names or getattr(args, "empty_name", False):
-            raise UsageError("--entity-type client-metrics needs --entity-name (a subscription has no default)")
+            raise UsageError(f"--entity-type {kind} needs --entity-name ({what} has no default)")
         if not names and args.action != "describe":
-            raise UsageError("configs alter of client-metrics needs --entity-name")
+            raise UsageError(f"configs alter of {kind} needs --entity-name")
         return Entity(kind, names[0] if names else "")
     if not names:
         raise UsageError("--entity-type needs exactly one of --entity-name and --entity-default")
@@ -289,12 +303,14 @@ def _alter_users(admin: Any, name: str, add: dict[str, tuple[int, str]], delete:
 def _label(kind: str, name: str) -> str:
     if kind == CLIENT_METRICS:
         return f"client-metric {name}"
+    if kind == GROUPS:
+        return f"group {name}"
     if kind == "topics":
         return f"topic {name}"
     return f"broker {name}" if name else "brokers in the cluster"
 
 
-_RESOURCE_TYPE = {"topics": 2, "brokers": 4, CLIENT_METRICS: 16}
+_RESOURCE_TYPE = {"topics": 2, "brokers": 4, CLIENT_METRICS: 16, GROUPS: 32}
 
 
 def _describe_client_metrics(admin: Any, name: str, show_all: bool) -> None:
@@ -313,7 +329,8 @@ def _describe(admin: Any, kind: str, name: str, show_all: bool) -> None:
     res = ConfigResource(_RESOURCE_TYPE[kind], name)
     entries = admin.describe_resource_configs([res], synonyms=True)[res]
     # Kafka's ConfigCommand filter: the source of the resource's own dynamic configs
-    only = None if show_all else (1 if kind == "topics" else 7 if kind == CLIENT_METRICS else 2 if name else 3)
+    own = {"topics": 1, CLIENT_METRICS: 7, GROUPS: 8}
+    only = None if show_all else own.get(kind, 2 if name else 3)
     if kind == "brokers" and not name:
         print("Default configs for brokers in the cluster are:")
     else:
@@ -495,6 +512,11 @@ def cmd_configs(args: argparse.Namespace) -> int:
                     _alter_quotas(admin, e, add, delete)
             elif args.action == "describe" and e.kind == CLIENT_METRICS:
                 _describe_client_metrics(admin, e.name, args.all)
+            elif args.action == "describe" and e.kind == GROUPS and not e.name:
+                for (
+                    g
+                ) in admin.list_groups():  # every group of the cluster (a config of a group not there is not listed)
+                    _describe(admin, GROUPS, g.group_id, args.all)
             elif args.action == "describe":
                 _describe(admin, e.kind, e.name, args.all)
             else:
