@@ -117,6 +117,7 @@ class GroupOffsets(GroupConsumerProtocol):
         epoch); they stay pending until the producer's COMMIT marker reaches the partition (``scan_markers``).
         Kafka's checks: a named member must be in the group, a generation >= 0 must be the current one."""
         self._check(group_id)
+        self._refuse_share_group(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         result: dict[tuple[str, int], ErrorCode] = {}
         if group_id in self.consumer_groups:  # a KIP-848 group: the member's epoch, unless no member is named
             result = self.consumer_commit_errors(group_id, member_id, generation, list(offsets), transactional=True)
@@ -169,6 +170,7 @@ class GroupOffsets(GroupConsumerProtocol):
         """Store offsets (acks=all); one error per partition. The group-level checks raise ``GroupError``; for a
         KIP-848 consumer group ``generation`` is the member epoch (``ConsumerGroup.validate_offset_commit``)."""
         self._check(group_id)
+        self._refuse_share_group(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if group_id in self.consumer_groups:
             refused = self.consumer_commit_errors(group_id, member_id, generation, list(offsets))
             valid = {tp: c for tp, c in offsets.items() if tp not in refused}
@@ -213,6 +215,7 @@ class GroupOffsets(GroupConsumerProtocol):
     ) -> dict[tuple[str, int], CommittedOffset | None]:
         """Committed offsets of ``tps`` (None: every partition the group committed). Raises ``GroupError``."""
         self._check(group_id)
+        self._refuse_share_group(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         cached = self.store.offsets.get(group_id, {})
         if tps is None:
             return dict(cached)
@@ -223,6 +226,7 @@ class GroupOffsets(GroupConsumerProtocol):
     ) -> tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]:
         """OffsetDelete: group error, per-partition errors (GROUP_SUBSCRIBED_TO_TOPIC for consumed topics)."""
         self._check(group_id)
+        self._refuse_share_group(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         group = self.groups.get(group_id)
         consumer = self.consumer_groups.get(group_id)
         if group is None and consumer is None and group_id not in self.store.offsets:

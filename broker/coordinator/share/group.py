@@ -361,18 +361,12 @@ class ShareGroup(ShareGroupRecords):
 
     def delete_records(self) -> list[r.ShareGroupRecord]:
         """The tombstones of the whole group (Kafka's order; not applied)."""
-        keys: list[r.ShareGroupRecordKey] = []
-        for member_id in sorted(self.members):
-            keys += [
-                r.ShareGroupCurrentMemberAssignmentKey(self.group_id, member_id),
-                r.ShareGroupTargetAssignmentMemberKey(self.group_id, member_id),
-                r.ShareGroupMemberMetadataKey(self.group_id, member_id),
-            ]
-        keys += [
-            r.ShareGroupTargetAssignmentMetadataKey(self.group_id),
-            r.ShareGroupStatePartitionMetadataKey(self.group_id),
-            r.ShareGroupMetadataKey(self.group_id),
-        ]
+        members = sorted(self.members)
+        keys: list[r.ShareGroupRecordKey] = [r.ShareGroupCurrentMemberAssignmentKey(self.group_id, m) for m in members]
+        keys += [r.ShareGroupTargetAssignmentMemberKey(self.group_id, m) for m in members]
+        keys.append(r.ShareGroupTargetAssignmentMetadataKey(self.group_id))
+        keys += [r.ShareGroupMemberMetadataKey(self.group_id, m) for m in members]
+        keys += [r.ShareGroupStatePartitionMetadataKey(self.group_id), r.ShareGroupMetadataKey(self.group_id)]
         return [r.ShareGroupRecord.tombstone(key) for key in keys]
 
     # -- describe ---------------------------------------------------------------------------------------------

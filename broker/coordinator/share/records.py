@@ -20,7 +20,7 @@ key; every value is written at value version 0 (flexible)::
 Replaying a group's records in order rebuilds it: a member's metadata (10) then the group epoch (11); the
 target assignment's members (13) then its metadata (12); a member's current assignment (14); the
 share-partition state bookkeeping (15, the whole set each time). A group is deleted by tombstoning every
-member's 14, 13 and 10, then 12, 15 and last 11 (Kafka's order).
+member's 14, every member's 13, then 12, every member's 10, then 15 and last 11 (Kafka's order).
 
 Immutable values; thread-safe. Collections are tuples so records hash and compare by value.
 """

@@ -363,3 +363,24 @@ def test_the_group_size_limit_comes_from_group_share_max_size(tmp_path_factory):
             assert refused.error_message == "The share group has reached its maximum capacity of 1 members."
     finally:
         b.stop()
+
+
+def test_offset_commit_fetch_and_delete_refuse_a_share_group_as_kafka(broker, w):
+    group = new_group()
+    join(w, group)
+    R = Req(ApiKey.OFFSET_COMMIT)
+    T, P = R.OffsetCommitRequestTopic, R.OffsetCommitRequestTopic.OffsetCommitRequestPartition
+    body = R(group_id=group, generation_id_or_member_epoch=-1, member_id="",
+             topics=[T(name=TOPIC, partitions=[P(partition_index=0, committed_offset=1)])])  # fmt: skip
+    assert w.call(ApiKey.OFFSET_COMMIT, 9, body).topics[0].partitions[0].error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    F = Req(ApiKey.OFFSET_FETCH)
+    G = F.OffsetFetchRequestGroup
+    fetched = w.call(
+        ApiKey.OFFSET_FETCH, 9, F(groups=[G(group_id=group, member_id=None, member_epoch=-1, topics=None)])
+    )
+    assert fetched.groups[0].error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    D = Req(ApiKey.OFFSET_DELETE)
+    DT = D.OffsetDeleteRequestTopic
+    body = D(group_id=group, topics=[DT(name=TOPIC, partitions=[DT.OffsetDeleteRequestPartition(partition_index=0)])])
+    assert w.call(ApiKey.OFFSET_DELETE, 0, body).error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert heartbeat(w, group, uuid.uuid4().hex, 0).error_code == ErrorCode.NONE  # still a share group
