@@ -61,6 +61,14 @@ class ShareHeartbeatThread:
         self._wake.set()
 
     def _loop(self) -> None:
+        try:
+            self._run()
+        except Exception as e:  # a bug: fail the member so that poll raises it rather than a silent stop
+            log.exception("share group %s: the heartbeat thread failed", self.member.group_id)
+            self.member.fail(KafkaClientError(f"the share consumer's heartbeat thread failed: {e!r}", retriable=False))
+            self.changed.set()
+
+    def _run(self) -> None:
         while not self._stop.is_set():
             now = time.monotonic()
             if self.member.wants_coordinator(now):
