@@ -21,7 +21,8 @@ it, else the broker defaults ``group.share.record.lock.duration.ms``, ``group.sh
 and ``share.auto.offset.reset`` latest / read_uncommitted. ``group.share.partition.max.record.locks`` bounds the
 in-flight records of a share partition.
 
-The lock-expiry task sleeps until the earliest acquisition lock deadline (woken by every new acquisition).
+The lock-expiry task sleeps until the earliest acquisition lock deadline (woken by an acquisition whose lock ends
+before that).
 
 Concurrency: event loop only; an ``asyncio.Lock`` per share partition serialises its load, acquire,
 acknowledge and write (a persister call is awaited while holding it). ``clock`` is monotonic seconds (the
@@ -100,6 +101,8 @@ class SharePartitionManager:
         self._entries: dict[Key, _Entry] = {}
         self._notifiers: dict[TopicPartition, Notifier] = {}
         self._wake = asyncio.Event()
+        self._timer_at: float | None = None
+        """When the lock-expiry timer fires next (None: it sleeps until woken)."""
         self._task: asyncio.Task | None = None
         self._watched_connections: set[int] = set()
         self._background: set[asyncio.Task] = set()
@@ -225,7 +228,9 @@ class SharePartitionManager:
                 if code != ErrorCode.NONE:
                     return PartitionFetch(code, msg)
         if result.acquired:
-            self._wake.set()
+            deadline = self.clock() + held.entry.settings.record_lock_duration_ms / 1000
+            if self._timer_at is None or deadline < self._timer_at:
+                self._wake.set()  # the timer sleeps past this lock: set it again
         return result
 
     async def acknowledge(
@@ -328,7 +333,8 @@ class SharePartitionManager:
                 for d in (e.sp.next_lock_deadline(),)
                 if d is not None
             ]
-            timeout = None if not deadlines else max(min(deadlines) - self.clock(), _MIN_TIMER_S)
+            self._timer_at = min(deadlines) if deadlines else None
+            timeout = None if self._timer_at is None else max(self._timer_at - self.clock(), _MIN_TIMER_S)
             self._wake.clear()
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout)
