@@ -51,7 +51,8 @@ def test_kafkas_share_group_records_decode_and_replay(kafka_share):
 
     bootstrap = kafka_share.bootstrap_servers
     topic = f"sgr-{uuid.uuid4().hex[:6]}"
-    AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic(topic, 3, 1)])[topic].result(30)
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept: a collected client cancels its futures
+    admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(30)
     group = new_group("sgr")
     consumers = [share_consumer(bootstrap, group, topic) for _ in range(2)]
     try:
