@@ -76,7 +76,14 @@ def set_group_configs(bootstrap: str, group: str, configs: dict[str, str], timeo
 
 
 def share_group(bootstrap: str, *, lock_ms: int | None = None, delivery_limit: int | None = None) -> str:
-    """A fresh share group id whose configs read from the earliest offset (and lock/limit when given)."""
+    """A fresh share group id whose configs read from the earliest offset (and lock/limit when given).
+
+    Call it before creating the group's topics: brokers apply a group config asynchronously (Kafka from its
+    metadata log, in order with a later topic's records; kafkalog from a ZooKeeper change notification, which
+    takes fewer steps than a topic's creation), and a share partition takes ``share.auto.offset.reset`` when
+    first loaded on its leader. Configs set after the topic may reach the leader after that load (``latest``
+    then applies: the records produced before are skipped).
+    """
     group = new_group()
     configs = {"share.auto.offset.reset": "earliest"}
     if lock_ms is not None:
@@ -228,8 +235,8 @@ def stop_all(members: list[ShareMember]) -> None:
 
 def three_consumers_share_one_partition(bootstrap: str, new_topic: NewTopic, timeout_s: float = 60.0) -> None:
     """Three members, one partition: each receives records, together all, none twice (delivery count 1)."""
-    topic = new_topic(1)
     group = share_group(bootstrap)
+    topic = new_topic(1)
     members = [ShareMember(i, bootstrap, group, topic) for i in range(3)]
     produced = 0
     try:
@@ -265,8 +272,8 @@ def three_consumers_share_one_partition(bootstrap: str, new_topic: NewTopic, tim
 
 def released_records_come_back(bootstrap: str, new_topic: NewTopic) -> None:
     """RELEASEd records are delivered again with delivery count 2; once accepted, never again."""
-    topic = new_topic(1)
     group = share_group(bootstrap)
+    topic = new_topic(1)
     produce(bootstrap, topic, [b"a", b"b", b"c", b"d", b"e"])
     with share_consumer(bootstrap, group, topic) as consumer:
         first = poll_until(consumer, 5)
@@ -286,8 +293,8 @@ def released_records_come_back(bootstrap: str, new_topic: NewTopic) -> None:
 
 def expired_locks_release_records(bootstrap: str, new_topic: NewTopic) -> None:
     """Records a member holds past the group's lock duration go to another member with delivery count 2."""
-    topic = new_topic(1)
     group = share_group(bootstrap, lock_ms=LOCK_MS)
+    topic = new_topic(1)
     produce(bootstrap, topic, [b"x0", b"x1", b"x2"])
     holder = share_consumer(bootstrap, group, topic)
     try:
@@ -311,8 +318,8 @@ def expired_locks_release_records(bootstrap: str, new_topic: NewTopic) -> None:
 
 def delivery_limit_archives_records(bootstrap: str, new_topic: NewTopic) -> None:
     """With delivery limit 2: released twice -> archived; rejected -> archived; accepted -> done."""
-    topic = new_topic(1)
     group = share_group(bootstrap, lock_ms=LOCK_MS, delivery_limit=DELIVERY_LIMIT)
+    topic = new_topic(1)
     produce(bootstrap, topic, [b"twice", b"rejected", b"accepted"])
     with share_consumer(bootstrap, group, topic) as consumer:
         first = poll_until(consumer, 3)

@@ -23,14 +23,15 @@ CONSOLE_SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer" 
 def table(output: str) -> list[dict[str, str]]:
     """The rows of a kafka-share-groups table (a header line of column names, then one line per row)."""
     lines = [line.split() for line in output.splitlines() if line.strip()]
-    header = next(i for i, fields in enumerate(lines) if fields[0] == "GROUP")
+    header = next((i for i, fields in enumerate(lines) if fields[0] == "GROUP"), None)
+    assert header is not None, f"no table in kafka-share-groups' output:\n{output}"
     return [dict(zip(lines[header], fields, strict=False)) for fields in lines[header + 1 :] if len(fields) > 1]
 
 
 def test_java_share_consumer_releases_and_accepts_and_kafka_share_groups_describes(share_target):
     bootstrap = share_target.bootstrap_servers
-    topic = share_target.new_topic(1)
     group = share_group(bootstrap)
+    topic = share_target.new_topic(1)
     produce(bootstrap, topic, [b"v%d" % i for i in range(6)])
     classes = compile_java(DRIVER.read_text())
     out = run_java(classes, "ShareConsumerDriver", "consume", bootstrap, topic, group, "6").stdout
@@ -55,8 +56,8 @@ def test_java_share_consumer_releases_and_accepts_and_kafka_share_groups_describ
 
 def test_kafka_console_share_consumer_reads_every_record_once(share_target):
     bootstrap = share_target.bootstrap_servers
-    topic = share_target.new_topic(1)
     group = share_group(bootstrap)
+    topic = share_target.new_topic(1)
     produce(bootstrap, topic, [b"c%d" % i for i in range(4)])
     out = run_tool(
         CONSOLE_SHARE_CONSUMER,

@@ -1,0 +1,131 @@
+"""Share-group state across failures in a replicated kafkalog cluster: nothing a member acknowledged is
+delivered again when the share coordinator of the partition's ``__share_group_state`` key goes (stopped, or
+SIGKILLed together with the topic partition's leader), and what it released comes back once, counted.
+
+The share coordinator of (group, topic id, partition) is the leader of ``__share_group_state`` partition
+``abs(hash("group:topic id:partition")) % partitions`` (Java's String.hashCode; FindCoordinator key type 2
+names it). These tests stop and kill brokers, so they have their own cluster (module scope).
+"""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import AcknowledgeType, TopicCollection
+from confluent_kafka.admin import AdminClient
+
+from broker.coordinator.offsets_topic import partition_for
+from spark_kafkalog.protocol import ApiKey, ErrorCode
+from tests.share_scenarios import (
+    LOCK_MS,
+    Delivery,
+    consume,
+    poll_once,
+    produce,
+    share_consumer,
+    share_group,
+    topic_maker,
+)
+from tests.waiting import stays_true, wait_until
+
+from ...broker.wire import Wire
+from .conftest import SHARE_CLUSTER_CONFIG, share_cluster
+
+pytestmark = pytest.mark.integration
+
+SHARE_STATE_TOPIC = "__share_group_state"
+RECORDS = 20
+
+
+@pytest.fixture(scope="module")
+def fcluster(zookeeper, tmp_path_factory):
+    c = share_cluster(zookeeper, tmp_path_factory, "share-failover")
+    yield c
+    c.stop()
+
+
+def topic_id(bootstrap: str, topic: str) -> str:
+    """The topic's id in Kafka's string form (URL-safe base64, no padding)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    (future,) = admin.describe_topics(TopicCollection([topic])).values()
+    return str(future.result(30).topic_id)
+
+
+def partition_leaders(bootstrap: str, topic: str) -> dict[int, int]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    (future,) = admin.describe_topics(TopicCollection([topic])).values()
+    return {p.id: p.leader.id for p in future.result(30).partitions}
+
+
+def share_coordinator(cluster, key: str, via: int) -> int | None:
+    """The broker ``via`` names as share coordinator of ``key`` (FindCoordinator v6, key type 2), else None."""
+    with Wire(f"127.0.0.1:{cluster.ports[via]}") as w:
+        answer = w.call(ApiKey.FIND_COORDINATOR, 6, key_type=2, coordinator_keys=[key])
+    (found,) = answer.coordinators
+    return found.node_id if found.error_code == ErrorCode.NONE else None
+
+
+def first_round(bootstrap: str, group: str, topic: str) -> set[int]:
+    """A member accepts offsets below 10 and the even ones, releases the odd ones from 10 (each record's first
+    delivery), and leaves; returns the accepted offsets."""
+
+    def decide(d: Delivery) -> AcknowledgeType:
+        return AcknowledgeType.RELEASE if d.offset >= RECORDS // 2 and d.offset % 2 else AcknowledgeType.ACCEPT
+
+    with share_consumer(bootstrap, group, topic) as consumer:
+        got = consume(consumer, decide, lambda got: {d.offset for d in got} >= set(range(RECORDS)))
+    # a released record may have come back (delivery count 2) before the member stopped polling: it was
+    # accepted then
+    return {d.offset for d in got if decide(d) == AcknowledgeType.ACCEPT or d.delivery_count > 1}
+
+
+@pytest.mark.parametrize("how", ["coordinator-stopped", "coordinator-and-leader-killed"])
+def test_acknowledged_records_stay_acknowledged_when_the_share_coordinator_goes(fcluster, how):
+    bootstrap = fcluster.bootstrap_servers
+    group = share_group(bootstrap, lock_ms=LOCK_MS)  # before the topic: see share_group
+    topic = topic_maker(bootstrap, replication_factor=3)(1)
+    produce(bootstrap, topic, [b"f%02d" % i for i in range(RECORDS)], batch_each=True)
+    accepted = first_round(bootstrap, group, topic)
+    released = set(range(RECORDS)) - accepted
+    assert accepted >= set(range(RECORDS // 2)), sorted(accepted)
+
+    key = f"{group}:{topic_id(bootstrap, topic)}:0"
+    coordinator = wait_until(lambda: share_coordinator(fcluster, key, fcluster.broker_ids[0]), 30, "a coordinator")
+    state_partition = partition_for(key, SHARE_CLUSTER_CONFIG["share.coordinator.state.topic.num.partitions"])
+    assert partition_leaders(bootstrap, SHARE_STATE_TOPIC)[state_partition] == coordinator, (
+        f"FindCoordinator names {coordinator} for {key!r}, not the leader of {SHARE_STATE_TOPIC}-{state_partition}"
+    )
+    others = [b for b in fcluster.broker_ids if b != coordinator]
+    if how == "coordinator-stopped":
+        fcluster.move_leader(topic, 0, others[0])  # the share partition stays loaded where it was
+        clean = True
+    else:
+        fcluster.move_leader(topic, 0, coordinator)  # both go at once: the new leader loads the state anew
+        clean = False
+    survivors = ",".join(f"127.0.0.1:{fcluster.ports[b]}" for b in others)
+
+    with fcluster.broker_stopped(coordinator, clean=clean):
+        wait_until(
+            lambda: share_coordinator(fcluster, key, others[0]) in others, 30, f"a new share coordinator of {key!r}"
+        )
+        produce(survivors, topic, [b"after-%d" % i for i in range(5)])
+        with share_consumer(survivors, group, topic) as consumer:
+            second = consume(
+                consumer,
+                lambda d: AcknowledgeType.ACCEPT,
+                lambda got: {d.offset for d in got} >= released | set(range(RECORDS, RECORDS + 5)),
+                timeout_s=60,
+            )
+            assert not accepted & {d.offset for d in second}, f"accepted records delivered again: {second}"
+            assert sorted((d.offset, d.delivery_count) for d in second) == sorted(
+                [(o, 2) for o in released] + [(o, 1) for o in range(RECORDS, RECORDS + 5)]
+            )
+            stays_true(lambda: not poll_once(consumer), LOCK_MS / 1000 + 1, "nothing delivered again")
+
+    # the broker is back; the partition's leader moves, so its share partition is loaded again from the
+    # persisted state: every record so far is acknowledged
+    fcluster.move_leader(topic, 0, others[1])
+    produce(bootstrap, topic, [b"last"])
+    with share_consumer(bootstrap, group, topic) as consumer:
+        third = consume(consumer, lambda d: AcknowledgeType.ACCEPT, lambda got: bool(got), timeout_s=60)
+        assert [(d.offset, d.value, d.delivery_count) for d in third] == [(RECORDS + 5, b"last", 1)]
+        stays_true(lambda: not poll_once(consumer), LOCK_MS / 1000 + 1, "nothing delivered again")
