@@ -17,6 +17,10 @@ The action as a word or as Kafka's flag (``groups list`` or ``groups --list``):
   prints the plan, as Kafka's tool does; the group must have no active members. ``--all-topics``: every
   partition the group has committed offsets for.
 - ``delete --group G | --all-groups``.
+
+Share groups (KIP-932) are listed with the others; ``describe`` of a share group shows Kafka 4.4
+``kafka-share-groups``' views instead (``share_groups_view``: GROUP, TOPIC, PARTITION, START-OFFSET, LAG; the
+members; the state); ``delete`` deletes them with their share-partition state.
 """
 
 from __future__ import annotations
@@ -119,12 +123,16 @@ def cmd_groups(args: argparse.Namespace) -> int:
             if args.action == "list":
                 _list(admin, args)
                 return 0
-            groups = args.group if not args.all_groups else sorted(g.group_id for g in admin.list_groups())
+            listed = admin.list_groups() if args.all_groups or args.action == "describe" else []
+            groups = args.group if not args.all_groups else sorted(g.group_id for g in listed)
             if args.action == "describe":
+                share = {g.group_id for g in listed if g.protocol_type == "share"}
                 for i, group in enumerate(groups):
                     if i:
                         print()
-                    if args.members:
+                    if group in share:
+                        _print_rows(_share_rows(admin, group, args))
+                    elif args.members:
                         _print_rows(_member_rows(admin, group, args.verbose))
                     elif args.state is not None:
                         _print_rows(_state_rows(admin, group, args.verbose))
@@ -148,6 +156,16 @@ def cmd_groups(args: argparse.Namespace) -> int:
         print(f"kafkalog: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _share_rows(admin: Any, group_id: str, args: argparse.Namespace) -> list[tuple[str, ...]]:
+    from .share_groups_view import share_member_rows, share_offset_rows, share_state_rows
+
+    if args.members:
+        return share_member_rows(admin, group_id, args.verbose)
+    if args.state is not None:
+        return share_state_rows(admin, group_id, args.verbose)
+    return share_offset_rows(admin, group_id)
 
 
 def _list(admin: Any, args: argparse.Namespace) -> None:

@@ -153,7 +153,9 @@ def test_operation_validity_per_resource_type(resource_flags, resource_type, ope
 def test_the_refusal_names_the_operations_a_type_supports_in_kafka_names():
     with pytest.raises(AclsUsageError) as e:
         resource_filter_entries(parse("--add", "--allow-principal", "User:a", "--group", "g", "--operation", "Write"))
-    assert str(e.value) == "ResourceType GROUP only supports operations All, Read, Delete, Describe"
+    assert str(e.value) == (
+        "ResourceType GROUP only supports operations All, Read, Delete, Describe, DescribeConfigs, AlterConfigs"
+    )  # Kafka 4.x: group configs are authorized on the group
 
 
 @pytest.mark.parametrize(
@@ -293,6 +295,7 @@ def test_usage_errors_are_one_line_and_exit_2(capsys):
         )
         == 2
     )
-    assert (
-        capsys.readouterr().err == "kafkalog: ResourceType GROUP only supports operations All, Read, Delete, Describe\n"
+    assert capsys.readouterr().err == (
+        "kafkalog: ResourceType GROUP only supports operations All, Read, Delete, Describe, DescribeConfigs, "
+        "AlterConfigs\n"
     )
