@@ -8,7 +8,9 @@ and kafkalog (tests/integration/share/, and the compat module's kafkalog paramet
 - ``released_records_come_back`` / ``expired_locks_release_records``: a RELEASE, or a lock left to expire
   (the group's ``share.record.lock.duration.ms``), makes records available again with delivery count 2;
 - ``delivery_limit_archives_records``: with ``share.delivery.count.limit`` 2 a record released twice is
-  archived, a REJECTed one at once: neither is delivered again.
+  archived, a REJECTed one at once: neither is delivered again;
+- ``expired_locks_at_the_limit_archive_records``: a record whose lock expired on its last delivery attempt is
+  archived as well.
 
 A broker under these scenarios needs a group lock duration of ``LOCK_MS`` to be valid (Kafka:
 ``group.share.min.record.lock.duration.ms`` at most ``LOCK_MS``). Every scenario creates its topic through
@@ -336,3 +338,29 @@ def delivery_limit_archives_records(bootstrap: str, new_topic: NewTopic) -> None
         assert (marker[0].offset, marker[0].value, marker[0].delivery_count) == (3, b"marker", 1)
         acknowledge(consumer, [marker], AcknowledgeType.ACCEPT)
         stays_true(lambda: not poll_once(consumer), LOCK_MS / 1000 + 1, "archived records are not delivered again")
+
+
+def expired_locks_at_the_limit_archive_records(bootstrap: str, new_topic: NewTopic) -> None:
+    """With delivery limit 2: a record held past its lock twice (by two members) is archived, not delivered to a
+    third member."""
+    group = share_group(bootstrap, lock_ms=LOCK_MS, delivery_limit=DELIVERY_LIMIT)
+    topic = new_topic(1)
+    produce(bootstrap, topic, [b"held"])
+    first = share_consumer(bootstrap, group, topic)
+    second = share_consumer(bootstrap, group, topic)
+    try:
+        (held,) = poll_until(first, 1)
+        assert (held[0].offset, held[0].delivery_count) == (0, 1)
+        (again,) = poll_until(second, 1, timeout_s=LOCK_MS / 1000 + 30, member=1)
+        assert (again[0].offset, again[0].delivery_count) == (0, 2)
+        with share_consumer(bootstrap, group, topic) as third:
+            # the second lock expires while the third member polls: the record is archived, not delivered
+            stays_true(lambda: not poll_once(third, 2), LOCK_MS / 1000 + 1, "a record past its limit not delivered")
+            produce(bootstrap, topic, [b"marker"])
+            (marker,) = poll_until(third, 1, member=2)
+            assert (marker[0].offset, marker[0].value, marker[0].delivery_count) == (1, b"marker", 1)
+            acknowledge(third, [marker], AcknowledgeType.ACCEPT)
+            stays_true(lambda: not poll_once(third, 2), 1.0, "archived records are not delivered again")
+    finally:
+        first.close()
+        second.close()

@@ -25,3 +25,7 @@ def test_records_whose_lock_expires_go_to_another_member_with_delivery_count_two
 
 def test_records_at_the_delivery_limit_or_rejected_are_archived(share_target):
     share_scenarios.delivery_limit_archives_records(share_target.bootstrap_servers, share_target.new_topic)
+
+
+def test_records_whose_lock_expires_at_the_delivery_limit_are_archived(share_target):
+    share_scenarios.expired_locks_at_the_limit_archive_records(share_target.bootstrap_servers, share_target.new_topic)

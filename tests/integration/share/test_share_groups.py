@@ -29,3 +29,8 @@ def test_records_whose_lock_expires_go_to_another_member_with_delivery_count_two
 def test_records_at_the_delivery_limit_or_rejected_are_archived(scluster):
     bootstrap = scluster.bootstrap_servers
     share_scenarios.delivery_limit_archives_records(bootstrap, topic_maker(bootstrap))
+
+
+def test_records_whose_lock_expires_at_the_delivery_limit_are_archived(scluster):
+    bootstrap = scluster.bootstrap_servers
+    share_scenarios.expired_locks_at_the_limit_archive_records(bootstrap, topic_maker(bootstrap))
