@@ -36,9 +36,15 @@ def share_offset_rows(admin: Any, group_id: str) -> list[tuple[str, ...]]:
     return rows
 
 
-def share_member_rows(admin: Any, group_id: str, verbose: bool) -> list[tuple[str, ...]]:
-    from .groups import _assignment_string
+def _assignment_string(partitions: Any) -> str:
+    """Kafka 4.x's form: ``topic:0,1;other:2`` (topics sorted), ``-`` for none (as ``groups``' views)."""
+    by_topic: dict[str, list[int]] = {}
+    for tp in partitions:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return ";".join(f"{t}:{','.join(map(str, sorted(ps)))}" for t, ps in sorted(by_topic.items())) or "-"
 
+
+def share_member_rows(admin: Any, group_id: str, verbose: bool) -> list[tuple[str, ...]]:
     d = admin.describe_share_groups([group_id])[group_id]
     if not d.members:
         print(f"Share group '{group_id}' has no active members.")

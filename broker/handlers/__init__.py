@@ -66,6 +66,8 @@ MODULES = (
     "delete_share_group_state",
     "read_share_group_state_summary",
     "describe_share_group_offsets",
+    "alter_share_group_offsets",
+    "delete_share_group_offsets",
     "sasl_handshake",
     "sasl_authenticate",
     "get_telemetry_subscriptions",
