@@ -156,6 +156,23 @@ class AdminClient(AccessAdminMixin):
         ``partitions`` is None), with its lag when the coordinator knows it (DescribeShareGroupOffsets)."""
         return admin_share_groups.list_share_group_offsets(self._groups, group_id, partitions)
 
+    def alter_share_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int]) -> None:
+        """Set the start offset of share-partitions of an empty share group (AlterShareGroupOffsets); partition
+        failures raise one ``AdminOperationError``."""
+        wanted = {TopicPartition(*tp): int(o) for tp, o in offsets.items()}
+        results = admin_share_groups.alter_share_group_offsets(self._groups, group_id, wanted)
+        errors = {tp: e for tp, e in results.items() if e is not None}
+        if errors:
+            raise AdminOperationError("AlterShareGroupOffsets", errors)
+
+    def delete_share_group_offsets(self, group_id: str, topics: Iterable[str]) -> None:
+        """Forget the share state of whole topics of an empty share group (DeleteShareGroupOffsets); their start
+        offsets are chosen again by ``share.auto.offset.reset``. Topic failures raise one ``AdminOperationError``."""
+        results = admin_share_groups.delete_share_group_offsets(self._groups, group_id, topics)
+        errors = {t: e for t, e in results.items() if e is not None}
+        if errors:
+            raise AdminOperationError("DeleteShareGroupOffsets", errors)
+
     # helpers -----------------------------------------------------------------------------------
     def _controller_request(
         self, api_key: int, build: Any, *, min_version: int = 0, timeout_ms: int, what: str

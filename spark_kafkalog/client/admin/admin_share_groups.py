@@ -1,12 +1,14 @@
-"""Share groups (KIP-932) for ``AdminClient`` and ``AIOAdminClient``, as Kafka's ``Admin.describeShareGroups`` and
-``Admin.listShareGroupOffsets``.
+"""Share groups (KIP-932) for ``AdminClient`` and ``AIOAdminClient``, as Kafka's ``Admin.describeShareGroups``,
+``listShareGroupOffsets``, ``alterShareGroupOffsets`` and ``deleteShareGroupOffsets``.
 
-ShareGroupDescribe (key 77, v1) and DescribeShareGroupOffsets (key 90, v0-1) go to the group's coordinator
+ShareGroupDescribe (key 77, v1), DescribeShareGroupOffsets (key 90, v0-1), AlterShareGroupOffsets (91) and
+DeleteShareGroupOffsets (92) go to the group's coordinator
 (FindCoordinator, moves retried as every group call). A description carries the state (Empty, Stable, Dead), the
 epochs, the assignor and each member's client, subscription and assigned partitions. Offsets are the start offset
 (SPSO) of each share-partition (-1: none chosen yet) with its leader epoch and, from v1, the lag the coordinator
 knows (None when it does not). Group-level errors raise ``KafkaClientError`` (GROUP_ID_NOT_FOUND for a group that
-is not a share group); partition errors are returned per partition. The request and answer functions are pure,
+is not a share group, NON_EMPTY_GROUP when altering or deleting offsets of a group with members); partition errors
+are returned per partition (per topic for deletions). The request and answer functions are pure,
 shared by both clients.
 """
 
@@ -25,6 +27,10 @@ __all__ = [
     "ShareGroupDescription",
     "ShareGroupMember",
     "SharePartitionOffset",
+    "alter_share_offsets_answer",
+    "alter_share_offsets_request",
+    "delete_share_offsets_answer",
+    "delete_share_offsets_request",
     "describe_share_group_answer",
     "describe_share_group_request",
     "describe_share_groups",
@@ -134,6 +140,58 @@ def share_offsets_answer(
     return dict(sorted(out.items()))
 
 
+def alter_share_offsets_request(group_id: str, offsets: dict[TopicPartition, int]) -> Any:
+    Req = API_BY_KEY[ApiKey.ALTER_SHARE_GROUP_OFFSETS].Request
+    T = Req.AlterShareGroupOffsetsRequestTopic
+    by_topic: dict[str, list[Any]] = {}
+    for tp, offset in sorted(offsets.items()):
+        by_topic.setdefault(tp.topic, []).append(
+            T.AlterShareGroupOffsetsRequestPartition(partition_index=tp.partition, start_offset=offset)
+        )
+    return Req(group_id=group_id, topics=[T(topic_name=t, partitions=ps) for t, ps in by_topic.items()])
+
+
+def alter_share_offsets_answer(
+    response: Any, group_id: str, error: GroupErrorFactory = group_error
+) -> dict[TopicPartition, KafkaClientError | None]:
+    """Each partition's outcome (None: altered); raises (``error``) the request's error."""
+    if response.error_code != ErrorCode.NONE:
+        raise error(response.error_code, "AlterShareGroupOffsets", group_id, response.error_message)
+    return {
+        TopicPartition(t.topic_name, p.partition_index): None
+        if p.error_code == ErrorCode.NONE
+        else error_for_code(
+            p.error_code,
+            "AlterShareGroupOffsets",
+            topic=t.topic_name,
+            partition=p.partition_index,
+            detail=p.error_message,
+        )  # fmt: skip
+        for t in response.responses
+        for p in t.partitions
+    }
+
+
+def delete_share_offsets_request(group_id: str, topics: Iterable[str]) -> Any:
+    Req = API_BY_KEY[ApiKey.DELETE_SHARE_GROUP_OFFSETS].Request
+    T = Req.DeleteShareGroupOffsetsRequestTopic
+    return Req(group_id=group_id, topics=[T(topic_name=t) for t in dict.fromkeys(topics)])
+
+
+def delete_share_offsets_answer(
+    response: Any, group_id: str, error: GroupErrorFactory = group_error
+) -> dict[str, KafkaClientError | None]:
+    """Each topic's outcome (None: deleted); raises (``error``) the request's error."""
+    if response.error_code != ErrorCode.NONE:
+        raise error(response.error_code, "DeleteShareGroupOffsets", group_id, response.error_message)
+    return {
+        t.topic_name: None
+        if t.error_code == ErrorCode.NONE
+        else error_for_code(t.error_code, "DeleteShareGroupOffsets", topic=t.topic_name, detail=t.error_message)
+        for t in response.responses
+    }
+
+
 # the blocking client's calls (``GroupAdmin``) -------------------------------------------------------------------------
 def describe_share_groups(groups: Any, group_ids: Iterable[str]) -> dict[str, ShareGroupDescription]:
     """Each share group's description, in the order asked (``groups``: the ``AdminClient``'s ``GroupAdmin``)."""
@@ -163,4 +221,27 @@ def list_share_group_offsets(
         lambda version: share_offsets_request(group_id, wanted),
         lambda response, version: share_offsets_answer(response, version, group_id, groups._error),
         "DescribeShareGroupOffsets",
+    )
+
+
+def alter_share_group_offsets(
+    groups: Any, group_id: str, offsets: dict[TopicPartition, int]
+) -> dict[TopicPartition, KafkaClientError | None]:
+    return groups._group_call(
+        group_id,
+        ApiKey.ALTER_SHARE_GROUP_OFFSETS,
+        lambda version: alter_share_offsets_request(group_id, offsets),
+        lambda response, version: alter_share_offsets_answer(response, group_id, groups._error),
+        "AlterShareGroupOffsets",
+    )
+
+
+def delete_share_group_offsets(groups: Any, group_id: str, topics: Iterable[str]) -> dict[str, KafkaClientError | None]:
+    names = list(topics)
+    return groups._group_call(
+        group_id,
+        ApiKey.DELETE_SHARE_GROUP_OFFSETS,
+        lambda version: delete_share_offsets_request(group_id, names),
+        lambda response, version: delete_share_offsets_answer(response, group_id, groups._error),
+        "DeleteShareGroupOffsets",
     )

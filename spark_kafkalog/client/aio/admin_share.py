@@ -1,5 +1,6 @@
 """``AIOShareAdminMixin``: the blocking ``AdminClient``'s share-group calls (KIP-932) as coroutines, for
-``AIOAdminClient``: ``list_share_groups``, ``describe_share_groups`` and ``list_share_group_offsets``.
+``AIOAdminClient``: ``list_share_groups``, ``describe_share_groups``, ``list_share_group_offsets``,
+``alter_share_group_offsets`` and ``delete_share_group_offsets``.
 
 Same names, arguments, results and errors as ``AdminClient``'s; the requests and answers are
 ``admin_share_groups``' pure functions, sent to the group's coordinator by ``AsyncGroupCalls.group_call``
@@ -9,10 +10,11 @@ only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from spark_kafkalog.client.admin import admin_share_groups as share
+from spark_kafkalog.client.admin.admin_errors import AdminOperationError
 from spark_kafkalog.client.admin.admin_share_groups import ShareGroupDescription, SharePartitionOffset
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ApiKey
@@ -64,3 +66,33 @@ class AIOShareAdminMixin:
             lambda response, version: share.share_offsets_answer(response, version, group_id, self._groups.error),
             "DescribeShareGroupOffsets",
         )
+
+    async def alter_share_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int]) -> None:
+        """Set the start offset of share-partitions of an empty share group; partition failures raise one
+        ``AdminOperationError``."""
+        wanted = {TopicPartition(*tp): int(o) for tp, o in offsets.items()}
+        results = await self._groups.group_call(
+            group_id,
+            ApiKey.ALTER_SHARE_GROUP_OFFSETS,
+            lambda version: share.alter_share_offsets_request(group_id, wanted),
+            lambda response, version: share.alter_share_offsets_answer(response, group_id, self._groups.error),
+            "AlterShareGroupOffsets",
+        )
+        errors = {tp: e for tp, e in results.items() if e is not None}
+        if errors:
+            raise AdminOperationError("AlterShareGroupOffsets", errors)
+
+    async def delete_share_group_offsets(self, group_id: str, topics: Iterable[str]) -> None:
+        """Forget the share state of whole topics of an empty share group; topic failures raise one
+        ``AdminOperationError``."""
+        names = list(topics)
+        results = await self._groups.group_call(
+            group_id,
+            ApiKey.DELETE_SHARE_GROUP_OFFSETS,
+            lambda version: share.delete_share_offsets_request(group_id, names),
+            lambda response, version: share.delete_share_offsets_answer(response, group_id, self._groups.error),
+            "DeleteShareGroupOffsets",
+        )
+        errors = {t: e for t, e in results.items() if e is not None}
+        if errors:
+            raise AdminOperationError("DeleteShareGroupOffsets", errors)

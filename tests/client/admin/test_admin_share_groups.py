@@ -121,3 +121,34 @@ def test_group_configs_are_set_and_described_through_the_admin_client(admin):
     with pytest.raises(KafkaClientError) as e:
         admin.incremental_alter_configs({resource: [AlterConfigOp("share.delivery.count.limit", "1", SET)]})
     assert e.value.error_code == ErrorCode.INVALID_CONFIG
+
+
+def test_offsets_of_an_empty_share_group_are_altered_and_deleted(broker, admin, group):
+    busy, _ = group
+    with pytest.raises(KafkaClientError) as e:
+        admin.alter_share_group_offsets(busy, {TopicPartition(TOPIC, 0): 0})
+    assert e.value.error_code == ErrorCode.NON_EMPTY_GROUP
+
+    empty, member = f"asg-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    with Wire(broker.bootstrap_servers) as w:
+        body = Heartbeat(group_id=empty, member_id=member, member_epoch=0, subscribed_topic_names=[TOPIC])
+        joined = w.call(ApiKey.SHARE_GROUP_HEARTBEAT, 1, body)
+        assert joined.error_code == ErrorCode.NONE and joined.assignment is not None
+        leave = Heartbeat(group_id=empty, member_id=member, member_epoch=-1)
+        assert w.call(ApiKey.SHARE_GROUP_HEARTBEAT, 1, leave).error_code == ErrorCode.NONE
+
+    admin.alter_share_group_offsets(empty, {TopicPartition(TOPIC, 0): 0, TopicPartition(TOPIC, 1): 0})
+    assert {tp: o.start_offset for tp, o in admin.list_share_group_offsets(empty).items()} == {
+        TopicPartition(TOPIC, 0): 0,
+        TopicPartition(TOPIC, 1): 0,
+    }
+    with pytest.raises(KafkaClientError) as e:
+        admin.alter_share_group_offsets(empty, {TopicPartition("gone", 0): 0})
+    assert e.value.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+    async def delete() -> None:
+        async with AIOAdminClient(broker.bootstrap_servers) as aio:
+            await aio.delete_share_group_offsets(empty, [TOPIC])
+
+    asyncio.run(delete())
+    assert {o.start_offset for o in admin.list_share_group_offsets(empty).values()} == {-1}
