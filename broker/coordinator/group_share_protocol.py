@@ -43,7 +43,14 @@ from spark_kafkalog.protocol import ErrorCode
 
 from .group import GroupError
 from .group_consumer_base import GroupConsumerBase, nothing, records_batch, write_error
-from .share.group import ShareGroup, ShareGroupState, ShareHeartbeatOutcome, TopicsView, validate_heartbeat
+from .share.group import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    ShareGroup,
+    ShareGroupState,
+    ShareHeartbeatOutcome,
+    TopicsView,
+    validate_heartbeat,
+)
 from .share.record_codec import encode_record
 
 if TYPE_CHECKING:
@@ -191,6 +198,8 @@ class GroupShareProtocol(GroupConsumerBase):
             group = self.share_groups.get(group_id)
             created = group is None or group.state is ShareGroupState.DEAD
             if created:
+                if request.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:  # Kafka's two lookups, two messages
+                    raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
                 if request.member_epoch != 0:
                     raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Share group {group_id} not found.")
                 group = self._new_share_group(group_id)

@@ -51,6 +51,8 @@ async def handle(ctx: RequestContext, request: ShareGroupHeartbeatRequest) -> Sh
             return _error(
                 ErrorCode.TOPIC_AUTHORIZATION_FAILED, "The client is not authorized to describe a subscribed topic."
             )
+    if not request.member_id:  # Kafka 4.4 answers this before the coordinator, without a message
+        return _error(ErrorCode.INVALID_REQUEST)
     try:
         outcome = await gc.share_group_heartbeat(request, client_id=client_id(ctx), client_host=client_host(ctx))
     except GroupError as e:
