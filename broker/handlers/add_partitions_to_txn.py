@@ -17,9 +17,9 @@ its EndTxn bumps the epoch). A null transactional id is INVALID_REQUEST at the t
 
 Authorization: v0-3, first WRITE on the transactional id, else every partition
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then WRITE on each topic, else its partitions TOPIC_AUTHORIZATION_FAILED
-(checked before existence; the internal topics ``__consumer_offsets`` and ``__transaction_state`` always, as
-Kafka never authorizes them here), and when any partition fails a check nothing is added: the others answer
-OPERATION_NOT_ATTEMPTED. v4+: CLUSTER_ACTION on the cluster (a broker's request), else the top-level error
+(checked before existence; the internal topics ``__consumer_offsets``, ``__transaction_state`` and
+``__share_group_state`` always, as Kafka never authorizes them here), and when any partition fails a check nothing
+is added: the others answer OPERATION_NOT_ATTEMPTED. v4+: CLUSTER_ACTION on the cluster (a broker's request), else the top-level error
 CLUSTER_AUTHORIZATION_FAILED; the topics are not checked (the producer's Produce was).
 """
 
@@ -34,7 +34,7 @@ from spark_kafkalog.security.acl import AclOperation
 from ._groups import authorized_topics
 from ._txns import txn_coordinator, txn_id_authorized, wire_error
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
 VERSIONS = (0, 5)
 BATCHED_FROM = 4

@@ -39,7 +39,7 @@ API_KEY = ApiKey.METADATA
 VERSIONS = (0, 13)
 _API = API_BY_KEY[API_KEY]
 AUTO_CREATE_WAIT_S = 1.0
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 _LISTENER_NOT_FOUND_FROM = 6
 NOT_REQUESTED = -2147483648  # Int.MIN_VALUE: the authorized-operations fields' "not requested"
 _ZERO_ID = uuid.UUID(int=0)

@@ -3,7 +3,7 @@
 A filter holds a Java-style regular expression matched against the whole topic name (Java's
 ``String.matches``, Python's ``re.fullmatch``). As in 0.8 the raw text is trimmed, spaces are removed, quotes
 at either end are dropped and commas mean alternation: ``Whitelist("a,b")`` allows topics ``a`` and ``b``.
-Internal topics (``__consumer_offsets``, ``__transaction_state``) are never allowed while
+Internal topics (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``) are never allowed while
 ``exclude.internal.topics`` is true (the default), for a whitelist and a blacklist alike. Immutable.
 """
 
@@ -13,7 +13,7 @@ import re
 
 __all__ = ["INTERNAL_TOPICS", "Blacklist", "TopicFilter", "Whitelist"]
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 
 class TopicFilter:
