@@ -365,3 +365,17 @@ def test_a_changed_group_config_applies_to_a_loaded_share_partition(plog):
         assert m.loaded(G, TID, 0).next_lock_deadline() == pytest.approx(clock.now + 5)
 
     asyncio.run(main())
+
+
+def test_a_fetch_reads_only_the_batches_it_acquires(plog):
+    async def main():
+        p = MemoryPersister()
+        m, _ = manager(plog, p)
+        await acquire(m)
+        for _ in range(10):
+            append(plog, 2)  # 10 batches of 2 records
+        got = await acquire(m, max_records=3)  # batch-optimized: 2 whole batches
+        assert [(a.first_offset, a.last_offset) for a in got.acquired] == [(0, 3)]
+        assert len(list(iter_records(got.records))) == 4
+
+    asyncio.run(main())
