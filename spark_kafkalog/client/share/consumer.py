@@ -300,17 +300,17 @@ class ShareConsumer:
         return wanted
 
     def _fetch(self, wanted: dict[int, set[TopicPartition]], max_wait_ms: int) -> None:
-        try:
-            fetched, results = self._fetcher.fetch(wanted, self._tracker.take(), self._topic_ids, max_wait_ms)
-        except CorruptAcquiredData as e:
-            if e.topic is not None and e.partition is not None:
-                self._tracker.reject(TopicPartition(e.topic, e.partition), e.offsets)
-            raise
+        fetched, results, errors = self._fetcher.fetch(wanted, self._tracker.take(), self._topic_ids, max_wait_ms)
         _log_failures(self.group_id, results)
         for part in fetched:
             self._tracker.add_gaps(part.tp, part.gaps)
             if part.records:
                 self._buffer.setdefault(part.tp, deque()).extend(part.records)
+        for error in errors:
+            if isinstance(error, CorruptAcquiredData) and error.topic is not None and error.partition is not None:
+                self._tracker.reject(TopicPartition(error.topic, error.partition), error.offsets)
+        if errors:
+            raise errors[0]
 
     def _deliver(self) -> list[ConsumerRecord]:
         """Up to ``max.poll.records`` buffered records; a ``RecordError`` is raised when it comes first (the

@@ -14,7 +14,8 @@ already, and the acknowledgement fails with SHARE_SESSION_NOT_FOUND without bein
 Errors: a lost connection or a timeout resets that broker's session (its acknowledgements fail with the error);
 partition errors that mean stale metadata (``REFRESH_METADATA_ERRORS``) refresh the topic and the partition is
 fetched again from its new leader; TOPIC_/GROUP_AUTHORIZATION_FAILED and the other codes of a fetch that cannot
-succeed are raised (``KafkaClientError`` naming the broker and partition).
+succeed are returned to be raised (``KafkaClientError`` naming the broker and partition) once every answer of the round
+was taken, so no acquired record is dropped.
 
 Threads: the polling thread only (the ``KafkaClient`` is the consumer's own).
 """
@@ -39,7 +40,7 @@ from spark_kafkalog.client.errors import (
     error_for_code,
 )
 from spark_kafkalog.client.share.acknowledgements import AcknowledgementBatch
-from spark_kafkalog.client.share.fetched import RecordError, acquired_ranges, decode_acquired
+from spark_kafkalog.client.share.fetched import CorruptAcquiredData, RecordError, acquired_ranges, decode_acquired
 from spark_kafkalog.client.share.requests import share_acknowledge_body, share_fetch_body
 from spark_kafkalog.client.share.session import FINAL_EPOCH, SESSION_ERRORS, ShareFetchPlan, ShareSession
 from spark_kafkalog.client.types import ConsumerRecord, TopicPartition
@@ -108,9 +109,10 @@ class ShareFetcher:
         acks: Acks,
         topic_ids: Mapping[str, uuid.UUID],
         max_wait_ms: int,
-    ) -> tuple[list[FetchedPartition], AckResults]:
-        """One round: ``wanted`` partitions by leader, ``acks`` to send; returns the acquired records and the
-        acknowledgement results."""
+    ) -> tuple[list[FetchedPartition], AckResults, list[KafkaClientError]]:
+        """One round: ``wanted`` partitions by leader, ``acks`` to send; returns the acquired records, the
+        acknowledgement results and the errors to raise (after the records of every answer were taken: records
+        acquired and then dropped would wait for their locks to expire)."""
         results: AckResults = {}
         piggy: dict[int, dict[TopicPartition, Sequence[AcknowledgementBatch]]] = {}
         stray: dict[TopicPartition, Sequence[AcknowledgementBatch]] = {}
@@ -145,6 +147,7 @@ class ShareFetcher:
                 continue
             sent.append((node, plan, conn, request))
         fetched: list[FetchedPartition] = []
+        errors: list[KafkaClientError] = []
         names = {topic_id: name for name, topic_id in topic_ids.items()}
         for node, plan, conn, request in sent:
             try:
@@ -152,11 +155,17 @@ class ShareFetcher:
             except (KafkaConnectionError, KafkaTimeoutError) as e:
                 self._lost(node, conn, e, plan.acknowledgements, results)
                 continue
-            fetched += self._on_fetch(node, plan, response, names, results)
-        return fetched, results
+            fetched += self._on_fetch(node, plan, response, names, results, errors)
+        return fetched, results, errors
 
     def _on_fetch(
-        self, node: int, plan: ShareFetchPlan, response: Any, names: Mapping[uuid.UUID, str], results: AckResults
+        self,
+        node: int,
+        plan: ShareFetchPlan,
+        response: Any,
+        names: Mapping[uuid.UUID, str],
+        results: AckResults,
+        errors: list[KafkaClientError],
     ) -> list[FetchedPartition]:
         session = self.session(node)
         session.on_fetch_answer(plan, response.error_code)
@@ -165,7 +174,9 @@ class ShareFetcher:
             for tp in plan.acknowledgements:
                 results[tp] = error
             if response.error_code in _RAISED or not (error.retriable or response.error_code in _RETRIED):
-                raise error
+                self.client.name_principal(error)
+                errors.append(error)
+                return []
             log.debug("share group %s: ShareFetch to broker %d: %s", self.group_id, node, error)
             return []
         out = []
@@ -182,27 +193,33 @@ class ShareFetcher:
                         "ShareFetch", node, tp, p.acknowledge_error_code, p.acknowledge_error_message
                     )
                 if p.error_code != ErrorCode.NONE:
-                    self._on_partition_error(node, tp, p.error_code, p.error_message)
+                    self._on_partition_error(node, tp, p.error_code, p.error_message, errors)
                     continue
                 ranges = acquired_ranges(p.acquired_records)
                 if not ranges:
                     continue
                 self.acquired_from[tp] = node
-                records, gaps = decode_acquired(
-                    p.records,
-                    tp,
-                    ranges,
-                    self._deserialize_key,
-                    self._deserialize_value,
-                    check_crcs=self.config.check_crcs,
-                )
+                try:
+                    records, gaps = decode_acquired(
+                        p.records,
+                        tp,
+                        ranges,
+                        self._deserialize_key,
+                        self._deserialize_value,
+                        check_crcs=self.config.check_crcs,
+                    )
+                except CorruptAcquiredData as e:  # the consumer rejects its offsets and raises it
+                    errors.append(e)
+                    continue
                 out.append(FetchedPartition(tp, records, gaps))
         for tp in plan.acknowledgements:
             if tp not in answered:
                 results[tp] = None  # a broker answers only partitions with news; no error was reported for it
         return out
 
-    def _on_partition_error(self, node: int, tp: TopicPartition, code: int, message: str | None) -> None:
+    def _on_partition_error(
+        self, node: int, tp: TopicPartition, code: int, message: str | None, errors: list[KafkaClientError]
+    ) -> None:
         error = self._partition_error("ShareFetch", node, tp, code, message)
         assert error is not None
         if code in REFRESH_METADATA_ERRORS:
@@ -211,7 +228,8 @@ class ShareFetcher:
             return
         if code in _RAISED or not error.retriable:
             self.client.name_principal(error)
-            raise error
+            errors.append(error)
+            return
         log.debug("share group %s: %s", self.group_id, error)
 
     # acknowledging -------------------------------------------------------------------------------------

@@ -44,9 +44,14 @@ def test_two_members_read_partitions_of_two_leaders_exactly_once(brokers):
     consumers = [ShareConsumer(bootstrap, group) for _ in range(2)]
     stop = threading.Event()
 
+    errors: list[BaseException] = []
+
     def run(i: int) -> None:
-        while not stop.is_set():
-            got[i].extend(consumers[i].poll(200))
+        try:
+            while not stop.is_set():
+                got[i].extend(consumers[i].poll(200))
+        except BaseException as e:  # reported by the waits below
+            errors.append(e)
 
     threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(2)]
     try:
@@ -55,7 +60,8 @@ def test_two_members_read_partitions_of_two_leaders_exactly_once(brokers):
         for t in threads:
             t.start()
         total = lambda: len(got[0]) + len(got[1])  # noqa: E731
-        wait_until(lambda: total() >= 40, 30, "all 40 records")
+        wait_until(lambda: errors or total() >= 40, 30, "all 40 records")
+        assert not errors, errors
         stays_true(lambda: total() == 40, 1.0, "no record twice")
     finally:
         stop.set()

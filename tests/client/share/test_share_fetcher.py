@@ -138,7 +138,7 @@ def test_each_leader_gets_its_own_session_and_later_fetches_are_incremental(lead
     fetcher.fetch({0: {T0}, 1: {T1}}, {}, IDS, 0)
     second0 = leaders[0].fetches()[1]
     assert second0.share_session_epoch == 1 and listed(second0) == [] and forgotten(second0) == []
-    fetcher.fetch({1: {T1}}, {}, IDS, 0)  # T0 left the assignment: forgotten, and no fetch... to leader 0 any more
+    fetcher.fetch({1: {T1}}, {}, IDS, 0)  # T0 left the assignment: no fetch to leader 0 any more
     assert len(leaders[0].fetches()) == 2
     assert [b.share_session_epoch for b in leaders[1].fetches()] == [0, 1, 2]
 
@@ -153,20 +153,20 @@ def test_a_partition_no_longer_wanted_is_forgotten(leaders, fetcher):
 def test_acquired_records_come_back_decoded_with_gaps(leaders, fetcher):
     data = bytes(build_batch([(1000, None, b"a", []), (1001, None, b"b", [])], base_offset=0))
     leaders[0].records[0] = (data, [(0, 2, 3)])
-    fetched, results = fetcher.fetch({0: {T0}}, {}, IDS, 0)
+    fetched, results, errors = fetcher.fetch({0: {T0}}, {}, IDS, 0)
     (part,) = fetched
     assert part.tp == T0 and [(r.offset, r.value, r.delivery_count) for r in part.records] == [
         (0, b"a", 3),
         (1, b"b", 3),
     ]
-    assert part.gaps == [2] and results == {}
+    assert part.gaps == [2] and results == {} and errors == []
     assert fetcher.acquired_from[T0] == 0
 
 
 def test_acknowledgements_ride_on_the_next_fetch_of_their_partition(leaders, fetcher):
     leaders[0].records[0] = (bytes(build_batch([(1, None, b"a", []), (2, None, b"b", [])])), [(0, 1, 1)])
     fetcher.fetch({0: {T0}}, {}, IDS, 0)
-    _, results = fetcher.fetch({0: {T0}}, {T0: ACK}, IDS, 0)
+    _, results, _ = fetcher.fetch({0: {T0}}, {T0: ACK}, IDS, 0)
     body = leaders[0].fetches()[1]
     assert body.share_session_epoch == 1 and listed(body) == [(T_ID, 0, [(0, 1, [1])])]
     assert results == {T0: None} and not leaders[0].acknowledges()
@@ -175,7 +175,7 @@ def test_acknowledgements_ride_on_the_next_fetch_of_their_partition(leaders, fet
 def test_acknowledgements_of_a_partition_fetched_elsewhere_now_go_with_share_acknowledge_first(leaders, fetcher):
     leaders[0].records[0] = (bytes(build_batch([(1, None, b"a", []), (2, None, b"b", [])])), [(0, 1, 1)])
     fetcher.fetch({0: {T0}}, {}, IDS, 0)
-    _, results = fetcher.fetch({1: {T1}}, {T0: ACK}, IDS, 0)  # T0 no longer assigned
+    _, results, _ = fetcher.fetch({1: {T1}}, {T0: ACK}, IDS, 0)  # T0 no longer assigned
     (ack,) = leaders[0].acknowledges()
     assert ack.share_session_epoch == 1 and listed(ack) == [(T_ID, 0, [(0, 1, [1])])]
     assert results == {T0: None}
@@ -196,7 +196,7 @@ def test_a_lost_session_fails_its_acknowledgements_and_the_next_fetch_opens_a_ne
     leaders[0].records[0] = (bytes(build_batch([(1, None, b"a", [])])), [(0, 0, 1)])
     fetcher.fetch({0: {T0}}, {}, IDS, 0)
     leaders[0].fetch_error = code
-    _, results = fetcher.fetch({0: {T0}}, {T0: ACK}, IDS, 0)
+    _, results, _ = fetcher.fetch({0: {T0}}, {T0: ACK}, IDS, 0)
     assert results[T0] is not None and results[T0].error_code == code
     leaders[0].fetch_error = 0
     fetcher.fetch({0: {T0}}, {}, IDS, 0)
@@ -211,7 +211,7 @@ def test_a_dropped_connection_resets_the_session(leaders, fetcher):
     leaders[0].broker.handlers[int(ApiKey.SHARE_FETCH)] = lambda request, conn: CLOSE
     leaders[0].records[0] = (b"", [])
     fetcher.acquired_from[T0] = 0
-    _, results = fetcher.fetch({0: {T0}}, {T0: ACK}, IDS, 0)
+    _, results, _ = fetcher.fetch({0: {T0}}, {T0: ACK}, IDS, 0)
     assert results[T0] is not None
     assert fetcher.sessions[0].epoch == 0
 
@@ -251,3 +251,12 @@ def test_an_acknowledgement_not_answered_in_time_fails_and_ends_the_session(lead
     results = fetcher.wait(fetcher.acknowledge({T0: ACK}, IDS), timeout_ms=200)
     assert isinstance(results[T0], KafkaTimeoutError)
     assert fetcher.sessions[0].epoch == 0
+
+
+def test_a_refused_fetch_from_one_leader_keeps_the_records_of_the_other(leaders, fetcher):
+    leaders[0].records[0] = (bytes(build_batch([(1, None, b"a", [])])), [(0, 0, 1)])
+    leaders[1].fetch_error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    fetched, _, errors = fetcher.fetch({0: {T0}, 1: {T1}}, {}, IDS, 0)
+    assert [(p.tp, [r.offset for r in p.records]) for p in fetched] == [(T0, [0])]
+    (error,) = errors
+    assert error.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED and "ShareFetch" in str(error)
