@@ -187,7 +187,9 @@ def test_confluent_kafkas_elect_leaders_gets_kafkalogs_per_partition_answers(env
     admin = CkAdmin({"bootstrap.servers": cluster.bootstrap_servers})
     wanted = [CkTopicPartition(topic, 0), CkTopicPartition(topic, 3)]
     answers = until_the_controller_sees_it_live(
-        lambda: {tp.partition: err for tp, err in admin.elect_leaders(ElectionType.PREFERRED, wanted).result(30).items()},
+        lambda: {
+            tp.partition: err for tp, err in admin.elect_leaders(ElectionType.PREFERRED, wanted).result(30).items()
+        },
         lambda answer: answer[0] is not None and answer[0].code() == KafkaError.PREFERRED_LEADER_NOT_AVAILABLE,
     )
     assert answers[0] is None and registry.partition_state(topic, 0).leader == 1

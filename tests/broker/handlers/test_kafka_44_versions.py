@@ -124,8 +124,10 @@ def test_delete_groups_v3_answers_each_group_with_a_null_message_as_kafka_44(bro
         # a client retries NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS, and so does the test
         retriable = {ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
         wait_until(
-            lambda: w.call(ApiKey.DELETE_GROUPS, 3, Req(ApiKey.DELETE_GROUPS)(groups_names=[gone])).results[0].error_code
-            not in retriable,
+            lambda: (
+                w.call(ApiKey.DELETE_GROUPS, 3, Req(ApiKey.DELETE_GROUPS)(groups_names=[gone])).results[0].error_code
+                not in retriable
+            ),
             15,
             f"{gone}'s coordinator loaded",
         )
