@@ -1,6 +1,7 @@
 """ShareGroupHeartbeat (76) and ShareGroupDescribe (77) as raw requests, the same rows against Apache Kafka 4.4 (the
-oracle) and kafkalog: each row's error code and message, and the epochs and assignment sizes of members joining,
-must be what Kafka 4.4 answers."""
+oracle) and kafkalog: each row's error code and message, where two members' assignments converge, and what the other
+group APIs (ConsumerGroupHeartbeat, JoinGroup, OffsetCommit, DescribeGroups v6, ListGroups v5) answer for a share
+group and a share heartbeat for a classic group, must be what Kafka 4.4 answers."""
 
 from __future__ import annotations
 
@@ -119,3 +120,50 @@ def test_kafkalog_answers_share_group_heartbeats_as_kafka_4_4(oracle, kafkalog_s
     bootstrap = kafkalog_share.bootstrap_servers
     ours = answers(ShareTarget("kafkalog", bootstrap, topic_maker(bootstrap)))
     assert ours == oracle
+
+
+def other_protocols(bootstrap: str, topic: str) -> dict[str, tuple]:
+    """What the other group APIs answer for a share group, and a share heartbeat for a classic group."""
+    share, classic = f"oracle-s-{uuid.uuid4().hex[:8]}", f"oracle-c-{uuid.uuid4().hex[:8]}"
+    out: dict[str, tuple] = {}
+    with coordinator_wire(bootstrap, share) as w:
+        assert hb(w, share, uuid.uuid4().hex, 0, [topic]).error_code == ErrorCode.NONE
+        R = API_BY_KEY[ApiKey.CONSUMER_GROUP_HEARTBEAT].Request
+        body = R(group_id=share, member_id=uuid.uuid4().hex, member_epoch=0, rebalance_timeout_ms=30000,
+                 subscribed_topic_names=[topic], topic_partitions=[])  # fmt: skip
+        r = w.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, body)
+        out["consumer heartbeat"] = (r.error_code, (r.error_message or "").replace(share, "<s>"))
+        J = API_BY_KEY[ApiKey.JOIN_GROUP].Request
+        body = J(group_id=share, session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id="",
+                 protocol_type="consumer", protocols=[J.JoinGroupRequestProtocol(name="range", metadata=b"")])  # fmt: skip
+        out["join group"] = (w.call(ApiKey.JOIN_GROUP, 5, body).error_code,)
+        C = API_BY_KEY[ApiKey.OFFSET_COMMIT].Request
+        T, P = C.OffsetCommitRequestTopic, C.OffsetCommitRequestTopic.OffsetCommitRequestPartition
+        body = C(group_id=share, generation_id_or_member_epoch=-1, member_id="",
+                 topics=[T(name=topic, partitions=[P(partition_index=0, committed_offset=1)])])  # fmt: skip
+        out["offset commit"] = (w.call(ApiKey.OFFSET_COMMIT, 9, body).topics[0].partitions[0].error_code,)
+        D = API_BY_KEY[ApiKey.DESCRIBE_GROUPS].Request
+        (d,) = w.call(ApiKey.DESCRIBE_GROUPS, 6, D(groups=[share], include_authorized_operations=False)).groups
+        out["describe groups v6"] = (d.error_code, (d.error_message or "").replace(share, "<s>"), d.group_state)
+        L = API_BY_KEY[ApiKey.LIST_GROUPS].Request
+        listed = w.call(ApiKey.LIST_GROUPS, 5, L(states_filter=[], types_filter=[])).groups
+        out["list groups v5"] = tuple(
+            (g.protocol_type, g.group_state, g.group_type) for g in listed if g.group_id == share
+        )
+    with coordinator_wire(bootstrap, classic) as w:
+        C = API_BY_KEY[ApiKey.OFFSET_COMMIT].Request
+        T, P = C.OffsetCommitRequestTopic, C.OffsetCommitRequestTopic.OffsetCommitRequestPartition
+        body = C(group_id=classic, generation_id_or_member_epoch=-1, member_id="",
+                 topics=[T(name=topic, partitions=[P(partition_index=0, committed_offset=1)])])  # fmt: skip
+        assert w.call(ApiKey.OFFSET_COMMIT, 8, body).topics[0].partitions[0].error_code == ErrorCode.NONE
+        r = hb(w, classic, uuid.uuid4().hex, 0, [topic])
+        out["share heartbeat for a classic group"] = (r.error_code, (r.error_message or "").replace(classic, "<c>"))
+    return out
+
+
+def test_other_protocols_meet_a_share_group_as_in_kafka_4_4(kafka_share, kafkalog_share):
+    from tests.share_scenarios import topic_maker
+
+    theirs = other_protocols(kafka_share.bootstrap_servers, topic_maker(kafka_share.bootstrap_servers)(1))
+    ours = other_protocols(kafkalog_share.bootstrap_servers, topic_maker(kafkalog_share.bootstrap_servers)(1))
+    assert ours == theirs
