@@ -1,6 +1,6 @@
 """GROUP config resources (type 32) through DescribeConfigs, IncrementalAlterConfigs and AlterConfigs: stored in
-``/config/groups/<group>``, validated as Kafka's ``GroupConfig.validate``, described with the broker defaults, and
-authorized on the group."""
+``/config/groups/<group>``, validated as Kafka's ``GroupConfig.validate``, described with the broker defaults,
+authorized on the group, and followed by every broker's ``GroupConfigs``."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ import pytest
 from broker.cluster.memory_registry import MemoryRegistryStore
 from broker.config import BrokerConfig
 from broker.handlers import alter_configs, describe_configs, incremental_alter_configs
+from spark_kafkalog.client.admin import AdminClient
+from spark_kafkalog.client.admin.admin_configs import AlterConfigOp, ConfigResource
 from spark_kafkalog.protocol import API_BY_KEY, ErrorCode
 from spark_kafkalog.security.acl import AclOperation, ResourceType
+from tests.waiting import wait_until
 
 from ..services_builder import build_services, request_context
 from .acl_services import Secured
@@ -223,3 +226,19 @@ def test_group_configs_need_the_operation_on_the_group(tmp_path, registry):
     [described] = s.send(describe_configs, 4, body).results  # ALTER_CONFIGS implies DESCRIBE_CONFIGS
     assert described.error_code == ErrorCode.NONE
     assert registry.group_config("g") == {"share.delivery.count.limit": "3"}
+
+
+def test_every_broker_follows_a_group_config_written_through_another(two_brokers):
+    b0, b1 = two_brokers
+    with AdminClient(b0.bootstrap_servers) as admin:
+        ops = [
+            AlterConfigOp("share.auto.offset.reset", "earliest", SET),
+            AlterConfigOp("share.delivery.count.limit", "3"),
+        ]
+        admin.incremental_alter_configs({ConfigResource(GROUP, "followed"): ops})
+
+    def seen(b) -> bool:
+        config = b.call(lambda: b.broker.services.group_configs.share_config("followed"))
+        return (config.auto_offset_reset, config.delivery_count_limit) == ("earliest", 3)
+
+    wait_until(lambda: seen(b0) and seen(b1), 10, "both brokers' group configs")
