@@ -50,6 +50,7 @@ from spark_kafkalog.client.share.acknowledgements import AcknowledgementTracker,
 from spark_kafkalog.client.share.fetched import CorruptAcquiredData, RecordError
 from spark_kafkalog.client.share.heartbeat import ShareHeartbeatThread
 from spark_kafkalog.client.share.membership import ShareMembership
+from spark_kafkalog.client.share.settings import check_share_settings, split_mode
 from spark_kafkalog.client.share.share_fetcher import AckResults, PendingAcknowledge, ShareFetcher
 from spark_kafkalog.client.types import ConsumerRecord, TopicPartition
 
@@ -58,38 +59,7 @@ __all__ = ["AcknowledgementCommitCallback", "ShareConsumer"]
 log = logging.getLogger("kafkalog.share_consumer")
 
 AcknowledgementCommitCallback = Callable[[AckResults], Any]
-_MODES = ("implicit", "explicit")
-_MODE_KEYS = ("share.acknowledgement.mode", "share_acknowledgement_mode")
-_REFUSED = {
-    "auto.offset.reset": "the share group's config share.auto.offset.reset decides where it starts",
-    "enable.auto.commit": "a share consumer acknowledges records, it commits no offsets",
-    "auto.commit.interval.ms": "a share consumer acknowledges records, it commits no offsets",
-    "group.instance.id": "share groups have no static members",
-    "isolation.level": "the share group's config share.isolation.level decides",
-    "partition.assignment.strategy": "the share group coordinator assigns partitions",
-    "group.protocol": "a share consumer always uses the share group protocol",
-    "group.remote.assignor": "the share group coordinator assigns partitions",
-    "session.timeout.ms": "the share group's config share.session.timeout.ms decides",
-    "heartbeat.interval.ms": "the share group's config share.heartbeat.interval.ms decides",
-}
-_WAIT_STEP = 0.05
-
-
-def _split_mode(config: Mapping[str, Any] | ClientConfig | None, kwargs: dict[str, Any], mode: str | None) -> Any:
-    """Take ``share.acknowledgement.mode`` out of the settings (ClientConfig does not know it); returns
-    (settings without it, the mode)."""
-    if isinstance(config, Mapping):
-        config = dict(config)
-        for key in _MODE_KEYS:
-            if key in config:
-                mode = config.pop(key) if mode is None else mode
-    for key in _MODE_KEYS:
-        if key in kwargs:
-            mode = kwargs.pop(key) if mode is None else mode
-    mode = "implicit" if mode is None else str(mode).strip().lower()
-    if mode not in _MODES:
-        raise ConfigError(f"setting 'share.acknowledgement.mode' must be 'implicit' or 'explicit', got {mode!r}")
-    return config, mode
+_WAIT_STEP = 0.05  # seconds between looks at the membership while no partition is assigned
 
 
 class ShareConsumer:
@@ -106,31 +76,28 @@ class ShareConsumer:
         **kwargs: Any,
     ) -> None:
         if isinstance(bootstrap_servers, Mapping):
-            bootstrap_servers, mode = _split_mode(bootstrap_servers, kwargs, acknowledgement_mode)
+            bootstrap_servers, mode = split_mode(bootstrap_servers, kwargs, acknowledgement_mode)
         else:
-            config, mode = _split_mode(config, kwargs, acknowledgement_mode)
+            config, mode = split_mode(config, kwargs, acknowledgement_mode)
         if group_id is not None:
             kwargs["group_id"] = group_id
         self.client = KafkaClient(bootstrap_servers, config, **kwargs)
         cfg = self.config = self.client.config
         try:
-            for key, why in _REFUSED.items():
-                if key in cfg.explicit:
-                    raise ConfigError(f"setting {key!r} is not supported by a share consumer: {why}")
-            if not cfg.group_id:
-                raise ConfigError("a ShareConsumer needs a group id: ShareConsumer(bootstrap_servers, group_id)")
+            group = check_share_settings(cfg)
         except ConfigError:
             self.client.close()
             raise
-        self.group_id: str = cfg.group_id
+        self.group_id = group
         self.acknowledgement_mode: str = mode
-        self._member = ShareMembership(cfg.group_id, retry_backoff_ms=cfg.retry_backoff_ms, rack_id=cfg.client_rack)
+        self._member = ShareMembership(group, retry_backoff_ms=cfg.retry_backoff_ms, rack_id=cfg.client_rack)
         self._heartbeats: ShareHeartbeatThread | None = None
-        self._fetcher = ShareFetcher(self.client, cfg.group_id, self._member.member_id)
+        self._fetcher = ShareFetcher(self.client, group, self._member.member_id)
         self._tracker = AcknowledgementTracker(explicit=mode == "explicit")
         self._buffer: dict[TopicPartition, deque[ConsumerRecord | RecordError]] = {}
         self._topic_ids: dict[str, uuid.UUID] = {}  # every topic id an assignment named (acknowledgements use them)
         self._async: list[tuple[list[PendingAcknowledge | AckResults], AcknowledgementCommitCallback | None]] = []
+        self._ack_callback: AcknowledgementCommitCallback | None = None
         self._next_resolve = 0.0
         self._closed = False
 
@@ -215,17 +182,34 @@ class ShareConsumer:
         if acks or callback is not None:
             self._async.append((self._fetcher.acknowledge(acks, self._topic_ids), callback))
 
+    def set_acknowledgement_commit_callback(self, callback: AcknowledgementCommitCallback | None) -> None:
+        """``callback(results)`` (as ``commit_sync`` returns them) for the acknowledgements sent with ShareFetch
+        (the next poll's), by ``close``, and by ``commit_async`` without a callback of its own; called on the polling
+        thread (Kafka's ``setAcknowledgementCommitCallback``). None: failures are logged."""
+        self._ack_callback = callback
+
+    def _report(self, results: AckResults) -> None:
+        """Results of acknowledgements nobody waits for: to the acknowledgement commit callback, else failures
+        logged."""
+        if self._ack_callback is not None and results:
+            self._call(self._ack_callback, results)
+        elif self._ack_callback is None:
+            _log_failures(self.group_id, results)
+
+    def _call(self, callback: AcknowledgementCommitCallback, results: AckResults) -> None:
+        try:
+            callback(results)
+        except Exception:  # as Java: a failing callback is logged
+            log.exception("share group %s: acknowledgement commit callback failed", self.group_id)
+
     def _finish_async(self) -> None:
         pending, self._async = self._async, []
         for sent, callback in pending:
             results = self._fetcher.wait(sent)
-            if callback is not None:
-                try:
-                    callback(results)
-                except Exception:  # as Java: a failing callback is logged
-                    log.exception("share group %s: acknowledgement commit callback failed", self.group_id)
+            if callback is None:
+                self._report(results)
             else:
-                _log_failures(self.group_id, results)
+                self._call(callback, results)
 
     # polling ------------------------------------------------------------------------------------------
     def poll(self, timeout_ms: int = 0) -> list[ConsumerRecord]:
@@ -301,7 +285,7 @@ class ShareConsumer:
 
     def _fetch(self, wanted: dict[int, set[TopicPartition]], max_wait_ms: int) -> None:
         fetched, results, errors = self._fetcher.fetch(wanted, self._tracker.take(), self._topic_ids, max_wait_ms)
-        _log_failures(self.group_id, results)
+        self._report(results)
         for part in fetched:
             self._tracker.add_gaps(part.tp, part.gaps)
             if part.records:
@@ -351,7 +335,7 @@ class ShareConsumer:
             self._tracker.release(tp, [item.offset for item in queue])
         self._buffer.clear()
         results = self._fetcher.wait(self._fetcher.acknowledge(self._tracker.take(), self._topic_ids, close=True))
-        _log_failures(self.group_id, results)
+        self._report(results)
 
     def close(self) -> None:
         """Acknowledge as the mode says, release what is left, close the share sessions, leave the group and close

@@ -109,3 +109,17 @@ def test_a_member_leaves_and_rejoins_with_the_same_member_id(bootstrap, new_topi
         got = wait_until(lambda: c.poll(200), 30, "a record after rejoining")
         assert [(r.value, r.delivery_count) for r in got] == [(b"second", 1)]
         assert c.member_id == member_id
+
+
+def test_the_acknowledgement_commit_callback_gets_the_results_of_acknowledgements_sent_with_share_fetch(
+    bootstrap, new_topic
+):
+    topic = new_topic(1)
+    group = share_group(bootstrap)
+    scenarios.produce(bootstrap, topic, [b"a"])
+    reported = []
+    with scenarios.consumer(bootstrap, group, topic, mode="implicit") as c:
+        c.set_acknowledgement_commit_callback(reported.append)
+        scenarios.poll_until(c, 1)
+        wait_until(lambda: c.poll(100) == [] and reported, 10, "the piggy-backed acknowledgement's result")
+        assert reported == [{TopicPartition(topic, 0): None}]
