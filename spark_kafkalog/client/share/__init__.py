@@ -2,8 +2,9 @@
 
 The parts: ``membership`` (ShareGroupHeartbeat, sans-IO), ``acknowledgements`` (what is owed to the broker per
 record, sans-IO), ``session`` (share session epochs per leader broker, sans-IO), ``fetched`` (acquired records of a
-ShareFetch answer), ``requests`` (the wire requests), ``heartbeat`` (the heartbeat thread) and ``consumer`` (the
-blocking ``ShareConsumer``). docs/share-groups.md describes the consumer.
+ShareFetch answer), ``requests`` (the wire requests), ``heartbeat`` (the heartbeat thread), ``share_fetcher``
+(ShareFetch/ShareAcknowledge with the leaders), ``settings`` (the acknowledgement mode, refused settings) and
+``consumer`` (the blocking ``ShareConsumer``). docs/share-groups.md describes the consumer.
 """
 
 from spark_kafkalog.client.share.acknowledgements import AcknowledgeType
