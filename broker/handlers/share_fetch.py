@@ -14,7 +14,7 @@ UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (with ``current_leader`` and 
 and the share partition's load errors. Records are acquired from each partition's next fetch offset
 (``broker.share.share_fetch_read``: batch headers only, up to the high watermark, or the last stable offset for
 ``share.isolation.level=read_committed``) until ``max_records`` offsets (a whole batch may exceed it; v2
-``share_acquire_mode`` 1, record-limit, never does) or ``max_bytes`` (the first batch whole, KIP-74); the
+``share_acquire_mode`` 1, record-limit, never does; another mode is INVALID_REQUEST) or ``max_bytes`` (the first batch whole, KIP-74); the
 answer's ``records`` are the whole batches holding acquired offsets, ``acquired_records`` the acquired ranges
 with their delivery counts, ``acquisition_lock_timeout_ms`` the group's record lock duration. The session's
 partitions are read in an order rotated by the session epoch (Kafka's ``PartitionRotateStrategy``), so limits
@@ -49,6 +49,7 @@ Resp = _API.Response
 _Topic = Resp.ShareFetchableTopicResponse
 _Part = _Topic.PartitionData
 RECORD_LIMIT_MODE = 1
+ACQUIRE_MODES = (0, RECORD_LIMIT_MODE)  # batch-optimized, record-limit
 
 
 def _error(code: ErrorCode, message: str | None = None, lock_ms: int = 0) -> Any:
@@ -109,6 +110,8 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     if not member_id:
         return _error(ErrorCode.INVALID_REQUEST, "ShareFetch needs a member id")
     lock_ms = mgr.settings(group_id).record_lock_duration_ms
+    if ctx.version >= 2 and request.share_acquire_mode not in ACQUIRE_MODES:
+        return _error(ErrorCode.INVALID_REQUEST, f"unknown share_acquire_mode {request.share_acquire_mode}", lock_ms)
     has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
     try:
         context = mgr.sessions.new_fetch_context(

@@ -392,3 +392,9 @@ def test_partitions_take_turns_when_max_records_is_reached_early(broker, w):
         served = [p.partition_index for t in resp.responses for p in t.partitions if p.acquired_records]
         firsts.append(served)
     assert sorted(p for served in firsts for p in served) == [0, 1]
+
+
+def test_an_unknown_acquire_mode_is_invalid_request(broker, w):
+    topic, tid = new_topic(broker)
+    resp = share_fetch(w, "g17", "m1", 0, tid, share_acquire_mode=7)
+    assert resp.error_code == ErrorCode.INVALID_REQUEST and "share_acquire_mode" in resp.error_message
