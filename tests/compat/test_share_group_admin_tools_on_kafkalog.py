@@ -1,7 +1,7 @@
 """Apache Kafka 4.4's tools against kafkalog's share-group admin surface (KIP-932): ``kafka-configs --entity-type
 groups`` sets, describes and is refused group configs with Kafka's messages; ``kafka-share-groups`` lists and
-describes a share group (offsets, members, state), resets its start offsets (AlterShareGroupOffsets) and deletes
-them (DeleteShareGroupOffsets)."""
+describes a share group (offsets, members, state), resets its start offsets (AlterShareGroupOffsets), deletes
+them (DeleteShareGroupOffsets) and deletes the group."""
 
 from __future__ import annotations
 
@@ -101,3 +101,6 @@ def test_kafka_share_groups_describes_resets_and_deletes_offsets(broker):
         [group, TOPIC, "0", "-", "-"],
         [group, TOPIC, "1", "-", "-"],
     ]
+    deleted_group = run_tool(*tool, "--delete", "--group", group)
+    assert deleted_group.stdout.strip() == f"Deletion of requested share groups ('{group}') was successful."
+    assert group not in run_tool(*tool, "--list").stdout.split()
