@@ -5,8 +5,9 @@ Per group: ``topics`` null asks for every partition the group has initialized sh
 ShareGroupStatePartitionMetadata), else the partitions named. Each partition's state is read from its share
 coordinator with ``share_persister.read_summary`` (ReadShareGroupStateSummary, local or remote); its
 ``start_offset`` is -1 when the state has none yet (initialized, not chosen). v1 ``lag``: the records between the
-SPSO and the high watermark not yet acknowledged or archived, when this broker leads the partition and the state
-holds its batches; -1 (unknown) otherwise (the admin client then computes it from the end offset). Errors per
+SPSO and the high watermark not yet acknowledged or archived, when this broker leads the partition (from the share
+partition it has loaded, else from the persisted batches); -1 (unknown) otherwise (the tools then compute it from
+the end offset). Errors per
 group: GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
 GROUP_ID_NOT_FOUND ("Group <id> not found." / "... is not a share group."), UNSUPPORTED_VERSION when
 ``group.share.enable`` is false; per partition: UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED and the
@@ -48,14 +49,18 @@ def _partition(index: int, code: ErrorCode = ErrorCode.NONE, message: str | None
                      error_message=message)  # fmt: skip
 
 
-def _lag(ctx: RequestContext, topic: str, partition: int, state: Any) -> int:
-    """The records from the SPSO up to the high watermark not finished yet; -1 when not known here."""
+def _lag(ctx: RequestContext, group_id: str, topic: str, topic_id: uuid.UUID, partition: int, state: Any) -> int:
+    """The records from the SPSO up to the high watermark not finished yet; -1 when not known here. The share
+    partition this leader has loaded knows them best (its in-flight records); else the persisted batches."""
     if state.start_offset < 0:
         return -1
     part, code = ctx.services.replica_manager.leader_partition(topic, partition)
     if part is None or code != ErrorCode.NONE:
         return -1
     hw = part.high_watermark
+    loaded = ctx.services.share_partitions.loaded(group_id, topic_id, partition)
+    if loaded is not None:
+        return int(loaded.lag(hw))
     finished = sum(
         max(0, min(b.last_offset, hw - 1) - max(b.first_offset, state.start_offset) + 1)
         for b in getattr(state, "state_batches", ())
@@ -76,7 +81,7 @@ async def _read(ctx: RequestContext, group_id: str, topic: str, topic_id: uuid.U
         partition_index=index,
         start_offset=state.start_offset,
         leader_epoch=state.leader_epoch,
-        lag=_lag(ctx, topic, index, state),
+        lag=_lag(ctx, group_id, topic, topic_id, index, state),
         error_code=ErrorCode.NONE,
         error_message=None,
     )

@@ -108,10 +108,16 @@ def alter(w, group, offset, topic=TOPIC, partition=0):
     return w.call(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, body)
 
 
-def start_offset(w, group) -> int:
+def described(w, group) -> tuple[int, int]:
+    """(start offset, lag) of partition 0."""
     body = Describe(groups=[Describe.DescribeShareGroupOffsetsRequestGroup(group_id=group, topics=None)])
     [g] = w.call(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, 1, body).groups
-    return g.topics[0].partitions[0].start_offset
+    p = g.topics[0].partitions[0]
+    return p.start_offset, p.lag
+
+
+def start_offset(w, group) -> int:
+    return described(w, group)[0]
 
 
 def test_altering_an_empty_groups_start_offset_moves_where_share_fetch_starts(broker, w):
@@ -122,6 +128,7 @@ def test_altering_an_empty_groups_start_offset_moves_where_share_fetch_starts(br
     assert first_acquired(w, group, member, topic_id) is None  # loaded at latest (5): nothing yet
     produce(w, topic_id, 5)
     assert first_acquired(w, group, member, topic_id) == 5
+    assert described(w, group) == (5, 5)  # the loaded share partition: 5-9 released, none finished
     refused = alter(w, group, 2)
     assert (refused.error_code, refused.error_message) == (ErrorCode.NON_EMPTY_GROUP, "The group is not empty.")
     heartbeat(w, group, member, -1)  # leaves: the group is empty
