@@ -1,15 +1,19 @@
 """Apache Kafka 4.4's Java share consumer (KafkaShareConsumer, explicit acknowledgement) and its
 kafka-share-groups tool, on Apache Kafka 4.4 (the oracle) and kafkalog: a RELEASEd record comes back with
 delivery count 2, every record is accepted once, and the tool lists and describes the group; Kafka's
-kafka-console-share-consumer reads a topic through a share group."""
+kafka-console-share-consumer reads a topic through a share group. On a 3-broker kafkalog cluster the Java
+consumer shares partitions led by different brokers, its group and share coordinators elsewhere."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Producer
 
-from tests.share_scenarios import produce, share_group
+from broker.embedded_cluster import EmbeddedCluster
+from tests.share_scenarios import produce, share_group, topic_maker
 
 from .tools import compile_java, run_java, run_tool
 
@@ -18,6 +22,30 @@ pytestmark = pytest.mark.compat
 DRIVER = Path(__file__).parent / "java" / "ShareConsumerDriver.java"
 SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"  # kafka-share-groups.sh
 CONSOLE_SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer"  # kafka-console-share-consumer.sh
+
+
+@pytest.fixture(scope="module")
+def kafkalog_cluster(zookeeper, tmp_path_factory):
+    from .share_brokers import SHARE_PROPERTIES
+
+    config = {k: v for k, v in SHARE_PROPERTIES.items() if not k.startswith("share.coordinator.state.topic")}
+    c = EmbeddedCluster(
+        3,
+        data_dir=tmp_path_factory.mktemp("share-java"),
+        zookeeper_connect=f"{zookeeper.connect_string}/share-java-{uuid.uuid4().hex[:8]}",
+        broker_config={"group.initial.rebalance.delay.ms": 0, "offsets.topic.num.partitions": 10, **config},
+    )
+    c.start()
+    yield c
+    c.stop()
+
+
+def deliveries_of(out: str) -> list[tuple[int, int, int, str]]:
+    """(partition, offset, delivery count, value) of each ``record`` line the driver printed."""
+    return [
+        (int(p), int(o), int(c), v)
+        for _, p, o, c, v in (line.split() for line in out.splitlines() if line.startswith("record "))
+    ]
 
 
 def table(output: str) -> list[dict[str, str]]:
@@ -66,3 +94,19 @@ def test_kafka_console_share_consumer_reads_every_record_once(share_target):
         *("--formatter-property", "print.offset=true", "--formatter-property", "print.delivery=true"),
     ).stdout
     assert out.splitlines() == [f"Offset:{i}\tDelivery:1\tc{i}" for i in range(4)]
+
+
+def test_java_share_consumer_on_a_kafkalog_cluster_shares_partitions_of_three_leaders(kafkalog_cluster):
+    bootstrap = kafkalog_cluster.bootstrap_servers
+    group = share_group(bootstrap)
+    topic = topic_maker(bootstrap, replication_factor=3)(3)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for p in range(3):
+        for i in range(4):
+            producer.produce(topic, f"p{p}-{i}".encode(), partition=p)
+    assert producer.flush(30) == 0
+    classes = compile_java(DRIVER.read_text())
+    out = run_java(classes, "ShareConsumerDriver", "consume", bootstrap, topic, group, "12").stdout
+    got = deliveries_of(out)
+    assert sorted(d for d in got if d[2] == 1) == [(p, i, 1, f"p{p}-{i}") for p in range(3) for i in range(4)]
+    assert sorted(d for d in got if d[2] != 1) == [(p, i, 2, f"p{p}-{i}") for p in range(3) for i in (1, 3)]
