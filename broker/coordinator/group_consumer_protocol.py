@@ -33,6 +33,9 @@ Conversion: a ConsumerGroupHeartbeat joining (epoch 0) a classic group deletes i
 it online (``group.consumer.migration.policy``); the rules and the classic members' requests are described in
 ``group_consumer_classic``.
 
+Group configs: a group's own ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms`` (GROUP config
+resources) apply from its next heartbeat, over ``group.consumer.session.timeout.ms`` / ``...heartbeat.interval.ms``.
+
 Event-loop only.
 """
 
@@ -104,6 +107,18 @@ class GroupConsumerProtocol(GroupConsumerClassic):
         return counts
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------------------------
+    def _apply_consumer_group_config(self, group: ConsumerGroup) -> None:
+        """The group's own ``consumer.session.timeout.ms`` / ``consumer.heartbeat.interval.ms`` (GROUP configs,
+        ``broker.config_admin.group_configs``, from the source the broker gave ``use_group_configs``) over the
+        broker's ``group.consumer.*`` defaults; nothing without a source (the coordinator alone, in tests)."""
+        source = getattr(self, "_group_configs_source", None)
+        configs = source() if source is not None else None
+        consumer_config = getattr(configs, "consumer_config", None)
+        if consumer_config is not None:
+            settings = consumer_config(group.group_id)
+            group.session_timeout_ms = settings.session_timeout_ms
+            group.heartbeat_interval_ms = settings.heartbeat_interval_ms
+
     async def consumer_group_heartbeat(
         self,
         request: ConsumerGroupHeartbeatRequest,
@@ -143,6 +158,7 @@ class GroupConsumerProtocol(GroupConsumerClassic):
                 else:
                     group = self._new_consumer_group(group_id)
             assert group is not None, "created above when missing"
+            self._apply_consumer_group_config(group)
             outcome = group.heartbeat(
                 request,
                 self.topics_view(describable),

@@ -1,6 +1,7 @@
 """GROUP config resources (type 32) through DescribeConfigs, IncrementalAlterConfigs and AlterConfigs: stored in
 ``/config/groups/<group>``, validated as Kafka's ``GroupConfig.validate``, described with the broker defaults,
-authorized on the group, and followed by every broker's ``GroupConfigs``."""
+authorized on the group, followed by every broker's ``GroupConfigs``, and a consumer group's own heartbeat interval
+told to its members."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import pytest
 
 from broker.cluster.memory_registry import MemoryRegistryStore
 from broker.config import BrokerConfig
+from broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from broker.handlers import alter_configs, describe_configs, incremental_alter_configs
 from spark_kafkalog.client.admin import AdminClient
 from spark_kafkalog.client.admin.admin_configs import AlterConfigOp, ConfigResource
-from spark_kafkalog.protocol import API_BY_KEY, ErrorCode
+from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.security.acl import AclOperation, ResourceType
+from tests.broker.wire import Wire
 from tests.waiting import wait_until
 
 from ..services_builder import build_services, request_context
@@ -242,3 +245,36 @@ def test_every_broker_follows_a_group_config_written_through_another(two_brokers
         return (config.auto_offset_reset, config.delivery_count_limit) == ("earliest", 3)
 
     wait_until(lambda: seen(b0) and seen(b1), 10, "both brokers' group configs")
+
+
+def test_a_consumer_groups_own_heartbeat_interval_is_what_its_members_are_told(broker):
+    gc = broker.broker.group_coordinator
+    broker.call(lambda: gc.find_coordinator("any"))  # creates __consumer_offsets, as a client's FindCoordinator does
+    count = broker.call(lambda: len(broker.broker.metadata.topics[OFFSETS_TOPIC].replicas))
+    wait_until(lambda: broker.call(lambda: len(gc.loaded)) == count, 20, "the offsets partitions to load")
+    with AdminClient(broker.bootstrap_servers) as admin:
+        ops = [AlterConfigOp("consumer.heartbeat.interval.ms", "6000", SET)]
+        admin.incremental_alter_configs({ConfigResource(GROUP, "tuned-consumers"): ops})
+    wait_until(
+        lambda: (
+            broker.call(
+                lambda: broker.broker.services.group_configs.consumer_config("tuned-consumers")
+            ).heartbeat_interval_ms
+            == 6000
+        ),
+        10,
+        "the broker's group configs",
+    )
+    Heartbeat = API_BY_KEY[ApiKey.CONSUMER_GROUP_HEARTBEAT].Request
+    with Wire(broker.bootstrap_servers) as w:
+        for group, interval in (("tuned-consumers", 6000), ("default-consumers", 5000)):
+            body = Heartbeat(
+                group_id=group,
+                member_id="",
+                member_epoch=0,
+                rebalance_timeout_ms=30000,
+                subscribed_topic_names=["t"],
+                topic_partitions=[],
+            )
+            resp = w.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, body)
+            assert (resp.error_code, resp.heartbeat_interval_ms) == (ErrorCode.NONE, interval), resp
