@@ -8,7 +8,9 @@ process acquired (``ledger``: batch sequence -> acquired (topic, partition, offs
   as ``start`` the end of the last batch it finished (sink committed, commit log written) - then, when the
   batch after ``start`` was already acquired but not yet recorded by Spark, returns it again (same offset:
   Spark may ask twice); otherwise polls once, up to ``shareMaxWaitMs``, for up to ``maxRecordsPerTrigger``
-  records (the consumer's ``max_poll_records``) and returns ``start`` itself when nothing came (no batch
+  records (the consumer's ``max_poll_records``; the member's first poll waits at least ``JOIN_WAIT_MS``, the
+  time to join the group, and so does every trigger of a ``Trigger.AvailableNow`` run, ``available_now``) and
+  returns ``start`` itself when nothing came (no batch
   is due) or the new batch ``start.batch + 1`` with the acquired offsets. One poll per trigger, after the
   previous poll's records are acknowledged: the rule of Kafka's explicit mode.
 - ``acknowledge_through(batch)``: ACCEPT every offset of the own batches up to ``batch`` and
@@ -41,6 +43,9 @@ __all__ = ["AcknowledgeResult", "ShareConsumerLike", "ShareMember", "offsets_to_
 log = logging.getLogger(__name__)
 
 ACCEPT = 1  # AcknowledgeType.ACCEPT (Kafka's value)
+JOIN_WAIT_MS = 5000
+"""How long the first poll of a member waits at least: the join (heartbeat, assignment, share sessions) comes
+first, and a ``Trigger.AvailableNow`` run ends at the first trigger that acquires nothing."""
 
 
 class ShareConsumerLike(Protocol):
@@ -89,6 +94,7 @@ class ShareMember:
         *,
         max_wait_ms: int,
         acknowledge_timeout_ms: int,
+        join_wait_ms: int = JOIN_WAIT_MS,
         acknowledge_type: Any = ACCEPT,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -96,6 +102,11 @@ class ShareMember:
         self.topics = tuple(topics)
         self._open_consumer = open_consumer
         self.max_wait_ms = max_wait_ms
+        self.join_wait_ms = join_wait_ms
+        self._polled = False
+        self.available_now = False
+        """``Trigger.AvailableNow``: a trigger reports "no batch" (ending the run) only after polling for at least
+        ``join_wait_ms`` (a partition's share state may still be loading on its leader, an assignment arriving)."""
         self.acknowledge_timeout_ms = acknowledge_timeout_ms
         self._accept = acknowledge_type
         self._clock = clock
@@ -122,7 +133,14 @@ class ShareMember:
         pending = self._offsets.get(start.batch + 1)
         if pending is not None:
             return pending
-        records = self.consumer.poll(self.max_wait_ms)
+        wait_ms = (
+            self.max_wait_ms if self._polled and not self.available_now else max(self.max_wait_ms, self.join_wait_ms)
+        )
+        deadline = self._clock() + wait_ms / 1000
+        records = self.consumer.poll(wait_ms)
+        self._polled = True
+        while not records and self.available_now and (left := deadline - self._clock()) > 0:
+            records = self.consumer.poll(max(1, int(left * 1000)))
         if not records:
             return start
         acquired = [(r.topic, r.partition, r.offset) for r in records]
@@ -195,6 +213,7 @@ class ShareMember:
     def close(self) -> None:
         """Close the consumer (unacknowledged records go back to the group); the ledger is forgotten."""
         consumer, self._consumer = self._consumer, None
+        self._polled = False
         self.ledger.clear()
         self._offsets.clear()
         self.acquired_at.clear()

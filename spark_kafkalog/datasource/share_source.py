@@ -13,7 +13,8 @@ the member and fetches its topic-partition's acquired offsets with plain Fetch (
   finished batch's end) and acquires the next batch (``ShareMember.next_batch``);
 - ``partitions(start, end)``: one task per topic-partition of ``end``'s acquired ranges;
 - ``commit(end)``: acknowledges the batches up to ``end`` (usually done already by ``latestOffset``);
-- ``prepareForTriggerAvailableNow``: nothing to prepare: the run ends at the first poll that acquires nothing;
+- ``prepareForTriggerAvailableNow``: the run ends at the first trigger that acquires nothing while polling for
+  ``share_member.JOIN_WAIT_MS`` (5 s);
 - ``stop``: closes the consumer; records acquired and not yet acknowledged go back to the group.
 """
 
@@ -96,7 +97,7 @@ class KafkaLogShareStreamReader(DataSourceStreamReader, SupportsTriggerAvailable
         return ReadMaxRows(self.options.max_records_per_trigger)
 
     def prepareForTriggerAvailableNow(self) -> None:
-        pass
+        self.member.available_now = True
 
     def latestOffset(self, start: dict, limit) -> dict:
         return self.member.next_batch(self._offset(start)).to_json()

@@ -4,6 +4,8 @@ tests): ``logged_share_source(path)`` returns a data source class ("kafkalog_sha
 
     {"pid": 123, "batch": 4, "accepted": [[partition, offset], ...], "refused": [[partition, offset], ...]}
 
+and one per poll that returned records: ``{"pid": 123, "time": ..., "polled": [[partition, offset, delivery count], ...]}``.
+
 ``accepted``: offsets the broker acknowledged (never to be delivered again); ``refused``: offsets of partitions
 whose acknowledgement the broker refused (their locks had expired: delivered again). The classes are built in a
 function so that Spark pickles them by value into its stream runner process.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 
@@ -34,6 +37,21 @@ def logged_share_source(path: str):
                     f.write("\n")
             return result
 
+    class LoggedConsumer:
+        def __init__(self, consumer) -> None:
+            self.consumer = consumer
+
+        def __getattr__(self, name: str):
+            return getattr(self.consumer, name)
+
+        def poll(self, timeout_ms: int):
+            records = self.consumer.poll(timeout_ms)
+            if records:
+                polled = [[r.partition, r.offset, r.delivery_count] for r in records]
+                with open(path, "a") as f:
+                    f.write(json.dumps({"pid": os.getpid(), "time": time.time(), "polled": polled}) + "\n")
+            return records
+
     class LoggedShareReader(KafkaLogShareStreamReader):
         @property
         def member(self) -> ShareMember:
@@ -42,7 +60,7 @@ def logged_share_source(path: str):
                 self._member = LoggedShareMember(
                     opts.group_id,
                     opts.topics,
-                    lambda: open_share_consumer(opts),
+                    lambda: LoggedConsumer(open_share_consumer(opts)),
                     max_wait_ms=opts.max_wait_ms,
                     acknowledge_timeout_ms=opts.acknowledge_timeout_ms,
                 )
@@ -67,6 +85,8 @@ def read_ack_log(path: Path) -> tuple[set[tuple[int, int]], set[tuple[int, int]]
     if path.exists():
         for line in path.read_text().splitlines():
             entry = json.loads(line)
+            if "polled" in entry:
+                continue
             accepted |= {(p, o) for p, o in entry["accepted"]}
             refused |= {(p, o) for p, o in entry["refused"]}
     return accepted, refused

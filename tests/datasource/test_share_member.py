@@ -84,6 +84,7 @@ class FakeShareConsumer:
         self.commit_error: Exception | None = None
         self.closed = False
         self.polls = 0
+        self.timeouts: list[int] = []
 
     def subscribe(self, topics):
         self.topics = list(topics)
@@ -92,6 +93,7 @@ class FakeShareConsumer:
         if self.delivered:
             raise RuntimeError("All records must be acknowledged in explicit acknowledgement mode")
         self.polls += 1
+        self.timeouts.append(timeout_ms)
         records = self.group.acquire(self.member, self.max_poll_records)
         self.delivered = {(TopicPartition(r.topic, r.partition), r.offset) for r in records}
         return records
@@ -132,7 +134,9 @@ def test_nothing_acquired_keeps_the_start_offset():
     member, consumers = member_of(FakeShareGroup({T0: 0}), "m")
     start = member.initial_offset()
     assert member.next_batch(start) is start
+    assert member.next_batch(start) is start
     assert consumers[0].topics == ["t"]
+    assert consumers[0].timeouts == [5000, 100]  # the first poll waits for the join too
 
 
 def test_spark_call_order_acquires_then_acknowledges_each_finished_batch():
@@ -242,3 +246,35 @@ def test_a_driver_that_dies_restarts_to_every_record_at_least_once_and_none_ackn
     assert duplicates == {
         (tp, o) for tp, ranges in offset_log[2].acquired.items() for a, b in ranges for o in range(a, b + 1)
     }
+
+
+class LateConsumer(FakeShareConsumer):
+    """Polls that return nothing for the first ``empty`` calls (an assignment or share state still loading), each
+    taking its whole timeout on the test's clock."""
+
+    def __init__(self, group: FakeShareGroup, clock: list[float], empty: int) -> None:
+        super().__init__(group, "m", 100)
+        self.clock, self.empty = clock, empty
+
+    def poll(self, timeout_ms):
+        if self.empty > 0:
+            self.empty -= 1
+            self.timeouts.append(timeout_ms)
+            self.clock[0] += min(timeout_ms, 300) / 1000  # an early empty answer
+            return []
+        return super().poll(timeout_ms)
+
+
+@pytest.mark.parametrize(("available_now", "empty", "expected_batch"), [(True, 3, 1), (False, 3, 0), (True, 30, 0)])
+def test_available_now_polls_for_the_join_wait_before_reporting_no_batch(available_now, empty, expected_batch):
+    clock = [0.0]
+    group = FakeShareGroup({T0: 2})
+    consumer = LateConsumer(group, clock, empty)
+    member = ShareMember(
+        "g", ["t"], lambda: consumer, max_wait_ms=100, acknowledge_timeout_ms=1000, clock=lambda: clock[0]
+    )
+    member.consumer  # noqa: B018 - joined
+    member._polled = True  # not the first poll: only AvailableNow waits the join time
+    member.available_now = available_now
+    assert member.next_batch(member.initial_offset()).batch == expected_batch
+    assert clock[0] <= member.join_wait_ms / 1000 + 0.3
