@@ -1,6 +1,7 @@
 """Share-group state across failures in a replicated kafkalog cluster: nothing a member acknowledged is
 delivered again when the share coordinator of the partition's ``__share_group_state`` key goes (stopped, or
-SIGKILLed together with the topic partition's leader), and what it released comes back once, counted.
+SIGKILLed together with the topic partition's leader) or the partition's leader alone is SIGKILLed, and what a
+member released comes back once, counted.
 
 The share coordinator of (group, topic id, partition) is the leader of ``__share_group_state`` partition
 ``abs(hash("group:topic id:partition")) % partitions`` (Java's String.hashCode; FindCoordinator key type 2
@@ -82,8 +83,8 @@ def first_round(bootstrap: str, group: str, topic: str) -> set[int]:
     return {d.offset for d in got if decide(d) == AcknowledgeType.ACCEPT or d.delivery_count > 1}
 
 
-@pytest.mark.parametrize("how", ["coordinator-stopped", "coordinator-and-leader-killed"])
-def test_acknowledged_records_stay_acknowledged_when_the_share_coordinator_goes(fcluster, how):
+@pytest.mark.parametrize("how", ["coordinator-stopped", "leader-killed", "coordinator-and-leader-killed"])
+def test_acknowledged_records_stay_acknowledged_when_the_share_coordinator_or_leader_goes(fcluster, how):
     bootstrap = fcluster.bootstrap_servers
     group = share_group(bootstrap, lock_ms=LOCK_MS)  # before the topic: see share_group
     topic = topic_maker(bootstrap, replication_factor=3)(1)
@@ -101,15 +102,19 @@ def test_acknowledged_records_stay_acknowledged_when_the_share_coordinator_goes(
     others = [b for b in fcluster.broker_ids if b != coordinator]
     if how == "coordinator-stopped":
         fcluster.move_leader(topic, 0, others[0])  # the share partition stays loaded where it was
-        clean = True
+        gone, clean = coordinator, True
+    elif how == "leader-killed":
+        fcluster.move_leader(topic, 0, others[0])  # the new leader loads the state from the same coordinator
+        gone, clean = others[0], False
     else:
         fcluster.move_leader(topic, 0, coordinator)  # both go at once: the new leader loads the state anew
-        clean = False
-    survivors = ",".join(f"127.0.0.1:{fcluster.ports[b]}" for b in others)
+        gone, clean = coordinator, False
+    left = [b for b in fcluster.broker_ids if b != gone]
+    survivors = ",".join(f"127.0.0.1:{fcluster.ports[b]}" for b in left)
 
-    with fcluster.broker_stopped(coordinator, clean=clean):
+    with fcluster.broker_stopped(gone, clean=clean):
         wait_until(
-            lambda: share_coordinator(fcluster, key, others[0]) in others, 30, f"a new share coordinator of {key!r}"
+            lambda: share_coordinator(fcluster, key, left[0]) in left, 30, f"a live share coordinator of {key!r}"
         )
         produce(survivors, topic, [b"after-%d" % i for i in range(5)])
         with share_consumer(survivors, group, topic) as consumer:
@@ -127,7 +132,7 @@ def test_acknowledged_records_stay_acknowledged_when_the_share_coordinator_goes(
 
     # the broker is back; the partition's leader moves, so its share partition is loaded again from the
     # persisted state: every record so far is acknowledged
-    fcluster.move_leader(topic, 0, others[1])
+    fcluster.move_leader(topic, 0, next(b for b in fcluster.broker_ids if b != partition_leaders(bootstrap, topic)[0]))
     produce(bootstrap, topic, [b"last"])
     with share_consumer(bootstrap, group, topic) as consumer:
         third = consume(consumer, lambda d: AcknowledgeType.ACCEPT, lambda got: bool(got), timeout_s=60)
