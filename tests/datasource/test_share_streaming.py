@@ -2,10 +2,13 @@
 
 - a query's driver is SIGKILLed mid-stream (its whole process group: driver, JVM, Python workers) and
   restarted from its checkpoint: every record reaches the sink at least once, no record the broker had
-  acknowledged before the kill reaches it again, every record ends acknowledged once, and afterwards a new
-  member of the group (confluent-kafka's ShareConsumer) is handed nothing: the broker has nothing left;
+  acknowledged before the kill reaches it again, every record ends acknowledged once, the group's share-partition
+  start offsets (DescribeShareGroupOffsets) are the partitions' ends, and a new member of the group
+  (confluent-kafka's ShareConsumer) is handed nothing: the broker has nothing left;
 - two queries in one share group split one topic's records: each gets some, together all, and a record reaches
-  the sink twice only when the broker refused its first acknowledgement (its lock had expired).
+  the sink twice only when the broker refused its first acknowledgement (its lock had expired);
+- ``Trigger.AvailableNow`` reads what the group has and ends; the stopped query leaves the group, and a second run
+  on the same checkpoint reads only the records produced since.
 
 The drivers log each acknowledgement and the broker's answer (``share_ack_log``): "acknowledged" means the broker
 said so. One broker with short share-group timings (its own cluster: a dead member leaves the group quickly) and a
@@ -206,7 +209,16 @@ def test_a_share_query_killed_mid_stream_restarts_to_every_record_at_least_once(
         + (out / "acks-run1.jsonl").read_text()[-3000:]
         + (out / "acks-run2.jsonl").read_text()[-3000:]
     )
+    with AdminClient(bootstrap) as admin:  # the share-partition start offsets: everything below is finished
+        starts = admin.list_share_group_offsets(group)
+    assert {(tp.partition, o.start_offset) for tp, o in starts.items()} == {(0, n // 2), (1, n // 2)}
     nothing_left_to_deliver(bootstrap, group, topic)
+
+
+def members(bootstrap: str, group: str) -> list[str]:
+    """The member ids of ``group`` (ShareGroupDescribe)."""
+    with AdminClient(bootstrap) as admin:
+        return [m.member_id for m in admin.describe_share_groups([group])[group].members]
 
 
 def test_two_queries_in_one_share_group_split_a_topics_records(spark, share_kafka, tmp_path):
@@ -283,6 +295,7 @@ def test_available_now_reads_what_the_group_has_and_ends(spark, share_kafka, tmp
     assert {(p, o) for p, o, _ in collector.rows()} == {(i % 2, i // 2) for i in range(60)}
     assert accepted == {(i % 2, i // 2) for i in range(60)}, "every batch acknowledged, the last one too"
     assert_twice_only_when_refused([(p, o) for p, o, _ in collector.rows()], refused)
+    wait_until(lambda: not members(bootstrap, group), 30, "the stopped query to leave the group")
     produce_in_small_batches(bootstrap, topic, 10, 2)  # offsets 30..34 of each partition
     again = Collector()
     run_available_now(df, again, checkpoint)  # the same checkpoint: only what the group has not acknowledged
