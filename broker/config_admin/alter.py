@@ -7,7 +7,8 @@ default ``<default>``, a number is that broker's own dynamic configs) and client
 KIP-714: ``metrics``, ``interval.ms``, ``match`` in ``/config/client-metrics/<name>``, checked as Kafka's
 ``ClientMetricsConfigs.validate``: ``broker.telemetry.subscriptions``) and groups (type 32: ``share.*`` and
 ``consumer.*`` group configs in ``/config/groups/<group>``, checked as Kafka's ``GroupConfig.validate``:
-``group_config_defs``; the group need not exist). Any broker may write any of them.
+``group_config_defs``; the group need not exist; the altering broker's ``services.group_configs`` cache takes
+the new config before the answer, the other brokers' with the notification). Any broker may write any of them.
 AlterConfigs replaces the resource's whole dynamic set; IncrementalAlterConfigs changes keys one by one:
 SET (0), DELETE (1), APPEND (2) and SUBTRACT (3) (list configs only, e.g. ``cleanup.policy``; APPEND starts
 from the current value, the broker default when the resource has no override).
@@ -191,7 +192,8 @@ async def alter_resource(
             await b.run_blocking(b.registry.alter_client_metrics_config, name, updates | new)
         elif resource_type == GROUP:
             gone: dict[str, str | None] = {k: None for k in current if k not in new}
-            await b.run_blocking(b.registry.alter_group_config, name, gone | new)
+            written = await b.run_blocking(b.registry.alter_group_config, name, gone | new)
+            b.group_configs.written(name, written)  # read-your-writes: this broker's cache has it before the answer
         else:
             await b.run_blocking(b.registry.set_broker_config, broker_entity(name), new)
     except NoSuchTopicError:

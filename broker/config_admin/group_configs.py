@@ -7,6 +7,14 @@ re-establishment, or when notifications may have been missed) every group config
 on the registry's thread and only post onto the broker's event loop; one task applies them in order. ``ready`` is
 set after the first full read. Reads (``overrides``, ``share_config``, ``consumer_config``) are plain dict
 lookups: event-loop only, as every write. Values: ``group_config_defs`` (an override over the broker default).
+
+Read-your-writes: the broker that alters a group's config (``config_admin.alter``) puts the config it wrote into
+its cache with ``written`` before it answers; the other brokers see it when the notification arrives. A registry
+read that was under way while this broker wrote the group is not applied over that write (it may be older): the
+group is read again (``_READ_ATTEMPTS``; the write's own notification re-reads it anyway).
+``read_share_config`` reads one group's config from the registry itself (the source of truth), for a decision
+that must not miss a change the cache has not seen yet (a share partition's first start offset); it falls back
+to the cache when the registry cannot be read.
 """
 
 from __future__ import annotations
@@ -24,6 +32,9 @@ from .group_config_defs import effective_group_config
 __all__ = ["ConsumerGroupConfig", "GroupConfigs", "ShareGroupConfig"]
 
 log = logging.getLogger("kafkalog.config")
+
+_READ_ATTEMPTS = 3
+"""Reads of a group's config while this broker keeps writing it, before the follower leaves it to the write."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,8 @@ class GroupConfigs:
         self.run_blocking = run_blocking
         self.ready = asyncio.Event()
         self._configs: dict[str, dict[str, str]] = {}
+        self._written: dict[str, int] = {}
+        """Group id -> how many times this broker wrote its config (``written``): a read racing a write is dropped."""
         self._seq = -1
         self._events: asyncio.Queue[str] | None = None
         self._subs: list[Any] = []
@@ -78,7 +91,22 @@ class GroupConfigs:
         return effective_group_config(self._configs.get(group_id, {}), self.broker_config)
 
     def share_config(self, group_id: str) -> ShareGroupConfig:
-        v = self.values(group_id)
+        return self._share_config(self.values(group_id))
+
+    async def read_share_config(self, group_id: str) -> ShareGroupConfig:
+        """The group's ``ShareGroupConfig`` from its config as the registry holds it now (one registry read); the
+        cached one without a registry or when the read fails. Event loop only."""
+        if self.registry is None or self.run_blocking is None:
+            return self.share_config(group_id)
+        try:
+            overrides = await self.run_blocking(self.registry.group_config, group_id)
+        except (RegistryError, ValueError) as e:
+            log.warning("could not read the config of group %r (using the cached one): %s", group_id, e)
+            return self.share_config(group_id)
+        return self._share_config(effective_group_config(overrides, self.broker_config))
+
+    @staticmethod
+    def _share_config(v: Mapping[str, Any]) -> ShareGroupConfig:
         return ShareGroupConfig(
             record_lock_duration_ms=v["share.record.lock.duration.ms"],
             delivery_count_limit=v["share.delivery.count.limit"],
@@ -92,7 +120,7 @@ class GroupConfigs:
         v = self.values(group_id)
         return ConsumerGroupConfig(v["consumer.session.timeout.ms"], v["consumer.heartbeat.interval.ms"])
 
-    # -- writes (the follower's; tests call them directly) --------------------------------------------------------
+    # -- writes (the follower's, the alter's; tests call them) ----------------------------------------------------
     def replace_all(self, configs: Mapping[str, Mapping[str, str]]) -> None:
         self._configs = {g: dict(c) for g, c in configs.items() if c}
 
@@ -101,6 +129,12 @@ class GroupConfigs:
             self._configs[group_id] = dict(config)
         else:
             self._configs.pop(group_id, None)
+
+    def written(self, group_id: str, config: Mapping[str, str]) -> None:
+        """This broker has just written ``config`` as the group's whole config to the registry: cache it now, and
+        drop any registry read of the group already under way (read-your-writes; module docstring)."""
+        self._written[group_id] = self._written.get(group_id, 0) + 1
+        self.set_group(group_id, config)
 
     # -- following the registry -------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -148,12 +182,19 @@ class GroupConfigs:
 
     async def _reload(self) -> None:
         assert self.registry is not None and self.run_blocking is not None
-        try:
-            seq, _ = await self.run_blocking(self.registry.config_changes_since, self._seq)
-            configs = await self.run_blocking(self.registry.group_configs)
-        except RegistryError as e:
-            log.error("could not read the group configs: %s", e)
-            return
+        for _attempt in range(_READ_ATTEMPTS):
+            written = dict(self._written)
+            try:
+                seq, _ = await self.run_blocking(self.registry.config_changes_since, self._seq)
+                configs = await self.run_blocking(self.registry.group_configs)
+            except RegistryError as e:
+                log.error("could not read the group configs: %s", e)
+                return
+            if written == self._written:
+                break
+        raced = {g for g, n in self._written.items() if written.get(g) != n}
+        configs = {g: c for g, c in configs.items() if g not in raced}
+        configs |= {g: self._configs[g] for g in raced if g in self._configs}  # kept: written here meanwhile
         self._seq = max(self._seq, seq)
         self.replace_all(configs)
         self.ready.set()
@@ -172,9 +213,18 @@ class GroupConfigs:
         self._seq = seq
         groups = [g for p in paths if (g := parse_group_entity_path(p)) is not None]
         for group_id in dict.fromkeys(groups):
+            await self._read_group(group_id)
+
+    async def _read_group(self, group_id: str) -> None:
+        """Cache the group's config as the registry holds it, unless this broker keeps writing it meanwhile."""
+        assert self.registry is not None and self.run_blocking is not None
+        for _ in range(_READ_ATTEMPTS):
+            written = self._written.get(group_id, 0)
             try:
                 config = await self.run_blocking(self.registry.group_config, group_id)
             except RegistryError as e:
                 log.error("could not read the config of group %r: %s", group_id, e)
-                continue
-            self.set_group(group_id, config)
+                return
+            if self._written.get(group_id, 0) == written:
+                self.set_group(group_id, config)
+                return

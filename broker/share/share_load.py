@@ -9,7 +9,10 @@ read_uncommitted).
 start offset of -1 (initialized, none chosen yet) is resolved by ``share.auto.offset.reset`` (``latest``: the
 high watermark, ``earliest``: the log start offset, ``by_duration:<ISO-8601 duration>``: the first offset
 whose timestamp is at or after now minus the duration, else the high watermark) and written back before the
-share partition is used. Persister errors map as Kafka's ``SharePartition.maybeInitialize``:
+share partition is used. That ``share.auto.offset.reset`` is read from the registry, the source of truth
+(``group_configs.read_share_config(group)``: one registry read per start offset resolved), not only from the
+cache the settings come from, which may not have seen an alter answered moments ago on another broker; the
+cached value is used when that read fails. Persister errors map as Kafka's ``SharePartition.maybeInitialize``:
 NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS -> COORDINATOR_NOT_AVAILABLE; FENCED_LEADER_EPOCH ->
 NOT_LEADER_OR_FOLLOWER; others as they are.
 """
@@ -17,6 +20,7 @@ NOT_LEADER_OR_FOLLOWER; others as they are.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 import uuid
 from collections.abc import Callable
@@ -24,7 +28,16 @@ from typing import Any, NamedTuple
 
 from spark_kafkalog.protocol import ErrorCode
 
-__all__ = ["GroupSettings", "group_settings", "load_share_partition", "parse_iso_duration_ms", "resolve_start_offset"]
+__all__ = [
+    "GroupSettings",
+    "current_auto_offset_reset",
+    "group_settings",
+    "load_share_partition",
+    "parse_iso_duration_ms",
+    "resolve_start_offset",
+]
+
+log = logging.getLogger("kafkalog.share")
 
 _DURATION = re.compile(
     r"^([-+]?)P(?:([-+]?\d+)D)?(?:T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+)(?:[.,](\d{0,9}))?S)?)?$",
@@ -68,6 +81,19 @@ def group_settings(config: Any, group_configs: Any, group_id: str) -> GroupSetti
     )
 
 
+async def current_auto_offset_reset(group_configs: Any, group_id: str, cached: str) -> str:
+    """The group's ``share.auto.offset.reset`` as the registry holds it (``group_configs.read_share_config``);
+    ``cached`` without group configs or when reading fails."""
+    read = getattr(group_configs, "read_share_config", None)
+    if read is None:
+        return cached
+    try:
+        return str((await read(group_id)).auto_offset_reset)
+    except Exception:  # noqa: BLE001 - the cached value answers; never raised into a handler
+        log.exception("reading the share.auto.offset.reset of group %r failed; using the cached %s", group_id, cached)
+        return cached
+
+
 def parse_iso_duration_ms(text: str) -> int:
     """Milliseconds of an ISO-8601 duration as Java's ``Duration.parse`` reads it (``PnDTnHnMn.nS``)."""
     m = _DURATION.match(text.strip())
@@ -105,8 +131,11 @@ async def load_share_partition(
     clock: Callable[[], float],
     wall_ms: Callable[[], int],
     factory: Callable[..., Any] | None = None,
+    group_configs: Any = None,
 ) -> tuple[Any, ErrorCode, str | None]:
-    """``(SharePartition, NONE, None)`` or ``(None, error, message)`` (module docstring)."""
+    """``(SharePartition, NONE, None)`` or ``(None, error, message)`` (module docstring); ``group_configs``
+    (``broker.config_admin.group_configs.GroupConfigs``) reads ``share.auto.offset.reset`` when the start offset
+    is unresolved, else ``settings``' is used."""
     if persister is None:
         return None, ErrorCode.COORDINATOR_NOT_AVAILABLE, "the share persister is not running"
     try:
@@ -118,8 +147,9 @@ async def load_share_partition(
         return None, _MAPPED.get(code, code), msg or "the share-partition state could not be read"
     resolved = state.start_offset < 0
     if resolved:
+        reset = await current_auto_offset_reset(group_configs, group_id, settings.auto_offset_reset)
         try:
-            start = resolve_start_offset(part.log, settings.auto_offset_reset, wall_ms())
+            start = resolve_start_offset(part.log, reset, wall_ms())
         except ValueError as e:
             return None, ErrorCode.INVALID_CONFIG, str(e)
         state = dataclasses.replace(state, start_offset=start, state_batches=())

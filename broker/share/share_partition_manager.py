@@ -18,8 +18,10 @@ the partition's ``data_notifier`` (new data).
 Group settings: ``group_configs().share_config(group)`` (``broker.config_admin.group_configs``, looked at on every
 use: a changed lock duration, delivery count limit or isolation level applies from then on) when the broker has
 it, else the broker defaults ``group.share.record.lock.duration.ms``, ``group.share.delivery.count.limit``
-and ``share.auto.offset.reset`` latest / read_uncommitted. ``group.share.partition.max.record.locks`` bounds the
-in-flight records of a share partition.
+and ``share.auto.offset.reset`` latest / read_uncommitted; the ``share.auto.offset.reset`` that resolves a start
+offset of -1 is read from the registry (``group_configs().read_share_config(group)``, ``share_load``), which an
+alter answered on any broker has reached. ``group.share.partition.max.record.locks`` bounds the in-flight records
+of a share partition.
 
 The lock-expiry task sleeps until the earliest acquisition lock deadline (woken by an acquisition whose lock ends
 before that).
@@ -172,6 +174,7 @@ class SharePartitionManager:
                         clock=self.clock,
                         wall_ms=self.wall_ms,
                         factory=self._factory,
+                        group_configs=self._group_configs(),
                     )
                     if sp is None:
                         if self._entries.get(key) is entry:

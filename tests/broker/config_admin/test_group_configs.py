@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from broker.cluster.memory_registry import MemoryRegistryStore
+from broker.cluster.registry import RegistryError
 from broker.config import BrokerConfig
 from broker.config_admin.group_configs import ConsumerGroupConfig, GroupConfigs, ShareGroupConfig
 from tests.waiting import wait_until_async
@@ -71,6 +74,65 @@ def test_group_configs_follow_the_registry():
             assert configs.share_config("before").auto_offset_reset == "latest"
         finally:
             await configs.stop()
+            registry.close()
+
+    asyncio.run(scenario())
+
+
+class _FailingRegistry:
+    def group_config(self, group_id):
+        raise RegistryError("zookeeper is gone")
+
+
+def test_read_share_config_reads_the_registry_and_falls_back_to_the_cache_when_it_cannot():
+    async def scenario() -> None:
+        registry = MemoryRegistryStore().view()
+        registry.start()
+        try:
+            configs = GroupConfigs(_config(), registry, _run_inline)  # not following: its cache stays stale
+            configs.set_group("g", {"share.auto.offset.reset": "latest"})
+            registry.alter_group_config("g", {"share.auto.offset.reset": "earliest"})
+            assert (await configs.read_share_config("g")).auto_offset_reset == "earliest"
+            assert configs.share_config("g").auto_offset_reset == "latest"
+            failing = GroupConfigs(_config(), _FailingRegistry(), _run_inline)  # type: ignore[arg-type]
+            failing.set_group("g", {"share.auto.offset.reset": "by_duration:PT1M"})
+            assert (await failing.read_share_config("g")).auto_offset_reset == "by_duration:PT1M"
+            assert (await GroupConfigs(_config()).read_share_config("g")).auto_offset_reset == "latest"
+        finally:
+            registry.close()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("follow", ["notification", "full read"])
+def test_a_registry_read_under_way_while_the_broker_writes_the_group_does_not_undo_the_write(follow):
+    """The follower read the group's old config; the alter on this broker then wrote and cached the new one before
+    that read was applied: the old value must not replace it."""
+
+    async def scenario() -> None:
+        registry = MemoryRegistryStore().view()
+        registry.start()
+        registry.alter_group_config("g", {"share.auto.offset.reset": "latest"})
+        configs: GroupConfigs
+        raced: list[object] = []
+
+        async def run_blocking(fn, *args):
+            result = fn(*args)
+            if fn in (registry.group_config, registry.group_configs) and not raced:
+                raced.append(fn)
+                written = registry.alter_group_config("g", {"share.auto.offset.reset": "earliest"})
+                configs.written("g", written)  # the alter answered while this read was under way
+            return result
+
+        configs = GroupConfigs(_config(), registry, run_blocking)
+        try:
+            if follow == "notification":
+                configs._seq = 0
+                await configs._read_group("g")
+            else:
+                await configs._reload()
+            assert raced and configs.share_config("g").auto_offset_reset == "earliest"
+        finally:
             registry.close()
 
     asyncio.run(scenario())

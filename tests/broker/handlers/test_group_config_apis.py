@@ -172,6 +172,34 @@ def test_alter_configs_replaces_a_groups_whole_set(services, registry):
     assert registry.group_config("g") == {"share.isolation.level": "read_committed"}
 
 
+def test_the_altering_brokers_cache_has_the_new_group_config_before_the_answer(services):
+    """Read-your-writes: ``services.group_configs`` is not following the registry here (never started), so only
+    the alter itself can have put the values there."""
+    cache = services.group_configs
+    assert alter(services, "g", ("share.auto.offset.reset", SET, "earliest")).error_code == ErrorCode.NONE
+    assert cache.share_config("g").auto_offset_reset == "earliest"
+    assert alter(services, "g", ("share.delivery.count.limit", SET, "3")).error_code == ErrorCode.NONE
+    assert cache.overrides("g") == {"share.auto.offset.reset": "earliest", "share.delivery.count.limit": "3"}
+    assert alter(services, "g", ("share.auto.offset.reset", DELETE, None)).error_code == ErrorCode.NONE
+    assert cache.overrides("g") == {"share.delivery.count.limit": "3"}
+    alter(services, "g", ("share.isolation.level", SET, "read_committed"), validate_only=True)
+    assert cache.overrides("g") == {"share.delivery.count.limit": "3"}  # validate_only writes nothing
+    R = AlterRequest.AlterConfigsResource
+    body = AlterRequest(
+        resources=[
+            R(
+                resource_type=GROUP,
+                resource_name="g",
+                configs=[R.AlterableConfig(name="share.isolation.level", value="read_committed")],
+            )
+        ],
+        validate_only=False,
+    )
+    [result] = asyncio.run(alter_configs.handle(request_context(services, alter_configs.API_KEY, 2), body)).responses
+    assert result.error_code == ErrorCode.NONE
+    assert cache.overrides("g") == {"share.isolation.level": "read_committed"}
+
+
 def test_describe_configs_reports_every_group_config_set_or_default(services):
     alter(services, "g", ("share.auto.offset.reset", SET, "by_duration:PT1H"))
     result = describe(services, "g")

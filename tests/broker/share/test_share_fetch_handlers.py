@@ -28,6 +28,7 @@ ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
 F = API_BY_KEY[ApiKey.SHARE_FETCH].Request
 A = API_BY_KEY[ApiKey.SHARE_ACKNOWLEDGE].Request
 P = API_BY_KEY[ApiKey.PRODUCE].Request
+IAC = API_BY_KEY[ApiKey.INCREMENTAL_ALTER_CONFIGS].Request
 
 
 @pytest.fixture(scope="module")
@@ -398,3 +399,45 @@ def test_an_unknown_acquire_mode_is_invalid_request(broker, w):
     topic, tid = new_topic(broker)
     resp = share_fetch(w, "g17", "m1", 0, tid, share_acquire_mode=7)
     assert resp.error_code == ErrorCode.INVALID_REQUEST and "share_acquire_mode" in resp.error_message
+
+
+def test_records_produced_before_an_earliest_reset_is_set_are_fetched_right_after_the_alter(tmp_path):
+    """IncrementalAlterConfigs share.auto.offset.reset=earliest, then at once a share fetch on the same broker
+    acquires the records produced before. The broker's group config cache stops following ZooKeeper here, so the
+    alter itself must have put the value in its cache (read-your-writes)."""
+    b = EmbeddedBroker(
+        0,
+        zookeeper_connect=f"memory:sf-{uuid.uuid4().hex[:8]}",
+        log_dir=tmp_path,
+        group_share_record_lock_duration_ms=LOCK_MS,
+    ).start()
+    try:
+        assert b.broker is not None and b.broker.share_partitions is not None
+        persister = MemoryPersister()
+        b.broker.share_partitions.persister_of = lambda: persister
+        cache = b.broker.group_configs
+        assert cache is not None
+        b.call(cache.stop)
+        topic, tid = new_topic(b)
+        with Wire(b.bootstrap_servers) as w:
+            produce(w, tid, [b"a", b"b", b"c"])
+            R = IAC.AlterConfigsResource
+            body = IAC(
+                resources=[
+                    R(
+                        resource_type=32,
+                        resource_name="g-early",
+                        configs=[
+                            R.AlterableConfig(name="share.auto.offset.reset", config_operation=0, value="earliest")
+                        ],
+                    )
+                ],
+                validate_only=False,
+            )
+            [result] = w.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, body).responses
+            assert result.error_code == ErrorCode.NONE
+            assert b.call(lambda: cache.share_config("g-early").auto_offset_reset) == "earliest"
+            resp = share_fetch(w, "g-early", "m1", 0, tid)
+        assert acquired(resp) == [(0, 2, 1)] and values(resp) == [b"a", b"b", b"c"]
+    finally:
+        b.stop()

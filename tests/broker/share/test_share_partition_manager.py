@@ -8,7 +8,10 @@ import uuid
 
 import pytest
 
+from broker.cluster.memory_registry import MemoryRegistryStore
+from broker.cluster.registry import RegistryError
 from broker.config import BrokerConfig
+from broker.config_admin.group_configs import GroupConfigs
 from broker.log import LogConfig
 from broker.log.clock import SYSTEM_CLOCK
 from broker.log.partition_log import PartitionLog
@@ -121,6 +124,66 @@ def test_auto_offset_reset_choices(plog, reset, start):
         )
         await acquire(m)
         assert p.states[(G, TID, 0)].start_offset == start
+
+    asyncio.run(main())
+
+
+class CountingRegistry:
+    """A registry view whose group config reads are counted (or fail with ``RegistryError``)."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.view = MemoryRegistryStore().view()
+        self.view.start()
+        self.fail = fail
+        self.reads = 0
+
+    def group_config(self, group_id):
+        self.reads += 1
+        if self.fail:
+            raise RegistryError("zookeeper is gone")
+        return self.view.group_config(group_id)
+
+
+async def run_inline(fn, *args):
+    return fn(*args)
+
+
+def test_the_first_start_offset_follows_the_registry_when_the_cache_has_not_seen_the_alter_yet(plog):
+    """Another broker answered the alter (share.auto.offset.reset=earliest); the notification has not reached
+    this broker's cache, which still says latest: the first load reads the group's config from the registry."""
+    append(plog, 4)
+
+    async def main():
+        p = MemoryPersister()
+        m, _ = manager(plog, p)
+        registry = CountingRegistry()
+        configs = GroupConfigs(m.config, registry, run_inline)  # type: ignore[arg-type]
+        configs.set_group(G, {"share.auto.offset.reset": "latest"})  # stale
+        registry.view.alter_group_config(G, {"share.auto.offset.reset": "earliest"})
+        m._group_configs = lambda: configs
+        got = await acquire(m)
+        assert p.states[(G, TID, 0)].start_offset == 0
+        assert [(a.first_offset, a.last_offset) for a in got.acquired] == [(0, 3)]
+        await acquire(m)
+        assert registry.reads == 1  # one registry read, for the first load only
+        registry.view.close()
+
+    asyncio.run(main())
+
+
+def test_the_first_start_offset_falls_back_to_the_cache_when_the_registry_cannot_be_read(plog):
+    append(plog, 4)
+
+    async def main():
+        p = MemoryPersister()
+        m, _ = manager(plog, p)
+        registry = CountingRegistry(fail=True)
+        configs = GroupConfigs(m.config, registry, run_inline)  # type: ignore[arg-type]
+        configs.set_group(G, {"share.auto.offset.reset": "earliest"})
+        m._group_configs = lambda: configs
+        got = await acquire(m)
+        assert registry.reads == 1 and got.error == ErrorCode.NONE
+        assert p.states[(G, TID, 0)].start_offset == 0
 
     asyncio.run(main())
 
