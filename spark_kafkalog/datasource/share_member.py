@@ -15,8 +15,8 @@ process acquired (``ledger``: batch sequence -> acquired (topic, partition, offs
   previous poll's records are acknowledged: the rule of Kafka's explicit mode.
 - ``acknowledge_through(batch)``: ACCEPT every offset of the own batches up to ``batch`` and
   ``commit_sync``; a partition the broker refused (locks expired and the records went to another member,
-  the share session was lost, ...) is logged: its records will be delivered again (at-least-once). The
-  acknowledged batches leave the ledger either way.
+  the share session was lost, ...), one the consumer would not acknowledge a record of, or one without an
+  answer is logged: its records may be delivered again (at-least-once). The batches leave the ledger either way.
 - Batches of a checkpoint written by an earlier run of the query (``note_replayed``) were acquired by a
   member that is gone: they are processed again by Spark but cannot be acknowledged by this member, so the
   broker delivers them again once their locks expire (``share.record.lock.duration.ms``) - logged once each.
@@ -173,11 +173,15 @@ class ShareMember:
             return result
         consumer = self._consumer
         by_tp: dict[TopicPartition, int] = {}
+        unmarked: dict[TopicPartition, str] = {}  # the consumer refused to acknowledge one of its records
         for b in done:
             for topic, partition, offset in self.ledger[b]:
-                consumer.acknowledge((topic, partition, offset), self._accept)
                 tp = TopicPartition(topic, partition)
                 by_tp[tp] = by_tp.get(tp, 0) + 1
+                try:
+                    consumer.acknowledge((topic, partition, offset), self._accept)
+                except Exception as e:  # noqa: BLE001 - e.g. the consumer dropped it with a lost share session
+                    unmarked.setdefault(tp, f"offset {offset} could not be acknowledged: {e}")
         for b in done:
             del self.ledger[b]
             self._offsets.pop(b, None)
@@ -193,8 +197,11 @@ class ShareMember:
             )
             result.failed = {tp: str(e) for tp in by_tp}
             return result
+        errors = errors or {}
         for tp, count in by_tp.items():
-            error = (errors or {}).get(tp)
+            error = unmarked.get(tp) or errors.get(tp)
+            if error is None and tp not in errors:
+                error = "the consumer reported no answer for this partition"
             if error is None:
                 result.accepted += count
                 continue

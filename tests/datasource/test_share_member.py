@@ -278,3 +278,27 @@ def test_available_now_polls_for_the_join_wait_before_reporting_no_batch(availab
     member.available_now = available_now
     assert member.next_batch(member.initial_offset()).batch == expected_batch
     assert clock[0] <= member.join_wait_ms / 1000 + 0.3
+
+
+def test_a_record_the_consumer_will_not_acknowledge_or_a_missing_answer_counts_as_not_acknowledged(caplog):
+    group = FakeShareGroup({T0: 2, T1: 2})
+    member, consumers = member_of(group, "m")
+    batch = member.next_batch(member.initial_offset())
+    consumer = consumers[0]
+    plain_acknowledge, plain_commit = consumer.acknowledge, consumer.commit_sync
+
+    def acknowledge(record, type=ACCEPT):
+        if record[1:] == (0, 1):
+            raise RuntimeError("record t-0 at offset 1 cannot be acknowledged")
+        plain_acknowledge(record, type)
+
+    def commit_sync(timeout_ms):
+        return {tp: e for tp, e in plain_commit(timeout_ms).items() if tp != T1}  # no answer for t-1
+
+    consumer.acknowledge, consumer.commit_sync = acknowledge, commit_sync  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING):
+        result = member.acknowledge_through(batch.batch)
+    assert result.accepted == 0 and set(result.failed) == {T0, T1}
+    assert "offset 1 could not be acknowledged" in result.failed[T0]
+    assert "no answer" in result.failed[T1]
+    assert member.ledger == {}
