@@ -12,29 +12,23 @@ from tests.share_scenarios import share_group
 pytestmark = pytest.mark.compat
 
 
-@pytest.fixture()
-def new_group(share_target, request):
-    """Kafka 4.4: the scenarios' groups as they are; kafkalog: once the broker's group config cache has them."""
-    if share_target.name == "kafkalog":
-        return scenarios.kafkalog_share_group(request.getfixturevalue("kafkalog_share"))
-    return share_group
+def test_three_members_split_one_partition_exactly_once(share_target):
+    scenarios.members_split_one_partition(share_target.bootstrap_servers, share_target.new_topic, share_group)
 
 
-def test_three_members_split_one_partition_exactly_once(share_target, new_group):
-    scenarios.members_split_one_partition(share_target.bootstrap_servers, share_target.new_topic, new_group)
+def test_released_records_come_back_with_delivery_count_two(share_target):
+    scenarios.released_records_come_back(share_target.bootstrap_servers, share_target.new_topic, share_group)
 
 
-def test_released_records_come_back_with_delivery_count_two(share_target, new_group):
-    scenarios.released_records_come_back(share_target.bootstrap_servers, share_target.new_topic, new_group)
+def test_rejected_records_never_come_back(share_target):
+    scenarios.rejected_records_never_come_back(share_target.bootstrap_servers, share_target.new_topic, share_group)
 
 
-def test_rejected_records_never_come_back(share_target, new_group):
-    scenarios.rejected_records_never_come_back(share_target.bootstrap_servers, share_target.new_topic, new_group)
+def test_closing_releases_the_records_a_member_holds(share_target):
+    scenarios.close_releases_records(share_target.bootstrap_servers, share_target.new_topic, share_group)
 
 
-def test_closing_releases_the_records_a_member_holds(share_target, new_group):
-    scenarios.close_releases_records(share_target.bootstrap_servers, share_target.new_topic, new_group)
-
-
-def test_implicit_mode_accepts_the_records_of_a_poll_at_the_next_poll(share_target, new_group):
-    scenarios.implicit_mode_accepts_on_the_next_poll(share_target.bootstrap_servers, share_target.new_topic, new_group)
+def test_implicit_mode_accepts_the_records_of_a_poll_at_the_next_poll(share_target):
+    scenarios.implicit_mode_accepts_on_the_next_poll(
+        share_target.bootstrap_servers, share_target.new_topic, share_group
+    )

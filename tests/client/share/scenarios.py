@@ -12,39 +12,18 @@
 
 Every scenario takes ``share_group(bootstrap) -> group id`` (a fresh group whose members start at the earliest
 offset) and ``new_topic(partitions) -> name``. Records go to partition 0 with kafkalog's ``Producer``.
-
-On kafkalog, a group config set by IncrementalAlterConfigs reaches the broker's cache (``services.group_configs``)
-through a ZooKeeper change notification, after the answer: a share partition loaded before that starts at the
-default, latest, and misses the records produced before. ``kafkalog_share_group(broker)`` waits for the cache.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from spark_kafkalog.client import AcknowledgeType, ConsumerRecord, Producer, ShareConsumer
-from tests.share_scenarios import share_group
 from tests.waiting import stays_true, wait_until
 
 NewTopic = Callable[[int], str]
 NewGroup = Callable[[str], str]
-
-
-def kafkalog_share_group(*brokers: Any) -> NewGroup:
-    """``share_group`` for in-process kafkalog ``EmbeddedBroker``s: returns once every broker's group config cache
-    holds the group's configs (see the module docstring)."""
-
-    def new_group(bootstrap: str) -> str:
-        group = share_group(bootstrap)
-        caches = [broker.broker.services.group_configs for broker in brokers]
-        wait_until(
-            lambda: all(c.overrides(group) for c in caches), 10, f"group {group}'s configs in the brokers' caches"
-        )
-        return group
-
-    return new_group
 
 
 def produce(bootstrap: str, topic: str, values: Iterable[bytes], *, batch_each: bool = False) -> None:

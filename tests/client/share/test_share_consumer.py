@@ -9,14 +9,14 @@ import pytest
 
 from spark_kafkalog.client import AcknowledgeType, KafkaClientError, ShareConsumer, StringDeserializer, TopicPartition
 from tests.broker.conftest import start_brokers
-from tests.share_scenarios import topic_maker
+from tests.share_scenarios import share_group, topic_maker
 from tests.waiting import wait_until
 
 from . import scenarios
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
+def bootstrap(tmp_path_factory):
     (broker,) = start_brokers(
         1,
         tmp_path_factory,
@@ -27,18 +27,8 @@ def broker(tmp_path_factory):
         share_coordinator_state_topic_min_isr=1,
         group_share_min_record_lock_duration_ms=1000,
     )
-    yield broker
+    yield broker.bootstrap_servers
     broker.stop()
-
-
-@pytest.fixture(scope="module")
-def bootstrap(broker):
-    return broker.bootstrap_servers
-
-
-@pytest.fixture(scope="module")
-def share_group(broker):
-    return scenarios.kafkalog_share_group(broker)
 
 
 @pytest.fixture()
@@ -47,27 +37,27 @@ def new_topic(bootstrap):
 
 
 @pytest.mark.parametrize("members", [2, 3])
-def test_members_split_one_partition_and_read_every_record_exactly_once(bootstrap, new_topic, share_group, members):
+def test_members_split_one_partition_and_read_every_record_exactly_once(bootstrap, new_topic, members):
     scenarios.members_split_one_partition(bootstrap, new_topic, share_group, members=members)
 
 
-def test_released_records_come_back_with_delivery_count_two(bootstrap, new_topic, share_group):
+def test_released_records_come_back_with_delivery_count_two(bootstrap, new_topic):
     scenarios.released_records_come_back(bootstrap, new_topic, share_group)
 
 
-def test_rejected_records_never_come_back(bootstrap, new_topic, share_group):
+def test_rejected_records_never_come_back(bootstrap, new_topic):
     scenarios.rejected_records_never_come_back(bootstrap, new_topic, share_group)
 
 
-def test_closing_releases_the_records_a_member_holds(bootstrap, new_topic, share_group):
+def test_closing_releases_the_records_a_member_holds(bootstrap, new_topic):
     scenarios.close_releases_records(bootstrap, new_topic, share_group)
 
 
-def test_implicit_mode_accepts_the_records_of_a_poll_at_the_next_poll(bootstrap, new_topic, share_group):
+def test_implicit_mode_accepts_the_records_of_a_poll_at_the_next_poll(bootstrap, new_topic):
     scenarios.implicit_mode_accepts_on_the_next_poll(bootstrap, new_topic, share_group)
 
 
-def test_commit_async_reports_to_its_callback_from_a_later_poll(bootstrap, new_topic, share_group):
+def test_commit_async_reports_to_its_callback_from_a_later_poll(bootstrap, new_topic):
     topic = new_topic(1)
     group = share_group(bootstrap)
     scenarios.produce(bootstrap, topic, [b"a", b"b"])
@@ -82,7 +72,7 @@ def test_commit_async_reports_to_its_callback_from_a_later_poll(bootstrap, new_t
         assert reported == [{TopicPartition(topic, 0): None}]
 
 
-def test_values_go_through_the_deserializer(bootstrap, new_topic, share_group):
+def test_values_go_through_the_deserializer(bootstrap, new_topic):
     topic = new_topic(1)
     group = share_group(bootstrap)
     scenarios.produce(bootstrap, topic, ["héllo".encode()])
@@ -91,7 +81,7 @@ def test_values_go_through_the_deserializer(bootstrap, new_topic, share_group):
         assert (record.value, record.delivery_count) == ("héllo", 1)
 
 
-def test_a_poll_with_unacknowledged_records_is_refused_in_explicit_mode(bootstrap, new_topic, share_group):
+def test_a_poll_with_unacknowledged_records_is_refused_in_explicit_mode(bootstrap, new_topic):
     topic = new_topic(1)
     group = share_group(bootstrap)
     scenarios.produce(bootstrap, topic, [b"a", b"b"])
@@ -104,7 +94,7 @@ def test_a_poll_with_unacknowledged_records_is_refused_in_explicit_mode(bootstra
         assert c.poll(100) == []
 
 
-def test_a_member_leaves_and_rejoins_with_the_same_member_id(bootstrap, new_topic, share_group):
+def test_a_member_leaves_and_rejoins_with_the_same_member_id(bootstrap, new_topic):
     topic = new_topic(1)
     group = share_group(bootstrap)
     with ShareConsumer(bootstrap, group) as c:
@@ -122,7 +112,7 @@ def test_a_member_leaves_and_rejoins_with_the_same_member_id(bootstrap, new_topi
 
 
 def test_the_acknowledgement_commit_callback_gets_the_results_of_acknowledgements_sent_with_share_fetch(
-    bootstrap, new_topic, share_group
+    bootstrap, new_topic
 ):
     topic = new_topic(1)
     group = share_group(bootstrap)

@@ -9,9 +9,8 @@ import pytest
 
 from spark_kafkalog.client import AdminClient, NewTopic, Producer, ShareConsumer
 from tests.broker.conftest import start_brokers
+from tests.share_scenarios import share_group
 from tests.waiting import stays_true, wait_until
-
-from . import scenarios
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +35,7 @@ def test_two_members_read_partitions_of_two_leaders_exactly_once(brokers):
     topic = "two-leaders"
     with AdminClient(bootstrap) as admin:
         admin.create_topics([NewTopic(topic, replica_assignment={0: [0], 1: [1], 2: [0], 3: [1]})])
-    group = scenarios.kafkalog_share_group(*brokers)(bootstrap)
+    group = share_group(bootstrap)
     with Producer(bootstrap) as producer:
         for i in range(40):
             producer.send(topic, b"v%d" % i, partition=i % 4)

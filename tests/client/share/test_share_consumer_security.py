@@ -13,7 +13,7 @@ from broker.server import EmbeddedBroker
 from spark_kafkalog.client import AcknowledgeType, ShareConsumer
 from spark_kafkalog.client.errors import KafkaAuthenticationError
 from tests.security.certs import PASSWORD, TlsMaterial, build_tls_material
-from tests.share_scenarios import topic_maker
+from tests.share_scenarios import share_group, topic_maker
 from tests.waiting import stays_true
 
 from . import scenarios
@@ -31,7 +31,7 @@ def tls(tmp_path_factory) -> TlsMaterial:
 
 
 @pytest.fixture(scope="module")
-def broker(tls, tmp_path_factory):
+def ports(tls, tmp_path_factory):
     config: dict[str, Any] = {
         "listeners": "SASL_SSL://127.0.0.1:0,INTERNAL://127.0.0.1:0",
         "listener.security.protocol.map": "SASL_SSL:SASL_SSL,INTERNAL:PLAINTEXT",
@@ -54,14 +54,9 @@ def broker(tls, tmp_path_factory):
     ).start()
     assert broker.broker is not None
     try:
-        yield broker
+        yield broker.broker.bound_ports
     finally:
         broker.stop()
-
-
-@pytest.fixture(scope="module")
-def ports(broker):
-    return broker.broker.bound_ports
 
 
 def sasl_ssl(ports, tls, password: str = USER_PASSWORD) -> dict[str, Any]:
@@ -78,10 +73,10 @@ def sasl_ssl(ports, tls, password: str = USER_PASSWORD) -> dict[str, Any]:
     }
 
 
-def test_a_share_consumer_reads_and_acknowledges_over_sasl_ssl_across_reauthentications(broker, ports, tls):
+def test_a_share_consumer_reads_and_acknowledges_over_sasl_ssl_across_reauthentications(ports, tls):
     internal = f"127.0.0.1:{ports['INTERNAL']}"
     topic = topic_maker(internal)(1)
-    group = scenarios.kafkalog_share_group(broker)(internal)
+    group = share_group(internal)
     scenarios.produce(internal, topic, [b"a", b"b"])
     with ShareConsumer(sasl_ssl(ports, tls), group, acknowledgement_mode="explicit") as consumer:
         consumer.subscribe([topic])
