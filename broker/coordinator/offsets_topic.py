@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spark_kafkalog.protocol.codec import decode_with, encode_struct
-from spark_kafkalog.protocol.exceptions import DecodeError
-from spark_kafkalog.protocol.primitives import Reader, Writer
+from spark_kafkalog.protocol.codec import encode_struct
+from spark_kafkalog.protocol.primitives import Writer
 from spark_kafkalog.protocol.schema import DataSpec, declare_data
+
+from .record_serde import read_record_part
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -132,19 +133,7 @@ def _encode(spec: DataSpec, version: int, value) -> bytes:
 
 
 def _decode(spec: DataSpec, data, version: int | None = None):
-    r = Reader(data, where=spec.name)
-    try:
-        if version is None:
-            version = r.int16()
-        if version not in spec.versions:
-            raise OffsetsRecordError(f"{spec.name} version {version} is not one of {spec.versions}")
-        flexible = spec.flexible is not None and version in spec.flexible
-        value = decode_with(spec.struct, version, flexible, r)
-    except DecodeError as e:
-        raise OffsetsRecordError(f"malformed {spec.name}: {e}") from None
-    if r.pos != r.end:
-        raise OffsetsRecordError(f"{spec.name} v{version} has {r.end - r.pos} trailing bytes")
-    return value
+    return read_record_part(spec, data, OffsetsRecordError, version=version)
 
 
 def encode_offset_key(group: str, topic: str, partition: int, *, version: int = 1) -> bytes:

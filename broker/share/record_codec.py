@@ -14,9 +14,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from spark_kafkalog.protocol.codec import decode_with, encode_struct
-from spark_kafkalog.protocol.exceptions import DecodeError, EncodeError
-from spark_kafkalog.protocol.primitives import Reader, Writer
+from broker.coordinator.record_serde import read_record_part, record_type_of, write_record_part
 from spark_kafkalog.protocol.schema import DataSpec, declare_data
 
 from .records import (
@@ -88,35 +86,11 @@ class ShareStateRecordError(ValueError):
 
 
 def _write(spec: DataSpec[Any], version: int, obj: Any) -> bytes:
-    w = Writer()
-    w.int16(version)
-    flexible = spec.flexible is not None and version in spec.flexible
-    try:
-        return bytes(encode_struct(spec.struct, version, flexible, obj, w).getvalue())
-    except EncodeError as e:
-        raise ShareStateRecordError(f"cannot encode {spec.name}: {e}") from None
+    return write_record_part(spec, version, obj, ShareStateRecordError)
 
 
 def _read(spec: DataSpec[Any], data: bytes | bytearray | memoryview) -> Any:
-    r = Reader(data, where=spec.name)
-    try:
-        version = r.int16()
-        if version not in spec.versions:
-            raise ShareStateRecordError(f"{spec.name} version {version} is not one of {spec.versions}")
-        flexible = spec.flexible is not None and version in spec.flexible
-        obj = decode_with(spec.struct, version, flexible, r)
-    except DecodeError as e:
-        raise ShareStateRecordError(f"malformed {spec.name}: {e}") from None
-    if r.pos != r.end:
-        raise ShareStateRecordError(f"{spec.name} v{version} has {r.end - r.pos} trailing bytes")
-    return obj
-
-
-def record_type_of(key: bytes | bytearray | memoryview | None) -> int | None:
-    """The ``int16`` a key starts with (None: shorter than 2 bytes)."""
-    if key is None or len(key) < 2:
-        return None
-    return int.from_bytes(bytes(key[:2]), "big", signed=True)
+    return read_record_part(spec, data, ShareStateRecordError)
 
 
 # -- keys -----------------------------------------------------------------------------------------------------------

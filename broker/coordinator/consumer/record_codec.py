@@ -24,12 +24,10 @@ import dataclasses
 import uuid
 from typing import Any
 
-from spark_kafkalog.protocol.codec import decode_with, encode_struct
-from spark_kafkalog.protocol.exceptions import DecodeError, EncodeError
-from spark_kafkalog.protocol.primitives import Reader, Writer
 from spark_kafkalog.protocol.schema import DataSpec, declare_data
 
 from ..offsets_topic import OffsetsRecordError
+from ..record_serde import read_record_part, record_type_of, write_record_part
 from .records import (
     ClassicMemberMetadata,
     ClassicProtocol,
@@ -185,35 +183,11 @@ _KEY_CLASSES: dict[int, type] = {
 
 # -- the wire form ----------------------------------------------------------------------------------------------
 def _write(spec: DataSpec[Any], version: int, obj: Any) -> bytes:
-    w = Writer()
-    w.int16(version)
-    flexible = spec.flexible is not None and version in spec.flexible
-    try:
-        return bytes(encode_struct(spec.struct, version, flexible, obj, w).getvalue())
-    except EncodeError as e:
-        raise OffsetsRecordError(f"cannot encode {spec.name}: {e}") from None
+    return write_record_part(spec, version, obj, OffsetsRecordError)
 
 
 def _read(spec: DataSpec[Any], data: bytes | bytearray | memoryview) -> Any:
-    r = Reader(data, where=spec.name)
-    try:
-        version = r.int16()
-        if version not in spec.versions:
-            raise OffsetsRecordError(f"{spec.name} version {version} is not one of {spec.versions}")
-        flexible = spec.flexible is not None and version in spec.flexible
-        obj = decode_with(spec.struct, version, flexible, r)
-    except DecodeError as e:
-        raise OffsetsRecordError(f"malformed {spec.name}: {e}") from None
-    if r.pos != r.end:
-        raise OffsetsRecordError(f"{spec.name} v{version} has {r.end - r.pos} trailing bytes")
-    return obj
-
-
-def record_type_of(key: bytes | bytearray | memoryview | None) -> int | None:
-    """The ``int16`` a ``__consumer_offsets`` key starts with (None: shorter than 2 bytes)."""
-    if key is None or len(key) < 2:
-        return None
-    return int.from_bytes(bytes(key[:2]), "big", signed=True)
+    return read_record_part(spec, data, OffsetsRecordError)
 
 
 def is_consumer_group_key(key: bytes | bytearray | memoryview | None) -> bool:

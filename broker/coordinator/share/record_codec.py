@@ -15,12 +15,10 @@ import dataclasses
 import uuid
 from typing import Any
 
-from spark_kafkalog.protocol.codec import decode_with, encode_struct
-from spark_kafkalog.protocol.exceptions import DecodeError, EncodeError
-from spark_kafkalog.protocol.primitives import Reader, Writer
 from spark_kafkalog.protocol.schema import DataSpec, declare_data
 
 from ..offsets_topic import OffsetsRecordError
+from ..record_serde import read_record_part, record_type_of, write_record_part
 from . import records as r
 
 VALUE_VERSION = 0
@@ -123,39 +121,16 @@ SHARE_GROUP_RECORD_TYPES = frozenset(_KEY_SPECS)
 
 
 def _write(spec: DataSpec[Any], version: int, obj: Any) -> bytes:
-    w = Writer()
-    w.int16(version)
-    flexible = spec.flexible is not None and version in spec.flexible
-    try:
-        return bytes(encode_struct(spec.struct, version, flexible, obj, w).getvalue())
-    except EncodeError as e:
-        raise OffsetsRecordError(f"cannot encode {spec.name}: {e}") from None
+    return write_record_part(spec, version, obj, OffsetsRecordError)
 
 
 def _read(spec: DataSpec[Any], data: bytes | bytearray | memoryview) -> Any:
-    rd = Reader(data, where=spec.name)
-    try:
-        version = rd.int16()
-        if version not in spec.versions:
-            raise OffsetsRecordError(f"{spec.name} version {version} is not one of {spec.versions}")
-        flexible = spec.flexible is not None and version in spec.flexible
-        obj = decode_with(spec.struct, version, flexible, rd)
-    except DecodeError as e:
-        raise OffsetsRecordError(f"malformed {spec.name}: {e}") from None
-    if rd.pos != rd.end:
-        raise OffsetsRecordError(f"{spec.name} v{version} has {rd.end - rd.pos} trailing bytes")
-    return obj
-
-
-def _record_type(key: bytes | bytearray | memoryview | None) -> int | None:
-    if key is None or len(key) < 2:
-        return None
-    return int.from_bytes(bytes(key[:2]), "big", signed=True)
+    return read_record_part(spec, data, OffsetsRecordError)
 
 
 def is_share_group_key(key: bytes | bytearray | memoryview | None) -> bool:
     """Whether ``key`` is one of the share group record keys (types 10-15)."""
-    return _record_type(key) in SHARE_GROUP_RECORD_TYPES
+    return record_type_of(key) in SHARE_GROUP_RECORD_TYPES
 
 
 def encode_key(key: r.ShareGroupRecordKey) -> bytes:
@@ -165,7 +140,7 @@ def encode_key(key: r.ShareGroupRecordKey) -> bytes:
 
 
 def decode_key(data: bytes | bytearray | memoryview) -> r.ShareGroupRecordKey:
-    record_type = _record_type(data)
+    record_type = record_type_of(data)
     spec = _KEY_SPECS.get(record_type) if record_type is not None else None
     if spec is None or record_type is None:
         raise OffsetsRecordError(f"{record_type} is not a share group record type ({sorted(_KEY_SPECS)})")
