@@ -2,7 +2,7 @@
 coroutines, on an ``AsyncKafkaClient``.
 
 Same names, arguments, results and errors as ``spark_kafkalog.client.admin.AdminClient``: the requests are built
-and the answers read by the blocking admin's own functions (``admin.admin``, ``admin_configs`` steps,
+and the answers read by the blocking admin's own functions (``topic_requests``, ``admin_configs`` steps,
 ``admin_records``, ``group_requests``, ``admin_consumer_groups``); only the sending is asyncio. Routing as there:
 CreateTopics, DeleteTopics and CreatePartitions to the controller named by Metadata (NOT_CONTROLLER refreshes it
 and retries); DeleteRecords and ListOffsets to each partition's leader; DescribeConfigs/AlterConfigs/
@@ -30,18 +30,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from spark_kafkalog.client.admin import admin_consumer_groups as consumer_groups
-from spark_kafkalog.client.admin.admin import (
-    check_controller_answer,
-    check_gone,
-    check_leaders,
-    create_partitions_steps,
-    create_topics_steps,
-    delete_topics_steps,
-    describe_topics_result,
-    known_controller,
-    topic_configs_answer,
-    topic_configs_request,
-)
 from spark_kafkalog.client.admin.admin_configs import (
     AlterConfigOp,
     ConfigEntry,
@@ -71,6 +59,18 @@ from spark_kafkalog.client.admin.group_requests import (
     offset_fetch_answer,
     offset_fetch_request,
     topic_partitions,
+)
+from spark_kafkalog.client.admin.topic_requests import (
+    check_controller_answer,
+    check_gone,
+    check_leaders,
+    create_partitions_steps,
+    create_topics_steps,
+    delete_topics_steps,
+    describe_topics_result,
+    known_controller,
+    topic_configs_answer,
+    topic_configs_request,
 )
 from spark_kafkalog.client.config import ClientConfig
 from spark_kafkalog.client.errors import KafkaClientError, TopicAuthorizationFailedError
