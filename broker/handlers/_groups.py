@@ -1,7 +1,8 @@
 """Helpers shared by the group handlers: the coordinator of a request, the client host as Kafka shows it, the
 offsets of an OffsetCommit or TxnOffsetCommit request, committed metadata as each client means it, and the
 authorization checks they share (Kafka's ``KafkaApis``: a group is checked before anything else, then each
-topic once, before its existence, so an unauthorized principal never learns whether a topic exists).
+topic once, before its existence, so an unauthorized principal never learns whether a topic exists), and the
+successful answer ConsumerGroupHeartbeat and ShareGroupHeartbeat share.
 
 Committed metadata is stored and answered byte for byte, as Kafka does, for every client but those in
 ``C_STRING_METADATA_CLIENTS`` (known by the software name they give in ApiVersions v3+).
@@ -45,6 +46,39 @@ def authorized_topics(ctx, operation: AclOperation, names: Iterable[str]) -> fro
     """The distinct topics of ``names`` the principal may do ``operation`` on (each asked once, as Kafka's
     ``filterByAuthorized``)."""
     return frozenset(name for name in set(names) if ctx.authorize(operation, ResourceType.TOPIC, name))
+
+
+def subscription_authorized(ctx, subscribed_topic_names: Iterable[str] | None) -> bool:
+    """Whether the principal may DESCRIBE every topic a ConsumerGroupHeartbeat / ShareGroupHeartbeat subscribes to
+    (no names: nothing to check)."""
+    if not subscribed_topic_names:
+        return True
+    names = set(subscribed_topic_names)
+    return authorized_topics(ctx, AclOperation.DESCRIBE, names) == names
+
+
+def heartbeat_response(resp: Any, outcome: Any) -> Any:
+    """The successful ConsumerGroupHeartbeat / ShareGroupHeartbeat response (class ``resp``) for a coordinator
+    ``outcome``: member id and epoch, heartbeat interval, and the assignment (topic id -> partitions; None
+    unchanged) sorted by topic id and partition, topics without partitions left out."""
+    assignment = None
+    if outcome.assignment is not None:
+        tp = resp.Assignment.TopicPartitions
+        assignment = resp.Assignment(
+            topic_partitions=[
+                tp(topic_id=topic_id, partitions=sorted(parts))
+                for topic_id, parts in sorted(outcome.assignment.items())
+                if parts
+            ]
+        )
+    return resp(
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        member_id=outcome.member_id,
+        member_epoch=outcome.member_epoch,
+        heartbeat_interval_ms=outcome.heartbeat_interval_ms,
+        assignment=assignment,
+    )
 
 
 def client_id(ctx) -> str:

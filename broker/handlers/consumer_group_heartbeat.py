@@ -36,7 +36,7 @@ from spark_kafkalog.protocol.apis.consumer_group_heartbeat import (
 )
 from spark_kafkalog.security.acl import AclOperation, ResourceType
 
-from ._groups import authorized_topics, client_host, client_id, coordinator, group_authorized
+from ._groups import client_host, client_id, coordinator, group_authorized, heartbeat_response, subscription_authorized
 
 API_KEY: Final = ApiKey.CONSUMER_GROUP_HEARTBEAT
 VERSIONS = (0, 1)
@@ -54,12 +54,10 @@ async def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) ->
         return _error(ErrorCode.UNSUPPORTED_VERSION, "The consumer group protocol is not enabled on this broker.")
     if not group_authorized(ctx, AclOperation.READ, request.group_id):
         return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    if request.subscribed_topic_names:
-        names = set(request.subscribed_topic_names)
-        if authorized_topics(ctx, AclOperation.DESCRIBE, names) != names:
-            return _error(
-                ErrorCode.TOPIC_AUTHORIZATION_FAILED, "The client is not authorized to describe a subscribed topic."
-            )
+    if not subscription_authorized(ctx, request.subscribed_topic_names):
+        return _error(
+            ErrorCode.TOPIC_AUTHORIZATION_FAILED, "The client is not authorized to describe a subscribed topic."
+        )
     try:
         outcome = await gc.consumer_group_heartbeat(
             request,
@@ -70,21 +68,4 @@ async def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) ->
         )
     except GroupError as e:
         return _error(e.error_code, str(e) or None)
-    assignment = None
-    if outcome.assignment is not None:
-        tp = Resp.Assignment.TopicPartitions
-        assignment = Resp.Assignment(
-            topic_partitions=[
-                tp(topic_id=topic_id, partitions=sorted(parts))
-                for topic_id, parts in sorted(outcome.assignment.items())
-                if parts
-            ]
-        )
-    return Resp(
-        throttle_time_ms=0,
-        error_code=ErrorCode.NONE,
-        member_id=outcome.member_id,
-        member_epoch=outcome.member_epoch,
-        heartbeat_interval_ms=outcome.heartbeat_interval_ms,
-        assignment=assignment,
-    )
+    return heartbeat_response(Resp, outcome)

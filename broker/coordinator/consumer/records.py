@@ -43,6 +43,8 @@ import uuid
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..coordinator_record import GroupRecord
+
 
 class CoordinatorRecordType(enum.IntEnum):
     """The ``int16`` a ``__consumer_offsets`` key starts with (Kafka's ``CoordinatorRecordType``)."""
@@ -271,35 +273,8 @@ VALUE_CLASS: dict[type, type] = {
 }
 
 
-@dataclass(frozen=True)
-class CoordinatorRecord:
-    """One consumer-group record: ``key`` and its ``value``, or ``None`` for a tombstone. A value must be of
-    the class its key pairs with (``VALUE_CLASS``)."""
+class CoordinatorRecord(GroupRecord[ConsumerGroupRecordKey, ConsumerGroupRecordValue]):
+    """One consumer-group record: ``key`` and its ``value``, or ``None`` for a tombstone (``GroupRecord``)."""
 
-    key: ConsumerGroupRecordKey
-    value: ConsumerGroupRecordValue | None
-
-    def __post_init__(self) -> None:
-        expected = VALUE_CLASS.get(type(self.key))
-        if expected is None:
-            raise TypeError(f"{type(self.key).__name__} is not a consumer group record key")
-        if self.value is not None and type(self.value) is not expected:
-            raise TypeError(
-                f"{type(self.key).__name__} pairs with {expected.__name__}, not {type(self.value).__name__}"
-            )
-
-    @property
-    def record_type(self) -> int:
-        return self.key.RECORD_TYPE
-
-    @property
-    def group_id(self) -> str:
-        return self.key.group_id
-
-    @property
-    def is_tombstone(self) -> bool:
-        return self.value is None
-
-    @classmethod
-    def tombstone(cls, key: ConsumerGroupRecordKey) -> CoordinatorRecord:
-        return cls(key, None)
+    KIND = "consumer group"
+    VALUE_CLASSES = VALUE_CLASS

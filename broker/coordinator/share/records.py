@@ -32,6 +32,8 @@ import uuid
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..coordinator_record import GroupRecord
+
 
 class ShareRecordType(enum.IntEnum):
     """The ``int16`` a share group record's key starts with (Kafka's ``CoordinatorRecordType``)."""
@@ -182,30 +184,8 @@ VALUE_CLASS: dict[type, type] = {
 }
 
 
-@dataclass(frozen=True)
-class ShareGroupRecord:
-    """One share group record: ``key`` and its ``value``, or ``None`` for a tombstone."""
+class ShareGroupRecord(GroupRecord[ShareGroupRecordKey, ShareGroupRecordValue]):
+    """One share group record: ``key`` and its ``value``, or ``None`` for a tombstone (``GroupRecord``)."""
 
-    key: ShareGroupRecordKey
-    value: ShareGroupRecordValue | None
-
-    def __post_init__(self) -> None:
-        expected = VALUE_CLASS.get(type(self.key))
-        if expected is None:
-            raise TypeError(f"{type(self.key).__name__} is not a share group record key")
-        if self.value is not None and type(self.value) is not expected:
-            raise TypeError(
-                f"{type(self.key).__name__} pairs with {expected.__name__}, not {type(self.value).__name__}"
-            )
-
-    @property
-    def record_type(self) -> int:
-        return self.key.RECORD_TYPE
-
-    @property
-    def group_id(self) -> str:
-        return self.key.group_id
-
-    @classmethod
-    def tombstone(cls, key: ShareGroupRecordKey) -> ShareGroupRecord:
-        return cls(key, None)
+    KIND = "share group"
+    VALUE_CLASSES = VALUE_CLASS
