@@ -33,7 +33,7 @@ import logging
 import os
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from types import FrameType
@@ -385,9 +385,20 @@ class KafkaLogDataSource(DataSource):
         from spark_kafkalog.datasource.stream_source import KafkaLogStreamReader
 
         if is_share_read(self.options):
-            return self._share_stream_reader(schema)
+            # a share-group read (``shareGroup``): ``share_source``'s reader
+            from spark_kafkalog.datasource.share_options import parse_share_stream_options
+            from spark_kafkalog.datasource.share_source import KafkaLogShareStreamReader
+
+            return self._checked_stream_reader(parse_share_stream_options, KafkaLogShareStreamReader, schema)
+        return self._checked_stream_reader(parse_stream_options, KafkaLogStreamReader, schema)
+
+    def _checked_stream_reader(
+        self, parse: Callable[[Mapping[str, str]], Any], reader: Callable[[Any], Any], schema: StructType
+    ) -> Any:
+        """``reader`` of the options ``parse`` reads (their ``source`` with the read schema's columns), after the
+        Spark schema is checked against them; invalid options give an ``_InvalidStreamReader``."""
         try:
-            options = parse_stream_options(self.options)
+            options = parse(self.options)
             source, expected = read_schema(options.source)
             options = replace(options, source=source)
             _check_read_schema(source, expected, schema)
@@ -395,21 +406,7 @@ class KafkaLogDataSource(DataSource):
             # PySpark 4.3 reports an exception raised here only as UnboundLocalError ('reader' in
             # python_streaming_source_runner's finally); a reader that raises on its first call shows ours.
             return _InvalidStreamReader(e)
-        return KafkaLogStreamReader(options)
-
-    def _share_stream_reader(self, schema: StructType):
-        """The micro-batch reader of a share-group read (``shareGroup``: ``share_source``)."""
-        from spark_kafkalog.datasource.share_options import parse_share_stream_options
-        from spark_kafkalog.datasource.share_source import KafkaLogShareStreamReader
-
-        try:
-            options = parse_share_stream_options(self.options)
-            source, expected = read_schema(options.source)
-            options = replace(options, source=source)
-            _check_read_schema(source, expected, schema)
-        except KafkaOptionError as e:
-            return _InvalidStreamReader(e)
-        return KafkaLogShareStreamReader(options)
+        return reader(options)
 
     def streamWriter(self, schema: StructType, overwrite: bool):
         """The streaming sink (``writeStream``): the batch sink's columns and options, at-least-once."""
