@@ -168,17 +168,13 @@ class AdminClient(AccessAdminMixin):
         failures raise one ``AdminOperationError``."""
         wanted = {TopicPartition(*tp): int(o) for tp, o in offsets.items()}
         results = admin_share_groups.alter_share_group_offsets(self._groups, group_id, wanted)
-        errors = {tp: e for tp, e in results.items() if e is not None}
-        if errors:
-            raise AdminOperationError("AlterShareGroupOffsets", errors)
+        admin_share_groups.raise_failures("AlterShareGroupOffsets", results)
 
     def delete_share_group_offsets(self, group_id: str, topics: Iterable[str]) -> None:
         """Forget the share state of whole topics of an empty share group (DeleteShareGroupOffsets); their start
         offsets are chosen again by ``share.auto.offset.reset``. Topic failures raise one ``AdminOperationError``."""
         results = admin_share_groups.delete_share_group_offsets(self._groups, group_id, topics)
-        errors = {t: e for t, e in results.items() if e is not None}
-        if errors:
-            raise AdminOperationError("DeleteShareGroupOffsets", errors)
+        admin_share_groups.raise_failures("DeleteShareGroupOffsets", results)
 
     # helpers -----------------------------------------------------------------------------------
     def _controller_request(

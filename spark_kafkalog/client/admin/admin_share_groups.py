@@ -14,10 +14,11 @@ shared by both clients.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from spark_kafkalog.client.admin.admin_errors import AdminOperationError
 from spark_kafkalog.client.admin.group_requests import GroupErrorFactory, group_error
 from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.client.types import TopicPartition
@@ -35,6 +36,7 @@ __all__ = [
     "describe_share_group_request",
     "describe_share_groups",
     "list_share_group_offsets",
+    "raise_failures",
     "share_offsets_answer",
     "share_offsets_request",
 ]
@@ -76,6 +78,31 @@ class SharePartitionOffset:
 
 
 # pure parts -------------------------------------------------------------------------------------------------------
+K = TypeVar("K")
+
+
+def raise_failures(what: str, results: Mapping[K, KafkaClientError | None]) -> None:
+    """Raise one ``AdminOperationError`` naming every failed entry of ``results`` (None: succeeded)."""
+    errors = {k: e for k, e in results.items() if e is not None}
+    if errors:
+        raise AdminOperationError(what, errors)
+
+
+def _check_group(entry: Any, what: str, group_id: str, error: GroupErrorFactory) -> None:
+    """Raise (``error``) the group-level error of an answer's ``entry`` (``error_code``, ``error_message``)."""
+    if entry.error_code != ErrorCode.NONE:
+        raise error(entry.error_code, what, group_id, entry.error_message)
+
+
+def _outcome(
+    code: int, what: str, message: str | None, topic: str, partition: int | None = None
+) -> KafkaClientError | None:
+    """None for NONE, else the error of a topic's or partition's ``code``."""
+    if code == ErrorCode.NONE:
+        return None
+    return error_for_code(code, what, topic=topic, partition=partition, detail=message)
+
+
 def describe_share_group_request(group_id: str) -> Any:
     return API_BY_KEY[_DESCRIBE].Request(group_ids=[group_id], include_authorized_operations=False)
 
@@ -85,8 +112,7 @@ def describe_share_group_answer(
 ) -> ShareGroupDescription:
     """The description in a ShareGroupDescribe answer for one group; raises (``error``) its error."""
     (g,) = response.groups
-    if g.error_code != ErrorCode.NONE:
-        raise error(g.error_code, "ShareGroupDescribe", group_id, g.error_message)
+    _check_group(g, "ShareGroupDescribe", group_id, error)
     members = tuple(
         ShareGroupMember(
             m.member_id,
@@ -122,17 +148,13 @@ def share_offsets_answer(
 ) -> dict[TopicPartition, SharePartitionOffset]:
     """The offsets of a DescribeShareGroupOffsets answer for one group; raises (``error``) a group error."""
     (g,) = response.groups
-    if g.error_code != ErrorCode.NONE:
-        raise error(g.error_code, "DescribeShareGroupOffsets", group_id, g.error_message)
+    _check_group(g, "DescribeShareGroupOffsets", group_id, error)
     out = {}
     for t in g.topics:
         for p in t.partitions:
             tp = TopicPartition(t.topic_name, p.partition_index)
-            if p.error_code != ErrorCode.NONE:
-                failure = error_for_code(
-                    p.error_code, "DescribeShareGroupOffsets", topic=tp.topic, partition=tp.partition,
-                    detail=p.error_message,
-                )  # fmt: skip
+            failure = _outcome(p.error_code, "DescribeShareGroupOffsets", p.error_message, tp.topic, tp.partition)
+            if failure is not None:
                 out[tp] = SharePartitionOffset(-1, error=failure)
             else:
                 lag = p.lag if version >= 1 and p.lag >= 0 else None
@@ -155,18 +177,11 @@ def alter_share_offsets_answer(
     response: Any, group_id: str, error: GroupErrorFactory = group_error
 ) -> dict[TopicPartition, KafkaClientError | None]:
     """Each partition's outcome (None: altered); raises (``error``) the request's error."""
-    if response.error_code != ErrorCode.NONE:
-        raise error(response.error_code, "AlterShareGroupOffsets", group_id, response.error_message)
+    _check_group(response, "AlterShareGroupOffsets", group_id, error)
     return {
-        TopicPartition(t.topic_name, p.partition_index): None
-        if p.error_code == ErrorCode.NONE
-        else error_for_code(
-            p.error_code,
-            "AlterShareGroupOffsets",
-            topic=t.topic_name,
-            partition=p.partition_index,
-            detail=p.error_message,
-        )  # fmt: skip
+        TopicPartition(t.topic_name, p.partition_index): _outcome(
+            p.error_code, "AlterShareGroupOffsets", p.error_message, t.topic_name, p.partition_index
+        )
         for t in response.responses
         for p in t.partitions
     }
@@ -182,12 +197,9 @@ def delete_share_offsets_answer(
     response: Any, group_id: str, error: GroupErrorFactory = group_error
 ) -> dict[str, KafkaClientError | None]:
     """Each topic's outcome (None: deleted); raises (``error``) the request's error."""
-    if response.error_code != ErrorCode.NONE:
-        raise error(response.error_code, "DeleteShareGroupOffsets", group_id, response.error_message)
+    _check_group(response, "DeleteShareGroupOffsets", group_id, error)
     return {
-        t.topic_name: None
-        if t.error_code == ErrorCode.NONE
-        else error_for_code(t.error_code, "DeleteShareGroupOffsets", topic=t.topic_name, detail=t.error_message)
+        t.topic_name: _outcome(t.error_code, "DeleteShareGroupOffsets", t.error_message, t.topic_name)
         for t in response.responses
     }
 

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from spark_kafkalog.client.admin import admin_share_groups as share
-from spark_kafkalog.client.admin.admin_errors import AdminOperationError
 from spark_kafkalog.client.admin.admin_share_groups import ShareGroupDescription, SharePartitionOffset
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ApiKey
@@ -78,9 +77,7 @@ class AIOShareAdminMixin:
             lambda response, version: share.alter_share_offsets_answer(response, group_id, self._groups.error),
             "AlterShareGroupOffsets",
         )
-        errors = {tp: e for tp, e in results.items() if e is not None}
-        if errors:
-            raise AdminOperationError("AlterShareGroupOffsets", errors)
+        share.raise_failures("AlterShareGroupOffsets", results)
 
     async def delete_share_group_offsets(self, group_id: str, topics: Iterable[str]) -> None:
         """Forget the share state of whole topics of an empty share group; topic failures raise one
@@ -93,6 +90,4 @@ class AIOShareAdminMixin:
             lambda response, version: share.delete_share_offsets_answer(response, group_id, self._groups.error),
             "DeleteShareGroupOffsets",
         )
-        errors = {t: e for t, e in results.items() if e is not None}
-        if errors:
-            raise AdminOperationError("DeleteShareGroupOffsets", errors)
+        share.raise_failures("DeleteShareGroupOffsets", results)
