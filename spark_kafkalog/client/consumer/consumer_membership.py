@@ -59,14 +59,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_kafkalog.client.consumer.group_membership import (
-    GroupMemberAuthorizationError,
     GroupMemberFatalError,
     RebalanceEvent,
+    group_member_error,
 )
-from spark_kafkalog.client.errors import API_OPERATIONS, KafkaClientError, error_for_code
+from spark_kafkalog.client.errors import KafkaClientError, error_for_code
 from spark_kafkalog.client.types import TopicPartition
 from spark_kafkalog.protocol import ErrorCode
-from spark_kafkalog.security.acl import ResourceType
 
 __all__ = [
     "JOIN_EPOCH",
@@ -410,21 +409,10 @@ class ConsumerMembership:
         elif code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
             self._pending_error = error_for_code(code, "ConsumerGroupHeartbeat", detail=message)
             self._retry_at = now + self.retry_backoff_ms / 1000.0
-        elif code == ErrorCode.GROUP_AUTHORIZATION_FAILED:
-            self._fatal(
-                GroupMemberAuthorizationError(
-                    what="ConsumerGroupHeartbeat",
-                    resource_name=self.group_id,
-                    operation=API_OPERATIONS.get("ConsumerGroupHeartbeat", {}).get(ResourceType.GROUP),
-                    detail=message,
-                )
-            )
         elif code.retriable:
             self._retry_at = now + self.retry_backoff_ms / 1000.0
-        else:
-            detail = f"group {self.group_id!r}" + (f": {message}" if message else "")
-            base = error_for_code(code, "ConsumerGroupHeartbeat", detail=detail)
-            self._fatal(GroupMemberFatalError(str(base), error_code=code, retriable=False))
+        else:  # GROUP_AUTHORIZATION_FAILED included
+            self._fatal(group_member_error(code, "ConsumerGroupHeartbeat", self.group_id, message))
 
     def _fail_unsupported(self, detail: str | None) -> None:
         text = f"group {self.group_id!r}: {CLASSIC_HINT}" + (f" ({detail})" if detail else "")

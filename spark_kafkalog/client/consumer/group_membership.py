@@ -46,7 +46,7 @@ import enum
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from spark_kafkalog.client.consumer.consumer_protocol import (
     DEFAULT_GENERATION,
@@ -60,6 +60,7 @@ from spark_kafkalog.client.consumer.consumer_protocol import (
 from spark_kafkalog.client.consumer.partition_assignor import PartitionAssignor, RebalanceProtocol
 from spark_kafkalog.client.errors import (
     API_OPERATIONS,
+    AuthorizationError,
     GroupAuthorizationFailedError,
     KafkaClientError,
     error_for_code,
@@ -76,11 +77,14 @@ __all__ = [
     "HeartbeatRequest",
     "JoinGroupRequest",
     "LeaveGroupRequest",
+    "LookupMember",
     "MemberState",
     "MetadataRequest",
     "RebalanceEvent",
     "SyncGroupRequest",
     "coordinator_lookup_code",
+    "coordinator_lookup_failed",
+    "group_member_error",
 ]
 
 UNKNOWN_MEMBER_ID = ""
@@ -181,6 +185,43 @@ def coordinator_lookup_code(error: KafkaClientError) -> int | None:
     if not error.retriable and code not in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
         return None
     return code
+
+
+def group_member_error(
+    code: int, what: str, group_id: str, detail: str | None, *, kind: str = "group"
+) -> GroupMemberFatalError:
+    """The fatal error of a member whose ``what`` request for ``group_id`` was refused for good with ``code``:
+    GROUP_AUTHORIZATION_FAILED gives a ``GroupMemberAuthorizationError`` naming the operation, any other code a
+    ``GroupMemberFatalError`` naming the group (``kind``: "group", "share group"). Shared by the members of the
+    three group protocols (``GroupMember``, ``ConsumerMembership``, ``ShareMembership``)."""
+    if code == ErrorCode.GROUP_AUTHORIZATION_FAILED:
+        return GroupMemberAuthorizationError(
+            what=what,
+            resource_name=group_id,
+            operation=API_OPERATIONS.get(what, {}).get(ResourceType.GROUP),
+            detail=detail,
+        )
+    base = error_for_code(code, what, detail=f"{kind} {group_id!r}" + (f": {detail}" if detail else ""))
+    return GroupMemberFatalError(str(base), error_code=code, retriable=False)
+
+
+class LookupMember(Protocol):
+    """What ``coordinator_lookup_failed`` tells: a member of the consumer or the share group protocol."""
+
+    def fail(self, error: KafkaClientError, /) -> None: ...
+
+    def on_find_coordinator(self, error_code: int, node_id: int, now: float, /) -> None: ...
+
+
+def coordinator_lookup_failed(member: LookupMember, error: KafkaClientError, now: float) -> None:
+    """Tell ``member`` its FindCoordinator failed with ``error``: an ``AuthorizationError`` or a fatal error
+    (``coordinator_lookup_code``) fails the member, any other is retried after the member's backoff. Shared by
+    the drivers of ``ConsumerMembership`` (blocking and asyncio) and ``ShareMembership``."""
+    code = None if isinstance(error, AuthorizationError) else coordinator_lookup_code(error)
+    if code is None:
+        member.fail(error)
+    else:
+        member.on_find_coordinator(code, -1, now)
 
 
 def _sorted(tps: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:
@@ -505,17 +546,7 @@ class GroupMember:
             self.state = MemberState.UNJOINED
 
     def _fail(self, code: ErrorCode, what: str, detail: str | None = None) -> None:
-        if code == ErrorCode.GROUP_AUTHORIZATION_FAILED:
-            self.fatal_error = GroupMemberAuthorizationError(
-                what=what,
-                resource_name=self.group_id,
-                operation=API_OPERATIONS.get(what, {}).get(ResourceType.GROUP),
-                detail=detail,
-            )
-            self.state = MemberState.FATAL
-            return
-        base = error_for_code(code, what, detail=f"group {self.group_id!r}" + (f": {detail}" if detail else ""))
-        self.fatal_error = GroupMemberFatalError(str(base), error_code=code, retriable=False)
+        self.fatal_error = group_member_error(code, what, self.group_id, detail)
         self.state = MemberState.FATAL
 
     def _back_off(self, now: float) -> None:

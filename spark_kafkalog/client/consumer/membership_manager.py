@@ -37,7 +37,7 @@ from spark_kafkalog.client.consumer.group_membership import (
     CommitFailedError,
     GroupMemberFatalError,
     RebalanceEvent,
-    coordinator_lookup_code,
+    coordinator_lookup_failed,
 )
 from spark_kafkalog.client.core.client import KafkaClient
 from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError, NoCommonVersionError
@@ -327,16 +327,6 @@ def next_resolve(
     misses = misses + 1 if len(names) < len(ids) else 0
     backoff_ms = min(config.retry_backoff_ms * 2 ** min(misses, 16), config.retry_backoff_max_ms)
     return misses, now + backoff_ms / 1000.0 if misses else 0.0
-
-
-def coordinator_lookup_failed(member: ConsumerMembership, error: KafkaClientError, now: float) -> None:
-    """Tell ``member`` its FindCoordinator failed with ``error``: an ``AuthorizationError`` or a fatal error
-    (``coordinator_lookup_code``) fails the member, any other is retried after the member's backoff."""
-    code = None if isinstance(error, AuthorizationError) else coordinator_lookup_code(error)
-    if code is None:
-        member.fail(error)
-    else:
-        member.on_find_coordinator(code, -1, now)
 
 
 def pending_error(member: ConsumerMembership) -> KafkaClientError | None:

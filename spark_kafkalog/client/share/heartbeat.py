@@ -21,9 +21,9 @@ import time
 
 from spark_kafkalog.client.admin.group_admin import GroupAdmin
 from spark_kafkalog.client.config import ClientConfig
-from spark_kafkalog.client.consumer.group_membership import coordinator_lookup_code
+from spark_kafkalog.client.consumer.group_membership import coordinator_lookup_failed
 from spark_kafkalog.client.core.client import KafkaClient
-from spark_kafkalog.client.errors import AuthorizationError, KafkaClientError, NoCommonVersionError
+from spark_kafkalog.client.errors import KafkaClientError, NoCommonVersionError
 from spark_kafkalog.client.share.membership import ShareHeartbeat, ShareMembership
 from spark_kafkalog.client.share.requests import heartbeat_body
 from spark_kafkalog.protocol import ApiKey, ErrorCode
@@ -89,11 +89,7 @@ class ShareHeartbeatThread:
             node = self._admin.coordinator(group)
         except KafkaClientError as e:
             log.debug("share group %s: FindCoordinator failed: %s", group, e)
-            code = None if isinstance(e, AuthorizationError) else coordinator_lookup_code(e)
-            if code is None:  # refused for good: authorization, a bad group id
-                self.member.fail(e)
-            else:
-                self.member.on_find_coordinator(code, -1, time.monotonic())
+            coordinator_lookup_failed(self.member, e, time.monotonic())  # refused for good: fails the member
             return
         self.member.on_find_coordinator(ErrorCode.NONE, node, time.monotonic())
 

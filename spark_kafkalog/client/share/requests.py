@@ -50,6 +50,14 @@ def _by_topic(
     return out
 
 
+def _batches(Batch: Any, batches: Sequence[AcknowledgementBatch]) -> list[Any]:
+    """``batches`` as the request's ``AcknowledgementBatch`` entries (ShareFetch's and ShareAcknowledge's alike)."""
+    return [
+        Batch(first_offset=b.first_offset, last_offset=b.last_offset, acknowledge_types=list(b.acknowledge_types))
+        for b in batches
+    ]
+
+
 def share_fetch_body(
     group_id: str,
     member_id: str,
@@ -70,14 +78,7 @@ def share_fetch_body(
             partitions=[
                 R.FetchTopic.FetchPartition(
                     partition_index=tp.partition,
-                    acknowledgement_batches=[
-                        Batch(
-                            first_offset=b.first_offset,
-                            last_offset=b.last_offset,
-                            acknowledge_types=list(b.acknowledge_types),
-                        )
-                        for b in plan.acknowledgements.get(tp, ())
-                    ],
+                    acknowledgement_batches=_batches(Batch, plan.acknowledgements.get(tp, ())),
                 )
                 for tp in tps
             ],
@@ -118,14 +119,7 @@ def share_acknowledge_body(
             partitions=[
                 R.AcknowledgeTopic.AcknowledgePartition(
                     partition_index=tp.partition,
-                    acknowledgement_batches=[
-                        Batch(
-                            first_offset=b.first_offset,
-                            last_offset=b.last_offset,
-                            acknowledge_types=list(b.acknowledge_types),
-                        )
-                        for b in acknowledgements[tp]
-                    ],
+                    acknowledgement_batches=_batches(Batch, acknowledgements[tp]),
                 )
                 for tp in tps
             ],
