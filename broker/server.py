@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from .api import HandlerRegistry
 from .cluster.registry import BrokerInfo, ClusterRegistry
+from .cluster.registry_factory import MEMORY_PREFIX, make_registry
 from .config import BrokerConfig
 from .config_admin.group_configs import GroupConfigs
 from .config_admin.topic_admin import TopicAdmin
@@ -61,6 +62,7 @@ from .services import BrokerServices
 from .share.persister import CoordinatorPersister
 from .share.share_coordinator import ShareCoordinator
 from .share.share_partition_manager import SharePartitionManager
+from .share.share_services import ShareServices
 from .telemetry import ClientTelemetry
 from .telemetry.prometheus import ClientTelemetryCollector
 from .telemetry.sync import ClientMetricsSync
@@ -69,27 +71,6 @@ if TYPE_CHECKING:
     from .cluster.controller import Controller
 
 log = logging.getLogger("kafkalog.broker")
-
-MEMORY_PREFIX = "memory:"
-_memory_stores: dict[str, Any] = {}
-_memory_lock = threading.Lock()
-
-
-def make_registry(config: BrokerConfig) -> ClusterRegistry:
-    """The registry named by ``zookeeper.connect``: ZooKeeper, or ``memory:<name>`` for an in-process one."""
-    connect = config.zookeeper_connect
-    if connect.startswith(MEMORY_PREFIX):
-        from .cluster.memory_registry import MemoryRegistryStore
-
-        with _memory_lock:
-            store = _memory_stores.setdefault(connect, MemoryRegistryStore())
-        return store.view()
-    from .cluster.zk_registry import ZooKeeperRegistry
-
-    timeout = config["zookeeper.session.timeout.ms"]
-    return ZooKeeperRegistry(
-        connect, session_timeout_ms=timeout, connection_timeout_ms=config["zookeeper.connection.timeout.ms"] or timeout
-    )
 
 
 class Broker:
@@ -128,6 +109,8 @@ class Broker:
         self.topic_admin: TopicAdmin | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.txn_coordinator: TransactionCoordinator | None = None
+        self.share: ShareServices | None = None
+        """The share-group parts (KIP-932), also as ``share_coordinator``, ``share_persister``, ``share_partitions``."""
         self.share_coordinator: ShareCoordinator | None = None
         self.share_persister: CoordinatorPersister | None = None
         self.share_partitions: SharePartitionManager | None = None
@@ -263,22 +246,11 @@ class Broker:
         )
         self.txn_coordinator.markers.inter_broker = self.inter_broker
         self.txn_coordinator.start()
-        self.share_coordinator = ShareCoordinator(
-            self.broker_id, cfg, self.metadata, self.replica_manager, self.topic_admin, clock=self.clock
-        )
-        self.share_coordinator.start()
-        self.share_persister = CoordinatorPersister(
-            self.broker_id, self.share_coordinator, self.metadata, self.inter_broker
-        )
+        self.share = share = ShareServices(self)
+        self.share_coordinator, self.share_persister = share.coordinator, share.persister
+        self.share_partitions = share.partitions
+        share.start()
         self.group_configs = GroupConfigs(cfg, registry, self.run_blocking)
-        self.share_partitions = SharePartitionManager(
-            cfg,
-            self.metadata,
-            self.replica_manager,
-            persister=lambda: self.share_persister,
-            group_configs=lambda: getattr(self.services, "group_configs", None),
-        )
-        self.share_partitions.start()
         self.services = BrokerServices(
             broker_id=self.broker_id,
             config=cfg,
@@ -412,12 +384,8 @@ class Broker:
             await self.group_coordinator.stop()
         if self.txn_coordinator is not None:
             await self.txn_coordinator.stop()
-        if self.share_partitions is not None:  # waiting ShareFetches answer now, before the share coordinator stops
-            await self.share_partitions.stop()
-        if self.share_coordinator is not None:  # persister calls answer NOT_COORDINATOR now
-            await self.share_coordinator.stop()
-        if self.share_persister is not None:
-            await self.share_persister.close()
+        if self.share is not None:  # waiting ShareFetches answer now; then persister calls answer NOT_COORDINATOR
+            await self.share.stop()
         if self.replica_manager is not None:  # long polls and acks=all waits answer now, not at their timeout
             await self.replica_manager.stop()
         if self.socket_server is not None:

@@ -181,8 +181,9 @@ def cmd_zookeeper_start(args: argparse.Namespace) -> int:
 
 # -- broker ------------------------------------------------------------------------------------------
 def cmd_broker_start(args: argparse.Namespace) -> int:
+    from ..cluster.registry_factory import MEMORY_PREFIX
     from ..config import BrokerConfig, ConfigError
-    from ..server import MEMORY_PREFIX, Broker
+    from ..server import Broker
 
     try:
         config = BrokerConfig.from_file(args.config, args.override or ())
