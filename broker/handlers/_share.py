@@ -7,7 +7,7 @@ offset, each 0 (gap), 1 (accept), 2 (release), 3 (reject) or, in a v2 request wi
 partition) in Kafka's order: an unknown topic id UNKNOWN_TOPIC_ID, no Read on the topic
 TOPIC_AUTHORIZATION_FAILED, a partition the topic does not have UNKNOWN_TOPIC_OR_PARTITION. ``leader_of`` and
 ``node_endpoints`` fill ``current_leader`` and the answer's ``node_endpoints`` for NOT_LEADER_OR_FOLLOWER
-(KIP-951).
+(KIP-951). ``request_refused`` is what both answer before anything else.
 """
 
 from __future__ import annotations
@@ -90,3 +90,16 @@ def node_endpoints(ctx: Any, node_ids: set[int], make: Any) -> list[Any]:
 
 def group_denied(ctx: Any, group_id: str | None) -> bool:
     return not ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id or "")
+
+
+def request_refused(ctx: Any, request: Any, api_name: str) -> tuple[ErrorCode, str | None] | None:
+    """The (error, message) a ShareFetch / ShareAcknowledge answers at once, in Kafka's order: share groups not
+    enabled UNSUPPORTED_VERSION, no Read on the group GROUP_AUTHORIZATION_FAILED, no member id INVALID_REQUEST;
+    None when it may go on."""
+    if not ctx.services.group_coordinator.share_groups_enabled:
+        return ErrorCode.UNSUPPORTED_VERSION, "Share groups are not enabled on this broker."
+    if group_denied(ctx, request.group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
+    if not request.member_id:
+        return ErrorCode.INVALID_REQUEST, f"{api_name} needs a member id"
+    return None

@@ -38,13 +38,10 @@ def _error(code: ErrorCode, message: str | None = None, lock_ms: int = 0) -> Any
 
 async def handle(ctx: RequestContext, request: Any) -> Any:
     mgr = ctx.services.share_partitions
-    if not ctx.services.group_coordinator.share_groups_enabled:
-        return _error(ErrorCode.UNSUPPORTED_VERSION, "Share groups are not enabled on this broker.")
+    refused = _share.request_refused(ctx, request, "ShareAcknowledge")
+    if refused is not None:
+        return _error(*refused)
     group_id = request.group_id or ""
-    if _share.group_denied(ctx, group_id):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    if not request.member_id:
-        return _error(ErrorCode.INVALID_REQUEST, "ShareAcknowledge needs a member id")
     lock_ms = mgr.settings(group_id).record_lock_duration_ms
     try:
         mgr.sessions.acknowledge_epoch(group_id, request.member_id, request.share_session_epoch)

@@ -101,14 +101,11 @@ class _Answer:
 
 async def handle(ctx: RequestContext, request: Any) -> Any:
     mgr = ctx.services.share_partitions
-    if not ctx.services.group_coordinator.share_groups_enabled:
-        return _error(ErrorCode.UNSUPPORTED_VERSION, "Share groups are not enabled on this broker.")
+    refused = _share.request_refused(ctx, request, "ShareFetch")
+    if refused is not None:
+        return _error(*refused)
     group_id = request.group_id or ""
-    if _share.group_denied(ctx, group_id):
-        return _error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     member_id = request.member_id
-    if not member_id:
-        return _error(ErrorCode.INVALID_REQUEST, "ShareFetch needs a member id")
     lock_ms = mgr.settings(group_id).record_lock_duration_ms
     if ctx.version >= 2 and request.share_acquire_mode not in ACQUIRE_MODES:
         return _error(ErrorCode.INVALID_REQUEST, f"unknown share_acquire_mode {request.share_acquire_mode}", lock_ms)
