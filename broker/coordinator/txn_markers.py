@@ -21,7 +21,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from broker.security.inter_broker import InterBrokerClient
+from broker.security.inter_broker import InterBrokerClient, InterBrokerConnections
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
@@ -41,13 +41,12 @@ class TxnMarkerSender:
         self.broker_id = broker_id
         self.metadata = metadata
         self.inter_broker = inter_broker if inter_broker is not None else InterBrokerClient("PLAINTEXT")
-        self._conns: dict[int, AsyncKafkaConnection] = {}
-        self._opening: dict[int, asyncio.Lock] = {}
+        self._peers = InterBrokerConnections(
+            lambda: self.inter_broker, lambda node: self.metadata.brokers.get(node), f"broker-{broker_id}-txn-markers"
+        )
 
     async def close(self) -> None:
-        conns, self._conns = self._conns, {}
-        for c in conns.values():
-            await c.close()
+        await self._peers.close()
 
     async def write_markers(
         self,
@@ -105,13 +104,11 @@ class TxnMarkerSender:
             ]
         )
         try:
-            conn = await self._connection(leader)
+            conn = await self._peers.get(leader)
             response = await conn.request(ApiKey.WRITE_TXN_MARKERS, request, timeout=REQUEST_TIMEOUT_S)
         except (KafkaClientError, OSError, TimeoutError) as e:
             log.info("transaction markers to broker %d failed (%s); retrying", leader, e)
-            dropped = self._conns.pop(leader, None)
-            if dropped is not None:
-                await dropped.close()
+            await self._peers.drop(leader)
             return set()
         done: set[tuple[str, int]] = set()
         for marker in response.markers:
@@ -132,25 +129,8 @@ class TxnMarkerSender:
 
     async def drop_connection(self, node: int) -> None:
         """Close the connection to ``node`` after a failure (the next request opens a new one)."""
-        dropped = self._conns.pop(node, None)
-        if dropped is not None:
-            await dropped.close()
+        await self._peers.drop(node)
 
     async def connection(self, node: int) -> AsyncKafkaConnection:
         """The shared connection to broker ``node`` (also used by ``txn_verification``)."""
-        return await self._connection(node)
-
-    async def _connection(self, node: int) -> AsyncKafkaConnection:
-        conn = self._conns.get(node)
-        if conn is not None:
-            return conn
-        lock = self._opening.setdefault(node, asyncio.Lock())
-        async with lock:
-            conn = self._conns.get(node)
-            if conn is None:
-                info = self.metadata.brokers.get(node)
-                if info is None:
-                    raise KafkaClientError(f"broker {node} is not registered")
-                conn = await self.inter_broker.open(info, client_id=f"broker-{self.broker_id}-txn-markers")
-                self._conns[node] = conn
-        return conn
+        return await self._peers.get(node)

@@ -16,15 +16,18 @@ config of that listener (``inter_broker_client_properties``), Kafka's client nam
 
 ``InterBrokerClient.from_config(config)`` reads the stores once (at start-up; errors are ``ConfigError`` naming
 the listener and key) and is shared by every inter-broker connection of the broker. Immutable; its ``repr``
-shows no secret.
+shows no secret. ``InterBrokerConnections`` keeps one shared connection per peer for a sender of inter-broker
+requests (the transaction marker sender, the share-state persister); event loop only.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from spark_kafkalog.client.errors import KafkaConnectionError
+from spark_kafkalog.client.errors import KafkaClientError, KafkaConnectionError
 from spark_kafkalog.security.errors import SecurityConfigError
 
 from ..config import ConfigError, listener_prefix
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from ..cluster.registry import BrokerInfo
     from ..config import BrokerConfig
 
-__all__ = ["InterBrokerClient", "inter_broker_client_properties"]
+__all__ = ["InterBrokerClient", "InterBrokerConnections", "inter_broker_client_properties"]
 
 _CLIENT_SSL_KEYS = (
     "ssl.keystore.type",
@@ -136,3 +139,46 @@ class InterBrokerClient:
         if self.security is not None:
             kwargs["security"] = self.security
         return await AsyncKafkaConnection.open(host, port, node_id=info.broker_id, client_id=client_id, **kwargs)
+
+
+class InterBrokerConnections:
+    """One shared connection per peer broker, opened on first use (one opener at a time per peer) with
+    ``client()``'s security and named ``client_id``; ``drop`` closes a peer's after a failure (the next ``get``
+    opens a new one). ``broker_info(node)`` is the peer's registration (None: not registered)."""
+
+    def __init__(
+        self,
+        client: Callable[[], InterBrokerClient],
+        broker_info: Callable[[int], BrokerInfo | None],
+        client_id: str,
+    ) -> None:
+        self._client, self._broker_info, self._client_id = client, broker_info, client_id
+        self._conns: dict[int, AsyncKafkaConnection] = {}
+        self._opening: dict[int, asyncio.Lock] = {}
+
+    async def get(self, node: int) -> AsyncKafkaConnection:
+        """The connection to broker ``node``; ``KafkaClientError`` when it is not registered or cannot be reached."""
+        conn = self._conns.get(node)
+        if conn is not None:
+            return conn
+        lock = self._opening.setdefault(node, asyncio.Lock())
+        async with lock:
+            conn = self._conns.get(node)
+            if conn is None:
+                info = self._broker_info(node)
+                if info is None:
+                    raise KafkaClientError(f"broker {node} is not registered")
+                conn = await self._client().open(info, client_id=self._client_id)
+                self._conns[node] = conn
+        return conn
+
+    async def drop(self, node: int) -> None:
+        """Close the connection to ``node`` (if any)."""
+        dropped = self._conns.pop(node, None)
+        if dropped is not None:
+            await dropped.close()
+
+    async def close(self) -> None:
+        conns, self._conns = self._conns, {}
+        for c in conns.values():
+            await c.close()

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from broker.security.inter_broker import InterBrokerClient
+from broker.security.inter_broker import InterBrokerClient, InterBrokerConnections
 from spark_kafkalog.client.errors import KafkaClientError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 
@@ -31,7 +31,6 @@ from .state_batches import PersistedState, StateBatch
 
 if TYPE_CHECKING:
     from broker.metadata.cache import MetadataCache
-    from spark_kafkalog.client.network.asyncio_transport import AsyncKafkaConnection
 
     from .share_coordinator import ShareCoordinator
 
@@ -95,13 +94,14 @@ class CoordinatorPersister:
         self.inter_broker = inter_broker if inter_broker is not None else InterBrokerClient("PLAINTEXT")
         self.timeout_s = timeout_s
         self.backoff_s = backoff_s
-        self._conns: dict[int, AsyncKafkaConnection] = {}
-        self._opening: dict[int, asyncio.Lock] = {}
+        self._peers = InterBrokerConnections(
+            lambda: self.inter_broker,
+            lambda node: self.metadata.brokers.get(node),
+            f"broker-{broker_id}-share-persister",
+        )
 
     async def close(self) -> None:
-        conns, self._conns = self._conns, {}
-        for c in conns.values():
-            await c.close()
+        await self._peers.close()
 
     # -- the operations -------------------------------------------------------------------------------------------
     async def initialize(
@@ -307,13 +307,11 @@ class CoordinatorPersister:
         """(the answer, its error) of ``request`` sent to broker ``node``; (None, COORDINATOR_NOT_AVAILABLE) when
         the connection failed."""
         try:
-            conn = await self._connection(node)
+            conn = await self._peers.get(node)
             response = await conn.request(api_key, request, timeout=REQUEST_TIMEOUT_S)
         except (KafkaClientError, OSError, TimeoutError) as e:
             log.info("share state %s to broker %d failed (%s); retrying", api_key.name, node, e)
-            dropped = self._conns.pop(node, None)
-            if dropped is not None:
-                await dropped.close()
+            await self._peers.drop(node)
             return None, ErrorCode.COORDINATOR_NOT_AVAILABLE
         try:
             (topic,) = response.results
@@ -322,18 +320,3 @@ class CoordinatorPersister:
             return None, ErrorCode.UNKNOWN_SERVER_ERROR
         result = answer(p)
         return result, result[0]
-
-    async def _connection(self, node: int) -> AsyncKafkaConnection:
-        conn = self._conns.get(node)
-        if conn is not None:
-            return conn
-        lock = self._opening.setdefault(node, asyncio.Lock())
-        async with lock:
-            conn = self._conns.get(node)
-            if conn is None:
-                info = self.metadata.brokers.get(node)
-                if info is None:
-                    raise KafkaClientError(f"broker {node} is not registered")
-                conn = await self.inter_broker.open(info, client_id=f"broker-{self.broker_id}-share-persister")
-                self._conns[node] = conn
-        return conn
