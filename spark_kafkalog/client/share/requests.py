@@ -50,11 +50,36 @@ def _by_topic(
     return out
 
 
-def _batches(Batch: Any, batches: Sequence[AcknowledgementBatch]) -> list[Any]:
-    """``batches`` as the request's ``AcknowledgementBatch`` entries (ShareFetch's and ShareAcknowledge's alike)."""
+def _topics(
+    Topic: Any,
+    Partition: Any,
+    partitions: Sequence[TopicPartition],
+    acknowledgements: Mapping[TopicPartition, Sequence[AcknowledgementBatch]],
+    topic_ids: Mapping[str, uuid.UUID],
+) -> list[Any]:
+    """``partitions`` by topic id as the request's ``Topic``/``Partition`` entries (ShareFetch's ``FetchTopic``/
+    ``FetchPartition`` or ShareAcknowledge's ``AcknowledgeTopic``/``AcknowledgePartition``: the same fields), each
+    partition with its ``acknowledgements`` (none when absent)."""
+    Batch = Partition.AcknowledgementBatch
     return [
-        Batch(first_offset=b.first_offset, last_offset=b.last_offset, acknowledge_types=list(b.acknowledge_types))
-        for b in batches
+        Topic(
+            topic_id=topic_id,
+            partitions=[
+                Partition(
+                    partition_index=tp.partition,
+                    acknowledgement_batches=[
+                        Batch(
+                            first_offset=b.first_offset,
+                            last_offset=b.last_offset,
+                            acknowledge_types=list(b.acknowledge_types),
+                        )
+                        for b in acknowledgements.get(tp, ())
+                    ],
+                )
+                for tp in tps
+            ],
+        )
+        for topic_id, tps in _by_topic(partitions, topic_ids).items()
     ]
 
 
@@ -71,20 +96,7 @@ def share_fetch_body(
 ) -> Any:
     """The ShareFetch of ``plan``."""
     R = _FETCH
-    Batch = R.FetchTopic.FetchPartition.AcknowledgementBatch
-    topics = [
-        R.FetchTopic(
-            topic_id=topic_id,
-            partitions=[
-                R.FetchTopic.FetchPartition(
-                    partition_index=tp.partition,
-                    acknowledgement_batches=_batches(Batch, plan.acknowledgements.get(tp, ())),
-                )
-                for tp in tps
-            ],
-        )
-        for topic_id, tps in _by_topic(plan.partitions, topic_ids).items()
-    ]
+    topics = _topics(R.FetchTopic, R.FetchTopic.FetchPartition, plan.partitions, plan.acknowledgements, topic_ids)
     forgotten = [
         R.ForgottenTopic(topic_id=topic_id, partitions=[tp.partition for tp in tps])
         for topic_id, tps in _by_topic(plan.forgotten, topic_ids).items()
@@ -112,18 +124,6 @@ def share_acknowledge_body(
 ) -> Any:
     """The ShareAcknowledge at session ``epoch`` carrying ``acknowledgements``."""
     R = _ACKNOWLEDGE
-    Batch = R.AcknowledgeTopic.AcknowledgePartition.AcknowledgementBatch
-    topics = [
-        R.AcknowledgeTopic(
-            topic_id=topic_id,
-            partitions=[
-                R.AcknowledgeTopic.AcknowledgePartition(
-                    partition_index=tp.partition,
-                    acknowledgement_batches=_batches(Batch, acknowledgements[tp]),
-                )
-                for tp in tps
-            ],
-        )
-        for topic_id, tps in _by_topic(sorted(acknowledgements), topic_ids).items()
-    ]
+    Topic = R.AcknowledgeTopic
+    topics = _topics(Topic, Topic.AcknowledgePartition, sorted(acknowledgements), acknowledgements, topic_ids)
     return R(group_id=group_id, member_id=member_id, share_session_epoch=epoch, topics=topics)
