@@ -2,7 +2,8 @@
 offsets of an OffsetCommit or TxnOffsetCommit request, committed metadata as each client means it, and the
 authorization checks they share (Kafka's ``KafkaApis``: a group is checked before anything else, then each
 topic once, before its existence, so an unauthorized principal never learns whether a topic exists), and the
-successful answer ConsumerGroupHeartbeat and ShareGroupHeartbeat share.
+successful answers ConsumerGroupHeartbeat and ShareGroupHeartbeat share, and the described group of
+ConsumerGroupDescribe and ShareGroupDescribe.
 
 Committed metadata is stored and answered byte for byte, as Kafka does, for every client but those in
 ``C_STRING_METADATA_CLIENTS`` (known by the software name they give in ApiVersions v3+).
@@ -79,6 +80,51 @@ def heartbeat_response(resp: Any, outcome: Any) -> Any:
         heartbeat_interval_ms=outcome.heartbeat_interval_ms,
         assignment=assignment,
     )
+
+
+def describe_error(described: Any, group_id: str, code: ErrorCode, message: str | None = None) -> Any:
+    """A ConsumerGroupDescribe / ShareGroupDescribe ``DescribedGroup`` (class ``described``) with an error."""
+    return described(
+        error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
+        assignment_epoch=0, assignor_name="",
+    )  # fmt: skip
+
+
+def described_assignment(assignment: Any, topics: Iterable[Any]) -> Any:
+    """A described member's ``Assignment`` (class ``assignment``) of its described topic-partitions."""
+    tp = assignment.TopicPartitions
+    return assignment(
+        topic_partitions=[
+            tp(topic_id=t.topic_id, topic_name=t.topic_name, partitions=list(t.partitions)) for t in topics
+        ]
+    )
+
+
+def described_group(
+    ctx, described: Any, group_id: str, d: Any, members: list[Any], topics: set[str], with_operations: bool
+) -> Any:
+    """The ConsumerGroupDescribe / ShareGroupDescribe ``DescribedGroup`` of description ``d`` with ``members``;
+    TOPIC_AUTHORIZATION_FAILED when the principal may not DESCRIBE one of ``topics`` (those the members'
+    assignments name), as Kafka. With ``with_operations`` the principal's authorized operations on the group."""
+    if authorized_topics(ctx, AclOperation.DESCRIBE, topics) != topics:
+        return describe_error(
+            described,
+            group_id,
+            ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            "The group has described topic(s) that the client is not authorized to describe.",
+        )
+    out = described(
+        error_code=ErrorCode.NONE,
+        group_id=group_id,
+        group_state=d.state.value,
+        group_epoch=d.group_epoch,
+        assignment_epoch=d.assignment_epoch,
+        assignor_name=d.assignor_name,
+        members=members,
+    )
+    if with_operations:
+        out.authorized_operations = ctx.authorized_operations(ResourceType.GROUP, group_id)
+    return out
 
 
 def client_id(ctx) -> str:

@@ -19,9 +19,9 @@ from broker.api import RequestContext
 from broker.coordinator.group import GroupError
 from spark_kafkalog.protocol import API_BY_KEY, ApiKey, ErrorCode
 from spark_kafkalog.protocol.apis.share_group_describe import ShareGroupDescribeRequest, ShareGroupDescribeResponse
-from spark_kafkalog.security.acl import AclOperation, ResourceType
+from spark_kafkalog.security.acl import AclOperation
 
-from ._groups import authorized_topics, coordinator, group_authorized
+from ._groups import coordinator, describe_error, described_assignment, described_group, group_authorized
 
 API_KEY: Final = ApiKey.SHARE_GROUP_DESCRIBE
 VERSIONS = (1, 1)
@@ -34,10 +34,7 @@ TopicPartitions = Assignment.TopicPartitions
 
 
 def _error(group_id: str, code: ErrorCode, message: str | None = None) -> Any:
-    return Described(
-        error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
-        assignment_epoch=0, assignor_name="",
-    )  # fmt: skip
+    return describe_error(Described, group_id, code, message)
 
 
 def _describe(ctx: RequestContext, group_id: str, with_operations: bool) -> Any:
@@ -50,12 +47,6 @@ def _describe(ctx: RequestContext, group_id: str, with_operations: bool) -> Any:
         return _error(group_id, e.error_code, str(e) or None)
     d = group.describe(gc.topics_view().topic_name)
     topics = {t.topic_name for m in d.members for t in m.assignment}
-    if authorized_topics(ctx, AclOperation.DESCRIBE, topics) != topics:
-        return _error(
-            group_id,
-            ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-            "The group has described topic(s) that the client is not authorized to describe.",
-        )
     members = [
         Member(
             member_id=m.member_id,
@@ -64,27 +55,11 @@ def _describe(ctx: RequestContext, group_id: str, with_operations: bool) -> Any:
             client_id=m.client_id,
             client_host=m.client_host,
             subscribed_topic_names=list(m.subscribed_topic_names),
-            assignment=Assignment(
-                topic_partitions=[
-                    TopicPartitions(topic_id=t.topic_id, topic_name=t.topic_name, partitions=list(t.partitions))
-                    for t in m.assignment
-                ]
-            ),
+            assignment=described_assignment(Assignment, m.assignment),
         )
         for m in d.members
     ]
-    out = Described(
-        error_code=ErrorCode.NONE,
-        group_id=group_id,
-        group_state=d.state.value,
-        group_epoch=d.group_epoch,
-        assignment_epoch=d.assignment_epoch,
-        assignor_name=d.assignor_name,
-        members=members,
-    )
-    if with_operations:
-        out.authorized_operations = ctx.authorized_operations(ResourceType.GROUP, group_id)
-    return out
+    return described_group(ctx, Described, group_id, d, members, topics, with_operations)
 
 
 async def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGroupDescribeResponse:
