@@ -7,7 +7,8 @@ offset, each 0 (gap), 1 (accept), 2 (release), 3 (reject) or, in a v2 request wi
 partition) in Kafka's order: an unknown topic id UNKNOWN_TOPIC_ID, no Read on the topic
 TOPIC_AUTHORIZATION_FAILED, a partition the topic does not have UNKNOWN_TOPIC_OR_PARTITION. ``leader_of`` and
 ``node_endpoints`` fill ``current_leader`` and the answer's ``node_endpoints`` for NOT_LEADER_OR_FOLLOWER
-(KIP-951). ``request_refused`` is what both answer before anything else.
+(KIP-951). ``request_refused`` is what both answer before anything else; ``acknowledge_partition`` applies one partition's
+acknowledgements (checked first) for both.
 """
 
 from __future__ import annotations
@@ -103,3 +104,29 @@ def request_refused(ctx: Any, request: Any, api_name: str) -> tuple[ErrorCode, s
     if not request.member_id:
         return ErrorCode.INVALID_REQUEST, f"{api_name} needs a member id"
     return None
+
+
+async def acknowledge_partition(
+    ctx: Any,
+    group_id: str,
+    member_id: str,
+    topic_id: uuid.UUID,
+    topic: str | None,
+    partition: Any,
+    readable: dict[str, bool],
+    renew: bool,
+) -> tuple[ErrorCode, str | None]:
+    """(error, message) of one request partition's ``acknowledgement_batches`` (ShareAcknowledge, or a ShareFetch
+    that carries some): ``partition_error``, then ``validate_acks`` (INVALID_REQUEST), then the share partition
+    manager's ``acknowledge``."""
+    code = partition_error(ctx, topic, partition.partition_index, readable)
+    message = None
+    if code == ErrorCode.NONE:
+        message = validate_acks(partition.acknowledgement_batches, renew_allowed=renew)
+        code = ErrorCode.INVALID_REQUEST if message is not None else code
+    if code == ErrorCode.NONE:
+        assert topic is not None
+        batches = ack_batches(partition.acknowledgement_batches)
+        mgr = ctx.services.share_partitions
+        code, message = await mgr.acknowledge(group_id, member_id, topic, topic_id, partition.partition_index, batches)
+    return code, message

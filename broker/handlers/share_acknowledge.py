@@ -57,21 +57,9 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         for p in t.partitions:
             entry = _Part(partition_index=p.partition_index, error_code=ErrorCode.NONE)
             parts.append(entry)
-            code = _share.partition_error(ctx, name, p.partition_index, readable)
-            msg = None
-            if code == ErrorCode.NONE:
-                msg = _share.validate_acks(p.acknowledgement_batches, renew_allowed=renew)
-                code = ErrorCode.INVALID_REQUEST if msg is not None else code
-            if code == ErrorCode.NONE:
-                assert name is not None
-                code, msg = await mgr.acknowledge(
-                    group_id,
-                    request.member_id,
-                    name,
-                    t.topic_id,
-                    p.partition_index,
-                    _share.ack_batches(p.acknowledgement_batches),
-                )
+            code, msg = await _share.acknowledge_partition(
+                ctx, group_id, request.member_id, t.topic_id, name, p, readable, renew
+            )
             entry.error_code = code
             entry.error_message = msg
             if code == ErrorCode.NOT_LEADER_OR_FOLLOWER:

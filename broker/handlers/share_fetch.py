@@ -154,7 +154,6 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
 async def _acknowledge(
     ctx: Any, request: Any, group_id: str, member_id: str, answer: _Answer, readable: dict[str, bool], renew: bool
 ) -> None:
-    mgr = ctx.services.share_partitions
     for t in request.topics:
         name = _share.topic_name(ctx, t.topic_id)
         for p in t.partitions:
@@ -163,15 +162,9 @@ async def _acknowledge(
             key = (t.topic_id, p.partition_index)
             entry = answer.entry(key)
             answer.shown.add(key)
-            code = _share.partition_error(ctx, name, p.partition_index, readable)
-            msg = None
-            if code == ErrorCode.NONE:
-                msg = _share.validate_acks(p.acknowledgement_batches, renew_allowed=renew)
-                code = ErrorCode.INVALID_REQUEST if msg is not None else code
-            if code == ErrorCode.NONE:
-                assert name is not None
-                batches = _share.ack_batches(p.acknowledgement_batches)
-                code, msg = await mgr.acknowledge(group_id, member_id, name, t.topic_id, p.partition_index, batches)
+            code, msg = await _share.acknowledge_partition(
+                ctx, group_id, member_id, t.topic_id, name, p, readable, renew
+            )
             entry.acknowledge_error_code = code
             entry.acknowledge_error_message = msg
             if code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
