@@ -13,9 +13,11 @@ BROKER_KEYS: tuple[ConfigKey, ...] = (
     _K(
         "listeners",
         "list",
-        ("PLAINTEXT://:9092",),
+        ("PLAINTEXT://127.0.0.1:9092",),
         "Listeners as `NAME://host:port,...`; NAME is free (`CLIENT`, `INTERNAL`), its protocol comes from "
-        "`listener.security.protocol.map`. An empty host binds every interface, port 0 picks a free port.",
+        "`listener.security.protocol.map`. The default binds loopback only (Kafka's binds every interface): a "
+        "broker reachable from the network is a choice made here. An empty host binds every interface, port 0 "
+        "picks a free port.",
     ),
     _K(
         "metrics.port",

@@ -17,7 +17,7 @@ def test_defaults_follow_kafka():
     assert cfg["message.max.bytes"] == 1048588
     assert cfg["log.segment.bytes"] == 1 << 30
     assert cfg["socket.request.max.bytes"] == 104857600
-    assert [str(x) for x in cfg.listeners] == ["PLAINTEXT://:9092"]
+    assert [str(x) for x in cfg.listeners] == ["PLAINTEXT://127.0.0.1:9092"]  # loopback only, unlike Kafka
     assert cfg.log_dirs == ("/tmp/kafka-logs",)
 
 
